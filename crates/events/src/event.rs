@@ -1,0 +1,103 @@
+//! The normalized event model: what ganger understands of one line of an agent's stream,
+//! whatever the agent. Each agent CLI keeps its own wire types in its adapter; adapters map
+//! them here with pure functions.
+
+use serde::{Deserialize, Serialize};
+
+/// One thing an agent reported, in ganger's terms.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "event", rename_all = "snake_case")]
+pub enum Event {
+    /// The agent named its session (the id a later round resumes).
+    Session { id: String },
+    /// A model step began (one request to the model and what came of it).
+    StepStarted,
+    /// A model step ended, with the reason the model gave and what it used.
+    StepFinished {
+        /// The model's finish reason, such as `stop` or `tool-calls`.
+        reason: Option<String>,
+        /// Tokens and cost of this step (or totals, see [`UsageMode`]).
+        usage: Usage,
+    },
+    /// Text the assistant wrote. Agents that stream deltas are normalized to whole parts.
+    Text { text: String },
+    /// A tool call ended. OpenCode reports a call only once it has finished.
+    Tool {
+        /// The tool's name as the agent calls it (`write`, `bash`, ...).
+        name: String,
+        /// How the call ended.
+        status: ToolStatus,
+        /// A short human title of the call (a path, a command), when the agent gives one.
+        title: Option<String>,
+        /// The error text of a failed call.
+        error: Option<String>,
+    },
+    /// A tool call the agent's permission settings refused without asking anyone (OpenCode's
+    /// `ask` in a headless run). The agent stops there, so the round failed.
+    PermissionRejected { tool: String, message: String },
+    /// An error the agent reported: the round failed.
+    Error {
+        /// The error's class as the agent names it (`APIError`, `UnknownError`, ...).
+        name: String,
+        /// The message, as readable as the agent made it.
+        message: String,
+        /// The HTTP status of the model's answer, when the agent reports it.
+        status_code: Option<u16>,
+        /// Whether the agent considered the error retryable.
+        retryable: Option<bool>,
+    },
+    /// A notice that the agent is retrying a failed request. Not progress: a round that only
+    /// retries is stalled.
+    Retry { message: String },
+    /// A well-formed line of a kind this adapter does not know. Counted and kept, never fatal.
+    Unknown { kind: String },
+}
+
+impl Event {
+    /// Whether this event shows the agent making progress (for the stall limit).
+    pub fn is_progress(&self) -> bool {
+        !matches!(self, Event::Retry { .. })
+    }
+}
+
+/// How a tool call ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ToolStatus {
+    /// The call finished.
+    Completed,
+    /// The call failed (an ordinary tool error is not a round failure).
+    Error,
+    /// The call had not finished when the agent reported it.
+    Running,
+}
+
+/// Tokens and cost reported with a step or a run.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct Usage {
+    /// Input (prompt) tokens.
+    pub input: u64,
+    /// Output (completion) tokens.
+    pub output: u64,
+    /// Reasoning tokens, where the agent reports them apart from output.
+    pub reasoning: u64,
+    /// Tokens read from the provider's prompt cache.
+    pub cache_read: u64,
+    /// Tokens written to the provider's prompt cache.
+    pub cache_write: u64,
+    /// Cost in US dollars as the agent computed it; `None` when the agent reports no cost.
+    pub cost_usd: Option<f64>,
+    /// Whether these figures are for this step alone or running totals.
+    pub mode: UsageMode,
+}
+
+/// Whether a [`Usage`] is a delta or a running total.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum UsageMode {
+    /// Figures for this step only; the summary adds them up (OpenCode).
+    #[default]
+    Delta,
+    /// Totals for the round so far; the summary keeps the last one.
+    RoundTotal,
+}

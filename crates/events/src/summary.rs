@@ -1,0 +1,249 @@
+//! The round summary: everything a report needs, folded line by line from the normalized
+//! events, so that a round in progress and a finished one are summarized by the same code.
+
+use crate::event::{Event, ToolStatus, Usage, UsageMode};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// How many error and rejection messages a summary keeps; later ones are only counted.
+pub const KEPT_MESSAGES: usize = 32;
+
+/// Token totals of a round.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Tokens {
+    pub input: u64,
+    pub output: u64,
+    pub reasoning: u64,
+    pub cache_read: u64,
+    pub cache_write: u64,
+}
+
+/// What one round's stream says, folded from its lines.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct RoundSummary {
+    /// The agent's session id, from the first line that carried one.
+    pub session: Option<String>,
+    /// Non-empty lines read.
+    pub lines: u64,
+    /// Lines by the agent's own event type (`step_start`, `tool_use`, ...).
+    pub counts: BTreeMap<String, u64>,
+    /// Lines that were not a JSON object with a string `type`: counted and kept in the raw
+    /// file, never fatal.
+    pub malformed: u64,
+    /// Well-formed lines of a type the adapter does not know.
+    pub unknown: u64,
+    /// Errors the agent reported, in order (the first [`KEPT_MESSAGES`]).
+    pub errors: Vec<String>,
+    /// How many errors the agent reported in all.
+    pub error_count: u64,
+    /// Tool calls refused by the agent's permission settings without asking (the first
+    /// [`KEPT_MESSAGES`]).
+    pub rejections: Vec<String>,
+    /// How many tool calls were refused in all.
+    pub rejection_count: u64,
+    /// Tool calls that ended.
+    pub tool_calls: u64,
+    /// Tool calls that ended in an ordinary tool error.
+    pub tool_errors: u64,
+    /// Retry notices (not progress).
+    pub retries: u64,
+    /// Model steps started and finished.
+    pub steps_started: u64,
+    pub steps_finished: u64,
+    /// The finish reason of the last step, or `None` when the last step never finished.
+    pub finish: Option<String>,
+    /// The assistant's last text.
+    pub answer: Option<String>,
+    /// Tokens used by the round.
+    pub tokens: Tokens,
+    /// Cost in US dollars, when the agent reports one.
+    pub cost_usd: Option<f64>,
+}
+
+impl RoundSummary {
+    /// Counts one well-formed line of the agent's event type `kind`.
+    pub fn record_line(&mut self, kind: &str) {
+        self.lines += 1;
+        if let Some(count) = self.counts.get_mut(kind) {
+            *count += 1;
+        } else {
+            self.counts.insert(kind.to_owned(), 1);
+        }
+    }
+
+    /// Counts a line that is not a well-formed event.
+    pub fn record_malformed(&mut self) {
+        self.lines += 1;
+        self.malformed += 1;
+    }
+
+    /// Folds one normalized event into the summary.
+    pub fn apply(&mut self, event: &Event) {
+        match event {
+            Event::Session { id } => {
+                if self.session.is_none() {
+                    self.session = Some(id.clone());
+                }
+            }
+            Event::StepStarted => {
+                self.steps_started += 1;
+                // A step that starts after the last finish leaves the round unfinished until
+                // it finishes too.
+                self.finish = None;
+            }
+            Event::StepFinished { reason, usage } => {
+                self.steps_finished += 1;
+                self.finish = Some(reason.clone().unwrap_or_default());
+                self.add_usage(usage);
+            }
+            Event::Text { text } => {
+                if !text.is_empty() {
+                    self.answer = Some(text.clone());
+                }
+            }
+            Event::Tool { status, .. } => {
+                self.tool_calls += 1;
+                if *status == ToolStatus::Error {
+                    self.tool_errors += 1;
+                }
+            }
+            Event::PermissionRejected { tool, message } => {
+                self.rejection_count += 1;
+                if self.rejections.len() < KEPT_MESSAGES {
+                    self.rejections.push(format!("{tool}: {message}"));
+                }
+            }
+            Event::Error {
+                name,
+                message,
+                status_code,
+                ..
+            } => {
+                self.error_count += 1;
+                if self.errors.len() < KEPT_MESSAGES {
+                    let mut text = name.clone();
+                    if let Some(code) = status_code {
+                        text.push_str(&format!(" (HTTP {code})"));
+                    }
+                    if !message.is_empty() {
+                        text.push_str(": ");
+                        text.push_str(message);
+                    }
+                    self.errors.push(text);
+                }
+            }
+            Event::Retry { .. } => self.retries += 1,
+            Event::Unknown { .. } => self.unknown += 1,
+        }
+    }
+
+    fn add_usage(&mut self, usage: &Usage) {
+        let tokens = Tokens {
+            input: usage.input,
+            output: usage.output,
+            reasoning: usage.reasoning,
+            cache_read: usage.cache_read,
+            cache_write: usage.cache_write,
+        };
+        match usage.mode {
+            UsageMode::Delta => {
+                self.tokens.input += tokens.input;
+                self.tokens.output += tokens.output;
+                self.tokens.reasoning += tokens.reasoning;
+                self.tokens.cache_read += tokens.cache_read;
+                self.tokens.cache_write += tokens.cache_write;
+                if let Some(cost) = usage.cost_usd {
+                    *self.cost_usd.get_or_insert(0.0) += cost;
+                }
+            }
+            UsageMode::RoundTotal => {
+                self.tokens = tokens;
+                if usage.cost_usd.is_some() {
+                    self.cost_usd = usage.cost_usd;
+                }
+            }
+        }
+    }
+
+    /// Whether the stream showed the agent finishing its last step.
+    pub fn finished_last_step(&self) -> bool {
+        self.finish.is_some()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn step(reason: &str, input: u64, cost: Option<f64>) -> Event {
+        Event::StepFinished {
+            reason: Some(reason.to_owned()),
+            usage: Usage {
+                input,
+                output: 1,
+                cost_usd: cost,
+                ..Usage::default()
+            },
+        }
+    }
+
+    #[test]
+    fn a_step_started_after_the_last_finish_leaves_the_round_unfinished() {
+        let mut summary = RoundSummary::default();
+        summary.apply(&Event::StepStarted);
+        summary.apply(&step("tool-calls", 10, Some(0.5)));
+        assert_eq!(summary.finish.as_deref(), Some("tool-calls"));
+        summary.apply(&Event::StepStarted);
+        assert_eq!(summary.finish, None);
+        assert!(!summary.finished_last_step());
+        summary.apply(&step("stop", 5, Some(0.25)));
+        assert_eq!(summary.finish.as_deref(), Some("stop"));
+        assert_eq!(summary.tokens.input, 15);
+        assert_eq!(summary.cost_usd, Some(0.75));
+        assert_eq!((summary.steps_started, summary.steps_finished), (2, 2));
+    }
+
+    #[test]
+    fn round_totals_replace_and_deltas_add() {
+        let mut summary = RoundSummary::default();
+        let total = |input| Event::StepFinished {
+            reason: None,
+            usage: Usage {
+                input,
+                mode: UsageMode::RoundTotal,
+                ..Usage::default()
+            },
+        };
+        summary.apply(&total(100));
+        summary.apply(&total(250));
+        assert_eq!(summary.tokens.input, 250);
+        assert_eq!(summary.cost_usd, None);
+    }
+
+    #[test]
+    fn messages_beyond_the_kept_number_are_counted_only() {
+        let mut summary = RoundSummary::default();
+        for n in 0..(KEPT_MESSAGES + 5) {
+            summary.apply(&Event::Error {
+                name: "APIError".into(),
+                message: format!("boom {n}"),
+                status_code: Some(500),
+                retryable: Some(true),
+            });
+        }
+        assert_eq!(summary.errors.len(), KEPT_MESSAGES);
+        assert_eq!(summary.error_count, (KEPT_MESSAGES + 5) as u64);
+        assert_eq!(summary.errors[0], "APIError (HTTP 500): boom 0");
+    }
+
+    #[test]
+    fn the_first_session_id_wins_and_empty_text_keeps_the_last_answer() {
+        let mut summary = RoundSummary::default();
+        summary.apply(&Event::Session { id: "a".into() });
+        summary.apply(&Event::Session { id: "b".into() });
+        summary.apply(&Event::Text { text: "first".into() });
+        summary.apply(&Event::Text { text: String::new() });
+        assert_eq!(summary.session.as_deref(), Some("a"));
+        assert_eq!(summary.answer.as_deref(), Some("first"));
+    }
+}
