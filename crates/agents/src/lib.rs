@@ -1,1 +1,10 @@
-//! (being written)
+//! Agent adapters: for each agent CLI, how to build its command line for a new or a resumed
+//! session, that CLI's own wire types, and how its stream becomes ganger's normalized events.
+//!
+//! Adapters are pure: they spawn nothing and touch no files. The engine asks an adapter for a
+//! command, the sandbox runs it, and the adapter reads what came back.
+
+pub mod opencode;
+mod stream;
+
+pub use stream::{Feed, ParsedLine, StreamParser};
