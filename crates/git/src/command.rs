@@ -1,0 +1,143 @@
+//! Running the git CLI: the one place this crate starts a process. The environment is cleaned
+//! of variables that would redirect git (a ganger started from a git hook inherits `GIT_DIR`),
+//! prompts are off, and messages are in the C locale so that they read the same everywhere.
+
+use crate::error::GitError;
+use std::ffi::OsStr;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+/// Variables that point git at another repository, index or work tree; never inherited.
+const REDIRECTING_VARS: [&str; 8] = [
+    "GIT_DIR",
+    "GIT_WORK_TREE",
+    "GIT_INDEX_FILE",
+    "GIT_COMMON_DIR",
+    "GIT_OBJECT_DIRECTORY",
+    "GIT_ALTERNATE_OBJECT_DIRECTORIES",
+    "GIT_NAMESPACE",
+    "GIT_PREFIX",
+];
+
+/// A git invocation builder bound to a directory.
+#[derive(Debug, Clone)]
+pub struct Git {
+    dir: PathBuf,
+    env: Vec<(String, String)>,
+}
+
+impl Git {
+    /// git run in `dir` (`git -C dir`).
+    pub fn new(dir: impl Into<PathBuf>) -> Self {
+        Git {
+            dir: dir.into(),
+            env: Vec::new(),
+        }
+    }
+
+    /// The same, with one more environment variable for the commands it runs.
+    pub fn with_env(mut self, key: &str, value: impl AsRef<OsStr>) -> Self {
+        self.env.push((
+            key.to_owned(),
+            value.as_ref().to_string_lossy().into_owned(),
+        ));
+        self
+    }
+
+    /// The directory git runs in.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    fn command<I, S>(&self, args: I) -> Command
+    where
+        I: IntoIterator<Item = S>,
+        S: AsRef<OsStr>,
+    {
+        let mut command = Command::new("git");
+        command
+            .arg("-C")
+            .arg(&self.dir)
+            .args(args)
+            .stdin(Stdio::null())
+            .env("GIT_TERMINAL_PROMPT", "0")
+            .env("GIT_OPTIONAL_LOCKS", "0")
+            .env("LC_ALL", "C");
+        for var in REDIRECTING_VARS {
+            command.env_remove(var);
+        }
+        for (key, value) in &self.env {
+            command.env(key, value);
+        }
+        command
+    }
+
+    /// Runs git and returns its stdout; an exit code other than 0 is an error.
+    pub fn run<I, S>(&self, args: I) -> Result<Vec<u8>, GitError>
+    where
+        I: IntoIterator<Item = S>,
+        S: AsRef<OsStr>,
+    {
+        self.run_with_input(args, None)
+    }
+
+    /// Runs git with `input` on its stdin.
+    pub fn run_with_input<I, S>(&self, args: I, input: Option<&[u8]>) -> Result<Vec<u8>, GitError>
+    where
+        I: IntoIterator<Item = S>,
+        S: AsRef<OsStr>,
+    {
+        let args: Vec<std::ffi::OsString> =
+            args.into_iter().map(|a| a.as_ref().to_owned()).collect();
+        let mut command = self.command(&args);
+        let output = match input {
+            None => command.output(),
+            Some(bytes) => {
+                command
+                    .stdin(Stdio::piped())
+                    .stdout(Stdio::piped())
+                    .stderr(Stdio::piped());
+                #[expect(
+                    clippy::disallowed_methods,
+                    reason = "git is a helper tool run to completion, not an agent"
+                )]
+                let mut child = command.spawn().map_err(GitError::Spawn)?;
+                if let Some(mut stdin) = child.stdin.take() {
+                    // A git that exits early closes its stdin; its exit status tells why.
+                    let _ = stdin.write_all(bytes);
+                }
+                child.wait_with_output()
+            }
+        }
+        .map_err(GitError::Spawn)?;
+        if output.status.success() {
+            Ok(output.stdout)
+        } else {
+            let stderr = String::from_utf8_lossy(&output.stderr).trim().to_owned();
+            Err(GitError::Command {
+                args: args
+                    .iter()
+                    .map(|a| a.to_string_lossy())
+                    .collect::<Vec<_>>()
+                    .join(" "),
+                dir: self.dir.clone(),
+                stderr: if stderr.is_empty() {
+                    format!("exit status {}", output.status)
+                } else {
+                    stderr
+                },
+            })
+        }
+    }
+
+    /// Runs git and returns its stdout as trimmed text.
+    pub fn text<I, S>(&self, args: I) -> Result<String, GitError>
+    where
+        I: IntoIterator<Item = S>,
+        S: AsRef<OsStr>,
+    {
+        let out = self.run(args)?;
+        Ok(String::from_utf8_lossy(&out).trim_end().to_owned())
+    }
+}

@@ -1,0 +1,214 @@
+//! Reading git's index file (versions 2, 3 and 4) into a flat list of entries: the part of the
+//! format a snapshot needs (path, mode, object id). Split indexes, sparse directory entries and
+//! unmerged entries are reported as unsupported so that the caller falls back to git itself.
+
+use crate::error::GitError;
+use std::path::Path;
+
+/// One staged file.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub struct IndexEntry {
+    /// The path relative to the work tree, `/`-separated, as git stores it.
+    pub path: Vec<u8>,
+    /// The file mode: 0o100644, 0o100755, 0o120000 (symlink) or 0o160000 (submodule).
+    pub mode: u32,
+    /// The blob (or submodule commit) id.
+    pub oid: [u8; 20],
+}
+
+const HEADER: usize = 12;
+const OID_LEN: usize = 20;
+/// ctime, mtime (8 each), dev, ino, mode, uid, gid, size (4 each), the oid, then 2 bytes of flags.
+const FIXED: usize = 40 + OID_LEN + 2;
+const EXTENDED_FLAG: u16 = 0x4000;
+const STAGE_MASK: u16 = 0x3000;
+const NAME_MASK: u16 = 0x0fff;
+const SPARSE_DIR_MODE: u32 = 0o040000;
+
+/// Reads the index at `path`.
+pub fn read_index(path: &Path) -> Result<Vec<IndexEntry>, GitError> {
+    let data = std::fs::read(path).map_err(|e| GitError::io(path, e))?;
+    parse_index(&data).map_err(|what| GitError::format(path, what))
+}
+
+fn be32(data: &[u8], at: usize) -> Result<u32, String> {
+    data.get(at..at + 4)
+        .and_then(|b| b.try_into().ok())
+        .map(u32::from_be_bytes)
+        .ok_or_else(|| "truncated index".to_owned())
+}
+
+fn be16(data: &[u8], at: usize) -> Result<u16, String> {
+    data.get(at..at + 2)
+        .and_then(|b| b.try_into().ok())
+        .map(u16::from_be_bytes)
+        .ok_or_else(|| "truncated index".to_owned())
+}
+
+pub(crate) fn parse_index(data: &[u8]) -> Result<Vec<IndexEntry>, String> {
+    if data.get(..4) != Some(b"DIRC") {
+        return Err("not an index file (no DIRC signature)".into());
+    }
+    let version = be32(data, 4)?;
+    if !(2..=4).contains(&version) {
+        return Err(format!("index version {version} is not supported"));
+    }
+    let count = be32(data, 8)? as usize;
+    let mut entries = Vec::with_capacity(count.min(1 << 20));
+    let mut at = HEADER;
+    let mut previous: Vec<u8> = Vec::new();
+    for _ in 0..count {
+        let mode = be32(data, at + 24)?;
+        let oid: [u8; OID_LEN] = data
+            .get(at + 40..at + 40 + OID_LEN)
+            .and_then(|b| b.try_into().ok())
+            .ok_or("truncated index entry")?;
+        let flags = be16(data, at + 40 + OID_LEN)?;
+        let mut cursor = at + FIXED;
+        if flags & EXTENDED_FLAG != 0 {
+            if version < 3 {
+                return Err("extended flags in a version 2 index".into());
+            }
+            cursor += 2;
+        }
+        if flags & STAGE_MASK != 0 {
+            return Err("the index has unmerged entries".into());
+        }
+        if mode == SPARSE_DIR_MODE {
+            return Err("the index is sparse".into());
+        }
+        let path = if version == 4 {
+            let (strip, used) = varint(data, cursor)?;
+            cursor += used;
+            let end = nul(data, cursor)?;
+            let keep = previous
+                .len()
+                .checked_sub(strip)
+                .ok_or("bad path compression in index")?;
+            let mut path = previous[..keep].to_vec();
+            path.extend_from_slice(&data[cursor..end]);
+            cursor = end + 1;
+            path
+        } else {
+            let len = usize::from(flags & NAME_MASK);
+            let end = if len < usize::from(NAME_MASK) {
+                cursor + len
+            } else {
+                nul(data, cursor)?
+            };
+            let path = data
+                .get(cursor..end)
+                .ok_or("truncated index path")?
+                .to_vec();
+            // Entries are padded with 1 to 8 NULs to a multiple of 8 bytes.
+            let size = end - at;
+            cursor = at + (size + 8) / 8 * 8;
+            path
+        };
+        previous.clone_from(&path);
+        entries.push(IndexEntry { path, mode, oid });
+        at = cursor;
+    }
+    // Extensions follow the entries; a split index keeps most entries elsewhere.
+    let end = data.len().saturating_sub(OID_LEN);
+    while at + 8 <= end {
+        let signature = &data[at..at + 4];
+        if signature == b"link" {
+            return Err("the index is split (core.splitIndex)".into());
+        }
+        if signature == b"sdir" {
+            return Err("the index is sparse".into());
+        }
+        at += 8 + be32(data, at + 4)? as usize;
+    }
+    Ok(entries)
+}
+
+fn nul(data: &[u8], from: usize) -> Result<usize, String> {
+    data.get(from..)
+        .and_then(memchr_nul)
+        .map(|offset| from + offset)
+        .ok_or_else(|| "unterminated index path".to_owned())
+}
+
+fn memchr_nul(bytes: &[u8]) -> Option<usize> {
+    bytes.iter().position(|&b| b == 0)
+}
+
+/// git's offset varint (index v4 path compression).
+fn varint(data: &[u8], mut at: usize) -> Result<(usize, usize), String> {
+    let start = at;
+    let mut byte = *data.get(at).ok_or("truncated varint")?;
+    let mut value = usize::from(byte & 0x7f);
+    while byte & 0x80 != 0 {
+        at += 1;
+        byte = *data.get(at).ok_or("truncated varint")?;
+        value = ((value + 1) << 7) | usize::from(byte & 0x7f);
+    }
+    Ok((value, at + 1 - start))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::test_repo::TestRepo;
+
+    fn listing(entries: &[IndexEntry]) -> String {
+        entries
+            .iter()
+            .map(|e| {
+                let oid: String = e.oid.iter().map(|b| format!("{b:02x}")).collect();
+                format!(
+                    "{:o} {} 0\t{}",
+                    e.mode,
+                    oid,
+                    String::from_utf8_lossy(&e.path)
+                )
+            })
+            .collect::<Vec<_>>()
+            .join("\n")
+    }
+
+    #[test]
+    fn every_index_version_reads_like_ls_files() {
+        let repo = TestRepo::new();
+        std::fs::create_dir_all(repo.root().join("deep/er/still")).unwrap();
+        std::fs::write(repo.root().join("deep/er/still/long-name-file.txt"), "x").unwrap();
+        std::fs::write(repo.root().join("deep/er/b"), "y").unwrap();
+        std::fs::write(repo.root().join("run.sh"), "#!/bin/sh\n").unwrap();
+        // A long path (the 12-bit length field saturates at 0xfff, beyond PATH_MAX here).
+        let long: std::path::PathBuf = (0..17).map(|i| format!("{i}{}", "n".repeat(200))).collect();
+        std::fs::create_dir_all(repo.root().join(&long).parent().unwrap()).unwrap();
+        std::fs::write(repo.root().join(&long), "long").unwrap();
+        std::os::unix::fs::symlink("README.md", repo.root().join("link")).unwrap();
+        repo.git(&["add", "-A"]);
+        repo.git(&["update-index", "--chmod=+x", "run.sh"]);
+        for version in ["2", "3", "4"] {
+            repo.git(&["update-index", "--index-version", version]);
+            let entries = read_index(&repo.root().join(".git/index")).unwrap();
+            assert_eq!(
+                listing(&entries),
+                repo.git(&["ls-files", "-s"]),
+                "version {version}"
+            );
+        }
+    }
+
+    #[test]
+    fn unmerged_entries_are_refused() {
+        let repo = TestRepo::new();
+        repo.git(&["checkout", "-q", "-b", "other"]);
+        std::fs::write(repo.root().join("README.md"), "other\n").unwrap();
+        repo.git(&["commit", "-qam", "other"]);
+        repo.git(&["checkout", "-q", "main"]);
+        std::fs::write(repo.root().join("README.md"), "main\n").unwrap();
+        repo.git(&["commit", "-qam", "main"]);
+        let merge = std::process::Command::new("git")
+            .args(["-C", repo.root().to_str().unwrap(), "merge", "-q", "other"])
+            .output()
+            .unwrap();
+        assert!(!merge.status.success());
+        let err = read_index(&repo.root().join(".git/index")).unwrap_err();
+        assert!(err.to_string().contains("unmerged"), "{err}");
+    }
+}

@@ -1,0 +1,423 @@
+//! Snapshots of a work tree, untracked files included, taken without touching its branch, its
+//! index or its files: a copy of the index is brought up to date by `git add -A` (git applies
+//! the ignore rules, attributes and filters), and the tree and commit objects are then built
+//! from that copy in-process and a ref written, so that a snapshot costs one git process.
+//! Repositories this crate cannot write in-process get the same result from `git write-tree`,
+//! `git commit-tree` and `git update-ref`.
+
+use crate::command::Git;
+use crate::error::GitError;
+use crate::index::{IndexEntry, parse_index};
+use crate::objects::{self, Kind};
+use crate::{Oid, refs};
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{SystemTime, UNIX_EPOCH};
+
+/// The identity written into snapshot commits.
+const IDENTITY: &str = "ganger <ganger@localhost>";
+
+/// A snapshot of a work tree.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Snapshot {
+    /// The snapshot commit (its parent is the work tree's `HEAD`).
+    pub commit: Oid,
+    /// The snapshot's tree.
+    pub tree: Oid,
+    /// The work tree's `HEAD` when the snapshot was taken.
+    pub head: Option<Oid>,
+    /// Every file of the snapshot, sorted by path; `None` where git had to build the snapshot
+    /// itself (see the module doc) and the listing is not at hand.
+    pub entries: Option<Vec<IndexEntry>>,
+}
+
+/// How a path differs between two snapshots.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ChangeKind {
+    Added,
+    Modified,
+    Deleted,
+}
+
+impl ChangeKind {
+    /// The one-letter code `git status --short` uses.
+    pub fn letter(self) -> char {
+        match self {
+            ChangeKind::Added => 'A',
+            ChangeKind::Modified => 'M',
+            ChangeKind::Deleted => 'D',
+        }
+    }
+}
+
+/// One path that differs.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TreeChange {
+    pub kind: ChangeKind,
+    pub path: String,
+}
+
+/// What differs from `before` to `after` (both sorted by path, as the index is).
+pub fn diff_entries(before: &[IndexEntry], after: &[IndexEntry]) -> Vec<TreeChange> {
+    let mut changes = Vec::new();
+    let (mut i, mut j) = (0, 0);
+    let change = |kind, entry: &IndexEntry| TreeChange {
+        kind,
+        path: String::from_utf8_lossy(&entry.path).into_owned(),
+    };
+    while i < before.len() || j < after.len() {
+        match (before.get(i), after.get(j)) {
+            (Some(b), Some(a)) if b.path == a.path => {
+                if b.oid != a.oid || b.mode != a.mode {
+                    changes.push(change(ChangeKind::Modified, a));
+                }
+                i += 1;
+                j += 1;
+            }
+            (Some(b), Some(a)) if b.path < a.path => {
+                changes.push(change(ChangeKind::Deleted, b));
+                i += 1;
+                let _ = a;
+            }
+            (Some(_), Some(a)) | (None, Some(a)) => {
+                changes.push(change(ChangeKind::Added, a));
+                j += 1;
+            }
+            (Some(b), None) => {
+                changes.push(change(ChangeKind::Deleted, b));
+                i += 1;
+            }
+            (None, None) => break,
+        }
+    }
+    changes
+}
+
+/// Where a work tree's parts are, for snapshotting.
+#[derive(Debug, Clone)]
+pub(crate) struct Place<'a> {
+    pub worktree: &'a Path,
+    pub git_dir: &'a Path,
+    pub common_dir: &'a Path,
+}
+
+impl Place<'_> {
+    fn index(&self) -> PathBuf {
+        self.git_dir.join("index")
+    }
+
+    fn in_process(&self) -> bool {
+        refs::files_backend(self.common_dir) && !sha256(self.common_dir)
+    }
+}
+
+fn sha256(common_dir: &Path) -> bool {
+    fs::read_to_string(common_dir.join("config")).is_ok_and(|config| {
+        config
+            .to_ascii_lowercase()
+            .replace([' ', '\t'], "")
+            .contains("objectformat=sha256")
+    })
+}
+
+/// A temporary copy of the index, removed when dropped.
+struct TempIndex(PathBuf);
+
+impl Drop for TempIndex {
+    fn drop(&mut self) {
+        let _ = fs::remove_file(&self.0);
+    }
+}
+
+fn temp_index(place: &Place<'_>) -> Result<TempIndex, GitError> {
+    static COUNTER: AtomicU64 = AtomicU64::new(0);
+    let path = place.git_dir.join(format!(
+        "ganger-snapshot-{}-{}.index",
+        std::process::id(),
+        COUNTER.fetch_add(1, Ordering::Relaxed)
+    ));
+    let temp = TempIndex(path);
+    match fs::copy(place.index(), &temp.0) {
+        Ok(_) => {}
+        // A repository with nothing staged yet has no index: start from an empty one.
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+        Err(e) => return Err(GitError::io(place.index(), e)),
+    }
+    Ok(temp)
+}
+
+/// Snapshots the work tree and points `ref_name` (if any) at the snapshot commit.
+pub(crate) fn take(
+    place: &Place<'_>,
+    ref_name: Option<&str>,
+    message: &str,
+) -> Result<Snapshot, GitError> {
+    let head = refs::head(place.git_dir, place.common_dir, place.worktree)?;
+    let temp = temp_index(place)?;
+    let git = Git::new(place.worktree).with_env("GIT_INDEX_FILE", &temp.0);
+    git.run(["add", "-A", "--ignore-errors", "."])?;
+    let data = fs::read(&temp.0).map_err(|e| GitError::io(&temp.0, e))?;
+    let (tree, commit, entries) = match parse_index(&data) {
+        Ok(entries) if place.in_process() => {
+            let objects_dir = place.common_dir.join("objects");
+            let tree = write_tree(&objects_dir, &entries)?;
+            let body = commit_body(&tree, head.as_deref(), message);
+            let commit = objects::hex(&objects::write(
+                &objects_dir,
+                Kind::Commit,
+                body.as_bytes(),
+            )?);
+            if let Some(name) = ref_name {
+                refs::write_ref(place.common_dir, place.worktree, name, &commit)?;
+            }
+            (tree, commit, Some(entries))
+        }
+        _ => {
+            let tree = git.text(["write-tree"])?;
+            let mut args = vec![
+                "commit-tree".to_owned(),
+                tree.clone(),
+                "-m".into(),
+                message.into(),
+            ];
+            if let Some(parent) = &head {
+                args.extend(["-p".to_owned(), parent.clone()]);
+            }
+            let commit = Git::new(place.worktree)
+                .with_env("GIT_AUTHOR_NAME", "ganger")
+                .with_env("GIT_AUTHOR_EMAIL", "ganger@localhost")
+                .with_env("GIT_COMMITTER_NAME", "ganger")
+                .with_env("GIT_COMMITTER_EMAIL", "ganger@localhost")
+                .text(&args)?;
+            if let Some(name) = ref_name {
+                Git::new(place.worktree).run(["update-ref", name, &commit])?;
+            }
+            (tree, commit, None)
+        }
+    };
+    Ok(Snapshot {
+        commit,
+        tree,
+        head,
+        entries,
+    })
+}
+
+fn commit_body(tree: &str, parent: Option<&str>, message: &str) -> String {
+    let seconds = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs());
+    let mut body = format!("tree {tree}\n");
+    if let Some(parent) = parent {
+        body.push_str(&format!("parent {parent}\n"));
+    }
+    body.push_str(&format!(
+        "author {IDENTITY} {seconds} +0000\ncommitter {IDENTITY} {seconds} +0000\n\n{}\n",
+        message.trim_end()
+    ));
+    body
+}
+
+/// Writes the trees for `entries` (sorted by path) and returns the root tree's id.
+fn write_tree(objects_dir: &Path, entries: &[IndexEntry]) -> Result<Oid, GitError> {
+    let (oid, _) = write_subtree(objects_dir, entries, 0)?;
+    Ok(objects::hex(&oid))
+}
+
+/// Writes the tree of the entries sharing a directory prefix of `depth` bytes; returns its id
+/// and how many entries it used. Index order is git's tree order once a directory sorts as if
+/// its name ended in `/`, which is exactly where its entries fall in the index.
+fn write_subtree(
+    objects_dir: &Path,
+    entries: &[IndexEntry],
+    depth: usize,
+) -> Result<([u8; 20], usize), GitError> {
+    let mut content = Vec::new();
+    let mut used = 0;
+    while used < entries.len() {
+        let entry = &entries[used];
+        let rest = &entry.path[depth..];
+        match rest.iter().position(|&b| b == b'/') {
+            None => {
+                content.extend_from_slice(format!("{:o} ", entry.mode).as_bytes());
+                content.extend_from_slice(rest);
+                content.push(0);
+                content.extend_from_slice(&entry.oid);
+                used += 1;
+            }
+            Some(slash) => {
+                let name = &rest[..slash];
+                let prefix_len = depth + slash + 1;
+                let prefix = &entry.path[..prefix_len];
+                let count = entries[used..]
+                    .iter()
+                    .take_while(|e| e.path.starts_with(prefix))
+                    .count();
+                let (oid, _) =
+                    write_subtree(objects_dir, &entries[used..used + count], prefix_len)?;
+                content.extend_from_slice(b"40000 ");
+                content.extend_from_slice(name);
+                content.push(0);
+                content.extend_from_slice(&oid);
+                used += count;
+            }
+        }
+    }
+    Ok((objects::write(objects_dir, Kind::Tree, &content)?, used))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::test_repo::{TestRepo, git_in};
+
+    fn place(root: &Path) -> (PathBuf, PathBuf) {
+        (root.join(".git"), root.join(".git"))
+    }
+
+    fn snap(repo: &TestRepo, name: Option<&str>) -> Snapshot {
+        let (git_dir, common_dir) = place(repo.root());
+        take(
+            &Place {
+                worktree: repo.root(),
+                git_dir: &git_dir,
+                common_dir: &common_dir,
+            },
+            name,
+            "snapshot",
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn a_snapshot_holds_untracked_and_deleted_files_and_leaves_the_index_alone() {
+        let repo = TestRepo::new();
+        std::fs::write(repo.root().join(".gitignore"), "target/\n").unwrap();
+        std::fs::create_dir_all(repo.root().join("target")).unwrap();
+        std::fs::write(repo.root().join("target/out.bin"), "ignored").unwrap();
+        std::fs::write(repo.root().join("new.txt"), "new\n").unwrap();
+        std::fs::write(repo.root().join("src/lib.txt"), "changed\n").unwrap();
+        std::fs::remove_file(repo.root().join("README.md")).unwrap();
+        let status_before = repo.git(&["status", "--porcelain"]);
+        let head_before = repo.git(&["rev-parse", "HEAD"]);
+
+        let snapshot = snap(&repo, Some("refs/ganger/t/round-1"));
+
+        assert_eq!(repo.git(&["status", "--porcelain"]), status_before);
+        assert_eq!(repo.git(&["rev-parse", "HEAD"]), head_before);
+        assert_eq!(
+            repo.git(&["rev-parse", "refs/ganger/t/round-1"]),
+            snapshot.commit
+        );
+        assert_eq!(
+            repo.git(&["rev-parse", "refs/ganger/t/round-1^"]),
+            head_before
+        );
+        assert_eq!(
+            repo.git(&["ls-tree", "-r", "--name-only", "refs/ganger/t/round-1"]),
+            ".gitignore\nnew.txt\nsrc/lib.txt"
+        );
+        assert_eq!(
+            repo.git(&["show", "refs/ganger/t/round-1:src/lib.txt"]),
+            "changed"
+        );
+        assert_eq!(repo.git(&["fsck", "--strict", "--no-dangling"]), "");
+        let changes = diff_entries(
+            &crate::read_index(&repo.root().join(".git/index")).unwrap(),
+            snapshot.entries.as_ref().unwrap(),
+        );
+        let listed: Vec<String> = changes
+            .iter()
+            .map(|c| format!("{} {}", c.kind.letter(), c.path))
+            .collect();
+        assert_eq!(
+            listed,
+            ["A .gitignore", "D README.md", "A new.txt", "M src/lib.txt"]
+        );
+    }
+
+    #[test]
+    fn in_process_trees_equal_gits_own_write_tree() {
+        let repo = TestRepo::new();
+        // Names that sort differently as files and as directories, modes, symlinks, nesting.
+        for path in [
+            "a-b",
+            "a.txt",
+            "a/b",
+            "a/c/d",
+            "a0",
+            "z/y/x/w",
+            "b/",
+            "space name",
+        ] {
+            let full = repo.root().join(path);
+            if path.ends_with('/') {
+                std::fs::create_dir_all(&full).unwrap();
+                std::fs::write(full.join("inner"), path).unwrap();
+            } else {
+                std::fs::create_dir_all(full.parent().unwrap()).unwrap();
+                std::fs::write(&full, path).unwrap();
+            }
+        }
+        std::os::unix::fs::symlink("a.txt", repo.root().join("link")).unwrap();
+        let script = repo.root().join("run.sh");
+        std::fs::write(&script, "#!/bin/sh\n").unwrap();
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let snapshot = snap(&repo, None);
+        repo.git(&["add", "-A"]);
+        assert_eq!(snapshot.tree, repo.git(&["write-tree"]));
+    }
+
+    #[test]
+    fn a_linked_worktree_snapshot_lands_in_the_common_repository() {
+        let repo = TestRepo::new();
+        let linked = repo.root().parent().unwrap().join("linked");
+        repo.git(&[
+            "worktree",
+            "add",
+            "-q",
+            "-b",
+            "agent/x",
+            linked.to_str().unwrap(),
+        ]);
+        std::fs::write(linked.join("work.txt"), "work\n").unwrap();
+        let found = crate::discover(&linked).unwrap();
+        let snapshot = take(
+            &Place {
+                worktree: &found.worktree,
+                git_dir: &found.git_dir,
+                common_dir: &found.common_dir,
+            },
+            Some("refs/ganger/x/round-1"),
+            "round 1",
+        )
+        .unwrap();
+        assert_eq!(
+            repo.git(&["rev-parse", "refs/ganger/x/round-1"]),
+            snapshot.commit
+        );
+        assert_eq!(git_in(&linked, &["status", "--porcelain"]), "?? work.txt");
+        assert_eq!(
+            repo.git(&["show", "refs/ganger/x/round-1:work.txt"]),
+            "work"
+        );
+    }
+
+    #[test]
+    fn diff_entries_merges_two_sorted_listings() {
+        let entry = |path: &str, byte: u8| IndexEntry {
+            path: path.as_bytes().to_vec(),
+            mode: 0o100644,
+            oid: [byte; 20],
+        };
+        let before = [entry("a", 1), entry("b", 1), entry("d", 1)];
+        let after = [entry("b", 2), entry("c", 1), entry("d", 1), entry("e", 1)];
+        let changes: Vec<String> = diff_entries(&before, &after)
+            .iter()
+            .map(|c| format!("{}{}", c.kind.letter(), c.path))
+            .collect();
+        assert_eq!(changes, ["Da", "Mb", "Ac", "Ae"]);
+    }
+}
