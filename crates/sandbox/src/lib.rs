@@ -1,1 +1,30 @@
-//! (being written)
+//! Where a round's agent runs, and everything about its processes: starting it in its own
+//! session and process group with a parent-death signal and an explicit environment, putting
+//! it in a cgroup of its own where the system allows, marking every process of the round so
+//! that even the agent's detached children can be found, measuring the round's activity for
+//! the stall limit, and stopping it all (SIGTERM, a grace period, SIGKILL).
+//!
+//! This is the only crate that starts agent processes (`clippy.toml` forbids `spawn`
+//! elsewhere). It also holds the host lock: an `flock` that a round's host keeps for its whole
+//! life, so that anyone can tell a live host from a dead one, a zombie or a reused pid.
+
+mod activity;
+mod cgroup;
+mod detach;
+mod error;
+mod host_lock;
+mod local;
+mod members;
+mod proc_stat;
+
+pub use activity::Activity;
+pub use cgroup::Cgroup;
+pub use detach::{DetachedHost, spawn_detached_host, take_inherited_lock};
+pub use error::SandboxError;
+pub use host_lock::{HostLock, LockState};
+pub use local::{AgentCommand, AgentExit, RunningAgent, spawn_local};
+pub use members::{RoundMarker, kill_round, round_members};
+pub use proc_stat::{ProcStat, ProcessId, proc_stat};
+
+/// The environment variable that marks every process of a round with the round's token.
+pub const ROUND_ENV: &str = "GANGER_ROUND";

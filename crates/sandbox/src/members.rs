@@ -1,0 +1,100 @@
+//! Finding every process of a round, detached children included. Three nets, each catching
+//! what the others may miss: the round's cgroup (when there is one), the agent's session id
+//! (everything it starts without `setsid`), and the round marker, an environment variable
+//! every descendant inherits unless it clears its environment on purpose.
+
+use crate::ROUND_ENV;
+use crate::cgroup::Cgroup;
+use crate::proc_stat::proc_stat;
+use rustix::process::{Pid, Signal, kill_process};
+use std::collections::BTreeSet;
+use std::fs;
+use std::time::{Duration, Instant};
+
+/// How to recognise a round's processes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RoundMarker {
+    /// The round's token, the value of `GANGER_ROUND` in its processes.
+    pub token: String,
+    /// The agent's session id (its pid, as it calls `setsid`), if known.
+    pub session: Option<i32>,
+    /// The round's cgroup, if it has one.
+    pub cgroup: Option<Cgroup>,
+}
+
+fn has_marker(pid: i32, needle: &[u8]) -> bool {
+    fs::read(format!("/proc/{pid}/environ"))
+        .is_ok_and(|env| env.split(|&b| b == 0).any(|entry| entry == needle))
+}
+
+/// Every live process of the round now (zombies left out).
+pub fn round_members(marker: &RoundMarker) -> BTreeSet<i32> {
+    let mut found: BTreeSet<i32> = marker
+        .cgroup
+        .as_ref()
+        .map(|cgroup| cgroup.pids().into_iter().collect())
+        .unwrap_or_default();
+    let needle = format!("{ROUND_ENV}={}", marker.token).into_bytes();
+    let me = std::process::id() as i32;
+    let Ok(entries) = fs::read_dir("/proc") else {
+        return found;
+    };
+    for entry in entries.flatten() {
+        let Some(pid) = entry
+            .file_name()
+            .to_str()
+            .and_then(|n| n.parse::<i32>().ok())
+        else {
+            continue;
+        };
+        if pid == me || found.contains(&pid) {
+            continue;
+        }
+        let Some(stat) = proc_stat(pid) else { continue };
+        if stat.state == b'Z' {
+            continue;
+        }
+        if marker.session == Some(stat.session) || has_marker(pid, &needle) {
+            found.insert(pid);
+        }
+    }
+    found.retain(|&pid| proc_stat(pid).is_some_and(|s| s.state != b'Z'));
+    found
+}
+
+fn signal(pids: &BTreeSet<i32>, sig: Signal) {
+    for &pid in pids {
+        if let Some(pid) = Pid::from_raw(pid) {
+            let _ = kill_process(pid, sig);
+        }
+    }
+}
+
+/// Stops every process of the round: SIGTERM, up to `grace` for them to go, then SIGKILL for
+/// what is left. Returns how many processes had to be killed.
+pub fn kill_round(marker: &RoundMarker, grace: Duration) -> usize {
+    let members = round_members(marker);
+    if members.is_empty() {
+        if let Some(cgroup) = &marker.cgroup {
+            cgroup.remove();
+        }
+        return 0;
+    }
+    signal(&members, Signal::TERM);
+    let deadline = Instant::now() + grace;
+    let mut left = members;
+    while !left.is_empty() && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(20));
+        left = round_members(marker);
+    }
+    let killed = left.len();
+    if let Some(cgroup) = &marker.cgroup {
+        cgroup.kill_all();
+    }
+    signal(&left, Signal::KILL);
+    if let Some(cgroup) = &marker.cgroup {
+        cgroup.wait_empty(Duration::from_secs(2));
+        cgroup.remove();
+    }
+    killed
+}

@@ -1,0 +1,113 @@
+//! The local sandbox on real processes: explicit environment, stdin, the round's detached
+//! children found and stopped, activity measured.
+
+use ganger_sandbox::{Activity, AgentCommand, ProcessId, round_members, spawn_local};
+use std::io::{BufRead, BufReader, Read};
+use std::time::Duration;
+
+fn command(script: &str, token: &str) -> AgentCommand {
+    AgentCommand {
+        program: "/bin/sh".into(),
+        args: vec!["-c".into(), script.into()],
+        env: vec![
+            ("PATH".into(), "/usr/bin:/bin".into()),
+            ("ONLY_THIS".into(), "1".into()),
+        ],
+        cwd: std::env::temp_dir(),
+        stdin: None,
+        token: token.into(),
+        use_cgroup: true,
+    }
+}
+
+fn token(name: &str) -> String {
+    format!("test-{name}-{}", std::process::id())
+}
+
+#[test]
+fn the_agent_sees_only_the_environment_it_was_given() {
+    let mut cmd = command("", &token("env"));
+    cmd.program = "/usr/bin/env".into();
+    cmd.args.clear();
+    let mut agent = spawn_local(&cmd).unwrap();
+    let mut out = String::new();
+    agent
+        .take_stdout()
+        .unwrap()
+        .read_to_string(&mut out)
+        .unwrap();
+    assert_eq!(agent.wait().code, Some(0));
+    let mut lines: Vec<&str> = out.lines().collect();
+    lines.sort_unstable();
+    let marker = format!("GANGER_ROUND={}", cmd.token);
+    assert_eq!(
+        lines,
+        [marker.as_str(), "ONLY_THIS=1", "PATH=/usr/bin:/bin"]
+    );
+}
+
+#[test]
+fn the_prompt_reaches_stdin_byte_for_byte() {
+    let prompt =
+        "  a prompt with \"quotes\", spaces\nand a second line, not trimmed  \n".repeat(5000);
+    let mut cmd = command("", &token("stdin"));
+    cmd.program = "/bin/cat".into();
+    cmd.args.clear();
+    cmd.stdin = Some(prompt.clone().into_bytes());
+    let mut agent = spawn_local(&cmd).unwrap();
+    let mut out = String::new();
+    agent
+        .take_stdout()
+        .unwrap()
+        .read_to_string(&mut out)
+        .unwrap();
+    assert_eq!(agent.wait().code, Some(0));
+    assert_eq!(out, prompt);
+}
+
+#[test]
+fn detached_children_of_the_round_are_found_and_stopped() {
+    // The agent starts a child in a new session (as OpenCode's background installs do).
+    let mut agent = spawn_local(&command(
+        "setsid sleep 300 </dev/null >/dev/null 2>&1 & echo $!; exec sleep 300",
+        &token("detached"),
+    ))
+    .unwrap();
+    let mut line = String::new();
+    BufReader::new(agent.take_stdout().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let detached: i32 = line.trim().parse().unwrap();
+    std::thread::sleep(Duration::from_millis(100));
+    let detached_id = ProcessId {
+        pid: detached,
+        start_ticks: ganger_sandbox::proc_stat(detached).unwrap().start_ticks,
+    };
+    let members = round_members(&agent.marker);
+    assert!(members.contains(&agent.process.pid), "{members:?}");
+    assert!(members.contains(&detached), "{members:?}");
+    let exit = agent.stop(Duration::from_secs(2));
+    assert_eq!(exit.signal, Some(15));
+    assert!(!detached_id.is_alive());
+    assert!(round_members(&agent.marker).is_empty());
+}
+
+#[test]
+fn a_busy_round_shows_activity_and_a_sleeping_one_does_not() {
+    let busy = spawn_local(&command(
+        "i=0; while [ $i -lt 3000000 ]; do i=$((i+1)); done",
+        &token("busy"),
+    ))
+    .unwrap();
+    let idle = spawn_local(&command("exec sleep 300", &token("idle"))).unwrap();
+    let busy_before = Activity::sample(&busy.marker);
+    let idle_before = Activity::sample(&idle.marker);
+    std::thread::sleep(Duration::from_millis(700));
+    let busy_after = Activity::sample(&busy.marker);
+    let idle_after = Activity::sample(&idle.marker);
+    assert!(busy_before.busier(&busy_after, 100_000, u64::MAX));
+    assert!(!idle_before.busier(&idle_after, 100_000, 4096));
+    let (mut busy, mut idle) = (busy, idle);
+    busy.stop(Duration::from_millis(200));
+    idle.stop(Duration::from_millis(200));
+}
