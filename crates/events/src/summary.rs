@@ -10,6 +10,7 @@ pub const KEPT_MESSAGES: usize = 32;
 
 /// Token totals of a round.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
 pub struct Tokens {
     pub input: u64,
     pub output: u64,
@@ -18,8 +19,10 @@ pub struct Tokens {
     pub cache_write: u64,
 }
 
-/// What one round's stream says, folded from its lines.
+/// What one round's stream says, folded from its lines. Missing fields read as their
+/// defaults, so that summaries stored by an older ganger still load.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
 pub struct RoundSummary {
     /// The agent's session id, from the first line that carried one.
     pub session: Option<String>,
@@ -241,8 +244,12 @@ mod tests {
         let mut summary = RoundSummary::default();
         summary.apply(&Event::Session { id: "a".into() });
         summary.apply(&Event::Session { id: "b".into() });
-        summary.apply(&Event::Text { text: "first".into() });
-        summary.apply(&Event::Text { text: String::new() });
+        summary.apply(&Event::Text {
+            text: "first".into(),
+        });
+        summary.apply(&Event::Text {
+            text: String::new(),
+        });
         assert_eq!(summary.session.as_deref(), Some("a"));
         assert_eq!(summary.answer.as_deref(), Some("first"));
     }

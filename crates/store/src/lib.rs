@@ -1,1 +1,22 @@
-//! (being written)
+//! ganger's state. The [`Store`] trait is what the engine asks of any backend: tasks, their
+//! rounds and a journal, every change one transaction, "at most one running round per task"
+//! enforced by the store itself. SQLite (WAL) is the backend for one machine; a PostgreSQL
+//! backend for many machines will implement the same trait and pass the same tests.
+//!
+//! The per-round files (the prompt as sent, the raw stream, stderr, the full answer) live
+//! beside the database; [`StateDir`] says where.
+
+mod error;
+mod layout;
+mod records;
+mod sqlite;
+mod store;
+
+pub use error::StoreError;
+pub use layout::StateDir;
+pub use records::{
+    JournalEntry, NewRound, NewTask, ProcessRef, Round, RoundEnd, RoundKind, Task, TaskUpdate,
+    now_ms,
+};
+pub use sqlite::SqliteStore;
+pub use store::Store;

@@ -1,0 +1,35 @@
+//! The store's errors. The two that callers act on, a taken slug and a busy task, are their
+//! own variants so that the CLI can say exactly what is wrong.
+
+/// A failure of the store.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    /// A task with this slug exists already.
+    #[error("task {0} exists already")]
+    SlugTaken(String),
+    /// The task has a running round; a second one may not start.
+    #[error("round {number} of {slug} is still running{host}", host = host_pid.map(|p| format!(" (host pid {p})")).unwrap_or_default())]
+    Busy {
+        slug: String,
+        number: u32,
+        host_pid: Option<i32>,
+    },
+    /// The database was written by a newer ganger.
+    #[error(
+        "the state database has schema {found}, newer than this ganger's {known}; use a newer ganger"
+    )]
+    TooNew { found: i64, known: i64 },
+    /// A stored value could not be read back.
+    #[error("unreadable state: {0}")]
+    Corrupt(String),
+    /// The database failed.
+    #[error("state database error: {0}")]
+    Sqlite(#[from] rusqlite::Error),
+    /// A file of the state directory failed.
+    #[error("failed to access {path}: {source}")]
+    Io {
+        path: std::path::PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+}

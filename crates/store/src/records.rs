@@ -1,0 +1,171 @@
+//! The records the store keeps: tasks, rounds, journal entries, and the inputs that create or
+//! change them. Times are Unix milliseconds.
+
+use ganger_events::{RoundStatus, RoundSummary};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+/// Now, in Unix milliseconds.
+pub fn now_ms() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
+}
+
+/// A process named for good: pid and start time (clock ticks after boot).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ProcessRef {
+    pub pid: i32,
+    pub start_ticks: u64,
+}
+
+/// A task as stored.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Task {
+    pub id: i64,
+    pub slug: String,
+    /// The agent adapter's name (`opencode`, ...).
+    pub agent: String,
+    /// The model every new round uses; `None` for the agent's default.
+    pub model: Option<String>,
+    /// The base revision as given (`main`), and the commit it was when the task started.
+    pub base: String,
+    pub base_commit: Option<String>,
+    pub branch: String,
+    pub worktree: PathBuf,
+    /// Whether ganger made the worktree (and may remove it on a failed start or a clean-up).
+    pub worktree_made: bool,
+    /// The agent's session id, once the first round named it.
+    pub session: Option<String>,
+    /// The commander that owns the task.
+    pub owner: String,
+    /// Bumped by every change of ownership.
+    pub generation: i64,
+    /// Key files by provider: only the paths, never the keys.
+    pub keys: BTreeMap<String, PathBuf>,
+    /// The task's wall-clock and stall limits, when set for it.
+    pub timeout_ms: Option<u64>,
+    pub stall_ms: Option<u64>,
+    pub created_at: i64,
+    /// How many rounds the task has had, the last one's status, and the cost so far.
+    pub rounds: u32,
+    pub last_status: Option<RoundStatus>,
+    pub cost_usd: f64,
+}
+
+/// Why a round started.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum RoundKind {
+    Start,
+    Fix,
+}
+
+impl RoundKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RoundKind::Start => "start",
+            RoundKind::Fix => "fix",
+        }
+    }
+}
+
+/// A round as stored.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Round {
+    pub id: i64,
+    pub task_id: i64,
+    pub number: u32,
+    pub kind: RoundKind,
+    pub status: RoundStatus,
+    /// Why the round ended as it did (for anything but a clean `done`).
+    pub reason: Option<String>,
+    pub model: Option<String>,
+    /// The session the round resumed (`None` for a new session) and the one it ended in.
+    pub session_before: Option<String>,
+    pub session: Option<String>,
+    /// Who started the round.
+    pub commander: String,
+    /// The round's token: its processes carry it, its lock file is named by it.
+    pub token: String,
+    pub lock_path: PathBuf,
+    pub host: Option<ProcessRef>,
+    pub agent: Option<ProcessRef>,
+    pub cgroup: Option<PathBuf>,
+    pub cancel_requested: bool,
+    pub started_at: i64,
+    /// When the agent last showed progress.
+    pub progress_at: Option<i64>,
+    pub ended_at: Option<i64>,
+    pub exit_code: Option<i32>,
+    pub exit_signal: Option<i32>,
+    pub summary: RoundSummary,
+    /// Snapshot commits of the worktree before and after the round.
+    pub snapshot_before: Option<String>,
+    pub snapshot_after: Option<String>,
+    /// What the round changed in the worktree, `"M path"` style.
+    pub changed: Vec<String>,
+}
+
+/// What a new task is made of.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NewTask {
+    pub slug: String,
+    pub agent: String,
+    pub model: Option<String>,
+    pub base: String,
+    pub base_commit: Option<String>,
+    pub branch: String,
+    pub worktree: PathBuf,
+    pub worktree_made: bool,
+    pub owner: String,
+    pub keys: BTreeMap<String, PathBuf>,
+    pub timeout_ms: Option<u64>,
+    pub stall_ms: Option<u64>,
+}
+
+/// Changes a fix makes to its task for this round and later ones.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct TaskUpdate {
+    pub model: Option<String>,
+    pub keys: BTreeMap<String, PathBuf>,
+}
+
+/// What a new round is made of.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NewRound {
+    pub kind: RoundKind,
+    pub model: Option<String>,
+    pub session_before: Option<String>,
+    pub commander: String,
+    pub token: String,
+    pub lock_path: PathBuf,
+    pub host: Option<ProcessRef>,
+    pub snapshot_before: Option<String>,
+}
+
+/// How a round ended.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RoundEnd {
+    pub status: RoundStatus,
+    pub reason: Option<String>,
+    pub session: Option<String>,
+    pub exit_code: Option<i32>,
+    pub exit_signal: Option<i32>,
+    pub summary: RoundSummary,
+    pub snapshot_after: Option<String>,
+    pub changed: Vec<String>,
+}
+
+/// One entry of the journal.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct JournalEntry {
+    pub id: i64,
+    pub at: i64,
+    pub slug: Option<String>,
+    pub round: Option<u32>,
+    pub kind: String,
+    pub commander: Option<String>,
+    pub detail: serde_json::Value,
+}

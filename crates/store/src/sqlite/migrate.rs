@@ -1,0 +1,33 @@
+//! Numbered migrations. Each one runs once, in its own transaction, and bumps
+//! `PRAGMA user_version`; a database newer than this binary is refused rather than guessed at.
+
+use crate::error::StoreError;
+use rusqlite::Connection;
+
+/// The migrations, in order; the schema version is the number of the last one applied.
+const MIGRATIONS: &[&str] = &[include_str!("../../migrations/0001_initial.sql")];
+
+/// The schema version this binary writes.
+pub(crate) const SCHEMA: i64 = MIGRATIONS.len() as i64;
+
+pub(crate) fn migrate(conn: &mut Connection) -> Result<(), StoreError> {
+    let found: i64 = conn.pragma_query_value(None, "user_version", |row| row.get(0))?;
+    if found > SCHEMA {
+        return Err(StoreError::TooNew {
+            found,
+            known: SCHEMA,
+        });
+    }
+    for (index, sql) in MIGRATIONS.iter().enumerate().skip(found as usize) {
+        let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+        // Another process may have migrated while this one waited for the write lock.
+        let now: i64 = tx.pragma_query_value(None, "user_version", |row| row.get(0))?;
+        if now > index as i64 {
+            continue;
+        }
+        tx.execute_batch(sql)?;
+        tx.pragma_update(None, "user_version", index as i64 + 1)?;
+        tx.commit()?;
+    }
+    Ok(())
+}

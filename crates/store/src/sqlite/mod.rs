@@ -1,0 +1,443 @@
+//! The SQLite backend: one database file in WAL mode (readers never block the round host's
+//! writes), a busy timeout instead of errors under contention, and `BEGIN IMMEDIATE` for every
+//! change so that a check and the write that depends on it cannot be split by another process.
+
+mod migrate;
+mod rows;
+
+use crate::error::StoreError;
+use crate::records::{
+    JournalEntry, NewRound, NewTask, ProcessRef, Round, RoundEnd, Task, TaskUpdate, now_ms,
+};
+use crate::store::Store;
+use ganger_events::{RoundStatus, RoundSummary};
+use rows::{ROUND_COLUMNS, TASK_COLUMNS};
+use rusqlite::{Connection, OptionalExtension, Transaction, TransactionBehavior, params};
+use std::path::Path;
+use std::time::Duration;
+
+/// State in one SQLite database.
+#[derive(Debug)]
+pub struct SqliteStore {
+    conn: Connection,
+}
+
+fn to_json<T: serde::Serialize>(value: &T) -> Result<String, StoreError> {
+    serde_json::to_string(value).map_err(|e| StoreError::Corrupt(e.to_string()))
+}
+
+fn path_text(path: &Path) -> String {
+    path.to_string_lossy().into_owned()
+}
+
+impl SqliteStore {
+    /// Opens (creating if needed) the database at `path` and brings its schema up to date.
+    pub fn open(path: &Path) -> Result<SqliteStore, StoreError> {
+        if let Some(dir) = path.parent() {
+            std::fs::create_dir_all(dir).map_err(|source| StoreError::Io {
+                path: dir.to_path_buf(),
+                source,
+            })?;
+        }
+        let mut conn = Connection::open(path)?;
+        conn.busy_timeout(Duration::from_secs(10))?;
+        conn.pragma_update(None, "journal_mode", "wal")?;
+        conn.pragma_update(None, "synchronous", "normal")?;
+        conn.pragma_update(None, "foreign_keys", "on")?;
+        migrate::migrate(&mut conn)?;
+        Ok(SqliteStore { conn })
+    }
+
+    /// The schema version this build writes.
+    pub fn schema_version() -> i64 {
+        migrate::SCHEMA
+    }
+
+    fn write(&mut self) -> Result<Transaction<'_>, StoreError> {
+        Ok(self
+            .conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)?)
+    }
+}
+
+fn journal(
+    tx: &Transaction<'_>,
+    task_id: i64,
+    round: Option<u32>,
+    kind: &str,
+    commander: Option<&str>,
+    detail: serde_json::Value,
+) -> Result<(), StoreError> {
+    tx.execute(
+        "INSERT INTO journal (at, task_id, round, kind, commander, detail) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+        params![now_ms(), task_id, round, kind, commander, detail.to_string()],
+    )?;
+    Ok(())
+}
+
+fn running_round(
+    tx: &Transaction<'_>,
+    task_id: i64,
+) -> Result<Option<(u32, Option<i32>)>, StoreError> {
+    Ok(tx
+        .query_row(
+            "SELECT number, host_pid FROM rounds WHERE task_id = ?1 AND status = 'running'",
+            [task_id],
+            |row| Ok((row.get(0)?, row.get(1)?)),
+        )
+        .optional()?)
+}
+
+fn insert_round(
+    tx: &Transaction<'_>,
+    task_id: i64,
+    slug: &str,
+    round: &NewRound,
+) -> Result<i64, StoreError> {
+    if let Some((number, host_pid)) = running_round(tx, task_id)? {
+        return Err(StoreError::Busy {
+            slug: slug.to_owned(),
+            number,
+            host_pid,
+        });
+    }
+    let number: u32 = tx.query_row(
+        "SELECT COALESCE(MAX(number), 0) + 1 FROM rounds WHERE task_id = ?1",
+        [task_id],
+        |row| row.get(0),
+    )?;
+    tx.execute(
+        "INSERT INTO rounds (task_id, number, kind, status, model, session_before, commander, token, \
+         lock_path, host_pid, host_start, started_at, snapshot_before) \
+         VALUES (?1, ?2, ?3, 'running', ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
+        params![
+            task_id,
+            number,
+            round.kind.as_str(),
+            round.model,
+            round.session_before,
+            round.commander,
+            round.token,
+            path_text(&round.lock_path),
+            round.host.map(|h| h.pid),
+            round.host.map(|h| h.start_ticks as i64),
+            now_ms(),
+            round.snapshot_before,
+        ],
+    )?;
+    let id = tx.last_insert_rowid();
+    tx.execute(
+        "UPDATE tasks SET rounds = ?2, last_status = 'running' WHERE id = ?1",
+        params![task_id, number],
+    )?;
+    journal(
+        tx,
+        task_id,
+        Some(number),
+        "round-started",
+        Some(&round.commander),
+        serde_json::json!({ "kind": round.kind.as_str(), "model": round.model }),
+    )?;
+    Ok(id)
+}
+
+fn load_round(conn: &Connection, id: i64) -> Result<Round, StoreError> {
+    Ok(conn.query_row(
+        &format!("SELECT {ROUND_COLUMNS} FROM rounds WHERE id = ?1"),
+        [id],
+        rows::round,
+    )?)
+}
+
+fn load_task(conn: &Connection, id: i64) -> Result<Task, StoreError> {
+    Ok(conn.query_row(
+        &format!("SELECT {TASK_COLUMNS} FROM tasks WHERE id = ?1"),
+        [id],
+        rows::task,
+    )?)
+}
+
+fn is_unique_violation(error: &rusqlite::Error) -> bool {
+    matches!(
+        error,
+        rusqlite::Error::SqliteFailure(e, _) if e.extended_code == rusqlite::ffi::SQLITE_CONSTRAINT_UNIQUE
+    )
+}
+
+impl Store for SqliteStore {
+    fn create_task(
+        &mut self,
+        task: &NewTask,
+        round: &NewRound,
+    ) -> Result<(Task, Round), StoreError> {
+        let tx = self.write()?;
+        let inserted = tx.execute(
+            "INSERT INTO tasks (slug, agent, model, base, base_commit, branch, worktree, worktree_made, \
+             owner, keys, timeout_ms, stall_ms, created_at) \
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
+            params![
+                task.slug,
+                task.agent,
+                task.model,
+                task.base,
+                task.base_commit,
+                task.branch,
+                path_text(&task.worktree),
+                task.worktree_made,
+                task.owner,
+                to_json(&task.keys)?,
+                task.timeout_ms.map(|v| v as i64),
+                task.stall_ms.map(|v| v as i64),
+                now_ms(),
+            ],
+        );
+        match inserted {
+            Ok(_) => {}
+            Err(e) if is_unique_violation(&e) => {
+                return Err(StoreError::SlugTaken(task.slug.clone()));
+            }
+            Err(e) => return Err(e.into()),
+        }
+        let task_id = tx.last_insert_rowid();
+        journal(
+            &tx,
+            task_id,
+            None,
+            "task-created",
+            Some(&task.owner),
+            serde_json::json!({ "agent": task.agent, "model": task.model, "worktree": task.worktree }),
+        )?;
+        let round_id = insert_round(&tx, task_id, &task.slug, round)?;
+        let stored_task = load_task(&tx, task_id)?;
+        let stored_round = load_round(&tx, round_id)?;
+        tx.commit()?;
+        Ok((stored_task, stored_round))
+    }
+
+    fn begin_round(
+        &mut self,
+        task_id: i64,
+        round: &NewRound,
+        update: &TaskUpdate,
+    ) -> Result<Round, StoreError> {
+        let tx = self.write()?;
+        let task = load_task(&tx, task_id)?;
+        let round_id = match insert_round(&tx, task_id, &task.slug, round) {
+            Ok(id) => id,
+            // A concurrent writer the busy check could not see still hits the unique index.
+            Err(StoreError::Sqlite(e)) if is_unique_violation(&e) => {
+                return Err(StoreError::Busy {
+                    slug: task.slug,
+                    number: task.rounds,
+                    host_pid: None,
+                });
+            }
+            Err(e) => return Err(e),
+        };
+        if let Some(model) = &update.model {
+            tx.execute(
+                "UPDATE tasks SET model = ?2 WHERE id = ?1",
+                params![task_id, model],
+            )?;
+        }
+        if !update.keys.is_empty() {
+            let mut keys = task.keys.clone();
+            keys.extend(update.keys.clone());
+            tx.execute(
+                "UPDATE tasks SET keys = ?2 WHERE id = ?1",
+                params![task_id, to_json(&keys)?],
+            )?;
+        }
+        let stored = load_round(&tx, round_id)?;
+        tx.commit()?;
+        Ok(stored)
+    }
+
+    fn record_host(&mut self, round_id: i64, host: ProcessRef) -> Result<(), StoreError> {
+        self.conn.execute(
+            "UPDATE rounds SET host_pid = ?2, host_start = ?3 WHERE id = ?1",
+            params![round_id, host.pid, host.start_ticks as i64],
+        )?;
+        Ok(())
+    }
+
+    fn record_agent(
+        &mut self,
+        round_id: i64,
+        agent: ProcessRef,
+        cgroup: Option<&Path>,
+    ) -> Result<(), StoreError> {
+        self.conn.execute(
+            "UPDATE rounds SET agent_pid = ?2, agent_start = ?3, cgroup = ?4 WHERE id = ?1",
+            params![
+                round_id,
+                agent.pid,
+                agent.start_ticks as i64,
+                cgroup.map(path_text)
+            ],
+        )?;
+        Ok(())
+    }
+
+    fn record_progress(
+        &mut self,
+        round_id: i64,
+        summary: &RoundSummary,
+        progress_at: i64,
+    ) -> Result<(), StoreError> {
+        self.conn.execute(
+            "UPDATE rounds SET summary = ?2, progress_at = ?3 WHERE id = ?1 AND status = 'running'",
+            params![round_id, to_json(summary)?, progress_at],
+        )?;
+        Ok(())
+    }
+
+    fn finish_round(&mut self, round_id: i64, end: &RoundEnd) -> Result<bool, StoreError> {
+        debug_assert!(end.status != RoundStatus::Running);
+        let tx = self.write()?;
+        let changed = tx.execute(
+            "UPDATE rounds SET status = ?2, reason = ?3, session = ?4, exit_code = ?5, exit_signal = ?6, \
+             summary = ?7, snapshot_after = ?8, changed = ?9, ended_at = ?10 \
+             WHERE id = ?1 AND status = 'running'",
+            params![
+                round_id,
+                end.status.as_str(),
+                end.reason,
+                end.session,
+                end.exit_code,
+                end.exit_signal,
+                to_json(&end.summary)?,
+                end.snapshot_after,
+                to_json(&end.changed)?,
+                now_ms(),
+            ],
+        )?;
+        if changed == 0 {
+            return Ok(false);
+        }
+        let (task_id, number, commander): (i64, u32, String) = tx.query_row(
+            "SELECT task_id, number, commander FROM rounds WHERE id = ?1",
+            [round_id],
+            |row| Ok((row.get(0)?, row.get(1)?, row.get(2)?)),
+        )?;
+        tx.execute(
+            "UPDATE tasks SET last_status = ?2, cost_usd = cost_usd + ?3, \
+             session = COALESCE(session, ?4) WHERE id = ?1",
+            params![
+                task_id,
+                end.status.as_str(),
+                end.summary.cost_usd.unwrap_or(0.0),
+                end.session,
+            ],
+        )?;
+        journal(
+            &tx,
+            task_id,
+            Some(number),
+            "round-finished",
+            Some(&commander),
+            serde_json::json!({ "status": end.status.as_str(), "reason": end.reason }),
+        )?;
+        tx.commit()?;
+        Ok(true)
+    }
+
+    fn request_cancel(&mut self, round_id: i64, commander: &str) -> Result<bool, StoreError> {
+        let tx = self.write()?;
+        let changed = tx.execute(
+            "UPDATE rounds SET cancel_requested = 1 WHERE id = ?1 AND status = 'running'",
+            [round_id],
+        )?;
+        if changed > 0 {
+            let (task_id, number): (i64, u32) = tx.query_row(
+                "SELECT task_id, number FROM rounds WHERE id = ?1",
+                [round_id],
+                |row| Ok((row.get(0)?, row.get(1)?)),
+            )?;
+            journal(
+                &tx,
+                task_id,
+                Some(number),
+                "cancel-requested",
+                Some(commander),
+                serde_json::json!({}),
+            )?;
+        }
+        tx.commit()?;
+        Ok(changed > 0)
+    }
+
+    fn task(&self, slug: &str) -> Result<Option<Task>, StoreError> {
+        Ok(self
+            .conn
+            .query_row(
+                &format!("SELECT {TASK_COLUMNS} FROM tasks WHERE slug = ?1"),
+                [slug],
+                rows::task,
+            )
+            .optional()?)
+    }
+
+    fn tasks(&self) -> Result<Vec<Task>, StoreError> {
+        let mut statement = self
+            .conn
+            .prepare(&format!("SELECT {TASK_COLUMNS} FROM tasks ORDER BY slug"))?;
+        let tasks = statement
+            .query_map([], rows::task)?
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(tasks)
+    }
+
+    fn round(&self, task_id: i64, number: Option<u32>) -> Result<Option<Round>, StoreError> {
+        let found = match number {
+            Some(number) => self.conn.query_row(
+                &format!("SELECT {ROUND_COLUMNS} FROM rounds WHERE task_id = ?1 AND number = ?2"),
+                params![task_id, number],
+                rows::round,
+            ),
+            None => self.conn.query_row(
+                &format!(
+                    "SELECT {ROUND_COLUMNS} FROM rounds WHERE task_id = ?1 ORDER BY number DESC LIMIT 1"
+                ),
+                [task_id],
+                rows::round,
+            ),
+        };
+        Ok(found.optional()?)
+    }
+
+    fn running_rounds(&self) -> Result<Vec<(Task, Round)>, StoreError> {
+        let mut statement = self.conn.prepare(&format!(
+            "SELECT {ROUND_COLUMNS} FROM rounds WHERE status = 'running' ORDER BY id"
+        ))?;
+        let rounds = statement
+            .query_map([], rows::round)?
+            .collect::<Result<Vec<_>, _>>()?;
+        rounds
+            .into_iter()
+            .map(|round| Ok((load_task(&self.conn, round.task_id)?, round)))
+            .collect()
+    }
+
+    fn journal(&self, after: i64, limit: u32) -> Result<Vec<JournalEntry>, StoreError> {
+        let mut statement = self.conn.prepare(
+            "SELECT j.id, j.at, t.slug, j.round, j.kind, j.commander, j.detail \
+             FROM journal j LEFT JOIN tasks t ON t.id = j.task_id WHERE j.id > ?1 ORDER BY j.id LIMIT ?2",
+        )?;
+        let entries = statement
+            .query_map(params![after, limit], |row| {
+                let detail: String = row.get(6)?;
+                Ok(JournalEntry {
+                    id: row.get(0)?,
+                    at: row.get(1)?,
+                    slug: row.get(2)?,
+                    round: row.get(3)?,
+                    kind: row.get(4)?,
+                    commander: row.get(5)?,
+                    detail: serde_json::from_str(&detail).unwrap_or(serde_json::Value::Null),
+                })
+            })?
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(entries)
+    }
+}

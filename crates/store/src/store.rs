@@ -1,0 +1,69 @@
+//! The store trait: everything the engine asks of a backend. Every method that changes state
+//! is one transaction; the ones that end a round only act on a round that is still running,
+//! so that a host finishing and an observer settling a dead host can never both win.
+
+use crate::error::StoreError;
+use crate::records::{
+    JournalEntry, NewRound, NewTask, ProcessRef, Round, RoundEnd, Task, TaskUpdate,
+};
+use ganger_events::RoundSummary;
+use std::path::Path;
+
+/// A backend for ganger's state.
+pub trait Store: Send {
+    /// Creates a task and its first round, running, in one transaction.
+    fn create_task(
+        &mut self,
+        task: &NewTask,
+        round: &NewRound,
+    ) -> Result<(Task, Round), StoreError>;
+
+    /// Starts the next round of a task, applying `update` to the task in the same
+    /// transaction; `Busy` if a round of the task is running.
+    fn begin_round(
+        &mut self,
+        task_id: i64,
+        round: &NewRound,
+        update: &TaskUpdate,
+    ) -> Result<Round, StoreError>;
+
+    /// Records the round's host (a detached host replaces the command that started it).
+    fn record_host(&mut self, round_id: i64, host: ProcessRef) -> Result<(), StoreError>;
+
+    /// Records the agent process and its cgroup once started.
+    fn record_agent(
+        &mut self,
+        round_id: i64,
+        agent: ProcessRef,
+        cgroup: Option<&Path>,
+    ) -> Result<(), StoreError>;
+
+    /// Records a running round's summary so far and when it last showed progress.
+    fn record_progress(
+        &mut self,
+        round_id: i64,
+        summary: &RoundSummary,
+        progress_at: i64,
+    ) -> Result<(), StoreError>;
+
+    /// Ends a running round; false if it had already ended (nothing is changed then).
+    fn finish_round(&mut self, round_id: i64, end: &RoundEnd) -> Result<bool, StoreError>;
+
+    /// Marks a running round cancel-requested; false if it is not running.
+    fn request_cancel(&mut self, round_id: i64, commander: &str) -> Result<bool, StoreError>;
+
+    /// The task named `slug`.
+    fn task(&self, slug: &str) -> Result<Option<Task>, StoreError>;
+
+    /// Every task, by slug.
+    fn tasks(&self) -> Result<Vec<Task>, StoreError>;
+
+    /// A round of a task by number, or its last round with `None`.
+    fn round(&self, task_id: i64, number: Option<u32>) -> Result<Option<Round>, StoreError>;
+
+    /// Every running round with its task.
+    fn running_rounds(&self) -> Result<Vec<(Task, Round)>, StoreError>;
+
+    /// The journal after entry `after`, oldest first, at most `limit` entries.
+    fn journal(&self, after: i64, limit: u32) -> Result<Vec<JournalEntry>, StoreError>;
+}
