@@ -53,6 +53,7 @@ CREATE TABLE rounds (
     snapshot_before  TEXT,
     snapshot_after   TEXT,
     changed          TEXT NOT NULL DEFAULT '[]',
+    worktree_changes TEXT NOT NULL DEFAULT '[]',
     UNIQUE (task_id, number)
 );
 

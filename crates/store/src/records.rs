@@ -106,6 +106,9 @@ pub struct Round {
     pub snapshot_after: Option<String>,
     /// What the round changed in the worktree, `"M path"` style.
     pub changed: Vec<String>,
+    /// Everything the worktree differs in from its index (its base, as the worker never
+    /// stages) as the round left it, `"M path"` style.
+    pub worktree_changes: Vec<String>,
 }
 
 /// What a new task is made of.
@@ -156,6 +159,7 @@ pub struct RoundEnd {
     pub summary: RoundSummary,
     pub snapshot_after: Option<String>,
     pub changed: Vec<String>,
+    pub worktree_changes: Vec<String>,
 }
 
 /// One entry of the journal.

@@ -61,6 +61,7 @@ fn end(status: RoundStatus, session: &str, cost: f64) -> RoundEnd {
         },
         snapshot_after: Some("1".repeat(40)),
         changed: vec!["A hello.txt".into()],
+        worktree_changes: vec!["A hello.txt".into()],
     }
 }
 

@@ -297,7 +297,7 @@ impl Store for SqliteStore {
         let tx = self.write()?;
         let changed = tx.execute(
             "UPDATE rounds SET status = ?2, reason = ?3, session = ?4, exit_code = ?5, exit_signal = ?6, \
-             summary = ?7, snapshot_after = ?8, changed = ?9, ended_at = ?10 \
+             summary = ?7, snapshot_after = ?8, changed = ?9, ended_at = ?10, worktree_changes = ?11 \
              WHERE id = ?1 AND status = 'running'",
             params![
                 round_id,
@@ -310,6 +310,7 @@ impl Store for SqliteStore {
                 end.snapshot_after,
                 to_json(&end.changed)?,
                 now_ms(),
+                to_json(&end.worktree_changes)?,
             ],
         )?;
         if changed == 0 {
