@@ -1,0 +1,109 @@
+//! The protocol-neutral form of a model request and of the answer to it.
+//!
+//! Every wire protocol (OpenAI chat completions now; Anthropic Messages and OpenAI Responses
+//! next) parses its request body into a [`Conversation`] and renders an [`Answer`] back in its
+//! own shape, so the script engine and the templates never see a wire format.
+
+use serde::{Deserialize, Serialize};
+
+/// Who said a message in a conversation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Role {
+    /// System or developer instructions.
+    System,
+    /// A person's prompt (text typed by the user or sent by ganger).
+    User,
+    /// An earlier answer of the model (text, tool calls or both).
+    Assistant,
+    /// The result of a tool call, sent back by the agent.
+    Tool,
+}
+
+/// One message of a conversation, reduced to its role and its text.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Message {
+    /// Who said it.
+    pub role: Role,
+    /// The text parts joined with newlines; for a tool result, the tool's output.
+    pub text: String,
+    /// For an assistant message: the names of the tools it called, in order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tool_calls: Vec<String>,
+}
+
+/// A model request in protocol-neutral form.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Conversation {
+    /// The model name the agent asked for.
+    pub model: String,
+    /// Whether the agent asked for a streamed answer.
+    pub stream: bool,
+    /// The whole history the agent sent, in order.
+    pub messages: Vec<Message>,
+    /// The names of the tools the agent offered (empty for title or summary requests).
+    pub tools: Vec<String>,
+}
+
+impl Conversation {
+    /// Whether the agent offered any tool. Requests without tools are side requests (session
+    /// titles, summaries) and get the script's default answer.
+    pub fn offers_tools(&self) -> bool {
+        !self.tools.is_empty()
+    }
+
+    /// The text of the last message when it is a user prompt, that is when this request opens
+    /// a new prompt rather than continuing after a tool result.
+    pub fn new_prompt(&self) -> Option<&str> {
+        match self.messages.last() {
+            Some(message) if message.role == Role::User => Some(&message.text),
+            _ => None,
+        }
+    }
+
+    /// The text of every user prompt in the history, oldest first.
+    pub fn prompts(&self) -> Vec<&str> {
+        self.messages
+            .iter()
+            .filter(|message| message.role == Role::User)
+            .map(|message| message.text.as_str())
+            .collect()
+    }
+
+    /// The latest user prompt anywhere in the history (the prompt of the current round).
+    pub fn last_prompt(&self) -> Option<&str> {
+        self.messages
+            .iter()
+            .rev()
+            .find(|message| message.role == Role::User)
+            .map(|message| message.text.as_str())
+    }
+
+    /// How many tool results the history carries.
+    pub fn tool_results(&self) -> usize {
+        self.messages
+            .iter()
+            .filter(|message| message.role == Role::Tool)
+            .count()
+    }
+}
+
+/// What the model says back, before a protocol renders it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Answer {
+    /// A plain text answer; the agent's round ends with it.
+    Text {
+        /// The text, templates already filled in.
+        text: String,
+    },
+    /// One tool call; the agent runs the tool and sends the result in its next request.
+    ToolCall {
+        /// The tool's name as the agent offered it.
+        name: String,
+        /// The call's arguments (a JSON object).
+        arguments: serde_json::Value,
+        /// The call's id, unique within this server.
+        call_id: String,
+    },
+}

@@ -1,0 +1,39 @@
+//! OpenAI chat completions (`POST /v1/chat/completions`), as `@ai-sdk/openai-compatible`
+//! (OpenCode) and Qwen Code speak it: streamed as `data:` chunks ending with `data: [DONE]`,
+//! or one JSON document when `stream` is false.
+
+mod error_body;
+mod request;
+mod response;
+mod stream;
+
+use serde_json::Value;
+
+use crate::conversation::{Answer, Conversation};
+use crate::protocol::{RenderContext, WireBody, WireProtocol};
+
+/// The OpenAI chat completions protocol.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct OpenAiChat;
+
+impl WireProtocol for OpenAiChat {
+    fn name(&self) -> &'static str {
+        "openai-chat"
+    }
+
+    fn parse(&self, body: &Value) -> Result<Conversation, String> {
+        request::parse(body)
+    }
+
+    fn render(&self, answer: &Answer, context: RenderContext<'_>) -> WireBody {
+        if context.conversation.stream {
+            WireBody::Sse(stream::chunks(answer, context))
+        } else {
+            WireBody::Json(response::completion(answer, context))
+        }
+    }
+
+    fn error_body(&self, status: u16, message: &str) -> Value {
+        error_body::error_body(status, message)
+    }
+}

@@ -1,0 +1,14 @@
+//! Integration tests of the fake model server through plain HTTP, the way agents reach it.
+
+#![expect(
+    clippy::unwrap_used,
+    reason = "the helpers shared by the tests fail loudly on what a test did not expect"
+)]
+
+mod bound_server;
+mod faults;
+mod http_client;
+mod openai_chat;
+mod recording;
+mod script_toml;
+mod turn_matching;
