@@ -9,6 +9,7 @@
 //! life, so that anyone can tell a live host from a dead one, a zombie or a reused pid.
 
 mod activity;
+mod capture;
 mod cgroup;
 mod detach;
 mod error;
@@ -18,11 +19,12 @@ mod members;
 mod proc_stat;
 
 pub use activity::Activity;
+pub use capture::{Captured, run_captured};
 pub use cgroup::Cgroup;
 pub use detach::{DetachedHost, spawn_detached_host, take_inherited_lock};
 pub use error::SandboxError;
 pub use host_lock::{HostLock, LockState};
-pub use local::{AgentCommand, AgentExit, RunningAgent, spawn_local};
+pub use local::{AgentCommand, AgentExit, RunningAgent, Waited, spawn_local};
 pub use members::{RoundMarker, kill_round, round_members};
 pub use proc_stat::{ProcStat, ProcessId, proc_stat};
 

@@ -47,10 +47,23 @@ pub struct AgentExit {
     pub signal: Option<i32>,
 }
 
+/// What [`RunningAgent::wait_timeout`] saw first.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Waited {
+    /// The agent exited.
+    Exited(AgentExit),
+    /// The other descriptor became readable.
+    Woken,
+    /// Neither, within the time limit.
+    TimedOut,
+}
+
 /// A started agent.
 #[derive(Debug)]
 pub struct RunningAgent {
     child: Child,
+    /// A pidfd of the agent, to wait for its exit with a time limit (Linux 5.3+).
+    pidfd: Option<std::os::fd::OwnedFd>,
     /// The agent process, named for good.
     pub process: ProcessId,
     /// How to find every process of the round.
@@ -133,8 +146,12 @@ pub fn spawn_local(command: &AgentCommand) -> Result<RunningAgent, SandboxError>
             let _ = stdin.write_all(&bytes);
         });
     }
+    let pidfd = Pid::from_raw(pid).and_then(|pid| {
+        rustix::process::pidfd_open(pid, rustix::process::PidfdFlags::empty()).ok()
+    });
     Ok(RunningAgent {
         child,
+        pidfd,
         process: ProcessId { pid, start_ticks },
         marker: RoundMarker {
             token: command.token.clone(),
@@ -193,6 +210,45 @@ impl RunningAgent {
                 })
             }
             _ => None,
+        }
+    }
+
+    /// Waits until the agent exits, `wake` becomes readable, or `timeout` passes, whichever
+    /// comes first. Without a pidfd it falls back to checking every 10 ms.
+    pub fn wait_timeout(
+        &mut self,
+        timeout: Duration,
+        wake: Option<std::os::fd::BorrowedFd<'_>>,
+    ) -> Waited {
+        use rustix::event::{PollFd, PollFlags, Timespec, poll};
+        if let Some(exit) = self.try_wait() {
+            return Waited::Exited(exit);
+        }
+        let Some(pidfd) = &self.pidfd else {
+            std::thread::sleep(timeout.min(Duration::from_millis(10)));
+            return match self.try_wait() {
+                Some(exit) => Waited::Exited(exit),
+                None => Waited::TimedOut,
+            };
+        };
+        let limit = Timespec {
+            tv_sec: timeout.as_secs() as i64,
+            tv_nsec: i64::from(timeout.subsec_nanos()),
+        };
+        let mut fds = vec![PollFd::new(pidfd, PollFlags::IN)];
+        if let Some(fd) = &wake {
+            fds.push(PollFd::new(fd, PollFlags::IN));
+        }
+        let _ = poll(&mut fds, Some(&limit));
+        let woken = fds.get(1).is_some_and(|fd| !fd.revents().is_empty());
+        drop(fds);
+        if let Some(exit) = self.try_wait() {
+            return Waited::Exited(exit);
+        }
+        if woken {
+            Waited::Woken
+        } else {
+            Waited::TimedOut
         }
     }
 

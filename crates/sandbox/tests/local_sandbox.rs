@@ -1,6 +1,12 @@
 //! The local sandbox on real processes: explicit environment, stdin, the round's detached
 //! children found and stopped, activity measured.
 
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "a test fails loudly on what it did not expect"
+)]
+
 use ganger_sandbox::{Activity, AgentCommand, ProcessId, round_members, spawn_local};
 use std::io::{BufRead, BufReader, Read};
 use std::time::Duration;
@@ -110,4 +116,32 @@ fn a_busy_round_shows_activity_and_a_sleeping_one_does_not() {
     let (mut busy, mut idle) = (busy, idle);
     busy.stop(Duration::from_millis(200));
     idle.stop(Duration::from_millis(200));
+}
+
+#[test]
+fn waiting_returns_at_the_exit_the_wake_or_the_time_limit() {
+    use ganger_sandbox::Waited;
+    use std::io::Write;
+    use std::os::fd::AsFd;
+    use std::time::Instant;
+    let mut quick = spawn_local(&command("sleep 0.2", &token("quick"))).unwrap();
+    let started = Instant::now();
+    assert!(matches!(
+        quick.wait_timeout(Duration::from_secs(20), None),
+        Waited::Exited(_)
+    ));
+    assert!(started.elapsed() < Duration::from_secs(10));
+
+    let mut slow = spawn_local(&command("exec sleep 300", &token("slow"))).unwrap();
+    assert_eq!(
+        slow.wait_timeout(Duration::from_millis(50), None),
+        Waited::TimedOut
+    );
+    let (mut writer, reader) = std::os::unix::net::UnixStream::pair().unwrap();
+    writer.write_all(b"x").unwrap();
+    assert_eq!(
+        slow.wait_timeout(Duration::from_secs(20), Some(reader.as_fd())),
+        Waited::Woken
+    );
+    slow.stop(Duration::from_millis(200));
 }
