@@ -24,11 +24,13 @@ pub struct DetachedHost {
     pub pid: u32,
 }
 
-/// Starts `program args` detached, holding `lock` as fd 3 and writing its output to `log`.
+/// Starts `program args` detached, holding `lock` as fd 3, reading `input` on its stdin (then
+/// end of file) and writing its output to `log`.
 pub fn spawn_detached_host(
     program: &Path,
     args: &[OsString],
     lock: &HostLock,
+    input: &[u8],
     log: &Path,
 ) -> Result<DetachedHost, SandboxError> {
     let out = OpenOptions::new()
@@ -43,7 +45,7 @@ pub fn spawn_detached_host(
         .args(args)
         .env(LOCK_FD_ENV, LOCK_FD.to_string())
         .env(LOCK_PATH_ENV, lock.path())
-        .stdin(Stdio::null())
+        .stdin(Stdio::piped())
         .stdout(out)
         .stderr(err);
     // SAFETY: only system calls between fork and exec (setsid, dup2, fcntl).
@@ -70,10 +72,20 @@ pub fn spawn_detached_host(
         clippy::disallowed_methods,
         reason = "the detached round host is started here, next to the agents"
     )]
-    let child = command.spawn().map_err(|source| SandboxError::Spawn {
+    let mut child = command.spawn().map_err(|source| SandboxError::Spawn {
         program: program.to_path_buf(),
         source,
     })?;
+    if let Some(mut stdin) = child.stdin.take() {
+        let input = input.to_vec();
+        // The host reads its input first thing; a thread keeps a large one from blocking us.
+        std::thread::spawn(move || {
+            use std::io::Write;
+            let _ = stdin.write_all(&input);
+        })
+        .join()
+        .map_err(|_| SandboxError::io(log, std::io::Error::other("writing the host's input failed")))?;
+    }
     Ok(DetachedHost { pid: child.id() })
 }
 
@@ -106,14 +118,15 @@ mod tests {
         let lock_path = dir.path().join("host.lock");
         let log = dir.path().join("host.log");
         let lock = HostLock::acquire(&lock_path).unwrap();
-        // The child proves it holds fd 3, then keeps it for a while.
+        // The child proves it holds fd 3 and got its input, then keeps the lock for a while.
         let host = spawn_detached_host(
             Path::new("/bin/sh"),
             &[
                 "-c".into(),
-                "ls -l /proc/self/fd/3 >/dev/null && echo ok; sleep 1".into(),
+                "ls -l /proc/self/fd/3 >/dev/null && cat; sleep 1".into(),
             ],
             &lock,
+            b"ok\n",
             &log,
         )
         .unwrap();
