@@ -93,7 +93,7 @@ impl FromStr for Fault {
 }
 
 /// A fault and the retry headers it sends.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct FaultSpec {
     /// What goes wrong.
     pub fault: Fault,

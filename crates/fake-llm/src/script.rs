@@ -5,16 +5,13 @@
 //! [`Script::check`](crate::Script::check) (run by the TOML reader and by every server start),
 //! so a builder chain never fails halfway.
 
-use serde::{Deserialize, Serialize};
-
 use crate::fault::{Fault, FaultSpec};
 
 /// The answer to requests that offer no tools, when a script does not set its own.
 pub const DEFAULT_ANSWER: &str = "Scripted session title";
 
 /// What a turn answers.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "kind", rename_all = "snake_case")]
+#[derive(Debug, Clone, PartialEq)]
 pub enum TurnKind {
     /// A text answer; `{{history}}` and the other templates are filled in.
     Text {
@@ -39,7 +36,7 @@ pub enum TurnKind {
 ///
 /// `times` and `retry_after_ms` only make sense on fault turns; [`Script::check`] refuses
 /// them elsewhere, as the TOML reader does.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Turn {
     /// A regular expression searched in the text of a new prompt; a turn with a pattern is
     /// only ever picked by a new prompt that matches it.
@@ -101,7 +98,7 @@ impl Turn {
 }
 
 /// A whole script.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Script {
     /// The answer to requests that offer no tools (titles, summaries); templates allowed.
     pub default_answer: String,
