@@ -5,6 +5,9 @@
 //! command, the sandbox runs it, and the adapter reads what came back.
 
 pub mod opencode;
+mod outcome;
+pub mod scan;
 mod stream;
 
+pub use outcome::{AgentExit, Verdict};
 pub use stream::{Feed, ParsedLine, StreamParser};
