@@ -4,10 +4,12 @@
 //! Adapters are pure: they spawn nothing and touch no files. The engine asks an adapter for a
 //! command, the sandbox runs it, and the adapter reads what came back.
 
+mod adapter;
 pub mod opencode;
 mod outcome;
 pub mod scan;
 mod stream;
 
+pub use adapter::{Adapter, CommandPlan, PlanError, RoundRequest, adapter, adapters};
 pub use outcome::{AgentExit, Verdict};
 pub use stream::{Feed, ParsedLine, StreamParser};

@@ -8,14 +8,19 @@
 //! - [`summarize_bytes`]: a whole finished stream, line by line through that same `feed`.
 //! - [`verdict`]: whether the round is done, and if not, why.
 
+mod adapter;
+pub mod command;
 mod fast;
 mod lenient;
+mod models;
 mod normalize;
 mod summarize;
 mod verdict;
 pub mod wire;
 
+pub use adapter::OpenCode;
 pub use lenient::Lenient;
+pub use models::{parse_models, parse_version};
 pub use normalize::{is_permission_refusal, parse_line};
 pub use summarize::summarize_bytes;
 pub use verdict::verdict;

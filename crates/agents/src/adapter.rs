@@ -1,0 +1,91 @@
+//! The adapter contract: everything the engine needs to know of one agent CLI, as pure
+//! functions. An adapter builds the command for a new or a resumed session, says how to list
+//! its models, reads its stream and judges its rounds; it never starts a process itself.
+
+use crate::{AgentExit, StreamParser, Verdict};
+use ganger_events::RoundSummary;
+use std::path::Path;
+
+/// What one round asks of the agent.
+#[derive(Debug, Clone)]
+pub struct RoundRequest<'a> {
+    /// The prompt, exactly as the model must receive it.
+    pub prompt: &'a str,
+    /// The session to resume, or `None` for a new one.
+    pub session: Option<&'a str>,
+    /// The title of a new session (the task's slug).
+    pub title: &'a str,
+    /// The model, as `provider/model`, or `None` for the agent's own default.
+    pub model: Option<&'a str>,
+    /// The worktree the agent works in.
+    pub worktree: &'a Path,
+    /// Extra agent configuration from `ganger.toml` (OpenCode: merged into its config).
+    pub config: Option<&'a serde_json::Value>,
+    /// The agent configuration already in the user's environment, if any (OpenCode:
+    /// `OPENCODE_CONFIG_CONTENT`), which `config` is merged over rather than replacing it.
+    pub inherited_config: Option<&'a str>,
+}
+
+/// The command an adapter wants run.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CommandPlan {
+    /// Arguments after the program.
+    pub args: Vec<String>,
+    /// Variables to set on top of the user's environment.
+    pub env: Vec<(String, String)>,
+    /// What to write to the agent's stdin (then closed); `None` for /dev/null.
+    pub stdin: Option<Vec<u8>>,
+}
+
+/// How an adapter's command failed to build.
+#[derive(Debug, thiserror::Error)]
+pub enum PlanError {
+    /// The user's inherited agent configuration is not valid.
+    #[error("{name} in the environment is not a JSON object: {reason}")]
+    InheritedConfig { name: &'static str, reason: String },
+}
+
+/// One agent CLI.
+pub trait Adapter: Send + Sync {
+    /// The name used in `--agent` and `ganger.toml` (`opencode`).
+    fn name(&self) -> &'static str;
+    /// The CLI's own name for people (`OpenCode`).
+    fn display_name(&self) -> &'static str;
+    /// The program looked up on `PATH` unless `ganger.toml` names another.
+    fn program(&self) -> &'static str;
+    /// The npm package and version ganger is tested with.
+    fn npm_package(&self) -> &'static str;
+    fn tested_version(&self) -> &'static str;
+    /// The arguments that print the CLI's version.
+    fn version_args(&self) -> &'static [&'static str];
+    /// Reads the version out of what `version_args` printed.
+    fn parse_version(&self, stdout: &str) -> Option<String>;
+    /// The arguments that list available models, or `None` when the CLI has no catalog (the
+    /// model is then reported as unchecked).
+    fn models_args(&self) -> Option<&'static [&'static str]>;
+    /// Reads the model list out of what `models_args` printed.
+    fn parse_models(&self, stdout: &str) -> Vec<String>;
+    /// Environment variables that change which models the CLI offers (part of the model
+    /// cache key).
+    fn config_env(&self) -> &'static [&'static str];
+    /// The environment variable holding inherited agent configuration, if any.
+    fn inherited_config_env(&self) -> Option<&'static str>;
+    /// The command for one round.
+    fn plan(&self, request: &RoundRequest<'_>) -> Result<CommandPlan, PlanError>;
+    /// A fresh reader for one round's stream.
+    fn stream_parser(&self) -> Box<dyn StreamParser>;
+    /// Whether a round is done, from its summary and how the process ended.
+    fn verdict(&self, summary: &RoundSummary, exit: AgentExit) -> Verdict;
+}
+
+/// The adapters ganger knows, by name.
+pub fn adapter(name: &str) -> Option<&'static dyn Adapter> {
+    KNOWN.iter().copied().find(|a| a.name() == name)
+}
+
+/// Every adapter, in the order `ganger init` lists them.
+pub fn adapters() -> &'static [&'static dyn Adapter] {
+    KNOWN
+}
+
+static KNOWN: &[&dyn Adapter] = &[&crate::opencode::OpenCode];

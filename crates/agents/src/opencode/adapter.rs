@@ -1,0 +1,76 @@
+//! OpenCode as an [`Adapter`]: the pieces of this folder behind the contract the engine uses.
+
+use crate::adapter::{Adapter, CommandPlan, PlanError, RoundRequest};
+use crate::opencode::{OpenCodeStream, command, models};
+use crate::{AgentExit, StreamParser, Verdict};
+use ganger_events::RoundSummary;
+
+/// OpenCode (`opencode-ai`).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct OpenCode;
+
+impl Adapter for OpenCode {
+    fn name(&self) -> &'static str {
+        "opencode"
+    }
+
+    fn display_name(&self) -> &'static str {
+        "OpenCode"
+    }
+
+    fn program(&self) -> &'static str {
+        "opencode"
+    }
+
+    fn npm_package(&self) -> &'static str {
+        "opencode-ai"
+    }
+
+    fn tested_version(&self) -> &'static str {
+        "1.18.33"
+    }
+
+    fn version_args(&self) -> &'static [&'static str] {
+        &["--version"]
+    }
+
+    fn parse_version(&self, stdout: &str) -> Option<String> {
+        models::parse_version(stdout)
+    }
+
+    fn models_args(&self) -> Option<&'static [&'static str]> {
+        Some(&["models"])
+    }
+
+    fn parse_models(&self, stdout: &str) -> Vec<String> {
+        models::parse_models(stdout)
+    }
+
+    fn config_env(&self) -> &'static [&'static str] {
+        &[
+            command::CONFIG_CONTENT_ENV,
+            "OPENCODE_CONFIG",
+            "OPENCODE_CONFIG_DIR",
+            "OPENCODE_DISABLE_MODELS_FETCH",
+            "OPENCODE_DISABLE_PROJECT_CONFIG",
+            "XDG_CONFIG_HOME",
+            "HOME",
+        ]
+    }
+
+    fn inherited_config_env(&self) -> Option<&'static str> {
+        Some(command::CONFIG_CONTENT_ENV)
+    }
+
+    fn plan(&self, request: &RoundRequest<'_>) -> Result<CommandPlan, PlanError> {
+        command::plan(request)
+    }
+
+    fn stream_parser(&self) -> Box<dyn StreamParser> {
+        Box::new(OpenCodeStream)
+    }
+
+    fn verdict(&self, summary: &RoundSummary, exit: AgentExit) -> Verdict {
+        crate::opencode::verdict(summary, exit)
+    }
+}

@@ -1,0 +1,141 @@
+//! OpenCode's command line for one round. The prompt goes on stdin: as an argument with
+//! spaces it would reach the model wrapped in literal quotes (FACTS.md). `PWD` is set to the
+//! worktree, because OpenCode takes its working directory from `$PWD`, not from the real cwd.
+//! Self-update is off so that the tested version stays the one that runs, and configuration
+//! from `ganger.toml` is merged over whatever `OPENCODE_CONFIG_CONTENT` the user already has.
+
+use crate::adapter::{CommandPlan, PlanError, RoundRequest};
+use serde_json::{Map, Value};
+
+/// The variable OpenCode reads inline JSON configuration from (highest precedence but one).
+pub const CONFIG_CONTENT_ENV: &str = "OPENCODE_CONFIG_CONTENT";
+
+/// The command for one round.
+pub fn plan(request: &RoundRequest<'_>) -> Result<CommandPlan, PlanError> {
+    let mut args: Vec<String> = vec!["run".into(), "--format".into(), "json".into()];
+    match request.session {
+        Some(session) => args.extend(["--session".into(), session.to_owned()]),
+        None => args.extend(["--title".into(), request.title.to_owned()]),
+    }
+    if let Some(model) = request.model {
+        args.extend(["--model".into(), model.to_owned()]);
+    }
+    let mut env = vec![
+        ("PWD".to_owned(), request.worktree.to_string_lossy().into_owned()),
+        ("OPENCODE_DISABLE_AUTOUPDATE".to_owned(), "1".to_owned()),
+    ];
+    if let Some(config) = merged_config(request)? {
+        env.push((CONFIG_CONTENT_ENV.to_owned(), config));
+    }
+    Ok(CommandPlan {
+        args,
+        env,
+        stdin: Some(request.prompt.as_bytes().to_vec()),
+    })
+}
+
+/// The user's inline configuration with `ganger.toml`'s merged over it, or `None` when
+/// ganger has nothing to add.
+fn merged_config(request: &RoundRequest<'_>) -> Result<Option<String>, PlanError> {
+    let mut merged = match request.inherited_config {
+        Some(text) if !text.trim().is_empty() => match serde_json::from_str::<Value>(text) {
+            Ok(Value::Object(map)) => map,
+            Ok(_) => {
+                return Err(PlanError::InheritedConfig {
+                    name: CONFIG_CONTENT_ENV,
+                    reason: "it is JSON but not an object".into(),
+                });
+            }
+            Err(e) => {
+                return Err(PlanError::InheritedConfig {
+                    name: CONFIG_CONTENT_ENV,
+                    reason: e.to_string(),
+                });
+            }
+        },
+        _ => Map::new(),
+    };
+    let Some(Value::Object(overlay)) = request.config else {
+        return Ok(None);
+    };
+    if overlay.is_empty() {
+        return Ok(None);
+    }
+    merge(&mut merged, overlay);
+    Ok(Some(Value::Object(merged).to_string()))
+}
+
+/// Deep merge: objects merge key by key, anything else in `overlay` replaces.
+fn merge(base: &mut Map<String, Value>, overlay: &Map<String, Value>) {
+    for (key, value) in overlay {
+        match (base.get_mut(key), value) {
+            (Some(Value::Object(inner)), Value::Object(over)) => merge(inner, over),
+            _ => {
+                base.insert(key.clone(), value.clone());
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+    use std::path::Path;
+
+    fn request<'a>(session: Option<&'a str>, config: Option<&'a Value>, inherited: Option<&'a str>) -> RoundRequest<'a> {
+        RoundRequest {
+            prompt: "  -starts with a dash, \"quoted\"\nand two lines ",
+            session,
+            title: "fix-typo",
+            model: Some("mock/scripted"),
+            worktree: Path::new("/work/site-agent-fix-typo"),
+            config,
+            inherited_config: inherited,
+        }
+    }
+
+    #[test]
+    fn a_new_session_is_titled_and_the_prompt_goes_on_stdin_untouched() {
+        let plan = plan(&request(None, None, None)).unwrap();
+        assert_eq!(
+            plan,
+            CommandPlan {
+                args: ["run", "--format", "json", "--title", "fix-typo", "--model", "mock/scripted"]
+                    .map(String::from)
+                    .to_vec(),
+                env: vec![
+                    ("PWD".into(), "/work/site-agent-fix-typo".into()),
+                    ("OPENCODE_DISABLE_AUTOUPDATE".into(), "1".into()),
+                ],
+                stdin: Some(b"  -starts with a dash, \"quoted\"\nand two lines ".to_vec()),
+            }
+        );
+    }
+
+    #[test]
+    fn a_resumed_session_is_named_and_config_merges_over_the_users() {
+        let overlay = json!({"provider": {"mock": {"options": {"baseURL": "http://127.0.0.1:1/v1"}}}, "share": "disabled"});
+        let inherited = r#"{"provider":{"mock":{"npm":"@ai-sdk/openai-compatible","options":{"apiKey":"k"}}},"model":"mock/x"}"#;
+        let plan = plan(&request(Some("ses_1"), Some(&overlay), Some(inherited))).unwrap();
+        assert_eq!(&plan.args[3..5], ["--session", "ses_1"]);
+        let (_, content) = plan.env.iter().find(|(k, _)| k == CONFIG_CONTENT_ENV).unwrap();
+        let merged: Value = serde_json::from_str(content).unwrap();
+        assert_eq!(
+            merged,
+            json!({
+                "provider": {"mock": {"npm": "@ai-sdk/openai-compatible",
+                    "options": {"apiKey": "k", "baseURL": "http://127.0.0.1:1/v1"}}},
+                "model": "mock/x",
+                "share": "disabled"
+            })
+        );
+    }
+
+    #[test]
+    fn inherited_config_that_is_not_an_object_is_an_error() {
+        let overlay = json!({"share": "disabled"});
+        let err = plan(&request(None, Some(&overlay), Some("[1]"))).unwrap_err();
+        assert!(err.to_string().contains("OPENCODE_CONFIG_CONTENT"), "{err}");
+    }
+}
