@@ -1,1 +1,50 @@
-//! (being written)
+//! The library ganger's front ends drive (the CLI now; a daemon, an MCP server and remote
+//! workers later): tasks and rounds, the round host, reports, and the reaper that settles
+//! rounds whose host died. It prints nothing: commands return values and report their steps
+//! as [`Notice`]s.
+
+mod agent_env;
+mod brief;
+mod cancel;
+mod commander;
+pub mod config;
+mod diff;
+mod error;
+mod fix;
+mod host_entry;
+mod init;
+pub mod install;
+mod keys;
+mod launch;
+mod log;
+mod models;
+mod notice;
+mod reaper;
+mod redact;
+pub mod report;
+mod round;
+mod slug;
+mod start;
+mod status;
+mod wait;
+mod workspace;
+
+pub use brief::{Brief, MAX_PROMPT};
+pub use cancel::cancel;
+pub use commander::commander;
+pub use diff::diff;
+pub use error::{EngineError, ErrorKind, Result};
+pub use fix::{FixOptions, fix};
+pub use host_entry::run_detached_host;
+pub use init::{AgentFound, InitReport, init};
+pub use launch::Launched;
+pub use log::{LogLine, LogOptions, log};
+pub use models::{ModelCheck, closest};
+pub use notice::{Notice, Notices};
+pub use reaper::settle_running;
+pub use report::{RoundReport, TaskList, round_report};
+pub use round::HostOutcome;
+pub use start::{StartOptions, start};
+pub use status::{StatusView, status};
+pub use wait::{WaitOutcome, wait};
+pub use workspace::Workspace;

@@ -84,7 +84,12 @@ pub fn spawn_detached_host(
             let _ = stdin.write_all(&input);
         })
         .join()
-        .map_err(|_| SandboxError::io(log, std::io::Error::other("writing the host's input failed")))?;
+        .map_err(|_| {
+            SandboxError::io(
+                log,
+                std::io::Error::other("writing the host's input failed"),
+            )
+        })?;
     }
     Ok(DetachedHost { pid: child.id() })
 }

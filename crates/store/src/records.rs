@@ -152,6 +152,8 @@ pub struct NewRound {
 #[derive(Debug, Clone, PartialEq)]
 pub struct RoundEnd {
     pub status: RoundStatus,
+    /// The snapshot before the round, when the host took one (kept if already recorded).
+    pub snapshot_before: Option<String>,
     pub reason: Option<String>,
     pub session: Option<String>,
     pub exit_code: Option<i32>,

@@ -51,6 +51,7 @@ fn new_round(kind: RoundKind, token: &str) -> NewRound {
 fn end(status: RoundStatus, session: &str, cost: f64) -> RoundEnd {
     RoundEnd {
         status,
+        snapshot_before: None,
         reason: None,
         session: Some(session.into()),
         exit_code: Some(0),

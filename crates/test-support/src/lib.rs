@@ -1,1 +1,21 @@
-//! (being written)
+//! ganger's test world: a temporary git repository with one commit on `main`, a private HOME
+//! and XDG directories (so neither the user's git configuration nor their agent sessions can
+//! change what a test sees, and tests never touch them), the `ganger` binary run inside it,
+//! the pinned agent CLIs, and checks on the processes a round leaves behind.
+//!
+//! Tests that need an agent CLI fail, loudly and with the command that installs it, when it is
+//! missing: they never skip.
+
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "test support fails the test loudly on what it did not expect"
+)]
+
+mod agents;
+mod processes;
+mod world;
+
+pub use agents::{OPENCODE_VERSION, opencode_program, opencode_toml};
+pub use processes::{living_pids_with_env, wait_until};
+pub use world::{Run, World};

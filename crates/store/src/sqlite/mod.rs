@@ -297,7 +297,8 @@ impl Store for SqliteStore {
         let tx = self.write()?;
         let changed = tx.execute(
             "UPDATE rounds SET status = ?2, reason = ?3, session = ?4, exit_code = ?5, exit_signal = ?6, \
-             summary = ?7, snapshot_after = ?8, changed = ?9, ended_at = ?10, worktree_changes = ?11 \
+             summary = ?7, snapshot_after = ?8, changed = ?9, ended_at = ?10, worktree_changes = ?11, \
+             snapshot_before = COALESCE(?12, snapshot_before) \
              WHERE id = ?1 AND status = 'running'",
             params![
                 round_id,
@@ -311,6 +312,7 @@ impl Store for SqliteStore {
                 to_json(&end.changed)?,
                 now_ms(),
                 to_json(&end.worktree_changes)?,
+                end.snapshot_before,
             ],
         )?;
         if changed == 0 {

@@ -1,0 +1,233 @@
+//! The command line, as clap definitions only; what each command does is in `commands/`.
+//! Options are never abbreviated (clap's inference stays off): `--det` is an error, not
+//! `--detach`.
+
+use clap::{Args, Parser, Subcommand};
+use std::path::PathBuf;
+
+/// ganger: a supervisor for AI coding agents.
+///
+/// Gives a coding task to an agent (OpenCode) in its own git worktree and branch, follows it
+/// round by round in the same session, and reports precisely what each round did.
+#[derive(Debug, Parser)]
+#[command(name = "ganger", version, about, long_about = None, after_help = crate::exit::HELP)]
+pub struct Cli {
+    /// Run as if started in DIR (like `git -C`).
+    #[arg(short = 'C', long = "directory", value_name = "DIR", global = true)]
+    pub directory: Option<PathBuf>,
+
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Create .ganger/, write a commented ganger.toml, and report the agent CLIs found.
+    Init(JsonOnly),
+    /// Start a task: model check, a worktree on a new branch, round 1 in a new session.
+    Start(StartArgs),
+    /// Send the next round of a task into the same session.
+    Fix(FixArgs),
+    /// Show every task, or the report of one task's last round.
+    Status(StatusArgs),
+    /// Wait until a task's running round ends, then print its report.
+    Wait(WaitArgs),
+    /// Stop a task's running round (SIGTERM, a grace period, SIGKILL).
+    Cancel(CancelArgs),
+    /// Show a round's normalized events, or its raw stream.
+    Log(LogArgs),
+    /// Show what a task changed against its base.
+    Diff(DiffArgs),
+    /// Summarize a raw agent stream file (the same code a live round uses).
+    Summarize(SummarizeArgs),
+    /// Run the scripted model server, to dry-run agents without spending tokens.
+    #[command(name = "fake-llm")]
+    FakeLlm(FakeLlmArgs),
+    /// Show what ganger does in under a minute: a scripted model, OpenCode, a task and a fix.
+    Demo(DemoArgs),
+    /// Run a detached round (started by start/fix --detach; not for people).
+    #[command(hide = true)]
+    Host(HostArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct JsonOnly {
+    /// Print JSON (documented in docs/json.md).
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// The task text of a round.
+#[derive(Debug, Args)]
+#[group(required = true, multiple = false)]
+pub struct TaskText {
+    /// A file with the task text.
+    #[arg(long, value_name = "FILE")]
+    pub brief: Option<PathBuf>,
+    /// The task text itself.
+    #[arg(long, value_name = "TEXT")]
+    pub message: Option<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct StartArgs {
+    /// The task's name: lower-case letters, digits and dashes (at most 48).
+    pub slug: String,
+    #[command(flatten)]
+    pub text: TaskText,
+    /// The agent that works on the task.
+    #[arg(long, value_name = "NAME")]
+    pub agent: Option<String>,
+    /// The model, as PROVIDER/MODEL (checked before anything is created).
+    #[arg(short = 'm', long, value_name = "PROVIDER/MODEL")]
+    pub model: Option<String>,
+    /// The revision the new worktree starts from (default: defaults.base, main).
+    #[arg(long, value_name = "REV")]
+    pub base: Option<String>,
+    /// The new branch (default: agent/SLUG).
+    #[arg(long, value_name = "NAME")]
+    pub branch: Option<String>,
+    /// Give the task this existing worktree of the repository instead of making one.
+    #[arg(long, value_name = "PATH")]
+    pub worktree: Option<PathBuf>,
+    /// A provider key file, passed to the agent as <PROVIDER>_API_KEY; only the path is kept.
+    #[arg(long = "key", value_name = "PROVIDER=FILE")]
+    pub keys: Vec<String>,
+    /// The wall-clock limit of each round: 90, 90s, 10m, 2h.
+    #[arg(long, value_name = "DURATION", value_parser = duration)]
+    pub timeout: Option<std::time::Duration>,
+    /// Stop a round after this long with no new event and no process activity.
+    #[arg(long, value_name = "DURATION", value_parser = duration)]
+    pub stall: Option<std::time::Duration>,
+    /// The commander who owns the task (default: GANGER_COMMANDER, else the user name).
+    #[arg(long = "as", value_name = "NAME")]
+    pub as_name: Option<String>,
+    /// Run the round in the background and return once it is recorded as running.
+    #[arg(long)]
+    pub detach: bool,
+    /// Print JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct FixArgs {
+    /// The task.
+    pub slug: String,
+    #[command(flatten)]
+    pub text: TaskText,
+    /// Switch to this model for this round and the ones after it.
+    #[arg(short = 'm', long, value_name = "PROVIDER/MODEL")]
+    pub model: Option<String>,
+    /// A provider key file for this round and the ones after it.
+    #[arg(long = "key", value_name = "PROVIDER=FILE")]
+    pub keys: Vec<String>,
+    /// The commander sending the round.
+    #[arg(long = "as", value_name = "NAME")]
+    pub as_name: Option<String>,
+    /// Run the round in the background and return once it is recorded as running.
+    #[arg(long)]
+    pub detach: bool,
+    /// Print JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct StatusArgs {
+    /// The task; without it, every task.
+    pub slug: Option<String>,
+    /// Print JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct WaitArgs {
+    /// The task.
+    pub slug: String,
+    /// Give up after this long with exit 4: 90, 90s, 10m.
+    #[arg(long, value_name = "DURATION", value_parser = duration)]
+    pub timeout: Option<std::time::Duration>,
+    /// Print JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct CancelArgs {
+    /// The task.
+    pub slug: String,
+    /// The commander cancelling.
+    #[arg(long = "as", value_name = "NAME")]
+    pub as_name: Option<String>,
+    /// Print JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct LogArgs {
+    /// The task.
+    pub slug: String,
+    /// The round (default: the last).
+    #[arg(long, value_name = "N")]
+    pub round: Option<u32>,
+    /// The raw stream, byte for byte (keys redacted).
+    #[arg(long)]
+    pub raw: bool,
+    /// Keep following a running round until it ends.
+    #[arg(long)]
+    pub follow: bool,
+    /// Print the normalized events as JSON lines.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct DiffArgs {
+    /// The task.
+    pub slug: String,
+    /// A diffstat instead of the patch.
+    #[arg(long)]
+    pub stat: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct SummarizeArgs {
+    /// The stream file.
+    pub file: PathBuf,
+    /// The agent whose stream it is.
+    #[arg(long, value_name = "NAME", default_value = "opencode")]
+    pub agent: String,
+    /// Print JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct FakeLlmArgs {
+    /// The port on 127.0.0.1 (0: any free port).
+    #[arg(long, value_name = "P", default_value_t = 0)]
+    pub port: u16,
+    /// The script of answers (TOML; docs/fake-llm.md). Default: a built-in script.
+    #[arg(long, value_name = "FILE")]
+    pub script: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+pub struct DemoArgs {
+    /// Keep the demo's repository instead of removing it at the end.
+    #[arg(long)]
+    pub keep: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct HostArgs {
+    pub slug: String,
+    pub round: u32,
+}
+
+fn duration(text: &str) -> Result<std::time::Duration, String> {
+    ganger_engine::config::parse_duration(text)
+}

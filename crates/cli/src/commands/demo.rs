@@ -1,0 +1,229 @@
+//! `ganger demo`: on a fresh machine, with no key and no set-up, shows the whole loop in well
+//! under a minute: a throwaway repository, the scripted model server, the pinned OpenCode
+//! (installed into ganger's cache with npm if missing), a task started, fixed in the same
+//! session, and reported.
+
+use crate::args::DemoArgs;
+use crate::commands::round::notices;
+use crate::exit;
+use crate::printer;
+use crate::{Failure, Outcome};
+use ganger_engine::{
+    Brief, EngineError, FixOptions, Launched, StartOptions, StatusView, Workspace, round_report,
+};
+use ganger_fake_llm::{FakeLlm, Script, Turn};
+use serde_json::json;
+use std::path::Path;
+use std::process::Command;
+use std::time::Instant;
+
+const FIRST: &str = "Create hello.txt with one line greeting the ganger demo.";
+const SECOND: &str = "Add a second line to hello.txt saying that it was added in round 2.";
+
+fn script() -> Script {
+    Script::new()
+        .turn(Turn::tool("write", json!({"filePath": "hello.txt", "content": "Hello from the scripted model.\n"})).when("Create hello.txt"))
+        .text("Created hello.txt with a greeting. ({{history}})")
+        .turn(
+            Turn::tool(
+                "write",
+                json!({"filePath": "hello.txt", "content": "Hello from the scripted model.\nThis line was added in round 2, in the same session.\n"}),
+            )
+            .when("second line"),
+        )
+        .text("Added the second line to hello.txt. ({{history}})")
+        .default_answer("ganger demo")
+}
+
+fn git(dir: &Path, args: &[&str]) -> Result<(), Failure> {
+    let output = Command::new("git")
+        .arg("-C")
+        .arg(dir)
+        .args(args)
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .output()
+        .map_err(|e| EngineError::invalid(format!("failed to run git: {e}")))?;
+    if output.status.success() {
+        Ok(())
+    } else {
+        Err(EngineError::invalid(format!(
+            "git {} failed: {}",
+            args.join(" "),
+            String::from_utf8_lossy(&output.stderr).trim()
+        ))
+        .into())
+    }
+}
+
+fn toml_string(text: &str) -> String {
+    serde_json::to_string(text).unwrap_or_default()
+}
+
+fn config(program: &Path, base_url: &str, state: &Path) -> String {
+    format!(
+        r#"# The demo's configuration: OpenCode talks to the scripted model on this machine.
+[defaults]
+model = "mock/scripted"
+timeout = "5m"
+stall = "2m"
+
+[agents.opencode]
+command = {program}
+# OpenCode's own state goes to the demo's directory, not yours.
+env = {{ OPENCODE_DISABLE_MODELS_FETCH = "1", XDG_DATA_HOME = {data}, XDG_CONFIG_HOME = {config}, XDG_STATE_HOME = {state_dir}, XDG_CACHE_HOME = {cache} }}
+
+[agents.opencode.config]
+model = "mock/scripted"
+small_model = "mock/scripted"
+share = "disabled"
+
+[agents.opencode.config.provider.mock]
+npm = "@ai-sdk/openai-compatible"
+options = {{ baseURL = {base_url}, apiKey = "demo-key-not-a-secret" }}
+models = {{ scripted = {{ limit = {{ context = 128000, output = 8192 }}, cost = {{ input = 3, output = 15 }} }} }}
+"#,
+        program = toml_string(&program.to_string_lossy()),
+        data = toml_string(&state.join("data").to_string_lossy()),
+        config = toml_string(&state.join("config").to_string_lossy()),
+        state_dir = toml_string(&state.join("state").to_string_lossy()),
+        cache = toml_string(&state.join("cache").to_string_lossy()),
+        base_url = toml_string(base_url),
+    )
+}
+
+fn say(text: &str) -> Result<(), Failure> {
+    printer::emit(&format!("\n== {text}\n"))?;
+    Ok(())
+}
+
+fn report(ws: &Workspace, launched: Launched) -> Result<bool, Failure> {
+    match launched {
+        Launched::Finished(outcome) => {
+            let report = round_report(ws, &outcome.task, &outcome.round);
+            printer::emit(&printer::report_text(&report))?;
+            Ok(outcome.round.status == ganger_events::RoundStatus::Done)
+        }
+        Launched::Detached { .. } => Ok(false),
+    }
+}
+
+pub(crate) fn run(args: DemoArgs) -> Outcome {
+    let clock = Instant::now();
+    let adapter = ganger_agents::adapter("opencode")
+        .ok_or_else(|| EngineError::invalid("no OpenCode adapter"))?;
+    say(&format!(
+        "OpenCode {} (pinned), from ganger's cache",
+        adapter.tested_version()
+    ))?;
+    let program = match ganger_engine::install::cached_program(adapter) {
+        Some(program) => program,
+        None => {
+            printer::emit(&format!(
+                "installing {}@{} with npm into {} ...\n",
+                adapter.npm_package(),
+                adapter.tested_version(),
+                ganger_engine::install::cached_install_dir(adapter).display()
+            ))?;
+            ganger_engine::install::ensure_installed(adapter)?
+        }
+    };
+    printer::emit(&format!("{}\n", program.display()))?;
+
+    let dir = tempfile::Builder::new()
+        .prefix("ganger-demo-")
+        .tempdir()
+        .map_err(|e| EngineError::invalid(format!("failed to make a temporary directory: {e}")))?;
+    let llm = FakeLlm::start(script()).map_err(|e| EngineError::invalid(e.to_string()))?;
+    say(&format!(
+        "a scripted model at {} (no key, no tokens spent)",
+        llm.base_url()
+    ))?;
+
+    let repo = dir.path().join("demo");
+    std::fs::create_dir_all(&repo).map_err(|e| EngineError::io("create", &repo, e))?;
+    git(&repo, &["init", "-q", "-b", "main"])?;
+    for (key, value) in [
+        ("user.name", "ganger demo"),
+        ("user.email", "demo@example.invalid"),
+        ("commit.gpgsign", "false"),
+    ] {
+        git(&repo, &["config", key, value])?;
+    }
+    std::fs::write(repo.join("README.md"), "# A demo repository\n")
+        .map_err(|e| EngineError::io("write", &repo, e))?;
+    std::fs::write(
+        repo.join("ganger.toml"),
+        config(&program, &llm.base_url(), &dir.path().join("opencode")),
+    )
+    .map_err(|e| EngineError::io("write", &repo, e))?;
+    git(&repo, &["add", "-A"])?;
+    git(&repo, &["commit", "-q", "-m", "demo repository"])?;
+    say(&format!("a repository at {}", repo.display()))?;
+
+    let ws = Workspace::discover(&repo)?;
+    say(&format!("ganger start hello --message {FIRST:?}"))?;
+    let started = ganger_engine::start(
+        &ws,
+        StartOptions {
+            slug: "hello".into(),
+            brief: Some(Brief::Message(FIRST.into())),
+            commander: Some("demo".into()),
+            ..StartOptions::default()
+        },
+        &mut notices(false),
+    )?;
+    let first_done = report(&ws, started)?;
+
+    say(&format!(
+        "ganger fix hello --message {SECOND:?}   (the same OpenCode session)"
+    ))?;
+    let fixed = ganger_engine::fix(
+        &ws,
+        FixOptions {
+            slug: "hello".into(),
+            brief: Some(Brief::Message(SECOND.into())),
+            commander: Some("demo".into()),
+            ..FixOptions::default()
+        },
+        &mut notices(false),
+    )?;
+    let second_done = report(&ws, fixed)?;
+
+    say("ganger status")?;
+    if let StatusView::List(list) = ganger_engine::status(&ws, None, &mut notices(false))? {
+        printer::emit(&printer::task_table(&list, ws.state.root()))?;
+    }
+    say("ganger diff hello")?;
+    let diff = ganger_engine::diff(&ws, "hello", false, false)?;
+    printer::emit(&String::from_utf8_lossy(&diff))?;
+
+    let requests = llm.requests();
+    say(&format!(
+        "the model received {} requests; the last one carried {} messages of the same conversation",
+        requests.len(),
+        requests
+            .last()
+            .and_then(|r| r.body.as_ref())
+            .and_then(|body| body.get("messages"))
+            .and_then(|m| m.as_array())
+            .map_or(0, Vec::len)
+    ))?;
+    let kept = if args.keep {
+        let path = dir.keep();
+        format!(
+            "the demo repository is kept at {}",
+            path.join("demo").display()
+        )
+    } else {
+        "the demo repository was removed (--keep keeps it)".to_owned()
+    };
+    printer::emit(&format!(
+        "\ndone in {:.1} s; {kept}\nyour turn: ganger init, then ganger start SLUG --message TEXT in your repository\n",
+        clock.elapsed().as_secs_f64()
+    ))?;
+    Ok(if first_done && second_done {
+        exit::OK
+    } else {
+        exit::NOT_DONE
+    })
+}

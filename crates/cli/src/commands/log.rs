@@ -1,0 +1,113 @@
+//! `ganger log`: normalized events as readable lines or JSON lines, or the raw stream.
+
+use crate::Outcome;
+use crate::args::LogArgs;
+use crate::exit;
+use ganger_engine::{LogLine, LogOptions, Workspace};
+use ganger_events::Event;
+use std::io::Write;
+
+fn describe(event: &Event) -> String {
+    match event {
+        Event::Session { id } => format!("session {id}"),
+        Event::StepStarted => "step started".into(),
+        Event::StepFinished { reason, usage } => format!(
+            "step finished ({}), tokens {} in / {} out{}",
+            reason.as_deref().unwrap_or("no reason"),
+            usage.input,
+            usage.output,
+            usage
+                .cost_usd
+                .map(|c| format!(", ${c:.4}"))
+                .unwrap_or_default()
+        ),
+        Event::Text { text } => {
+            let first = text.lines().next().unwrap_or_default();
+            let more = if text.lines().count() > 1 { " ..." } else { "" };
+            format!("text: {first}{more}")
+        }
+        Event::Tool {
+            name,
+            status,
+            title,
+            error,
+        } => {
+            let mut line = format!("tool {name} {status:?}").to_lowercase();
+            if let Some(title) = title {
+                line.push_str(&format!(": {title}"));
+            }
+            if let Some(error) = error {
+                line.push_str(&format!(" ({error})"));
+            }
+            line
+        }
+        Event::PermissionRejected { tool, message } => {
+            format!("permission rejected: {tool}: {message}")
+        }
+        Event::Error {
+            name,
+            message,
+            status_code,
+            ..
+        } => {
+            let code = status_code
+                .map(|c| format!(" (HTTP {c})"))
+                .unwrap_or_default();
+            format!("error {name}{code}: {message}")
+        }
+        Event::Retry { message } => format!("retry: {message}"),
+        Event::Unknown { kind } => format!("unknown event type {kind:?}"),
+    }
+}
+
+pub(crate) fn run(ws: &Workspace, args: LogArgs) -> Outcome {
+    let options = LogOptions {
+        slug: args.slug,
+        round: args.round,
+        raw: args.raw,
+        follow: args.follow,
+    };
+    let json = args.json;
+    let stdout = std::io::stdout();
+    let mut out = stdout.lock();
+    let mut write = |line: LogLine<'_>| -> std::io::Result<()> {
+        match line {
+            LogLine::Raw(bytes) => out.write_all(bytes)?,
+            LogLine::Parsed {
+                number,
+                line,
+                parsed,
+            } => {
+                if json {
+                    let value = serde_json::json!({
+                        "schema": "ganger.log-line/1",
+                        "line": number,
+                        "kind": parsed.kind,
+                        "events": parsed.events,
+                    });
+                    writeln!(out, "{value}")?;
+                } else {
+                    match &parsed.kind {
+                        None => writeln!(
+                            out,
+                            "{number:>5} malformed: {}",
+                            String::from_utf8_lossy(&line[..line.len().min(200)])
+                        )?,
+                        Some(kind) => {
+                            let texts: Vec<String> = parsed
+                                .events
+                                .iter()
+                                .filter(|e| !matches!(e, Event::Session { .. }))
+                                .map(describe)
+                                .collect();
+                            writeln!(out, "{number:>5} {kind}: {}", texts.join("; "))?;
+                        }
+                    }
+                }
+            }
+        }
+        out.flush()
+    };
+    ganger_engine::log(ws, &options, &mut write)?;
+    Ok(exit::OK)
+}

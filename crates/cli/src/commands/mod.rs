@@ -1,0 +1,11 @@
+//! One module per command family; each turns parsed arguments into an engine call and the
+//! engine's answer into output and an exit code.
+
+pub(crate) mod demo;
+pub(crate) mod fake_llm;
+pub(crate) mod host;
+pub(crate) mod init;
+pub(crate) mod log;
+pub(crate) mod round;
+pub(crate) mod summarize;
+pub(crate) mod watch;

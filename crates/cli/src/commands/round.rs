@@ -1,0 +1,100 @@
+//! `ganger start` and `ganger fix`: run a round and print its report, or the detached
+//! round's coordinates.
+
+use crate::args::{FixArgs, StartArgs, TaskText};
+use crate::exit;
+use crate::printer;
+use crate::{Failure, Outcome};
+use ganger_engine::{Brief, FixOptions, Launched, Notice, StartOptions, Workspace, round_report};
+use ganger_events::RoundStatus;
+
+pub(crate) fn brief(text: TaskText) -> Option<Brief> {
+    match (text.brief, text.message) {
+        (Some(file), _) => Some(Brief::File(file)),
+        (None, Some(message)) => Some(Brief::Message(message)),
+        (None, None) => None,
+    }
+}
+
+/// Prints notices as they come in human mode; JSON mode prints only the final document.
+pub(crate) fn notices(json: bool) -> impl FnMut(Notice) {
+    move |notice| {
+        if !json {
+            let _ = printer::emit(&printer::notice_line(&notice));
+        }
+    }
+}
+
+/// The exit code of a round's status.
+pub(crate) fn status_code(status: RoundStatus) -> u8 {
+    match status {
+        RoundStatus::Done => exit::OK,
+        _ => exit::NOT_DONE,
+    }
+}
+
+fn print_launched(ws: &Workspace, launched: Launched, json: bool) -> Outcome {
+    match launched {
+        Launched::Finished(outcome) => {
+            let report = round_report(ws, &outcome.task, &outcome.round);
+            if json {
+                printer::emit_json(&report)?;
+            } else {
+                printer::emit(&printer::report_text(&report))?;
+            }
+            Ok(status_code(outcome.round.status))
+        }
+        Launched::Detached {
+            task,
+            round,
+            host_pid,
+        } => {
+            if json {
+                printer::emit_json(&serde_json::json!({
+                    "schema": "ganger.detached/1",
+                    "task": task.slug,
+                    "round": round.number,
+                    "status": "running",
+                    "host_pid": host_pid,
+                    "events": ws.state.round_file(&task.slug, round.number, "jsonl"),
+                }))?;
+            }
+            Ok(exit::OK)
+        }
+    }
+}
+
+pub(crate) fn start(ws: &Workspace, args: StartArgs) -> Outcome {
+    let json = args.json;
+    let options = StartOptions {
+        slug: args.slug,
+        brief: brief(args.text),
+        agent: args.agent,
+        model: args.model,
+        base: args.base,
+        branch: args.branch,
+        worktree: args.worktree,
+        keys: args.keys,
+        timeout: args.timeout,
+        stall: args.stall,
+        commander: args.as_name,
+        detach: args.detach,
+    };
+    let launched =
+        ganger_engine::start(ws, options, &mut notices(json)).map_err(Failure::Engine)?;
+    print_launched(ws, launched, json)
+}
+
+pub(crate) fn fix(ws: &Workspace, args: FixArgs) -> Outcome {
+    let json = args.json;
+    let options = FixOptions {
+        slug: args.slug,
+        brief: brief(args.text),
+        model: args.model,
+        keys: args.keys,
+        commander: args.as_name,
+        detach: args.detach,
+    };
+    let launched = ganger_engine::fix(ws, options, &mut notices(json)).map_err(Failure::Engine)?;
+    print_launched(ws, launched, json)
+}

@@ -1,0 +1,90 @@
+//! The commands that look at tasks: `status`, `wait`, `cancel`, `diff`.
+
+use super::round::{notices, status_code};
+use crate::Outcome;
+use crate::args::{CancelArgs, DiffArgs, StatusArgs, WaitArgs};
+use crate::exit;
+use crate::printer;
+use ganger_engine::{StatusView, WaitOutcome, Workspace};
+use std::io::IsTerminal;
+
+pub(crate) fn status(ws: &Workspace, args: StatusArgs) -> Outcome {
+    let view = ganger_engine::status(ws, args.slug.as_deref(), &mut notices(args.json))?;
+    match view {
+        StatusView::List(list) => {
+            if args.json {
+                printer::emit_json(&list)?;
+            } else {
+                printer::emit(&printer::task_table(&list, ws.state.root()))?;
+            }
+        }
+        StatusView::Round(report) => {
+            if args.json {
+                printer::emit_json(&report)?;
+            } else {
+                printer::emit(&printer::report_text(&report))?;
+            }
+        }
+    }
+    Ok(exit::OK)
+}
+
+pub(crate) fn wait(ws: &Workspace, args: WaitArgs) -> Outcome {
+    match ganger_engine::wait(ws, &args.slug, args.timeout, &mut notices(args.json))? {
+        WaitOutcome::Ended(report) => {
+            if args.json {
+                printer::emit_json(&report)?;
+            } else {
+                printer::emit(&printer::report_text(&report))?;
+            }
+            Ok(status_code(report.status))
+        }
+        WaitOutcome::StillRunning {
+            number,
+            host_pid,
+            started_at,
+        } => {
+            if args.json {
+                printer::emit_json(&serde_json::json!({
+                    "schema": "ganger.still-running/1",
+                    "task": args.slug,
+                    "round": number,
+                    "status": "running",
+                    "host_pid": host_pid,
+                    "started_at": started_at,
+                }))?;
+            } else {
+                let host = host_pid
+                    .map(|p| format!("host pid {p}, "))
+                    .unwrap_or_default();
+                printer::emit(&format!(
+                    "round {number} of {} is still running ({host}started {started_at}); wait again\n",
+                    args.slug
+                ))?;
+            }
+            Ok(exit::STILL_RUNNING)
+        }
+    }
+}
+
+pub(crate) fn cancel(ws: &Workspace, args: CancelArgs) -> Outcome {
+    let report = ganger_engine::cancel(
+        ws,
+        &args.slug,
+        args.as_name.as_deref(),
+        &mut notices(args.json),
+    )?;
+    if args.json {
+        printer::emit_json(&report)?;
+    } else {
+        printer::emit(&printer::report_text(&report))?;
+    }
+    Ok(exit::OK)
+}
+
+pub(crate) fn diff(ws: &Workspace, args: DiffArgs) -> Outcome {
+    let color = std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none();
+    let bytes = ganger_engine::diff(ws, &args.slug, args.stat, color)?;
+    printer::emit(&String::from_utf8_lossy(&bytes))?;
+    Ok(exit::OK)
+}

@@ -1,0 +1,135 @@
+//! The `ganger` command line: parses arguments (`args.rs`), runs the engine's commands
+//! (`commands/`), prints through one printer (`printer/`), and maps outcomes to the documented
+//! exit codes (`exit.rs`).
+
+mod args;
+mod commands;
+mod exit;
+mod printer;
+
+use args::{Cli, Command};
+use clap::Parser;
+use ganger_engine::{EngineError, ErrorKind, Workspace};
+use std::process::ExitCode;
+
+/// Why a command did not complete.
+#[derive(Debug)]
+pub(crate) enum Failure {
+    Engine(EngineError),
+    Io(std::io::Error),
+}
+
+impl From<EngineError> for Failure {
+    fn from(error: EngineError) -> Self {
+        Failure::Engine(error)
+    }
+}
+
+impl From<std::io::Error> for Failure {
+    fn from(error: std::io::Error) -> Self {
+        Failure::Io(error)
+    }
+}
+
+pub(crate) type Outcome = Result<u8, Failure>;
+
+/// Runs ganger with the process's arguments.
+pub fn main() -> ExitCode {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(error) => return argument_error(&error),
+    };
+    let json = wants_json(&cli.command);
+    match run(cli) {
+        Ok(code) => ExitCode::from(code),
+        Err(Failure::Io(error)) if error.kind() == std::io::ErrorKind::BrokenPipe => {
+            ExitCode::from(exit::OK)
+        }
+        Err(Failure::Io(error)) => {
+            printer::emit_error(
+                json,
+                &format!("failed to write the output: {error}"),
+                None,
+                exit::INVALID,
+            );
+            ExitCode::from(exit::INVALID)
+        }
+        Err(Failure::Engine(error)) => {
+            let code = match error.kind {
+                ErrorKind::Invalid => exit::INVALID,
+                ErrorKind::ModelUnavailable => exit::MODEL_UNAVAILABLE,
+            };
+            printer::emit_error(json, &error.message, error.hint.as_deref(), code);
+            ExitCode::from(code)
+        }
+    }
+}
+
+/// Help and version print as clap makes them; any other argument error is one line, exit 2.
+fn argument_error(error: &clap::Error) -> ExitCode {
+    use clap::error::ErrorKind as Kind;
+    if matches!(
+        error.kind(),
+        Kind::DisplayHelp | Kind::DisplayVersion | Kind::DisplayHelpOnMissingArgumentOrSubcommand
+    ) {
+        let _ = error.print();
+        return ExitCode::from(
+            if error.kind() == Kind::DisplayHelpOnMissingArgumentOrSubcommand {
+                exit::INVALID
+            } else {
+                exit::OK
+            },
+        );
+    }
+    let rendered = error.render().to_string();
+    let first = rendered
+        .lines()
+        .find(|line| !line.trim().is_empty())
+        .unwrap_or("bad arguments")
+        .trim_start_matches("error: ")
+        .to_owned();
+    let json = std::env::args().any(|a| a == "--json");
+    printer::emit_error(json, &first, Some("see `ganger --help`"), exit::INVALID);
+    ExitCode::from(exit::INVALID)
+}
+
+fn wants_json(command: &Command) -> bool {
+    match command {
+        Command::Init(a) => a.json,
+        Command::Start(a) => a.json,
+        Command::Fix(a) => a.json,
+        Command::Status(a) => a.json,
+        Command::Wait(a) => a.json,
+        Command::Cancel(a) => a.json,
+        Command::Log(a) => a.json,
+        Command::Summarize(a) => a.json,
+        Command::Diff(_) | Command::FakeLlm(_) | Command::Demo(_) | Command::Host(_) => false,
+    }
+}
+
+fn workspace(cli_dir: Option<&std::path::Path>) -> Result<Workspace, Failure> {
+    let dir = match cli_dir {
+        Some(dir) => dir.to_path_buf(),
+        None => std::env::current_dir()
+            .map_err(|e| EngineError::invalid(format!("no current directory: {e}")))?,
+    };
+    Ok(Workspace::discover(&dir)?)
+}
+
+fn run(cli: Cli) -> Outcome {
+    let dir = cli.directory.as_deref();
+    match cli.command {
+        Command::Init(args) => commands::init::run(&workspace(dir)?, args.json),
+        Command::Start(args) => commands::round::start(&workspace(dir)?, args),
+        Command::Fix(args) => commands::round::fix(&workspace(dir)?, args),
+        Command::Status(args) => commands::watch::status(&workspace(dir)?, args),
+        Command::Wait(args) => commands::watch::wait(&workspace(dir)?, args),
+        Command::Cancel(args) => commands::watch::cancel(&workspace(dir)?, args),
+        Command::Log(args) => commands::log::run(&workspace(dir)?, args),
+        Command::Diff(args) => commands::watch::diff(&workspace(dir)?, args),
+        Command::Summarize(args) => commands::summarize::run(args),
+        Command::FakeLlm(args) => commands::fake_llm::run(args),
+        Command::Demo(args) => commands::demo::run(args),
+        Command::Host(args) => commands::host::run(&workspace(dir)?, args),
+    }
+}

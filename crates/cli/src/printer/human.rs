@@ -1,0 +1,255 @@
+//! Human text for reports, the task table and progress notices: plain lines, readable without
+//! colour, with long things clipped and a pointer to where the whole is.
+
+use ganger_engine::Notice;
+use ganger_engine::report::{RoundReport, TaskList};
+use std::fmt::Write;
+
+fn indent(out: &mut String, text: &str) {
+    for line in text.lines() {
+        let _ = writeln!(out, "  {line}");
+    }
+}
+
+fn seconds(ms: i64) -> String {
+    if ms < 10_000 {
+        format!("{:.1} s", ms as f64 / 1000.0)
+    } else if ms < 600_000 {
+        format!("{} s", ms / 1000)
+    } else {
+        format!("{} min", ms / 60_000)
+    }
+}
+
+fn paths(out: &mut String, title: &str, list: &ganger_engine::report::Clipped, more: &str) {
+    match list.total {
+        0 => {
+            let _ = writeln!(out, "{title}: none");
+        }
+        1 => {
+            let _ = writeln!(out, "{title}: 1 path");
+        }
+        n => {
+            let _ = writeln!(out, "{title}: {n} paths");
+        }
+    }
+    for line in &list.shown {
+        let _ = writeln!(out, "  {line}");
+    }
+    if list.total > list.shown.len() {
+        let _ = writeln!(out, "  ... {} more: {more}", list.total - list.shown.len());
+    }
+}
+
+/// The report of one round.
+pub fn report_text(report: &RoundReport) -> String {
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "task: {}, round {} ({}), branch {}",
+        report.task, report.round, report.kind, report.branch
+    );
+    let gone = if report.worktree_gone { " (gone)" } else { "" };
+    let _ = writeln!(out, "worktree: {}{gone}", report.worktree.display());
+    let _ = writeln!(
+        out,
+        "agent: {}, model: {}",
+        report.agent,
+        report.model.as_deref().unwrap_or("the agent's default")
+    );
+    let _ = writeln!(
+        out,
+        "session: {}",
+        report.session.as_deref().unwrap_or("none yet")
+    );
+    let mut when = format!("started: {}", report.started_at);
+    if let Some(ended) = &report.ended_at {
+        let _ = write!(when, ", ended {ended}");
+    }
+    if let Some(ms) = report.duration_ms {
+        let _ = write!(when, " ({})", seconds(ms));
+    }
+    let _ = writeln!(out, "{when}");
+    let mut status = report.status.to_string();
+    if let Some(code) = report.exit_code {
+        let _ = write!(status, ", exit {code}");
+    }
+    if let Some(signal) = report.exit_signal {
+        let _ = write!(status, ", killed by signal {signal}");
+    }
+    if let Some(finish) = &report.finish {
+        let _ = write!(status, ", finish {finish}");
+    }
+    if let (Some(quiet), Some(pid)) = (report.quiet_ms, report.host_pid) {
+        let _ = write!(
+            status,
+            " (host pid {pid}; last progress {} ago)",
+            seconds(quiet)
+        );
+    }
+    let _ = writeln!(out, "status: {status}");
+    if let Some(reason) = &report.reason {
+        let _ = writeln!(out, "reason: {reason}");
+    }
+    let mut events: Vec<String> = report
+        .events
+        .iter()
+        .map(|(k, v)| format!("{k} {v}"))
+        .collect();
+    if events.is_empty() {
+        events.push("none".into());
+    }
+    let mut line = format!("events: {}", events.join(", "));
+    if report.malformed_lines > 0 {
+        let _ = write!(line, "; {} lines not events", report.malformed_lines);
+    }
+    if report.unknown_lines > 0 {
+        let _ = write!(line, "; {} of unknown types", report.unknown_lines);
+    }
+    let _ = writeln!(out, "{line}");
+    let cost = report
+        .cost_usd
+        .map_or_else(|| "not reported".to_owned(), |c| format!("${c:.4}"));
+    let _ = writeln!(
+        out,
+        "cost: {cost}, tokens {} in / {} out",
+        report.tokens.input, report.tokens.output
+    );
+    for error in &report.errors {
+        let _ = writeln!(out, "error: {error}");
+    }
+    if report.error_count as usize > report.errors.len() {
+        let _ = writeln!(
+            out,
+            "error: ... {} more",
+            report.error_count as usize - report.errors.len()
+        );
+    }
+    for rejection in &report.rejections {
+        let _ = writeln!(out, "rejected: {rejection}");
+    }
+    if !report.stderr_tail.is_empty() {
+        let _ = writeln!(out, "stderr (last lines):");
+        for line in &report.stderr_tail {
+            let _ = writeln!(out, "  {line}");
+        }
+    }
+    match &report.answer {
+        Some(answer) => {
+            let _ = writeln!(out, "worker's last answer:");
+            indent(&mut out, answer);
+            let shown = answer.chars().count();
+            if report.answer_chars > shown {
+                let place = report
+                    .files
+                    .answer
+                    .as_ref()
+                    .unwrap_or(&report.files.events)
+                    .display();
+                let _ = writeln!(
+                    out,
+                    "  ... ({} more characters in {place})",
+                    report.answer_chars - shown
+                );
+            }
+        }
+        None => {
+            let _ = writeln!(out, "worker's last answer: none");
+        }
+    }
+    let status_hint = format!("git -C {} status --short", report.worktree.display());
+    paths(
+        &mut out,
+        "changed in this round",
+        &report.changed,
+        &format!("ganger diff {}", report.task),
+    );
+    paths(
+        &mut out,
+        "worktree changes",
+        &report.worktree_changes,
+        &status_hint,
+    );
+    let files = &report.files;
+    let dir = files
+        .events
+        .parent()
+        .map(|p| p.display().to_string())
+        .unwrap_or_default();
+    let answer = if files.answer.is_some() {
+        ",answer.md"
+    } else {
+        ""
+    };
+    let _ = writeln!(
+        out,
+        "files: {dir}/round-{}.{{prompt.md,jsonl,err{answer}}}",
+        report.round
+    );
+    out
+}
+
+/// The task table.
+pub fn task_table(list: &TaskList, root: &std::path::Path) -> String {
+    if list.tasks.is_empty() {
+        return format!("no tasks in {}\n", root.display());
+    }
+    let mut out = String::with_capacity(list.tasks.len() * 120);
+    let _ = writeln!(
+        out,
+        "{:<28} {:>6} {:<12} {:<32} {:<9} {:<24} {:>9} worktree",
+        "task", "rounds", "last", "session", "agent", "model", "cost"
+    );
+    for task in &list.tasks {
+        let last = task.last_status.map_or("-".to_owned(), |s| s.to_string());
+        let gone = if task.worktree_gone { " (gone)" } else { "" };
+        let _ = writeln!(
+            out,
+            "{:<28} {:>6} {:<12} {:<32} {:<9} {:<24} {:>9} {}{gone}",
+            task.slug,
+            task.rounds,
+            last,
+            task.session.as_deref().unwrap_or("-"),
+            task.agent,
+            task.model.as_deref().unwrap_or("-"),
+            format!("${:.4}", task.cost_usd),
+            task.worktree.display(),
+        );
+    }
+    out
+}
+
+/// A progress line for a notice.
+pub fn notice_line(notice: &Notice) -> String {
+    match notice {
+        Notice::Model { model, verdict } => format!("model: {model}: {verdict}\n"),
+        Notice::WorktreeCreated { path, branch, base } => {
+            format!(
+                "worktree: created {} on {branch} from {base}\n",
+                path.display()
+            )
+        }
+        Notice::RoundStarted {
+            slug,
+            number,
+            events,
+        } => {
+            format!(
+                "round {number} of {slug} started; events: {}\n",
+                events.display()
+            )
+        }
+        Notice::Detached {
+            slug,
+            number,
+            host_pid,
+            log,
+        } => format!(
+            "round {number} of {slug} runs in the background (host pid {host_pid}); host log: {}\nwait for it: ganger wait {slug}\n",
+            log.display()
+        ),
+        Notice::Settled { slug, number } => {
+            format!("round {number} of {slug} was found interrupted: its host had died\n")
+        }
+    }
+}

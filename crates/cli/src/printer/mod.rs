@@ -1,0 +1,42 @@
+//! The one printer: every command's output goes through here, as human text or as one JSON
+//! document (`--json`). Human text uses no colour. A closed stdout (`ganger status | head`) is
+//! a clean end, not a panic.
+
+mod human;
+
+pub use human::{notice_line, report_text, task_table};
+
+use serde::Serialize;
+use std::io::Write;
+
+/// Writes to stdout; a broken pipe ends quietly.
+pub fn emit(text: &str) -> std::io::Result<()> {
+    let mut out = std::io::stdout().lock();
+    out.write_all(text.as_bytes())?;
+    out.flush()
+}
+
+/// Writes a value as pretty JSON with a trailing newline.
+pub fn emit_json<T: Serialize>(value: &T) -> std::io::Result<()> {
+    let text = serde_json::to_string_pretty(value).map_err(std::io::Error::other)?;
+    emit(&format!("{text}\n"))
+}
+
+/// Writes one error line (and a hint line), to stderr or as JSON on stdout.
+pub fn emit_error(json: bool, message: &str, hint: Option<&str>, code: u8) {
+    if json {
+        let value = serde_json::json!({
+            "schema": "ganger.error/1",
+            "error": message,
+            "hint": hint,
+            "exit_code": code,
+        });
+        let _ = emit_json(&value);
+        return;
+    }
+    let mut err = std::io::stderr().lock();
+    let _ = writeln!(err, "error: {message}");
+    if let Some(hint) = hint {
+        let _ = writeln!(err, "hint: {hint}");
+    }
+}

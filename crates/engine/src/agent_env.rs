@@ -1,0 +1,109 @@
+//! How an agent is run for this repository: which program (the `command` of `ganger.toml`,
+//! else the one on `PATH`, else ganger's cached install of the tested version) and with which
+//! environment. With the local sandbox the agent runs as if the user ran it by hand: the
+//! user's whole environment and home, plus the adapter's settings, `ganger.toml`'s `env`, and
+//! the keys of this run.
+
+use crate::config::Config;
+use crate::error::{EngineError, Result};
+use crate::install;
+use crate::keys::LoadedKey;
+use ganger_agents::{Adapter, CommandPlan};
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+
+/// Variables ganger uses for itself and never passes to an agent.
+const PRIVATE_VARS: [&str; 2] = ["GANGER_HOST_LOCK_FD", "GANGER_HOST_LOCK_PATH"];
+
+/// Finds the agent's program.
+pub fn resolve_program(adapter: &dyn Adapter, config: &Config) -> Result<PathBuf> {
+    let agent_config = config.agent(adapter.name());
+    if let Some(command) = agent_config.command {
+        return find_executable(&command).ok_or_else(|| {
+            EngineError::invalid(format!(
+                "agents.{}.command in ganger.toml names {}, which is not an executable",
+                adapter.name(),
+                command.display()
+            ))
+        });
+    }
+    if let Some(found) = find_executable(Path::new(adapter.program())) {
+        return Ok(found);
+    }
+    install::cached_program(adapter).ok_or_else(|| {
+        EngineError::invalid(format!(
+            "{} ({}) is not on PATH",
+            adapter.display_name(),
+            adapter.program()
+        ))
+        .hint(format!(
+            "install it (npm install -g {}@{}) or set agents.{}.command in ganger.toml",
+            adapter.npm_package(),
+            adapter.tested_version(),
+            adapter.name()
+        ))
+    })
+}
+
+fn is_executable(path: &Path) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::metadata(path).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+}
+
+/// A program path as given, or looked up on `PATH` when it is a bare name.
+fn find_executable(program: &Path) -> Option<PathBuf> {
+    if program.components().count() > 1 {
+        return is_executable(program).then(|| program.to_path_buf());
+    }
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path)
+        .map(|dir| dir.join(program))
+        .find(|candidate| is_executable(candidate))
+}
+
+/// The agent's environment: the user's, then `ganger.toml`'s `env`, the adapter's plan (which
+/// has already merged any configuration variable from those two) and the keys, later ones
+/// winning.
+pub fn agent_environment(
+    adapter: &dyn Adapter,
+    config: &Config,
+    plan: &CommandPlan,
+    keys: &[LoadedKey],
+) -> Vec<(OsString, OsString)> {
+    let mut env: Vec<(OsString, OsString)> = std::env::vars_os()
+        .filter(|(key, _)| !PRIVATE_VARS.iter().any(|private| key == private))
+        .filter(|(key, _)| key != ganger_sandbox::ROUND_ENV)
+        .collect();
+    let mut set = |key: &str, value: &str| {
+        env.retain(|(k, _)| k != key);
+        env.push((key.into(), value.into()));
+    };
+    for (key, value) in &config.agent(adapter.name()).env {
+        set(key, value);
+    }
+    for (key, value) in &plan.env {
+        set(key, value);
+    }
+    for key in keys {
+        set(&key.env, &key.value);
+    }
+    env
+}
+
+/// The inherited agent configuration the adapter merges over (OpenCode's
+/// `OPENCODE_CONFIG_CONTENT`), as the agent would see it.
+pub fn inherited_config(adapter: &dyn Adapter, config: &Config) -> Option<String> {
+    let name = adapter.inherited_config_env()?;
+    config
+        .agent(adapter.name())
+        .env
+        .get(name)
+        .cloned()
+        .or_else(|| std::env::var(name).ok())
+}
+
+/// `ganger.toml`'s agent configuration as JSON for the adapter.
+pub fn config_overlay(adapter: &dyn Adapter, config: &Config) -> Option<serde_json::Value> {
+    let table = config.agent(adapter.name()).config?;
+    serde_json::to_value(table).ok()
+}

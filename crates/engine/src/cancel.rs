@@ -1,0 +1,69 @@
+//! `ganger cancel`: stops a task's running round. The cancel is recorded first, then the host
+//! gets SIGTERM and stops its agent's whole process group and round (SIGTERM, the grace period,
+//! SIGKILL) and records the round as cancelled. A host that does not finish in time is killed
+//! and the round settled.
+
+use crate::commander::commander;
+use crate::error::{EngineError, Result};
+use crate::fix::find_task;
+use crate::notice::Notices;
+use crate::reaper::settle_task;
+use crate::report::{RoundReport, round_report};
+use crate::workspace::Workspace;
+use ganger_events::RoundStatus;
+use ganger_sandbox::{HostLock, ProcessId};
+use ganger_store::Store;
+use rustix::process::{Pid, Signal, kill_process};
+use std::time::Duration;
+
+/// How long beyond the grace period a host gets to record the cancel.
+const EXTRA: Duration = Duration::from_secs(15);
+
+fn signal_host(host: Option<ganger_store::ProcessRef>, signal: Signal) -> bool {
+    let Some(host) = host else { return false };
+    let id = ProcessId {
+        pid: host.pid,
+        start_ticks: host.start_ticks,
+    };
+    if !id.is_alive() {
+        return false;
+    }
+    Pid::from_raw(host.pid).is_some_and(|pid| kill_process(pid, signal).is_ok())
+}
+
+/// Cancels the running round of `slug` and returns its report.
+pub fn cancel(
+    ws: &Workspace,
+    slug: &str,
+    as_name: Option<&str>,
+    notices: &mut dyn Notices,
+) -> Result<RoundReport> {
+    let Some(mut store) = ws.existing_store()? else {
+        crate::slug::check_slug(slug)?;
+        return Err(EngineError::invalid(format!("no task {slug}")));
+    };
+    let task = find_task(&store, slug)?;
+    settle_task(ws, &mut store, &task, notices)?;
+    let round = store
+        .round(task.id, None)?
+        .ok_or_else(|| EngineError::invalid(format!("task {slug} has no rounds")))?;
+    if round.status != RoundStatus::Running {
+        return Err(EngineError::invalid(format!(
+            "no round of {slug} is running; round {} ended {}",
+            round.number, round.status
+        )));
+    }
+    store.request_cancel(round.id, &commander(as_name))?;
+    signal_host(round.host, Signal::TERM);
+    let limit = ws.config.defaults.grace.0 + EXTRA;
+    if !HostLock::wait_released(&round.lock_path, Some(limit)) {
+        signal_host(round.host, Signal::KILL);
+        HostLock::wait_released(&round.lock_path, Some(Duration::from_secs(5)));
+    }
+    settle_task(ws, &mut store, &task, notices)?;
+    let task = find_task(&store, slug)?;
+    let round = store.round(task.id, Some(round.number))?.ok_or_else(|| {
+        EngineError::invalid(format!("round {} of {slug} vanished", round.number))
+    })?;
+    Ok(round_report(ws, &task, &round))
+}

@@ -1,0 +1,267 @@
+//! Configuration: `ganger.toml` in the main checkout (committed, per repository) over
+//! `~/.config/ganger/config.toml` (per user), over built-in defaults. Unknown keys are errors,
+//! so that a misspelt setting is never silently ignored.
+
+mod duration;
+mod template;
+
+pub use duration::{format_duration, parse_duration};
+pub use template::TEMPLATE;
+
+use serde::Deserialize;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+/// The file name of the repository configuration.
+pub const FILE_NAME: &str = "ganger.toml";
+
+/// The whole configuration.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Config {
+    pub defaults: Defaults,
+    pub worktree: WorktreeConfig,
+    /// Environment variable names for provider keys (`openrouter = "OR_KEY"`); a provider not
+    /// listed uses `<PROVIDER>_API_KEY`.
+    pub keys: BTreeMap<String, String>,
+    pub agents: BTreeMap<String, AgentConfig>,
+    pub sandbox: SandboxConfig,
+}
+
+/// Defaults for new tasks and rounds.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Defaults {
+    pub agent: String,
+    pub model: Option<String>,
+    pub base: String,
+    pub timeout: DurationSetting,
+    pub stall: DurationSetting,
+    pub grace: DurationSetting,
+    /// How long a cached model list is trusted.
+    pub models_cache: DurationSetting,
+}
+
+impl Default for Defaults {
+    fn default() -> Self {
+        Defaults {
+            agent: "opencode".into(),
+            model: None,
+            base: "main".into(),
+            timeout: DurationSetting(Duration::from_secs(60 * 60)),
+            stall: DurationSetting(Duration::from_secs(10 * 60)),
+            grace: DurationSetting(Duration::from_secs(10)),
+            models_cache: DurationSetting(Duration::from_secs(24 * 60 * 60)),
+        }
+    }
+}
+
+/// Where task worktrees go and what their branches are called.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct WorktreeConfig {
+    /// Relative to the main checkout; `{repo}` is its directory name, `{slug}` the task's.
+    pub path: String,
+    pub branch: String,
+}
+
+impl Default for WorktreeConfig {
+    fn default() -> Self {
+        WorktreeConfig {
+            path: "../{repo}-agent-{slug}".into(),
+            branch: "agent/{slug}".into(),
+        }
+    }
+}
+
+/// Settings of one agent.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct AgentConfig {
+    /// The program to run instead of the one on `PATH`.
+    pub command: Option<PathBuf>,
+    /// Extra environment for the agent.
+    pub env: BTreeMap<String, String>,
+    /// Agent configuration merged into the agent's own (OpenCode: `OPENCODE_CONFIG_CONTENT`).
+    pub config: Option<toml::Table>,
+}
+
+/// Settings of the sandbox.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct SandboxConfig {
+    /// Give each round a cgroup of its own where the system allows.
+    pub cgroup: bool,
+}
+
+impl Default for SandboxConfig {
+    fn default() -> Self {
+        SandboxConfig { cgroup: true }
+    }
+}
+
+/// A duration written as `90`, `"90s"`, `"10m"`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DurationSetting(pub Duration);
+
+impl<'de> Deserialize<'de> for DurationSetting {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        #[derive(Deserialize)]
+        #[serde(untagged)]
+        enum Raw {
+            Seconds(u64),
+            Text(String),
+        }
+        match Raw::deserialize(deserializer)? {
+            Raw::Seconds(seconds) => Ok(DurationSetting(Duration::from_secs(seconds))),
+            Raw::Text(text) => parse_duration(&text)
+                .map(DurationSetting)
+                .map_err(serde::de::Error::custom),
+        }
+    }
+}
+
+/// A configuration file that could not be used.
+#[derive(Debug, thiserror::Error)]
+#[error("{path}: {reason}")]
+pub struct ConfigError {
+    pub path: PathBuf,
+    pub reason: String,
+}
+
+/// The per-user configuration file.
+pub fn user_config_path() -> Option<PathBuf> {
+    let base = std::env::var_os("XDG_CONFIG_HOME")
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|home| PathBuf::from(home).join(".config")))?;
+    Some(base.join("ganger").join("config.toml"))
+}
+
+fn read_table(path: &Path) -> Result<Option<toml::Table>, ConfigError> {
+    let text = match std::fs::read_to_string(path) {
+        Ok(text) => text,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => {
+            return Err(ConfigError {
+                path: path.into(),
+                reason: e.to_string(),
+            });
+        }
+    };
+    text.parse::<toml::Table>()
+        .map(Some)
+        .map_err(|e| ConfigError {
+            path: path.into(),
+            reason: e.message().to_owned(),
+        })
+}
+
+fn merge(base: &mut toml::Table, overlay: toml::Table) {
+    for (key, value) in overlay {
+        match (base.get_mut(&key), value) {
+            (Some(toml::Value::Table(inner)), toml::Value::Table(over)) => merge(inner, over),
+            (_, value) => {
+                base.insert(key, value);
+            }
+        }
+    }
+}
+
+impl Config {
+    /// Loads the configuration for the main checkout `main`.
+    pub fn load(main: &Path) -> Result<Config, ConfigError> {
+        let mut table = toml::Table::new();
+        let mut last = main.join(FILE_NAME);
+        if let Some(user) = user_config_path()
+            && let Some(user_table) = read_table(&user)?
+        {
+            Self::check(&user, user_table.clone())?;
+            merge(&mut table, user_table);
+            last = user;
+        }
+        let repo = main.join(FILE_NAME);
+        if let Some(repo_table) = read_table(&repo)? {
+            Self::check(&repo, repo_table.clone())?;
+            merge(&mut table, repo_table);
+            last = repo;
+        }
+        Self::check(&last, table)
+    }
+
+    /// Reads one table as a whole configuration, naming the file on error.
+    fn check(path: &Path, table: toml::Table) -> Result<Config, ConfigError> {
+        Config::deserialize(toml::Value::Table(table)).map_err(|e| ConfigError {
+            path: path.into(),
+            reason: e.message().trim().to_owned(),
+        })
+    }
+
+    /// Reads a configuration from text (for tests and `ganger init`'s template check).
+    pub fn from_text(text: &str) -> Result<Config, String> {
+        toml::from_str(text).map_err(|e| e.message().trim().to_owned())
+    }
+
+    /// The settings of `agent` (defaults when it has none).
+    pub fn agent(&self, agent: &str) -> AgentConfig {
+        self.agents.get(agent).cloned().unwrap_or_default()
+    }
+
+    /// The environment variable that carries `provider`'s key.
+    pub fn key_env(&self, provider: &str) -> String {
+        self.keys.get(provider).cloned().unwrap_or_else(|| {
+            let upper: String = provider
+                .chars()
+                .map(|c| {
+                    if c.is_ascii_alphanumeric() {
+                        c.to_ascii_uppercase()
+                    } else {
+                        '_'
+                    }
+                })
+                .collect();
+            format!("{upper}_API_KEY")
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_template_is_a_valid_configuration_equal_to_the_defaults() {
+        let from_template = Config::from_text(TEMPLATE).unwrap();
+        let defaults = Config::default();
+        assert_eq!(from_template.defaults.agent, defaults.defaults.agent);
+        assert_eq!(from_template.defaults.timeout, defaults.defaults.timeout);
+        assert_eq!(from_template.defaults.stall, defaults.defaults.stall);
+        assert_eq!(from_template.worktree.path, defaults.worktree.path);
+        assert_eq!(from_template.worktree.branch, defaults.worktree.branch);
+    }
+
+    #[test]
+    fn unknown_keys_and_bad_durations_are_errors_that_name_them() {
+        let err = Config::from_text("[defaults]\ntimout = \"5m\"\n").unwrap_err();
+        assert!(err.contains("timout"), "{err}");
+        let err = Config::from_text("[defaults]\ntimeout = \"5 minutes\"\n").unwrap_err();
+        assert!(err.contains("5 minutes"), "{err}");
+        let config =
+            Config::from_text("[defaults]\nstall = 30\n[keys]\nmock = \"MOCK_TOKEN\"\n").unwrap();
+        assert_eq!(config.defaults.stall.0, Duration::from_secs(30));
+        assert_eq!(config.key_env("mock"), "MOCK_TOKEN");
+        assert_eq!(config.key_env("open-router"), "OPEN_ROUTER_API_KEY");
+    }
+
+    #[test]
+    fn the_repository_file_overrides_the_user_file_key_by_key() {
+        let mut base: toml::Table = "[defaults]\nmodel = \"a/b\"\nbase = \"dev\"\n"
+            .parse()
+            .unwrap();
+        merge(&mut base, "[defaults]\nmodel = \"c/d\"\n".parse().unwrap());
+        let config = Config::check(Path::new("x"), base).unwrap();
+        assert_eq!(config.defaults.model.as_deref(), Some("c/d"));
+        assert_eq!(config.defaults.base, "dev");
+    }
+}

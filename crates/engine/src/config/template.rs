@@ -1,0 +1,35 @@
+//! The commented `ganger.toml` that `ganger init` writes when there is none. Every setting is
+//! shown with its default, commented out where the default is "unset".
+
+/// The template.
+pub const TEMPLATE: &str = r#"# ganger.toml: how ganger runs agents on this repository. Commit it.
+# Per-user settings (key file locations, your own defaults) go in ~/.config/ganger/config.toml,
+# which this file overrides key by key. Durations read 90, "90s", "10m", "2h".
+
+[defaults]
+agent = "opencode"      # the agent of new tasks (--agent)
+# model = "provider/model"   # the model of new tasks (-m); unset: the agent's own default
+base = "main"           # the revision new worktrees start from (--base)
+timeout = "60m"         # wall-clock limit of a round (--timeout)
+stall = "10m"           # a round with no new event and no process activity this long is stopped
+grace = "10s"           # between SIGTERM and SIGKILL when a round is stopped
+models_cache = "24h"    # how long a cached list of an agent's models is trusted
+
+[worktree]
+path = "../{repo}-agent-{slug}"   # relative to this checkout; {repo} is its directory name
+branch = "agent/{slug}"
+
+[keys]
+# Environment variable that carries each provider's key (--key PROVIDER=FILE).
+# Unlisted providers use <PROVIDER>_API_KEY.
+# openrouter = "OPENROUTER_API_KEY"
+
+[sandbox]
+cgroup = true           # give each round a cgroup of its own where the system allows
+
+# [agents.opencode]
+# command = "/usr/local/bin/opencode"      # instead of the opencode on PATH
+# env = { OPENCODE_DISABLE_MODELS_FETCH = "1" }
+# [agents.opencode.config]                 # merged into OpenCode's own configuration
+# share = "disabled"
+"#;

@@ -1,0 +1,46 @@
+//! `ganger diff`: what a task changed against its base: the worktree as it is now, untracked
+//! files included (through a snapshot, so nothing in the worktree or its index is touched),
+//! or the last snapshot when the worktree is gone.
+
+use crate::error::{EngineError, Result};
+use crate::fix::find_task;
+use crate::workspace::Workspace;
+use ganger_store::Store;
+
+/// The task's diff against its base: a patch, or a diffstat with `stat`.
+pub fn diff(ws: &Workspace, slug: &str, stat: bool, color: bool) -> Result<Vec<u8>> {
+    let Some(store) = ws.existing_store()? else {
+        crate::slug::check_slug(slug)?;
+        return Err(EngineError::invalid(format!("no task {slug}")));
+    };
+    let task = find_task(&store, slug)?;
+    let base = task
+        .base_commit
+        .clone()
+        .unwrap_or_else(|| task.base.clone());
+    if task.worktree.is_dir() {
+        let worktree = ws.repo.open_worktree(&task.worktree)?;
+        return Ok(worktree.diff_against(&base, stat, color)?);
+    }
+    let last = store
+        .round(task.id, None)?
+        .and_then(|r| r.snapshot_after)
+        .ok_or_else(|| {
+            EngineError::invalid(format!(
+                "the worktree of {slug} is gone and no snapshot of it was taken"
+            ))
+        })?;
+    let mut args = vec![
+        "diff",
+        if color {
+            "--color=always"
+        } else {
+            "--no-color"
+        },
+    ];
+    if stat {
+        args.push("--stat");
+    }
+    args.extend([base.as_str(), last.as_str()]);
+    Ok(ws.repo.git().run(args)?)
+}

@@ -1,0 +1,136 @@
+//! `ganger fix`: the next round of a task, in the same session. A model or keys given here
+//! hold for this round and the later ones; they are stored in the same transaction that
+//! starts the round, so a fix refused because a round is running changes nothing.
+
+use crate::agent_env;
+use crate::brief::{Brief, read_brief};
+use crate::commander::commander;
+use crate::error::{EngineError, Result};
+use crate::keys::{load_keys, parse_key_args};
+use crate::launch::{Launch, Launched, launch, new_token, take_lock, this_process};
+use crate::notice::Notices;
+use crate::reaper::settle_task;
+use crate::redact::Redactor;
+use crate::start::{known_adapter, require_model};
+use crate::workspace::Workspace;
+use ganger_store::{NewRound, RoundKind, Store, StoreError, TaskUpdate};
+
+/// What `ganger fix` was asked.
+#[derive(Debug, Clone, Default)]
+pub struct FixOptions {
+    pub slug: String,
+    pub brief: Option<Brief>,
+    pub model: Option<String>,
+    pub keys: Vec<String>,
+    pub commander: Option<String>,
+    pub detach: bool,
+}
+
+/// The task named `slug`, or a clear error.
+pub(crate) fn find_task(store: &dyn Store, slug: &str) -> Result<ganger_store::Task> {
+    crate::slug::check_slug(slug)?;
+    store.task(slug)?.ok_or_else(|| {
+        EngineError::invalid(format!("no task {slug}"))
+            .hint("start it with `ganger start`; `ganger status` lists the tasks")
+    })
+}
+
+/// Runs the next round of a task.
+pub fn fix(ws: &Workspace, options: FixOptions, notices: &mut dyn Notices) -> Result<Launched> {
+    let Some(mut store) = ws.existing_store()? else {
+        crate::slug::check_slug(&options.slug)?;
+        return Err(EngineError::invalid(format!("no task {}", options.slug)));
+    };
+    let task = find_task(&store, &options.slug)?;
+    settle_task(ws, &mut store, &task, notices)?;
+    let brief = options.brief.as_ref().ok_or_else(|| {
+        EngineError::invalid("give the task text with --brief FILE or --message TEXT")
+    })?;
+    let prompt = read_brief(brief)?;
+    let keys = parse_key_args(&options.keys)?;
+    if !task.worktree.is_dir() {
+        return Err(EngineError::invalid(format!(
+            "the worktree {} of task {} is gone",
+            task.worktree.display(),
+            task.slug
+        )));
+    }
+    let adapter = known_adapter(&task.agent)?;
+    let program = agent_env::resolve_program(adapter, &ws.config)?;
+    if let Some(running) = store
+        .round(task.id, None)?
+        .filter(|r| r.status == ganger_events::RoundStatus::Running)
+    {
+        return Err(busy(
+            &task.slug,
+            running.number,
+            running.host.map(|h| h.pid),
+        ));
+    }
+    if options.model.is_some() {
+        require_model(ws, adapter, &program, options.model.as_deref(), notices)?;
+    }
+    let model = options.model.clone().or_else(|| task.model.clone());
+    let mut all_keys = task.keys.clone();
+    all_keys.extend(keys.clone());
+    let loaded = load_keys(&ws.config, &all_keys)?;
+    let commander = commander(options.commander.as_deref());
+    let token = new_token();
+    let lock = take_lock(ws, &token)?;
+    let new_round = NewRound {
+        kind: RoundKind::Fix,
+        model: model.clone(),
+        session_before: task.session.clone(),
+        commander,
+        token,
+        lock_path: lock.path().to_path_buf(),
+        host: this_process(),
+        snapshot_before: None,
+    };
+    let update = TaskUpdate {
+        model: options.model.clone(),
+        keys,
+    };
+    let round = match store.begin_round(task.id, &new_round, &update) {
+        Ok(round) => round,
+        Err(e) => {
+            lock.release();
+            return Err(match e {
+                StoreError::Busy {
+                    slug,
+                    number,
+                    host_pid,
+                } => busy(&slug, number, host_pid),
+                other => other.into(),
+            });
+        }
+    };
+    let task = find_task(&store, &task.slug)?;
+    let redactor = Redactor::new(
+        loaded
+            .iter()
+            .map(|k| (k.provider.as_str(), k.value.as_str())),
+    );
+    launch(
+        ws,
+        &mut store,
+        Launch {
+            task,
+            round,
+            prompt,
+            lock,
+            redactor,
+            detach: options.detach,
+        },
+        notices,
+    )
+}
+
+pub(crate) fn busy(slug: &str, number: u32, host_pid: Option<i32>) -> EngineError {
+    let host = host_pid
+        .map(|pid| format!(" (host pid {pid})"))
+        .unwrap_or_default();
+    EngineError::invalid(format!("round {number} of {slug} is still running{host}")).hint(format!(
+        "wait for it with `ganger wait {slug}`, or stop it with `ganger cancel {slug}`"
+    ))
+}

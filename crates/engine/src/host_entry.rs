@@ -1,0 +1,43 @@
+//! The detached round host's entry point (`ganger host SLUG N`, hidden): it takes over the
+//! host lock the starting command handed it as a file descriptor, reads the prompt from its
+//! stdin, and runs the round that command recorded.
+
+use crate::error::{EngineError, Result};
+use crate::fix::find_task;
+use crate::launch::limits;
+use crate::round::{HostOutcome, RoundInput, run_host};
+use crate::workspace::Workspace;
+use ganger_events::RoundStatus;
+use ganger_store::Store;
+use std::io::Read;
+
+/// Runs round `number` of `slug` as a detached host.
+pub fn run_detached_host(ws: &Workspace, slug: &str, number: u32) -> Result<HostOutcome> {
+    let lock = ganger_sandbox::take_inherited_lock().ok_or_else(|| {
+        EngineError::invalid("`ganger host` is started by `ganger start/fix --detach`, not by hand")
+    })?;
+    let mut prompt = String::new();
+    std::io::stdin()
+        .read_to_string(&mut prompt)
+        .map_err(|e| EngineError::invalid(format!("failed to read the prompt: {e}")))?;
+    let mut store = ws.open_store()?;
+    let task = find_task(&store, slug)?;
+    let round = store
+        .round(task.id, Some(number))?
+        .ok_or_else(|| EngineError::invalid(format!("task {slug} has no round {number}")))?;
+    if round.status != RoundStatus::Running {
+        return Err(EngineError::invalid(format!(
+            "round {number} of {slug} is not running"
+        )));
+    }
+    let (timeout, stall, grace) = limits(ws, &task);
+    let input = RoundInput {
+        task,
+        round,
+        prompt,
+        timeout,
+        stall,
+        grace,
+    };
+    run_host(ws, &mut store, input, lock)
+}

@@ -1,0 +1,152 @@
+//! Starting a round once its task exists or is about to: the host lock is taken before the
+//! round is recorded (so a running round always has a holder), the prompt file is written,
+//! and the round runs here in the foreground or in a detached host that inherits the lock.
+
+use crate::error::{EngineError, Result};
+use crate::notice::{Notice, Notices};
+use crate::redact::Redactor;
+use crate::round::{HostOutcome, RoundInput, run_host};
+use crate::workspace::Workspace;
+use ganger_sandbox::{HostLock, ProcessId, spawn_detached_host};
+use ganger_store::{ProcessRef, Round, Store, Task};
+use std::ffi::OsString;
+use std::time::Duration;
+
+/// How a launched round went.
+#[derive(Debug, Clone)]
+pub enum Launched {
+    /// The round ran here and ended.
+    Finished(HostOutcome),
+    /// The round runs in a detached host.
+    Detached {
+        task: Task,
+        round: Round,
+        host_pid: u32,
+    },
+}
+
+/// A fresh round token: unique per round on this machine, safe in file names and refs.
+pub(crate) fn new_token() -> String {
+    static COUNTER: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos());
+    format!(
+        "r{:x}-{:x}-{}",
+        nanos,
+        std::process::id(),
+        COUNTER.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+    )
+}
+
+/// This process, as the host recorded with a new round.
+pub(crate) fn this_process() -> Option<ProcessRef> {
+    ProcessId::current().map(|p| ProcessRef {
+        pid: p.pid,
+        start_ticks: p.start_ticks,
+    })
+}
+
+/// Takes a new round's host lock.
+pub(crate) fn take_lock(ws: &Workspace, token: &str) -> Result<HostLock> {
+    let dir = ws.state.run_dir();
+    std::fs::create_dir_all(&dir).map_err(|e| EngineError::io("create", &dir, e))?;
+    Ok(HostLock::acquire(&ws.state.lock_file(token))?)
+}
+
+/// The limits of a task's rounds.
+pub(crate) fn limits(ws: &Workspace, task: &Task) -> (Duration, Duration, Duration) {
+    let defaults = &ws.config.defaults;
+    (
+        task.timeout_ms
+            .map_or(defaults.timeout.0, Duration::from_millis),
+        task.stall_ms
+            .map_or(defaults.stall.0, Duration::from_millis),
+        defaults.grace.0,
+    )
+}
+
+/// A recorded round, ready to run.
+pub(crate) struct Launch {
+    pub task: Task,
+    pub round: Round,
+    pub prompt: String,
+    /// The round's host lock, taken before the round was recorded.
+    pub lock: HostLock,
+    /// Removes the run's keys from the prompt file.
+    pub redactor: Redactor,
+    pub detach: bool,
+}
+
+/// Runs a recorded round, in the foreground or detached.
+pub(crate) fn launch(
+    ws: &Workspace,
+    store: &mut dyn Store,
+    launch: Launch,
+    notices: &mut dyn Notices,
+) -> Result<Launched> {
+    let Launch {
+        task,
+        round,
+        prompt,
+        lock,
+        redactor,
+        detach,
+    } = launch;
+    let prompt_file = ws.state.round_file(&task.slug, round.number, "prompt.md");
+    if let Some(dir) = prompt_file.parent() {
+        std::fs::create_dir_all(dir).map_err(|e| EngineError::io("create", dir, e))?;
+    }
+    std::fs::write(&prompt_file, redactor.redact_str(&prompt))
+        .map_err(|e| EngineError::io("write", &prompt_file, e))?;
+    if detach {
+        let program = std::env::current_exe()
+            .map_err(|e| EngineError::invalid(format!("cannot find ganger's own binary: {e}")))?;
+        let log = ws.state.round_file(&task.slug, round.number, "host.log");
+        let args: Vec<OsString> = vec![
+            "--directory".into(),
+            ws.repo.main.clone().into(),
+            "host".into(),
+            task.slug.clone().into(),
+            round.number.to_string().into(),
+        ];
+        let host = spawn_detached_host(&program, &args, &lock, prompt.as_bytes(), &log)?;
+        if let Some(stat) = ganger_sandbox::proc_stat(host.pid as i32) {
+            let _ = store.record_host(
+                round.id,
+                ProcessRef {
+                    pid: host.pid as i32,
+                    start_ticks: stat.start_ticks,
+                },
+            );
+        }
+        // The host holds the lock now; this process lets its copy go without removing it.
+        drop(lock);
+        notices.notice(Notice::Detached {
+            slug: task.slug.clone(),
+            number: round.number,
+            host_pid: host.pid,
+            log,
+        });
+        return Ok(Launched::Detached {
+            task,
+            round,
+            host_pid: host.pid,
+        });
+    }
+    notices.notice(Notice::RoundStarted {
+        slug: task.slug.clone(),
+        number: round.number,
+        events: ws.state.round_file(&task.slug, round.number, "jsonl"),
+    });
+    let (timeout, stall, grace) = limits(ws, &task);
+    let input = RoundInput {
+        task,
+        round,
+        prompt,
+        timeout,
+        stall,
+        grace,
+    };
+    Ok(Launched::Finished(run_host(ws, store, input, lock)?))
+}

@@ -1,0 +1,273 @@
+//! Checking a model before anything is created. OpenCode lists what it can use with
+//! `opencode models`, which takes seconds (measured: 5.7 s for 1.18.33), so the list is cached
+//! in `.ganger/cache/` per agent, program (path, size, modification time: its version) and
+//! configuration (the variables and files that change what it offers, and `ganger.toml`'s
+//! settings for it), for `defaults.models_cache`. A model missing from a cached list is looked
+//! up once more in a fresh list before it is declared missing.
+
+use crate::agent_env;
+use crate::error::{EngineError, Result};
+use crate::workspace::Workspace;
+use ganger_agents::{Adapter, CommandPlan};
+use ganger_sandbox::{AgentCommand, run_captured};
+use serde::{Deserialize, Serialize};
+use std::hash::{Hash, Hasher};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+/// How long listing the models may take.
+const LIST_LIMIT: Duration = Duration::from_secs(120);
+
+/// What the check found.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ModelCheck {
+    /// The model is in the agent's list.
+    Available,
+    /// The model was not checked, and why.
+    Unchecked(String),
+    /// The model is not in the list; the closest one that is.
+    Missing { closest: Option<String> },
+}
+
+impl ModelCheck {
+    /// A one-line description for reports.
+    pub fn describe(&self) -> String {
+        match self {
+            ModelCheck::Available => "available".into(),
+            ModelCheck::Unchecked(why) => format!("not checked: {why}"),
+            ModelCheck::Missing { closest: Some(c) } => {
+                format!("not available; the closest available model is {c}")
+            }
+            ModelCheck::Missing { closest: None } => "not available".into(),
+        }
+    }
+}
+
+#[derive(Debug, Serialize, Deserialize)]
+struct CachedList {
+    created_ms: i64,
+    models: Vec<String>,
+}
+
+/// A stable 64-bit FNV-1a hasher: cache file names must not change between builds.
+struct Fnv(u64);
+
+impl Hasher for Fnv {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        for byte in bytes {
+            self.0 ^= u64::from(*byte);
+            self.0 = self.0.wrapping_mul(0x100_0000_01b3);
+        }
+    }
+}
+
+fn file_identity(path: &Path, hasher: &mut Fnv) {
+    path.hash(hasher);
+    if let Ok(meta) = std::fs::metadata(path) {
+        meta.len().hash(hasher);
+        if let Ok(modified) = meta.modified() {
+            modified.hash(hasher);
+        }
+    }
+}
+
+/// The cache key of the agent's model list.
+fn cache_key(ws: &Workspace, adapter: &dyn Adapter, program: &Path) -> String {
+    let mut hasher = Fnv(0xcbf2_9ce4_8422_2325);
+    adapter.name().hash(&mut hasher);
+    file_identity(
+        &program
+            .canonicalize()
+            .unwrap_or_else(|_| program.to_path_buf()),
+        &mut hasher,
+    );
+    let agent_config = ws.config.agent(adapter.name());
+    for var in adapter.config_env() {
+        var.hash(&mut hasher);
+        agent_config
+            .env
+            .get(*var)
+            .cloned()
+            .or_else(|| std::env::var(var).ok())
+            .hash(&mut hasher);
+    }
+    agent_config.env.hash(&mut hasher);
+    if let Some(overlay) = agent_env::config_overlay(adapter, &ws.config) {
+        overlay.to_string().hash(&mut hasher);
+    }
+    // The agent's own configuration files, global and in the repository.
+    let home = std::env::var_os("HOME")
+        .map(PathBuf::from)
+        .unwrap_or_default();
+    for file in [
+        home.join(".config/opencode/opencode.json"),
+        home.join(".config/opencode/opencode.jsonc"),
+        ws.repo.main.join("opencode.json"),
+        ws.repo.main.join("opencode.jsonc"),
+    ] {
+        file_identity(&file, &mut hasher);
+    }
+    format!("models-{}-{:016x}.json", adapter.name(), hasher.finish())
+}
+
+fn list_models(
+    ws: &Workspace,
+    adapter: &dyn Adapter,
+    program: &Path,
+    args: &[&str],
+) -> Result<Vec<String>> {
+    let plan = CommandPlan {
+        args: Vec::new(),
+        env: vec![("PWD".into(), ws.repo.main.to_string_lossy().into_owned())],
+        stdin: None,
+    };
+    let mut env = agent_env::agent_environment(adapter, &ws.config, &plan, &[]);
+    if let (Some(name), Some(overlay)) = (
+        adapter.inherited_config_env(),
+        agent_env::config_overlay(adapter, &ws.config),
+    ) {
+        // The same configuration the rounds get, so that configured providers are listed.
+        let inherited = agent_env::inherited_config(adapter, &ws.config);
+        let request = ganger_agents::RoundRequest {
+            prompt: "",
+            session: None,
+            title: "",
+            model: None,
+            worktree: &ws.repo.main,
+            config: Some(&overlay),
+            inherited_config: inherited.as_deref(),
+        };
+        if let Some((_, value)) = adapter
+            .plan(&request)?
+            .env
+            .into_iter()
+            .find(|(k, _)| k == name)
+        {
+            env.retain(|(k, _)| k != name);
+            env.push((name.into(), value.into()));
+        }
+    }
+    let captured = run_captured(
+        &AgentCommand {
+            program: program.to_path_buf(),
+            args: args.iter().map(Into::into).collect(),
+            env,
+            cwd: ws.repo.main.clone(),
+            stdin: None,
+            token: format!("models-{}", std::process::id()),
+            use_cgroup: false,
+        },
+        LIST_LIMIT,
+    )?;
+    match captured.exit {
+        Some(exit) if exit.code == Some(0) => {}
+        _ => {
+            return Err(EngineError::invalid(format!(
+                "`{} {}` failed: {}",
+                adapter.program(),
+                args.join(" "),
+                String::from_utf8_lossy(&captured.stderr).trim()
+            )));
+        }
+    }
+    Ok(adapter.parse_models(&String::from_utf8_lossy(&captured.stdout)))
+}
+
+/// Checks `model` against the agent's list, using and refreshing the cache.
+pub fn check_model(
+    ws: &Workspace,
+    adapter: &dyn Adapter,
+    program: &Path,
+    model: &str,
+) -> Result<ModelCheck> {
+    let Some(args) = adapter.models_args() else {
+        return Ok(ModelCheck::Unchecked(format!(
+            "{} has no model catalog",
+            adapter.display_name()
+        )));
+    };
+    let cache_file = ws.state.cache_dir().join(cache_key(ws, adapter, program));
+    let ttl = ws.config.defaults.models_cache.0;
+    let cached: Option<CachedList> = std::fs::read(&cache_file)
+        .ok()
+        .and_then(|bytes| serde_json::from_slice(&bytes).ok())
+        .filter(|list: &CachedList| {
+            ganger_store::now_ms().saturating_sub(list.created_ms) < ttl.as_millis() as i64
+        });
+    if let Some(list) = &cached
+        && list.models.iter().any(|m| m == model)
+    {
+        return Ok(ModelCheck::Available);
+    }
+    let models = match list_models(ws, adapter, program, args) {
+        Ok(models) => models,
+        Err(e) => {
+            return Ok(ModelCheck::Unchecked(format!(
+                "could not list the models: {e}"
+            )));
+        }
+    };
+    if let Some(dir) = cache_file.parent() {
+        let _ = std::fs::create_dir_all(dir);
+    }
+    let list = CachedList {
+        created_ms: ganger_store::now_ms(),
+        models,
+    };
+    if let Ok(bytes) = serde_json::to_vec(&list) {
+        let temp = cache_file.with_extension("tmp");
+        if std::fs::write(&temp, bytes).is_ok() {
+            let _ = std::fs::rename(&temp, &cache_file);
+        }
+    }
+    if list.models.iter().any(|m| m == model) {
+        return Ok(ModelCheck::Available);
+    }
+    Ok(ModelCheck::Missing {
+        closest: closest(model, &list.models),
+    })
+}
+
+/// The available model most like `model`.
+pub fn closest(model: &str, available: &[String]) -> Option<String> {
+    available
+        .iter()
+        .map(|candidate| {
+            let whole = strsim::jaro_winkler(model, candidate);
+            // A model name matters more than its provider: compare the parts after '/' too.
+            let tail = |m: &str| m.rsplit('/').next().unwrap_or(m).to_owned();
+            let name = strsim::jaro_winkler(&tail(model), &tail(candidate));
+            (whole.max(name), candidate)
+        })
+        .max_by(|a, b| a.0.total_cmp(&b.0))
+        .map(|(_, candidate)| candidate.clone())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_closest_model_is_found_by_name() {
+        let available: Vec<String> = [
+            "opencode/big-pickle",
+            "mock/scripted",
+            "openrouter/deepseek/deepseek-v4.1-flash",
+        ]
+        .map(String::from)
+        .to_vec();
+        assert_eq!(
+            closest("mock/scripte", &available).as_deref(),
+            Some("mock/scripted")
+        );
+        assert_eq!(
+            closest("opencode/deepseek-v4.1-flash", &available).as_deref(),
+            Some("openrouter/deepseek/deepseek-v4.1-flash")
+        );
+        assert_eq!(closest("x/y", &[]), None);
+    }
+}

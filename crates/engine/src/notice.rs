@@ -1,0 +1,43 @@
+//! Things a command reports while it works (a model checked, a worktree made, a round
+//! started), handed to the front end to print or not; the library never prints.
+
+use std::path::PathBuf;
+
+/// One step a command took.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Notice {
+    /// The model was checked (or not, and why).
+    Model { model: String, verdict: String },
+    /// A worktree was made.
+    WorktreeCreated {
+        path: PathBuf,
+        branch: String,
+        base: String,
+    },
+    /// A round started in the foreground; its events are in `events`.
+    RoundStarted {
+        slug: String,
+        number: u32,
+        events: PathBuf,
+    },
+    /// A round was left to a detached host.
+    Detached {
+        slug: String,
+        number: u32,
+        host_pid: u32,
+        log: PathBuf,
+    },
+    /// A round whose host had died was settled as interrupted.
+    Settled { slug: String, number: u32 },
+}
+
+/// Where notices go.
+pub trait Notices {
+    fn notice(&mut self, notice: Notice);
+}
+
+impl<F: FnMut(Notice)> Notices for F {
+    fn notice(&mut self, notice: Notice) {
+        self(notice);
+    }
+}

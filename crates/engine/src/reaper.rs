@@ -1,0 +1,46 @@
+//! The reaper: every command that looks at rounds first settles the ones whose host is dead
+//! (its lock is free), stopping whatever of them is left and recording them as
+//! `interrupted`, so that a killed host is never shown as running and never blocks a fix.
+
+use crate::error::Result;
+use crate::notice::{Notice, Notices};
+use crate::round::settle_dead_round;
+use crate::workspace::Workspace;
+use ganger_events::RoundStatus;
+use ganger_store::{Store, Task};
+
+/// Settles every running round whose host is gone.
+pub fn settle_running(
+    ws: &Workspace,
+    store: &mut dyn Store,
+    notices: &mut dyn Notices,
+) -> Result<()> {
+    for (task, round) in store.running_rounds()? {
+        if settle_dead_round(ws, store, &task, &round)? {
+            notices.notice(Notice::Settled {
+                slug: task.slug.clone(),
+                number: round.number,
+            });
+        }
+    }
+    Ok(())
+}
+
+/// Settles the running round of one task, if its host is gone.
+pub fn settle_task(
+    ws: &Workspace,
+    store: &mut dyn Store,
+    task: &Task,
+    notices: &mut dyn Notices,
+) -> Result<()> {
+    if let Some(round) = store.round(task.id, None)?
+        && round.status == RoundStatus::Running
+        && settle_dead_round(ws, store, task, &round)?
+    {
+        notices.notice(Notice::Settled {
+            slug: task.slug.clone(),
+            number: round.number,
+        });
+    }
+    Ok(())
+}

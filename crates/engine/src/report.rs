@@ -1,0 +1,256 @@
+//! Reports: what `ganger status`, `start`, `fix` and `wait` print about a round, and the task
+//! table. One structure serves the human printer and `--json` (documented in docs/json.md; its
+//! `schema` field names the format and its version).
+
+use crate::workspace::Workspace;
+use ganger_events::{RoundStatus, Tokens};
+use ganger_store::{Round, Task};
+use serde::Serialize;
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+/// The schema of a round report.
+pub const ROUND_REPORT_SCHEMA: &str = "ganger.round-report/1";
+/// The schema of the task table.
+pub const TASK_LIST_SCHEMA: &str = "ganger.task-list/1";
+/// The most characters of the worker's answer a report shows.
+pub const ANSWER_LIMIT: usize = 4000;
+/// The most paths a report lists.
+pub const PATHS_LIMIT: usize = 40;
+/// The most stderr lines a report shows.
+pub const STDERR_LINES: usize = 8;
+
+/// Where a round's files are.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct RoundFiles {
+    pub prompt: PathBuf,
+    pub events: PathBuf,
+    pub stderr: PathBuf,
+    pub answer: Option<PathBuf>,
+}
+
+/// A list clipped to a limit, with the full count.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct Clipped {
+    pub total: usize,
+    pub shown: Vec<String>,
+}
+
+impl Clipped {
+    fn of(items: &[String], limit: usize) -> Clipped {
+        Clipped {
+            total: items.len(),
+            shown: items.iter().take(limit).cloned().collect(),
+        }
+    }
+}
+
+/// The report of one round.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct RoundReport {
+    pub schema: &'static str,
+    pub task: String,
+    pub round: u32,
+    pub kind: &'static str,
+    pub status: RoundStatus,
+    /// Why the round ended as it did, when it is not a plain `done`.
+    pub reason: Option<String>,
+    pub agent: String,
+    pub model: Option<String>,
+    pub session: Option<String>,
+    pub branch: String,
+    pub worktree: PathBuf,
+    pub worktree_gone: bool,
+    pub owner: String,
+    pub commander: String,
+    pub started_at: String,
+    pub ended_at: Option<String>,
+    pub duration_ms: Option<i64>,
+    /// For a running round: how long since the agent last showed progress.
+    pub quiet_ms: Option<i64>,
+    pub host_pid: Option<i32>,
+    /// The round's token: every process of the round carries it as `GANGER_ROUND`.
+    pub token: String,
+    pub exit_code: Option<i32>,
+    pub exit_signal: Option<i32>,
+    pub finish: Option<String>,
+    /// Lines of the stream by the agent's own event type.
+    pub events: BTreeMap<String, u64>,
+    pub malformed_lines: u64,
+    pub unknown_lines: u64,
+    pub tool_calls: u64,
+    pub tool_errors: u64,
+    pub cost_usd: Option<f64>,
+    pub tokens: Tokens,
+    pub errors: Vec<String>,
+    pub error_count: u64,
+    pub rejections: Vec<String>,
+    /// The last lines of the agent's stderr, when the round did not end `done`.
+    pub stderr_tail: Vec<String>,
+    /// The worker's last answer, clipped to [`ANSWER_LIMIT`] characters.
+    pub answer: Option<String>,
+    pub answer_chars: usize,
+    /// What this round changed in the worktree (`A`, `M`, `D` and the path).
+    pub changed: Clipped,
+    /// Everything the worktree differs in from its base as the round left it; for a running
+    /// round, `git status` now.
+    pub worktree_changes: Clipped,
+    pub snapshot_before: Option<String>,
+    pub snapshot_after: Option<String>,
+    pub files: RoundFiles,
+}
+
+/// One line of the task table.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct TaskRow {
+    pub slug: String,
+    pub rounds: u32,
+    pub last_status: Option<RoundStatus>,
+    pub session: Option<String>,
+    pub agent: String,
+    pub model: Option<String>,
+    pub cost_usd: f64,
+    pub owner: String,
+    pub worktree: PathBuf,
+    pub worktree_gone: bool,
+}
+
+/// The task table.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct TaskList {
+    pub schema: &'static str,
+    pub tasks: Vec<TaskRow>,
+}
+
+/// A time as RFC 3339 in the local zone.
+pub fn local_time(ms: i64) -> String {
+    jiff::Timestamp::from_millisecond(ms)
+        .map(|t| {
+            let zoned = t.to_zoned(jiff::tz::TimeZone::system());
+            zoned.strftime("%Y-%m-%dT%H:%M:%S%:z").to_string()
+        })
+        .unwrap_or_else(|_| ms.to_string())
+}
+
+fn clip_chars(text: &str, limit: usize) -> String {
+    match text.char_indices().nth(limit) {
+        Some((at, _)) => text[..at].to_owned(),
+        None => text.to_owned(),
+    }
+}
+
+/// The last non-empty lines of a file.
+fn tail_lines(path: &std::path::Path, count: usize) -> Vec<String> {
+    let Ok(bytes) = std::fs::read(path) else {
+        return Vec::new();
+    };
+    let text = String::from_utf8_lossy(&bytes);
+    let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
+    lines[lines.len().saturating_sub(count)..]
+        .iter()
+        .map(|l| (*l).to_owned())
+        .collect()
+}
+
+/// The report of `round` of `task`.
+pub fn round_report(ws: &Workspace, task: &Task, round: &Round) -> RoundReport {
+    let summary = &round.summary;
+    let state = &ws.state;
+    let answer_file = state.round_file(&task.slug, round.number, "answer.md");
+    let answer_text = if answer_file.is_file() {
+        std::fs::read_to_string(&answer_file).ok()
+    } else {
+        summary.answer.clone()
+    };
+    let stderr = state.round_file(&task.slug, round.number, "err");
+    let worktree_gone = !task.worktree.is_dir();
+    let worktree_changes = if round.status == RoundStatus::Running && !worktree_gone {
+        ws.repo
+            .open_worktree(&task.worktree)
+            .and_then(|w| w.status())
+            .map(|s| s.entries.iter().map(|e| e.short()).collect())
+            .unwrap_or_default()
+    } else {
+        round.worktree_changes.clone()
+    };
+    let now = ganger_store::now_ms();
+    RoundReport {
+        schema: ROUND_REPORT_SCHEMA,
+        task: task.slug.clone(),
+        round: round.number,
+        kind: round.kind.as_str(),
+        status: round.status,
+        reason: round.reason.clone(),
+        agent: task.agent.clone(),
+        model: round.model.clone(),
+        session: round
+            .session
+            .clone()
+            .or_else(|| summary.session.clone())
+            .or_else(|| round.session_before.clone()),
+        branch: task.branch.clone(),
+        worktree: task.worktree.clone(),
+        worktree_gone,
+        owner: task.owner.clone(),
+        commander: round.commander.clone(),
+        started_at: local_time(round.started_at),
+        ended_at: round.ended_at.map(local_time),
+        duration_ms: Some(round.ended_at.unwrap_or(now) - round.started_at),
+        quiet_ms: (round.status == RoundStatus::Running)
+            .then(|| now - round.progress_at.unwrap_or(round.started_at)),
+        host_pid: round.host.map(|h| h.pid),
+        token: round.token.clone(),
+        exit_code: round.exit_code,
+        exit_signal: round.exit_signal,
+        finish: summary.finish.clone(),
+        events: summary.counts.clone(),
+        malformed_lines: summary.malformed,
+        unknown_lines: summary.unknown,
+        tool_calls: summary.tool_calls,
+        tool_errors: summary.tool_errors,
+        cost_usd: summary.cost_usd,
+        tokens: summary.tokens,
+        errors: summary.errors.clone(),
+        error_count: summary.error_count,
+        rejections: summary.rejections.clone(),
+        stderr_tail: if matches!(round.status, RoundStatus::Done | RoundStatus::Running) {
+            Vec::new()
+        } else {
+            tail_lines(&stderr, STDERR_LINES)
+        },
+        answer_chars: answer_text.as_deref().map_or(0, |a| a.chars().count()),
+        answer: answer_text.as_deref().map(|a| clip_chars(a, ANSWER_LIMIT)),
+        changed: Clipped::of(&round.changed, PATHS_LIMIT),
+        worktree_changes: Clipped::of(&worktree_changes, PATHS_LIMIT),
+        snapshot_before: round.snapshot_before.clone(),
+        snapshot_after: round.snapshot_after.clone(),
+        files: RoundFiles {
+            prompt: state.round_file(&task.slug, round.number, "prompt.md"),
+            events: state.round_file(&task.slug, round.number, "jsonl"),
+            stderr,
+            answer: answer_file.is_file().then_some(answer_file),
+        },
+    }
+}
+
+/// The task table.
+pub fn task_list(tasks: &[Task]) -> TaskList {
+    TaskList {
+        schema: TASK_LIST_SCHEMA,
+        tasks: tasks
+            .iter()
+            .map(|task| TaskRow {
+                slug: task.slug.clone(),
+                rounds: task.rounds,
+                last_status: task.last_status,
+                session: task.session.clone(),
+                agent: task.agent.clone(),
+                model: task.model.clone(),
+                cost_usd: task.cost_usd,
+                owner: task.owner.clone(),
+                worktree: task.worktree.clone(),
+                worktree_gone: !task.worktree.is_dir(),
+            })
+            .collect(),
+    }
+}

@@ -1,0 +1,274 @@
+//! Recording how a round ended: its status and the reason, the worker's full answer, a
+//! snapshot of the worktree (`refs/ganger/SLUG/round-N`) with what the round changed, and the
+//! end itself, in one store transaction. Also the reaper's side: settling a round whose host
+//! died, after stopping whatever of it is left.
+
+use super::setup::{BeforeState, RoundInput};
+use super::signals::signal_name;
+use crate::config::format_duration;
+use crate::error::Result;
+use crate::workspace::Workspace;
+use ganger_agents::{AgentExit, Verdict};
+use ganger_events::{RoundStatus, RoundSummary};
+use ganger_git::{IndexEntry, diff_entries};
+use ganger_sandbox::{Cgroup, HostLock, LockState, RoundMarker, kill_round};
+use ganger_store::{Round, RoundEnd, Store, Task};
+use std::time::Duration;
+
+use super::host::HostOutcome;
+
+/// Why the host stopped a round itself.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum HostStop {
+    TimedOut(Duration),
+    Stalled(Duration),
+    Cancelled,
+    Signal(i32),
+}
+
+/// What the host saw of the agent.
+#[derive(Debug, Clone)]
+pub(crate) struct Ended {
+    pub exit: Option<AgentExit>,
+    pub summary: RoundSummary,
+    pub stop: Option<HostStop>,
+    pub verdict: Option<Verdict>,
+    /// Why the agent could not be started at all.
+    pub start_error: Option<String>,
+}
+
+impl Ended {
+    pub(crate) fn failed_to_start(message: String) -> Ended {
+        Ended {
+            exit: None,
+            summary: RoundSummary::default(),
+            stop: None,
+            verdict: None,
+            start_error: Some(message),
+        }
+    }
+
+    fn status(&self) -> (RoundStatus, Option<String>) {
+        if let Some(error) = &self.start_error {
+            return (
+                RoundStatus::Failed,
+                Some(format!("the agent did not run: {error}")),
+            );
+        }
+        match self.stop {
+            Some(HostStop::TimedOut(limit)) => (
+                RoundStatus::TimedOut,
+                Some(format!(
+                    "stopped at the wall-clock limit of {}",
+                    format_duration(limit)
+                )),
+            ),
+            Some(HostStop::Stalled(limit)) => (
+                RoundStatus::Stalled,
+                Some(format!(
+                    "stopped after {} without a new event or any activity of its processes (the stall limit)",
+                    format_duration(limit)
+                )),
+            ),
+            Some(HostStop::Cancelled) => (
+                RoundStatus::Cancelled,
+                Some("cancelled (ganger cancel)".into()),
+            ),
+            Some(HostStop::Signal(signal)) => (
+                RoundStatus::Cancelled,
+                Some(format!("stopped by {} to its host", signal_name(signal))),
+            ),
+            None => match &self.verdict {
+                Some(verdict) if verdict.done => (RoundStatus::Done, None),
+                Some(verdict) => (RoundStatus::Failed, verdict.reason.clone()),
+                None => (
+                    RoundStatus::Failed,
+                    Some("the round ended without a verdict".into()),
+                ),
+            },
+        }
+    }
+}
+
+fn listing(changes: &[ganger_git::TreeChange]) -> Vec<String> {
+    changes
+        .iter()
+        .map(|change| format!("{} {}", change.kind.letter(), change.path))
+        .collect()
+}
+
+/// Snapshots the worktree after round `number` and lists what changed.
+struct After {
+    commit: Option<String>,
+    changed: Vec<String>,
+    worktree_changes: Vec<String>,
+    problem: Option<String>,
+}
+
+fn after_state(ws: &Workspace, task: &Task, number: u32, before: Option<&[IndexEntry]>) -> After {
+    let mut after = After {
+        commit: None,
+        changed: Vec::new(),
+        worktree_changes: Vec::new(),
+        problem: None,
+    };
+    if !task.worktree.is_dir() {
+        after.problem = Some(format!("the worktree {} is gone", task.worktree.display()));
+        return after;
+    }
+    let worktree = match ws.repo.open_worktree(&task.worktree) {
+        Ok(worktree) => worktree,
+        Err(e) => {
+            after.problem = Some(format!("the worktree cannot be read: {e}"));
+            return after;
+        }
+    };
+    let name = format!("refs/ganger/{}/round-{number}", task.slug);
+    let message = format!("ganger: {} after round {number}", task.slug);
+    match worktree.snapshot(Some(&name), &message) {
+        Ok(snapshot) => {
+            after.commit = Some(snapshot.commit);
+            if let Some(entries) = &snapshot.entries {
+                if let Some(before) = before {
+                    after.changed = listing(&diff_entries(before, entries));
+                }
+                if let Some(index) = worktree.index_entries() {
+                    after.worktree_changes = listing(&diff_entries(&index, entries));
+                }
+            } else if let Ok(status) = worktree.status() {
+                after.worktree_changes = status.entries.iter().map(|e| e.short()).collect();
+            }
+        }
+        Err(e) => after.problem = Some(format!("the snapshot failed: {e}")),
+    }
+    after
+}
+
+/// Records the end of a round the host ran.
+pub(crate) fn record_end(
+    ws: &Workspace,
+    store: &mut dyn Store,
+    input: &RoundInput,
+    before: &BeforeState,
+    ended: Ended,
+) -> Result<HostOutcome> {
+    let (status, mut reason) = ended.status();
+    let task = &input.task;
+    let number = input.round.number;
+    if let Some(answer) = &ended.summary.answer {
+        // The stream was redacted line by line before it was parsed; the answer is too.
+        let _ = std::fs::write(ws.state.round_file(&task.slug, number, "answer.md"), answer);
+    }
+    let after = after_state(ws, task, number, before.entries.as_deref());
+    if let Some(problem) = after.problem {
+        reason = Some(match reason {
+            Some(reason) => format!("{reason}; {problem}"),
+            None => problem,
+        });
+    }
+    let (exit_code, exit_signal) = match ended.exit {
+        Some(AgentExit::Code(code)) => (Some(code), None),
+        Some(AgentExit::Signal(signal)) => (None, Some(signal)),
+        None => (None, None),
+    };
+    let end = RoundEnd {
+        status,
+        snapshot_before: before.commit.clone(),
+        reason,
+        session: ended
+            .summary
+            .session
+            .clone()
+            .or_else(|| input.round.session_before.clone()),
+        exit_code,
+        exit_signal,
+        summary: ended.summary,
+        snapshot_after: after.commit,
+        changed: after.changed,
+        worktree_changes: after.worktree_changes,
+    };
+    store.finish_round(input.round.id, &end)?;
+    outcome(store, task, number)
+}
+
+fn outcome(store: &dyn Store, task: &Task, number: u32) -> Result<HostOutcome> {
+    let task = store.task(&task.slug)?.ok_or_else(|| {
+        crate::error::EngineError::invalid(format!("task {} vanished", task.slug))
+    })?;
+    let round = store.round(task.id, Some(number))?.ok_or_else(|| {
+        crate::error::EngineError::invalid(format!("round {number} of {} vanished", task.slug))
+    })?;
+    Ok(HostOutcome { task, round })
+}
+
+/// If the host of a running `round` is gone, stops what is left of the round and records it
+/// as interrupted. Returns whether it settled the round.
+pub(crate) fn settle_dead_round(
+    ws: &Workspace,
+    store: &mut dyn Store,
+    task: &Task,
+    round: &Round,
+) -> Result<bool> {
+    if HostLock::probe(&round.lock_path) == LockState::Held {
+        return Ok(false);
+    }
+    // Re-read: the host may have finished between our look at the row and at the lock.
+    let Some(current) = store.round(task.id, Some(round.number))? else {
+        return Ok(false);
+    };
+    if current.status != RoundStatus::Running {
+        return Ok(false);
+    }
+    let marker = RoundMarker {
+        token: round.token.clone(),
+        session: round.agent.map(|a| a.pid),
+        cgroup: round.cgroup.as_ref().map(Cgroup::at),
+    };
+    let killed = kill_round(&marker, Duration::from_secs(2));
+    let host = round.host.map_or_else(
+        || "its host".to_owned(),
+        |h| format!("its host (pid {})", h.pid),
+    );
+    let mut reason = format!("{host} died before the round ended");
+    if killed > 0 {
+        reason.push_str(&format!(
+            "; {killed} leftover process(es) of the round were killed"
+        ));
+    }
+    let after = after_state(ws, task, round.number, None);
+    // The raw stream is complete up to the host's death; the stored summary may lag it.
+    let summary = reread_summary(ws, task, round.number).unwrap_or_else(|| current.summary.clone());
+    let end = RoundEnd {
+        status: RoundStatus::Interrupted,
+        snapshot_before: None,
+        reason: Some(reason),
+        session: summary
+            .session
+            .clone()
+            .or_else(|| current.session_before.clone()),
+        exit_code: None,
+        exit_signal: None,
+        summary,
+        snapshot_after: after.commit,
+        changed: Vec::new(),
+        worktree_changes: after.worktree_changes,
+    };
+    let settled = store.finish_round(round.id, &end)?;
+    let _ = std::fs::remove_file(&round.lock_path);
+    Ok(settled)
+}
+
+/// The summary of a round's raw stream file, read again through its adapter.
+pub(crate) fn reread_summary(ws: &Workspace, task: &Task, number: u32) -> Option<RoundSummary> {
+    let adapter = ganger_agents::adapter(&task.agent)?;
+    let data = std::fs::read(ws.state.round_file(&task.slug, number, "jsonl")).ok()?;
+    let mut parser = adapter.stream_parser();
+    let mut summary = RoundSummary::default();
+    for line in data.split(|&b| b == b'\n') {
+        let line = line.strip_suffix(b"\r").unwrap_or(line);
+        if !line.iter().all(u8::is_ascii_whitespace) {
+            parser.feed(line, &mut summary);
+        }
+    }
+    Some(summary)
+}

@@ -1,0 +1,295 @@
+//! The round host: runs one round from start to its recorded end. It is the foreground
+//! command itself, or a detached `ganger` process started for `--detach`; either way it holds
+//! the round's host lock for its whole life, so that its death is visible to everyone.
+
+use super::finish::{self, HostStop};
+use super::output::{self, Closed, Progress};
+use super::setup::{BeforeState, RoundInput, before_state};
+use super::signals::SignalWatch;
+use super::watchdog::{Limit, Watchdog};
+use crate::agent_env;
+use crate::error::{EngineError, Result};
+use crate::keys;
+use crate::redact::Redactor;
+use crate::workspace::Workspace;
+use ganger_agents::{Adapter, AgentExit, RoundRequest};
+use ganger_sandbox::{
+    Activity, AgentCommand, HostLock, ProcessId, RunningAgent, Waited, spawn_local,
+};
+use ganger_store::{ProcessRef, Round, Store, Task, now_ms};
+use std::fs::File;
+use std::sync::mpsc;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+/// How often a running round's summary is written to the store.
+const STORE_EVERY: Duration = Duration::from_millis(500);
+/// How often the store is asked whether a cancel was requested (a cancel also signals).
+const CANCEL_POLL: Duration = Duration::from_secs(1);
+/// How long the host waits for the agent's pipes to close after it exited.
+const DRAIN_LIMIT: Duration = Duration::from_secs(2);
+
+/// A finished round and its task, as stored.
+#[derive(Debug, Clone)]
+pub struct HostOutcome {
+    pub task: Task,
+    pub round: Round,
+}
+
+/// Runs the round in `input` to its end and records it. The lock is released at the end.
+pub fn run_host(
+    ws: &Workspace,
+    store: &mut dyn Store,
+    input: RoundInput,
+    lock: HostLock,
+) -> Result<HostOutcome> {
+    if let Some(me) = ProcessId::current() {
+        store.record_host(
+            input.round.id,
+            ProcessRef {
+                pid: me.pid,
+                start_ticks: me.start_ticks,
+            },
+        )?;
+    }
+    let fresh = input.round.number == 1 && input.task.worktree_made;
+    let before = ws
+        .repo
+        .open_worktree(&input.task.worktree)
+        .map_err(EngineError::from)
+        .and_then(|worktree| before_state(&worktree, &input.task.slug, input.round.number, fresh));
+    let (before, ended) = match before {
+        Ok(before) => {
+            let ended = match run_agent(ws, store, &input) {
+                Ok(ended) => ended,
+                Err(error) => finish::Ended::failed_to_start(error.message),
+            };
+            (before, ended)
+        }
+        Err(error) => (
+            BeforeState::default(),
+            finish::Ended::failed_to_start(format!(
+                "the worktree could not be read: {}",
+                error.message
+            )),
+        ),
+    };
+    let outcome = finish::record_end(ws, store, &input, &before, ended);
+    lock.release();
+    outcome
+}
+
+fn adapter_of(task: &Task) -> Result<&'static dyn Adapter> {
+    ganger_agents::adapter(&task.agent).ok_or_else(|| {
+        EngineError::invalid(format!(
+            "unknown agent {:?} for task {}",
+            task.agent, task.slug
+        ))
+    })
+}
+
+/// The command for this round.
+fn agent_command(
+    ws: &Workspace,
+    input: &RoundInput,
+    adapter: &dyn Adapter,
+    keys: &[keys::LoadedKey],
+) -> Result<AgentCommand> {
+    let program = agent_env::resolve_program(adapter, &ws.config)?;
+    let overlay = agent_env::config_overlay(adapter, &ws.config);
+    let inherited = agent_env::inherited_config(adapter, &ws.config);
+    let plan = adapter.plan(&RoundRequest {
+        prompt: &input.prompt,
+        session: input.round.session_before.as_deref(),
+        title: &input.task.slug,
+        model: input.round.model.as_deref(),
+        worktree: &input.task.worktree,
+        config: overlay.as_ref(),
+        inherited_config: inherited.as_deref(),
+    })?;
+    let env = agent_env::agent_environment(adapter, &ws.config, &plan, keys);
+    Ok(AgentCommand {
+        program,
+        args: plan.args.iter().map(Into::into).collect(),
+        env,
+        cwd: input.task.worktree.clone(),
+        stdin: plan.stdin,
+        token: input.round.token.clone(),
+        use_cgroup: ws.config.sandbox.cgroup,
+    })
+}
+
+fn create(path: &std::path::Path) -> Result<File> {
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir).map_err(|e| EngineError::io("create", dir, e))?;
+    }
+    File::create(path).map_err(|e| EngineError::io("create", path, e))
+}
+
+/// Starts the agent and follows it to its end.
+fn run_agent(ws: &Workspace, store: &mut dyn Store, input: &RoundInput) -> Result<finish::Ended> {
+    let adapter = adapter_of(&input.task)?;
+    if !input.task.worktree.is_dir() {
+        return Err(EngineError::invalid(format!(
+            "the worktree {} is gone",
+            input.task.worktree.display()
+        )));
+    }
+    let keys = keys::load_keys(&ws.config, &input.task.keys)?;
+    let redactor = Redactor::new(keys.iter().map(|k| (k.provider.as_str(), k.value.as_str())));
+    let command = agent_command(ws, input, adapter, &keys)?;
+    let slug = &input.task.slug;
+    let number = input.round.number;
+    let raw = create(&ws.state.round_file(slug, number, "jsonl"))?;
+    let err = create(&ws.state.round_file(slug, number, "err"))?;
+    let signals = SignalWatch::install()
+        .map_err(|e| EngineError::invalid(format!("failed to watch signals: {e}")))?;
+    let started = Instant::now();
+    let mut agent = spawn_local(&command)?;
+    store.record_agent(
+        input.round.id,
+        ProcessRef {
+            pid: agent.process.pid,
+            start_ticks: agent.process.start_ticks,
+        },
+        agent.marker.cgroup.as_ref().map(|c| c.path()),
+    )?;
+    let progress = Arc::new(Mutex::new(Progress {
+        summary: Default::default(),
+        last_progress: started,
+        dirty: false,
+    }));
+    let (closed_tx, closed_rx) = mpsc::channel();
+    if let Some(stdout) = agent.take_stdout() {
+        let (progress, closed, redactor, parser) = (
+            Arc::clone(&progress),
+            closed_tx.clone(),
+            redactor.clone(),
+            adapter.stream_parser(),
+        );
+        std::thread::spawn(move || {
+            output::read_stdout(stdout, raw, redactor, parser, progress, closed)
+        });
+    }
+    if let Some(stderr) = agent.take_stderr() {
+        let (closed, redactor) = (closed_tx.clone(), redactor.clone());
+        std::thread::spawn(move || output::read_stderr(stderr, err, redactor, closed));
+    }
+    drop(closed_tx);
+    let (exit, stop) = follow(store, input, &mut agent, &signals, &progress, started);
+    drain(&agent, &closed_rx, input.grace);
+    let summary = match progress.lock() {
+        Ok(shared) => shared.summary.clone(),
+        Err(poisoned) => poisoned.into_inner().summary.clone(),
+    };
+    let verdict = adapter.verdict(&summary, exit);
+    Ok(finish::Ended {
+        exit: Some(exit),
+        summary,
+        stop,
+        verdict: Some(verdict),
+        start_error: None,
+    })
+}
+
+/// Waits for the agent, enforcing the limits and stop requests; returns how it ended and why
+/// the host stopped it, if it did.
+fn follow(
+    store: &mut dyn Store,
+    input: &RoundInput,
+    agent: &mut RunningAgent,
+    signals: &SignalWatch,
+    progress: &Arc<Mutex<Progress>>,
+    started: Instant,
+) -> (AgentExit, Option<HostStop>) {
+    let mut watchdog = Watchdog::new(started, input.timeout, input.stall);
+    let mut last_store = started;
+    let mut last_cancel_poll = started;
+    loop {
+        let tick = Duration::from_millis(250);
+        let stop = match agent.wait_timeout(tick, Some(signals.fd())) {
+            Waited::Exited(exit) => return (convert(exit), None),
+            Waited::Woken => signals
+                .received()
+                .map(|signal| stop_for_signal(store, input, signal)),
+            Waited::TimedOut => None,
+        };
+        let now = Instant::now();
+        let stop = stop.or_else(|| {
+            if now.duration_since(last_cancel_poll) >= CANCEL_POLL {
+                last_cancel_poll = now;
+                if cancel_requested(store, input) {
+                    return Some(HostStop::Cancelled);
+                }
+            }
+            let (stream_progress, snapshot) = {
+                let mut shared = match progress.lock() {
+                    Ok(shared) => shared,
+                    Err(poisoned) => poisoned.into_inner(),
+                };
+                let snapshot = (shared.dirty && now.duration_since(last_store) >= STORE_EVERY)
+                    .then(|| {
+                        shared.dirty = false;
+                        shared.summary.clone()
+                    });
+                (shared.last_progress, snapshot)
+            };
+            let last_seen = stream_progress.max(watchdog.last_active());
+            if let Some(summary) = snapshot {
+                last_store = now;
+                let at = now_ms()
+                    - i64::try_from(now.duration_since(last_seen).as_millis()).unwrap_or(0);
+                let _ = store.record_progress(input.round.id, &summary, at);
+            }
+            watchdog
+                .check(now, stream_progress, || Activity::sample(&agent.marker))
+                .map(|limit| match limit {
+                    Limit::Timeout(limit) => HostStop::TimedOut(limit),
+                    Limit::Stall(limit) => HostStop::Stalled(limit),
+                })
+        });
+        if let Some(stop) = stop {
+            let exit = agent.stop(input.grace);
+            return (convert(exit), Some(stop));
+        }
+    }
+}
+
+fn stop_for_signal(store: &mut dyn Store, input: &RoundInput, signal: i32) -> HostStop {
+    if cancel_requested(store, input) {
+        HostStop::Cancelled
+    } else {
+        HostStop::Signal(signal)
+    }
+}
+
+fn cancel_requested(store: &mut dyn Store, input: &RoundInput) -> bool {
+    store
+        .round(input.task.id, Some(input.round.number))
+        .ok()
+        .flatten()
+        .is_some_and(|round| round.cancel_requested)
+}
+
+fn convert(exit: ganger_sandbox::AgentExit) -> AgentExit {
+    match (exit.code, exit.signal) {
+        (Some(code), _) => AgentExit::Code(code),
+        (None, Some(signal)) => AgentExit::Signal(signal),
+        (None, None) => AgentExit::Signal(0),
+    }
+}
+
+/// After the agent exited: stops whatever of the round is left (children it started, which
+/// may hold its pipes open) and lets the readers finish.
+fn drain(agent: &RunningAgent, closed: &mpsc::Receiver<Closed>, grace: Duration) {
+    agent.stop_leftovers(grace);
+    let deadline = Instant::now() + DRAIN_LIMIT;
+    let mut open = 2;
+    while open > 0 {
+        let left = deadline.saturating_duration_since(Instant::now());
+        match closed.recv_timeout(left) {
+            Ok(_) => open -= 1,
+            Err(_) => break,
+        }
+    }
+}

@@ -1,0 +1,15 @@
+//! A round: the prompt sent to the task's session and everything that came of it. The round
+//! host runs the agent, copies its stream to the round's files, keeps the summary in the store
+//! while it runs, enforces the wall-clock and stall limits, stops the round when asked, and
+//! finally records how it ended with a snapshot of the worktree.
+
+mod finish;
+mod host;
+mod output;
+mod setup;
+mod signals;
+mod watchdog;
+
+pub(crate) use finish::settle_dead_round;
+pub use host::{HostOutcome, run_host};
+pub use setup::RoundInput;

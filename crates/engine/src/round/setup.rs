@@ -1,0 +1,53 @@
+//! What a round host needs to run a round, and the worktree's state before it: the base
+//! commit for the first round in a worktree ganger just made (its index is the base), else a
+//! snapshot taken now, so that a person's edits between rounds are never counted as the
+//! worker's.
+
+use crate::error::Result;
+use ganger_git::{IndexEntry, Repo};
+use ganger_store::{Round, Task};
+use std::time::Duration;
+
+/// Everything a host is given to run one round.
+#[derive(Debug, Clone)]
+pub struct RoundInput {
+    pub task: Task,
+    pub round: Round,
+    /// The prompt exactly as it must reach the agent.
+    pub prompt: String,
+    pub timeout: Duration,
+    pub stall: Duration,
+    pub grace: Duration,
+}
+
+/// The worktree before a round: the snapshot commit and its file listing.
+#[derive(Debug, Clone, Default)]
+pub struct BeforeState {
+    pub commit: Option<String>,
+    pub entries: Option<Vec<IndexEntry>>,
+}
+
+/// Takes the worktree's state before round `number` of `task`.
+pub fn before_state(
+    worktree: &Repo,
+    task_slug: &str,
+    number: u32,
+    fresh: bool,
+) -> Result<BeforeState> {
+    if fresh {
+        // A worktree made for this round: its index is exactly its base commit.
+        return Ok(BeforeState {
+            commit: worktree.head()?,
+            entries: worktree.index_entries(),
+        });
+    }
+    let name = format!("refs/ganger/{task_slug}/before-{number}");
+    let snapshot = worktree.snapshot(
+        Some(&name),
+        &format!("ganger: {task_slug} before round {number}"),
+    )?;
+    Ok(BeforeState {
+        commit: Some(snapshot.commit),
+        entries: snapshot.entries,
+    })
+}

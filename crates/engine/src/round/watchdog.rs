@@ -1,0 +1,135 @@
+//! The limits of a running round: a wall-clock limit, and a stall limit on "no progress".
+//!
+//! Progress is a new event in the agent's stream (retry notices are not progress) or activity
+//! of the round's processes: OpenCode prints a tool call only when it ends, so a long build in
+//! one call prints nothing for minutes while its processes burn CPU; and OpenCode retries a
+//! failing model for over a minute without a word, using almost none. So the processes are
+//! sampled while the stream is quiet, and a sample counts as progress when the round used at
+//! least `ACTIVE_CPU` of CPU or moved `ACTIVE_IO` bytes since the last one, or started a
+//! process. The trade-off: a tool that waits without using the CPU or the network (a `sleep`,
+//! a lock) for longer than the stall limit is stopped; raise `stall` for such work.
+
+use ganger_sandbox::Activity;
+use std::time::{Duration, Instant};
+
+/// How often the processes of a quiet round are sampled.
+pub(crate) const SAMPLE_EVERY: Duration = Duration::from_secs(5);
+/// CPU time per sample that counts as work (5% of a core over `SAMPLE_EVERY`).
+pub(crate) const ACTIVE_CPU_USEC: u64 = 250_000;
+/// Bytes read or written per sample that count as work.
+pub(crate) const ACTIVE_IO_BYTES: u64 = 256 * 1024;
+
+/// Why the watchdog stops a round.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Limit {
+    /// The wall-clock limit passed.
+    Timeout(Duration),
+    /// Nothing happened for the stall limit.
+    Stall(Duration),
+}
+
+/// Watches one round.
+#[derive(Debug)]
+pub(crate) struct Watchdog {
+    started: Instant,
+    timeout: Duration,
+    stall: Duration,
+    last_sample: Option<(Instant, Activity)>,
+    last_active: Instant,
+}
+
+impl Watchdog {
+    pub(crate) fn new(started: Instant, timeout: Duration, stall: Duration) -> Watchdog {
+        Watchdog {
+            started,
+            timeout,
+            stall,
+            last_sample: None,
+            last_active: started,
+        }
+    }
+
+    /// When the processes last showed activity.
+    pub(crate) fn last_active(&self) -> Instant {
+        self.last_active
+    }
+
+    /// Whether a limit has passed at `now`, given when the stream last showed progress;
+    /// `sample` reads the processes' activity, and is only called while the stream is quiet.
+    pub(crate) fn check(
+        &mut self,
+        now: Instant,
+        stream_progress: Instant,
+        sample: impl FnOnce() -> Activity,
+    ) -> Option<Limit> {
+        if now.duration_since(self.started) >= self.timeout {
+            return Some(Limit::Timeout(self.timeout));
+        }
+        let quiet_for = now.duration_since(stream_progress.max(self.last_active));
+        let due = self
+            .last_sample
+            .is_none_or(|(at, _)| now.duration_since(at) >= SAMPLE_EVERY);
+        if quiet_for >= SAMPLE_EVERY.min(self.stall) && due {
+            let activity = sample();
+            if let Some((_, before)) = self.last_sample
+                && before.busier(&activity, ACTIVE_CPU_USEC, ACTIVE_IO_BYTES)
+            {
+                self.last_active = now;
+            }
+            self.last_sample = Some((now, activity));
+        }
+        let quiet_for = now.duration_since(stream_progress.max(self.last_active));
+        (quiet_for >= self.stall).then_some(Limit::Stall(self.stall))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn activity(cpu_usec: u64) -> Activity {
+        Activity {
+            cpu_usec,
+            io_bytes: 0,
+            processes: 1,
+        }
+    }
+
+    #[test]
+    fn a_quiet_idle_round_stalls_and_a_quiet_busy_one_does_not() {
+        let start = Instant::now();
+        let stall = Duration::from_secs(20);
+        let mut idle = Watchdog::new(start, Duration::from_secs(3600), stall);
+        let mut busy = Watchdog::new(start, Duration::from_secs(3600), stall);
+        let mut cpu = 0;
+        for second in (5..=30).step_by(5) {
+            let now = start + Duration::from_secs(second);
+            cpu += 2_000_000;
+            let idle_limit = idle.check(now, start, || activity(10));
+            let busy_limit = busy.check(now, start, || activity(cpu));
+            assert_eq!(busy_limit, None, "at {second}s");
+            if second >= 20 {
+                assert_eq!(idle_limit, Some(Limit::Stall(stall)), "at {second}s");
+            } else {
+                assert_eq!(idle_limit, None, "at {second}s");
+            }
+        }
+    }
+
+    #[test]
+    fn events_are_progress_and_the_wall_clock_ends_everything() {
+        let start = Instant::now();
+        let mut dog = Watchdog::new(start, Duration::from_secs(60), Duration::from_secs(10));
+        let at = |s| start + Duration::from_secs(s);
+        assert_eq!(dog.check(at(9), at(0), || activity(0)), None);
+        assert_eq!(dog.check(at(15), at(8), || activity(0)), None);
+        assert_eq!(
+            dog.check(at(19), at(8), || activity(0)),
+            Some(Limit::Stall(Duration::from_secs(10)))
+        );
+        assert_eq!(
+            dog.check(at(60), at(59), || activity(0)),
+            Some(Limit::Timeout(Duration::from_secs(60)))
+        );
+    }
+}

@@ -1,0 +1,298 @@
+//! `ganger start`: a new task. Everything that can be refused is checked before anything is
+//! made (the slug, the text, the keys, the agent's program, the model, the worktree), the
+//! worktree is created, and the task and its first round are recorded in one transaction; if
+//! that fails, the worktree and branch just made are removed again, so nothing is left half
+//! way.
+
+use crate::agent_env;
+use crate::brief::{Brief, read_brief};
+use crate::commander::commander;
+use crate::error::{EngineError, Result};
+use crate::keys::{load_keys, parse_key_args};
+use crate::launch::{Launch, Launched, launch, new_token, take_lock, this_process};
+use crate::models::{ModelCheck, check_model};
+use crate::notice::{Notice, Notices};
+use crate::reaper::settle_running;
+use crate::redact::Redactor;
+use crate::slug::check_slug;
+use crate::workspace::Workspace;
+use ganger_agents::Adapter;
+use ganger_store::{NewRound, NewTask, RoundKind, Store, StoreError};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+/// What `ganger start` was asked.
+#[derive(Debug, Clone, Default)]
+pub struct StartOptions {
+    pub slug: String,
+    pub brief: Option<Brief>,
+    pub agent: Option<String>,
+    pub model: Option<String>,
+    pub base: Option<String>,
+    pub branch: Option<String>,
+    pub worktree: Option<PathBuf>,
+    pub keys: Vec<String>,
+    pub timeout: Option<Duration>,
+    pub stall: Option<Duration>,
+    pub commander: Option<String>,
+    pub detach: bool,
+}
+
+/// The adapter named `name`, or a clear error listing the known ones.
+pub(crate) fn known_adapter(name: &str) -> Result<&'static dyn Adapter> {
+    ganger_agents::adapter(name).ok_or_else(|| {
+        let known: Vec<&str> = ganger_agents::adapters().iter().map(|a| a.name()).collect();
+        EngineError::invalid(format!(
+            "unknown agent {name:?}; known agents: {}",
+            known.join(", ")
+        ))
+    })
+}
+
+/// Checks `model` and reports it; exit 3 when it is missing.
+pub(crate) fn require_model(
+    ws: &Workspace,
+    adapter: &dyn Adapter,
+    program: &Path,
+    model: Option<&str>,
+    notices: &mut dyn Notices,
+) -> Result<()> {
+    let Some(model) = model else {
+        notices.notice(Notice::Model {
+            model: format!("{}'s default", adapter.display_name()),
+            verdict: "not checked".into(),
+        });
+        return Ok(());
+    };
+    let check = check_model(ws, adapter, program, model)?;
+    notices.notice(Notice::Model {
+        model: model.to_owned(),
+        verdict: check.describe(),
+    });
+    match check {
+        ModelCheck::Missing { closest } => {
+            let mut error = EngineError::model(format!(
+                "model {model} is not available to {}",
+                adapter.display_name()
+            ));
+            if let Some(closest) = closest {
+                error = error.hint(format!("the closest available model is {closest}"));
+            }
+            Err(error)
+        }
+        _ => Ok(()),
+    }
+}
+
+fn fill(template: &str, repo: &str, slug: &str) -> String {
+    template.replace("{repo}", repo).replace("{slug}", slug)
+}
+
+/// Starts a task: round 1 in a new session titled with the slug.
+pub fn start(ws: &Workspace, options: StartOptions, notices: &mut dyn Notices) -> Result<Launched> {
+    check_slug(&options.slug)?;
+    let slug = options.slug.clone();
+    let brief = options.brief.as_ref().ok_or_else(|| {
+        EngineError::invalid("give the task text with --brief FILE or --message TEXT")
+    })?;
+    let prompt = read_brief(brief)?;
+    let agent_name = options
+        .agent
+        .clone()
+        .unwrap_or_else(|| ws.config.defaults.agent.clone());
+    let adapter = known_adapter(&agent_name)?;
+    let keys = parse_key_args(&options.keys)?;
+    let given = options
+        .worktree
+        .as_deref()
+        .map(|path| check_given_worktree(ws, path))
+        .transpose()?;
+    let mut store = ws.open_store()?;
+    if store.task(&slug)?.is_some() {
+        return Err(
+            EngineError::invalid(format!("task {slug} exists already")).hint(format!(
+                "send the next round with `ganger fix {slug}`, or see `ganger status {slug}`"
+            )),
+        );
+    }
+    let program = agent_env::resolve_program(adapter, &ws.config)?;
+    let model = options
+        .model
+        .clone()
+        .or_else(|| ws.config.defaults.model.clone());
+    require_model(ws, adapter, &program, model.as_deref(), notices)?;
+
+    let base = options
+        .base
+        .clone()
+        .unwrap_or_else(|| ws.config.defaults.base.clone());
+    let (worktree, branch, made) = match &options.worktree {
+        Some(_) => {
+            let (path, branch) =
+                given.ok_or_else(|| EngineError::invalid("the --worktree was not checked"))?;
+            refuse_busy_worktree(ws, &mut store, &path)?;
+            (path, branch, false)
+        }
+        None => {
+            let repo = ws.repo_name();
+            let path = ws
+                .repo
+                .main
+                .join(fill(&ws.config.worktree.path, &repo, &slug));
+            let path = normalize(&path);
+            let branch = options
+                .branch
+                .clone()
+                .unwrap_or_else(|| fill(&ws.config.worktree.branch, &repo, &slug));
+            if path.exists() {
+                return Err(
+                    EngineError::invalid(format!("{} exists already", path.display())).hint(
+                        format!("pass --worktree {} to give the task to it", path.display()),
+                    ),
+                );
+            }
+            ws.repo.add_worktree(&path, &branch, &base).map_err(|e| {
+                EngineError::invalid(format!(
+                    "failed to create the worktree {}: {e}",
+                    path.display()
+                ))
+            })?;
+            notices.notice(Notice::WorktreeCreated {
+                path: path.clone(),
+                branch: branch.clone(),
+                base: base.clone(),
+            });
+            (path, branch, true)
+        }
+    };
+    let undo = |ws: &Workspace| {
+        if made {
+            let _ = ws.repo.remove_worktree(&worktree);
+            let _ = ws.repo.delete_branch(&branch);
+        }
+    };
+    let base_commit = ws
+        .repo
+        .open_worktree(&worktree)
+        .ok()
+        .and_then(|w| w.head().ok().flatten());
+    let owner = commander(options.commander.as_deref());
+    let token = new_token();
+    let lock = match take_lock(ws, &token) {
+        Ok(lock) => lock,
+        Err(e) => {
+            undo(ws);
+            return Err(e);
+        }
+    };
+    let new_task = NewTask {
+        slug: slug.clone(),
+        agent: agent_name,
+        model: model.clone(),
+        base,
+        base_commit,
+        branch: branch.clone(),
+        worktree: worktree.clone(),
+        worktree_made: made,
+        owner: owner.clone(),
+        keys: keys.clone(),
+        timeout_ms: options.timeout.map(|d| d.as_millis() as u64),
+        stall_ms: options.stall.map(|d| d.as_millis() as u64),
+    };
+    let new_round = NewRound {
+        kind: RoundKind::Start,
+        model,
+        session_before: None,
+        commander: owner,
+        token,
+        lock_path: lock.path().to_path_buf(),
+        host: this_process(),
+        snapshot_before: None,
+    };
+    let (task, round) = match store.create_task(&new_task, &new_round) {
+        Ok(created) => created,
+        Err(e) => {
+            lock.release();
+            undo(ws);
+            return Err(match e {
+                StoreError::SlugTaken(slug) => {
+                    EngineError::invalid(format!("task {slug} exists already"))
+                }
+                other => other.into(),
+            });
+        }
+    };
+    let loaded = load_keys(&ws.config, &keys)?;
+    let redactor = Redactor::new(
+        loaded
+            .iter()
+            .map(|k| (k.provider.as_str(), k.value.as_str())),
+    );
+    launch(
+        ws,
+        &mut store,
+        Launch {
+            task,
+            round,
+            prompt,
+            lock,
+            redactor,
+            detach: options.detach,
+        },
+        notices,
+    )
+}
+
+/// `a/b/../c` as `a/c`, without touching the file system (the path may not exist yet).
+fn normalize(path: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for component in path.components() {
+        match component {
+            std::path::Component::ParentDir => {
+                out.pop();
+            }
+            std::path::Component::CurDir => {}
+            other => out.push(other),
+        }
+    }
+    out
+}
+
+/// Checks a `--worktree` given by the user: a worktree of this repository and not the main
+/// checkout. Returns its top directory and branch.
+fn check_given_worktree(ws: &Workspace, path: &Path) -> Result<(PathBuf, String)> {
+    let opened = ws.repo.open_worktree(path).map_err(|e| {
+        EngineError::invalid(format!(
+            "--worktree {}: not a worktree of this repository ({e})",
+            path.display()
+        ))
+    })?;
+    if opened.worktree == ws.repo.main {
+        return Err(EngineError::invalid(format!(
+            "--worktree {} is the main checkout; give the task a worktree of its own",
+            path.display()
+        )));
+    }
+    let branch = opened.branch().unwrap_or_else(|| "(detached)".to_owned());
+    Ok((opened.worktree, branch))
+}
+
+/// Refuses a worktree in which a round of another task is running.
+fn refuse_busy_worktree(
+    ws: &Workspace,
+    store: &mut ganger_store::SqliteStore,
+    worktree: &Path,
+) -> Result<()> {
+    settle_running(ws, store, &mut |_: Notice| {})?;
+    for (task, round) in store.running_rounds()? {
+        if task.worktree == worktree {
+            return Err(EngineError::invalid(format!(
+                "round {} of task {} is running in {}",
+                round.number,
+                task.slug,
+                worktree.display()
+            )));
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,46 @@
+//! `ganger status`: the task table, or the report of one task's last round. Works while a
+//! round runs (the host keeps the summary in the store), and settles rounds whose host died
+//! before showing them.
+
+use crate::error::Result;
+use crate::fix::find_task;
+use crate::notice::Notices;
+use crate::reaper::{settle_running, settle_task};
+use crate::report::{RoundReport, TaskList, round_report, task_list};
+use crate::workspace::Workspace;
+use ganger_store::Store;
+
+/// What `ganger status` shows.
+#[derive(Debug, Clone)]
+pub enum StatusView {
+    List(TaskList),
+    Round(Box<RoundReport>),
+}
+
+/// The status of every task, or of one.
+pub fn status(ws: &Workspace, slug: Option<&str>, notices: &mut dyn Notices) -> Result<StatusView> {
+    let Some(mut store) = ws.existing_store()? else {
+        if let Some(slug) = slug {
+            crate::slug::check_slug(slug)?;
+            return Err(crate::error::EngineError::invalid(format!(
+                "no task {slug}"
+            )));
+        }
+        return Ok(StatusView::List(task_list(&[])));
+    };
+    match slug {
+        None => {
+            settle_running(ws, &mut store, notices)?;
+            Ok(StatusView::List(task_list(&store.tasks()?)))
+        }
+        Some(slug) => {
+            let task = find_task(&store, slug)?;
+            settle_task(ws, &mut store, &task, notices)?;
+            let task = find_task(&store, slug)?;
+            let round = store.round(task.id, None)?.ok_or_else(|| {
+                crate::error::EngineError::invalid(format!("task {slug} has no rounds"))
+            })?;
+            Ok(StatusView::Round(Box::new(round_report(ws, &task, &round))))
+        }
+    }
+}

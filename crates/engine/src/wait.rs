@@ -1,0 +1,67 @@
+//! `ganger wait`: blocks until the task's running round ends and returns its report. It
+//! sleeps on the round's host lock, so it wakes the moment the host is gone (finished or
+//! dead), with no polling interval to wait out.
+
+use crate::error::Result;
+use crate::fix::find_task;
+use crate::notice::Notices;
+use crate::reaper::settle_task;
+use crate::report::{RoundReport, round_report};
+use crate::workspace::Workspace;
+use ganger_events::RoundStatus;
+use ganger_sandbox::HostLock;
+use ganger_store::Store;
+use std::time::{Duration, Instant};
+
+/// How a wait ended.
+#[derive(Debug, Clone)]
+pub enum WaitOutcome {
+    /// The round has ended.
+    Ended(Box<RoundReport>),
+    /// The time limit passed with the round still running.
+    StillRunning {
+        number: u32,
+        host_pid: Option<i32>,
+        started_at: String,
+    },
+}
+
+/// Waits for the running round of `slug`, at most `timeout`.
+pub fn wait(
+    ws: &Workspace,
+    slug: &str,
+    timeout: Option<Duration>,
+    notices: &mut dyn Notices,
+) -> Result<WaitOutcome> {
+    let deadline = timeout.map(|t| Instant::now() + t);
+    let Some(mut store) = ws.existing_store()? else {
+        crate::slug::check_slug(slug)?;
+        return Err(crate::error::EngineError::invalid(format!(
+            "no task {slug}"
+        )));
+    };
+    let task = find_task(&store, slug)?;
+    loop {
+        let round = store.round(task.id, None)?.ok_or_else(|| {
+            crate::error::EngineError::invalid(format!("task {slug} has no rounds"))
+        })?;
+        if round.status != RoundStatus::Running {
+            let task = find_task(&store, slug)?;
+            return Ok(WaitOutcome::Ended(Box::new(round_report(
+                ws, &task, &round,
+            ))));
+        }
+        let left = deadline.map(|d| d.saturating_duration_since(Instant::now()));
+        if left == Some(Duration::ZERO) {
+            return Ok(WaitOutcome::StillRunning {
+                number: round.number,
+                host_pid: round.host.map(|h| h.pid),
+                started_at: crate::report::local_time(round.started_at),
+            });
+        }
+        if HostLock::wait_released(&round.lock_path, left) {
+            // The host is gone: either it recorded the end, or it died and we settle it.
+            settle_task(ws, &mut store, &task, notices)?;
+        }
+    }
+}

@@ -1,0 +1,81 @@
+//! The pinned agent CLIs for end-to-end tests. They are found in `GANGER_TEST_OPENCODE`, else
+//! in ganger's cache (where `.ci/run` and `ganger demo` install them), else on `PATH` if it is
+//! the tested version. A missing agent fails the test with the command that installs it.
+
+use std::path::PathBuf;
+use std::process::Command;
+
+/// The OpenCode version ganger is tested with.
+pub const OPENCODE_VERSION: &str = "1.18.33";
+
+fn cache_root() -> PathBuf {
+    std::env::var_os("XDG_CACHE_HOME")
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))
+        .unwrap_or_else(std::env::temp_dir)
+        .join("ganger")
+}
+
+/// The pinned OpenCode; panics with instructions when it is not installed.
+pub fn opencode_program() -> PathBuf {
+    if let Some(path) = std::env::var_os("GANGER_TEST_OPENCODE") {
+        return PathBuf::from(path);
+    }
+    let cached = cache_root()
+        .join("agents")
+        .join(format!("opencode-{OPENCODE_VERSION}"))
+        .join("node_modules/.bin/opencode");
+    if cached.is_file() {
+        return cached;
+    }
+    if let Ok(output) = Command::new("opencode").arg("--version").output()
+        && String::from_utf8_lossy(&output.stdout).trim() == OPENCODE_VERSION
+    {
+        return PathBuf::from("opencode");
+    }
+    panic!(
+        "OpenCode {OPENCODE_VERSION} is not installed: run `npm install --prefix {} opencode-ai@{OPENCODE_VERSION}` (what .ci/run does), or set GANGER_TEST_OPENCODE",
+        cached
+            .parent()
+            .and_then(|p| p.parent())
+            .and_then(|p| p.parent())
+            .map(|p| p.display().to_string())
+            .unwrap_or_default()
+    );
+}
+
+fn quoted(text: &str) -> String {
+    serde_json::to_string(text).unwrap()
+}
+
+/// A `ganger.toml` that points OpenCode at a scripted model at `base_url`, with the given
+/// extra TOML appended (more settings, or overrides of `[defaults]` keys are not allowed:
+/// pass them in `defaults`).
+pub fn opencode_toml(base_url: &str, defaults: &str, api_key: &str, extra: &str) -> String {
+    let program = opencode_program();
+    format!(
+        r#"[defaults]
+model = "mock/scripted"
+{defaults}
+
+[agents.opencode]
+command = {program}
+env = {{ OPENCODE_DISABLE_MODELS_FETCH = "1" }}
+
+[agents.opencode.config]
+model = "mock/scripted"
+small_model = "mock/scripted"
+share = "disabled"
+
+[agents.opencode.config.provider.mock]
+npm = "@ai-sdk/openai-compatible"
+options = {{ baseURL = {base_url}, apiKey = {api_key} }}
+models = {{ scripted = {{ limit = {{ context = 128000, output = 8192 }}, cost = {{ input = 3, output = 15 }} }} }}
+{extra}
+"#,
+        program = quoted(&program.to_string_lossy()),
+        base_url = quoted(base_url),
+        api_key = quoted(api_key),
+    )
+}

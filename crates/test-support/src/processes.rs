@@ -1,0 +1,51 @@
+//! Checks on processes: which live processes carry an environment entry (every process of a
+//! ganger round carries `GANGER_ROUND=<token>`), and waiting for a condition with a limit.
+
+use std::time::{Duration, Instant};
+
+/// The pids of live (not zombie) processes whose environment holds `entry` exactly.
+pub fn living_pids_with_env(entry: &str) -> Vec<i32> {
+    let mut pids = Vec::new();
+    let Ok(dir) = std::fs::read_dir("/proc") else {
+        return pids;
+    };
+    for item in dir.flatten() {
+        let Some(pid) = item
+            .file_name()
+            .to_str()
+            .and_then(|n| n.parse::<i32>().ok())
+        else {
+            continue;
+        };
+        let zombie = std::fs::read_to_string(format!("/proc/{pid}/stat"))
+            .ok()
+            .and_then(|s| {
+                s.rsplit_once(')')
+                    .map(|(_, rest)| rest.trim_start().starts_with('Z'))
+            })
+            .unwrap_or(true);
+        if zombie {
+            continue;
+        }
+        if let Ok(env) = std::fs::read(format!("/proc/{pid}/environ"))
+            && env.split(|&b| b == 0).any(|e| e == entry.as_bytes())
+        {
+            pids.push(pid);
+        }
+    }
+    pids
+}
+
+/// Polls `check` every 20 ms until it is true or `limit` passes; returns whether it held.
+pub fn wait_until(limit: Duration, mut check: impl FnMut() -> bool) -> bool {
+    let deadline = Instant::now() + limit;
+    loop {
+        if check() {
+            return true;
+        }
+        if Instant::now() >= deadline {
+            return false;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}

@@ -1,0 +1,184 @@
+//! A test world: a repository, a HOME, and `ganger` run inside them with a clean environment.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+/// What a `ganger` run printed and how it exited.
+#[derive(Debug)]
+pub struct Run {
+    pub code: i32,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+impl Run {
+    fn from(output: Output) -> Run {
+        Run {
+            code: output.status.code().unwrap_or(-1),
+            stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
+            stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
+        }
+    }
+
+    /// The stdout as JSON.
+    pub fn json(&self) -> serde_json::Value {
+        serde_json::from_str(&self.stdout).unwrap_or_else(|e| {
+            panic!(
+                "stdout is not JSON ({e}):\n{}\nstderr:\n{}",
+                self.stdout, self.stderr
+            )
+        })
+    }
+
+    /// Panics with everything printed unless the exit code is `code`.
+    #[track_caller]
+    pub fn expect_code(&self, code: i32) -> &Run {
+        assert_eq!(
+            self.code, code,
+            "exit code {} instead of {code}\nstdout:\n{}\nstderr:\n{}",
+            self.code, self.stdout, self.stderr
+        );
+        self
+    }
+}
+
+/// A temporary repository with a private HOME.
+#[derive(Debug)]
+pub struct World {
+    dir: tempfile::TempDir,
+    /// The main checkout (`<tmp>/repo`).
+    pub repo: PathBuf,
+    /// HOME for ganger and its agents.
+    pub home: PathBuf,
+    ganger: PathBuf,
+}
+
+/// Variables a test run never inherits.
+const SCRUBBED: [&str; 6] = [
+    "GANGER_COMMANDER",
+    "OPENCODE_CONFIG_CONTENT",
+    "OPENCODE_CONFIG",
+    "GIT_DIR",
+    "GIT_WORK_TREE",
+    "NO_COLOR",
+];
+
+impl World {
+    /// A repository on `main` with one commit (`README.md`), and `ganger` at `ganger`.
+    pub fn new(ganger: &Path) -> World {
+        let dir = tempfile::Builder::new()
+            .prefix("ganger-test-")
+            .tempdir()
+            .unwrap();
+        let repo = dir.path().join("repo");
+        let home = dir.path().join("home");
+        std::fs::create_dir_all(&repo).unwrap();
+        std::fs::create_dir_all(&home).unwrap();
+        let world = World {
+            dir,
+            repo,
+            home,
+            ganger: ganger.to_path_buf(),
+        };
+        world.git(&["init", "-q", "-b", "main"]);
+        world.write("README.md", "# test repository\n");
+        world.git(&["add", "-A"]);
+        world.git(&["commit", "-q", "-m", "initial"]);
+        world
+    }
+
+    /// The temporary directory holding everything.
+    pub fn root(&self) -> &Path {
+        self.dir.path()
+    }
+
+    /// The environment every process of the world gets.
+    pub fn env(&self, command: &mut Command) {
+        for var in SCRUBBED {
+            command.env_remove(var);
+        }
+        command
+            .env("HOME", &self.home)
+            .env("XDG_CONFIG_HOME", self.home.join(".config"))
+            .env("XDG_DATA_HOME", self.home.join(".local/share"))
+            .env("XDG_STATE_HOME", self.home.join(".local/state"))
+            .env("XDG_CACHE_HOME", self.home.join(".cache"))
+            .env("GIT_CONFIG_GLOBAL", "/dev/null")
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env("GIT_AUTHOR_NAME", "Test")
+            .env("GIT_AUTHOR_EMAIL", "test@example.invalid")
+            .env("GIT_COMMITTER_NAME", "Test")
+            .env("GIT_COMMITTER_EMAIL", "test@example.invalid")
+            .env("USER", "tester")
+            .env("LC_ALL", "C");
+    }
+
+    /// Runs git in the main checkout; panics on failure.
+    pub fn git(&self, args: &[&str]) -> String {
+        self.git_in(&self.repo, args)
+    }
+
+    /// Runs git in `dir`; panics on failure.
+    pub fn git_in(&self, dir: &Path, args: &[&str]) -> String {
+        let mut command = Command::new("git");
+        command.arg("-C").arg(dir).args(args);
+        self.env(&mut command);
+        let output = command.output().unwrap();
+        assert!(
+            output.status.success(),
+            "git {args:?} failed: {}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        String::from_utf8_lossy(&output.stdout)
+            .trim_end()
+            .to_owned()
+    }
+
+    /// Writes a file of the main checkout.
+    pub fn write(&self, relative: &str, content: &str) {
+        let path = self.repo.join(relative);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, content).unwrap();
+    }
+
+    /// A `ganger` command run in the main checkout.
+    pub fn command(&self, args: &[&str]) -> Command {
+        let mut command = Command::new(&self.ganger);
+        command
+            .args(args)
+            .current_dir(&self.repo)
+            .stdin(Stdio::null());
+        self.env(&mut command);
+        command
+    }
+
+    /// Runs `ganger` to completion.
+    pub fn ganger(&self, args: &[&str]) -> Run {
+        Run::from(self.command(args).output().unwrap())
+    }
+
+    /// The worktree ganger makes for `slug` by default.
+    pub fn worktree(&self, slug: &str) -> PathBuf {
+        self.root().join(format!("repo-agent-{slug}"))
+    }
+
+    /// Every file under `.ganger/` and the worktrees, with its content (for secrets checks).
+    pub fn everything_written(&self) -> Vec<(PathBuf, Vec<u8>)> {
+        let mut found = Vec::new();
+        let mut stack = vec![self.repo.join(".ganger")];
+        while let Some(dir) = stack.pop() {
+            let Ok(entries) = std::fs::read_dir(&dir) else {
+                continue;
+            };
+            for entry in entries.flatten() {
+                let path = entry.path();
+                if path.is_dir() {
+                    stack.push(path);
+                } else if let Ok(bytes) = std::fs::read(&path) {
+                    found.push((path, bytes));
+                }
+            }
+        }
+        found
+    }
+}
