@@ -27,13 +27,17 @@ fn has_marker(pid: i32, needle: &[u8]) -> bool {
         .is_ok_and(|env| env.split(|&b| b == 0).any(|entry| entry == needle))
 }
 
-/// Every live process of the round now (zombies left out).
+/// Every live process of the round now (zombies left out). A cgroup holds every descendant
+/// whatever it does to its session or environment, so with one the scan of `/proc` is spared.
 pub fn round_members(marker: &RoundMarker) -> BTreeSet<i32> {
-    let mut found: BTreeSet<i32> = marker
-        .cgroup
-        .as_ref()
-        .map(|cgroup| cgroup.pids().into_iter().collect())
-        .unwrap_or_default();
+    let mut found: BTreeSet<i32> = BTreeSet::new();
+    if let Some(cgroup) = &marker.cgroup
+        && cgroup.path().is_dir()
+    {
+        found.extend(cgroup.pids());
+        found.retain(|&pid| proc_stat(pid).is_some_and(|s| s.state != b'Z'));
+        return found;
+    }
     let needle = format!("{ROUND_ENV}={}", marker.token).into_bytes();
     let me = std::process::id() as i32;
     let Ok(entries) = fs::read_dir("/proc") else {

@@ -72,13 +72,24 @@ fn the_prompt_reaches_stdin_byte_for_byte() {
 }
 
 #[test]
-fn detached_children_of_the_round_are_found_and_stopped() {
-    // The agent starts a child in a new session (as OpenCode's background installs do).
-    let mut agent = spawn_local(&command(
+fn detached_children_of_the_round_are_found_and_stopped_with_a_cgroup() {
+    detached_children_are_found_and_stopped(true);
+}
+
+#[test]
+fn detached_children_of_the_round_are_found_and_stopped_by_their_marker() {
+    detached_children_are_found_and_stopped(false);
+}
+
+fn detached_children_are_found_and_stopped(use_cgroup: bool) {
+    // The agent starts a child in a new session (as OpenCode runs its tools' commands).
+    let mut cmd = command(
         "setsid sleep 300 </dev/null >/dev/null 2>&1 & echo $!; exec sleep 300",
-        &token("detached"),
-    ))
-    .unwrap();
+        &token(&format!("detached-{use_cgroup}")),
+    );
+    cmd.use_cgroup = use_cgroup;
+    let mut agent = spawn_local(&cmd).unwrap();
+    assert_eq!(agent.marker.cgroup.is_some(), use_cgroup);
     let mut line = String::new();
     BufReader::new(agent.take_stdout().unwrap())
         .read_line(&mut line)
@@ -106,6 +117,8 @@ fn a_busy_round_shows_activity_and_a_sleeping_one_does_not() {
     ))
     .unwrap();
     let idle = spawn_local(&command("exec sleep 300", &token("idle"))).unwrap();
+    // Starting a process is activity (loading it reads files); measure after that.
+    std::thread::sleep(Duration::from_millis(300));
     let busy_before = Activity::sample(&busy.marker);
     let idle_before = Activity::sample(&idle.marker);
     std::thread::sleep(Duration::from_millis(700));

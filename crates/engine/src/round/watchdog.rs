@@ -12,12 +12,15 @@
 use ganger_sandbox::Activity;
 use std::time::{Duration, Instant};
 
-/// How often the processes of a quiet round are sampled.
-pub(crate) const SAMPLE_EVERY: Duration = Duration::from_secs(5);
-/// CPU time per sample that counts as work (5% of a core over `SAMPLE_EVERY`).
-pub(crate) const ACTIVE_CPU_USEC: u64 = 250_000;
-/// Bytes read or written per sample that count as work.
-pub(crate) const ACTIVE_IO_BYTES: u64 = 256 * 1024;
+/// How often the processes of a quiet round are sampled, at most (a short stall limit samples
+/// more often: four times within the limit, so that work is seen before the limit passes).
+pub(crate) const SAMPLE_EVERY: Duration = Duration::from_secs(10);
+/// CPU time per second between samples that counts as work: 10% of a core. OpenCode waiting
+/// on a hung model or between retries uses 2 to 4.4% (docs/agents/opencode-measured.md); a
+/// build or a test run uses far more.
+pub(crate) const ACTIVE_CPU_PER_SECOND_USEC: u64 = 100_000;
+/// Bytes read or written per second between samples that count as work (idle: under 200).
+pub(crate) const ACTIVE_IO_PER_SECOND: u64 = 25_000;
 
 /// Why the watchdog stops a round.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -34,6 +37,7 @@ pub(crate) struct Watchdog {
     started: Instant,
     timeout: Duration,
     stall: Duration,
+    every: Duration,
     last_sample: Option<(Instant, Activity)>,
     last_active: Instant,
 }
@@ -44,6 +48,7 @@ impl Watchdog {
             started,
             timeout,
             stall,
+            every: (stall / 4).clamp(Duration::from_millis(500), SAMPLE_EVERY),
             last_sample: None,
             last_active: started,
         }
@@ -68,13 +73,16 @@ impl Watchdog {
         let quiet_for = now.duration_since(stream_progress.max(self.last_active));
         let due = self
             .last_sample
-            .is_none_or(|(at, _)| now.duration_since(at) >= SAMPLE_EVERY);
-        if quiet_for >= SAMPLE_EVERY.min(self.stall) && due {
+            .is_none_or(|(at, _)| now.duration_since(at) >= self.every);
+        if quiet_for >= self.every && due {
             let activity = sample();
-            if let Some((_, before)) = self.last_sample
-                && before.busier(&activity, ACTIVE_CPU_USEC, ACTIVE_IO_BYTES)
-            {
-                self.last_active = now;
+            if let Some((at, before)) = self.last_sample {
+                let millis = now.duration_since(at).as_millis().max(1) as u64;
+                let cpu = ACTIVE_CPU_PER_SECOND_USEC * millis / 1000;
+                let io = ACTIVE_IO_PER_SECOND * millis / 1000;
+                if before.busier(&activity, cpu, io) {
+                    self.last_active = now;
+                }
             }
             self.last_sample = Some((now, activity));
         }
@@ -104,8 +112,10 @@ mod tests {
         let mut cpu = 0;
         for second in (5..=30).step_by(5) {
             let now = start + Duration::from_secs(second);
-            cpu += 2_000_000;
-            let idle_limit = idle.check(now, start, || activity(10));
+            // Half a core: well above the idle floor of 2 to 4.4%.
+            cpu += 2_500_000;
+            // Idle: 4% of a core, the most OpenCode used while waiting.
+            let idle_limit = idle.check(now, start, || activity(second * 40_000));
             let busy_limit = busy.check(now, start, || activity(cpu));
             assert_eq!(busy_limit, None, "at {second}s");
             if second >= 20 {
