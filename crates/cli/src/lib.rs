@@ -82,12 +82,18 @@ fn argument_error(error: &clap::Error) -> ExitCode {
         );
     }
     let rendered = error.render().to_string();
-    let first = rendered
+    // clap's message is the first paragraph (a list of missing arguments runs over lines);
+    // usage and tips follow. Keep the message, as one line.
+    let message: Vec<&str> = rendered
         .lines()
-        .find(|line| !line.trim().is_empty())
-        .unwrap_or("bad arguments")
-        .trim_start_matches("error: ")
-        .to_owned();
+        .map(str::trim)
+        .skip_while(|line| line.is_empty())
+        .take_while(|line| !line.is_empty())
+        .collect();
+    let first = match message.join(" ").trim_start_matches("error: ") {
+        "" => "bad arguments".to_owned(),
+        text => text.to_owned(),
+    };
     let json = std::env::args().any(|a| a == "--json");
     printer::emit_error(json, &first, Some("see `ganger --help`"), exit::INVALID);
     ExitCode::from(exit::INVALID)

@@ -79,3 +79,15 @@ models = {{ scripted = {{ limit = {{ context = 128000, output = 8192 }}, cost = 
         api_key = quoted(api_key),
     )
 }
+
+/// The stand-in `opencode` (a shell script) of the fast tests.
+pub const FAKE_OPENCODE: &str = include_str!("fake-opencode.sh");
+
+/// Writes the stand-in `opencode` into `dir` and returns its path.
+pub fn write_fake_opencode(dir: &std::path::Path) -> PathBuf {
+    use std::os::unix::fs::PermissionsExt;
+    let path = dir.join("fake-opencode");
+    std::fs::write(&path, FAKE_OPENCODE).unwrap();
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+    path
+}

@@ -16,6 +16,8 @@ mod agents;
 mod processes;
 mod world;
 
-pub use agents::{OPENCODE_VERSION, opencode_program, opencode_toml};
+pub use agents::{
+    FAKE_OPENCODE, OPENCODE_VERSION, opencode_program, opencode_toml, write_fake_opencode,
+};
 pub use processes::{living_pids_with_env, wait_until};
 pub use world::{Run, World};

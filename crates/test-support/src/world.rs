@@ -157,6 +157,19 @@ impl World {
         Run::from(self.command(args).output().unwrap())
     }
 
+    /// Configures the stand-in `opencode` as the agent, with `defaults` added to `[defaults]`
+    /// and `extra` appended.
+    pub fn use_fake_agent(&self, defaults: &str, extra: &str) {
+        let program = crate::agents::write_fake_opencode(self.root());
+        self.write(
+            "ganger.toml",
+            &format!(
+                "[defaults]\nmodel = \"mock/scripted\"\n{defaults}\n\n[agents.opencode]\ncommand = {}\n{extra}\n",
+                serde_json::to_string(&program.to_string_lossy()).unwrap()
+            ),
+        );
+    }
+
     /// The worktree ganger makes for `slug` by default.
     pub fn worktree(&self, slug: &str) -> PathBuf {
         self.root().join(format!("repo-agent-{slug}"))

@@ -1,0 +1,247 @@
+//! The round host's behaviour, fast: a stand-in `opencode` script (test-support's
+//! `fake-opencode.sh`) plays the agent, so that limits, signals, leftovers and odd streams can
+//! be tested in seconds. The real OpenCode is in `e2e_opencode.rs`.
+
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "a test fails loudly on what it did not expect"
+)]
+
+use ganger_test_support::{World, living_pids_with_env, wait_until};
+use std::time::{Duration, Instant};
+
+fn world(defaults: &str, extra: &str) -> World {
+    let world = World::new(env!("CARGO_BIN_EXE_ganger").as_ref());
+    world.use_fake_agent(defaults, extra);
+    world
+}
+
+fn marker(report: &serde_json::Value) -> String {
+    format!("GANGER_ROUND={}", report["token"].as_str().unwrap())
+}
+
+#[test]
+fn the_agent_works_in_the_worktree_and_the_report_says_what_it_did() {
+    let world = world("", "");
+    let run = world.ganger(&["start", "quick", "--message", "hello there"]);
+    run.expect_code(0);
+    // OpenCode works in $PWD: the stand-in's file lands in the worktree.
+    assert_eq!(
+        std::fs::read_to_string(world.worktree("quick").join("fake.txt")).unwrap(),
+        "hello there\n"
+    );
+    assert!(!world.repo.join("fake.txt").exists());
+    for expected in [
+        "task: quick, round 1 (start), branch agent/quick",
+        "status: done, exit 0, finish stop",
+        "events: step_finish 2, step_start 2, text 1, tool_use 1",
+        "cost: $0.0020, tokens 200 in / 20 out",
+        "  Done: hello there (title quick)",
+        "changed in this round: 1 path\n  A fake.txt",
+    ] {
+        assert!(
+            run.stdout.contains(expected),
+            "missing {expected:?} in:\n{}",
+            run.stdout
+        );
+    }
+}
+
+#[test]
+fn a_round_past_its_wall_clock_limit_is_stopped_as_timed_out() {
+    let world = world("", "");
+    let started = Instant::now();
+    let run = world.ganger(&[
+        "start",
+        "slow",
+        "--message",
+        "sleep 60",
+        "--timeout",
+        "2s",
+        "--json",
+    ]);
+    run.expect_code(1);
+    let report = run.json();
+    assert_eq!(report["status"], "timed-out");
+    assert_eq!(report["reason"], "stopped at the wall-clock limit of 2s");
+    assert!(started.elapsed() < Duration::from_secs(30));
+    assert!(living_pids_with_env(&marker(&report)).is_empty());
+}
+
+#[test]
+fn a_silent_but_busy_round_is_not_stalled_and_a_silent_idle_one_is() {
+    let world = world("", "");
+    let busy = world.ganger(&[
+        "start",
+        "busy",
+        "--message",
+        "busy 8",
+        "--stall",
+        "4s",
+        "--json",
+    ]);
+    busy.expect_code(0);
+    assert_eq!(busy.json()["status"], "done");
+    let idle = world.ganger(&[
+        "start",
+        "idle",
+        "--message",
+        "sleep 60",
+        "--stall",
+        "4s",
+        "--json",
+    ]);
+    idle.expect_code(1);
+    let report = idle.json();
+    assert_eq!(report["status"], "stalled");
+    assert!(
+        report["reason"].as_str().unwrap().contains("4s"),
+        "{report:#}"
+    );
+}
+
+#[test]
+fn children_the_agent_leaves_behind_are_stopped_with_or_without_a_cgroup() {
+    for (slug, cgroup) in [("with-cgroup", "true"), ("without-cgroup", "false")] {
+        let world = world("", &format!("[sandbox]\ncgroup = {cgroup}\n"));
+        let run = world.ganger(&["start", slug, "--message", "detach-child", "--json"]);
+        run.expect_code(0);
+        let report = run.json();
+        assert_eq!(report["status"], "done");
+        assert!(
+            living_pids_with_env(&marker(&report)).is_empty(),
+            "{slug}: a child survived"
+        );
+    }
+}
+
+#[test]
+fn quiet_failures_are_failures_and_odd_lines_are_counted_not_fatal() {
+    let world = world("", "");
+    let silent = world.ganger(&["start", "silent", "--message", "silent-exit", "--json"]);
+    silent.expect_code(1);
+    assert_eq!(
+        silent.json()["reason"],
+        "OpenCode exited 0 without printing any event"
+    );
+
+    let odd = world.ganger(&["start", "odd", "--message", "garbage", "--json"]);
+    odd.expect_code(0);
+    let report = odd.json();
+    assert_eq!(report["malformed_lines"], 1);
+    assert_eq!(report["unknown_lines"], 1);
+    let raw = std::fs::read_to_string(world.repo.join(".ganger/tasks/odd/round-1.jsonl")).unwrap();
+    assert!(
+        raw.contains("this is not JSON\n"),
+        "kept byte for byte: {raw}"
+    );
+
+    let failed = world.ganger(&["start", "failing", "--message", "fail", "--json"]);
+    failed.expect_code(1);
+    let report = failed.json();
+    assert_eq!(report["status"], "failed");
+    assert!(
+        report["reason"].as_str().unwrap().contains("fake failure"),
+        "{report:#}"
+    );
+    assert_eq!(
+        report["stderr_tail"],
+        serde_json::json!(["Error: fake failure"])
+    );
+}
+
+#[test]
+fn sigint_to_a_foreground_round_cancels_it_and_says_why() {
+    let world = world("", "");
+    #[expect(
+        clippy::disallowed_methods,
+        reason = "the test signals a running ganger"
+    )]
+    let child = world
+        .command(&["start", "interrupted", "--message", "sleep 60", "--json"])
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    assert!(wait_until(Duration::from_secs(20), || world
+        .worktree("interrupted")
+        .join("fake.txt")
+        .exists()));
+    let pid = child.id().to_string();
+    assert!(
+        std::process::Command::new("kill")
+            .args(["-INT", &pid])
+            .status()
+            .unwrap()
+            .success()
+    );
+    let output = child.wait_with_output().unwrap();
+    assert_eq!(output.status.code(), Some(1));
+    let report: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(report["status"], "cancelled");
+    assert_eq!(report["reason"], "stopped by SIGINT to its host");
+    assert!(living_pids_with_env(&marker(&report)).is_empty());
+}
+
+#[test]
+fn a_detached_round_is_followed_by_status_and_log_until_it_ends() {
+    let world = world("", "");
+    world
+        .ganger(&["start", "bg", "--message", "sleep 3", "--detach"])
+        .expect_code(0);
+    let running = world.ganger(&["status", "bg", "--json"]).json();
+    assert_eq!(running["status"], "running");
+    let followed = world.ganger(&["log", "bg", "--follow"]);
+    followed.expect_code(0);
+    let lines: Vec<&str> = followed.stdout.lines().collect();
+    assert_eq!(lines.len(), 6, "{}", followed.stdout);
+    assert!(
+        lines[5].contains("step_finish: step finished (stop)"),
+        "{}",
+        followed.stdout
+    );
+    // log --follow returned because the round ended.
+    let done = world.ganger(&["status", "bg", "--json"]).json();
+    assert_eq!(done["status"], "done");
+    let raw = world.ganger(&["log", "bg", "--raw"]);
+    assert_eq!(
+        raw.stdout,
+        std::fs::read_to_string(world.repo.join(".ganger/tasks/bg/round-1.jsonl")).unwrap()
+    );
+}
+
+#[test]
+fn an_existing_worktree_can_be_given_to_a_task() {
+    let world = world("", "");
+    let path = world.root().join("mine");
+    world.git(&[
+        "worktree",
+        "add",
+        "-q",
+        "-b",
+        "mine",
+        path.to_str().unwrap(),
+    ]);
+    let run = world.ganger(&[
+        "start",
+        "given",
+        "--worktree",
+        path.to_str().unwrap(),
+        "--message",
+        "in mine",
+        "--json",
+    ]);
+    run.expect_code(0);
+    let report = run.json();
+    assert_eq!(report["branch"], "mine");
+    assert!(path.join("fake.txt").is_file());
+    // The round's before-state is a snapshot, since ganger did not make this worktree.
+    assert!(report["snapshot_before"].is_string(), "{report:#}");
+    world
+        .ganger(&["fix", "given", "--message", "again"])
+        .expect_code(0);
+    assert_eq!(
+        std::fs::read_to_string(path.join("fake.txt")).unwrap(),
+        "in mine\nagain\n"
+    );
+}
