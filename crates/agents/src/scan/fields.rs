@@ -24,18 +24,32 @@ impl Field {
     }
 }
 
-/// The indexes of the fields of one object, in a fixed-size list.
+/// The indexes of the fields of one object, in a fixed-size list, with the lengths of their
+/// keys as a bit set so that most other keys are passed over with one test.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Members<const N: usize> {
     indexes: [usize; N],
     count: usize,
+    lengths: u64,
+}
+
+/// The bit of a key length in [`Members::lengths`] (all lengths from 63 up share one).
+const fn length_bit(length: usize) -> u64 {
+    1 << if length < 63 { length } else { 63 }
 }
 
 impl<const N: usize> Members<N> {
     const EMPTY: Members<N> = Members {
         indexes: [0; N],
         count: 0,
+        lengths: 0,
     };
+
+    const fn push(&mut self, index: usize, key: &str) {
+        self.indexes[self.count] = index;
+        self.count += 1;
+        self.lengths |= length_bit(key.len());
+    }
 
     /// The indexes.
     pub(crate) fn indexes(&self) -> &[usize] {
@@ -68,15 +82,10 @@ impl<const N: usize> FieldTable<N> {
         let mut index = 0;
         while index < N {
             match fields[index].parent {
-                None => {
-                    top.indexes[top.count] = index;
-                    top.count += 1;
-                }
+                None => top.push(index, fields[index].key),
                 Some(parent) => {
                     assert!(parent < index, "a field's parent must come before it");
-                    let members = &mut inside[parent];
-                    members.indexes[members.count] = index;
-                    members.count += 1;
+                    inside[parent].push(index, fields[index].key);
                 }
             }
             index += 1;
@@ -104,7 +113,11 @@ impl<const N: usize> FieldTable<N> {
     /// The index of the field `key` of the top-level object (`None`) or of field `parent`.
     #[inline]
     pub(crate) fn find(&self, parent: Option<usize>, key: &[u8]) -> Option<usize> {
-        for &index in self.members(parent).indexes() {
+        let members = self.members(parent);
+        if members.lengths & length_bit(key.len()) == 0 {
+            return None;
+        }
+        for &index in members.indexes() {
             let name = self.fields.get(index)?.key.as_bytes();
             // Keys are short: a byte loop beats calling memcmp.
             if name.len() == key.len() && name.iter().zip(key).all(|(a, b)| a == b) {

@@ -13,12 +13,15 @@ use crate::scan::scanner::Stop;
 const SAFE_MAGNITUDE: u64 = 300;
 
 /// Counts the ASCII digits from `at`, returning the index after them and how many there were.
-fn digits(bytes: &[u8], mut at: usize) -> (usize, u64) {
-    let start = at;
-    while bytes.get(at).is_some_and(u8::is_ascii_digit) {
-        at += 1;
-    }
-    (at, (at - start) as u64)
+#[inline(always)]
+fn digits(bytes: &[u8], at: usize) -> (usize, u64) {
+    let count = bytes
+        .get(at..)
+        .unwrap_or_default()
+        .iter()
+        .take_while(|byte| byte.is_ascii_digit())
+        .count();
+    (at + count, count as u64)
 }
 
 /// Checks the number starting at `at` and returns the index after it. What follows the number

@@ -3,7 +3,7 @@
 //!
 //! Objects whose keys can hold a tracked field (the top level, and captured objects with
 //! tracked keys of their own) go through [`Scanner::tracked_object`]; every other value goes
-//! through the plain [`Scanner::value`], which compares no key, so untracked parts of a line
+//! through the plain [`Reader::value`], which compares no key, so untracked parts of a line
 //! cost no more than validation.
 
 use crate::scan::fields::{FieldTable, Kind, Raw, Scan};
@@ -22,13 +22,18 @@ pub(crate) enum Stop {
     Unsure,
 }
 
-struct Scanner<'a, 't, const N: usize> {
+/// A line and what is known of it before the descent. Positions travel by value through the
+/// descent (each step returns where it ended), which keeps them in registers.
+struct Reader<'a> {
     bytes: &'a [u8],
     /// Whether the line holds control characters (raw tabs and line breaks are whitespace
     /// between tokens, never string content): only then must strings be searched for them.
     controls: bool,
-    at: usize,
-    depth: usize,
+}
+
+/// The descent through the objects where fields are tracked, recording what it finds.
+struct Scanner<'a, 't, const N: usize> {
+    reader: Reader<'a>,
     table: &'t FieldTable<N>,
     found: [Option<Raw<'a>>; N],
 }
@@ -36,6 +41,7 @@ struct Scanner<'a, 't, const N: usize> {
 /// Judges a line as `serde_json::from_slice::<serde_json::Value>` would, and captures the
 /// fields of `table` when it is valid. A line whose top level is not an object is valid with
 /// nothing captured.
+#[inline]
 pub fn scan_fields<'a, const N: usize>(
     bytes: &'a [u8],
     table: &FieldTable<N>,
@@ -47,10 +53,7 @@ pub fn scan_fields<'a, const N: usize>(
         return Scan::Invalid;
     }
     let mut scanner = Scanner {
-        bytes,
-        controls,
-        at: 0,
-        depth: 0,
+        reader: Reader { bytes, controls },
         table,
         found: [None; N],
     };
@@ -70,91 +73,69 @@ pub fn validate(bytes: &[u8]) -> Scan<()> {
     }
 }
 
-impl<'a, const N: usize> Scanner<'a, '_, N> {
-    fn peek(&self) -> Option<u8> {
-        self.bytes.get(self.at).copied()
+impl<'a> Reader<'a> {
+    #[inline(always)]
+    fn peek(&self, at: usize) -> Option<u8> {
+        self.bytes.get(at).copied()
     }
 
-    /// Steps over whitespace. Compact JSON has none, so the common case is one comparison.
+    /// Where whitespace from `at` ends. Compact JSON has none, so the common case is one
+    /// comparison.
     #[inline(always)]
-    fn skip_whitespace(&mut self) {
-        while let Some(b' ' | b'\n' | b'\t' | b'\r') = self.peek() {
-            self.at += 1;
+    fn skip_whitespace(&self, mut at: usize) -> usize {
+        while let Some(b' ' | b'\n' | b'\t' | b'\r') = self.peek(at) {
+            at += 1;
         }
+        at
     }
 
-    /// Steps over `byte`, with whitespace around it; `Invalid` when it is not there.
+    /// Steps over `byte` at `at`, with whitespace around it; `Invalid` when it is not there.
     #[inline(always)]
-    fn expect(&mut self, byte: u8) -> Result<(), Stop> {
-        if self.peek() != Some(byte) {
-            self.skip_whitespace();
-            if self.peek() != Some(byte) {
+    fn expect(&self, at: usize, byte: u8) -> Result<usize, Stop> {
+        let mut at = at;
+        if self.peek(at) != Some(byte) {
+            at = self.skip_whitespace(at);
+            if self.peek(at) != Some(byte) {
                 return Err(Stop::Invalid);
             }
         }
-        self.at += 1;
-        if self.peek().is_some_and(|next| next <= b' ') {
-            self.skip_whitespace();
+        at += 1;
+        if self.peek(at).is_some_and(|next| next <= b' ') {
+            at = self.skip_whitespace(at);
         }
-        Ok(())
+        Ok(at)
     }
 
-    fn document(&mut self) -> Result<(), Stop> {
-        self.skip_whitespace();
-        if self.peek() == Some(b'{') && self.has_fields_in(None) {
-            self.tracked_object(None)?;
-        } else {
-            self.value()?;
-        }
-        self.skip_whitespace();
-        if self.at == self.bytes.len() {
-            Ok(())
-        } else {
-            Err(Stop::Invalid)
-        }
-    }
-
-    /// Checks the value at the current position and returns its type. Where it is in the line
-    /// is the caller's to work out from where it started, so that values nobody captures cost
-    /// nothing more.
-    fn value(&mut self) -> Result<Kind, Stop> {
-        match self.peek() {
-            Some(b'{') => {
-                self.object()?;
-                Ok(Kind::Object)
-            }
-            Some(b'[') => {
-                self.array()?;
-                Ok(Kind::Array)
-            }
+    /// Checks the value at `at` and returns where it ends and its type.
+    fn value(&self, at: usize, depth: usize) -> Result<(usize, Kind), Stop> {
+        match self.peek(at) {
+            Some(b'{') => Ok((self.object(at, depth)?, Kind::Object)),
+            Some(b'[') => Ok((self.array(at, depth)?, Kind::Array)),
             Some(b'"') => {
-                let escaped = self.string()?;
-                Ok(Kind::String { escaped })
+                let (end, escaped) = self.string(at)?;
+                Ok((end, Kind::String { escaped }))
             }
-            Some(b'-' | b'0'..=b'9') => {
-                self.at = number::number(self.bytes, self.at)?;
-                Ok(Kind::Number)
-            }
-            Some(b't') => self.literal(b"true", Kind::Bool),
-            Some(b'f') => self.literal(b"false", Kind::Bool),
-            Some(b'n') => self.literal(b"null", Kind::Null),
+            Some(b'-' | b'0'..=b'9') => Ok((number::number(self.bytes, at)?, Kind::Number)),
+            Some(b't') => self.literal(at, b"true", Kind::Bool),
+            Some(b'f') => self.literal(at, b"false", Kind::Bool),
+            Some(b'n') => self.literal(at, b"null", Kind::Null),
             _ => Err(Stop::Invalid),
         }
     }
 
-    fn literal(&mut self, word: &[u8], kind: Kind) -> Result<Kind, Stop> {
-        if self.bytes.get(self.at..self.at + word.len()) == Some(word) {
-            self.at += word.len();
-            Ok(kind)
+    fn literal(&self, at: usize, word: &[u8], kind: Kind) -> Result<(usize, Kind), Stop> {
+        if self.bytes.get(at..at + word.len()) == Some(word) {
+            Ok((at + word.len(), kind))
         } else {
             Err(Stop::Invalid)
         }
     }
 
-    /// Steps over the string at the current quote; returns whether it holds escapes.
+    /// Steps over the string whose quote is at `at`; returns where it ends and whether it
+    /// holds escapes.
     #[inline(always)]
-    fn string(&mut self) -> Result<bool, Stop> {
-        let mut at = self.at + 1;
+    fn string(&self, at: usize) -> Result<(usize, bool), Stop> {
+        let mut at = at + 1;
         let mut escaped = false;
         loop {
             at = if self.controls {
@@ -162,11 +143,8 @@ impl<'a, const N: usize> Scanner<'a, '_, N> {
             } else {
                 string::find_quote_or_backslash(self.bytes, at)
             };
-            match self.bytes.get(at) {
-                Some(b'"') => {
-                    self.at = at + 1;
-                    return Ok(escaped);
-                }
+            match self.peek(at) {
+                Some(b'"') => return Ok((at + 1, escaped)),
                 Some(b'\\') => {
                     escaped = true;
                     at = string::escape(self.bytes, at + 1)?;
@@ -177,82 +155,94 @@ impl<'a, const N: usize> Scanner<'a, '_, N> {
         }
     }
 
-    /// Steps over an opening bracket or brace, one level deeper.
-    fn enter(&mut self) -> Result<(), Stop> {
-        self.at += 1;
-        self.depth += 1;
-        if self.depth > MAX_DEPTH {
+    /// Steps over the opening bracket or brace at `at`, one level deeper than `depth`.
+    #[inline(always)]
+    fn enter(&self, at: usize, depth: usize) -> Result<(usize, usize), Stop> {
+        if depth >= MAX_DEPTH {
             return Err(Stop::Unsure);
         }
-        self.skip_whitespace();
-        Ok(())
+        Ok((self.skip_whitespace(at + 1), depth + 1))
     }
 
-    /// Steps over what follows a member or an element: a comma (then `true`, more to come) or
-    /// the closing `close` (then `false`, one level up).
+    /// Steps over what follows a member or an element at `at`: a comma (then `Some`, with
+    /// where the next one starts) or the closing `close` (then `None`, with where it ends).
     #[inline(always)]
-    fn next_member(&mut self, close: u8) -> Result<bool, Stop> {
-        if self.peek().is_some_and(|next| next <= b' ') {
-            self.skip_whitespace();
+    fn next_member(&self, at: usize, close: u8) -> Result<(usize, bool), Stop> {
+        let mut at = at;
+        if self.peek(at).is_some_and(|next| next <= b' ') {
+            at = self.skip_whitespace(at);
         }
-        match self.peek() {
+        match self.peek(at) {
             Some(b',') => {
-                self.at += 1;
-                if self.peek().is_some_and(|next| next <= b' ') {
-                    self.skip_whitespace();
+                at += 1;
+                if self.peek(at).is_some_and(|next| next <= b' ') {
+                    at = self.skip_whitespace(at);
                 }
-                Ok(true)
+                Ok((at, true))
             }
-            Some(byte) if byte == close => {
-                self.at += 1;
-                self.depth -= 1;
-                Ok(false)
-            }
+            Some(byte) if byte == close => Ok((at + 1, false)),
             _ => Err(Stop::Invalid),
         }
     }
 
-    /// Steps over a key and its colon; returns the key's content (still escaped) and whether
-    /// it holds escapes.
-    fn key(&mut self) -> Result<(&'a [u8], bool), Stop> {
-        if self.peek() != Some(b'"') {
+    /// Steps over the key at `at` and its colon; returns where the value starts, the key's
+    /// content (still escaped) and whether it holds escapes.
+    #[inline(always)]
+    fn key(&self, at: usize) -> Result<(usize, &'a [u8], bool), Stop> {
+        if self.peek(at) != Some(b'"') {
             return Err(Stop::Invalid);
         }
-        let start = self.at + 1;
-        let escaped = self.string()?;
-        let key = self.bytes.get(start..self.at - 1).unwrap_or_default();
-        self.expect(b':')?;
-        Ok((key, escaped))
+        let (end, escaped) = self.string(at)?;
+        let key = self.bytes.get(at + 1..end - 1).unwrap_or_default();
+        Ok((self.expect(end, b':')?, key, escaped))
     }
 
-    fn object(&mut self) -> Result<(), Stop> {
-        self.enter()?;
-        if self.peek() == Some(b'}') {
-            self.at += 1;
-            self.depth -= 1;
-            return Ok(());
+    fn object(&self, at: usize, depth: usize) -> Result<usize, Stop> {
+        let (mut at, depth) = self.enter(at, depth)?;
+        if self.peek(at) == Some(b'}') {
+            return Ok(at + 1);
         }
         loop {
-            self.key()?;
-            self.value()?;
-            if !self.next_member(b'}')? {
-                return Ok(());
+            (at, _, _) = self.key(at)?;
+            (at, _) = self.value(at, depth)?;
+            let more;
+            (at, more) = self.next_member(at, b'}')?;
+            if !more {
+                return Ok(at);
             }
         }
     }
 
-    fn array(&mut self) -> Result<(), Stop> {
-        self.enter()?;
-        if self.peek() == Some(b']') {
-            self.at += 1;
-            self.depth -= 1;
-            return Ok(());
+    fn array(&self, at: usize, depth: usize) -> Result<usize, Stop> {
+        let (mut at, depth) = self.enter(at, depth)?;
+        if self.peek(at) == Some(b']') {
+            return Ok(at + 1);
         }
         loop {
-            self.value()?;
-            if !self.next_member(b']')? {
-                return Ok(());
+            (at, _) = self.value(at, depth)?;
+            let more;
+            (at, more) = self.next_member(at, b']')?;
+            if !more {
+                return Ok(at);
             }
+        }
+    }
+}
+
+impl<'a, const N: usize> Scanner<'a, '_, N> {
+    fn document(&mut self) -> Result<(), Stop> {
+        let reader = &self.reader;
+        let at = reader.skip_whitespace(0);
+        let at = if reader.peek(at) == Some(b'{') && self.has_fields_in(None) {
+            self.tracked_object(at, 0, None)?
+        } else {
+            reader.value(at, 0)?.0
+        };
+        let reader = &self.reader;
+        if reader.skip_whitespace(at) == reader.bytes.len() {
+            Ok(())
+        } else {
+            Err(Stop::Invalid)
         }
     }
 
@@ -260,51 +250,55 @@ impl<'a, const N: usize> Scanner<'a, '_, N> {
         !self.table.members(parent).indexes().is_empty()
     }
 
-    /// An object whose keys may be fields of `parent` (`None`: the top level).
-    fn tracked_object(&mut self, parent: Option<usize>) -> Result<(), Stop> {
-        self.enter()?;
-        if self.peek() == Some(b'}') {
-            self.at += 1;
-            self.depth -= 1;
-            return Ok(());
+    /// The object at `at`, whose keys may be fields of `parent` (`None`: the top level);
+    /// returns where it ends.
+    fn tracked_object(
+        &mut self,
+        at: usize,
+        depth: usize,
+        parent: Option<usize>,
+    ) -> Result<usize, Stop> {
+        let (mut at, depth) = self.reader.enter(at, depth)?;
+        if self.reader.peek(at) == Some(b'}') {
+            return Ok(at + 1);
         }
         loop {
-            let (key, escaped) = self.key()?;
+            let (start, key, escaped) = self.reader.key(at)?;
             // An escaped key might decode to a tracked one.
             if escaped {
                 return Err(Stop::Unsure);
             }
-            match self.table.find(parent, key) {
-                None => {
-                    self.value()?;
-                }
+            at = match self.table.find(parent, key) {
+                None => self.reader.value(start, depth)?.0,
                 Some(index) => {
-                    let start = self.at;
-                    let kind = if self.peek() == Some(b'{') && self.has_fields_in(Some(index)) {
-                        self.tracked_object(Some(index))?;
-                        Kind::Object
+                    let (end, kind) = if self.reader.peek(start) == Some(b'{')
+                        && self.has_fields_in(Some(index))
+                    {
+                        (
+                            self.tracked_object(start, depth, Some(index))?,
+                            Kind::Object,
+                        )
                     } else {
-                        self.value()?
+                        self.reader.value(start, depth)?
                     };
+                    let slot = self.found.get_mut(index).ok_or(Stop::Unsure)?;
                     // A duplicate: serde_json keeps the last one; rather than reason about
                     // which one the captures describe, leave the line to the full parse.
-                    if self.found[index].is_some() {
+                    if slot.is_some() {
                         return Err(Stop::Unsure);
                     }
-                    self.found[index] = Some(self.raw(kind, start));
+                    *slot = Some(Raw {
+                        kind,
+                        bytes: self.reader.bytes.get(start..end).unwrap_or_default(),
+                    });
+                    end
                 }
+            };
+            let more;
+            (at, more) = self.reader.next_member(at, b'}')?;
+            if !more {
+                return Ok(at);
             }
-            if !self.next_member(b'}')? {
-                return Ok(());
-            }
-        }
-    }
-
-    /// The captured form of the value of type `kind` that started at `start` and just ended.
-    fn raw(&self, kind: Kind, start: usize) -> Raw<'a> {
-        Raw {
-            kind,
-            bytes: self.bytes.get(start..self.at).unwrap_or_default(),
         }
     }
 }

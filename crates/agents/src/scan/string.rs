@@ -52,11 +52,16 @@ pub(crate) fn survey(bytes: &[u8]) -> (bool, bool) {
 }
 
 /// The index of the first quote or backslash at or after `from`, or `bytes.len()`: the end of
-/// a string's plain run in a line known to hold no control character.
+/// a string's plain run in a line known to hold no control character. Most strings (keys, ids)
+/// end within four words; a longer one (a tool's output) is searched with `memchr`'s vector
+/// code.
 #[inline(always)]
 pub(crate) fn find_quote_or_backslash(bytes: &[u8], from: usize) -> usize {
     let mut at = from;
-    while let Some(chunk) = bytes.get(at..).and_then(<[u8]>::first_chunk::<8>) {
+    for _ in 0..4 {
+        let Some(chunk) = bytes.get(at..).and_then(<[u8]>::first_chunk::<8>) else {
+            break;
+        };
         let word = u64::from_le_bytes(*chunk);
         let hits = bytes_equal(word, b'"') | bytes_equal(word, b'\\');
         if hits != 0 {
@@ -64,13 +69,8 @@ pub(crate) fn find_quote_or_backslash(bytes: &[u8], from: usize) -> usize {
         }
         at += 8;
     }
-    while let Some(&byte) = bytes.get(at) {
-        if byte == b'"' || byte == b'\\' {
-            return at;
-        }
-        at += 1;
-    }
-    bytes.len()
+    let rest = bytes.get(at..).unwrap_or_default();
+    memchr::memchr2(b'"', b'\\', rest).map_or(bytes.len(), |offset| at + offset)
 }
 
 /// The value of four hex digits at `at`.
@@ -125,9 +125,17 @@ mod tests {
             .unwrap_or(bytes.len())
     }
 
+    fn slow_find_quote(bytes: &[u8], from: usize) -> usize {
+        (from..bytes.len())
+            .find(|&at| matches!(bytes[at], b'"' | b'\\'))
+            .unwrap_or(bytes.len())
+    }
+
     #[test]
     fn the_word_search_finds_what_a_byte_loop_finds() {
-        let samples: [&[u8]; 8] = [
+        let long = [b"0123456789abcdef".repeat(5).as_slice(), b"\\ end\""].concat();
+        let samples: [&[u8]; 9] = [
+            &long,
             b"",
             b"plain text with no end",
             b"0123456\"89",
@@ -142,6 +150,11 @@ mod tests {
                 assert_eq!(
                     find_special(sample, from),
                     slow_find(sample, from),
+                    "{sample:?} from {from}"
+                );
+                assert_eq!(
+                    find_quote_or_backslash(sample, from),
+                    slow_find_quote(sample, from),
                     "{sample:?} from {from}"
                 );
             }

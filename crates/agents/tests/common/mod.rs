@@ -126,3 +126,32 @@ pub fn big_stream(size: usize) -> Vec<u8> {
     out.push(b'\n');
     out
 }
+
+/// A stream of about `size` bytes shaped like real work: steps of a few tool calls whose
+/// outputs are files and command output of a few kilobytes (with the escapes JSON needs),
+/// each step ending with its text and `step_finish`.
+pub fn work_stream(size: usize) -> Vec<u8> {
+    let session = "ses_dd5db5510ffegQyKejQN46iKaz";
+    let mut random = Lcg::new(11);
+    let mut out = Vec::with_capacity(size + 65536);
+    let mut n = 0u64;
+    while out.len() < size {
+        n += 1;
+        out.extend_from_slice(format!(r#"{{"type":"step_start","timestamp":1796003380321,"sessionID":"{session}","part":{{"id":"prt_{n:024}","messageID":"msg_22a24b533001YhIZTGoRjoc7Lm","sessionID":"{session}","snapshot":"c56e4064a7c225fad594e1fe14dd0994eeb70b30","type":"step-start"}}}}"#).as_bytes());
+        out.push(b'\n');
+        for call in 0..=random.below(4) {
+            let lines = 20 + random.below(200);
+            let mut output = String::new();
+            for line in 0..lines {
+                output.push_str(&format!("{line:>5}\\t    let value = compute(\\\"item {line}\\\", &config)?; // step {n}\\n"));
+            }
+            out.extend_from_slice(format!(r#"{{"type":"tool_use","timestamp":1796003380321,"sessionID":"{session}","part":{{"type":"tool","tool":"read","callID":"call_{n}_{call}","state":{{"status":"completed","input":{{"filePath":"/home/dev/project/src/module_{call}.rs"}},"output":"<file>\\n{output}</file>","metadata":{{"preview":"fn main() {{}}","truncated":false}},"title":"src/module_{call}.rs","time":{{"start":1796003380265,"end":1796003380299}}}},"id":"prt_{n:024}","sessionID":"{session}","messageID":"msg_22a24b533001YhIZTGoRjoc7Lm"}}}}"#).as_bytes());
+            out.push(b'\n');
+        }
+        out.extend_from_slice(format!(r#"{{"type":"step_finish","timestamp":1796003380556,"sessionID":"{session}","part":{{"id":"prt_{n:024}","reason":"tool-calls","snapshot":"1d8a676e8cc8c9b1ab7e3bbce3dd5c9f9f6df6cd","messageID":"msg_22a24b533001YhIZTGoRjoc7Lm","sessionID":"{session}","type":"step-finish","tokens":{{"total":1040,"input":1020,"output":20,"reasoning":0,"cache":{{"write":0,"read":0}}}},"cost":0.00336}}}}"#).as_bytes());
+        out.push(b'\n');
+        out.extend_from_slice(format!(r#"{{"type":"text","timestamp":1796003381056,"sessionID":"{session}","part":{{"id":"prt_{n:024}","messageID":"msg_22a24bda1001Q0zMYbvAFYLiX4","sessionID":"{session}","type":"text","text":"Step {n}: read the modules and found the \"config\" handling.\nNext I will change it.","time":{{"start":1796003381036,"end":1796003381044}}}}}}"#).as_bytes());
+        out.push(b'\n');
+    }
+    out
+}
