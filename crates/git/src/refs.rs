@@ -102,9 +102,9 @@ pub(crate) fn write_ref(
         .create_new(true)
         .open(&lock)
         .map_err(|e| GitError::io(&lock, e))?;
-    let written = file
-        .write_all(format!("{oid}\n").as_bytes())
-        .and_then(|()| file.sync_data());
+    // Like git's default (core.fsync leaves refs alone), the ref is not fsynced: a snapshot
+    // ref lost in a crash is taken again by the next round, the objects are what matter.
+    let written = file.write_all(format!("{oid}\n").as_bytes());
     drop(file);
     if let Err(e) = written.and_then(|()| fs::rename(&lock, &path)) {
         let _ = fs::remove_file(&lock);
