@@ -3,8 +3,7 @@
 //! whole round killed at once (`cgroup.kill`). Without a writable cgroup v2 hierarchy ganger
 //! falls back to the session id and the round marker (see `members.rs`); nothing else changes.
 
-use crate::error::SandboxError;
-use std::fs::{self, File, OpenOptions};
+use std::fs;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -36,13 +35,7 @@ impl Cgroup {
     pub fn create(token: &str) -> Option<Cgroup> {
         let path = own_cgroup_dir()?.join("ganger").join(token);
         fs::create_dir_all(&path).ok()?;
-        let cgroup = Cgroup { path };
-        // A hierarchy we may create in but not move processes into is of no use.
-        if cgroup.procs_file().is_err() {
-            cgroup.remove();
-            return None;
-        }
-        Some(cgroup)
+        Some(Cgroup { path })
     }
 
     /// The cgroup at a path recorded earlier (by a host that is now gone).
@@ -52,16 +45,6 @@ impl Cgroup {
 
     pub fn path(&self) -> &Path {
         &self.path
-    }
-
-    /// `cgroup.procs`, opened for writing: writing `0` to it moves the writer in. Opened before
-    /// `fork` so that the child only has to `write`.
-    pub(crate) fn procs_file(&self) -> Result<File, SandboxError> {
-        let path = self.path.join("cgroup.procs");
-        OpenOptions::new()
-            .write(true)
-            .open(&path)
-            .map_err(|e| SandboxError::io(path, e))
     }
 
     /// The pids in the cgroup now.

@@ -17,6 +17,7 @@ mod host_lock;
 mod local;
 mod members;
 mod proc_stat;
+mod raw_spawn;
 
 pub use activity::Activity;
 pub use capture::{Captured, run_captured};

@@ -2,22 +2,20 @@
 //! as the leader of its own session and process group, with an explicit environment, its
 //! stdin fed from ganger (or /dev/null), its stdout and stderr piped to the round host, a
 //! parent-death signal so that it dies with its host, the round marker in its environment and,
-//! where possible, a cgroup of its own.
+//! where possible, a cgroup of its own that it is created in (see `raw_spawn.rs`).
 
 use crate::ROUND_ENV;
 use crate::cgroup::Cgroup;
 use crate::error::SandboxError;
 use crate::members::{RoundMarker, kill_round};
 use crate::proc_stat::{ProcessId, proc_stat};
-use rustix::process::{Pid, Signal, getpid, kill_process_group};
-use std::ffi::OsString;
+use crate::raw_spawn::{self, Prepared};
+use rustix::process::{Pid, Signal, kill_process_group};
+use std::ffi::{OsStr, OsString};
+use std::fs::File;
 use std::io::Write;
-use std::os::fd::AsRawFd;
-use std::os::unix::process::{CommandExt, ExitStatusExt};
-use std::path::PathBuf;
-use std::process::{Child, ChildStderr, ChildStdout, Command, Stdio};
-use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::os::fd::OwnedFd;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 /// What to run for a round.
@@ -61,156 +59,195 @@ pub enum Waited {
 /// A started agent.
 #[derive(Debug)]
 pub struct RunningAgent {
-    child: Child,
-    /// A pidfd of the agent, to wait for its exit with a time limit (Linux 5.3+).
-    pidfd: Option<std::os::fd::OwnedFd>,
     /// The agent process, named for good.
     pub process: ProcessId,
     /// How to find every process of the round.
     pub marker: RoundMarker,
-    exited: Arc<AtomicBool>,
+    /// A pidfd of the agent, to wait for its exit with a time limit.
+    pidfd: Option<OwnedFd>,
+    stdout: Option<File>,
+    stderr: Option<File>,
+    /// How it ended, once reaped: its pid may then name another process.
+    exit: Option<AgentExit>,
+}
+
+/// `program` as given when it is a path, else found on the `PATH` of `env` (like `execvp`).
+fn locate(program: &Path, env: &[(OsString, OsString)]) -> PathBuf {
+    if program.components().count() > 1 {
+        return program.to_path_buf();
+    }
+    let path = env
+        .iter()
+        .find(|(key, _)| key == "PATH")
+        .map(|(_, value)| value.clone())
+        .unwrap_or_else(|| "/usr/local/bin:/usr/bin:/bin".into());
+    std::env::split_paths(&path)
+        .map(|dir| dir.join(program))
+        .find(|candidate| candidate.is_file())
+        .unwrap_or_else(|| program.to_path_buf())
 }
 
 /// Starts `command` in the local sandbox.
 pub fn spawn_local(command: &AgentCommand) -> Result<RunningAgent, SandboxError> {
-    let cgroup = if command.use_cgroup {
+    let spawn_error = |source: std::io::Error| SandboxError::Spawn {
+        program: command.program.clone(),
+        source,
+    };
+    let program = locate(&command.program, &command.env);
+    let env = command
+        .env
+        .iter()
+        .filter(|(key, _)| key != ROUND_ENV)
+        .map(|(key, value)| (key.as_os_str(), value.as_os_str()))
+        .chain(std::iter::once((
+            OsStr::new(ROUND_ENV),
+            OsStr::new(&command.token),
+        )));
+    let prepared = Prepared::new(
+        &program,
+        command.args.iter().map(OsString::as_os_str),
+        env,
+        &command.cwd,
+    )
+    .map_err(spawn_error)?;
+    let mut cgroup = if command.use_cgroup {
         Cgroup::create(&command.token)
     } else {
         None
     };
-    let procs = match &cgroup {
-        Some(cgroup) => Some(cgroup.procs_file()?),
+    let directory = match &cgroup {
+        Some(cgroup) => Some(OwnedFd::from(
+            File::open(cgroup.path()).map_err(|e| SandboxError::io(cgroup.path(), e))?,
+        )),
         None => None,
     };
-    let mut cmd = Command::new(&command.program);
-    cmd.args(&command.args)
-        .env_clear()
-        .envs(command.env.iter().map(|(k, v)| (k, v)))
-        .env(ROUND_ENV, &command.token)
-        .current_dir(&command.cwd)
-        .stdin(if command.stdin.is_some() {
-            Stdio::piped()
-        } else {
-            Stdio::null()
-        })
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    let parent = getpid();
-    let procs_fd = procs.as_ref().map(AsRawFd::as_raw_fd);
-    // Runs in the child between fork and exec: only system calls (setsid, prctl, getppid,
-    // write), which are async-signal-safe; it allocates nothing and takes no lock.
-    let hook = move || {
-        rustix::process::setsid().map_err(std::io::Error::from)?;
-        rustix::process::set_parent_process_death_signal(Some(Signal::KILL))
-            .map_err(std::io::Error::from)?;
-        // The parent may have died before the death signal was armed.
-        if rustix::process::getppid() != Some(parent) {
-            // An errno, not a message: nothing may allocate between fork and exec.
-            return Err(rustix::io::Errno::SRCH.into());
-        }
-        if let Some(fd) = procs_fd {
-            // SAFETY: fd stays open in the parent until spawn returns; writing "0" moves
-            // this process into the cgroup.
-            let fd = unsafe { std::os::fd::BorrowedFd::borrow_raw(fd) };
-            rustix::io::write(fd, b"0").map_err(std::io::Error::from)?;
-        }
-        Ok(())
-    };
-    // SAFETY: see the hook: it only makes async-signal-safe system calls.
-    unsafe {
-        cmd.pre_exec(hook);
-    }
-    #[expect(
-        clippy::disallowed_methods,
-        reason = "this is the sandbox: the one place agents are started"
-    )]
-    let spawned = cmd.spawn();
-    drop(procs);
-    let mut child = match spawned {
+    let with_stdin = command.stdin.is_some();
+    let child = match raw_spawn::spawn(&prepared, directory.as_ref(), with_stdin) {
         Ok(child) => child,
-        Err(source) => {
+        // A kernel without clone3 or CLONE_INTO_CGROUP (before 5.7), or a cgroup we may not
+        // use: start without it;
+        // the session id and the round marker still find every process.
+        Err(e)
+            if directory.is_some()
+                && matches!(
+                    e.raw_os_error(),
+                    Some(libc::ENOSYS | libc::EINVAL | libc::E2BIG | libc::EPERM | libc::EACCES)
+                ) =>
+        {
+            if let Some(cgroup) = cgroup.take() {
+                cgroup.remove();
+            }
+            raw_spawn::spawn(&prepared, None, with_stdin).map_err(spawn_error)?
+        }
+        Err(e) => {
             if let Some(cgroup) = &cgroup {
                 cgroup.remove();
             }
-            return Err(SandboxError::Spawn {
-                program: command.program.clone(),
-                source,
-            });
+            return Err(spawn_error(e));
         }
     };
-    let pid = child.id() as i32;
-    let start_ticks = proc_stat(pid).map_or(0, |stat| stat.start_ticks);
-    if let (Some(mut stdin), Some(bytes)) = (child.stdin.take(), command.stdin.clone()) {
+    let start_ticks = proc_stat(child.pid).map_or(0, |stat| stat.start_ticks);
+    if let (Some(mut stdin), Some(bytes)) = (child.stdin, command.stdin.clone()) {
         // A large prompt may not fit the pipe before the agent reads: write from a thread.
         std::thread::spawn(move || {
             let _ = stdin.write_all(&bytes);
         });
     }
-    let pidfd = Pid::from_raw(pid).and_then(|pid| {
-        rustix::process::pidfd_open(pid, rustix::process::PidfdFlags::empty()).ok()
-    });
     Ok(RunningAgent {
-        child,
-        pidfd,
-        process: ProcessId { pid, start_ticks },
+        process: ProcessId {
+            pid: child.pid,
+            start_ticks,
+        },
         marker: RoundMarker {
             token: command.token.clone(),
-            session: Some(pid),
+            session: Some(child.pid),
             cgroup,
         },
-        exited: Arc::new(AtomicBool::new(false)),
+        pidfd: child.pidfd,
+        stdout: Some(child.stdout),
+        stderr: Some(child.stderr),
+        exit: None,
     })
+}
+
+fn decode(status: libc::c_int) -> AgentExit {
+    if libc::WIFEXITED(status) {
+        AgentExit {
+            code: Some(libc::WEXITSTATUS(status)),
+            signal: None,
+        }
+    } else if libc::WIFSIGNALED(status) {
+        AgentExit {
+            code: None,
+            signal: Some(libc::WTERMSIG(status)),
+        }
+    } else {
+        AgentExit {
+            code: None,
+            signal: None,
+        }
+    }
 }
 
 impl RunningAgent {
     /// The agent's stdout (once).
-    pub fn take_stdout(&mut self) -> Option<ChildStdout> {
-        self.child.stdout.take()
+    pub fn take_stdout(&mut self) -> Option<File> {
+        self.stdout.take()
     }
 
     /// The agent's stderr (once).
-    pub fn take_stderr(&mut self) -> Option<ChildStderr> {
-        self.child.stderr.take()
+    pub fn take_stderr(&mut self) -> Option<File> {
+        self.stderr.take()
     }
 
     /// Sends `signal` to the agent's process group, unless the agent has been reaped (its
     /// group id could then name someone else's group).
     pub fn signal_group(&self, signal: Signal) {
-        if !self.exited.load(Ordering::SeqCst)
+        if self.exit.is_none()
             && let Some(pid) = Pid::from_raw(self.process.pid)
         {
             let _ = kill_process_group(pid, signal);
         }
     }
 
-    /// Waits for the agent process to exit (its children may live on: see `stop_all`).
-    pub fn wait(&mut self) -> AgentExit {
-        let status = self.child.wait();
-        self.exited.store(true, Ordering::SeqCst);
-        match status {
-            Ok(status) => AgentExit {
-                code: status.code(),
-                signal: status.signal(),
-            },
-            Err(_) => AgentExit {
-                code: None,
-                signal: None,
-            },
+    fn reap(&mut self, flags: libc::c_int) -> Option<AgentExit> {
+        if self.exit.is_some() {
+            return self.exit;
         }
+        let mut status = 0;
+        loop {
+            // SAFETY: waiting for our own child; status is a valid out-pointer.
+            let reaped = unsafe { libc::waitpid(self.process.pid, &mut status, flags) };
+            if reaped == self.process.pid {
+                self.exit = Some(decode(status));
+                return self.exit;
+            }
+            if reaped < 0 && std::io::Error::last_os_error().raw_os_error() == Some(libc::EINTR) {
+                continue;
+            }
+            if reaped < 0 {
+                // Not our child any more (reaped elsewhere): it has ended, how is unknown.
+                self.exit = Some(AgentExit {
+                    code: None,
+                    signal: None,
+                });
+                return self.exit;
+            }
+            return None;
+        }
+    }
+
+    /// Waits for the agent process to exit (its children may live on: see `stop_leftovers`).
+    pub fn wait(&mut self) -> AgentExit {
+        self.reap(0).unwrap_or(AgentExit {
+            code: None,
+            signal: None,
+        })
     }
 
     /// Whether the agent has exited, without blocking; the exit when it has.
     pub fn try_wait(&mut self) -> Option<AgentExit> {
-        match self.child.try_wait() {
-            Ok(Some(status)) => {
-                self.exited.store(true, Ordering::SeqCst);
-                Some(AgentExit {
-                    code: status.code(),
-                    signal: status.signal(),
-                })
-            }
-            _ => None,
-        }
+        self.reap(libc::WNOHANG)
     }
 
     /// Waits until the agent exits, `wake` becomes readable, or `timeout` passes, whichever

@@ -158,3 +158,37 @@ fn waiting_returns_at_the_exit_the_wake_or_the_time_limit() {
     );
     slow.stop(Duration::from_millis(200));
 }
+
+#[test]
+fn the_agent_is_born_in_its_cgroup_and_a_missing_program_is_a_clear_error() {
+    let mut agent = spawn_local(&command("exec sleep 300", &token("born"))).unwrap();
+    let cgroup = agent
+        .marker
+        .cgroup
+        .clone()
+        .expect("this machine has a writable cgroup v2");
+    let own = std::fs::read_to_string(format!("/proc/{}/cgroup", agent.process.pid)).unwrap();
+    let name = cgroup
+        .path()
+        .file_name()
+        .unwrap()
+        .to_str()
+        .unwrap()
+        .to_owned();
+    assert!(
+        own.trim_end().ends_with(&format!("/ganger/{name}")),
+        "{own}"
+    );
+    assert_eq!(cgroup.pids(), [agent.process.pid]);
+    agent.stop(Duration::from_millis(200));
+    assert!(
+        !cgroup.path().exists(),
+        "the cgroup is removed with the round"
+    );
+
+    let mut missing = command("", &token("missing"));
+    missing.program = "/nonexistent/agent".into();
+    let error = spawn_local(&missing).unwrap_err();
+    assert!(error.to_string().contains("/nonexistent/agent"), "{error}");
+    assert!(error.to_string().contains("No such file"), "{error}");
+}
