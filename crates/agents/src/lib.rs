@@ -12,4 +12,4 @@ mod stream;
 
 pub use adapter::{Adapter, CommandPlan, PlanError, RoundRequest, adapter, adapters};
 pub use outcome::{AgentExit, Verdict};
-pub use stream::{Feed, ParsedLine, StreamParser};
+pub use stream::{Feed, ParsedLine, StreamParser, summarize_reader, summarize_stream};

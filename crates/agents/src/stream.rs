@@ -58,3 +58,56 @@ pub trait StreamParser: Send {
         }
     }
 }
+
+/// The summary of a whole stream: its lines cut as [`crate::scan::lines`] cuts them (blank
+/// lines skipped, `\r\n` endings stripped), each fed to `parser` exactly as a live round feeds
+/// them. `ganger summarize`, the benchmark and the reaper's re-reading of a dead round's file
+/// all go through here.
+pub fn summarize_stream(parser: &mut dyn StreamParser, data: &[u8]) -> RoundSummary {
+    let mut summary = RoundSummary::default();
+    for line in crate::scan::lines(data) {
+        parser.feed(line, &mut summary);
+    }
+    summary
+}
+
+/// The summary of a stream read from `reader`, fed line by line to `parser` exactly as
+/// [`summarize_stream`] does, reading a large block at a time and cutting lines in place (no
+/// copy per line); memory stays at one block plus the longest line.
+pub fn summarize_reader(
+    parser: &mut dyn StreamParser,
+    mut reader: impl std::io::Read,
+) -> std::io::Result<RoundSummary> {
+    const BLOCK: usize = 4 << 20;
+    let mut summary = RoundSummary::default();
+    let mut buffer = vec![0u8; BLOCK];
+    let mut filled = 0;
+    loop {
+        if filled == buffer.len() {
+            // A line longer than the buffer: grow it.
+            buffer.resize(buffer.len() * 2, 0);
+        }
+        let read = match reader.read(&mut buffer[filled..]) {
+            Ok(read) => read,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
+        filled += read;
+        let whole = if read == 0 {
+            filled
+        } else {
+            match memchr::memrchr(b'\n', &buffer[..filled]) {
+                Some(last) => last + 1,
+                None => continue,
+            }
+        };
+        for line in crate::scan::lines(&buffer[..whole]) {
+            parser.feed(line, &mut summary);
+        }
+        if read == 0 {
+            return Ok(summary);
+        }
+        buffer.copy_within(whole..filled, 0);
+        filled -= whole;
+    }
+}

@@ -104,11 +104,10 @@ pub fn log(
             let result = if options.raw {
                 out(LogLine::Raw(&whole))
             } else {
-                let content = whole.strip_suffix(b"\n").unwrap_or(&whole);
-                let content = content.strip_suffix(b"\r").unwrap_or(content);
-                if content.iter().all(u8::is_ascii_whitespace) {
+                let raw_line = whole.strip_suffix(b"\n").unwrap_or(&whole);
+                let Some(content) = ganger_agents::scan::line_content(raw_line) else {
                     continue;
-                }
+                };
                 out(LogLine::Parsed {
                     number,
                     line: content,

@@ -21,7 +21,10 @@ pub fn plan(request: &RoundRequest<'_>) -> Result<CommandPlan, PlanError> {
         args.extend(["--model".into(), model.to_owned()]);
     }
     let mut env = vec![
-        ("PWD".to_owned(), request.worktree.to_string_lossy().into_owned()),
+        (
+            "PWD".to_owned(),
+            request.worktree.to_string_lossy().into_owned(),
+        ),
         ("OPENCODE_DISABLE_AUTOUPDATE".to_owned(), "1".to_owned()),
     ];
     if let Some(config) = merged_config(request)? {
@@ -83,7 +86,11 @@ mod tests {
     use serde_json::json;
     use std::path::Path;
 
-    fn request<'a>(session: Option<&'a str>, config: Option<&'a Value>, inherited: Option<&'a str>) -> RoundRequest<'a> {
+    fn request<'a>(
+        session: Option<&'a str>,
+        config: Option<&'a Value>,
+        inherited: Option<&'a str>,
+    ) -> RoundRequest<'a> {
         RoundRequest {
             prompt: "  -starts with a dash, \"quoted\"\nand two lines ",
             session,
@@ -101,9 +108,17 @@ mod tests {
         assert_eq!(
             plan,
             CommandPlan {
-                args: ["run", "--format", "json", "--title", "fix-typo", "--model", "mock/scripted"]
-                    .map(String::from)
-                    .to_vec(),
+                args: [
+                    "run",
+                    "--format",
+                    "json",
+                    "--title",
+                    "fix-typo",
+                    "--model",
+                    "mock/scripted"
+                ]
+                .map(String::from)
+                .to_vec(),
                 env: vec![
                     ("PWD".into(), "/work/site-agent-fix-typo".into()),
                     ("OPENCODE_DISABLE_AUTOUPDATE".into(), "1".into()),
@@ -119,7 +134,11 @@ mod tests {
         let inherited = r#"{"provider":{"mock":{"npm":"@ai-sdk/openai-compatible","options":{"apiKey":"k"}}},"model":"mock/x"}"#;
         let plan = plan(&request(Some("ses_1"), Some(&overlay), Some(inherited))).unwrap();
         assert_eq!(&plan.args[3..5], ["--session", "ses_1"]);
-        let (_, content) = plan.env.iter().find(|(k, _)| k == CONFIG_CONTENT_ENV).unwrap();
+        let (_, content) = plan
+            .env
+            .iter()
+            .find(|(k, _)| k == CONFIG_CONTENT_ENV)
+            .unwrap();
         let merged: Value = serde_json::from_str(content).unwrap();
         assert_eq!(
             merged,

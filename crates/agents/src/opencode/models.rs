@@ -34,7 +34,11 @@ mod tests {
         let out = "opencode/big-pickle\nopenrouter/deepseek/deepseek-v4.1-flash\nmock/scripted\n\nINFO something happened\n";
         assert_eq!(
             parse_models(out),
-            ["opencode/big-pickle", "openrouter/deepseek/deepseek-v4.1-flash", "mock/scripted"]
+            [
+                "opencode/big-pickle",
+                "openrouter/deepseek/deepseek-v4.1-flash",
+                "mock/scripted"
+            ]
         );
         assert_eq!(parse_version("1.18.33\n").as_deref(), Some("1.18.33"));
         assert_eq!(parse_version("error\n"), None);

@@ -6,41 +6,22 @@ use crate::args::SummarizeArgs;
 use crate::exit;
 use crate::printer;
 use ganger_engine::EngineError;
-use ganger_events::RoundSummary;
-
-/// Summarizes `data` with `agent`'s parser, as a round host would line by line.
-pub fn summarize(agent: &dyn ganger_agents::Adapter, data: &[u8]) -> RoundSummary {
-    let mut parser = agent.stream_parser();
-    let mut summary = RoundSummary::default();
-    let mut rest = data;
-    while !rest.is_empty() {
-        let (line, next) = match memchr_newline(rest) {
-            Some(at) => (&rest[..at], &rest[at + 1..]),
-            None => (rest, &rest[rest.len()..]),
-        };
-        rest = next;
-        let line = line.strip_suffix(b"\r").unwrap_or(line);
-        if !line.iter().all(u8::is_ascii_whitespace) {
-            parser.feed(line, &mut summary);
-        }
-    }
-    summary
-}
-
-fn memchr_newline(bytes: &[u8]) -> Option<usize> {
-    bytes.iter().position(|&b| b == b'\n')
-}
 
 pub(crate) fn run(args: SummarizeArgs) -> Outcome {
     let agent = ganger_agents::adapter(&args.agent)
         .ok_or_else(|| EngineError::invalid(format!("unknown agent {:?}", args.agent)))?;
-    let data = std::fs::read(&args.file)
-        .map_err(|e| EngineError::invalid(format!("cannot read {}: {e}", args.file.display())))?;
-    let summary = summarize(agent, &data);
+    let cannot = |e: std::io::Error| {
+        EngineError::invalid(format!("cannot read {}: {e}", args.file.display()))
+    };
+    let file = std::fs::File::open(&args.file).map_err(cannot)?;
+    let bytes = file.metadata().map_err(cannot)?.len();
+    let reader = std::io::BufReader::with_capacity(1 << 20, file);
+    let summary =
+        ganger_agents::summarize_reader(agent.stream_parser().as_mut(), reader).map_err(cannot)?;
     if args.json {
         printer::emit_json(&serde_json::json!({
             "schema": "ganger.summary/1",
-            "bytes": data.len(),
+            "bytes": bytes,
             "summary": summary,
         }))?;
     } else {
@@ -52,7 +33,7 @@ pub(crate) fn run(args: SummarizeArgs) -> Outcome {
         printer::emit(&format!(
             "{}: {} bytes, {} lines ({} malformed)\nsession: {}\nevents: {}\nfinish: {}\ncost: {}, tokens {} in / {} out\nerrors: {}\n",
             args.file.display(),
-            data.len(),
+            bytes,
             summary.lines,
             summary.malformed,
             summary.session.as_deref().unwrap_or("none"),

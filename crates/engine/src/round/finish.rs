@@ -262,13 +262,8 @@ pub(crate) fn settle_dead_round(
 pub(crate) fn reread_summary(ws: &Workspace, task: &Task, number: u32) -> Option<RoundSummary> {
     let adapter = ganger_agents::adapter(&task.agent)?;
     let data = std::fs::read(ws.state.round_file(&task.slug, number, "jsonl")).ok()?;
-    let mut parser = adapter.stream_parser();
-    let mut summary = RoundSummary::default();
-    for line in data.split(|&b| b == b'\n') {
-        let line = line.strip_suffix(b"\r").unwrap_or(line);
-        if !line.iter().all(u8::is_ascii_whitespace) {
-            parser.feed(line, &mut summary);
-        }
-    }
-    Some(summary)
+    Some(ganger_agents::summarize_stream(
+        adapter.stream_parser().as_mut(),
+        &data,
+    ))
 }

@@ -30,11 +30,6 @@ pub(crate) enum Closed {
     Stderr,
 }
 
-fn strip_newline(line: &[u8]) -> &[u8] {
-    let line = line.strip_suffix(b"\n").unwrap_or(line);
-    line.strip_suffix(b"\r").unwrap_or(line)
-}
-
 /// Reads the agent's stdout to its end.
 pub(crate) fn read_stdout(
     pipe: impl Read,
@@ -55,8 +50,9 @@ pub(crate) fn read_stdout(
         }
         let redacted = redactor.redact(&line);
         let _ = writer.write_all(&redacted);
-        let content = strip_newline(&redacted);
-        if !content.iter().all(u8::is_ascii_whitespace) {
+        let raw_line = redacted.strip_suffix(b"\n").unwrap_or(&redacted);
+        // The same cut as a finished stream's (`scan::line_content`): parsers see equal lines.
+        if let Some(content) = ganger_agents::scan::line_content(raw_line) {
             let mut shared = match progress.lock() {
                 Ok(shared) => shared,
                 Err(poisoned) => poisoned.into_inner(),
