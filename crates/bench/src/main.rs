@@ -1,1 +1,83 @@
-fn main() {}
+//! `ganger-bench fill-store STATE_DB N WORKTREE`: records N finished tasks (one round each)
+//! through the same store API ganger uses, so that `ganger status` can be timed over many
+//! tasks without running N rounds. Used by bench/compare.py.
+
+use ganger_events::{RoundStatus, RoundSummary};
+use ganger_store::{NewRound, NewTask, RoundEnd, RoundKind, SqliteStore, Store};
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+fn fill(db: &str, count: usize, worktree: &str) -> Result<(), String> {
+    let mut store = SqliteStore::open(&PathBuf::from(db)).map_err(|e| e.to_string())?;
+    for n in 0..count {
+        let slug = format!("task-{n:05}");
+        let task = NewTask {
+            slug: slug.clone(),
+            agent: "opencode".into(),
+            model: Some("opencode/deepseek-v4.1-flash-free".into()),
+            base: "main".into(),
+            base_commit: None,
+            branch: format!("agent/{slug}"),
+            worktree: PathBuf::from(worktree),
+            worktree_made: true,
+            owner: "bench".into(),
+            keys: BTreeMap::new(),
+            timeout_ms: None,
+            stall_ms: None,
+        };
+        let round = NewRound {
+            kind: RoundKind::Start,
+            model: task.model.clone(),
+            session_before: None,
+            commander: "bench".into(),
+            token: format!("bench-{n}"),
+            lock_path: PathBuf::from(format!("/nonexistent/bench-{n}.lock")),
+            host: None,
+            snapshot_before: None,
+        };
+        let (_, round) = store
+            .create_task(&task, &round)
+            .map_err(|e| e.to_string())?;
+        let end = RoundEnd {
+            status: RoundStatus::Done,
+            snapshot_before: None,
+            reason: None,
+            session: Some(format!("ses_bench{n:08}")),
+            exit_code: Some(0),
+            exit_signal: None,
+            summary: RoundSummary {
+                cost_usd: Some(0.0015),
+                ..RoundSummary::default()
+            },
+            snapshot_after: None,
+            changed: vec!["M container/src/fake-worker.txt".into()],
+            worktree_changes: vec!["M container/src/fake-worker.txt".into()],
+        };
+        store
+            .finish_round(round.id, &end)
+            .map_err(|e| e.to_string())?;
+    }
+    Ok(())
+}
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().collect();
+    let result = match args.as_slice() {
+        [_, command, db, count, worktree] if command == "fill-store" => count
+            .parse()
+            .map_err(|_| format!("{count:?} is not a number"))
+            .and_then(|count| fill(db, count, worktree)),
+        _ => Err("usage: ganger-bench fill-store STATE_DB N WORKTREE".into()),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(message) => {
+            #[expect(clippy::print_stderr, reason = "a command-line tool reports its error")]
+            {
+                eprintln!("ganger-bench: {message}");
+            }
+            ExitCode::from(2)
+        }
+    }
+}

@@ -1,0 +1,247 @@
+#!/usr/bin/env python3
+"""ganger against the seed's own supervisor (delegate.py), side by side, in one run.
+
+Both drive the same fake worker: the seed's fake launcher opencode-docker.sh from
+shared/anchors/delegate. delegate.py calls it directly; ganger calls bench/fake-opencode, a
+stand-in `opencode` that hands the same arguments to that launcher. Each figure is the median
+of several interleaved runs, so that the noise of a shared machine hits both sides alike.
+
+  start      an instant round: the whole command, minus `git worktree add` and the worker
+             run by hand (each side minus its own worker); target for ganger: under 15 ms
+  wait       from the worker's exit to `wait` returning with the report; target under 100 ms
+  status     the task table over 10,000 tasks; target under 100 ms
+  summarize  a 100 MB OpenCode event stream through the summary code rounds use;
+             target over 500 MB/s and at least 5x the seed
+
+Usage: python3 bench/compare.py [--runs N] [--seed-dir DIR] [--tasks N] [--stream-mb N]
+Needs: cargo, git, bash, python3; builds ganger in release mode first.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+STAND_IN = REPO / "bench" / "fake-opencode"
+
+
+def run(cmd: list[str], cwd: Path, env: dict[str, str] | None = None, stdin: str | None = None) -> float:
+    """Runs a command to completion and returns its wall time in seconds; fails loudly."""
+    start = time.perf_counter()
+    result = subprocess.run(cmd, cwd=cwd, env=env, input=stdin, text=True,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, check=False)
+    elapsed = time.perf_counter() - start
+    if result.returncode != 0:
+        sys.exit(f"failed ({result.returncode}): {' '.join(cmd)}\n{result.stderr}")
+    return elapsed
+
+
+def ms(seconds: float) -> str:
+    return f"{seconds * 1000:.1f} ms"
+
+
+def build() -> tuple[Path, Path]:
+    subprocess.run(["cargo", "build", "--release", "--quiet", "-p", "ganger-cli", "-p", "ganger-bench"],
+                   cwd=REPO, check=True)
+    target = Path(os.environ.get("CARGO_TARGET_DIR", REPO / "target")) / "release"
+    return target / "ganger", target / "ganger-bench"
+
+
+class Site:
+    """The seed's sandbox site (setup_site.sh), with ganger configured on the same worker."""
+
+    def __init__(self, root: Path, seed_dir: Path, name: str = "site"):
+        self.base = root / name
+        self.base.mkdir()
+        subprocess.run([str(seed_dir / "setup_site.sh"), str(self.base)], check=True,
+                       stdout=subprocess.DEVNULL)
+        self.path = self.base / "site"
+        tools = self.path / "container" / "tools" / "ai"
+        self.delegate = tools / "delegate.py"
+        # Both sides run the launcher through a wrapper that notes when the worker exits.
+        self.launcher = tools / "opencode-docker-real.sh"
+        (tools / "opencode-docker.sh").rename(self.launcher)
+        wrapper = tools / "opencode-docker.sh"
+        wrapper.write_text('#!/usr/bin/env bash\n"$(dirname "$0")/opencode-docker-real.sh" "$@"\nrc=$?\n'
+                           '[ -n "${BENCH_END_FILE:-}" ] && date +%s%N > "$BENCH_END_FILE"\nexit $rc\n')
+        wrapper.chmod(0o755)
+        catalog = self.base / "catalog"
+        catalog.write_text("".join(f"opencode/{line}\n" for line in (tools / "catalog.txt").read_text().split()))
+        (self.path / "ganger.toml").write_text(
+            '[defaults]\nmodel = "opencode/deepseek-v4.1-flash-free"\n\n[agents.opencode]\n'
+            f'command = "{STAND_IN}"\n'
+            f'env = {{ GANGER_BENCH_LAUNCHER = "{wrapper}", GANGER_BENCH_CATALOG = "{catalog}" }}\n')
+        self.wrapper = wrapper
+
+
+def bench_start(site: Site, ganger: Path, runs: int) -> dict[str, float]:
+    env = dict(os.environ)
+    times: dict[str, list[float]] = {"base_seed": [], "base_ganger": [], "ganger": [], "seed": []}
+    # The first start lists the models once for ganger's cache (OpenCode takes seconds);
+    # later starts are what a user waits for.
+    run([str(ganger), "start", "warm-up", "--message", "hello"], site.path, env)
+    for i in range(runs):
+        for kind in ("base_seed", "base_ganger", "ganger", "seed"):
+            slug = f"{kind.replace('_', '-')}-{i}"
+            if kind.startswith("base"):
+                worktree = site.base / f"site-agent-{slug}"
+                start = time.perf_counter()
+                run(["git", "worktree", "add", "-q", "-b", f"agent/{slug}", str(worktree), "main"], site.path)
+                if kind == "base_seed":
+                    run([str(site.wrapper), str(worktree), "run", "--standalone", "--format", "json",
+                         "--title", slug, "hello"], site.path, env)
+                else:
+                    worker_env = dict(env, PWD=str(worktree), GANGER_BENCH_LAUNCHER=str(site.wrapper))
+                    run([str(STAND_IN), "run", "--format", "json", "--title", slug, "--model",
+                         "opencode/deepseek-v4.1-flash-free"], worktree, worker_env, stdin="hello")
+                times[kind].append(time.perf_counter() - start)
+            elif kind == "ganger":
+                times[kind].append(run([str(ganger), "start", slug, "--message", "hello"], site.path, env))
+            else:
+                times[kind].append(run([sys.executable, str(site.delegate), "start", slug, "--message", "hello"],
+                                       site.path, env))
+    return {kind: statistics.median(values) for kind, values in times.items()}
+
+
+def bench_wait(site: Site, ganger: Path, runs: int) -> dict[str, float]:
+    latency: dict[str, list[float]] = {"ganger": [], "seed": []}
+    end_file = site.base / "worker-ended"
+    env = dict(os.environ, FAKE_SLEEP="1", BENCH_END_FILE=str(end_file))
+    run([str(ganger), "start", "wait-g", "--message", "hello"], site.path)
+    run([sys.executable, str(site.delegate), "start", "wait-s", "--message", "hello"], site.path)
+    for _ in range(runs):
+        for side in ("ganger", "seed"):
+            end_file.unlink(missing_ok=True)
+            if side == "ganger":
+                fix = [str(ganger), "fix", "wait-g", "--message", "again", "--detach"]
+                wait = [str(ganger), "wait", "wait-g"]
+            else:
+                fix = [sys.executable, str(site.delegate), "fix", "wait-s", "--message", "again", "--detach"]
+                wait = [sys.executable, str(site.delegate), "wait", "wait-s"]
+            run(fix, site.path, env)
+            run(wait, site.path, env)
+            returned = time.time_ns()
+            ended = int(end_file.read_text().strip())
+            latency[side].append((returned - ended) / 1e9)
+    return {side: statistics.median(values) for side, values in latency.items()}
+
+
+def bench_status(root: Path, seed_dir: Path, ganger: Path, bench: Path, tasks: int, runs: int) -> dict[str, float]:
+    # ganger: a repository whose store holds `tasks` finished tasks, recorded by the store API.
+    repo = root / "many"
+    repo.mkdir()
+    subprocess.run(["git", "init", "-q", "-b", "main", str(repo)], check=True)
+    worktree = root / "a-worktree"
+    worktree.mkdir()
+    (repo / ".ganger").mkdir()
+    subprocess.run([str(bench), "fill-store", str(repo / ".ganger" / "state.db"), str(tasks), str(worktree)],
+                   check=True)
+    # The seed: the same number of state.json files, in its layout.
+    seed = Site(root, seed_dir, "many-seed")
+    reports = seed.path / "container" / "reports" / "delegate"
+    for n in range(tasks):
+        slug = f"task-{n:05}"
+        folder = reports / slug
+        folder.mkdir(parents=True)
+        state = {"slug": slug, "worktree": str(worktree), "branch": f"agent/{slug}", "base": "main",
+                 "created": "2026-11-30T00:00:00+00:00", "model": "opencode/deepseek-v4.1-flash-free",
+                 "model_arg": False, "image": None, "rw": [], "opencode_key": None, "openrouter_key": None,
+                 "session": f"ses_bench{n:08}",
+                 "rounds": [{"round": 1, "kind": "start", "started": "2026-11-30T00:00:00+00:00",
+                             "status": "done", "model": "opencode/deepseek-v4.1-flash-free", "exit": 0,
+                             "ended": "2026-11-30T00:00:01+00:00"}]}
+        (folder / "state.json").write_text(json.dumps(state, indent=2) + "\n")
+    times: dict[str, list[float]] = {"ganger": [], "seed": []}
+    for _ in range(runs):
+        times["ganger"].append(run([str(ganger), "status"], repo))
+        times["seed"].append(run([sys.executable, str(seed.delegate), "status"], seed.path))
+    return {side: statistics.median(values) for side, values in times.items()}
+
+
+def bench_summarize(site: Site, ganger: Path, megabytes: int, runs: int) -> dict[str, float]:
+    stream = site.base / "big.jsonl"
+    # Each extra event line of the fake launcher is about 450 bytes.
+    events = megabytes * 1_000_000 // 450
+    with stream.open("w") as out:
+        subprocess.run([str(site.launcher), str(site.path), "run", "--standalone", "--format", "json",
+                        "--title", "big", "hello"], stdout=out, stderr=subprocess.DEVNULL, check=True,
+                       env=dict(os.environ, FAKE_EVENTS=str(events)))
+    size = stream.stat().st_size
+    spec = importlib.util.spec_from_file_location("delegate", site.delegate)
+    assert spec and spec.loader
+    sys.path.insert(0, str(site.delegate.parent))
+    delegate = importlib.util.module_from_spec(spec)
+    sys.modules["delegate"] = delegate
+    spec.loader.exec_module(delegate)
+    times: dict[str, list[float]] = {"ganger": [], "seed": []}
+    ours: dict = {}
+    theirs = None
+    for _ in range(runs):
+        start = time.perf_counter()
+        result = subprocess.run([str(ganger), "summarize", str(stream), "--json"], capture_output=True,
+                                text=True, check=True)
+        times["ganger"].append(time.perf_counter() - start)
+        ours = json.loads(result.stdout)["summary"]
+        start = time.perf_counter()
+        theirs = delegate.summarize(stream.read_text(encoding="utf-8", errors="replace").splitlines())
+        times["seed"].append(time.perf_counter() - start)
+    # Both must have read the same stream the same way.
+    assert theirs is not None and ours["counts"] == dict(theirs.events), (ours["counts"], theirs.events)
+    assert ours["tokens"]["input"] == theirs.tokens_in and ours["finish"] == theirs.finish
+    return {"bytes": size, **{side: size / statistics.median(values) / 1e6 for side, values in times.items()}}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--runs", type=int, default=15)
+    parser.add_argument("--seed-dir", type=Path, default=REPO.parent / "shared" / "anchors" / "delegate",
+                        help="the seed's delegate.py and fake launcher (default: ../shared/anchors/delegate)")
+    parser.add_argument("--tasks", type=int, default=10_000)
+    parser.add_argument("--stream-mb", type=int, default=100)
+    args = parser.parse_args()
+    if not (args.seed_dir / "delegate.py").is_file():
+        sys.exit(f"no delegate.py in {args.seed_dir}: pass --seed-dir")
+    ganger, bench = build()
+    root = Path(tempfile.mkdtemp(prefix="ganger-bench-"))
+    try:
+        site = Site(root, args.seed_dir)
+        start = bench_start(site, ganger, args.runs)
+        wait = bench_wait(site, ganger, max(5, args.runs // 2))
+        status = bench_status(root, args.seed_dir, ganger, bench, args.tasks, max(5, args.runs // 2))
+        summary = bench_summarize(site, ganger, args.stream_mb, 5)
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+    ganger_overhead = start["ganger"] - start["base_ganger"]
+    seed_overhead = start["seed"] - start["base_seed"]
+    rows = [
+        ("start: overhead over worktree + worker", ms(ganger_overhead), ms(seed_overhead), "< 15 ms",
+         ganger_overhead < 0.015),
+        ("  whole command (median)", ms(start["ganger"]), ms(start["seed"]), "", True),
+        ("  git worktree add + worker alone", ms(start["base_ganger"]), ms(start["base_seed"]), "", True),
+        ("wait: worker exit to report", ms(wait["ganger"]), ms(wait["seed"]), "< 100 ms", wait["ganger"] < 0.1),
+        (f"status: {args.tasks:,} tasks", ms(status["ganger"]), ms(status["seed"]), "< 100 ms",
+         status["ganger"] < 0.1),
+        (f"summarize: {summary['bytes'] / 1e6:.0f} MB stream", f"{summary['ganger']:.0f} MB/s",
+         f"{summary['seed']:.0f} MB/s", "> 500 MB/s, >= 5x",
+         summary["ganger"] > 500 and summary["ganger"] >= 5 * summary["seed"]),
+    ]
+    print(f"ganger vs the seed's delegate.py, same fake worker; medians of {args.runs} interleaved runs "
+          f"({os.cpu_count()} cores)")
+    print(f"{'benchmark':<40} {'ganger':>12} {'delegate.py':>12}  {'target':<18} met")
+    for name, ours, theirs, target, met in rows:
+        print(f"{name:<40} {ours:>12} {theirs:>12}  {target:<18} {'yes' if met else ('' if not target else 'NO')}")
+    print(f"summarize: ganger is {summary['ganger'] / summary['seed']:.1f}x the seed")
+
+
+if __name__ == "__main__":
+    main()
