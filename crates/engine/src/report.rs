@@ -4,7 +4,7 @@
 
 use crate::workspace::Workspace;
 use ganger_events::{RoundStatus, Tokens};
-use ganger_store::{Round, Task};
+use ganger_store::{Round, Task, TaskSummary};
 use serde::Serialize;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -234,22 +234,22 @@ pub fn round_report(ws: &Workspace, task: &Task, round: &Round) -> RoundReport {
 }
 
 /// The task table.
-pub fn task_list(tasks: &[Task]) -> TaskList {
+pub fn task_list(tasks: Vec<TaskSummary>) -> TaskList {
     TaskList {
         schema: TASK_LIST_SCHEMA,
         tasks: tasks
-            .iter()
+            .into_iter()
             .map(|task| TaskRow {
-                slug: task.slug.clone(),
+                worktree_gone: !task.worktree.is_dir(),
+                slug: task.slug,
                 rounds: task.rounds,
                 last_status: task.last_status,
-                session: task.session.clone(),
-                agent: task.agent.clone(),
-                model: task.model.clone(),
+                session: task.session,
+                agent: task.agent,
+                model: task.model,
                 cost_usd: task.cost_usd,
-                owner: task.owner.clone(),
-                worktree: task.worktree.clone(),
-                worktree_gone: !task.worktree.is_dir(),
+                owner: task.owner,
+                worktree: task.worktree,
             })
             .collect(),
     }

@@ -26,12 +26,12 @@ pub fn status(ws: &Workspace, slug: Option<&str>, notices: &mut dyn Notices) -> 
                 "no task {slug}"
             )));
         }
-        return Ok(StatusView::List(task_list(&[])));
+        return Ok(StatusView::List(task_list(Vec::new())));
     };
     match slug {
         None => {
             settle_running(ws, &mut store, notices)?;
-            Ok(StatusView::List(task_list(&store.tasks()?)))
+            Ok(StatusView::List(task_list(store.task_summaries()?)))
         }
         Some(slug) => {
             let task = find_task(&store, slug)?;

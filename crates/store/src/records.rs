@@ -54,6 +54,20 @@ pub struct Task {
     pub cost_usd: f64,
 }
 
+/// What the task table shows of a task: read without the columns a table does not need.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TaskSummary {
+    pub slug: String,
+    pub agent: String,
+    pub model: Option<String>,
+    pub session: Option<String>,
+    pub owner: String,
+    pub worktree: PathBuf,
+    pub rounds: u32,
+    pub last_status: Option<RoundStatus>,
+    pub cost_usd: f64,
+}
+
 /// Why a round started.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]

@@ -4,7 +4,7 @@
 
 use crate::error::StoreError;
 use crate::records::{
-    JournalEntry, NewRound, NewTask, ProcessRef, Round, RoundEnd, Task, TaskUpdate,
+    JournalEntry, NewRound, NewTask, ProcessRef, Round, RoundEnd, Task, TaskSummary, TaskUpdate,
 };
 use ganger_events::RoundSummary;
 use std::path::Path;
@@ -55,8 +55,8 @@ pub trait Store: Send {
     /// The task named `slug`.
     fn task(&self, slug: &str) -> Result<Option<Task>, StoreError>;
 
-    /// Every task, by slug.
-    fn tasks(&self) -> Result<Vec<Task>, StoreError>;
+    /// What the task table shows of every task, by slug.
+    fn task_summaries(&self) -> Result<Vec<TaskSummary>, StoreError>;
 
     /// A round of a task by number, or its last round with `None`.
     fn round(&self, task_id: i64, number: Option<u32>) -> Result<Option<Round>, StoreError>;

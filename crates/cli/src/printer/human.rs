@@ -189,32 +189,65 @@ pub fn report_text(report: &RoundReport) -> String {
     out
 }
 
+/// Appends `text` left-aligned in `width` columns, then a space. (Formatter padding writes its
+/// fill one character at a time; the table has ten thousand rows to pad.)
+fn left(out: &mut String, text: &str, width: usize) {
+    out.push_str(text);
+    let used = text.chars().count();
+    out.extend(std::iter::repeat_n(' ', width.saturating_sub(used) + 1));
+}
+
+/// Appends `text` right-aligned in `width` columns, then a space.
+fn right(out: &mut String, text: &str, width: usize) {
+    out.extend(std::iter::repeat_n(
+        ' ',
+        width.saturating_sub(text.chars().count()),
+    ));
+    out.push_str(text);
+    out.push(' ');
+}
+
 /// The task table.
 pub fn task_table(list: &TaskList, root: &std::path::Path) -> String {
     if list.tasks.is_empty() {
         return format!("no tasks in {}\n", root.display());
     }
-    let mut out = String::with_capacity(list.tasks.len() * 120);
-    let _ = writeln!(
-        out,
-        "{:<28} {:>6} {:<12} {:<32} {:<9} {:<24} {:>9} worktree",
-        "task", "rounds", "last", "session", "agent", "model", "cost"
-    );
+    let mut out = String::with_capacity((list.tasks.len() + 1) * 160);
+    let mut number = String::new();
+    let columns: [(&str, usize, bool); 7] = [
+        ("task", 28, false),
+        ("rounds", 6, true),
+        ("last", 12, false),
+        ("session", 32, false),
+        ("agent", 9, false),
+        ("model", 24, false),
+        ("cost", 9, true),
+    ];
+    for (name, width, align_right) in columns {
+        if align_right {
+            right(&mut out, name, width);
+        } else {
+            left(&mut out, name, width);
+        }
+    }
+    out.push_str("worktree\n");
     for task in &list.tasks {
-        let last = task.last_status.map_or("-".to_owned(), |s| s.to_string());
-        let gone = if task.worktree_gone { " (gone)" } else { "" };
-        let _ = writeln!(
-            out,
-            "{:<28} {:>6} {:<12} {:<32} {:<9} {:<24} {:>9} {}{gone}",
-            task.slug,
-            task.rounds,
-            last,
-            task.session.as_deref().unwrap_or("-"),
-            task.agent,
-            task.model.as_deref().unwrap_or("-"),
-            format!("${:.4}", task.cost_usd),
-            task.worktree.display(),
-        );
+        left(&mut out, &task.slug, 28);
+        number.clear();
+        let _ = write!(number, "{}", task.rounds);
+        right(&mut out, &number, 6);
+        left(&mut out, task.last_status.map_or("-", |s| s.as_str()), 12);
+        left(&mut out, task.session.as_deref().unwrap_or("-"), 32);
+        left(&mut out, &task.agent, 9);
+        left(&mut out, task.model.as_deref().unwrap_or("-"), 24);
+        number.clear();
+        let _ = write!(number, "${:.4}", task.cost_usd);
+        right(&mut out, &number, 9);
+        out.push_str(&task.worktree.to_string_lossy());
+        if task.worktree_gone {
+            out.push_str(" (gone)");
+        }
+        out.push('\n');
     }
     out
 }

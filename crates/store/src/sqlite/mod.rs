@@ -7,7 +7,8 @@ mod rows;
 
 use crate::error::StoreError;
 use crate::records::{
-    JournalEntry, NewRound, NewTask, ProcessRef, Round, RoundEnd, Task, TaskUpdate, now_ms,
+    JournalEntry, NewRound, NewTask, ProcessRef, Round, RoundEnd, Task, TaskSummary, TaskUpdate,
+    now_ms,
 };
 use crate::store::Store;
 use ganger_events::{RoundStatus, RoundSummary};
@@ -388,12 +389,13 @@ impl Store for SqliteStore {
             .optional()?)
     }
 
-    fn tasks(&self) -> Result<Vec<Task>, StoreError> {
-        let mut statement = self
-            .conn
-            .prepare(&format!("SELECT {TASK_COLUMNS} FROM tasks ORDER BY slug"))?;
+    fn task_summaries(&self) -> Result<Vec<TaskSummary>, StoreError> {
+        let mut statement = self.conn.prepare(
+            "SELECT slug, agent, model, session, owner, worktree, rounds, last_status, cost_usd \
+             FROM tasks ORDER BY slug",
+        )?;
         let tasks = statement
-            .query_map([], rows::task)?
+            .query_map([], rows::task_summary)?
             .collect::<Result<Vec<_>, _>>()?;
         Ok(tasks)
     }

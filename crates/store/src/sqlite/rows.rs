@@ -1,7 +1,7 @@
 //! Reading rows back into records. JSON columns hold serde values; a value that does not
 //! read back is reported as corrupt state, never silently dropped.
 
-use crate::records::{ProcessRef, Round, RoundKind, Task};
+use crate::records::{ProcessRef, Round, RoundKind, Task, TaskSummary};
 use ganger_events::RoundStatus;
 use rusqlite::Row;
 use std::path::PathBuf;
@@ -99,5 +99,20 @@ pub(crate) fn round(row: &Row<'_>) -> rusqlite::Result<Round> {
         snapshot_after: row.get(25)?,
         changed: json(&changed, "changed")?,
         worktree_changes: json(&row.get::<_, String>(27)?, "worktree_changes")?,
+    })
+}
+
+pub(crate) fn task_summary(row: &Row<'_>) -> rusqlite::Result<TaskSummary> {
+    let last_status: Option<String> = row.get(7)?;
+    Ok(TaskSummary {
+        slug: row.get(0)?,
+        agent: row.get(1)?,
+        model: row.get(2)?,
+        session: row.get(3)?,
+        owner: row.get(4)?,
+        worktree: PathBuf::from(row.get::<_, String>(5)?),
+        rounds: row.get(6)?,
+        last_status: last_status.as_deref().map(status).transpose()?,
+        cost_usd: row.get(8)?,
     })
 }
