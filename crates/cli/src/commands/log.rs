@@ -3,7 +3,7 @@
 use crate::Outcome;
 use crate::args::LogArgs;
 use crate::exit;
-use ganger_engine::{LogLine, LogOptions, Workspace};
+use ganger_engine::{LogOptions, Workspace};
 use ganger_events::Event;
 use std::io::Write;
 
@@ -60,6 +60,15 @@ fn describe(event: &Event) -> String {
     }
 }
 
+/// `ganger.log-line/1` (docs/json.md).
+#[derive(serde::Serialize)]
+struct JsonLine<'a> {
+    schema: &'static str,
+    line: u64,
+    kind: Option<&'a str>,
+    events: &'a [Event],
+}
+
 pub(crate) fn run(ws: &Workspace, args: LogArgs) -> Outcome {
     let options = LogOptions {
         slug: args.slug,
@@ -70,22 +79,26 @@ pub(crate) fn run(ws: &Workspace, args: LogArgs) -> Outcome {
     let json = args.json;
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
-    let mut write = |line: LogLine<'_>| -> std::io::Result<()> {
+    let mut write = |line: ganger_engine::LogLine<'_>| -> std::io::Result<()> {
         match line {
-            LogLine::Raw(bytes) => out.write_all(bytes)?,
-            LogLine::Parsed {
+            ganger_engine::LogLine::Raw(bytes) => out.write_all(bytes)?,
+            ganger_engine::LogLine::Parsed {
                 number,
                 line,
                 parsed,
             } => {
                 if json {
-                    let value = serde_json::json!({
-                        "schema": "ganger.log-line/1",
-                        "line": number,
-                        "kind": parsed.kind,
-                        "events": parsed.events,
-                    });
-                    writeln!(out, "{value}")?;
+                    let value = JsonLine {
+                        schema: "ganger.log-line/1",
+                        line: number,
+                        kind: parsed.kind.as_deref(),
+                        events: &parsed.events,
+                    };
+                    writeln!(
+                        out,
+                        "{}",
+                        serde_json::to_string(&value).map_err(std::io::Error::other)?
+                    )?;
                 } else {
                     match &parsed.kind {
                         None => writeln!(

@@ -33,6 +33,17 @@ pub(crate) fn status_code(status: RoundStatus) -> u8 {
     }
 }
 
+/// `ganger.detached/1` (docs/json.md).
+#[derive(serde::Serialize)]
+struct Detached<'a> {
+    schema: &'static str,
+    task: &'a str,
+    round: u32,
+    status: &'static str,
+    host_pid: u32,
+    events: std::path::PathBuf,
+}
+
 fn print_launched(ws: &Workspace, launched: Launched, json: bool) -> Outcome {
     match launched {
         Launched::Finished(outcome) => {
@@ -50,14 +61,14 @@ fn print_launched(ws: &Workspace, launched: Launched, json: bool) -> Outcome {
             host_pid,
         } => {
             if json {
-                printer::emit_json(&serde_json::json!({
-                    "schema": "ganger.detached/1",
-                    "task": task.slug,
-                    "round": round.number,
-                    "status": "running",
-                    "host_pid": host_pid,
-                    "events": ws.state.round_file(&task.slug, round.number, "jsonl"),
-                }))?;
+                printer::emit_json(&Detached {
+                    schema: "ganger.detached/1",
+                    task: &task.slug,
+                    round: round.number,
+                    status: "running",
+                    host_pid,
+                    events: ws.state.round_file(&task.slug, round.number, "jsonl"),
+                })?;
             }
             Ok(exit::OK)
         }

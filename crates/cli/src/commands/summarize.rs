@@ -19,11 +19,18 @@ pub(crate) fn run(args: SummarizeArgs) -> Outcome {
     let summary =
         ganger_agents::summarize_reader(agent.stream_parser().as_mut(), reader).map_err(cannot)?;
     if args.json {
-        printer::emit_json(&serde_json::json!({
-            "schema": "ganger.summary/1",
-            "bytes": bytes,
-            "summary": summary,
-        }))?;
+        /// `ganger.summary/1` (docs/json.md).
+        #[derive(serde::Serialize)]
+        struct Summary<'a> {
+            schema: &'static str,
+            bytes: u64,
+            summary: &'a ganger_events::RoundSummary,
+        }
+        printer::emit_json(&Summary {
+            schema: "ganger.summary/1",
+            bytes,
+            summary: &summary,
+        })?;
     } else {
         let events: Vec<String> = summary
             .counts

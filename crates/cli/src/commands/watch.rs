@@ -29,6 +29,17 @@ pub(crate) fn status(ws: &Workspace, args: StatusArgs) -> Outcome {
     Ok(exit::OK)
 }
 
+/// `ganger.still-running/1` (docs/json.md).
+#[derive(serde::Serialize)]
+struct StillRunning<'a> {
+    schema: &'static str,
+    task: &'a str,
+    round: u32,
+    status: &'static str,
+    host_pid: Option<i32>,
+    started_at: &'a str,
+}
+
 pub(crate) fn wait(ws: &Workspace, args: WaitArgs) -> Outcome {
     match ganger_engine::wait(ws, &args.slug, args.timeout, &mut notices(args.json))? {
         WaitOutcome::Ended(report) => {
@@ -45,14 +56,14 @@ pub(crate) fn wait(ws: &Workspace, args: WaitArgs) -> Outcome {
             started_at,
         } => {
             if args.json {
-                printer::emit_json(&serde_json::json!({
-                    "schema": "ganger.still-running/1",
-                    "task": args.slug,
-                    "round": number,
-                    "status": "running",
-                    "host_pid": host_pid,
-                    "started_at": started_at,
-                }))?;
+                printer::emit_json(&StillRunning {
+                    schema: "ganger.still-running/1",
+                    task: &args.slug,
+                    round: number,
+                    status: "running",
+                    host_pid,
+                    started_at: &started_at,
+                })?;
             } else {
                 let host = host_pid
                     .map(|p| format!("host pid {p}, "))

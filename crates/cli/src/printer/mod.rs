@@ -25,13 +25,20 @@ pub fn emit_json<T: Serialize>(value: &T) -> std::io::Result<()> {
 /// Writes one error line (and a hint line), to stderr or as JSON on stdout.
 pub fn emit_error(json: bool, message: &str, hint: Option<&str>, code: u8) {
     if json {
-        let value = serde_json::json!({
-            "schema": "ganger.error/1",
-            "error": message,
-            "hint": hint,
-            "exit_code": code,
+        /// `ganger.error/1` (docs/json.md).
+        #[derive(Serialize)]
+        struct ErrorReport<'a> {
+            schema: &'static str,
+            error: &'a str,
+            hint: Option<&'a str>,
+            exit_code: u8,
+        }
+        let _ = emit_json(&ErrorReport {
+            schema: "ganger.error/1",
+            error: message,
+            hint,
+            exit_code: code,
         });
-        let _ = emit_json(&value);
         return;
     }
     let mut err = std::io::stderr().lock();

@@ -10,7 +10,7 @@ use crate::error::Result;
 use crate::workspace::Workspace;
 use ganger_agents::{AgentExit, Verdict};
 use ganger_events::{RoundStatus, RoundSummary};
-use ganger_git::{IndexEntry, diff_entries};
+use ganger_git::{IndexEntry, Repo, diff_entries};
 use ganger_sandbox::{Cgroup, HostLock, LockState, RoundMarker, kill_round};
 use ganger_store::{Round, RoundEnd, Store, Task};
 use std::time::Duration;
@@ -105,7 +105,13 @@ struct After {
     problem: Option<String>,
 }
 
-fn after_state(ws: &Workspace, task: &Task, number: u32, before: Option<&[IndexEntry]>) -> After {
+fn after_state(
+    ws: &Workspace,
+    opened: Option<&Repo>,
+    task: &Task,
+    number: u32,
+    before: Option<&[IndexEntry]>,
+) -> After {
     let mut after = After {
         commit: None,
         changed: Vec::new(),
@@ -116,12 +122,19 @@ fn after_state(ws: &Workspace, task: &Task, number: u32, before: Option<&[IndexE
         after.problem = Some(format!("the worktree {} is gone", task.worktree.display()));
         return after;
     }
-    let worktree = match ws.repo.open_worktree(&task.worktree) {
-        Ok(worktree) => worktree,
-        Err(e) => {
-            after.problem = Some(format!("the worktree cannot be read: {e}"));
-            return after;
-        }
+    let reopened;
+    let worktree = match opened {
+        Some(worktree) => worktree,
+        None => match ws.repo.open_worktree(&task.worktree) {
+            Ok(worktree) => {
+                reopened = worktree;
+                &reopened
+            }
+            Err(e) => {
+                after.problem = Some(format!("the worktree cannot be read: {e}"));
+                return after;
+            }
+        },
     };
     let name = format!("refs/ganger/{}/round-{number}", task.slug);
     let message = format!("ganger: {} after round {number}", task.slug);
@@ -149,6 +162,7 @@ pub(crate) fn record_end(
     ws: &Workspace,
     store: &mut dyn Store,
     input: &RoundInput,
+    worktree: Option<&Repo>,
     before: &BeforeState,
     ended: Ended,
 ) -> Result<HostOutcome> {
@@ -159,7 +173,7 @@ pub(crate) fn record_end(
         // The stream was redacted line by line before it was parsed; the answer is too.
         let _ = std::fs::write(ws.state.round_file(&task.slug, number, "answer.md"), answer);
     }
-    let after = after_state(ws, task, number, before.entries.as_deref());
+    let after = after_state(ws, worktree, task, number, before.entries.as_deref());
     if let Some(problem) = after.problem {
         reason = Some(match reason {
             Some(reason) => format!("{reason}; {problem}"),
@@ -235,7 +249,7 @@ pub(crate) fn settle_dead_round(
             "; {killed} leftover process(es) of the round were killed"
         ));
     }
-    let after = after_state(ws, task, round.number, None);
+    let after = after_state(ws, None, task, round.number, None);
     // The raw stream is complete up to the host's death; the stored summary may lag it.
     let summary = reread_summary(ws, task, round.number).unwrap_or_else(|| current.summary.clone());
     let end = RoundEnd {

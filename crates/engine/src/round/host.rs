@@ -44,20 +44,21 @@ pub fn run_host(
     lock: HostLock,
 ) -> Result<HostOutcome> {
     if let Some(me) = ProcessId::current() {
-        store.record_host(
-            input.round.id,
-            ProcessRef {
-                pid: me.pid,
-                start_ticks: me.start_ticks,
-            },
-        )?;
+        let me = ProcessRef {
+            pid: me.pid,
+            start_ticks: me.start_ticks,
+        };
+        // A detached host replaces the command that started it; a foreground one is it.
+        if input.round.host != Some(me) {
+            store.record_host(input.round.id, me)?;
+        }
     }
     let fresh = input.round.number == 1 && input.task.worktree_made;
-    let before = ws
-        .repo
-        .open_worktree(&input.task.worktree)
-        .map_err(EngineError::from)
-        .and_then(|worktree| before_state(&worktree, &input.task.slug, input.round.number, fresh));
+    let worktree = ws.repo.open_worktree(&input.task.worktree);
+    let before = worktree
+        .as_ref()
+        .map_err(|e| EngineError::invalid(e.to_string()))
+        .and_then(|worktree| before_state(worktree, &input.task.slug, input.round.number, fresh));
     let (before, ended) = match before {
         Ok(before) => {
             let ended = match run_agent(ws, store, &input) {
@@ -74,7 +75,7 @@ pub fn run_host(
             )),
         ),
     };
-    let outcome = finish::record_end(ws, store, &input, &before, ended);
+    let outcome = finish::record_end(ws, store, &input, worktree.as_ref().ok(), &before, ended);
     lock.release();
     outcome
 }
