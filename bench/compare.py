@@ -1,10 +1,11 @@
 #!/usr/bin/env python3
 """ganger against the seed's own supervisor (delegate.py), side by side, in one run.
 
-Both drive the same fake worker: the seed's fake launcher opencode-docker.sh from
-shared/anchors/delegate. delegate.py calls it directly; ganger calls bench/fake-opencode, a
-stand-in `opencode` that hands the same arguments to that launcher. Each figure is the median
-of several interleaved runs, so that the noise of a shared machine hits both sides alike.
+Both drive the same fake work: delegate.py its own fake launcher (opencode-docker.sh from
+shared/anchors/delegate), ganger bench/fake-opencode, a stand-in `opencode` that prints the same
+events and appends the same line to the worktree. Each side's overhead is measured against its
+own worker run by hand, and every figure is the median of interleaved runs, so that the noise of
+a shared machine hits both sides alike.
 
   start      an instant round: the whole command, minus `git worktree add` and the worker
              run by hand (each side minus its own worker); target for ganger: under 15 ms
@@ -79,8 +80,7 @@ class Site:
         catalog.write_text("".join(f"opencode/{line}\n" for line in (tools / "catalog.txt").read_text().split()))
         (self.path / "ganger.toml").write_text(
             '[defaults]\nmodel = "opencode/deepseek-v4.1-flash-free"\n\n[agents.opencode]\n'
-            f'command = "{STAND_IN}"\n'
-            f'env = {{ GANGER_BENCH_LAUNCHER = "{wrapper}", GANGER_BENCH_CATALOG = "{catalog}" }}\n')
+            f'command = "{STAND_IN}"\nenv = {{ GANGER_BENCH_CATALOG = "{catalog}" }}\n')
         self.wrapper = wrapper
 
 
@@ -101,7 +101,7 @@ def bench_start(site: Site, ganger: Path, runs: int) -> dict[str, float]:
                     run([str(site.wrapper), str(worktree), "run", "--standalone", "--format", "json",
                          "--title", slug, "hello"], site.path, env)
                 else:
-                    worker_env = dict(env, PWD=str(worktree), GANGER_BENCH_LAUNCHER=str(site.wrapper))
+                    worker_env = dict(env, PWD=str(worktree))
                     run([str(STAND_IN), "run", "--format", "json", "--title", slug, "--model",
                          "opencode/deepseek-v4.1-flash-free"], worktree, worker_env, stdin="hello")
                 times[kind].append(time.perf_counter() - start)
