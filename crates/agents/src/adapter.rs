@@ -89,3 +89,20 @@ pub fn adapters() -> &'static [&'static dyn Adapter] {
 }
 
 static KNOWN: &[&dyn Adapter] = &[&crate::opencode::OpenCode];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_adapter_is_pinned_at_the_version_the_tests_install() {
+        let pinned = include_str!("../../../pinned-agents.txt");
+        for adapter in adapters() {
+            let spec = format!("{}@{}", adapter.npm_package(), adapter.tested_version());
+            assert!(
+                pinned.lines().any(|line| line.trim() == spec),
+                "{spec} is not in pinned-agents.txt"
+            );
+        }
+    }
+}

@@ -130,7 +130,7 @@ pub fn init(ws: &Workspace) -> Result<InitReport> {
                 AgentFound {
                     name: cli.name.into(),
                     package: cli.package.into(),
-                    tested_version: cli.tested.into(),
+                    tested_version: supported.map_or(cli.tested, |a| a.tested_version()).into(),
                     supported: supported.is_some(),
                     path,
                     version,

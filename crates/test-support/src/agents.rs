@@ -5,8 +5,13 @@
 use std::path::PathBuf;
 use std::process::Command;
 
-/// The OpenCode version ganger is tested with.
-pub const OPENCODE_VERSION: &str = "1.18.33";
+/// The OpenCode version ganger is tested with, from `pinned-agents.txt`.
+pub fn opencode_version() -> &'static str {
+    include_str!("../../../pinned-agents.txt")
+        .lines()
+        .find_map(|line| line.trim().strip_prefix("opencode-ai@"))
+        .expect("pinned-agents.txt pins opencode-ai")
+}
 
 fn cache_root() -> PathBuf {
     std::env::var_os("XDG_CACHE_HOME")
@@ -24,18 +29,19 @@ pub fn opencode_program() -> PathBuf {
     }
     let cached = cache_root()
         .join("agents")
-        .join(format!("opencode-{OPENCODE_VERSION}"))
+        .join(format!("opencode-{}", opencode_version()))
         .join("node_modules/.bin/opencode");
     if cached.is_file() {
         return cached;
     }
     if let Ok(output) = Command::new("opencode").arg("--version").output()
-        && String::from_utf8_lossy(&output.stdout).trim() == OPENCODE_VERSION
+        && String::from_utf8_lossy(&output.stdout).trim() == opencode_version()
     {
         return PathBuf::from("opencode");
     }
+    let version = opencode_version();
     panic!(
-        "OpenCode {OPENCODE_VERSION} is not installed: run `npm install --prefix {} opencode-ai@{OPENCODE_VERSION}` (what .ci/run does), or set GANGER_TEST_OPENCODE",
+        "OpenCode {version} is not installed: run `npm install --prefix {} opencode-ai@{version}` (what scripts/test.sh does), or set GANGER_TEST_OPENCODE",
         cached
             .parent()
             .and_then(|p| p.parent())
