@@ -7,8 +7,9 @@ use crate::notice::{Notice, Notices};
 use crate::redact::Redactor;
 use crate::round::{HostOutcome, RoundInput, run_host};
 use crate::workspace::Workspace;
+use ganger_events::RoundStatus;
 use ganger_sandbox::{HostLock, ProcessId, spawn_detached_host};
-use ganger_store::{ProcessRef, Round, Store, Task};
+use ganger_store::{ProcessRef, Round, RoundEnd, Store, Task};
 use std::ffi::OsString;
 use std::time::Duration;
 
@@ -93,15 +94,41 @@ pub(crate) fn launch(
         redactor,
         detach,
     } = launch;
+    // From here the round is recorded as running: a failure ends it as failed, with the
+    // reason, rather than leaving it to be found interrupted.
+    let fail = |store: &mut dyn Store, error: EngineError, lock: HostLock| -> EngineError {
+        let end = RoundEnd {
+            status: RoundStatus::Failed,
+            snapshot_before: None,
+            reason: Some(format!("the round could not start: {}", error.message)),
+            session: round.session_before.clone(),
+            exit_code: None,
+            exit_signal: None,
+            summary: Default::default(),
+            snapshot_after: None,
+            changed: Vec::new(),
+            worktree_changes: Vec::new(),
+        };
+        let _ = store.finish_round(round.id, &end);
+        lock.release();
+        error
+    };
     let prompt_file = ws.state.round_file(&task.slug, round.number, "prompt.md");
-    if let Some(dir) = prompt_file.parent() {
-        std::fs::create_dir_all(dir).map_err(|e| EngineError::io("create", dir, e))?;
+    let written = prompt_file
+        .parent()
+        .map_or(Ok(()), std::fs::create_dir_all)
+        .and_then(|()| std::fs::write(&prompt_file, redactor.redact_str(&prompt)));
+    if let Err(e) = written {
+        return Err(fail(store, EngineError::io("write", &prompt_file, e), lock));
     }
-    std::fs::write(&prompt_file, redactor.redact_str(&prompt))
-        .map_err(|e| EngineError::io("write", &prompt_file, e))?;
     if detach {
-        let program = std::env::current_exe()
-            .map_err(|e| EngineError::invalid(format!("cannot find ganger's own binary: {e}")))?;
+        let program = match std::env::current_exe() {
+            Ok(program) => program,
+            Err(e) => {
+                let error = EngineError::invalid(format!("cannot find ganger's own binary: {e}"));
+                return Err(fail(store, error, lock));
+            }
+        };
         let log = ws.state.round_file(&task.slug, round.number, "host.log");
         let args: Vec<OsString> = vec![
             "--directory".into(),
@@ -110,7 +137,10 @@ pub(crate) fn launch(
             task.slug.clone().into(),
             round.number.to_string().into(),
         ];
-        let host = spawn_detached_host(&program, &args, &lock, prompt.as_bytes(), &log)?;
+        let host = match spawn_detached_host(&program, &args, &lock, prompt.as_bytes(), &log) {
+            Ok(host) => host,
+            Err(e) => return Err(fail(store, e.into(), lock)),
+        };
         if let Some(stat) = ganger_sandbox::proc_stat(host.pid as i32) {
             let _ = store.record_host(
                 round.id,

@@ -79,14 +79,20 @@ pub fn log(
     let source = source(ws, options)?;
     let adapter = crate::start::known_adapter(&source.agent)?;
     let parser = adapter.stream_parser();
-    let mut file = match File::open(&source.file) {
-        Ok(file) => file,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound && source.running => {
-            // The host has not made the file yet.
-            std::thread::sleep(FOLLOW_EVERY);
-            File::open(&source.file).map_err(|e| EngineError::io("open", &source.file, e))?
+    let mut file = loop {
+        match File::open(&source.file) {
+            Ok(file) => break file,
+            // A detached host that has not made the file yet: wait while it lives.
+            Err(e)
+                if e.kind() == std::io::ErrorKind::NotFound
+                    && source.running
+                    && options.follow
+                    && HostLock::probe(&source.lock) == LockState::Held =>
+            {
+                std::thread::sleep(FOLLOW_EVERY);
+            }
+            Err(e) => return Err(EngineError::io("open", &source.file, e)),
         }
-        Err(e) => return Err(EngineError::io("open", &source.file, e)),
     };
     let mut reader = BufReader::new(&mut file);
     let mut line = Vec::new();
