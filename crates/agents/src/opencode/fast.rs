@@ -54,11 +54,12 @@ type Found<'a> = [Option<Raw<'a>>; FIELDS.fields().len()];
 /// Feeds `line` into `summary` when the scanner can prove what the full parse would make of it;
 /// `None`, with `summary` untouched, when the line needs the full parse.
 pub(crate) fn feed(line: &[u8], summary: &mut RoundSummary) -> Option<Feed> {
-    let found = match scan::scan_fields(line, &FIELDS) {
-        Scan::Valid(found) => found,
+    let mut found: Found<'_> = [None; FIELDS.fields().len()];
+    match scan::scan_fields_into(line, &FIELDS, &mut found) {
+        Scan::Valid(()) => {}
         Scan::Invalid => return Some(malformed(summary)),
         Scan::Unsure => return None,
-    };
+    }
     let Some(kind) = found[TYPE] else {
         // Valid JSON, but not an object with a `type`.
         return Some(malformed(summary));

@@ -24,36 +24,138 @@ impl Field {
     }
 }
 
-/// The indexes of the fields of one object, in a fixed-size list, with the lengths of their
-/// keys as a bit set so that most other keys are passed over with one test.
+/// How many bytes of a key [`Members`] holds as one number: keys that fit are matched with
+/// one lookup and one comparison, longer ones byte by byte.
+pub(crate) const WORD: usize = 16;
+
+/// How many bits [`Members::slots`] is indexed by.
+const SLOT_BITS: u32 = 6;
+
+/// The fields of one object, in a fixed-size list, and a perfect hash of their keys: each
+/// key's slot holds its place in the list, so that a key is matched with one lookup and one
+/// comparison.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Members<const N: usize> {
     indexes: [usize; N],
+    lengths: [usize; N],
+    /// Each key's first [`WORD`] bytes, little-endian, zero beyond the key ([`key_word`]).
+    words: [u128; N],
     count: usize,
-    lengths: u64,
+    /// Place in the list plus one of the key hashing to each slot; zero for none.
+    slots: [u8; 1 << SLOT_BITS],
+    /// The multiplier of [`slot`] that sends no two of these keys to the same slot.
+    multiplier: u64,
 }
 
-/// The bit of a key length in [`Members::lengths`] (all lengths from 63 up share one).
-const fn length_bit(length: usize) -> u64 {
-    1 << if length < 63 { length } else { 63 }
+/// The first [`WORD`] bytes of `key`, little-endian, zero beyond the key.
+const fn key_word(key: &[u8]) -> u128 {
+    let mut word = 0u128;
+    let mut at = 0;
+    while at < key.len() && at < WORD {
+        word |= (key[at] as u128) << (8 * at);
+        at += 1;
+    }
+    word
+}
+
+/// The masks that keep the first `length` bytes of a [`key_word`], by `length`.
+const KEY_MASKS: [u128; WORD] = {
+    let mut masks = [0; WORD];
+    let mut length = 1;
+    while length < WORD {
+        masks[length] = u128::MAX >> (128 - 8 * length);
+        length += 1;
+    }
+    masks
+};
+
+/// The slot of the key of `length` bytes whose [`key_word`] is `word`.
+#[inline(always)]
+const fn slot(word: u128, length: usize, multiplier: u64) -> usize {
+    let folded = (word as u64) ^ ((word >> 64) as u64) ^ length as u64;
+    (folded.wrapping_mul(multiplier) >> (64 - SLOT_BITS)) as usize
 }
 
 impl<const N: usize> Members<N> {
     const EMPTY: Members<N> = Members {
         indexes: [0; N],
+        lengths: [0; N],
+        words: [0; N],
         count: 0,
-        lengths: 0,
+        slots: [0; 1 << SLOT_BITS],
+        multiplier: 0,
     };
 
     const fn push(&mut self, index: usize, key: &str) {
         self.indexes[self.count] = index;
+        self.lengths[self.count] = key.len();
+        self.words[self.count] = key_word(key.as_bytes());
         self.count += 1;
-        self.lengths |= length_bit(key.len());
     }
 
-    /// The indexes.
-    pub(crate) fn indexes(&self) -> &[usize] {
-        self.indexes.split_at(self.count).0
+    /// Chooses a multiplier under which the keys take distinct slots, and fills the slots.
+    /// Keys that share their first [`WORD`] bytes and their length would always collide; the
+    /// build fails for them.
+    const fn hash(&mut self) {
+        let mut candidate: u64 = 0x9E37_79B9_7F4A_7C15;
+        let mut tries = 0;
+        loop {
+            assert!(tries < 10_000, "no perfect hash for these keys");
+            let mut slots = [0u8; 1 << SLOT_BITS];
+            let mut clash = false;
+            let mut at = 0;
+            while at < self.count {
+                let slot = slot(self.words[at], self.lengths[at], candidate);
+                if slots[slot] != 0 {
+                    clash = true;
+                }
+                slots[slot] = at as u8 + 1;
+                at += 1;
+            }
+            if !clash {
+                self.slots = slots;
+                self.multiplier = candidate;
+                return;
+            }
+            candidate = candidate
+                .wrapping_mul(0x5851_F42D_4C95_7F2D)
+                .wrapping_add(0x14057B7E)
+                | 1;
+            tries += 1;
+        }
+    }
+
+    /// Whether there are none.
+    #[inline(always)]
+    pub(crate) fn is_empty(&self) -> bool {
+        self.count == 0
+    }
+
+    /// The index of the field whose key is the first `length` bytes of `chunk`, when `length`
+    /// is below [`WORD`].
+    #[inline(always)]
+    pub(crate) fn find_short(&self, chunk: &[u8; WORD], length: usize) -> Option<usize> {
+        let word = u128::from_le_bytes(*chunk) & KEY_MASKS[length % WORD];
+        let place = usize::from(self.slots[slot(word, length, self.multiplier)]);
+        let place = place.checked_sub(1)?;
+        if self.words.get(place) == Some(&word) && self.lengths.get(place) == Some(&length) {
+            self.indexes.get(place).copied()
+        } else {
+            None
+        }
+    }
+
+    /// The index of the field whose key is `key`, however long.
+    pub(crate) fn find_any(&self, fields: &[Field; N], key: &[u8]) -> Option<usize> {
+        self.indexes
+            .iter()
+            .take(self.count)
+            .copied()
+            .find(|&index| {
+                fields
+                    .get(index)
+                    .is_some_and(|field| field.key.as_bytes() == key)
+            })
     }
 }
 
@@ -90,6 +192,13 @@ impl<const N: usize> FieldTable<N> {
             }
             index += 1;
         }
+        assert!(N < u8::MAX as usize, "too many fields");
+        top.hash();
+        let mut parent = 0;
+        while parent < N {
+            inside[parent].hash();
+            parent += 1;
+        }
         FieldTable {
             fields,
             top,
@@ -103,28 +212,28 @@ impl<const N: usize> FieldTable<N> {
     }
 
     /// The fields of the top-level object (`None`) or of field `parent`.
+    #[inline(always)]
     pub(crate) fn members(&self, parent: Option<usize>) -> &Members<N> {
         match parent {
             None => &self.top,
-            Some(parent) => &self.inside[parent],
+            Some(parent) => self.inside.get(parent).unwrap_or(&Members::EMPTY),
         }
     }
 
-    /// The index of the field `key` of the top-level object (`None`) or of field `parent`.
+    /// The index of the field among `members` whose key is `key`.
     #[inline]
-    pub(crate) fn find(&self, parent: Option<usize>, key: &[u8]) -> Option<usize> {
-        let members = self.members(parent);
-        if members.lengths & length_bit(key.len()) == 0 {
-            return None;
-        }
-        for &index in members.indexes() {
-            let name = self.fields.get(index)?.key.as_bytes();
-            // Keys are short: a byte loop beats calling memcmp.
-            if name.len() == key.len() && name.iter().zip(key).all(|(a, b)| a == b) {
-                return Some(index);
+    pub(crate) fn find(&self, members: &Members<N>, key: &[u8]) -> Option<usize> {
+        match key.first_chunk::<WORD>() {
+            Some(_) => members.find_any(&self.fields, key),
+            None => {
+                let mut chunk = [0; WORD];
+                chunk
+                    .iter_mut()
+                    .zip(key)
+                    .for_each(|(slot, &byte)| *slot = byte);
+                members.find_short(&chunk, key.len())
             }
         }
-        None
     }
 }
 

@@ -24,4 +24,4 @@ mod string;
 
 pub use fields::{Field, FieldTable, Kind, Raw, Scan};
 pub use lines::{line_content, lines};
-pub use scanner::{MAX_DEPTH, scan_fields, validate};
+pub use scanner::{MAX_DEPTH, scan_fields, scan_fields_into, validate};

@@ -1,12 +1,21 @@
-//! The scanner itself: a recursive descent over one line that checks the JSON grammar as
-//! `serde_json` does and records the fields of a [`Field`] table on the way.
+//! The scanner itself: a descent over one line that checks the JSON grammar as `serde_json`
+//! does and records the fields of a [`FieldTable`] on the way.
 //!
 //! Objects whose keys can hold a tracked field (the top level, and captured objects with
-//! tracked keys of their own) go through [`Scanner::tracked_object`]; every other value goes
-//! through the plain [`Reader::value`], which compares no key, so untracked parts of a line
-//! cost no more than validation.
+//! tracked keys of their own) go through [`Scanner::tracked_object`], one call per object.
+//! Every other value goes through [`Reader::skip_value`], which compares no key and walks
+//! nested objects and arrays in a loop, keeping one bit per level (object or array) instead of
+//! recursing: untracked parts of a line cost no more than validation.
+//!
+//! The cost is per token, so the common shapes take short paths: a key is read with the quote
+//! and colon after it from one 16-byte chunk ([`Reader::short_key`]) and matched by a perfect
+//! hash; strings end where [`string::find_stop`] says; compact JSON needs one comparison to see
+//! that there is no whitespace. Positions travel by value (each step returns where it ended),
+//! which keeps them in registers. Reading past the end of the line yields a NUL byte, which
+//! JSON allows nowhere (not as whitespace, nor as a token, nor raw inside a string), so the end
+//! of the line needs no test of its own: whatever expected more fails on it.
 
-use crate::scan::fields::{FieldTable, Kind, Raw, Scan};
+use crate::scan::fields::{FieldTable, Kind, Members, Raw, Scan, WORD};
 use crate::scan::{number, string};
 
 /// How deep objects and arrays may nest before the scanner leaves the line to the full parse
@@ -22,43 +31,68 @@ pub(crate) enum Stop {
     Unsure,
 }
 
-/// A line and what is known of it before the descent. Positions travel by value through the
-/// descent (each step returns where it ended), which keeps them in registers.
-struct Reader<'a> {
+/// A line, and whether it holds control characters (`CONTROLS`): raw tabs and line breaks are
+/// whitespace between tokens, never string content, and only when the line holds any must
+/// strings be searched for them. The scanner is built once for each case, so that the string
+/// search carries no test for it.
+#[derive(Clone, Copy)]
+struct Reader<'a, const CONTROLS: bool> {
     bytes: &'a [u8],
-    /// Whether the line holds control characters (raw tabs and line breaks are whitespace
-    /// between tokens, never string content): only then must strings be searched for them.
-    controls: bool,
 }
 
 /// The descent through the objects where fields are tracked, recording what it finds.
-struct Scanner<'a, 't, const N: usize> {
-    reader: Reader<'a>,
+struct Scanner<'a, 't, 'f, const N: usize, const CONTROLS: bool> {
+    reader: Reader<'a, CONTROLS>,
     table: &'t FieldTable<N>,
-    found: [Option<Raw<'a>>; N],
+    found: &'f mut [Option<Raw<'a>>; N],
 }
 
 /// Judges a line as `serde_json::from_slice::<serde_json::Value>` would, and captures the
 /// fields of `table` when it is valid. A line whose top level is not an object is valid with
 /// nothing captured.
-#[inline]
 pub fn scan_fields<'a, const N: usize>(
     bytes: &'a [u8],
     table: &FieldTable<N>,
 ) -> Scan<[Option<Raw<'a>>; N]> {
+    let mut found = [None; N];
+    match scan_fields_into(bytes, table, &mut found) {
+        Scan::Valid(()) => Scan::Valid(found),
+        Scan::Invalid => Scan::Invalid,
+        Scan::Unsure => Scan::Unsure,
+    }
+}
+
+/// [`scan_fields`], capturing into `found` (which must hold only `None`): what a caller on a
+/// hot path uses, to spare moving the captures around.
+#[inline]
+pub fn scan_fields_into<'a, const N: usize>(
+    bytes: &'a [u8],
+    table: &FieldTable<N>,
+    found: &mut [Option<Raw<'a>>; N],
+) -> Scan<()> {
     // Once the whole line is known to be UTF-8, strings need only their grammar checked; any
     // non-ASCII byte outside a string is a grammar error anyway.
     let (non_ascii, controls) = string::survey(bytes);
     if non_ascii && std::str::from_utf8(bytes).is_err() {
         return Scan::Invalid;
     }
-    let mut scanner = Scanner {
-        reader: Reader { bytes, controls },
-        table,
-        found: [None; N],
+    let judged = if controls {
+        Scanner::<N, true> {
+            reader: Reader { bytes },
+            table,
+            found,
+        }
+        .document()
+    } else {
+        Scanner::<N, false> {
+            reader: Reader { bytes },
+            table,
+            found,
+        }
+        .document()
     };
-    match scanner.document() {
-        Ok(()) => Scan::Valid(scanner.found),
+    match judged {
+        Ok(()) => Scan::Valid(()),
         Err(Stop::Invalid) => Scan::Invalid,
         Err(Stop::Unsure) => Scan::Unsure,
     }
@@ -66,86 +100,71 @@ pub fn scan_fields<'a, const N: usize>(
 
 /// Judges a line as `serde_json::from_slice::<serde_json::Value>` would, capturing nothing.
 pub fn validate(bytes: &[u8]) -> Scan<()> {
-    match scan_fields(bytes, &FieldTable::new([])) {
-        Scan::Valid(_) => Scan::Valid(()),
-        Scan::Invalid => Scan::Invalid,
-        Scan::Unsure => Scan::Unsure,
-    }
+    const NOTHING: FieldTable<0> = FieldTable::new([]);
+    scan_fields_into(bytes, &NOTHING, &mut [])
 }
 
-impl<'a> Reader<'a> {
+/// The bit a level takes in [`Reader::skip_value`]'s stack; enough for [`MAX_DEPTH`] levels.
+type Levels = u128;
+const _: () = assert!(MAX_DEPTH <= Levels::BITS as usize);
+
+/// A key read by [`Reader::short_key`]: its length, the chunk that starts with it, and where
+/// its value starts.
+struct ShortKey<'a> {
+    length: usize,
+    chunk: &'a [u8; WORD],
+    value: usize,
+}
+
+impl<'a, const CONTROLS: bool> Reader<'a, CONTROLS> {
+    /// The byte at `at`, or NUL past the end.
     #[inline(always)]
-    fn peek(&self, at: usize) -> Option<u8> {
-        self.bytes.get(at).copied()
+    fn byte(self, at: usize) -> u8 {
+        match self.bytes.get(at) {
+            Some(&byte) => byte,
+            None => 0,
+        }
     }
 
     /// Where whitespace from `at` ends. Compact JSON has none, so the common case is one
     /// comparison.
     #[inline(always)]
-    fn skip_whitespace(&self, mut at: usize) -> usize {
-        while let Some(b' ' | b'\n' | b'\t' | b'\r') = self.peek(at) {
+    fn skip_whitespace(self, at: usize) -> usize {
+        if self.byte(at) > b' ' {
+            return at;
+        }
+        self.skip_whitespace_from(at)
+    }
+
+    fn skip_whitespace_from(self, mut at: usize) -> usize {
+        while let b' ' | b'\n' | b'\t' | b'\r' = self.byte(at) {
             at += 1;
         }
         at
     }
 
-    /// Steps over `byte` at `at`, with whitespace around it; `Invalid` when it is not there.
+    /// Steps over the colon after a key ending at `at`, and the whitespace around it; returns
+    /// where the value starts.
     #[inline(always)]
-    fn expect(&self, at: usize, byte: u8) -> Result<usize, Stop> {
-        let mut at = at;
-        if self.peek(at) != Some(byte) {
-            at = self.skip_whitespace(at);
-            if self.peek(at) != Some(byte) {
-                return Err(Stop::Invalid);
-            }
+    fn colon(self, at: usize) -> Result<usize, Stop> {
+        let at = self.skip_whitespace(at);
+        if self.byte(at) != b':' {
+            return Err(Stop::Invalid);
         }
-        at += 1;
-        if self.peek(at).is_some_and(|next| next <= b' ') {
-            at = self.skip_whitespace(at);
-        }
-        Ok(at)
-    }
-
-    /// Checks the value at `at` and returns where it ends and its type.
-    fn value(&self, at: usize, depth: usize) -> Result<(usize, Kind), Stop> {
-        match self.peek(at) {
-            Some(b'{') => Ok((self.object(at, depth)?, Kind::Object)),
-            Some(b'[') => Ok((self.array(at, depth)?, Kind::Array)),
-            Some(b'"') => {
-                let (end, escaped) = self.string(at)?;
-                Ok((end, Kind::String { escaped }))
-            }
-            Some(b'-' | b'0'..=b'9') => Ok((number::number(self.bytes, at)?, Kind::Number)),
-            Some(b't') => self.literal(at, b"true", Kind::Bool),
-            Some(b'f') => self.literal(at, b"false", Kind::Bool),
-            Some(b'n') => self.literal(at, b"null", Kind::Null),
-            _ => Err(Stop::Invalid),
-        }
-    }
-
-    fn literal(&self, at: usize, word: &[u8], kind: Kind) -> Result<(usize, Kind), Stop> {
-        if self.bytes.get(at..at + word.len()) == Some(word) {
-            Ok((at + word.len(), kind))
-        } else {
-            Err(Stop::Invalid)
-        }
+        Ok(self.skip_whitespace(at + 1))
     }
 
     /// Steps over the string whose quote is at `at`; returns where it ends and whether it
     /// holds escapes.
     #[inline(always)]
-    fn string(&self, at: usize) -> Result<(usize, bool), Stop> {
+    fn string(self, at: usize) -> Result<(usize, bool), Stop> {
         let mut at = at + 1;
         let mut escaped = false;
         loop {
-            at = if self.controls {
-                string::find_special(self.bytes, at)
-            } else {
-                string::find_quote_or_backslash(self.bytes, at)
-            };
-            match self.peek(at) {
-                Some(b'"') => return Ok((at + 1, escaped)),
-                Some(b'\\') => {
+            at = string::find_stop(self.bytes, at, CONTROLS);
+            match self.byte(at) {
+                b'"' => return Ok((at + 1, escaped)),
+                b'\\' => {
                     escaped = true;
                     at = string::escape(self.bytes, at + 1)?;
                 }
@@ -155,90 +174,152 @@ impl<'a> Reader<'a> {
         }
     }
 
-    /// Steps over the opening bracket or brace at `at`, one level deeper than `depth`.
+    /// The key whose quote is at `at`, when it is short, plain, and followed right away by its
+    /// colon: read from one chunk, which is how compact JSON writes nearly every key.
     #[inline(always)]
-    fn enter(&self, at: usize, depth: usize) -> Result<(usize, usize), Stop> {
-        if depth >= MAX_DEPTH {
-            return Err(Stop::Unsure);
-        }
-        Ok((self.skip_whitespace(at + 1), depth + 1))
-    }
-
-    /// Steps over what follows a member or an element at `at`: a comma (then `Some`, with
-    /// where the next one starts) or the closing `close` (then `None`, with where it ends).
-    #[inline(always)]
-    fn next_member(&self, at: usize, close: u8) -> Result<(usize, bool), Stop> {
-        let mut at = at;
-        if self.peek(at).is_some_and(|next| next <= b' ') {
-            at = self.skip_whitespace(at);
-        }
-        match self.peek(at) {
-            Some(b',') => {
-                at += 1;
-                if self.peek(at).is_some_and(|next| next <= b' ') {
-                    at = self.skip_whitespace(at);
-                }
-                Ok((at, true))
-            }
-            Some(byte) if byte == close => Ok((at + 1, false)),
-            _ => Err(Stop::Invalid),
+    fn short_key(self, at: usize) -> Option<ShortKey<'a>> {
+        let chunk: &[u8; WORD] = self.bytes.get(at + 1..at + 1 + WORD)?.first_chunk()?;
+        let length = string::first_stop(chunk, CONTROLS);
+        if length + 1 < WORD && chunk[length] == b'"' && chunk[length + 1] == b':' {
+            Some(ShortKey {
+                length,
+                chunk,
+                value: self.skip_whitespace(at + length + 3),
+            })
+        } else {
+            None
         }
     }
 
-    /// Steps over the key at `at` and its colon; returns where the value starts, the key's
-    /// content (still escaped) and whether it holds escapes.
+    /// Steps over the key whose quote is at `at` and the colon after it; returns where the
+    /// value starts.
     #[inline(always)]
-    fn key(&self, at: usize) -> Result<(usize, &'a [u8], bool), Stop> {
-        if self.peek(at) != Some(b'"') {
+    fn key(self, at: usize) -> Result<usize, Stop> {
+        if self.byte(at) != b'"' {
             return Err(Stop::Invalid);
         }
-        let (end, escaped) = self.string(at)?;
-        let key = self.bytes.get(at + 1..end - 1).unwrap_or_default();
-        Ok((self.expect(end, b':')?, key, escaped))
+        if let Some(key) = self.short_key(at) {
+            return Ok(key.value);
+        }
+        self.colon(self.string(at)?.0)
     }
 
-    fn object(&self, at: usize, depth: usize) -> Result<usize, Stop> {
-        let (mut at, depth) = self.enter(at, depth)?;
-        if self.peek(at) == Some(b'}') {
-            return Ok(at + 1);
+    /// Steps over the number or literal at `at`; returns where it ends.
+    #[inline(always)]
+    fn scalar(self, at: usize) -> Result<usize, Stop> {
+        let word: &[u8] = match self.byte(at) {
+            b'-' | b'0'..=b'9' => return number::number(self.bytes, at),
+            b't' => b"true",
+            b'f' => b"false",
+            b'n' => b"null",
+            _ => return Err(Stop::Invalid),
+        };
+        if self.bytes.get(at..at + word.len()) == Some(word) {
+            Ok(at + word.len())
+        } else {
+            Err(Stop::Invalid)
         }
+    }
+
+    /// Steps over the value at `at` (any whitespace before it already skipped), enclosed in
+    /// `depth` objects and arrays; returns where it ends.
+    ///
+    /// Nested objects and arrays are walked in a loop: `levels` holds one bit per open level,
+    /// set for an object, the innermost in bit 0.
+    fn skip_value(self, mut at: usize, depth: usize) -> Result<usize, Stop> {
+        let mut levels: Levels = 0;
+        let mut open = 0;
         loop {
-            (at, _, _) = self.key(at)?;
-            (at, _) = self.value(at, depth)?;
-            let more;
-            (at, more) = self.next_member(at, b'}')?;
-            if !more {
-                return Ok(at);
+            // A value starts at `at`.
+            match self.byte(at) {
+                b'"' => at = self.string(at)?.0,
+                bracket @ (b'{' | b'[') => {
+                    if depth + open >= MAX_DEPTH {
+                        return Err(Stop::Unsure);
+                    }
+                    let object = bracket == b'{';
+                    open += 1;
+                    levels = levels << 1 | Levels::from(object);
+                    at = self.skip_whitespace(at + 1);
+                    // `]` and `}` are two after `[` and `{`.
+                    if self.byte(at) != bracket + 2 {
+                        if object {
+                            at = self.key(at)?;
+                        }
+                        continue;
+                    }
+                    // Empty: closed below.
+                    at += 1;
+                    open -= 1;
+                    levels >>= 1;
+                }
+                _ => at = self.scalar(at)?,
+            }
+            // A value ended at `at`: close levels until one goes on.
+            loop {
+                if open == 0 {
+                    return Ok(at);
+                }
+                at = self.skip_whitespace(at);
+                let object = levels & 1 == 1;
+                match self.byte(at) {
+                    b',' => {
+                        at = self.skip_whitespace(at + 1);
+                        if object {
+                            at = self.key(at)?;
+                        }
+                        break;
+                    }
+                    b'}' if object => {}
+                    b']' if !object => {}
+                    _ => return Err(Stop::Invalid),
+                }
+                at += 1;
+                open -= 1;
+                levels >>= 1;
             }
         }
     }
 
-    fn array(&self, at: usize, depth: usize) -> Result<usize, Stop> {
-        let (mut at, depth) = self.enter(at, depth)?;
-        if self.peek(at) == Some(b']') {
-            return Ok(at + 1);
+    /// Steps over the value at `at`, enclosed in `depth` objects and arrays, where it is most
+    /// likely a string or a number; returns where it ends.
+    #[inline(always)]
+    fn member_value(self, at: usize, depth: usize) -> Result<usize, Stop> {
+        match self.byte(at) {
+            b'"' => Ok(self.string(at)?.0),
+            b'0'..=b'9' => number::number(self.bytes, at),
+            _ => self.skip_value(at, depth),
         }
-        loop {
-            (at, _) = self.value(at, depth)?;
-            let more;
-            (at, more) = self.next_member(at, b']')?;
-            if !more {
-                return Ok(at);
+    }
+
+    /// Steps over the value at `at`, enclosed in `depth` objects and arrays; returns where it
+    /// ends and its type.
+    #[inline(always)]
+    fn typed_value(self, at: usize, depth: usize) -> Result<(usize, Kind), Stop> {
+        let kind = match self.byte(at) {
+            b'"' => {
+                let (end, escaped) = self.string(at)?;
+                return Ok((end, Kind::String { escaped }));
             }
-        }
+            b'{' => Kind::Object,
+            b'[' => Kind::Array,
+            b't' | b'f' => Kind::Bool,
+            b'n' => Kind::Null,
+            _ => return Ok((self.scalar(at)?, Kind::Number)),
+        };
+        Ok((self.skip_value(at, depth)?, kind))
     }
 }
 
-impl<'a, const N: usize> Scanner<'a, '_, N> {
+impl<'a, const N: usize, const CONTROLS: bool> Scanner<'a, '_, '_, N, CONTROLS> {
     fn document(&mut self) -> Result<(), Stop> {
-        let reader = &self.reader;
+        let reader = self.reader;
         let at = reader.skip_whitespace(0);
-        let at = if reader.peek(at) == Some(b'{') && self.has_fields_in(None) {
+        let at = if reader.byte(at) == b'{' && !self.table.members(None).is_empty() {
             self.tracked_object(at, 0, None)?
         } else {
-            reader.value(at, 0)?.0
+            reader.skip_value(at, 0)?
         };
-        let reader = &self.reader;
         if reader.skip_whitespace(at) == reader.bytes.len() {
             Ok(())
         } else {
@@ -246,60 +327,86 @@ impl<'a, const N: usize> Scanner<'a, '_, N> {
         }
     }
 
-    fn has_fields_in(&self, parent: Option<usize>) -> bool {
-        !self.table.members(parent).indexes().is_empty()
-    }
-
-    /// The object at `at`, whose keys may be fields of `parent` (`None`: the top level);
-    /// returns where it ends.
+    /// The object at `at`, enclosed in `depth` objects, whose keys may be fields of `parent`
+    /// (`None`: the top level); returns where it ends.
     fn tracked_object(
         &mut self,
         at: usize,
         depth: usize,
         parent: Option<usize>,
     ) -> Result<usize, Stop> {
-        let (mut at, depth) = self.reader.enter(at, depth)?;
-        if self.reader.peek(at) == Some(b'}') {
-            return Ok(at + 1);
+        if depth >= MAX_DEPTH {
+            return Err(Stop::Unsure);
+        }
+        let depth = depth + 1;
+        let reader = self.reader;
+        let table = self.table;
+        let members: &Members<N> = table.members(parent);
+        let mut at = reader.skip_whitespace(at + 1);
+        match reader.byte(at) {
+            b'"' => {}
+            b'}' => return Ok(at + 1),
+            _ => return Err(Stop::Invalid),
         }
         loop {
-            let (start, key, escaped) = self.reader.key(at)?;
-            // An escaped key might decode to a tracked one.
-            if escaped {
-                return Err(Stop::Unsure);
-            }
-            at = match self.table.find(parent, key) {
-                None => self.reader.value(start, depth)?.0,
-                Some(index) => {
-                    let (end, kind) = if self.reader.peek(start) == Some(b'{')
-                        && self.has_fields_in(Some(index))
-                    {
-                        (
-                            self.tracked_object(start, depth, Some(index))?,
-                            Kind::Object,
-                        )
-                    } else {
-                        self.reader.value(start, depth)?
-                    };
-                    let slot = self.found.get_mut(index).ok_or(Stop::Unsure)?;
-                    // A duplicate: serde_json keeps the last one; rather than reason about
-                    // which one the captures describe, leave the line to the full parse.
-                    if slot.is_some() {
+            // A key's quote is at `at`.
+            let (field, start) = match reader.short_key(at) {
+                Some(key) => (members.find_short(key.chunk, key.length), key.value),
+                None => {
+                    let (end, escaped) = reader.string(at)?;
+                    // An escaped key might decode to a tracked one.
+                    if escaped {
                         return Err(Stop::Unsure);
                     }
-                    *slot = Some(Raw {
-                        kind,
-                        bytes: self.reader.bytes.get(start..end).unwrap_or_default(),
-                    });
-                    end
+                    let key = reader.bytes.get(at + 1..end - 1).unwrap_or_default();
+                    (table.find(members, key), reader.colon(end)?)
                 }
             };
-            let more;
-            (at, more) = self.reader.next_member(at, b'}')?;
-            if !more {
-                return Ok(at);
+            at = match field {
+                None => reader.member_value(start, depth)?,
+                Some(index) => self.capture(start, depth, index)?,
+            };
+            // Compact JSON: a comma and the next key's quote, in one comparison.
+            if reader.bytes.get(at..at + 2) == Some(b",\"") {
+                at += 1;
+                continue;
+            }
+            at = reader.skip_whitespace(at);
+            match reader.byte(at) {
+                b',' => at = reader.skip_whitespace(at + 1),
+                b'}' => return Ok(at + 1),
+                _ => return Err(Stop::Invalid),
+            }
+            if reader.byte(at) != b'"' {
+                return Err(Stop::Invalid);
             }
         }
+    }
+
+    /// Records the value of field `index` at `start`, enclosed in `depth` objects; returns
+    /// where it ends.
+    fn capture(&mut self, start: usize, depth: usize, index: usize) -> Result<usize, Stop> {
+        let reader = self.reader;
+        let (end, kind) =
+            if reader.byte(start) == b'{' && !self.table.members(Some(index)).is_empty() {
+                (
+                    self.tracked_object(start, depth, Some(index))?,
+                    Kind::Object,
+                )
+            } else {
+                reader.typed_value(start, depth)?
+            };
+        let slot = self.found.get_mut(index).ok_or(Stop::Unsure)?;
+        // A duplicate: serde_json keeps the last one; rather than reason about which one the
+        // captures describe, leave the line to the full parse.
+        if slot.is_some() {
+            return Err(Stop::Unsure);
+        }
+        *slot = Some(Raw {
+            kind,
+            bytes: reader.bytes.get(start..end).unwrap_or_default(),
+        });
+        Ok(end)
     }
 }
 
