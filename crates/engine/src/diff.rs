@@ -30,17 +30,5 @@ pub fn diff(ws: &Workspace, slug: &str, stat: bool, color: bool) -> Result<Vec<u
                 "the worktree of {slug} is gone and no snapshot of it was taken"
             ))
         })?;
-    let mut args = vec![
-        "diff",
-        if color {
-            "--color=always"
-        } else {
-            "--no-color"
-        },
-    ];
-    if stat {
-        args.push("--stat");
-    }
-    args.extend([base.as_str(), last.as_str()]);
-    Ok(ws.repo.git().run(args)?)
+    Ok(ws.repo.diff_commits(&base, &last, stat, color)?)
 }

@@ -6,11 +6,10 @@ use crate::agent_env;
 use crate::brief::{Brief, read_brief};
 use crate::commander::commander;
 use crate::error::{EngineError, Result};
-use crate::keys::{load_keys, parse_key_args};
+use crate::keys::{LoadedKey, load_keys, parse_key_args};
 use crate::launch::{Launch, Launched, launch, new_token, take_lock, this_process};
 use crate::notice::Notices;
 use crate::reaper::settle_task;
-use crate::redact::Redactor;
 use crate::start::{known_adapter, require_model};
 use crate::workspace::Workspace;
 use ganger_store::{NewRound, RoundKind, Store, StoreError, TaskUpdate};
@@ -106,11 +105,7 @@ pub fn fix(ws: &Workspace, options: FixOptions, notices: &mut dyn Notices) -> Re
         }
     };
     let task = find_task(&store, &task.slug)?;
-    let redactor = Redactor::new(
-        loaded
-            .iter()
-            .map(|k| (k.provider.as_str(), k.value.as_str())),
-    );
+    let redactor = LoadedKey::redactor(&loaded);
     launch(
         ws,
         &mut store,

@@ -4,7 +4,6 @@
 
 use crate::error::{EngineError, Result};
 use crate::fix::find_task;
-use crate::launch::limits;
 use crate::round::{HostOutcome, RoundInput, run_host};
 use crate::workspace::Workspace;
 use ganger_events::RoundStatus;
@@ -30,14 +29,6 @@ pub fn run_detached_host(ws: &Workspace, slug: &str, number: u32) -> Result<Host
             "round {number} of {slug} is not running"
         )));
     }
-    let (timeout, stall, grace) = limits(ws, &task);
-    let input = RoundInput {
-        task,
-        round,
-        prompt,
-        timeout,
-        stall,
-        grace,
-    };
+    let input = RoundInput::new(ws, task, round, prompt);
     run_host(ws, &mut store, input, lock)
 }

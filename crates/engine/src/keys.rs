@@ -93,6 +93,13 @@ pub fn load_keys(config: &Config, keys: &BTreeMap<String, PathBuf>) -> Result<Ve
         .collect()
 }
 
+impl LoadedKey {
+    /// A redactor that removes these keys' values from what ganger writes.
+    pub fn redactor(keys: &[LoadedKey]) -> crate::redact::Redactor {
+        crate::redact::Redactor::new(keys.iter().map(|k| (k.provider.as_str(), k.value.as_str())))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -11,7 +11,6 @@ use ganger_events::RoundStatus;
 use ganger_sandbox::{HostLock, ProcessId, spawn_detached_host};
 use ganger_store::{ProcessRef, Round, RoundEnd, Store, Task};
 use std::ffi::OsString;
-use std::time::Duration;
 
 /// How a launched round went.
 #[derive(Debug, Clone)]
@@ -53,18 +52,6 @@ pub(crate) fn take_lock(ws: &Workspace, token: &str) -> Result<HostLock> {
     let dir = ws.state.run_dir();
     std::fs::create_dir_all(&dir).map_err(|e| EngineError::io("create", &dir, e))?;
     Ok(HostLock::acquire(&ws.state.lock_file(token))?)
-}
-
-/// The limits of a task's rounds.
-pub(crate) fn limits(ws: &Workspace, task: &Task) -> (Duration, Duration, Duration) {
-    let defaults = &ws.config.defaults;
-    (
-        task.timeout_ms
-            .map_or(defaults.timeout.0, Duration::from_millis),
-        task.stall_ms
-            .map_or(defaults.stall.0, Duration::from_millis),
-        defaults.grace.0,
-    )
 }
 
 /// A recorded round, ready to run.
@@ -169,14 +156,6 @@ pub(crate) fn launch(
         number: round.number,
         events: ws.state.round_file(&task.slug, round.number, "jsonl"),
     });
-    let (timeout, stall, grace) = limits(ws, &task);
-    let input = RoundInput {
-        task,
-        round,
-        prompt,
-        timeout,
-        stall,
-        grace,
-    };
+    let input = RoundInput::new(ws, task, round, prompt);
     Ok(Launched::Finished(run_host(ws, store, input, lock)?))
 }

@@ -8,12 +8,11 @@ use crate::agent_env;
 use crate::brief::{Brief, read_brief};
 use crate::commander::commander;
 use crate::error::{EngineError, Result};
-use crate::keys::{load_keys, parse_key_args};
+use crate::keys::{LoadedKey, load_keys, parse_key_args};
 use crate::launch::{Launch, Launched, launch, new_token, take_lock, this_process};
 use crate::models::{ModelCheck, check_model};
 use crate::notice::{Notice, Notices};
 use crate::reaper::settle_running;
-use crate::redact::Redactor;
 use crate::slug::check_slug;
 use crate::workspace::Workspace;
 use ganger_agents::Adapter;
@@ -223,11 +222,7 @@ pub fn start(ws: &Workspace, options: StartOptions, notices: &mut dyn Notices) -
         }
     };
     let loaded = load_keys(&ws.config, &keys)?;
-    let redactor = Redactor::new(
-        loaded
-            .iter()
-            .map(|k| (k.provider.as_str(), k.value.as_str())),
-    );
+    let redactor = LoadedKey::redactor(&loaded);
     launch(
         ws,
         &mut store,

@@ -120,6 +120,17 @@ impl Repo {
     /// diffstat with `stat`.
     pub fn diff_against(&self, base: &str, stat: bool, color: bool) -> Result<Vec<u8>, GitError> {
         let now = self.snapshot(None, "ganger diff")?;
+        self.diff_commits(base, &now.commit, stat, color)
+    }
+
+    /// What changed from `from` to `to`: a patch, or a diffstat with `stat`.
+    pub fn diff_commits(
+        &self,
+        from: &str,
+        to: &str,
+        stat: bool,
+        color: bool,
+    ) -> Result<Vec<u8>, GitError> {
         let mut args = vec![
             "diff",
             if color {
@@ -131,7 +142,7 @@ impl Repo {
         if stat {
             args.push("--stat");
         }
-        args.extend([base, now.commit.as_str()]);
+        args.extend([from, to]);
         Git::new(&self.worktree).run(args)
     }
 

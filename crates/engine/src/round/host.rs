@@ -10,7 +10,6 @@ use super::watchdog::{Limit, Watchdog};
 use crate::agent_env;
 use crate::error::{EngineError, Result};
 use crate::keys;
-use crate::redact::Redactor;
 use crate::workspace::Workspace;
 use ganger_agents::{Adapter, AgentExit, RoundRequest};
 use ganger_sandbox::{
@@ -137,7 +136,7 @@ fn run_agent(ws: &Workspace, store: &mut dyn Store, input: &RoundInput) -> Resul
         )));
     }
     let keys = keys::load_keys(&ws.config, &input.task.keys)?;
-    let redactor = Redactor::new(keys.iter().map(|k| (k.provider.as_str(), k.value.as_str())));
+    let redactor = keys::LoadedKey::redactor(&keys);
     let command = agent_command(ws, input, adapter, &keys)?;
     let slug = &input.task.slug;
     let number = input.round.number;

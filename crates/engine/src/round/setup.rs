@@ -20,6 +20,30 @@ pub struct RoundInput {
     pub grace: Duration,
 }
 
+impl RoundInput {
+    /// The input of `round` of `task`, with the task's limits or the configured defaults.
+    pub fn new(
+        ws: &crate::workspace::Workspace,
+        task: Task,
+        round: Round,
+        prompt: String,
+    ) -> RoundInput {
+        let defaults = &ws.config.defaults;
+        RoundInput {
+            timeout: task
+                .timeout_ms
+                .map_or(defaults.timeout.0, Duration::from_millis),
+            stall: task
+                .stall_ms
+                .map_or(defaults.stall.0, Duration::from_millis),
+            grace: defaults.grace.0,
+            task,
+            round,
+            prompt,
+        }
+    }
+}
+
 /// The worktree before a round: the snapshot commit and its file listing.
 #[derive(Debug, Clone, Default)]
 pub struct BeforeState {
