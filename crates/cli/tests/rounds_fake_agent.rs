@@ -245,3 +245,39 @@ fn an_existing_worktree_can_be_given_to_a_task() {
         "in mine\nagain\n"
     );
 }
+
+#[test]
+fn init_makes_the_state_directory_keeps_it_out_of_git_and_finds_the_agent() {
+    let world = World::new(env!("CARGO_BIN_EXE_ganger").as_ref());
+    let run = world.ganger(&["init", "--json"]);
+    run.expect_code(0);
+    let report = run.json();
+    assert_eq!(report["schema"], "ganger.init/1");
+    assert_eq!(
+        (
+            report["created_state_dir"].as_bool(),
+            report["wrote_config"].as_bool()
+        ),
+        (Some(true), Some(true))
+    );
+    assert!(world.repo.join(".ganger").is_dir());
+    let template = std::fs::read_to_string(world.repo.join("ganger.toml")).unwrap();
+    assert!(
+        template.contains("[defaults]") && template.contains("timeout = \"60m\""),
+        "{template}"
+    );
+    let exclude = std::fs::read_to_string(world.repo.join(".git/info/exclude")).unwrap();
+    assert!(exclude.lines().any(|l| l == "/.ganger/"), "{exclude}");
+    assert_eq!(world.git(&["status", "--porcelain"]), "?? ganger.toml");
+    // A second init leaves the configuration and the exclude line alone.
+    world.use_fake_agent("", "");
+    let again = world.ganger(&["init", "--json"]).json();
+    assert_eq!(again["wrote_config"], false);
+    let opencode = &again["agents"][0];
+    assert_eq!(
+        (opencode["name"].as_str(), opencode["version"].as_str()),
+        (Some("opencode"), Some("1.18.33"))
+    );
+    let exclude = std::fs::read_to_string(world.repo.join(".git/info/exclude")).unwrap();
+    assert_eq!(exclude.lines().filter(|l| l.contains("ganger")).count(), 1);
+}
