@@ -62,17 +62,26 @@ fn leading_digits(chunk: &[u8; 16]) -> usize {
 /// [`number_in_full`].
 #[inline(always)]
 pub(crate) fn number(bytes: &[u8], at: usize) -> Result<usize, Stop> {
-    if let Some(chunk) = bytes.get(at..at + 16).and_then(<[u8]>::first_chunk::<16>) {
-        let digits = leading_digits(chunk);
-        if digits < 16
-            && chunk[0] != b'0'
-            && digits > 0
-            && !matches!(chunk[digits], b'.' | b'e' | b'E')
-        {
-            return Ok(at + digits);
-        }
+    if let Some(length) = bytes
+        .get(at..at + 16)
+        .and_then(<[u8]>::first_chunk::<16>)
+        .and_then(integer)
+    {
+        return Ok(at + length);
     }
     number_in_full(bytes, at)
+}
+
+/// The length of the number that `chunk` starts with, when it is a positive integer of fewer
+/// than 16 digits (no sign, fraction or exponent): valid, and far inside `f64`'s range.
+#[inline(always)]
+pub(crate) fn integer(chunk: &[u8; 16]) -> Option<usize> {
+    let digits = leading_digits(chunk);
+    let plain = digits < 16
+        && chunk[0] != b'0'
+        && digits > 0
+        && !matches!(chunk[digits], b'.' | b'e' | b'E');
+    plain.then_some(digits)
 }
 
 /// [`number`] for any number: sign, fraction, exponent, and the magnitudes left to the full

@@ -108,6 +108,43 @@ pub fn validate(bytes: &[u8]) -> Scan<()> {
 type Levels = u128;
 const _: () = assert!(MAX_DEPTH <= Levels::BITS as usize);
 
+/// How many bytes [`Scanner::member_in_window`] reads at once: a key of up to [`WORD`] - 3
+/// bytes with its quotes and colon, a string value of up to two chunks with its quotes, and
+/// the comma and quote after it.
+const MEMBER: usize = 4 * WORD;
+
+/// How far [`Scanner::member_in_window`] read a member.
+enum Member {
+    /// Whole, and a comma after it: the next key's quote is here.
+    Next(usize),
+    /// Whole, and the object's closing brace after it: the object ends here.
+    Last(usize),
+    /// Whole, followed by something else (whitespace, or an error): the value ends here.
+    Ended(usize),
+    /// Its key: the value starts at `start` (no whitespace before it), and is `field` if that
+    /// is tracked.
+    Value { field: Option<usize>, start: usize },
+    /// Nothing: the member has another shape.
+    Other,
+}
+
+impl Member {
+    /// [`Member::Value`] for the value at `start` in the window at `at`, after the whitespace
+    /// there.
+    #[inline(always)]
+    fn value<const CONTROLS: bool>(
+        field: Option<usize>,
+        at: usize,
+        start: usize,
+        reader: Reader<'_, CONTROLS>,
+    ) -> Member {
+        Member::Value {
+            field,
+            start: reader.skip_whitespace(at + start),
+        }
+    }
+}
+
 /// A key read by [`Reader::short_key`]: its length, the chunk that starts with it, and where
 /// its value starts.
 struct ShortKey<'a> {
@@ -189,6 +226,12 @@ impl<'a, const CONTROLS: bool> Reader<'a, CONTROLS> {
         } else {
             None
         }
+    }
+
+    /// The window of a member whose key's quote is at `at`, when the line is long enough.
+    #[inline(always)]
+    fn window(self, at: usize) -> Option<&'a [u8; MEMBER]> {
+        self.bytes.get(at..at + MEMBER)?.first_chunk()
     }
 
     /// Steps over the key whose quote is at `at` and the colon after it; returns where the
@@ -316,7 +359,7 @@ impl<'a, const N: usize, const CONTROLS: bool> Scanner<'a, '_, '_, N, CONTROLS> 
         let reader = self.reader;
         let at = reader.skip_whitespace(0);
         let at = if reader.byte(at) == b'{' && !self.table.members(None).is_empty() {
-            self.tracked_object(at, 0, None)?
+            self.tracked_objects(at)?
         } else {
             reader.skip_value(at, 0)?
         };
@@ -327,75 +370,216 @@ impl<'a, const N: usize, const CONTROLS: bool> Scanner<'a, '_, '_, N, CONTROLS> 
         }
     }
 
-    /// The object at `at`, enclosed in `depth` objects, whose keys may be fields of `parent`
-    /// (`None`: the top level); returns where it ends.
-    fn tracked_object(
-        &mut self,
-        at: usize,
-        depth: usize,
-        parent: Option<usize>,
-    ) -> Result<usize, Stop> {
-        if depth >= MAX_DEPTH {
-            return Err(Stop::Unsure);
-        }
-        let depth = depth + 1;
+    /// The top-level object at `at` and the tracked objects inside it; returns where it ends.
+    ///
+    /// One loop walks them all: the object being read is the value of field `current` (`None`
+    /// for the top level), whose parent in the table is the object around it, since fields
+    /// nest only as the table says. An object is recorded as its field's value when it opens
+    /// (which catches a duplicate) and again, whole, when it closes.
+    fn tracked_objects(&mut self, at: usize) -> Result<usize, Stop> {
         let reader = self.reader;
         let table = self.table;
-        let members: &Members<N> = table.members(parent);
+        let mut current: Option<usize> = None;
+        let mut members: &Members<N> = table.members(None);
+        // Where the object of each open field starts.
+        let mut starts = [0; N];
+        // How many objects and arrays enclose the values of the current object.
+        let mut depth = 1;
         let mut at = reader.skip_whitespace(at + 1);
-        match reader.byte(at) {
-            b'"' => {}
-            b'}' => return Ok(at + 1),
-            _ => return Err(Stop::Invalid),
-        }
-        loop {
-            // A key's quote is at `at`.
-            let (field, start) = match reader.short_key(at) {
-                Some(key) => (members.find_short(key.chunk, key.length), key.value),
-                None => {
-                    let (end, escaped) = reader.string(at)?;
-                    // An escaped key might decode to a tracked one.
-                    if escaped {
-                        return Err(Stop::Unsure);
-                    }
-                    let key = reader.bytes.get(at + 1..end - 1).unwrap_or_default();
-                    (table.find(members, key), reader.colon(end)?)
-                }
-            };
-            at = match field {
-                None => reader.member_value(start, depth)?,
-                Some(index) => self.capture(start, depth, index)?,
-            };
-            // Compact JSON: a comma and the next key's quote, in one comparison.
-            if reader.bytes.get(at..at + 2) == Some(b",\"") {
+        let mut closing = match reader.byte(at) {
+            b'"' => false,
+            b'}' => {
                 at += 1;
-                continue;
+                true
             }
-            at = reader.skip_whitespace(at);
-            match reader.byte(at) {
-                b',' => at = reader.skip_whitespace(at + 1),
-                b'}' => return Ok(at + 1),
-                _ => return Err(Stop::Invalid),
+            _ => return Err(Stop::Invalid),
+        };
+        'member: loop {
+            if !closing {
+                // A key's quote is at `at`. The common member is read from one window.
+                let window = reader
+                    .window(at)
+                    .map(|window| self.member_in_window(window, members, at));
+                let (field, start) = match window {
+                    Some(Ok(Member::Next(next))) => {
+                        at = next;
+                        continue;
+                    }
+                    Some(Ok(Member::Last(end))) => (None, end),
+                    Some(Ok(Member::Ended(end))) => (None, end),
+                    Some(Ok(Member::Value { field, start })) => (field, start),
+                    Some(Err(stop)) => return Err(stop),
+                    Some(Ok(Member::Other)) | None => self.key(at, members)?,
+                };
+                match window {
+                    Some(Ok(Member::Last(end))) => {
+                        at = end;
+                        closing = true;
+                    }
+                    Some(Ok(Member::Ended(end))) => at = end,
+                    _ => match field {
+                        // A tracked object: read its members next.
+                        Some(index)
+                            if reader.byte(start) == b'{'
+                                && !table.members(Some(index)).is_empty() =>
+                        {
+                            if depth >= MAX_DEPTH {
+                                return Err(Stop::Unsure);
+                            }
+                            self.record(index, Kind::Object, start, start)?;
+                            if let Some(slot) = starts.get_mut(index) {
+                                *slot = start;
+                            }
+                            current = Some(index);
+                            members = table.members(current);
+                            depth += 1;
+                            at = reader.skip_whitespace(start + 1);
+                            match reader.byte(at) {
+                                b'"' => continue,
+                                b'}' => {
+                                    at += 1;
+                                    closing = true;
+                                }
+                                _ => return Err(Stop::Invalid),
+                            }
+                        }
+                        Some(index) => at = self.capture(start, depth, index)?,
+                        None => at = reader.member_value(start, depth)?,
+                    },
+                }
             }
-            if reader.byte(at) != b'"' {
-                return Err(Stop::Invalid);
+            // A value ended at `at`, or (`closing`) the current object did: close objects until
+            // one goes on with another member.
+            loop {
+                if !closing {
+                    // Compact JSON: a comma and the next key's quote, in one comparison.
+                    if reader.bytes.get(at..at + 2) == Some(b",\"") {
+                        at += 1;
+                        continue 'member;
+                    }
+                    at = reader.skip_whitespace(at);
+                    match reader.byte(at) {
+                        b',' => {
+                            at = reader.skip_whitespace(at + 1);
+                            if reader.byte(at) != b'"' {
+                                return Err(Stop::Invalid);
+                            }
+                            continue 'member;
+                        }
+                        b'}' => at += 1,
+                        _ => return Err(Stop::Invalid),
+                    }
+                }
+                closing = false;
+                let Some(index) = current else {
+                    return Ok(at);
+                };
+                let start = starts.get(index).copied().unwrap_or_default();
+                if let Some(slot) = self.found.get_mut(index) {
+                    *slot = Some(Raw {
+                        kind: Kind::Object,
+                        bytes: reader.bytes.get(start..at).unwrap_or_default(),
+                    });
+                }
+                current = table.fields().get(index).and_then(|field| field.parent);
+                members = table.members(current);
+                depth -= 1;
             }
         }
     }
 
-    /// Records the value of field `index` at `start`, enclosed in `depth` objects; returns
-    /// where it ends.
-    fn capture(&mut self, start: usize, depth: usize, index: usize) -> Result<usize, Stop> {
+    /// The key of the member whose quote is at `at`, read in full: the field among `members`
+    /// it names, if any, and where its value starts.
+    fn key(&self, at: usize, members: &Members<N>) -> Result<(Option<usize>, usize), Stop> {
         let reader = self.reader;
-        let (end, kind) =
-            if reader.byte(start) == b'{' && !self.table.members(Some(index)).is_empty() {
-                (
-                    self.tracked_object(start, depth, Some(index))?,
-                    Kind::Object,
-                )
-            } else {
-                reader.typed_value(start, depth)?
-            };
+        match reader.short_key(at) {
+            Some(key) => Ok((members.find_short(key.chunk, key.length), key.value)),
+            None => {
+                let (end, escaped) = reader.string(at)?;
+                // An escaped key might decode to a tracked one.
+                if escaped {
+                    return Err(Stop::Unsure);
+                }
+                let key = reader.bytes.get(at + 1..end - 1).unwrap_or_default();
+                Ok((self.table.find(members, key), reader.colon(end)?))
+            }
+        }
+    }
+
+    /// The member of a tracked object whose key's quote starts `window` (at `at` in the line),
+    /// as far as it has the most common shape: a short plain key and its colon, then a string
+    /// or integer that ends in the window, then a comma and the next key's quote or the
+    /// object's closing brace. Records the value when it is a field among `members` and was
+    /// read whole.
+    #[inline(always)]
+    fn member_in_window(
+        &mut self,
+        window: &'a [u8; MEMBER],
+        members: &Members<N>,
+        at: usize,
+    ) -> Result<Member, Stop> {
+        let (_, rest) = window.split_at(1);
+        let Some(key) = rest.first_chunk::<WORD>() else {
+            return Ok(Member::Other);
+        };
+        let length = string::first_stop(key, CONTROLS);
+        if length + 2 >= WORD || key[length] != b'"' || key[length + 1] != b':' {
+            return Ok(Member::Other);
+        }
+        let field = members.find_short(key, length);
+        // Where the value starts in the window: at most WORD + 1.
+        let start = length + 3;
+        let (_, value) = window.split_at(start);
+        let (end, kind) = match value.first() {
+            Some(b'"') => {
+                let (_, content) = value.split_at(1);
+                let (Some(first), Some(second)) =
+                    (content.first_chunk::<WORD>(), content.get(WORD..2 * WORD))
+                else {
+                    return Ok(Member::Other);
+                };
+                let stop = match string::first_stop(first, CONTROLS) {
+                    WORD => {
+                        WORD + second
+                            .first_chunk()
+                            .map_or(WORD, |second| string::first_stop(second, CONTROLS))
+                    }
+                    stop => stop,
+                };
+                if content.get(stop) != Some(&b'"') {
+                    return Ok(Member::value(field, at, start, self.reader));
+                }
+                (start + stop + 2, Kind::String { escaped: false })
+            }
+            Some(b'1'..=b'9') => match value.first_chunk().and_then(number::integer) {
+                Some(digits) => (start + digits, Kind::Number),
+                None => return Ok(Member::value(field, at, start, self.reader)),
+            },
+            _ => return Ok(Member::value(field, at, start, self.reader)),
+        };
+        if let Some(index) = field {
+            self.record(index, kind, at + start, at + end)?;
+        }
+        // What follows: the next key's quote or the end of the object.
+        Ok(match (window.get(end), window.get(end + 1)) {
+            (Some(b','), Some(b'"')) => Member::Next(at + end + 1),
+            (Some(b'}'), _) => Member::Last(at + end + 1),
+            _ => Member::Ended(at + end),
+        })
+    }
+
+    /// Records the value of field `index` at `start` (not a tracked object), enclosed in
+    /// `depth` objects; returns where it ends.
+    #[inline(always)]
+    fn capture(&mut self, start: usize, depth: usize, index: usize) -> Result<usize, Stop> {
+        let (end, kind) = self.reader.typed_value(start, depth)?;
+        self.record(index, kind, start, end)?;
+        Ok(end)
+    }
+
+    /// Records `line[start..end]` as the value of field `index`, of type `kind`.
+    #[inline(always)]
+    fn record(&mut self, index: usize, kind: Kind, start: usize, end: usize) -> Result<(), Stop> {
         let slot = self.found.get_mut(index).ok_or(Stop::Unsure)?;
         // A duplicate: serde_json keeps the last one; rather than reason about which one the
         // captures describe, leave the line to the full parse.
@@ -404,9 +588,9 @@ impl<'a, const N: usize, const CONTROLS: bool> Scanner<'a, '_, '_, N, CONTROLS> 
         }
         *slot = Some(Raw {
             kind,
-            bytes: reader.bytes.get(start..end).unwrap_or_default(),
+            bytes: self.reader.bytes.get(start..end).unwrap_or_default(),
         });
-        Ok(end)
+        Ok(())
     }
 }
 

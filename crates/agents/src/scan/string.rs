@@ -133,9 +133,39 @@ fn find_stop_in_tail(bytes: &[u8], at: usize, controls: bool) -> usize {
     (at + first_stop(&chunk, controls)).min(bytes.len())
 }
 
+/// How many bytes [`survey`] takes at a time.
+const SURVEY: usize = 64;
+
 /// Whether `bytes` holds any non-ASCII byte, and any control character (below 0x20), in one
-/// pass the compiler can vectorize.
+/// pass the compiler vectorizes: 64 bytes at a time, the last 64 overlapping the ones before
+/// (the bitwise or and the minimum do not mind seeing a byte twice), so that no byte is left
+/// to a loop of its own.
+#[inline]
 pub(crate) fn survey(bytes: &[u8]) -> (bool, bool) {
+    let Some(last) = bytes.last_chunk::<SURVEY>() else {
+        return survey_bytes(bytes);
+    };
+    let mut all = [0u8; SURVEY];
+    let mut lowest = [u8::MAX; SURVEY];
+    let mut take = |chunk: &[u8; SURVEY]| {
+        for ((all, lowest), &byte) in all.iter_mut().zip(lowest.iter_mut()).zip(chunk) {
+            *all |= byte;
+            *lowest = (*lowest).min(byte);
+        }
+    };
+    let (chunks, _) = bytes.as_chunks::<SURVEY>();
+    chunks.iter().for_each(&mut take);
+    take(last);
+    let non_ascii = all.iter().fold(0, |all, &byte| all | byte) >= 0x80;
+    let controls = lowest
+        .iter()
+        .fold(u8::MAX, |lowest, &byte| lowest.min(byte))
+        < 0x20;
+    (non_ascii, controls)
+}
+
+/// [`survey`] one byte at a time, for lines shorter than its chunks.
+fn survey_bytes(bytes: &[u8]) -> (bool, bool) {
     let mut all = 0u8;
     let mut lowest = u8::MAX;
     for &byte in bytes {
