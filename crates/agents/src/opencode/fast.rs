@@ -64,33 +64,49 @@ pub(crate) fn feed(line: &[u8], summary: &mut RoundSummary) -> Option<Feed> {
         // Valid JSON, but not an object with a `type`.
         return Some(malformed(summary));
     };
-    let (kind, event) = if kind.is_plain("tool_use") {
-        ("tool_use", Some(tool(&found)?))
+    if kind.is_plain("tool_use") {
+        record(summary, &found, "tool_use", Some(tool(&found)?))
     } else if kind.is_plain("step_start") {
-        ("step_start", Some(Event::StepStarted))
+        record(summary, &found, "step_start", Some(&Event::StepStarted))
     } else if kind.is_plain("step_finish") {
-        ("step_finish", Some(step_finished(&found)?))
+        record(
+            summary,
+            &found,
+            "step_finish",
+            Some(&step_finished(&found)?),
+        )
     } else if kind.is_plain("text") {
-        ("text", Some(text(&found)?))
+        record(summary, &found, "text", Some(&text(&found)?))
     } else if kind.is_plain("reasoning") {
-        ("reasoning", None)
+        record(summary, &found, "reasoning", None)
     } else if kind.is_plain("error") {
-        return None;
+        None
     } else {
         match kind.kind {
             // An escaped type might decode to a known one.
-            Kind::String { escaped: true } => return None,
+            Kind::String { escaped: true } => None,
             Kind::String { escaped: false } => {
                 let kind = kind.plain_str()?;
                 let unknown = Event::Unknown {
                     kind: kind.to_owned(),
                 };
-                (kind, Some(unknown))
+                record(summary, &found, kind, Some(&unknown))
             }
             // A `type` that is not a string.
-            _ => return Some(malformed(summary)),
+            _ => Some(malformed(summary)),
         }
-    };
+    }
+}
+
+/// Counts a line of type `kind` and applies its session, then `event`, as folding the line's
+/// full parse does; `None`, with `summary` untouched, when the session cannot be read exactly.
+/// The event is lent, not moved, so that the hot path does not copy it around.
+fn record(
+    summary: &mut RoundSummary,
+    found: &Found<'_>,
+    kind: &str,
+    event: Option<&Event>,
+) -> Option<Feed> {
     let session = match (&summary.session, found[SESSION]) {
         (None, Some(raw)) if matches!(raw.kind, Kind::String { .. }) => Some(raw.string()?),
         // A known session cannot change, and a non-string `sessionID` yields no event.
@@ -101,7 +117,7 @@ pub(crate) fn feed(line: &[u8], summary: &mut RoundSummary) -> Option<Feed> {
         summary.apply(&Event::Session { id });
     }
     if let Some(event) = event {
-        summary.apply(&event);
+        summary.apply(event);
     }
     Some(Feed { progress: true })
 }
@@ -116,27 +132,35 @@ fn part_object(found: &Found<'_>) -> Option<bool> {
     found[PART].map(|raw| raw.kind == Kind::Object)
 }
 
-/// The event of a tool call that did not fail: `part` and `part.state` are objects and
-/// `part.state.status` is a plain `completed`, `running` or `pending`. The name, title and
-/// error of a tool event do not reach the summary, so they are left empty.
-fn tool(found: &Found<'_>) -> Option<Event> {
-    if !part_object(found)? || found[STATE]?.kind != Kind::Object {
-        return None;
-    }
-    let status = found[STATUS]?;
-    let status = if status.is_plain("completed") {
-        ToolStatus::Completed
-    } else if status.is_plain("running") || status.is_plain("pending") {
-        ToolStatus::Running
-    } else {
-        return None;
-    };
-    Some(Event::Tool {
+/// The event of a tool call of `status` as the fast path makes it: the name, title and error
+/// of a tool event do not reach the summary, so they are left empty, and the event is built
+/// once rather than for every line.
+const fn tool_event(status: ToolStatus) -> Event {
+    Event::Tool {
         name: String::new(),
         status,
         title: None,
         error: None,
-    })
+    }
+}
+
+static COMPLETED_TOOL: Event = tool_event(ToolStatus::Completed);
+static RUNNING_TOOL: Event = tool_event(ToolStatus::Running);
+
+/// The event of a tool call that did not fail: `part` and `part.state` are objects and
+/// `part.state.status` is a plain `completed`, `running` or `pending`.
+fn tool(found: &Found<'_>) -> Option<&'static Event> {
+    if !part_object(found)? || found[STATE]?.kind != Kind::Object {
+        return None;
+    }
+    let status = found[STATUS]?;
+    if status.is_plain("completed") {
+        Some(&COMPLETED_TOOL)
+    } else if status.is_plain("running") || status.is_plain("pending") {
+        Some(&RUNNING_TOOL)
+    } else {
+        None
+    }
 }
 
 /// The event of a `text` line whose part is an object with a string `text`.

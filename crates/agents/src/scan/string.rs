@@ -156,12 +156,10 @@ pub(crate) fn survey(bytes: &[u8]) -> (bool, bool) {
     let (chunks, _) = bytes.as_chunks::<SURVEY>();
     chunks.iter().for_each(&mut take);
     take(last);
-    let non_ascii = all.iter().fold(0, |all, &byte| all | byte) >= 0x80;
-    let controls = lowest
-        .iter()
-        .fold(u8::MAX, |lowest, &byte| lowest.min(byte))
-        < 0x20;
-    (non_ascii, controls)
+    (
+        all.iter().any(|&byte| byte >= 0x80),
+        lowest.iter().any(|&byte| byte < 0x20),
+    )
 }
 
 /// [`survey`] one byte at a time, for lines shorter than its chunks.
