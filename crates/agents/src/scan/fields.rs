@@ -325,3 +325,72 @@ pub enum Scan<T> {
     /// The scanner could not prove either; the caller must run the full parse.
     Unsure,
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const TABLE: FieldTable<9> = FieldTable::new([
+        Field::top("type"),
+        Field::top("part"),
+        Field::top("t"),
+        Field::top(""),
+        Field::top("sessionID"),
+        Field::top("a_key_longer_than_sixteen"),
+        Field::top("a_key_longer_than_sixteen_too"),
+        Field::inside(1, "type"),
+        Field::inside(1, "thirteen_byte"),
+    ]);
+
+    #[test]
+    fn keys_are_found_by_their_hash_as_by_comparing_them() {
+        let probes: [&[u8]; 22] = [
+            b"type",
+            b"part",
+            b"t",
+            b"",
+            b"sessionID",
+            b"a_key_longer_than_sixteen",
+            b"a_key_longer_than_sixteen_too",
+            b"thirteen_byte",
+            b"typ",
+            b"typee",
+            b"Type",
+            b"tpye",
+            b"ty\0e",
+            b"\0",
+            b"sessionId",
+            b"sessionIDs",
+            b"a_key_longer_than_sixteeN",
+            b"a_key_longer_than_sixtee",
+            b"a_key_longer_tha",
+            b"thirteen_bytes",
+            b"thirteen_byt",
+            b"p",
+        ];
+        for parent in [None, Some(0), Some(1), Some(7), Some(42)] {
+            let members = TABLE.members(parent);
+            for probe in probes {
+                let compared = TABLE
+                    .fields()
+                    .iter()
+                    .position(|field| field.parent == parent && field.key.as_bytes() == probe);
+                assert_eq!(
+                    TABLE.find(members, probe),
+                    compared,
+                    "{probe:?} in {parent:?}"
+                );
+                // As the scanner reads a short key: from the line, with what follows it.
+                if probe.len() < WORD {
+                    let line = [probe, b"\":\"type\",\"part\":{}"].concat();
+                    let chunk = line.first_chunk::<WORD>().unwrap();
+                    assert_eq!(
+                        members.find_short(chunk, probe.len()),
+                        compared,
+                        "{probe:?} in {parent:?}"
+                    );
+                }
+            }
+        }
+    }
+}
