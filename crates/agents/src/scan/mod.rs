@@ -2,8 +2,8 @@
 //!
 //! Agents print tens of thousands of lines per round, nearly all of them boring (a tool call
 //! that completed). Building a `serde_json::Value` for each costs more than the summary is
-//! worth, so [`scan_fields`] validates a line in one pass and lends out the few fields a caller
-//! asked for, as slices of the line, without allocating.
+//! worth, so [`scan_fields`] (or [`scan_fields_into`], on a hot path) validates a line in one pass
+//! and lends out the few fields a caller asked for, as slices of the line, without allocating.
 //!
 //! The scanner never guesses. Its answer is [`Scan::Valid`] only when `serde_json` would accept
 //! the line as a `serde_json::Value` and the captured fields are exactly what that value holds,
@@ -13,8 +13,8 @@
 //! [`MAX_DEPTH`]. A caller treats `Unsure` by running the full parse; tests hold the scanner to
 //! `serde_json` on fixtures, mutations and arbitrary bytes.
 //!
-//! [`lines`] and [`line_content`] cut a stream into the lines parsers see, the same way for a
-//! live round and a finished file.
+//! [`lines`](fn@lines) and [`line_content`] cut a stream into the lines parsers see, the same
+//! way for a live round and a finished file.
 
 mod fields;
 mod lines;

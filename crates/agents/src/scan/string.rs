@@ -4,7 +4,10 @@
 //! A string's plain run ends at a quote, a backslash, or (only in a line that holds any) a
 //! control character. [`first_stop`] finds the first of them in a 16-byte chunk: with SSE2,
 //! which every x86_64 processor has, in a handful of instructions; elsewhere with the same
-//! search on two 64-bit words ([`portable`], which tests hold equal to the SSE2 one).
+//! search on two 64-bit words ([`portable`], which tests hold equal to the SSE2 one). The SSE2
+//! version is the crate's one `unsafe` block; it earns it: with the portable search instead,
+//! summarizing a launcher stream takes 7.4 instructions per byte rather than 5.9, and a stream
+//! of large tool outputs 5.5 rather than 4.2 (callgrind, `ganger summarize`).
 
 use crate::scan::scanner::Stop;
 
