@@ -549,6 +549,8 @@ impl<'a, const N: usize, const CONTROLS: bool> Scanner<'a, '_, '_, N, CONTROLS> 
                 else {
                     return Ok(Member::Other);
                 };
+                // With no stop in either chunk, `stop` is the byte after them: it ends the
+                // string if it is a quote, and otherwise the general path reads on.
                 let stop = match string::first_stop(first, CONTROLS) {
                     WORD => {
                         WORD + second
