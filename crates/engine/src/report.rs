@@ -122,11 +122,28 @@ pub struct TaskList {
     pub tasks: Vec<TaskRow>,
 }
 
+/// The local time zone, read once per process. Without `TZ` it is `/etc/localtime` read
+/// directly: jiff's general lookup walks the whole zone database first (about a millisecond,
+/// on every command that prints a report).
+fn local_zone() -> jiff::tz::TimeZone {
+    static ZONE: std::sync::OnceLock<jiff::tz::TimeZone> = std::sync::OnceLock::new();
+    ZONE.get_or_init(|| {
+        if std::env::var_os("TZ").is_none()
+            && let Ok(data) = std::fs::read("/etc/localtime")
+            && let Ok(zone) = jiff::tz::TimeZone::tzif("Local", &data)
+        {
+            return zone;
+        }
+        jiff::tz::TimeZone::system()
+    })
+    .clone()
+}
+
 /// A time as RFC 3339 in the local zone.
 pub fn local_time(ms: i64) -> String {
     jiff::Timestamp::from_millisecond(ms)
         .map(|t| {
-            let zoned = t.to_zoned(jiff::tz::TimeZone::system());
+            let zoned = t.to_zoned(local_zone());
             zoned.strftime("%Y-%m-%dT%H:%M:%S%:z").to_string()
         })
         .unwrap_or_else(|_| ms.to_string())
