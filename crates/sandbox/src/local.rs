@@ -131,7 +131,15 @@ pub fn spawn_local(command: &AgentCommand) -> Result<RunningAgent, SandboxError>
             if directory.is_some()
                 && matches!(
                     e.raw_os_error(),
-                    Some(libc::ENOSYS | libc::EINVAL | libc::E2BIG | libc::EPERM | libc::EACCES)
+                    Some(
+                        libc::ENOSYS
+                            | libc::EINVAL
+                            | libc::E2BIG
+                            | libc::EPERM
+                            | libc::EACCES
+                            | libc::EBUSY
+                            | libc::EOPNOTSUPP
+                    )
                 ) =>
         {
             if let Some(cgroup) = cgroup.take() {
