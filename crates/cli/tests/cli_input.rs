@@ -218,3 +218,18 @@ fn errors_in_json_mode_are_json() {
     assert_eq!(error["error"], "no task nope");
     assert_eq!(error["exit_code"], 2);
 }
+
+#[test]
+fn a_missing_agent_program_is_refused_before_anything_is_made() {
+    let world = World::new(env!("CARGO_BIN_EXE_ganger").as_ref());
+    world.write(
+        "ganger.toml",
+        "[agents.opencode]\ncommand = \"/nonexistent/opencode\"\n",
+    );
+    refused(
+        &world,
+        &["start", "t", "--message", "x"],
+        "is not an executable",
+    );
+    nothing_made(&world);
+}

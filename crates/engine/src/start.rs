@@ -101,6 +101,8 @@ pub fn start(ws: &Workspace, options: StartOptions, notices: &mut dyn Notices) -
         .unwrap_or_else(|| ws.config.defaults.agent.clone());
     let adapter = known_adapter(&agent_name)?;
     let keys = parse_key_args(&options.keys)?;
+    let loaded = load_keys(&ws.config, &keys)?;
+    let program = agent_env::resolve_program(adapter, &ws.config)?;
     let given = options
         .worktree
         .as_deref()
@@ -114,7 +116,6 @@ pub fn start(ws: &Workspace, options: StartOptions, notices: &mut dyn Notices) -
             )),
         );
     }
-    let program = agent_env::resolve_program(adapter, &ws.config)?;
     let model = options
         .model
         .clone()
@@ -221,7 +222,6 @@ pub fn start(ws: &Workspace, options: StartOptions, notices: &mut dyn Notices) -
             });
         }
     };
-    let loaded = load_keys(&ws.config, &keys)?;
     let redactor = LoadedKey::redactor(&loaded);
     launch(
         ws,
