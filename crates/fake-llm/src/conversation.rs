@@ -107,3 +107,40 @@ pub enum Answer {
         call_id: String,
     },
 }
+
+/// The token counts the server reports for one answer, the same whatever the protocol, and
+/// recorded with the request so tests can check an agent's figures against what it was sent.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TokenUsage {
+    /// Prompt tokens: the request's message texts, estimated.
+    pub input: u64,
+    /// Completion tokens: the answer, estimated.
+    pub output: u64,
+}
+
+impl TokenUsage {
+    /// The estimate for `answer` to `conversation`: one token per four characters, at least one
+    /// each way.
+    pub fn estimate(conversation: &Conversation, answer: &Answer) -> TokenUsage {
+        let prompt_chars: usize = conversation
+            .messages
+            .iter()
+            .map(|message| message.text.chars().count())
+            .sum();
+        let answer_chars = match answer {
+            Answer::Text { text } => text.chars().count(),
+            Answer::ToolCall {
+                name, arguments, ..
+            } => name.len() + arguments.to_string().len(),
+        };
+        TokenUsage {
+            input: estimate_tokens(prompt_chars),
+            output: estimate_tokens(answer_chars),
+        }
+    }
+}
+
+/// A rough token count: one token per four characters, at least one.
+fn estimate_tokens(chars: usize) -> u64 {
+    u64::try_from(chars.div_ceil(4).max(1)).unwrap_or(u64::MAX)
+}

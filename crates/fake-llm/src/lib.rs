@@ -32,7 +32,7 @@ mod turn_picker;
 
 pub use bound_server::BoundServer;
 pub use builtin_script::BUILTIN_ANSWER;
-pub use conversation::{Answer, Conversation, Message, Role};
+pub use conversation::{Answer, Conversation, Message, Role, TokenUsage};
 pub use error::{FakeLlmError, ScriptError};
 pub use fault::{Fault, FaultSpec, UnknownFault};
 pub use handle::FakeLlm;

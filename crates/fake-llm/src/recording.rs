@@ -4,7 +4,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::conversation::{Answer, Conversation};
+use crate::conversation::{Answer, Conversation, TokenUsage};
 use crate::fault::Fault;
 use crate::turn_picker::AnsweredBy;
 
@@ -60,6 +60,8 @@ pub enum Reply {
     Answer {
         /// The answer as sent.
         answer: Answer,
+        /// The token counts sent with it.
+        usage: TokenUsage,
     },
     /// A scripted fault.
     Fault {

@@ -8,7 +8,7 @@
 
 use serde_json::Value;
 
-use crate::conversation::{Answer, Conversation};
+use crate::conversation::{Answer, Conversation, TokenUsage};
 
 pub(crate) mod openai_chat;
 
@@ -59,6 +59,8 @@ pub(crate) struct RenderContext<'a> {
     pub(crate) request_index: usize,
     /// Seconds since the epoch, for `created` fields.
     pub(crate) created: u64,
+    /// The token counts to report with the answer (also recorded with the request).
+    pub(crate) usage: TokenUsage,
 }
 
 /// One model API.
@@ -82,9 +84,4 @@ pub(crate) fn for_path(path: &str) -> Option<&'static dyn WireProtocol> {
         "/v1/chat/completions" | "/chat/completions" => Some(&openai_chat::OpenAiChat),
         _ => None,
     }
-}
-
-/// A rough token count for usage fields: one token per four characters, at least one.
-pub(crate) fn estimate_tokens(chars: usize) -> u64 {
-    u64::try_from(chars.div_ceil(4).max(1)).unwrap_or(u64::MAX)
 }

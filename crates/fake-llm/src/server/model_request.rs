@@ -7,7 +7,7 @@ use axum::response::Response;
 use serde_json::{Value, json};
 
 use super::{Shared, fault_response, unix_ms, wire_response};
-use crate::conversation::{Answer, Conversation};
+use crate::conversation::{Answer, Conversation, TokenUsage};
 use crate::fault::FaultSpec;
 use crate::protocol::{self, RenderContext, WireBody, WireProtocol};
 use crate::recording::{RecordedRequest, Reply};
@@ -125,11 +125,16 @@ pub(super) async fn answer(shared: &Shared, arrival: Arrival) -> Response {
     };
     let body = arrival.body.clone().unwrap_or(Value::Null);
     let (index, outcome) = decide(shared, arrival, protocol, &conversation);
+    let usage = match &outcome {
+        Outcome::Answer(answer) => TokenUsage::estimate(&conversation, answer),
+        Outcome::Fault(_) => TokenUsage::default(),
+    };
     let context = RenderContext {
         conversation: &conversation,
         body: &body,
         request_index: index,
         created: unix_ms() / 1000,
+        usage,
     };
     match outcome {
         Outcome::Answer(answer) => wire_response::full(200, &[], protocol.render(&answer, context)),
@@ -162,6 +167,7 @@ fn decide(
     let reply = match &outcome {
         Outcome::Answer(answer) => Reply::Answer {
             answer: answer.clone(),
+            usage: TokenUsage::estimate(conversation, answer),
         },
         Outcome::Fault(spec) => Reply::Fault { fault: spec.fault },
     };

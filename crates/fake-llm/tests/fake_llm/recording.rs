@@ -4,7 +4,7 @@ use std::time::Duration;
 
 use ganger_fake_llm::{
     Answer, AnsweredBy, Conversation, FakeLlm, FakeLlmError, Message, RecordedRequest, Reply, Role,
-    Script,
+    Script, TokenUsage,
 };
 use serde_json::json;
 
@@ -70,6 +70,10 @@ fn a_model_request_is_recorded_whole_with_its_headers() {
         reply: Reply::Answer {
             answer: Answer::Text {
                 text: "hi".to_owned(),
+            },
+            usage: TokenUsage {
+                input: 3,
+                output: 1,
             },
         },
     };

@@ -4,7 +4,7 @@
 use serde_json::{Value, json};
 
 use crate::conversation::Answer;
-use crate::protocol::{RenderContext, estimate_tokens};
+use crate::protocol::RenderContext;
 
 /// The whole `chat.completion` document for `answer`.
 pub(super) fn completion(answer: &Answer, context: RenderContext<'_>) -> Value {
@@ -30,7 +30,7 @@ pub(super) fn completion(answer: &Answer, context: RenderContext<'_>) -> Value {
         "created": context.created,
         "model": context.conversation.model,
         "choices": [{"index": 0, "message": message, "finish_reason": finish_reason(answer)}],
-        "usage": usage(answer, context),
+        "usage": usage(context),
     })
 }
 
@@ -47,25 +47,12 @@ pub(super) fn finish_reason(answer: &Answer) -> &'static str {
     }
 }
 
-/// Estimated token counts: the request's message texts in, the answer out.
-pub(super) fn usage(answer: &Answer, context: RenderContext<'_>) -> Value {
-    let prompt_chars: usize = context
-        .conversation
-        .messages
-        .iter()
-        .map(|message| message.text.chars().count())
-        .sum();
-    let answer_chars = match answer {
-        Answer::Text { text } => text.chars().count(),
-        Answer::ToolCall {
-            name, arguments, ..
-        } => name.len() + arguments.to_string().len(),
-    };
-    let prompt_tokens = estimate_tokens(prompt_chars);
-    let completion_tokens = estimate_tokens(answer_chars);
+/// The answer's token counts in chat completions' shape.
+pub(super) fn usage(context: RenderContext<'_>) -> Value {
+    let usage = context.usage;
     json!({
-        "prompt_tokens": prompt_tokens,
-        "completion_tokens": completion_tokens,
-        "total_tokens": prompt_tokens + completion_tokens,
+        "prompt_tokens": usage.input,
+        "completion_tokens": usage.output,
+        "total_tokens": usage.input + usage.output,
     })
 }

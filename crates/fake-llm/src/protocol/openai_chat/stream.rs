@@ -71,7 +71,7 @@ pub(super) fn chunks(answer: &Answer, context: RenderContext<'_>) -> Vec<SseEven
                 "created": context.created,
                 "model": context.conversation.model,
                 "choices": [],
-                "usage": usage(answer, context),
+                "usage": usage(context),
             })
             .to_string(),
         ));
