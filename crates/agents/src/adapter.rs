@@ -4,7 +4,44 @@
 
 use crate::{AgentExit, StreamParser, Verdict};
 use ganger_events::RoundSummary;
-use std::path::Path;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+/// What the agent may do in its worktree: one ganger setting that each adapter maps to its
+/// CLI's own permission options.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+pub enum Permission {
+    /// Edit files and run commands without asking (the agent's own auto-approve mode).
+    #[default]
+    Write,
+    /// Read and answer only: file-writing and shell tools are refused or withheld.
+    ReadOnly,
+}
+
+impl Permission {
+    /// The setting's name in `ganger.toml`, options and reports.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Permission::Write => "write",
+            Permission::ReadOnly => "read-only",
+        }
+    }
+}
+
+impl std::str::FromStr for Permission {
+    type Err = String;
+
+    fn from_str(text: &str) -> Result<Self, Self::Err> {
+        match text {
+            "write" => Ok(Permission::Write),
+            "read-only" => Ok(Permission::ReadOnly),
+            other => Err(format!(
+                "unknown permission {other:?}: expected write or read-only"
+            )),
+        }
+    }
+}
 
 /// What one round asks of the agent.
 #[derive(Debug, Clone)]
@@ -24,6 +61,28 @@ pub struct RoundRequest<'a> {
     /// The agent configuration already in the user's environment, if any (OpenCode:
     /// `OPENCODE_CONFIG_CONTENT`), which `config` is merged over rather than replacing it.
     pub inherited_config: Option<&'a str>,
+    /// What the agent may do.
+    pub permission: Permission,
+    /// Whether the round really runs inside a sandbox (Claude refuses to bypass permissions
+    /// as root unless told so, and ganger tells it only then).
+    pub sandboxed: bool,
+    /// The environment the agent will start with before the plan's own variables: the user's,
+    /// `ganger.toml`'s and the keys'. Adapters read it to decide (is a home under the temporary
+    /// directory? did the user bound retries already?), never to copy secrets into arguments.
+    pub env: &'a BTreeMap<String, String>,
+    /// A directory ganger keeps for this agent's generated files (settings, a private
+    /// temporary directory); the plan's `files` and `dirs` go under it.
+    pub agent_dir: &'a Path,
+}
+
+impl RoundRequest<'_> {
+    /// A variable of the agent's starting environment, if set and not empty.
+    pub fn var(&self, name: &str) -> Option<&str> {
+        self.env
+            .get(name)
+            .map(String::as_str)
+            .filter(|value| !value.is_empty())
+    }
 }
 
 /// The command an adapter wants run.
@@ -35,6 +94,36 @@ pub struct CommandPlan {
     pub env: Vec<(String, String)>,
     /// What to write to the agent's stdin (then closed); `None` for /dev/null.
     pub stdin: Option<Vec<u8>>,
+    /// Files the engine writes before starting the agent (absolute paths under the request's
+    /// `agent_dir`), such as settings the CLI reads from a path given in `env`.
+    pub files: Vec<(PathBuf, String)>,
+    /// Directories the engine creates before starting the agent (under `agent_dir`).
+    pub dirs: Vec<PathBuf>,
+}
+
+impl CommandPlan {
+    /// A plan of arguments and environment only.
+    pub fn new(args: Vec<String>, env: Vec<(String, String)>, stdin: Option<Vec<u8>>) -> Self {
+        CommandPlan {
+            args,
+            env,
+            stdin,
+            files: Vec::new(),
+            dirs: Vec::new(),
+        }
+    }
+}
+
+/// How to point an agent at ganger's scripted model server (`ganger agents doctor`, the demo,
+/// the tests): what goes in `ganger.toml` for it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ScriptedEndpoint {
+    /// The model to ask for.
+    pub model: String,
+    /// Variables for `[agents.NAME.env]`.
+    pub env: Vec<(String, String)>,
+    /// The `[agents.NAME.config]` table, as JSON, if the agent needs one.
+    pub config: Option<serde_json::Value>,
 }
 
 /// How an adapter's command failed to build.
@@ -43,6 +132,9 @@ pub enum PlanError {
     /// The user's inherited agent configuration is not valid.
     #[error("{name} in the environment is not a JSON object: {reason}")]
     InheritedConfig { name: &'static str, reason: String },
+    /// `ganger.toml`'s configuration for the agent cannot be used.
+    #[error("[agents.{agent}.config] in ganger.toml: {reason}")]
+    Config { agent: &'static str, reason: String },
 }
 
 /// One agent CLI.
@@ -74,8 +166,19 @@ pub trait Adapter: Send + Sync {
     fn plan(&self, request: &RoundRequest<'_>) -> Result<CommandPlan, PlanError>;
     /// A fresh reader for one round's stream.
     fn stream_parser(&self) -> Box<dyn StreamParser>;
-    /// Whether a round is done, from its summary and how the process ended.
+    /// Whether a round is done, from its summary and how the process ended. When the agent
+    /// printed its last event and then lingered until ganger stopped it, `exit` is
+    /// `Code(0)`: the stream is what counts.
     fn verdict(&self, summary: &RoundSummary, exit: AgentExit) -> Verdict;
+    /// How long the process may linger after its last event of the round
+    /// ([`ganger_events::Event::Ended`]) before ganger stops it; `None` when the CLI has no
+    /// such event and the round ends when the process does.
+    fn linger(&self) -> Option<Duration> {
+        None
+    }
+    /// How to point this agent at a scripted model server listening at `base_url`
+    /// (`http://127.0.0.1:PORT`, no path).
+    fn scripted_endpoint(&self, base_url: &str) -> ScriptedEndpoint;
 }
 
 /// The adapters ganger knows, by name.

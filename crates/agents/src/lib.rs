@@ -10,6 +10,8 @@ mod outcome;
 pub mod scan;
 mod stream;
 
-pub use adapter::{Adapter, CommandPlan, PlanError, RoundRequest, adapter, adapters};
+pub use adapter::{
+    Adapter, CommandPlan, Permission, PlanError, RoundRequest, ScriptedEndpoint, adapter, adapters,
+};
 pub use outcome::{AgentExit, Verdict};
 pub use stream::{Feed, ParsedLine, StreamParser, summarize_reader, summarize_stream};

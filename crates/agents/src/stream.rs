@@ -47,7 +47,10 @@ pub struct Feed {
 /// but its result must always equal folding `parse_line` (tests hold every adapter to this).
 pub trait StreamParser: Send {
     /// The full parse of one line into events.
-    fn parse_line(&self, line: &[u8]) -> ParsedLine;
+    ///
+    /// Takes `&mut self` because some streams need memory across lines (Claude reports a
+    /// tool's result by the call's id alone; the parser remembers the name).
+    fn parse_line(&mut self, line: &[u8]) -> ParsedLine;
 
     /// Updates `summary` with one line, as `parse_line(line).fold_into(summary)` would.
     fn feed(&mut self, line: &[u8], summary: &mut RoundSummary) -> Feed {

@@ -25,6 +25,7 @@ fn fill(db: &str, count: usize, worktree: &str) -> Result<(), String> {
             keys: BTreeMap::new(),
             timeout_ms: None,
             stall_ms: None,
+            permission: "write".into(),
         };
         let round = NewRound {
             kind: RoundKind::Start,

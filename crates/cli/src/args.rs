@@ -75,9 +75,12 @@ pub struct StartArgs {
     pub slug: String,
     #[command(flatten)]
     pub text: TaskText,
-    /// The agent that works on the task.
+    /// The agent that works on the task: opencode, claude, codex, gemini, qwen or command.
     #[arg(long, value_name = "NAME")]
     pub agent: Option<String>,
+    /// What the agent may do: write (edit files, run commands) or read-only.
+    #[arg(long, value_name = "write|read-only", value_parser = permission)]
+    pub permission: Option<ganger_agents::Permission>,
     /// The model, as PROVIDER/MODEL (checked before anything is created).
     #[arg(short = 'm', long, value_name = "PROVIDER/MODEL")]
     pub model: Option<String>,
@@ -230,4 +233,8 @@ pub struct HostArgs {
 
 fn duration(text: &str) -> Result<std::time::Duration, String> {
     ganger_engine::config::parse_duration(text)
+}
+
+fn permission(text: &str) -> Result<ganger_agents::Permission, String> {
+    text.parse()
 }

@@ -102,8 +102,31 @@ pub fn inherited_config(adapter: &dyn Adapter, config: &Config) -> Option<String
         .or_else(|| std::env::var(name).ok())
 }
 
-/// `ganger.toml`'s agent configuration as JSON for the adapter.
+/// `ganger.toml`'s agent configuration as JSON for the adapter. For the `command` agent, its
+/// templates and formats.
 pub fn config_overlay(adapter: &dyn Adapter, config: &Config) -> Option<serde_json::Value> {
-    let table = config.agent(adapter.name()).config?;
-    serde_json::to_value(table).ok()
+    let agent = config.agent(adapter.name());
+    if adapter.name() == "command" {
+        return Some(serde_json::json!({
+            "argv": agent.argv,
+            "resume_argv": agent.resume_argv,
+            "prompt": agent.prompt,
+            "format": agent.format,
+        }));
+    }
+    serde_json::to_value(agent.config?).ok()
+}
+
+/// The environment an adapter sees when it plans a round: what the agent would start with
+/// before the plan's own variables.
+pub fn request_env(
+    adapter: &dyn Adapter,
+    config: &Config,
+    keys: &[LoadedKey],
+) -> std::collections::BTreeMap<String, String> {
+    let plan = CommandPlan::new(Vec::new(), Vec::new(), None);
+    agent_environment(adapter, config, &plan, keys)
+        .into_iter()
+        .filter_map(|(key, value)| Some((key.into_string().ok()?, value.into_string().ok()?)))
+        .collect()
 }

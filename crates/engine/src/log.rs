@@ -78,7 +78,7 @@ pub fn log(
 ) -> Result<()> {
     let source = source(ws, options)?;
     let adapter = crate::start::known_adapter(&source.agent)?;
-    let parser = adapter.stream_parser();
+    let mut parser = adapter.stream_parser();
     let mut file = loop {
         match File::open(&source.file) {
             Ok(file) => break file,

@@ -120,11 +120,11 @@ fn list_models(
     program: &Path,
     args: &[&str],
 ) -> Result<Vec<String>> {
-    let plan = CommandPlan {
-        args: Vec::new(),
-        env: vec![("PWD".into(), ws.repo.main.to_string_lossy().into_owned())],
-        stdin: None,
-    };
+    let plan = CommandPlan::new(
+        Vec::new(),
+        vec![("PWD".into(), ws.repo.main.to_string_lossy().into_owned())],
+        None,
+    );
     let mut env = agent_env::agent_environment(adapter, &ws.config, &plan, &[]);
     if let (Some(name), Some(overlay)) = (
         adapter.inherited_config_env(),
@@ -132,6 +132,8 @@ fn list_models(
     ) {
         // The same configuration the rounds get, so that configured providers are listed.
         let inherited = agent_env::inherited_config(adapter, &ws.config);
+        let request_env = agent_env::request_env(adapter, &ws.config, &[]);
+        let agent_dir = ws.state.agent_dir(adapter.name());
         let request = ganger_agents::RoundRequest {
             prompt: "",
             session: None,
@@ -140,6 +142,10 @@ fn list_models(
             worktree: &ws.repo.main,
             config: Some(&overlay),
             inherited_config: inherited.as_deref(),
+            permission: ganger_agents::Permission::Write,
+            sandboxed: false,
+            env: &request_env,
+            agent_dir: &agent_dir,
         };
         if let Some((_, value)) = adapter
             .plan(&request)?

@@ -35,6 +35,8 @@ pub struct StartOptions {
     pub stall: Option<Duration>,
     pub commander: Option<String>,
     pub detach: bool,
+    /// What the agent may do; `None` for `ganger.toml`'s default.
+    pub permission: Option<ganger_agents::Permission>,
 }
 
 /// The adapter named `name`, or a clear error listing the known ones.
@@ -100,6 +102,15 @@ pub fn start(ws: &Workspace, options: StartOptions, notices: &mut dyn Notices) -
         .clone()
         .unwrap_or_else(|| ws.config.defaults.agent.clone());
     let adapter = known_adapter(&agent_name)?;
+    let permission = match options.permission {
+        Some(permission) => permission,
+        None => ws
+            .config
+            .defaults
+            .permission
+            .parse()
+            .map_err(EngineError::invalid)?,
+    };
     let keys = parse_key_args(&options.keys)?;
     let loaded = load_keys(&ws.config, &keys)?;
     let program = agent_env::resolve_program(adapter, &ws.config)?;
@@ -198,6 +209,7 @@ pub fn start(ws: &Workspace, options: StartOptions, notices: &mut dyn Notices) -
         keys: keys.clone(),
         timeout_ms: options.timeout.map(|d| d.as_millis() as u64),
         stall_ms: options.stall.map(|d| d.as_millis() as u64),
+        permission: permission.as_str().to_owned(),
     };
     let new_round = NewRound {
         kind: RoundKind::Start,

@@ -21,6 +21,14 @@ pub enum Event {
     },
     /// Text the assistant wrote. Agents that stream deltas are normalized to whole parts.
     Text { text: String },
+    /// A tool call began (agents that report calls as they start: Claude Code, Codex,
+    /// Gemini CLI, Qwen Code). Progress, but not counted as a call until it ends.
+    ToolStarted {
+        /// The tool's name as the agent calls it.
+        name: String,
+        /// A short human title of the call (a path, a command), when the agent gives one.
+        title: Option<String>,
+    },
     /// A tool call ended. OpenCode reports a call only once it has finished.
     Tool {
         /// The tool's name as the agent calls it (`write`, `bash`, ...).
@@ -49,6 +57,10 @@ pub enum Event {
     /// A notice that the agent is retrying a failed request. Not progress: a round that only
     /// retries is stalled.
     Retry { message: String },
+    /// The agent's last event of the round (Claude's `result`, Codex's `turn.completed` or
+    /// `turn.failed`, Gemini's and Qwen's `result`): the round's work is over even if the
+    /// process lingers.
+    Ended,
     /// A well-formed line of a kind this adapter does not know. Counted and kept, never fatal.
     Unknown { kind: String },
 }
@@ -100,4 +112,8 @@ pub enum UsageMode {
     Delta,
     /// Totals for the round so far; the summary keeps the last one.
     RoundTotal,
+    /// Totals for the whole session, earlier rounds included (Codex's thread usage, Qwen's
+    /// session usage); the summary keeps the last one, and the round's own figures are its
+    /// difference from the previous round's session totals.
+    SessionTotal,
 }

@@ -61,6 +61,14 @@ pub struct RoundSummary {
     pub tokens: Tokens,
     /// Cost in US dollars, when the agent reports one.
     pub cost_usd: Option<f64>,
+    /// The session's running totals as the agent last reported them, for agents whose usage
+    /// covers the whole session ([`UsageMode::SessionTotal`]); `tokens` is then this minus the
+    /// previous round's totals, worked out when the round is recorded.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub session_tokens: Option<Tokens>,
+    /// The agent printed its last event of the round ([`Event::Ended`]).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub ended: bool,
 }
 
 impl RoundSummary {
@@ -136,6 +144,8 @@ impl RoundSummary {
                 }
             }
             Event::Retry { .. } => self.retries += 1,
+            Event::ToolStarted { .. } => {}
+            Event::Ended => self.ended = true,
             Event::Unknown { .. } => self.unknown += 1,
         }
     }
@@ -165,7 +175,31 @@ impl RoundSummary {
                     self.cost_usd = usage.cost_usd;
                 }
             }
+            UsageMode::SessionTotal => {
+                self.tokens = tokens;
+                self.session_tokens = Some(tokens);
+                if usage.cost_usd.is_some() {
+                    self.cost_usd = usage.cost_usd;
+                }
+            }
         }
+    }
+
+    /// Turns session totals into this round's own figures, given the session totals at the end
+    /// of the previous round in the same session (none: this round opened the session). A
+    /// figure that went down (a session the agent compacted or restarted) is taken as is.
+    pub fn settle_session_tokens(&mut self, previous: Option<Tokens>) {
+        let (Some(now), Some(before)) = (self.session_tokens, previous) else {
+            return;
+        };
+        let less = |now: u64, before: u64| if now >= before { now - before } else { now };
+        self.tokens = Tokens {
+            input: less(now.input, before.input),
+            output: less(now.output, before.output),
+            reasoning: less(now.reasoning, before.reasoning),
+            cache_read: less(now.cache_read, before.cache_read),
+            cache_write: less(now.cache_write, before.cache_write),
+        };
     }
 
     /// Whether the stream showed the agent finishing its last step.
@@ -188,6 +222,35 @@ mod tests {
                 ..Usage::default()
             },
         }
+    }
+
+    #[test]
+    fn session_totals_become_the_rounds_own_figures_by_difference() {
+        let mut summary = RoundSummary::default();
+        let total = |input, output| Event::StepFinished {
+            reason: None,
+            usage: Usage {
+                input,
+                output,
+                mode: UsageMode::SessionTotal,
+                ..Usage::default()
+            },
+        };
+        summary.apply(&total(2100, 50));
+        summary.apply(&total(4280, 120));
+        assert_eq!(summary.tokens.input, 4280);
+        let before = Tokens {
+            input: 2100,
+            output: 50,
+            ..Tokens::default()
+        };
+        summary.settle_session_tokens(Some(before));
+        assert_eq!((summary.tokens.input, summary.tokens.output), (2180, 70));
+        assert_eq!(summary.session_tokens.unwrap().input, 4280);
+        let mut first = RoundSummary::default();
+        first.apply(&total(2100, 50));
+        first.settle_session_tokens(None);
+        assert_eq!(first.tokens.input, 2100);
     }
 
     #[test]

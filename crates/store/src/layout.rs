@@ -52,6 +52,12 @@ impl StateDir {
         self.run_dir().join(format!("{token}.lock"))
     }
 
+    /// Files ganger generates for one agent (settings, a private temporary directory).
+    pub fn agent_dir(&self, agent: &str) -> PathBuf {
+        self.root.join("agents").join(agent)
+    }
+
+    /// Cached data (model lists).
     pub fn cache_dir(&self) -> PathBuf {
         self.root.join("cache")
     }

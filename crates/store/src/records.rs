@@ -52,6 +52,8 @@ pub struct Task {
     pub rounds: u32,
     pub last_status: Option<RoundStatus>,
     pub cost_usd: f64,
+    /// What the agent may do: `write` or `read-only`.
+    pub permission: String,
 }
 
 /// What the task table shows of a task: read without the columns a table does not need.
@@ -140,6 +142,8 @@ pub struct NewTask {
     pub keys: BTreeMap<String, PathBuf>,
     pub timeout_ms: Option<u64>,
     pub stall_ms: Option<u64>,
+    /// What the agent may do: `write` or `read-only`.
+    pub permission: String,
 }
 
 /// Changes a fix makes to its task for this round and later ones.

@@ -29,6 +29,7 @@ fn new_task(slug: &str) -> NewTask {
         keys: BTreeMap::new(),
         timeout_ms: None,
         stall_ms: Some(60_000),
+        permission: "write".into(),
     }
 }
 

@@ -1,6 +1,6 @@
 //! OpenCode as an [`Adapter`]: the pieces of this folder behind the contract the engine uses.
 
-use crate::adapter::{Adapter, CommandPlan, PlanError, RoundRequest};
+use crate::adapter::{Adapter, CommandPlan, PlanError, RoundRequest, ScriptedEndpoint};
 use crate::opencode::{OpenCodeStream, command, models};
 use crate::{AgentExit, StreamParser, Verdict};
 use ganger_events::RoundSummary;
@@ -72,5 +72,9 @@ impl Adapter for OpenCode {
 
     fn verdict(&self, summary: &RoundSummary, exit: AgentExit) -> Verdict {
         crate::opencode::verdict(summary, exit)
+    }
+
+    fn scripted_endpoint(&self, base_url: &str) -> ScriptedEndpoint {
+        command::scripted_endpoint(base_url)
     }
 }

@@ -4,8 +4,8 @@
 //! Self-update is off so that the tested version stays the one that runs, and configuration
 //! from `ganger.toml` is merged over whatever `OPENCODE_CONFIG_CONTENT` the user already has.
 
-use crate::adapter::{CommandPlan, PlanError, RoundRequest};
-use serde_json::{Map, Value};
+use crate::adapter::{CommandPlan, Permission, PlanError, RoundRequest, ScriptedEndpoint};
+use serde_json::{Map, Value, json};
 
 /// The variable OpenCode reads inline JSON configuration from (highest precedence but one).
 pub const CONFIG_CONTENT_ENV: &str = "OPENCODE_CONFIG_CONTENT";
@@ -30,11 +30,43 @@ pub fn plan(request: &RoundRequest<'_>) -> Result<CommandPlan, PlanError> {
     if let Some(config) = merged_config(request)? {
         env.push((CONFIG_CONTENT_ENV.to_owned(), config));
     }
-    Ok(CommandPlan {
+    if request.permission == Permission::ReadOnly {
+        // Highest precedence of OpenCode's layers: `deny` withholds the tools from the model.
+        env.push((PERMISSION_ENV.to_owned(), READ_ONLY.to_owned()));
+    }
+    Ok(CommandPlan::new(
         args,
         env,
-        stdin: Some(request.prompt.as_bytes().to_vec()),
-    })
+        Some(request.prompt.as_bytes().to_vec()),
+    ))
+}
+
+/// The variable whose JSON OpenCode merges into its `permission` setting, over every file.
+pub const PERMISSION_ENV: &str = "OPENCODE_PERMISSION";
+
+/// Read-only: no edits, no shell, no fetching; reading tools stay.
+const READ_ONLY: &str = r#"{"edit":"deny","bash":"deny","webfetch":"deny"}"#;
+
+/// OpenCode pointed at a scripted server: a provider `mock` through the bundled
+/// OpenAI-compatible package, with prices so that its cost figure is exercised.
+pub fn scripted_endpoint(base_url: &str) -> ScriptedEndpoint {
+    ScriptedEndpoint {
+        model: "mock/scripted".into(),
+        env: vec![("OPENCODE_DISABLE_MODELS_FETCH".into(), "1".into())],
+        config: Some(json!({
+            "model": "mock/scripted",
+            "small_model": "mock/scripted",
+            "share": "disabled",
+            "provider": {"mock": {
+                "npm": "@ai-sdk/openai-compatible",
+                "options": {"baseURL": format!("{base_url}/v1"), "apiKey": "scripted-model-key"},
+                "models": {"scripted": {
+                    "limit": {"context": 128000, "output": 8192},
+                    "cost": {"input": 3, "output": 15}
+                }}
+            }}
+        })),
+    }
 }
 
 /// The user's inline configuration with `ganger.toml`'s merged over it, or `None` when
@@ -86,12 +118,19 @@ mod tests {
     use serde_json::json;
     use std::path::Path;
 
+    static NO_ENV: std::sync::LazyLock<std::collections::BTreeMap<String, String>> =
+        std::sync::LazyLock::new(Default::default);
+
     fn request<'a>(
         session: Option<&'a str>,
         config: Option<&'a Value>,
         inherited: Option<&'a str>,
     ) -> RoundRequest<'a> {
         RoundRequest {
+            permission: Permission::Write,
+            sandboxed: false,
+            env: &NO_ENV,
+            agent_dir: Path::new("/work/site/.ganger/agents/opencode"),
             prompt: "  -starts with a dash, \"quoted\"\nand two lines ",
             session,
             title: "fix-typo",
@@ -124,8 +163,21 @@ mod tests {
                     ("OPENCODE_DISABLE_AUTOUPDATE".into(), "1".into()),
                 ],
                 stdin: Some(b"  -starts with a dash, \"quoted\"\nand two lines ".to_vec()),
+                files: vec![],
+                dirs: vec![],
             }
         );
+    }
+
+    #[test]
+    fn read_only_denies_edits_and_the_shell_over_every_config_layer() {
+        let mut request = request(None, None, None);
+        request.permission = Permission::ReadOnly;
+        let plan = plan(&request).unwrap();
+        let (_, value) = plan.env.iter().find(|(k, _)| k == PERMISSION_ENV).unwrap();
+        let value: Value = serde_json::from_str(value).unwrap();
+        assert_eq!(value["edit"], "deny");
+        assert_eq!(value["bash"], "deny");
     }
 
     #[test]

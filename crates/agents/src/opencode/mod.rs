@@ -33,7 +33,7 @@ use ganger_events::RoundSummary;
 pub struct OpenCodeStream;
 
 impl StreamParser for OpenCodeStream {
-    fn parse_line(&self, line: &[u8]) -> ParsedLine {
+    fn parse_line(&mut self, line: &[u8]) -> ParsedLine {
         normalize::parse_line(line)
     }
 

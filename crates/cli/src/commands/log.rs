@@ -56,6 +56,11 @@ fn describe(event: &Event) -> String {
             format!("error {name}{code}: {message}")
         }
         Event::Retry { message } => format!("retry: {message}"),
+        Event::ToolStarted { name, title } => match title {
+            Some(title) => format!("tool {name} started: {title}"),
+            None => format!("tool {name} started"),
+        },
+        Event::Ended => "the agent's last event of the round".into(),
         Event::Unknown { kind } => format!("unknown event type {kind:?}"),
     }
 }

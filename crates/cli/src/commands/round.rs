@@ -90,6 +90,7 @@ pub(crate) fn start(ws: &Workspace, args: StartArgs) -> Outcome {
         stall: args.stall,
         commander: args.as_name,
         detach: args.detach,
+        permission: args.permission,
     };
     let launched =
         ganger_engine::start(ws, options, &mut notices(json)).map_err(Failure::Engine)?;

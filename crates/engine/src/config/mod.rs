@@ -27,6 +27,33 @@ pub struct Config {
     pub keys: BTreeMap<String, String>,
     pub agents: BTreeMap<String, AgentConfig>,
     pub sandbox: SandboxConfig,
+    /// Prices by model name, in US dollars per million tokens, for agents that report no
+    /// cost of their own (Codex, Gemini CLI, Qwen Code).
+    pub prices: BTreeMap<String, Price>,
+}
+
+/// What a model costs, in US dollars per million tokens.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Price {
+    pub input: f64,
+    pub output: f64,
+    /// Cached input read; defaults to the input price when not given.
+    pub cache_read: Option<f64>,
+    /// Cache writes; defaults to the input price when not given.
+    pub cache_write: Option<f64>,
+}
+
+impl Price {
+    /// The cost of these tokens. Input counts exclude cached reads where the agent reports
+    /// them apart (every adapter normalizes to that).
+    pub fn cost(&self, tokens: &ganger_events::Tokens) -> f64 {
+        let per = |count: u64, price: f64| count as f64 * price / 1_000_000.0;
+        per(tokens.input, self.input)
+            + per(tokens.output + tokens.reasoning, self.output)
+            + per(tokens.cache_read, self.cache_read.unwrap_or(self.input))
+            + per(tokens.cache_write, self.cache_write.unwrap_or(self.input))
+    }
 }
 
 /// Defaults for new tasks and rounds.
@@ -34,6 +61,8 @@ pub struct Config {
 #[serde(deny_unknown_fields, default)]
 pub struct Defaults {
     pub agent: String,
+    /// What agents may do: `write` or `read-only`.
+    pub permission: String,
     pub model: Option<String>,
     pub base: String,
     pub timeout: DurationSetting,
@@ -47,6 +76,7 @@ impl Default for Defaults {
     fn default() -> Self {
         Defaults {
             agent: "opencode".into(),
+            permission: "write".into(),
             model: None,
             base: "main".into(),
             timeout: DurationSetting(Duration::from_secs(60 * 60)),
@@ -83,8 +113,18 @@ pub struct AgentConfig {
     pub command: Option<PathBuf>,
     /// Extra environment for the agent.
     pub env: BTreeMap<String, String>,
-    /// Agent configuration merged into the agent's own (OpenCode: `OPENCODE_CONFIG_CONTENT`).
+    /// Agent configuration merged into the agent's own (OpenCode: `OPENCODE_CONFIG_CONTENT`;
+    /// Codex: `-c` options; Claude Code: `--settings`).
     pub config: Option<toml::Table>,
+    /// The `command` agent: the argument template of a new session (program first), with
+    /// `{prompt}`, `{session}`, `{model}` and `{title}` filled in.
+    pub argv: Option<Vec<String>>,
+    /// The `command` agent: the template of a resumed session (default: `argv`).
+    pub resume_argv: Option<Vec<String>>,
+    /// The `command` agent: how the prompt is passed, `argv` or `stdin` (default `stdin`).
+    pub prompt: Option<String>,
+    /// The `command` agent: which stream format it prints (`text`, or an agent's name).
+    pub format: Option<String>,
 }
 
 /// Settings of the sandbox.
@@ -192,10 +232,19 @@ impl Config {
 
     /// Reads one table as a whole configuration, naming the file on error.
     fn check(path: &Path, table: toml::Table) -> Result<Config, ConfigError> {
-        Config::deserialize(toml::Value::Table(table)).map_err(|e| ConfigError {
+        let config = Config::deserialize(toml::Value::Table(table)).map_err(|e| ConfigError {
             path: path.into(),
             reason: e.message().trim().to_owned(),
-        })
+        })?;
+        config
+            .defaults
+            .permission
+            .parse::<ganger_agents::Permission>()
+            .map_err(|reason| ConfigError {
+                path: path.into(),
+                reason: format!("defaults.permission: {reason}"),
+            })?;
+        Ok(config)
     }
 
     /// Reads a configuration from text (for tests and `ganger init`'s template check).

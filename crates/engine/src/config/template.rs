@@ -7,7 +7,8 @@ pub const TEMPLATE: &str = r#"# ganger.toml: how ganger runs agents on this repo
 # which this file overrides key by key. Durations read 90, "90s", "10m", "2h".
 
 [defaults]
-agent = "opencode"      # the agent of new tasks (--agent)
+agent = "opencode"      # the agent of new tasks (--agent): opencode, claude, codex, gemini, qwen, command
+permission = "write"    # what agents may do (--permission): write, or read-only
 # model = "provider/model"   # the model of new tasks (-m); unset: the agent's own default
 base = "main"           # the revision new worktrees start from (--base)
 timeout = "60m"         # wall-clock limit of a round (--timeout)
@@ -32,4 +33,19 @@ cgroup = true           # give each round a cgroup of its own where the system a
 # env = { OPENCODE_DISABLE_MODELS_FETCH = "1" }
 # [agents.opencode.config]                 # merged into OpenCode's own configuration
 # share = "disabled"
+#
+# [agents.codex.config]                    # passed to Codex as -c key=value options
+# model_provider = "mine"
+#
+# [agents.command]                         # any other CLI (--agent command)
+# argv = ["my-agent", "--json", "{prompt}"]            # {prompt} {session} {model} {title}
+# resume_argv = ["my-agent", "--json", "--resume", "{session}", "{prompt}"]
+# prompt = "argv"                          # or "stdin"
+# format = "text"                          # or opencode, claude, codex, gemini, qwen
+
+# Prices in US dollars per million tokens, for agents that report no cost of their own.
+# [prices."gpt-5.5"]
+# input = 1.25
+# output = 10.0
+# cache_read = 0.125
 "#;

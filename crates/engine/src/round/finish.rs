@@ -24,6 +24,9 @@ pub(crate) enum HostStop {
     Stalled(Duration),
     Cancelled,
     Signal(i32),
+    /// The agent printed its last event and was still running this long after: stopped, and
+    /// judged by its stream alone.
+    Lingered(Duration),
 }
 
 /// What the host saw of the agent.
@@ -78,7 +81,7 @@ impl Ended {
                 RoundStatus::Cancelled,
                 Some(format!("stopped by {} to its host", signal_name(signal))),
             ),
-            None => match &self.verdict {
+            None | Some(HostStop::Lingered(_)) => match &self.verdict {
                 Some(verdict) if verdict.done => (RoundStatus::Done, None),
                 Some(verdict) => (RoundStatus::Failed, verdict.reason.clone()),
                 None => (
@@ -180,6 +183,15 @@ pub(crate) fn record_end(
             None => problem,
         });
     }
+    let mut summary = ended.summary;
+    settle_figures(
+        ws,
+        &*store,
+        task,
+        number,
+        input.round.model.as_deref(),
+        &mut summary,
+    );
     let (exit_code, exit_signal) = match ended.exit {
         Some(AgentExit::Code(code)) => (Some(code), None),
         Some(AgentExit::Signal(signal)) => (None, Some(signal)),
@@ -189,20 +201,47 @@ pub(crate) fn record_end(
         status,
         snapshot_before: before.commit.clone(),
         reason,
-        session: ended
-            .summary
+        session: summary
             .session
             .clone()
             .or_else(|| input.round.session_before.clone()),
         exit_code,
         exit_signal,
-        summary: ended.summary,
+        summary,
         snapshot_after: after.commit,
         changed: after.changed,
         worktree_changes: after.worktree_changes,
     };
     store.finish_round(input.round.id, &end)?;
     outcome(store, task, number)
+}
+
+/// The round's own token figures and its cost: session totals (Codex, Qwen) less the previous
+/// round's totals in the same session, and a cost from `ganger.toml`'s price table when the
+/// agent reports none.
+fn settle_figures(
+    ws: &Workspace,
+    store: &dyn Store,
+    task: &Task,
+    number: u32,
+    model: Option<&str>,
+    summary: &mut RoundSummary,
+) {
+    if summary.session_tokens.is_some() {
+        let previous = (1..number).rev().find_map(|earlier| {
+            let round = store.round(task.id, Some(earlier)).ok().flatten()?;
+            let same_session = round.session.is_some() && round.session == summary.session;
+            same_session
+                .then_some(round.summary.session_tokens)
+                .flatten()
+        });
+        summary.settle_session_tokens(previous);
+    }
+    if summary.cost_usd.is_none()
+        && let Some(price) = model.and_then(|model| ws.config.prices.get(model))
+    {
+        summary.cost_usd = Some(price.cost(&summary.tokens));
+    }
 }
 
 fn outcome(store: &dyn Store, task: &Task, number: u32) -> Result<HostOutcome> {
@@ -251,7 +290,16 @@ pub(crate) fn settle_dead_round(
     }
     let after = after_state(ws, None, task, round.number, None);
     // The raw stream is complete up to the host's death; the stored summary may lag it.
-    let summary = reread_summary(ws, task, round.number).unwrap_or_else(|| current.summary.clone());
+    let mut summary =
+        reread_summary(ws, task, round.number).unwrap_or_else(|| current.summary.clone());
+    settle_figures(
+        ws,
+        &*store,
+        task,
+        round.number,
+        round.model.as_deref(),
+        &mut summary,
+    );
     let end = RoundEnd {
         status: RoundStatus::Interrupted,
         snapshot_before: None,

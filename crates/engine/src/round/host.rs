@@ -11,7 +11,7 @@ use crate::agent_env;
 use crate::error::{EngineError, Result};
 use crate::keys;
 use crate::workspace::Workspace;
-use ganger_agents::{Adapter, AgentExit, RoundRequest};
+use ganger_agents::{Adapter, AgentExit, CommandPlan, Permission, RoundRequest};
 use ganger_sandbox::{
     Activity, AgentCommand, HostLock, ProcessId, RunningAgent, Waited, spawn_local,
 };
@@ -98,6 +98,13 @@ fn agent_command(
     let program = agent_env::resolve_program(adapter, &ws.config)?;
     let overlay = agent_env::config_overlay(adapter, &ws.config);
     let inherited = agent_env::inherited_config(adapter, &ws.config);
+    let request_env = agent_env::request_env(adapter, &ws.config, keys);
+    let agent_dir = ws.state.agent_dir(adapter.name());
+    let permission = input
+        .task
+        .permission
+        .parse::<Permission>()
+        .map_err(EngineError::invalid)?;
     let plan = adapter.plan(&RoundRequest {
         prompt: &input.prompt,
         session: input.round.session_before.as_deref(),
@@ -106,7 +113,12 @@ fn agent_command(
         worktree: &input.task.worktree,
         config: overlay.as_ref(),
         inherited_config: inherited.as_deref(),
+        permission,
+        sandboxed: false,
+        env: &request_env,
+        agent_dir: &agent_dir,
     })?;
+    write_plan_files(&plan)?;
     let env = agent_env::agent_environment(adapter, &ws.config, &plan, keys);
     Ok(AgentCommand {
         program,
@@ -117,6 +129,22 @@ fn agent_command(
         token: input.round.token.clone(),
         use_cgroup: ws.config.sandbox.cgroup,
     })
+}
+
+/// Creates the directories and writes the files the plan asks for (settings the agent reads
+/// from a path in its environment). Written fresh every round, so an edit of `ganger.toml`
+/// takes effect at the next round.
+fn write_plan_files(plan: &CommandPlan) -> Result<()> {
+    for dir in &plan.dirs {
+        std::fs::create_dir_all(dir).map_err(|e| EngineError::io("create", dir, e))?;
+    }
+    for (path, contents) in &plan.files {
+        if let Some(dir) = path.parent() {
+            std::fs::create_dir_all(dir).map_err(|e| EngineError::io("create", dir, e))?;
+        }
+        std::fs::write(path, contents).map_err(|e| EngineError::io("write", path, e))?;
+    }
+    Ok(())
 }
 
 fn create(path: &std::path::Path) -> Result<File> {
@@ -176,13 +204,25 @@ fn run_agent(ws: &Workspace, store: &mut dyn Store, input: &RoundInput) -> Resul
         std::thread::spawn(move || output::read_stderr(stderr, err, redactor, closed));
     }
     drop(closed_tx);
-    let (exit, stop) = follow(store, input, &mut agent, &signals, &progress, started);
+    let (exit, stop) = follow(
+        store,
+        input,
+        &mut agent,
+        &signals,
+        &progress,
+        started,
+        adapter.linger(),
+    );
     drain(&agent, &closed_rx, input.grace);
     let summary = match progress.lock() {
         Ok(shared) => shared.summary.clone(),
         Err(poisoned) => poisoned.into_inner().summary.clone(),
     };
-    let verdict = adapter.verdict(&summary, exit);
+    let verdict_exit = match stop {
+        Some(HostStop::Lingered(_)) => AgentExit::Code(0),
+        _ => exit,
+    };
+    let verdict = adapter.verdict(&summary, verdict_exit);
     Ok(finish::Ended {
         exit: Some(exit),
         summary,
@@ -201,12 +241,17 @@ fn follow(
     signals: &SignalWatch,
     progress: &Arc<Mutex<Progress>>,
     started: Instant,
+    linger: Option<Duration>,
 ) -> (AgentExit, Option<HostStop>) {
     let mut watchdog = Watchdog::new(started, input.timeout, input.stall);
     let mut last_store = started;
     let mut last_cancel_poll = started;
+    let mut ended_at: Option<Instant> = None;
     loop {
-        let tick = Duration::from_millis(250);
+        let tick = match (linger, ended_at) {
+            (Some(_), None) => Duration::from_millis(50),
+            _ => Duration::from_millis(250),
+        };
         let stop = match agent.wait_timeout(tick, Some(signals.fd())) {
             Waited::Exited(exit) => return (convert(exit), None),
             Waited::Woken => signals
@@ -227,6 +272,9 @@ fn follow(
                     Ok(shared) => shared,
                     Err(poisoned) => poisoned.into_inner(),
                 };
+                if shared.summary.ended && ended_at.is_none() {
+                    ended_at = Some(now);
+                }
                 let snapshot = (shared.dirty && now.duration_since(last_store) >= STORE_EVERY)
                     .then(|| {
                         shared.dirty = false;
@@ -251,6 +299,14 @@ fn follow(
         if let Some(stop) = stop {
             let exit = agent.stop(input.grace);
             return (convert(exit), Some(stop));
+        }
+        if let (Some(linger), Some(at)) = (linger, ended_at)
+            && now.duration_since(at) >= linger
+        {
+            // The agent printed its last event and lingers (Codex waits on background work):
+            // the round is over, and the stream decides how it went.
+            let exit = agent.stop(input.grace);
+            return (convert(exit), Some(HostStop::Lingered(linger)));
         }
     }
 }

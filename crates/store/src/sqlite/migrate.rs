@@ -5,7 +5,10 @@ use crate::error::StoreError;
 use rusqlite::Connection;
 
 /// The migrations, in order; the schema version is the number of the last one applied.
-const MIGRATIONS: &[&str] = &[include_str!("../../migrations/0001_initial.sql")];
+const MIGRATIONS: &[&str] = &[
+    include_str!("../../migrations/0001_initial.sql"),
+    include_str!("../../migrations/0002_task_permission.sql"),
+];
 
 /// The schema version this binary writes.
 pub(crate) const SCHEMA: i64 = MIGRATIONS.len() as i64;

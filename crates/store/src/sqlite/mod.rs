@@ -189,8 +189,8 @@ impl Store for SqliteStore {
         let tx = self.write()?;
         let inserted = tx.execute(
             "INSERT INTO tasks (slug, agent, model, base, base_commit, branch, worktree, worktree_made, \
-             owner, keys, timeout_ms, stall_ms, created_at) \
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
+             owner, keys, timeout_ms, stall_ms, created_at, permission) \
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)",
             params![
                 task.slug,
                 task.agent,
@@ -205,6 +205,7 @@ impl Store for SqliteStore {
                 task.timeout_ms.map(|v| v as i64),
                 task.stall_ms.map(|v| v as i64),
                 now_ms(),
+                task.permission,
             ],
         );
         match inserted {
