@@ -43,11 +43,41 @@ pub enum Command {
     /// Run the scripted model server, to dry-run agents without spending tokens.
     #[command(name = "fake-llm")]
     FakeLlm(FakeLlmArgs),
+    /// List the agent CLIs ganger knows, install the tested versions, check them.
+    Agents(AgentsArgs),
     /// Show what ganger does in under a minute: a scripted model, OpenCode, a task and a fix.
     Demo(DemoArgs),
     /// Run a detached round (started by start/fix --detach; not for people).
     #[command(hide = true)]
     Host(HostArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct AgentsArgs {
+    #[command(subcommand)]
+    pub action: Option<AgentsAction>,
+    /// Print JSON (documented in docs/json.md).
+    #[arg(long, global = true)]
+    pub json: bool,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum AgentsAction {
+    /// List the known agents, the version each is tested with, and what is installed (the
+    /// default).
+    List,
+    /// Install the tested version of agents with npm into ganger's cache, and use it.
+    Install {
+        /// Agent names (opencode, claude, codex, gemini, qwen); `all` for every one.
+        #[arg(required = true, value_name = "NAME")]
+        names: Vec<String>,
+    },
+    /// Run a two-round check of each installed agent against the scripted model.
+    Doctor {
+        /// Agent names; default: every installed one.
+        #[arg(value_name = "NAME")]
+        names: Vec<String>,
+    },
 }
 
 #[derive(Debug, Args)]

@@ -109,6 +109,7 @@ fn wants_json(command: &Command) -> bool {
         Command::Cancel(a) => a.json,
         Command::Log(a) => a.json,
         Command::Summarize(a) => a.json,
+        Command::Agents(a) => a.json,
         Command::Diff(_) | Command::FakeLlm(_) | Command::Demo(_) | Command::Host(_) => false,
     }
 }
@@ -135,6 +136,7 @@ fn run(cli: Cli) -> Outcome {
         Command::Diff(args) => commands::watch::diff(&workspace(dir)?, args),
         Command::Summarize(args) => commands::summarize::run(args),
         Command::FakeLlm(args) => commands::fake_llm::run(args),
+        Command::Agents(args) => commands::agents::run(dir, args),
         Command::Demo(args) => commands::demo::run(args),
         Command::Host(args) => commands::host::run(&workspace(dir)?, args),
     }

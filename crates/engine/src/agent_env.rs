@@ -15,7 +15,8 @@ use std::path::{Path, PathBuf};
 /// Variables ganger uses for itself and never passes to an agent.
 const PRIVATE_VARS: [&str; 2] = ["GANGER_HOST_LOCK_FD", "GANGER_HOST_LOCK_PATH"];
 
-/// Finds the agent's program.
+/// Finds the agent's program: `ganger.toml`'s `command`, else the tested version in ganger's
+/// cache (`ganger agents install` put it there to be used), else the one on `PATH`.
 pub fn resolve_program(adapter: &dyn Adapter, config: &Config) -> Result<PathBuf> {
     let agent_config = config.agent(adapter.name());
     if let Some(command) = agent_config.command {
@@ -27,19 +28,18 @@ pub fn resolve_program(adapter: &dyn Adapter, config: &Config) -> Result<PathBuf
             ))
         });
     }
-    if let Some(found) = find_executable(Path::new(adapter.program())) {
-        return Ok(found);
+    if let Some(cached) = install::cached_program(adapter) {
+        return Ok(cached);
     }
-    install::cached_program(adapter).ok_or_else(|| {
+    find_executable(Path::new(adapter.program())).ok_or_else(|| {
         EngineError::invalid(format!(
             "{} ({}) is not on PATH",
             adapter.display_name(),
             adapter.program()
         ))
         .hint(format!(
-            "install it (npm install -g {}@{}) or set agents.{}.command in ganger.toml",
-            adapter.npm_package(),
-            adapter.tested_version(),
+            "`ganger agents install {}` installs the tested version, or set agents.{}.command in ganger.toml",
+            adapter.name(),
             adapter.name()
         ))
     })
@@ -51,7 +51,7 @@ fn is_executable(path: &Path) -> bool {
 }
 
 /// A program path as given, or looked up on `PATH` when it is a bare name.
-fn find_executable(program: &Path) -> Option<PathBuf> {
+pub(crate) fn find_executable(program: &Path) -> Option<PathBuf> {
     if program.components().count() > 1 {
         return is_executable(program).then(|| program.to_path_buf());
     }

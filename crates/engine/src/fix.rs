@@ -10,7 +10,7 @@ use crate::keys::{LoadedKey, load_keys, parse_key_args};
 use crate::launch::{Launch, Launched, launch, new_token, take_lock, this_process};
 use crate::notice::Notices;
 use crate::reaper::settle_task;
-use crate::start::{known_adapter, require_model};
+use crate::start::{known_adapter, require_model, warn_untested};
 use crate::workspace::Workspace;
 use ganger_store::{NewRound, RoundKind, Store, StoreError, TaskUpdate};
 
@@ -69,6 +69,7 @@ pub fn fix(ws: &Workspace, options: FixOptions, notices: &mut dyn Notices) -> Re
     if options.model.is_some() {
         require_model(ws, adapter, &program, options.model.as_deref(), notices)?;
     }
+    warn_untested(ws, adapter, &program, notices);
     let model = options.model.clone().or_else(|| task.model.clone());
     let mut all_keys = task.keys.clone();
     all_keys.extend(keys.clone());

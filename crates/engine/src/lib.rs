@@ -4,6 +4,7 @@
 //! as [`Notice`]s.
 
 mod agent_env;
+pub mod agents;
 mod brief;
 mod cancel;
 mod commander;
@@ -23,12 +24,14 @@ mod reaper;
 mod redact;
 pub mod report;
 mod round;
+pub mod scripted;
 mod slug;
 mod start;
 mod status;
 mod wait;
 mod workspace;
 
+pub use agents::AgentFound;
 pub use brief::{Brief, MAX_PROMPT};
 pub use cancel::cancel;
 pub use commander::commander;
@@ -36,7 +39,7 @@ pub use diff::diff;
 pub use error::{EngineError, ErrorKind, Result};
 pub use fix::{FixOptions, fix};
 pub use host_entry::run_detached_host;
-pub use init::{AgentFound, InitReport, init};
+pub use init::{InitReport, init};
 pub use launch::Launched;
 pub use log::{LogLine, LogOptions, log};
 pub use models::{ModelCheck, closest};

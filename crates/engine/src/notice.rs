@@ -29,6 +29,14 @@ pub enum Notice {
     },
     /// A round whose host had died was settled as interrupted.
     Settled { slug: String, number: u32 },
+    /// The agent's program is not the version ganger is tested with (`version` is `None`
+    /// when it could not be read); it is used anyway.
+    UntestedVersion {
+        agent: String,
+        program: PathBuf,
+        version: Option<String>,
+        tested: String,
+    },
 }
 
 /// Where notices go.

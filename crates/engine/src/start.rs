@@ -50,6 +50,26 @@ pub(crate) fn known_adapter(name: &str) -> Result<&'static dyn Adapter> {
     })
 }
 
+/// Says so when the agent's program is not the version ganger is tested with: it is used
+/// anyway, never silently. The version is cached by the program's identity, so this costs a
+/// `--version` run only after the CLI changed.
+pub(crate) fn warn_untested(
+    ws: &Workspace,
+    adapter: &dyn Adapter,
+    program: &Path,
+    notices: &mut dyn Notices,
+) {
+    let found = crate::agents::cached_version(adapter, program, &ws.state.cache_dir());
+    if found.as_deref() != Some(adapter.tested_version()) {
+        notices.notice(Notice::UntestedVersion {
+            agent: adapter.display_name().into(),
+            program: program.to_path_buf(),
+            version: found,
+            tested: adapter.tested_version().into(),
+        });
+    }
+}
+
 /// Checks `model` and reports it; exit 3 when it is missing.
 pub(crate) fn require_model(
     ws: &Workspace,
@@ -132,6 +152,7 @@ pub fn start(ws: &Workspace, options: StartOptions, notices: &mut dyn Notices) -
         .clone()
         .or_else(|| ws.config.defaults.model.clone());
     require_model(ws, adapter, &program, model.as_deref(), notices)?;
+    warn_untested(ws, adapter, &program, notices);
 
     let base = options
         .base

@@ -70,6 +70,12 @@ impl FakeLlm {
         base_url(self.addr)
     }
 
+    /// The server's address without a path, `http://127.0.0.1:PORT`, for agents whose base
+    /// URL setting takes the root (Claude Code, Gemini CLI) and for building others.
+    pub fn root_url(&self) -> String {
+        format!("http://{}", self.addr)
+    }
+
     /// Every request recorded so far, in arrival order (inspection requests excluded).
     pub fn requests(&self) -> Vec<RecordedRequest> {
         self.shared.requests()

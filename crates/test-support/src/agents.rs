@@ -1,6 +1,7 @@
-//! The pinned agent CLIs for end-to-end tests. They are found in `GANGER_TEST_OPENCODE`, else
-//! in ganger's cache (where `.ci/run` and `ganger demo` install them), else on `PATH` if it is
-//! the tested version. A missing agent fails the test with the command that installs it.
+//! The pinned agent CLIs for end-to-end tests. Each is found in `GANGER_TEST_<NAME>` (for
+//! example `GANGER_TEST_OPENCODE`), else in ganger's cache (where `.ci/run`, `ganger agents
+//! install` and `ganger demo` install them), else on `PATH` if it is the tested version. A
+//! missing agent fails the test with the command that installs it.
 
 use std::path::PathBuf;
 use std::process::Command;
@@ -24,31 +25,56 @@ fn cache_root() -> PathBuf {
 
 /// The pinned OpenCode; panics with instructions when it is not installed.
 pub fn opencode_program() -> PathBuf {
-    if let Some(path) = std::env::var_os("GANGER_TEST_OPENCODE") {
+    agent_program("opencode")
+}
+
+/// The pinned CLI of the agent `name` (`opencode`, `claude`, ...); panics with instructions
+/// when it is not installed.
+pub fn agent_program(name: &str) -> PathBuf {
+    let adapter =
+        ganger_agents::adapter(name).unwrap_or_else(|| panic!("no adapter is called {name}"));
+    let variable = format!("GANGER_TEST_{}", name.to_uppercase());
+    if let Some(path) = std::env::var_os(&variable) {
         return PathBuf::from(path);
     }
-    let cached = cache_root()
+    let version = adapter.tested_version();
+    let dir = cache_root()
         .join("agents")
-        .join(format!("opencode-{}", opencode_version()))
-        .join("node_modules/.bin/opencode");
+        .join(format!("{name}-{version}"));
+    let cached = dir.join("node_modules/.bin").join(adapter.program());
     if cached.is_file() {
         return cached;
     }
-    if let Ok(output) = Command::new("opencode").arg("--version").output()
-        && String::from_utf8_lossy(&output.stdout).trim() == opencode_version()
+    if let Ok(output) = Command::new(adapter.program()).arg("--version").output()
+        && adapter
+            .parse_version(&String::from_utf8_lossy(&output.stdout))
+            .as_deref()
+            == Some(version)
     {
-        return PathBuf::from("opencode");
+        return PathBuf::from(adapter.program());
     }
-    let version = opencode_version();
     panic!(
-        "OpenCode {version} is not installed: run `npm install --prefix {} opencode-ai@{version}` (what scripts/test.sh does), or set GANGER_TEST_OPENCODE",
-        cached
-            .parent()
-            .and_then(|p| p.parent())
-            .and_then(|p| p.parent())
-            .map(|p| p.display().to_string())
-            .unwrap_or_default()
+        "{} {version} is not installed: run `npm install --prefix {} {}@{version}` (what scripts/test.sh does), or set {variable}",
+        adapter.display_name(),
+        dir.display(),
+        adapter.npm_package(),
     );
+}
+
+/// A `ganger.toml` that points the agent `name` at a scripted model at `base_url` (through
+/// its adapter's scripted endpoint, as `ganger agents doctor` does), with `defaults` added to
+/// `[defaults]` and `extra` appended.
+pub fn agent_toml(name: &str, base_url: &str, defaults: &str, extra: &str) -> String {
+    let adapter =
+        ganger_agents::adapter(name).unwrap_or_else(|| panic!("no adapter is called {name}"));
+    ganger_engine::scripted::scripted_toml(
+        adapter,
+        &agent_program(name),
+        base_url,
+        &[],
+        defaults,
+        extra,
+    )
 }
 
 fn quoted(text: &str) -> String {

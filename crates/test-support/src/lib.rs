@@ -17,7 +17,8 @@ mod processes;
 mod world;
 
 pub use agents::{
-    FAKE_OPENCODE, opencode_program, opencode_toml, opencode_version, write_fake_opencode,
+    FAKE_OPENCODE, agent_program, agent_toml, opencode_program, opencode_toml, opencode_version,
+    write_fake_opencode,
 };
 pub use processes::{living_pids_with_env, wait_until};
 pub use world::{Run, World};

@@ -35,7 +35,7 @@ fn script() -> Script {
         .default_answer("ganger demo")
 }
 
-fn git(dir: &Path, args: &[&str]) -> Result<(), Failure> {
+pub(crate) fn git(dir: &Path, args: &[&str]) -> Result<(), Failure> {
     let output = Command::new("git")
         .arg("-C")
         .arg(dir)

@@ -31,27 +31,7 @@ pub(crate) fn run(ws: &Workspace, json: bool) -> Outcome {
     let _ = writeln!(out, "config: {} ({wrote})", report.config.display());
     let _ = writeln!(out, "agents:");
     for agent in &report.agents {
-        let found = match (&agent.path, &agent.version) {
-            (Some(path), Some(version)) => {
-                let tested = if *version == agent.tested_version {
-                    "the tested version".to_owned()
-                } else {
-                    format!("tested with {}", agent.tested_version)
-                };
-                format!("{version} at {} ({tested})", path.display())
-            }
-            (Some(path), None) => format!("at {} (its version could not be read)", path.display()),
-            (None, _) => format!(
-                "not found (npm install -g {}@{})",
-                agent.package, agent.tested_version
-            ),
-        };
-        let support = if agent.supported {
-            ""
-        } else {
-            " [no ganger adapter yet]"
-        };
-        let _ = writeln!(out, "  {:<9} {found}{support}", agent.name);
+        let _ = writeln!(out, "  {}", super::agents::describe(agent));
     }
     printer::emit(&out)?;
     Ok(exit::OK)

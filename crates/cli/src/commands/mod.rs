@@ -1,7 +1,9 @@
 //! One module per command family; each turns parsed arguments into an engine call and the
 //! engine's answer into output and an exit code.
 
+pub(crate) mod agents;
 pub(crate) mod demo;
+pub(crate) mod doctor;
 pub(crate) mod fake_llm;
 pub(crate) mod host;
 pub(crate) mod init;

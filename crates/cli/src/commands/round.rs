@@ -19,7 +19,10 @@ pub(crate) fn brief(text: TaskText) -> Option<Brief> {
 /// Prints notices as they come in human mode; JSON mode prints only the final document.
 pub(crate) fn notices(json: bool) -> impl FnMut(Notice) {
     move |notice| {
-        if !json {
+        if matches!(notice, Notice::UntestedVersion { .. }) {
+            // A warning: on stderr, so that it is seen even with --json.
+            let _ = printer::emit_err(&printer::notice_line(&notice));
+        } else if !json {
             let _ = printer::emit(&printer::notice_line(&notice));
         }
     }

@@ -281,6 +281,19 @@ pub fn notice_line(notice: &Notice) -> String {
             "round {number} of {slug} runs in the background (host pid {host_pid}); host log: {}\nwait for it: ganger wait {slug}\n",
             log.display()
         ),
+        Notice::UntestedVersion {
+            agent,
+            program,
+            version,
+            tested,
+        } => format!(
+            "warning: {agent} at {} is {}, not the tested {tested}; using it anyway (`ganger agents install` installs the tested one)\n",
+            program.display(),
+            version.as_deref().map_or_else(
+                || "of an unknown version".to_owned(),
+                |v| format!("version {v}")
+            )
+        ),
         Notice::Settled { slug, number } => {
             format!("round {number} of {slug} was found interrupted: its host had died\n")
         }

@@ -16,6 +16,13 @@ pub fn emit(text: &str) -> std::io::Result<()> {
     out.flush()
 }
 
+/// Writes to stderr (warnings that must be seen even when stdout is JSON).
+pub fn emit_err(text: &str) -> std::io::Result<()> {
+    let mut err = std::io::stderr().lock();
+    err.write_all(text.as_bytes())?;
+    err.flush()
+}
+
 /// Writes a value as pretty JSON with a trailing newline.
 pub fn emit_json<T: Serialize>(value: &T) -> std::io::Result<()> {
     let text = serde_json::to_string_pretty(value).map_err(std::io::Error::other)?;
