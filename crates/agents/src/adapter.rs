@@ -50,6 +50,10 @@ pub struct RoundRequest<'a> {
     pub prompt: &'a str,
     /// The session to resume, or `None` for a new one.
     pub session: Option<&'a str>,
+    /// A fresh UUID (v4) an adapter may use to name a new session up front, for CLIs that
+    /// take one (`{session}` in a `command` agent's template); then it returns it as
+    /// [`CommandPlan::session`].
+    pub new_session_id: &'a str,
     /// The title of a new session (the task's slug).
     pub title: &'a str,
     /// The model, as `provider/model`, or `None` for the agent's own default.
@@ -99,6 +103,9 @@ pub struct CommandPlan {
     pub files: Vec<(PathBuf, String)>,
     /// Directories the engine creates before starting the agent (under `agent_dir`).
     pub dirs: Vec<PathBuf>,
+    /// The session this round runs in when the plan named it up front (the request's
+    /// `new_session_id`); the stream's own session id, if it names one, wins.
+    pub session: Option<String>,
 }
 
 impl CommandPlan {
@@ -110,6 +117,7 @@ impl CommandPlan {
             stdin,
             files: Vec::new(),
             dirs: Vec::new(),
+            session: None,
         }
     }
 }

@@ -5,6 +5,7 @@
 //! command, the sandbox runs it, and the adapter reads what came back.
 
 mod adapter;
+pub mod command;
 pub mod opencode;
 mod outcome;
 pub mod scan;

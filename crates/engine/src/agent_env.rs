@@ -15,10 +15,36 @@ use std::path::{Path, PathBuf};
 /// Variables ganger uses for itself and never passes to an agent.
 const PRIVATE_VARS: [&str; 2] = ["GANGER_HOST_LOCK_FD", "GANGER_HOST_LOCK_PATH"];
 
+/// The adapter of the agent `name`; for `command`, the one that reads the stream format
+/// `ganger.toml` names for it.
+pub fn adapter_for(name: &str, config: &Config) -> Option<&'static dyn Adapter> {
+    if name == ganger_agents::command::NAME {
+        let format = config.agent(name).format;
+        return ganger_agents::command::adapter(format.as_deref().unwrap_or("text"));
+    }
+    ganger_agents::adapter(name)
+}
+
 /// Finds the agent's program: `ganger.toml`'s `command`, else the tested version in ganger's
 /// cache (`ganger agents install` put it there to be used), else the one on `PATH`.
 pub fn resolve_program(adapter: &dyn Adapter, config: &Config) -> Result<PathBuf> {
     let agent_config = config.agent(adapter.name());
+    if adapter.name() == ganger_agents::command::NAME {
+        let program = agent_config
+            .argv
+            .as_ref()
+            .and_then(|argv| argv.first())
+            .ok_or_else(|| {
+                EngineError::invalid(
+                    "the command agent has no program: set [agents.command] argv in ganger.toml",
+                )
+            })?;
+        return find_executable(Path::new(program)).ok_or_else(|| {
+            EngineError::invalid(format!(
+                "agents.command.argv in ganger.toml starts with {program}, which is not an executable"
+            ))
+        });
+    }
     if let Some(command) = agent_config.command {
         return find_executable(&command).ok_or_else(|| {
             EngineError::invalid(format!(

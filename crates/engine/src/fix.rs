@@ -54,7 +54,7 @@ pub fn fix(ws: &Workspace, options: FixOptions, notices: &mut dyn Notices) -> Re
             task.slug
         )));
     }
-    let adapter = known_adapter(&task.agent)?;
+    let adapter = known_adapter(ws, &task.agent)?;
     let program = agent_env::resolve_program(adapter, &ws.config)?;
     if let Some(running) = store
         .round(task.id, None)?

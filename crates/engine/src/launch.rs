@@ -39,6 +39,31 @@ pub(crate) fn new_token() -> String {
     )
 }
 
+/// A random UUID (version 4) from the kernel's generator, for naming a session up front.
+pub(crate) fn new_uuid() -> String {
+    use std::io::Read;
+    let mut bytes = [0u8; 16];
+    let read = std::fs::File::open("/dev/urandom").and_then(|mut f| f.read_exact(&mut bytes));
+    if read.is_err() {
+        // No generator: time and process make it unique enough on this machine.
+        let seed = new_token();
+        for (i, b) in seed.bytes().enumerate() {
+            bytes[i % 16] ^= b.rotate_left(i as u32 % 8);
+        }
+    }
+    bytes[6] = (bytes[6] & 0x0f) | 0x40;
+    bytes[8] = (bytes[8] & 0x3f) | 0x80;
+    let hex: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
+    format!(
+        "{}-{}-{}-{}-{}",
+        &hex[0..8],
+        &hex[8..12],
+        &hex[12..16],
+        &hex[16..20],
+        &hex[20..32]
+    )
+}
+
 /// This process, as the host recorded with a new round.
 pub(crate) fn this_process() -> Option<ProcessRef> {
     ProcessId::current().map(|p| ProcessRef {

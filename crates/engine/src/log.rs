@@ -77,7 +77,7 @@ pub fn log(
     out: &mut dyn FnMut(LogLine<'_>) -> std::io::Result<()>,
 ) -> Result<()> {
     let source = source(ws, options)?;
-    let adapter = crate::start::known_adapter(&source.agent)?;
+    let adapter = crate::start::known_adapter(ws, &source.agent)?;
     let mut parser = adapter.stream_parser();
     let mut file = loop {
         match File::open(&source.file) {

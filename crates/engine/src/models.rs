@@ -137,6 +137,7 @@ fn list_models(
         let request = ganger_agents::RoundRequest {
             prompt: "",
             session: None,
+            new_session_id: "",
             title: "",
             model: None,
             worktree: &ws.repo.main,

@@ -40,9 +40,23 @@ pub struct StartOptions {
 }
 
 /// The adapter named `name`, or a clear error listing the known ones.
-pub(crate) fn known_adapter(name: &str) -> Result<&'static dyn Adapter> {
+pub(crate) fn known_adapter(ws: &Workspace, name: &str) -> Result<&'static dyn Adapter> {
+    if name == ganger_agents::command::NAME {
+        let format = ws
+            .config
+            .agent(name)
+            .format
+            .unwrap_or_else(|| "text".into());
+        return crate::agent_env::adapter_for(name, &ws.config).ok_or_else(|| {
+            EngineError::invalid(format!(
+                "agents.command.format in ganger.toml is {format:?}; formats: {}",
+                ganger_agents::command::FORMATS.join(", ")
+            ))
+        });
+    }
     ganger_agents::adapter(name).ok_or_else(|| {
-        let known: Vec<&str> = ganger_agents::adapters().iter().map(|a| a.name()).collect();
+        let mut known: Vec<&str> = ganger_agents::adapters().iter().map(|a| a.name()).collect();
+        known.push(ganger_agents::command::NAME);
         EngineError::invalid(format!(
             "unknown agent {name:?}; known agents: {}",
             known.join(", ")
@@ -121,7 +135,7 @@ pub fn start(ws: &Workspace, options: StartOptions, notices: &mut dyn Notices) -
         .agent
         .clone()
         .unwrap_or_else(|| ws.config.defaults.agent.clone());
-    let adapter = known_adapter(&agent_name)?;
+    let adapter = known_adapter(ws, &agent_name)?;
     let permission = match options.permission {
         Some(permission) => permission,
         None => ws

@@ -128,6 +128,7 @@ mod tests {
     ) -> RoundRequest<'a> {
         RoundRequest {
             permission: Permission::Write,
+            new_session_id: "00000000-0000-4000-8000-000000000000",
             sandboxed: false,
             env: &NO_ENV,
             agent_dir: Path::new("/work/site/.ganger/agents/opencode"),
@@ -165,6 +166,7 @@ mod tests {
                 stdin: Some(b"  -starts with a dash, \"quoted\"\nand two lines ".to_vec()),
                 files: vec![],
                 dirs: vec![],
+                session: None,
             }
         );
     }

@@ -322,7 +322,7 @@ pub(crate) fn settle_dead_round(
 
 /// The summary of a round's raw stream file, read again through its adapter.
 pub(crate) fn reread_summary(ws: &Workspace, task: &Task, number: u32) -> Option<RoundSummary> {
-    let adapter = ganger_agents::adapter(&task.agent)?;
+    let adapter = crate::agent_env::adapter_for(&task.agent, &ws.config)?;
     let data = std::fs::read(ws.state.round_file(&task.slug, number, "jsonl")).ok()?;
     Some(ganger_agents::summarize_stream(
         adapter.stream_parser().as_mut(),

@@ -79,8 +79,8 @@ pub fn run_host(
     outcome
 }
 
-fn adapter_of(task: &Task) -> Result<&'static dyn Adapter> {
-    ganger_agents::adapter(&task.agent).ok_or_else(|| {
+fn adapter_of(ws: &Workspace, task: &Task) -> Result<&'static dyn Adapter> {
+    crate::agent_env::adapter_for(&task.agent, &ws.config).ok_or_else(|| {
         EngineError::invalid(format!(
             "unknown agent {:?} for task {}",
             task.agent, task.slug
@@ -88,13 +88,13 @@ fn adapter_of(task: &Task) -> Result<&'static dyn Adapter> {
     })
 }
 
-/// The command for this round.
+/// The command for this round, and the session it names up front, if any.
 fn agent_command(
     ws: &Workspace,
     input: &RoundInput,
     adapter: &dyn Adapter,
     keys: &[keys::LoadedKey],
-) -> Result<AgentCommand> {
+) -> Result<(AgentCommand, Option<String>)> {
     let program = agent_env::resolve_program(adapter, &ws.config)?;
     let overlay = agent_env::config_overlay(adapter, &ws.config);
     let inherited = agent_env::inherited_config(adapter, &ws.config);
@@ -105,9 +105,11 @@ fn agent_command(
         .permission
         .parse::<Permission>()
         .map_err(EngineError::invalid)?;
+    let new_session_id = crate::launch::new_uuid();
     let plan = adapter.plan(&RoundRequest {
         prompt: &input.prompt,
         session: input.round.session_before.as_deref(),
+        new_session_id: &new_session_id,
         title: &input.task.slug,
         model: input.round.model.as_deref(),
         worktree: &input.task.worktree,
@@ -120,15 +122,18 @@ fn agent_command(
     })?;
     write_plan_files(&plan)?;
     let env = agent_env::agent_environment(adapter, &ws.config, &plan, keys);
-    Ok(AgentCommand {
-        program,
-        args: plan.args.iter().map(Into::into).collect(),
-        env,
-        cwd: input.task.worktree.clone(),
-        stdin: plan.stdin,
-        token: input.round.token.clone(),
-        use_cgroup: ws.config.sandbox.cgroup,
-    })
+    Ok((
+        AgentCommand {
+            program,
+            args: plan.args.iter().map(Into::into).collect(),
+            env,
+            cwd: input.task.worktree.clone(),
+            stdin: plan.stdin,
+            token: input.round.token.clone(),
+            use_cgroup: ws.config.sandbox.cgroup,
+        },
+        plan.session,
+    ))
 }
 
 /// Creates the directories and writes the files the plan asks for (settings the agent reads
@@ -156,7 +161,7 @@ fn create(path: &std::path::Path) -> Result<File> {
 
 /// Starts the agent and follows it to its end.
 fn run_agent(ws: &Workspace, store: &mut dyn Store, input: &RoundInput) -> Result<finish::Ended> {
-    let adapter = adapter_of(&input.task)?;
+    let adapter = adapter_of(ws, &input.task)?;
     if !input.task.worktree.is_dir() {
         return Err(EngineError::invalid(format!(
             "the worktree {} is gone",
@@ -165,7 +170,7 @@ fn run_agent(ws: &Workspace, store: &mut dyn Store, input: &RoundInput) -> Resul
     }
     let keys = keys::load_keys(&ws.config, &input.task.keys)?;
     let redactor = keys::LoadedKey::redactor(&keys);
-    let command = agent_command(ws, input, adapter, &keys)?;
+    let (command, named_session) = agent_command(ws, input, adapter, &keys)?;
     let slug = &input.task.slug;
     let number = input.round.number;
     let raw = create(&ws.state.round_file(slug, number, "jsonl"))?;
@@ -183,7 +188,10 @@ fn run_agent(ws: &Workspace, store: &mut dyn Store, input: &RoundInput) -> Resul
         agent.marker.cgroup.as_ref().map(|c| c.path()),
     )?;
     let progress = Arc::new(Mutex::new(Progress {
-        summary: Default::default(),
+        summary: ganger_events::RoundSummary {
+            session: named_session,
+            ..Default::default()
+        },
         last_progress: started,
         dirty: false,
     }));
