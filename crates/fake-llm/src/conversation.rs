@@ -101,11 +101,21 @@ pub enum Answer {
     ToolCall {
         /// The tool's name as the agent offered it.
         name: String,
-        /// The call's arguments (a JSON object).
+        /// The call's arguments: a JSON object, or a string that is the raw input of a custom
+        /// (freeform) tool such as Codex's `apply_patch`; see [`arguments_text`].
         arguments: serde_json::Value,
         /// The call's id, unique within this server.
         call_id: String,
     },
+}
+
+/// A tool call's arguments as they go on the wire: a string as it is (a custom tool's raw
+/// input), anything else as compact JSON.
+pub(crate) fn arguments_text(arguments: &serde_json::Value) -> String {
+    match arguments {
+        serde_json::Value::String(text) => text.clone(),
+        other => other.to_string(),
+    }
 }
 
 /// The token counts the server reports for one answer, the same whatever the protocol, and
@@ -131,7 +141,7 @@ impl TokenUsage {
             Answer::Text { text } => text.chars().count(),
             Answer::ToolCall {
                 name, arguments, ..
-            } => name.len() + arguments.to_string().len(),
+            } => name.len() + arguments_text(arguments).len(),
         };
         TokenUsage {
             input: estimate_tokens(prompt_chars),

@@ -22,7 +22,8 @@ pub enum TurnKind {
     Tool {
         /// The tool's name exactly as the agent offers it (`write`, `edit`, `bash`, ...).
         name: String,
-        /// The arguments, a JSON object.
+        /// The arguments: a JSON object, or a string for a custom (freeform) tool whose input
+        /// is raw text, such as Codex's `apply_patch`.
         arguments: serde_json::Value,
     },
     /// A fault instead of an answer.
@@ -65,7 +66,8 @@ impl Turn {
         Turn::of(TurnKind::Text { text: text.into() })
     }
 
-    /// A tool call with JSON object arguments.
+    /// A tool call with JSON object arguments, or with a JSON string as the raw input of a
+    /// custom tool (`json!("*** Begin Patch\n...")`).
     pub fn tool(name: impl Into<String>, arguments: serde_json::Value) -> Self {
         Turn::of(TurnKind::Tool {
             name: name.into(),

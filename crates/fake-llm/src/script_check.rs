@@ -17,7 +17,7 @@ pub(crate) struct CheckedScript {
 
 impl Script {
     /// Checks the script's rules: patterns compile, tool calls have a name and object
-    /// arguments, `times` and `retry_after_ms` only on faults (`retry_after_ms` only on 429
+    /// or string arguments, `times` and `retry_after_ms` only on faults (`retry_after_ms` only on 429
     /// and 500, `times` at least 1), and a permanent fault (no `times`) only as the last turn.
     pub fn check(&self) -> Result<(), ScriptError> {
         compile(self.clone()).map(|_| ())
@@ -53,9 +53,10 @@ fn check_turn(turn: &Turn, is_last: bool) -> Result<(), String> {
             if name.is_empty() {
                 return Err("a tool call needs a tool name".to_owned());
             }
-            if !arguments.is_object() {
+            if !arguments.is_object() && !arguments.is_string() {
                 return Err(format!(
-                    "the arguments of tool {name:?} must be a table (a JSON object)"
+                    "the arguments of tool {name:?} must be a table (a JSON object) or a \
+                     string (the raw input of a custom tool)"
                 ));
             }
             check_no_fault_options(turn)

@@ -32,7 +32,28 @@ pub(super) async fn respond(
             };
             wire_response::cut(protocol.render(&answer, context))
         }
-        Fault::Garbage => wire_response::garbage(context.conversation.stream),
+        Fault::Garbage => {
+            let answer = Answer::Text {
+                text: CUT_TEXT.to_owned(),
+            };
+            wire_response::garbage(
+                context.conversation.stream,
+                first_event_name(&answer, protocol, context),
+            )
+        }
+    }
+}
+
+/// The `event:` name of the first event a streamed answer would have, for protocols that name
+/// their events, so that garbage looks like the protocol's stream (Responses).
+fn first_event_name(
+    answer: &Answer,
+    protocol: &dyn WireProtocol,
+    context: RenderContext<'_>,
+) -> Option<String> {
+    match protocol.render(answer, context) {
+        WireBody::Sse(events) => events.into_iter().next().and_then(|event| event.event),
+        WireBody::Json(_) => None,
     }
 }
 

@@ -81,16 +81,22 @@ pub(super) fn cut(body: WireBody) -> Response {
 }
 
 /// A 200 whose body is not valid JSON: for a stream, a `data:` line with a truncated JSON
-/// chunk and one with plain words, then the end of the body without `[DONE]`.
-pub(super) fn garbage(stream: bool) -> Response {
+/// chunk and one with plain words (each under `event: NAME` when `event` is given), then the
+/// end of the body without `[DONE]`.
+pub(super) fn garbage(stream: bool, event: Option<String>) -> Response {
     let (content_type, text) = if stream {
+        let named = event
+            .map(|name| format!("event: {name}\n"))
+            .unwrap_or_default();
         (
             EVENT_STREAM,
-            "data: {\"id\":\"chatcmpl-garbage\",\"choices\":[{\"delta\":{\"content\":\"gar\n\n\
-             data: fake-llm garbage, not JSON at all\n\n",
+            format!(
+                "{named}data: {{\"id\":\"chatcmpl-garbage\",\"choices\":[{{\"delta\":{{\"content\":\"gar\n\n\
+                 {named}data: fake-llm garbage, not JSON at all\n\n"
+            ),
         )
     } else {
-        (JSON, "fake-llm garbage: {this is not JSON")
+        (JSON, "fake-llm garbage: {this is not JSON".to_owned())
     };
     let mut response = Response::new(Body::from(text));
     set_content_type(&mut response, content_type);

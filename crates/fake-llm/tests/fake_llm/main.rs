@@ -9,6 +9,7 @@ mod bound_server;
 mod faults;
 mod http_client;
 mod openai_chat;
+mod openai_responses;
 mod recording;
 mod script_toml;
 mod turn_matching;

@@ -117,7 +117,7 @@ fn scripts_that_break_the_rules_are_refused_with_the_turn_named() {
         ),
         (
             "[[turns]]\ntool = \"write\"\narguments = [1]\n",
-            "invalid script: turns[0]: the arguments of tool \"write\" must be a table (a JSON object)",
+            "invalid script: turns[0]: the arguments of tool \"write\" must be a table (a JSON object) or a string (the raw input of a custom tool)",
         ),
         (
             "retry_after_ms = 5\n",

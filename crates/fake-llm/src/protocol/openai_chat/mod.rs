@@ -2,10 +2,10 @@
 //! (OpenCode) and Qwen Code speak it: streamed as `data:` chunks ending with `data: [DONE]`,
 //! or one JSON document when `stream` is false.
 
-mod error_body;
+pub(crate) mod error_body;
 mod request;
 mod response;
-mod stream;
+pub(crate) mod stream;
 
 use serde_json::Value;
 

@@ -3,7 +3,7 @@
 
 use serde_json::{Value, json};
 
-use crate::conversation::Answer;
+use crate::conversation::{Answer, arguments_text};
 use crate::protocol::RenderContext;
 
 /// The whole `chat.completion` document for `answer`.
@@ -20,7 +20,7 @@ pub(super) fn completion(answer: &Answer, context: RenderContext<'_>) -> Value {
             "tool_calls": [{
                 "id": call_id,
                 "type": "function",
-                "function": {"name": name, "arguments": arguments.to_string()},
+                "function": {"name": name, "arguments": arguments_text(arguments)},
             }],
         }),
     };

@@ -8,7 +8,7 @@
 use serde_json::{Value, json};
 
 use super::response::{completion_id, finish_reason, usage};
-use crate::conversation::Answer;
+use crate::conversation::{Answer, arguments_text};
 use crate::protocol::{RenderContext, SseEvent};
 
 /// How many pieces a text answer is streamed in (fewer for short texts).
@@ -49,7 +49,7 @@ pub(super) fn chunks(answer: &Answer, context: RenderContext<'_>) -> Vec<SseEven
                 }]}),
                 None,
             ));
-            for piece in pieces(&arguments.to_string(), 2) {
+            for piece in pieces(&arguments_text(arguments), 2) {
                 events.push(chunk(
                     json!({"tool_calls": [{"index": 0, "function": {"arguments": piece}}]}),
                     None,
@@ -82,7 +82,7 @@ pub(super) fn chunks(answer: &Answer, context: RenderContext<'_>) -> Vec<SseEven
 
 /// Splits `text` into at most `count` non-empty pieces of about equal length, on character
 /// boundaries; an empty text is one empty piece.
-fn pieces(text: &str, count: usize) -> Vec<&str> {
+pub(crate) fn pieces(text: &str, count: usize) -> Vec<&str> {
     let chars = text.chars().count();
     if chars == 0 {
         return vec![text];
