@@ -1,0 +1,75 @@
+//! How each agent's model calls its tools: the same scenario needs `write` with `filePath`
+//! for OpenCode, `Write` with an absolute `file_path` for Claude Code, an `apply_patch`
+//! custom call for Codex, `write_file` for Gemini CLI and Qwen Code. Also which requests an
+//! agent counts in its token figures, and whether it reports a cost of its own.
+
+use ganger_fake_llm::Turn;
+use serde_json::json;
+use std::path::Path;
+
+/// One agent's dialect.
+#[derive(Debug, Clone, Copy)]
+pub struct Dialect {
+    /// The adapter's name.
+    pub agent: &'static str,
+    /// Whether the agent reports its own cost (else the price table in ganger.toml is used).
+    pub own_cost: bool,
+    /// Whether its token figures include requests that offer no tools (side requests).
+    pub counts_side_requests: bool,
+}
+
+/// The dialects, by agent name.
+pub fn dialect(agent: &'static str) -> Dialect {
+    let (own_cost, counts_side_requests) = match agent {
+        "opencode" => (true, false),
+        "claude" => (true, false),
+        _ => (false, false),
+    };
+    Dialect {
+        agent,
+        own_cost,
+        counts_side_requests,
+    }
+}
+
+impl Dialect {
+    /// A call that writes `content` to `name` in the worktree `worktree`.
+    pub fn write(&self, worktree: &Path, name: &str, content: &str) -> Turn {
+        let absolute = worktree.join(name).to_string_lossy().into_owned();
+        match self.agent {
+            "opencode" => Turn::tool("write", json!({"filePath": name, "content": content})),
+            "claude" => Turn::tool("Write", json!({"file_path": absolute, "content": content})),
+            "codex" => {
+                let lines: String = content.lines().map(|l| format!("+{l}\n")).collect();
+                Turn::tool(
+                    "apply_patch",
+                    json!(format!(
+                        "*** Begin Patch\n*** Add File: {name}\n{lines}*** End Patch\n"
+                    )),
+                )
+            }
+            "gemini" | "qwen" => Turn::tool(
+                "write_file",
+                json!({"file_path": absolute, "content": content}),
+            ),
+            other => panic!("no dialect for {other}"),
+        }
+    }
+
+    /// A call that runs `command` in the shell.
+    pub fn shell(&self, command: &str) -> Turn {
+        match self.agent {
+            "opencode" => Turn::tool(
+                "bash",
+                json!({"command": command, "description": "run a command"}),
+            ),
+            "claude" => Turn::tool("Bash", json!({"command": command})),
+            "codex" => Turn::tool("exec_command", json!({"cmd": command})),
+            "gemini" | "qwen" => Turn::tool(
+                "run_shell_command",
+                json!({"command": command, "description": "run a command"}),
+            ),
+            other => panic!("no dialect for {other}"),
+        }
+    }
+}

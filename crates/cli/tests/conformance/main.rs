@@ -1,0 +1,60 @@
+//! The conformance suite: the same end-to-end scenarios, with the real pinned CLI against the
+//! scripted model, for every agent. Test names are `AGENT::SCENARIO`, and
+//! `scripts/conformance-table` turns a run's results into the README's table.
+
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "a test fails loudly on what it did not expect"
+)]
+
+mod dialect;
+mod scenarios;
+
+macro_rules! suite {
+    ($($agent:ident),* $(,)?) => {$(
+        mod $agent {
+            fn d() -> crate::dialect::Dialect {
+                crate::dialect::dialect(stringify!($agent))
+            }
+            #[test]
+            fn writes_a_file() {
+                crate::scenarios::writes_a_file(d());
+            }
+            #[test]
+            fn fix_continues_the_session() {
+                crate::scenarios::fix_continues_the_session(d());
+            }
+            #[test]
+            fn read_only_writes_nothing() {
+                crate::scenarios::read_only_writes_nothing(d());
+            }
+            #[test]
+            fn http_401_fails() {
+                crate::scenarios::http_401_fails(d());
+            }
+            #[test]
+            fn http_500_fails() {
+                crate::scenarios::http_500_fails(d());
+            }
+            #[test]
+            fn hang_is_stalled() {
+                crate::scenarios::hang_is_stalled(d());
+            }
+            #[test]
+            fn refused_connection_ends() {
+                crate::scenarios::refused_connection_ends(d());
+            }
+            #[test]
+            fn cancel_stops_the_round() {
+                crate::scenarios::cancel_stops_the_round(d());
+            }
+            #[test]
+            fn tokens_match_the_model() {
+                crate::scenarios::tokens_match_the_model(d());
+            }
+        }
+    )*};
+}
+
+suite!(opencode, claude, codex, gemini, qwen);

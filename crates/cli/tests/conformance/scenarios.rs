@@ -1,0 +1,326 @@
+//! The scenarios every agent must pass, each a function of the agent's [`Dialect`]: real
+//! `ganger`, the real pinned CLI, the scripted model, a real git repository.
+
+use crate::dialect::Dialect;
+use ganger_fake_llm::{FakeLlm, Fault, RecordedRequest, Reply, Script, Turn};
+use ganger_test_support::{World, agent_toml, living_pids_with_env, wait_until};
+use serde_json::Value;
+use std::time::{Duration, Instant};
+
+/// Limits of every scenario's rounds: a wall clock well inside the test runner's, and a stall
+/// limit short enough that the hang scenarios end quickly.
+const LIMITS: &str = "timeout = \"150s\"\nstall = \"12s\"";
+
+/// Prices for agents that report no cost of their own, in dollars per million tokens.
+const PRICES: &str = r#"
+[prices."gpt-5.5"]
+input = 2.0
+output = 8.0
+
+[prices.gemini-fake]
+input = 2.0
+output = 8.0
+
+[prices.qwen-fake]
+input = 2.0
+output = 8.0
+"#;
+
+struct Setup {
+    world: World,
+    llm: FakeLlm,
+}
+
+fn setup(d: Dialect, script: Script) -> Setup {
+    let llm = FakeLlm::start(script).unwrap();
+    let world = World::new(env!("CARGO_BIN_EXE_ganger").as_ref());
+    world.write(
+        "ganger.toml",
+        &agent_toml(d.agent, &llm.root_url(), LIMITS, PRICES),
+    );
+    Setup { world, llm }
+}
+
+/// The text of every user prompt of a request.
+fn prompts(request: &RecordedRequest) -> Vec<String> {
+    request
+        .conversation
+        .as_ref()
+        .map(|c| c.prompts().into_iter().map(str::to_owned).collect())
+        .unwrap_or_default()
+}
+
+fn start(s: &Setup, slug: &str, message: &str, extra: &[&str]) -> Value {
+    let mut args = vec!["start", slug, "--message", message, "--json"];
+    args.extend_from_slice(extra);
+    let run = s.world.ganger(&args);
+    let report = run.json();
+    assert!(
+        report["schema"] == "ganger.round-report/1",
+        "{report:#}\nstderr:\n{}",
+        run.stderr
+    );
+    report
+}
+
+fn report_text(report: &Value) -> String {
+    format!(
+        "{} {} {}",
+        report["reason"].as_str().unwrap_or_default(),
+        report["errors"],
+        report["stderr_tail"]
+    )
+}
+
+const FIRST: &str = "Write the first file, round1.txt, then say done.";
+const SECOND: &str = "Now the second file, round2.txt.";
+
+fn two_rounds(d: Dialect, world_root: &std::path::Path) -> Script {
+    let worktree = world_root.join("repo-agent-t1");
+    Script::new()
+        .turn(
+            d.write(&worktree, "round1.txt", "round 1\n")
+                .when("first file"),
+        )
+        .text("Done round 1. {{history}}")
+        .turn(
+            d.write(&worktree, "round2.txt", "round 2\n")
+                .when("second file"),
+        )
+        .text("Done round 2. {{history}}")
+}
+
+/// A world whose script needs the world's own paths (absolute file paths for the tools).
+fn setup_with(d: Dialect, script: impl FnOnce(&std::path::Path) -> Script) -> Setup {
+    let world = World::new(env!("CARGO_BIN_EXE_ganger").as_ref());
+    let llm = FakeLlm::start(script(world.root())).unwrap();
+    world.write(
+        "ganger.toml",
+        &agent_toml(d.agent, &llm.root_url(), LIMITS, PRICES),
+    );
+    Setup { world, llm }
+}
+
+/// A round writes a file in the task's worktree, not in the main checkout.
+pub fn writes_a_file(d: Dialect) {
+    let s = setup_with(d, |root| two_rounds(d, root));
+    let report = start(&s, "t1", FIRST, &[]);
+    assert_eq!(report["status"], "done", "{report:#}");
+    let worktree = s.world.worktree("t1");
+    assert_eq!(
+        std::fs::read_to_string(worktree.join("round1.txt")).unwrap(),
+        "round 1\n"
+    );
+    assert!(!s.world.repo.join("round1.txt").exists());
+    assert_eq!(
+        report["changed"]["shown"],
+        serde_json::json!(["A round1.txt"])
+    );
+    assert!(report["session"].as_str().is_some_and(|id| !id.is_empty()));
+}
+
+/// A fix continues the same session: the model's round-2 request carries round 1.
+pub fn fix_continues_the_session(d: Dialect) {
+    let s = setup_with(d, |root| two_rounds(d, root));
+    let first = start(&s, "t1", FIRST, &[]);
+    assert_eq!(first["status"], "done", "{first:#}");
+    let fixed = s
+        .world
+        .ganger(&["fix", "t1", "--message", SECOND, "--json"]);
+    let second = fixed.json();
+    assert_eq!(second["status"], "done", "{second:#}");
+    assert_eq!(second["session"], first["session"]);
+    assert!(s.world.worktree("t1").join("round2.txt").is_file());
+    let carried = s.llm.requests().iter().any(|r| {
+        let p = prompts(r);
+        p.iter().any(|t| t.contains("first file")) && p.iter().any(|t| t.contains("second file"))
+    });
+    assert!(carried, "no request carried both rounds' prompts");
+}
+
+/// Read-only: the model tries to write through the file tool and through the shell, and no
+/// file appears.
+pub fn read_only_writes_nothing(d: Dialect) {
+    let s = setup_with(d, |root| {
+        let worktree = root.join("repo-agent-ro");
+        Script::new()
+            .turn(d.write(&worktree, "by-tool.txt", "written\n"))
+            .turn(d.shell("echo written > by-shell.txt"))
+            .text("I tried.")
+            .default_answer("read-only")
+    });
+    let report = start(
+        &s,
+        "ro",
+        "Try to write files.",
+        &["--permission", "read-only"],
+    );
+    let worktree = s.world.worktree("ro");
+    assert!(worktree.is_dir(), "{report:#}");
+    assert!(!worktree.join("by-tool.txt").exists(), "{report:#}");
+    assert!(!worktree.join("by-shell.txt").exists(), "{report:#}");
+    assert!(!s.world.repo.join("by-tool.txt").exists());
+    assert!(!s.world.repo.join("by-shell.txt").exists());
+    assert_ne!(report["status"], "running");
+}
+
+fn fails_with(d: Dialect, fault: Turn, needle: &[&str], bound: Duration) {
+    let s = setup(d, Script::new().turn(fault).default_answer("side"));
+    let clock = Instant::now();
+    let report = start(&s, "bad", "Do something.", &[]);
+    let took = clock.elapsed();
+    assert_eq!(report["status"], "failed", "{report:#}");
+    let text = report_text(&report);
+    assert!(
+        needle.iter().any(|n| text.contains(n)),
+        "none of {needle:?} in the report: {report:#}"
+    );
+    assert!(took < bound, "took {took:?}, more than {bound:?}");
+}
+
+/// A 401 ends the round as failed, with the model's message where the agent passes it on.
+pub fn http_401_fails(d: Dialect) {
+    fails_with(
+        d,
+        Turn::fault(Fault::Http401),
+        &["401", "scripted fault http-401"],
+        Duration::from_secs(90),
+    );
+}
+
+/// A persistent 500 ends the round as failed within a bounded time (Codex replaces the
+/// message with its own).
+pub fn http_500_fails(d: Dialect) {
+    fails_with(
+        d,
+        Turn::fault(Fault::Http500).retry_after_ms(0),
+        &["500", "scripted fault http-500", "high demand"],
+        Duration::from_secs(120),
+    );
+}
+
+fn ends_without_progress(s: &Setup) {
+    let clock = Instant::now();
+    let report = start(s, "stuck", "Do something.", &[]);
+    let status = report["status"].as_str().unwrap_or_default().to_owned();
+    assert!(
+        status == "stalled" || status == "failed",
+        "status {status}: {report:#}"
+    );
+    assert!(clock.elapsed() < Duration::from_secs(140), "{report:#}");
+    let token = report["token"].as_str().unwrap_or_default();
+    assert!(living_pids_with_env(&format!("GANGER_ROUND={token}")).is_empty());
+}
+
+/// A model that never answers is ended by the stall limit.
+pub fn hang_is_stalled(d: Dialect) {
+    let s = setup(d, Script::new().turn(Turn::fault(Fault::Hang)));
+    let clock = Instant::now();
+    let report = start(&s, "stuck", "Do something.", &[]);
+    assert_eq!(report["status"], "stalled", "{report:#}");
+    assert!(clock.elapsed() < Duration::from_secs(140));
+}
+
+/// A model address that refuses connections ends the round (by the stall limit where the
+/// agent retries forever).
+pub fn refused_connection_ends(d: Dialect) {
+    let closed = {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        listener.local_addr().unwrap().port()
+    };
+    let llm = FakeLlm::start(Script::new()).unwrap();
+    let world = World::new(env!("CARGO_BIN_EXE_ganger").as_ref());
+    world.write(
+        "ganger.toml",
+        &agent_toml(
+            d.agent,
+            &format!("http://127.0.0.1:{closed}"),
+            LIMITS,
+            PRICES,
+        ),
+    );
+    ends_without_progress(&Setup { world, llm });
+}
+
+/// Cancel stops a running round and leaves no process of it behind.
+pub fn cancel_stops_the_round(d: Dialect) {
+    let s = setup(d, Script::new().turn(Turn::fault(Fault::Hang)));
+    s.world
+        .ganger(&[
+            "start",
+            "c1",
+            "--message",
+            "Work for a long time.",
+            "--detach",
+        ])
+        .expect_code(0);
+    assert!(
+        wait_until(Duration::from_secs(60), || !s.llm.requests().is_empty()),
+        "the agent never reached the model"
+    );
+    let running = s.world.ganger(&["status", "c1", "--json"]).json();
+    assert_eq!(running["status"], "running", "{running:#}");
+    s.world.ganger(&["cancel", "c1"]).expect_code(0);
+    let waited = s
+        .world
+        .ganger(&["wait", "c1", "--timeout", "60s", "--json"]);
+    let report = waited.json();
+    assert_eq!(report["status"], "cancelled", "{report:#}");
+    let marker = format!("GANGER_ROUND={}", running["token"].as_str().unwrap());
+    assert!(
+        wait_until(Duration::from_secs(10), || living_pids_with_env(&marker)
+            .is_empty()),
+        "processes of the cancelled round survive"
+    );
+}
+
+/// The usage the model server sent for requests `from..` (the agent's own count of them).
+fn sent(d: Dialect, requests: &[RecordedRequest]) -> (u64, u64) {
+    requests
+        .iter()
+        .filter(|r| d.counts_side_requests || r.tools_offered)
+        .filter_map(|r| match &r.reply {
+            Reply::Answer { usage, .. } => Some((usage.input, usage.output)),
+            _ => None,
+        })
+        .fold((0, 0), |(i, o), (ri, ro)| (i + ri, o + ro))
+}
+
+/// Token figures per round match the usage the model server sent, and the cost is the
+/// agent's own or computed from the price table.
+pub fn tokens_match_the_model(d: Dialect) {
+    let s = setup_with(d, |root| two_rounds(d, root));
+    let first = start(&s, "t1", FIRST, &[]);
+    assert_eq!(first["status"], "done", "{first:#}");
+    let after_first = s.llm.requests().len();
+    let second = s
+        .world
+        .ganger(&["fix", "t1", "--message", SECOND, "--json"])
+        .json();
+    assert_eq!(second["status"], "done", "{second:#}");
+    let requests = s.llm.requests();
+    for (report, range) in [
+        (&first, &requests[..after_first]),
+        (&second, &requests[after_first..]),
+    ] {
+        let (input, output) = sent(d, range);
+        let tokens = &report["tokens"];
+        let reported_in =
+            tokens["input"].as_u64().unwrap() + tokens["cache_read"].as_u64().unwrap();
+        let reported_out =
+            tokens["output"].as_u64().unwrap() + tokens["reasoning"].as_u64().unwrap();
+        assert_eq!(
+            (reported_in, reported_out),
+            (input, output),
+            "round {}: {report:#}",
+            report["round"]
+        );
+        let cost = report["cost_usd"].as_f64().expect("a cost");
+        if !d.own_cost {
+            let expected = (input as f64 * 2.0 + output as f64 * 8.0) / 1e6;
+            assert!((cost - expected).abs() < 1e-9, "cost {cost} != {expected}");
+        } else {
+            assert!(cost > 0.0, "{report:#}");
+        }
+    }
+}
