@@ -1,6 +1,7 @@
 //! The `StreamParser` contract for the Claude Code and Qwen Code reader: `feed` equals folding
 //! the full parse on every recorded stream, the whole-stream summaries agree, and a fresh
 //! parser per round gives the same summary as a live one.
+#![cfg(test)]
 
 mod stream_json_common;
 

@@ -1,5 +1,6 @@
 //! Snapshots of what the recorded Claude Code and Qwen Code streams normalize to: every line's
 //! type and events, the round summary, and the verdict with the exit code the real run had.
+#![cfg(test)]
 
 mod stream_json_common;
 

@@ -1,6 +1,6 @@
 //! Claude Code (`claude -p --output-format stream-json --verbose`, version 2.1.197): its command
-//! line and its version. Its stream is read by the shared [`stream_json`](crate::stream_json)
-//! reader in the [`Dialect::Claude`](crate::stream_json::Dialect::Claude) dialect.
+//! line and its version. Its stream is read by the shared [`crate::stream_json`]
+//! reader in the [`crate::stream_json::Dialect::Claude`] dialect.
 //!
 //! - [`command`]: the command for one round, and how to point it at a scripted server.
 //! - [`parse_version`]: reading `claude --version` (also used for Qwen Code's).

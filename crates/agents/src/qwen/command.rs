@@ -10,7 +10,7 @@
 //!   option and one after `--` is dropped, and a prompt on stdin reaches the model with two
 //!   newlines appended. A prompt too long for one argument goes on stdin all the same.
 //! - Settings (auto-update off, the OpenAI endpoint's auth type, `ganger.toml`'s table) go in
-//!   a file in the agent's directory (see [`settings`](super::settings)).
+//!   a file in the agent's directory (see [`super::settings`]).
 
 use crate::adapter::{CommandPlan, Permission, PlanError, RoundRequest, ScriptedEndpoint};
 use crate::qwen::settings;

@@ -1,7 +1,7 @@
 //! Qwen Code (`qwen --output-format stream-json`, version 0.15.10): its command line and the
 //! settings file ganger gives it. Its stream is Claude-compatible stream-json, read by the
-//! shared [`stream_json`](crate::stream_json) reader in the
-//! [`Dialect::Qwen`](crate::stream_json::Dialect::Qwen) dialect: session-total usage, no cost,
+//! shared [`crate::stream_json`] reader in the
+//! [`crate::stream_json::Dialect::Qwen`] dialect: session-total usage, no cost,
 //! and API errors reported as `[API Error: …]` text with exit code 0.
 //!
 //! - [`command`]: the command for one round, and how to point it at a scripted server.
