@@ -199,7 +199,11 @@ pub fn adapters() -> &'static [&'static dyn Adapter] {
     KNOWN
 }
 
-static KNOWN: &[&dyn Adapter] = &[&crate::opencode::OpenCode];
+static KNOWN: &[&dyn Adapter] = &[
+    &crate::opencode::OpenCode,
+    &crate::claude::Claude,
+    &crate::qwen::Qwen,
+];
 
 #[cfg(test)]
 mod tests {

@@ -5,11 +5,14 @@
 //! command, the sandbox runs it, and the adapter reads what came back.
 
 mod adapter;
+pub mod claude;
 pub mod command;
 pub mod opencode;
 mod outcome;
+pub mod qwen;
 pub mod scan;
 mod stream;
+pub mod stream_json;
 
 pub use adapter::{
     Adapter, CommandPlan, Permission, PlanError, RoundRequest, ScriptedEndpoint, adapter, adapters,

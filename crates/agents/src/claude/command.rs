@@ -1,0 +1,98 @@
+//! Claude Code's command line for one round.
+//!
+//! - `-p --output-format stream-json --verbose`: headless, one JSON event per line (`--verbose`
+//!   is required with stream-json).
+//! - `--resume ID` continues a session; Claude finds sessions by working directory, and ganger
+//!   runs every round of a task in the same worktree. There is no title option.
+//! - The prompt always goes on stdin: `--allowedTools` and `--disallowedTools` take any number
+//!   of values and would swallow a prompt given after them.
+//! - Permissions ([`Permission`]): write without a sandbox accepts edits and allows the shell;
+//!   write in a sandbox bypasses permissions, which Claude refuses as root unless `IS_SANDBOX=1`
+//!   (set then only); read-only withholds the writing tools and the shell.
+//! - `DISABLE_AUTOUPDATER=1` keeps the tested version the one that runs; retries are bounded
+//!   (`CLAUDE_CODE_MAX_RETRIES=2`, ten by default: 176 s against a failing server) unless the
+//!   user set their own.
+//! - `[agents.claude.config]` from `ganger.toml` is passed as `--settings <json>`.
+
+use crate::adapter::{CommandPlan, Permission, PlanError, RoundRequest, ScriptedEndpoint};
+use serde_json::Value;
+
+/// The variable bounding Claude's retries of a failed API request.
+pub const MAX_RETRIES_ENV: &str = "CLAUDE_CODE_MAX_RETRIES";
+
+/// ganger's bound when the user sets none: a failing API fails the round in seconds.
+const MAX_RETRIES: &str = "2";
+
+/// The tools a read-only round withholds: every tool that writes files, and the shell.
+const WRITING_TOOLS: [&str; 5] = ["Write", "Edit", "MultiEdit", "NotebookEdit", "Bash"];
+
+/// The command for one round.
+pub fn plan(request: &RoundRequest<'_>) -> Result<CommandPlan, PlanError> {
+    let mut args: Vec<String> = ["-p", "--output-format", "stream-json", "--verbose"]
+        .map(String::from)
+        .to_vec();
+    if let Some(session) = request.session {
+        args.extend(["--resume".into(), session.to_owned()]);
+    }
+    if let Some(model) = request.model {
+        args.extend(["--model".into(), model.to_owned()]);
+    }
+    if let Some(settings) = settings(request.config)? {
+        args.extend(["--settings".into(), settings]);
+    }
+    let mut env = vec![("DISABLE_AUTOUPDATER".to_owned(), "1".to_owned())];
+    if request.var(MAX_RETRIES_ENV).is_none() {
+        env.push((MAX_RETRIES_ENV.to_owned(), MAX_RETRIES.to_owned()));
+    }
+    // The permission options come last: the tool lists take every value that follows them.
+    match (request.permission, request.sandboxed) {
+        (Permission::Write, false) => {
+            args.extend(
+                ["--permission-mode", "acceptEdits", "--allowedTools", "Bash"].map(String::from),
+            );
+        }
+        (Permission::Write, true) => {
+            args.extend(["--permission-mode", "bypassPermissions"].map(String::from));
+            env.push(("IS_SANDBOX".to_owned(), "1".to_owned()));
+        }
+        (Permission::ReadOnly, _) => {
+            args.extend(["--permission-mode", "default", "--disallowedTools"].map(String::from));
+            args.extend(WRITING_TOOLS.map(String::from));
+        }
+    }
+    Ok(CommandPlan::new(
+        args,
+        env,
+        Some(request.prompt.as_bytes().to_vec()),
+    ))
+}
+
+/// `ganger.toml`'s table as compact JSON for `--settings`, or `None` when there is nothing.
+fn settings(config: Option<&Value>) -> Result<Option<String>, PlanError> {
+    match config {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::Object(table)) if table.is_empty() => Ok(None),
+        Some(table @ Value::Object(_)) => Ok(Some(table.to_string())),
+        Some(_) => Err(PlanError::Config {
+            agent: "claude",
+            reason: "it must be a table of Claude Code settings".into(),
+        }),
+    }
+}
+
+/// Claude Code pointed at a scripted server: it speaks the Anthropic Messages API there, and
+/// passes any model name through.
+pub fn scripted_endpoint(base_url: &str) -> ScriptedEndpoint {
+    ScriptedEndpoint {
+        model: "claude-fake".into(),
+        env: [
+            ("ANTHROPIC_BASE_URL", base_url),
+            ("ANTHROPIC_API_KEY", "scripted-model-key"),
+            ("DISABLE_TELEMETRY", "1"),
+            ("DISABLE_ERROR_REPORTING", "1"),
+        ]
+        .map(|(name, value)| (name.to_owned(), value.to_owned()))
+        .to_vec(),
+        config: None,
+    }
+}

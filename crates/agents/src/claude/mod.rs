@@ -1,0 +1,20 @@
+//! Claude Code (`claude -p --output-format stream-json --verbose`, version 2.1.197): its command
+//! line and its version. Its stream is read by the shared [`crate::stream_json`]
+//! reader in the [`crate::stream_json::Dialect::Claude`] dialect.
+//!
+//! - [`command`]: the command for one round, and how to point it at a scripted server.
+//! - [`parse_version`]: reading `claude --version` (also used for Qwen Code's).
+
+mod adapter;
+pub mod command;
+mod version;
+
+pub use adapter::Claude;
+pub use version::parse_version;
+
+use crate::stream_json::{Dialect, StreamJsonParser};
+
+/// A fresh reader for one Claude Code round's stream.
+pub fn stream_parser() -> StreamJsonParser {
+    StreamJsonParser::new(Dialect::Claude)
+}

@@ -1,0 +1,65 @@
+//! Qwen Code's command line for one round.
+//!
+//! - `--output-format stream-json`: headless, Claude-compatible JSON events, one per line.
+//! - `--resume ID` continues a session; `-m MODEL` picks the model. No title option exists.
+//! - Permissions ([`Permission`]): write is `--approval-mode yolo` (edits and the shell without
+//!   asking); read-only is `--approval-mode default`, in which headless Qwen withholds its
+//!   writing tools and the shell from the model.
+//! - The prompt goes as `--prompt=TEXT`, the one way measured to reach the model exactly
+//!   (docs/agents/qwen-prompt.md): a positional prompt that starts with `-` is read as an
+//!   option and one after `--` is dropped, and a prompt on stdin reaches the model with two
+//!   newlines appended. A prompt too long for one argument goes on stdin all the same.
+//! - Settings (auto-update off, the OpenAI endpoint's auth type, `ganger.toml`'s table) go in
+//!   a file in the agent's directory (see [`super::settings`]).
+
+use crate::adapter::{CommandPlan, Permission, PlanError, RoundRequest, ScriptedEndpoint};
+use crate::qwen::settings;
+use serde_json::json;
+
+/// The longest prompt passed as an argument, in bytes: Linux refuses a single argument over
+/// 128 KiB.
+pub const PROMPT_ARG_LIMIT: usize = 100 * 1024;
+
+/// The command for one round.
+pub fn plan(request: &RoundRequest<'_>) -> Result<CommandPlan, PlanError> {
+    let mut args: Vec<String> = vec!["--output-format".into(), "stream-json".into()];
+    if let Some(session) = request.session {
+        args.extend(["--resume".into(), session.to_owned()]);
+    }
+    if let Some(model) = request.model {
+        args.extend(["-m".into(), model.to_owned()]);
+    }
+    let mode = match request.permission {
+        Permission::Write => "yolo",
+        Permission::ReadOnly => "default",
+    };
+    args.extend(["--approval-mode".into(), mode.into()]);
+    let stdin = if request.prompt.len() <= PROMPT_ARG_LIMIT {
+        args.push(format!("--prompt={}", request.prompt));
+        None
+    } else {
+        Some(request.prompt.as_bytes().to_vec())
+    };
+    let settings_path = request.agent_dir.join(settings::FILE_NAME);
+    let env = vec![(
+        settings::SYSTEM_SETTINGS_ENV.to_owned(),
+        settings_path.to_string_lossy().into_owned(),
+    )];
+    let mut plan = CommandPlan::new(args, env, stdin);
+    plan.files
+        .push((settings_path, settings::settings(request)?));
+    Ok(plan)
+}
+
+/// Qwen Code pointed at a scripted server: it speaks OpenAI Chat Completions there.
+pub fn scripted_endpoint(base_url: &str) -> ScriptedEndpoint {
+    ScriptedEndpoint {
+        model: "qwen-fake".into(),
+        env: vec![
+            ("OPENAI_BASE_URL".into(), format!("{base_url}/v1")),
+            ("OPENAI_API_KEY".into(), "scripted-model-key".into()),
+            ("OPENAI_MODEL".into(), "qwen-fake".into()),
+        ],
+        config: Some(json!({"security": {"auth": {"selectedType": "openai"}}})),
+    }
+}

@@ -1,0 +1,21 @@
+//! Qwen Code (`qwen --output-format stream-json`, version 0.15.10): its command line and the
+//! settings file ganger gives it. Its stream is Claude-compatible stream-json, read by the
+//! shared [`crate::stream_json`] reader in the
+//! [`crate::stream_json::Dialect::Qwen`] dialect: session-total usage, no cost,
+//! and API errors reported as `[API Error: …]` text with exit code 0.
+//!
+//! - [`command`]: the command for one round, and how to point it at a scripted server.
+//! - [`settings`]: the system settings file (auto-update off, auth type, `ganger.toml`'s table).
+
+mod adapter;
+pub mod command;
+pub mod settings;
+
+pub use adapter::Qwen;
+
+use crate::stream_json::{Dialect, StreamJsonParser};
+
+/// A fresh reader for one Qwen Code round's stream.
+pub fn stream_parser() -> StreamJsonParser {
+    StreamJsonParser::new(Dialect::Qwen)
+}

@@ -1,0 +1,49 @@
+//! Whether a Claude Code or Qwen Code round is done, from its summary and how the process
+//! ended (FACTS.md §6).
+//!
+//! A round is done only when all of these hold, and the reason names the first that fails:
+//!
+//! 1. no error was reported (an API error explains the exit code that follows it);
+//! 2. the stream reached its `result` line ([`Event::Ended`](ganger_events::Event::Ended));
+//! 3. the process exited with code 0 (a lingering CLI stopped after its result counts as 0).
+//!
+//! A tool call refused by a permission is not a failure: the model is told and carries on.
+
+use crate::stream_json::Dialect;
+use crate::{AgentExit, Verdict};
+use ganger_events::RoundSummary;
+
+/// Whether the round whose stream folded into `summary` and whose process ended with `exit`
+/// is done, and if not, why.
+pub fn verdict(dialect: Dialect, summary: &RoundSummary, exit: AgentExit) -> Verdict {
+    let name = dialect.display_name();
+    if summary.error_count > 0 {
+        let first = summary
+            .errors
+            .first()
+            .map_or("(no message kept)", String::as_str);
+        let more = match summary.error_count {
+            1 => String::new(),
+            2 => " (and 1 more error)".to_owned(),
+            count => format!(" (and {} more errors)", count - 1),
+        };
+        return Verdict::failed(format!("{name} reported an error: {first}{more}"));
+    }
+    if !summary.ended {
+        let retries = match summary.retries {
+            0 => String::new(),
+            1 => " after 1 retry notice".to_owned(),
+            count => format!(" after {count} retry notices"),
+        };
+        return Verdict::failed(format!(
+            "the stream ended without a result line{retries} ({exit})"
+        ));
+    }
+    match exit {
+        AgentExit::Code(0) => Verdict::done(),
+        AgentExit::Code(_) => Verdict::failed(format!("{name} {exit} after reporting success")),
+        AgentExit::Signal(_) => {
+            Verdict::failed(format!("{name} was {exit} after reporting success"))
+        }
+    }
+}

@@ -1,0 +1,172 @@
+//! The stream-json lines Claude Code (2.1.197) prints with `-p --output-format stream-json
+//! --verbose`, and Qwen Code (0.15.10) with `--output-format stream-json`, as plain serde types.
+//!
+//! One JSON object per line:
+//!
+//! ```text
+//! {"type":"system","subtype":"init","session_id":"0d54…","model":"claude-fake","permissionMode":"acceptEdits",…}
+//! {"type":"system","subtype":"api_retry","attempt":1,"max_retries":2,"error_status":401,"error":"authentication_failed",…}
+//! {"type":"assistant","message":{"model":"claude-fake","content":[{"type":"tool_use","id":"toolu_44f0…","name":"Write","input":{"file_path":"…"}}]},"session_id":"0d54…"}
+//! {"type":"user","message":{"content":[{"tool_use_id":"toolu_44f0…","type":"tool_result","content":"File created…","is_error":false}]},…}
+//! {"type":"result","subtype":"success","is_error":false,"api_error_status":null,"result":"Done.","stop_reason":"end_turn","total_cost_usd":0.01155,"usage":{"input_tokens":2060,"output_tokens":50,…},…}
+//! ```
+//!
+//! Each content block of one API message comes on its own `assistant` line. Qwen prints the same
+//! shapes without `api_error_status`, `stop_reason` and `total_cost_usd`.
+//!
+//! Fields are [`Lenient`]: one of an unexpected type reads as absent. Content lists stay
+//! `serde_json::Value`s and are read block by block in `normalize.rs`, so one odd block never
+//! hides the others.
+
+use crate::opencode::Lenient;
+use serde::Deserialize;
+use serde_json::Value;
+
+/// The fields every line carries, whatever its type.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(default)]
+pub struct Envelope {
+    /// The line's type (`system`, `assistant`, `user`, `result`, ...). A line without a string
+    /// `type` is not an event at all.
+    #[serde(rename = "type")]
+    pub kind: Lenient<String>,
+    /// The session the run belongs to: `--resume <id>` continues it.
+    pub session_id: Lenient<String>,
+}
+
+/// What a line says, by its `type`.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(tag = "type")]
+pub enum Payload {
+    /// A notice from the CLI itself: `init` (the session, tools, model), `api_retry`,
+    /// `status`, ...
+    #[serde(rename = "system")]
+    System(SystemLine),
+    /// One content block of a message from the model (or, with model `<synthetic>`, an error
+    /// Claude Code wrote in the model's place).
+    #[serde(rename = "assistant")]
+    Assistant {
+        #[serde(default)]
+        message: Lenient<Message>,
+    },
+    /// Tool results going back to the model.
+    #[serde(rename = "user")]
+    User {
+        #[serde(default)]
+        message: Lenient<Message>,
+    },
+    /// The run's last line: its outcome, answer and usage.
+    #[serde(rename = "result")]
+    Result(ResultLine),
+    /// A raw model API event (`--include-partial-messages` only; ganger does not ask for them).
+    #[serde(rename = "stream_event")]
+    StreamEvent,
+    /// A type this adapter does not know.
+    #[serde(other)]
+    Other,
+}
+
+/// A `system` line.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(default)]
+pub struct SystemLine {
+    /// `init`, `api_retry`, `status`, ...
+    pub subtype: Lenient<String>,
+    /// The session (every line carries it; `init` is the one that names it).
+    pub session_id: Lenient<String>,
+    /// Which retry this is (`api_retry`).
+    pub attempt: Lenient<u64>,
+    /// How many retries the CLI allows (`api_retry`; `CLAUDE_CODE_MAX_RETRIES`).
+    pub max_retries: Lenient<u64>,
+    /// The HTTP status of the failed attempt; `null` when no answer came (`api_retry`).
+    pub error_status: Lenient<u16>,
+    /// The failure's class: `authentication_failed`, `server_error`, `unknown`, ...
+    pub error: Lenient<String>,
+}
+
+/// The `message` of an `assistant` or `user` line.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(default)]
+pub struct Message {
+    /// The model that wrote it; `<synthetic>` for an error Claude Code wrote itself.
+    pub model: Lenient<String>,
+    /// The content blocks (a list of [`ContentBlock`]s), or a plain string.
+    pub content: Option<Value>,
+}
+
+/// One block of a message's content.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(tag = "type")]
+pub enum ContentBlock {
+    /// Text the model wrote.
+    #[serde(rename = "text")]
+    Text {
+        #[serde(default)]
+        text: Lenient<String>,
+    },
+    /// The model calls a tool.
+    #[serde(rename = "tool_use")]
+    ToolUse {
+        /// The call's id (`toolu_…`, `call_…`), which its result names.
+        #[serde(default)]
+        id: Lenient<String>,
+        /// The tool: `Write`, `Bash` (Claude); `write_file`, `run_shell_command` (Qwen).
+        #[serde(default)]
+        name: Lenient<String>,
+        /// The call's arguments (`file_path`, `command`, ...).
+        #[serde(default)]
+        input: Option<Value>,
+    },
+    /// A tool's result, sent back to the model.
+    #[serde(rename = "tool_result")]
+    ToolResult {
+        /// The call it answers.
+        #[serde(default)]
+        tool_use_id: Lenient<String>,
+        /// Whether the call failed (or a permission refused it).
+        #[serde(default)]
+        is_error: Lenient<bool>,
+        /// What the tool returned: a string or a list of text blocks.
+        #[serde(default)]
+        content: Option<Value>,
+    },
+    /// Thinking, images and anything newer.
+    #[serde(other)]
+    Other,
+}
+
+/// A `result` line.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(default)]
+pub struct ResultLine {
+    /// `success` (also on API errors!), `error_during_execution`, `error_max_turns`, ...
+    pub subtype: Lenient<String>,
+    /// Whether the run failed. Qwen prints `false` even after an API error.
+    pub is_error: Lenient<bool>,
+    /// The HTTP status of the API error that ended the run (Claude only).
+    pub api_error_status: Lenient<u16>,
+    /// The answer, or the error's text.
+    pub result: Lenient<String>,
+    /// What went wrong, for results without a `result` text (`error_during_execution`).
+    pub errors: Option<Value>,
+    /// The model's last stop reason (`end_turn`; Claude only).
+    pub stop_reason: Lenient<String>,
+    /// Claude's estimate of the run's cost in US dollars.
+    pub total_cost_usd: Lenient<f64>,
+    /// The run's tokens (Claude: this run; Qwen: the whole session so far).
+    pub usage: Lenient<ResultUsage>,
+}
+
+/// The `usage` of a `result` line.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(default)]
+pub struct ResultUsage {
+    /// Input tokens, cache reads and writes excluded.
+    pub input_tokens: Lenient<u64>,
+    /// Output tokens.
+    pub output_tokens: Lenient<u64>,
+    /// Tokens read from the prompt cache.
+    pub cache_read_input_tokens: Lenient<u64>,
+    /// Tokens written to the prompt cache.
+    pub cache_creation_input_tokens: Lenient<u64>,
+}

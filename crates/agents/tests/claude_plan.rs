@@ -1,0 +1,207 @@
+//! Claude Code's command for a round: new, resumed, read-only, sandboxed, with the user's own
+//! retry bound and with settings from `ganger.toml`; and its place among the adapters.
+#![cfg(test)]
+
+use ganger_agents::{AgentExit, CommandPlan, Permission, RoundRequest, adapter};
+use serde_json::{Value, json};
+use std::collections::BTreeMap;
+use std::path::Path;
+
+const PROMPT: &str = "  -starts with a dash, \"quoted\"\nand two lines ";
+
+fn request<'a>(env: &'a BTreeMap<String, String>) -> RoundRequest<'a> {
+    RoundRequest {
+        prompt: PROMPT,
+        session: None,
+        new_session_id: "00000000-0000-4000-8000-000000000000",
+        title: "fix-typo",
+        model: Some("claude-fake"),
+        worktree: Path::new("/work/site-agent-fix-typo"),
+        config: None,
+        inherited_config: None,
+        permission: Permission::Write,
+        sandboxed: false,
+        env,
+        agent_dir: Path::new("/work/site/.ganger/agents/claude"),
+    }
+}
+
+fn plan(request: &RoundRequest<'_>) -> CommandPlan {
+    adapter("claude").unwrap().plan(request).unwrap()
+}
+
+fn strings(list: &[&str]) -> Vec<String> {
+    list.iter().map(|s| s.to_string()).collect()
+}
+
+fn env(pairs: &[(&str, &str)]) -> Vec<(String, String)> {
+    pairs
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect()
+}
+
+#[test]
+fn a_new_session_edits_and_runs_commands_and_the_prompt_goes_on_stdin_untouched() {
+    let no_env = BTreeMap::new();
+    assert_eq!(
+        plan(&request(&no_env)),
+        CommandPlan {
+            args: strings(&[
+                "-p",
+                "--output-format",
+                "stream-json",
+                "--verbose",
+                "--model",
+                "claude-fake",
+                "--permission-mode",
+                "acceptEdits",
+                "--allowedTools",
+                "Bash",
+            ]),
+            env: env(&[
+                ("DISABLE_AUTOUPDATER", "1"),
+                ("CLAUDE_CODE_MAX_RETRIES", "2")
+            ]),
+            stdin: Some(PROMPT.as_bytes().to_vec()),
+            files: vec![],
+            dirs: vec![],
+            session: None,
+        }
+    );
+}
+
+#[test]
+fn a_resumed_session_is_named_and_the_title_is_not() {
+    let no_env = BTreeMap::new();
+    let mut request = request(&no_env);
+    request.session = Some("0d54be32-b686-4109-b4c6-7b2b846a9fd4");
+    request.model = None;
+    let plan = plan(&request);
+    assert_eq!(
+        &plan.args[..6],
+        strings(&[
+            "-p",
+            "--output-format",
+            "stream-json",
+            "--verbose",
+            "--resume",
+            "0d54be32-b686-4109-b4c6-7b2b846a9fd4"
+        ])
+    );
+    assert!(!plan.args.iter().any(|arg| arg.contains("fix-typo")));
+    assert!(!plan.args.iter().any(|arg| arg == "--model"));
+}
+
+#[test]
+fn read_only_withholds_the_writing_tools_and_the_shell() {
+    let no_env = BTreeMap::new();
+    let mut request = request(&no_env);
+    request.permission = Permission::ReadOnly;
+    request.sandboxed = true;
+    let plan = plan(&request);
+    let at = plan
+        .args
+        .iter()
+        .position(|a| a == "--permission-mode")
+        .unwrap();
+    assert_eq!(
+        &plan.args[at..],
+        strings(&[
+            "--permission-mode",
+            "default",
+            "--disallowedTools",
+            "Write",
+            "Edit",
+            "MultiEdit",
+            "NotebookEdit",
+            "Bash"
+        ])
+    );
+    assert!(!plan.env.iter().any(|(k, _)| k == "IS_SANDBOX"));
+    assert_eq!(plan.stdin, Some(PROMPT.as_bytes().to_vec()));
+}
+
+#[test]
+fn in_a_sandbox_it_bypasses_permissions_and_says_it_is_sandboxed() {
+    let no_env = BTreeMap::new();
+    let mut request = request(&no_env);
+    request.sandboxed = true;
+    let plan = plan(&request);
+    assert_eq!(
+        &plan.args[plan.args.len() - 2..],
+        strings(&["--permission-mode", "bypassPermissions"])
+    );
+    assert!(plan.env.contains(&("IS_SANDBOX".into(), "1".into())));
+    assert!(!plan.args.iter().any(|a| a == "--allowedTools"));
+}
+
+#[test]
+fn the_users_retry_bound_is_kept() {
+    let users = BTreeMap::from([("CLAUDE_CODE_MAX_RETRIES".to_owned(), "7".to_owned())]);
+    let plan = plan(&request(&users));
+    assert!(!plan.env.iter().any(|(k, _)| k == "CLAUDE_CODE_MAX_RETRIES"));
+    assert!(
+        plan.env
+            .contains(&("DISABLE_AUTOUPDATER".into(), "1".into()))
+    );
+    // An empty value is not a bound.
+    let empty = BTreeMap::from([("CLAUDE_CODE_MAX_RETRIES".to_owned(), String::new())]);
+    assert!(
+        self::plan(&request(&empty))
+            .env
+            .contains(&("CLAUDE_CODE_MAX_RETRIES".into(), "2".into()))
+    );
+}
+
+#[test]
+fn config_from_ganger_toml_becomes_settings_before_the_tool_lists() {
+    let no_env = BTreeMap::new();
+    let config = json!({"permissions": {"deny": ["WebFetch"]}, "model": "claude-sonnet-4-5"});
+    let mut request = request(&no_env);
+    request.config = Some(&config);
+    let plan = plan(&request);
+    let at = plan.args.iter().position(|a| a == "--settings").unwrap();
+    let settings: Value = serde_json::from_str(&plan.args[at + 1]).unwrap();
+    assert_eq!(settings, config);
+    assert!(!plan.args[at + 1].contains(' '), "compact JSON");
+    assert!(
+        at < plan
+            .args
+            .iter()
+            .position(|a| a == "--allowedTools")
+            .unwrap()
+    );
+
+    let empty = json!({});
+    request.config = Some(&empty);
+    assert!(!self::plan(&request).args.iter().any(|a| a == "--settings"));
+    let list = json!(["no"]);
+    request.config = Some(&list);
+    let err = adapter("claude").unwrap().plan(&request).unwrap_err();
+    assert!(err.to_string().contains("[agents.claude.config]"), "{err}");
+}
+
+#[test]
+fn claude_is_known_reads_its_version_and_has_no_model_catalog() {
+    let claude = adapter("claude").unwrap();
+    assert_eq!(claude.program(), "claude");
+    assert_eq!(
+        claude.parse_version("2.1.197 (Claude Code)\n").as_deref(),
+        Some(claude.tested_version())
+    );
+    assert_eq!(claude.models_args(), None);
+    assert_eq!(claude.inherited_config_env(), None);
+    assert!(claude.config_env().contains(&"ANTHROPIC_BASE_URL"));
+    assert_eq!(claude.linger(), Some(std::time::Duration::from_secs(3)));
+    let endpoint = claude.scripted_endpoint("http://127.0.0.1:4000");
+    assert_eq!(endpoint.model, "claude-fake");
+    assert!(
+        endpoint
+            .env
+            .contains(&("ANTHROPIC_BASE_URL".into(), "http://127.0.0.1:4000".into()))
+    );
+    // The adapter's verdict is the shared one.
+    let summary = ganger_events::RoundSummary::default();
+    assert!(!claude.verdict(&summary, AgentExit::Code(0)).done);
+}
