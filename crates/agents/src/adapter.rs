@@ -191,7 +191,11 @@ pub fn adapters() -> &'static [&'static dyn Adapter] {
     KNOWN
 }
 
-static KNOWN: &[&dyn Adapter] = &[&crate::opencode::OpenCode];
+static KNOWN: &[&dyn Adapter] = &[
+    &crate::opencode::OpenCode,
+    &crate::codex::Codex,
+    &crate::gemini::Gemini,
+];
 
 #[cfg(test)]
 mod tests {

@@ -5,6 +5,8 @@
 //! command, the sandbox runs it, and the adapter reads what came back.
 
 mod adapter;
+pub mod codex;
+pub mod gemini;
 pub mod opencode;
 mod outcome;
 pub mod scan;
