@@ -31,6 +31,9 @@ pub const SHELL_TOOL: &str = "shell";
 /// The name ganger gives Codex's file edits (`file_change` items, made with `apply_patch`).
 pub const PATCH_TOOL: &str = "apply_patch";
 
+/// The finish reason ganger records for a completed turn (Codex gives none of its own).
+pub const COMPLETED: &str = "completed";
+
 /// Parses one line (without its terminator) into its type and events.
 pub fn parse_line(line: &[u8]) -> ParsedLine {
     let value = match serde_json::from_slice::<Value>(line) {
@@ -66,7 +69,7 @@ fn events_of(kind: &str, payload: Payload) -> Vec<Event> {
         Payload::TurnStarted {} => vec![Event::StepStarted],
         Payload::TurnCompleted { usage } => vec![
             Event::StepFinished {
-                reason: None,
+                reason: Some(COMPLETED.to_owned()),
                 usage: thread_usage(usage.into_inner().unwrap_or_default()),
             },
             Event::Ended,

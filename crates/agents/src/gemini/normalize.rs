@@ -31,8 +31,8 @@ pub const SUCCESS: &str = "success";
 /// Reads a Gemini CLI `stream-json` stream; one per round.
 #[derive(Debug, Clone, Default)]
 pub struct GeminiStream {
-    /// Tool names by call id, from `tool_use` lines.
-    tools: HashMap<String, String>,
+    /// Tool names and titles by call id, from `tool_use` lines.
+    tools: HashMap<String, (String, Option<String>)>,
     /// The assistant's answer so far, while its pieces keep coming.
     answer: Option<String>,
 }
@@ -103,13 +103,11 @@ impl GeminiStream {
                 parameters,
             } => {
                 let name = tool_name.into_inner().unwrap_or_else(|| "?".to_owned());
+                let title = parameters.as_ref().and_then(tool_title);
                 if let Some(id) = tool_id.into_inner() {
-                    self.tools.insert(id, name.clone());
+                    self.tools.insert(id, (name.clone(), title.clone()));
                 }
-                vec![Event::ToolStarted {
-                    title: parameters.as_ref().and_then(tool_title),
-                    name,
-                }]
+                vec![Event::ToolStarted { name, title }]
             }
             Payload::ToolResult {
                 tool_id,
@@ -118,11 +116,10 @@ impl GeminiStream {
                 error,
             } => {
                 let id = tool_id.into_inner().unwrap_or_default();
-                let name = self
+                let (name, title) = self
                     .tools
-                    .get(&id)
-                    .cloned()
-                    .unwrap_or_else(|| name_from_id(&id));
+                    .remove(&id)
+                    .unwrap_or_else(|| (name_from_id(&id), None));
                 let failed =
                     status.get().is_some_and(|status| status != "success") || error.get().is_some();
                 let error = failed.then(|| {
@@ -139,7 +136,7 @@ impl GeminiStream {
                     } else {
                         ToolStatus::Completed
                     },
-                    title: None,
+                    title,
                     error,
                 }]
             }
