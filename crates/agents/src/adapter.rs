@@ -202,6 +202,8 @@ pub fn adapters() -> &'static [&'static dyn Adapter] {
 static KNOWN: &[&dyn Adapter] = &[
     &crate::opencode::OpenCode,
     &crate::claude::Claude,
+    &crate::codex::Codex,
+    &crate::gemini::Gemini,
     &crate::qwen::Qwen,
 ];
 

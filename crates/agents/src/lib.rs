@@ -6,7 +6,9 @@
 
 mod adapter;
 pub mod claude;
+pub mod codex;
 pub mod command;
+pub mod gemini;
 pub mod opencode;
 mod outcome;
 pub mod qwen;

@@ -50,6 +50,10 @@ pub struct RoundSummary {
     pub tool_errors: u64,
     /// Retry notices (not progress).
     pub retries: u64,
+    /// The last retry notice's message: the cause a round that only retried until it was
+    /// stopped can give (Codex's `Reconnecting...` lines).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub last_retry: Option<String>,
     /// Model steps started and finished.
     pub steps_started: u64,
     pub steps_finished: u64,
@@ -143,7 +147,10 @@ impl RoundSummary {
                     self.errors.push(text);
                 }
             }
-            Event::Retry { .. } => self.retries += 1,
+            Event::Retry { message } => {
+                self.retries += 1;
+                self.last_retry = Some(message.clone());
+            }
             Event::ToolStarted { .. } => {}
             Event::Ended => self.ended = true,
             Event::Unknown { .. } => self.unknown += 1,
@@ -267,6 +274,18 @@ mod tests {
         assert_eq!(summary.tokens.input, 15);
         assert_eq!(summary.cost_usd, Some(0.75));
         assert_eq!((summary.steps_started, summary.steps_finished), (2, 2));
+    }
+
+    #[test]
+    fn retries_are_counted_and_the_last_message_kept() {
+        let mut summary = RoundSummary::default();
+        for n in 1..=3 {
+            summary.apply(&Event::Retry {
+                message: format!("Reconnecting... {n}/3"),
+            });
+        }
+        assert_eq!(summary.retries, 3);
+        assert_eq!(summary.last_retry.as_deref(), Some("Reconnecting... 3/3"));
     }
 
     #[test]

@@ -6,6 +6,8 @@
     reason = "each test binary uses its own part of this module"
 )]
 
+pub mod recorded;
+
 use ganger_agents::opencode::OpenCodeStream;
 use ganger_agents::{Feed, StreamParser};
 use ganger_events::RoundSummary;

@@ -1,0 +1,32 @@
+//! Codex CLI (`codex exec --json`, version 0.171.0): its command line, its wire types, the
+//! normalization of its lines into ganger's events, and its success test.
+//!
+//! - [`parse_line`]: the full parse of one line (what `ganger log` shows).
+//! - [`CodexStream`]: the [`StreamParser`] a round host feeds (Codex's lines need no memory
+//!   across lines, so `feed` is the default fold of `parse_line`).
+//! - [`verdict`]: whether the round is done, and if not, why.
+
+mod adapter;
+pub mod command;
+mod models;
+mod normalize;
+pub mod overrides;
+mod verdict;
+pub mod wire;
+
+pub use adapter::Codex;
+pub use models::parse_version;
+pub use normalize::{PATCH_TOOL, SHELL_TOOL, http_status, parse_line};
+pub use verdict::verdict;
+
+use crate::{ParsedLine, StreamParser};
+
+/// Reads a Codex `exec --json` stream.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct CodexStream;
+
+impl StreamParser for CodexStream {
+    fn parse_line(&mut self, line: &[u8]) -> ParsedLine {
+        normalize::parse_line(line)
+    }
+}

@@ -1,0 +1,40 @@
+//! Whether a Codex round is done: a `turn.completed` was seen, no `turn.failed`, and the
+//! process exited 0 (or lingered after its last event and was stopped, which the engine
+//! reports as 0). Otherwise the reason is the real cause, in this order: the failed turn's
+//! message; a turn that never completed, with Codex's last connection notice when it printed
+//! one (a Codex that cannot reach its server reconnects forever until it is stopped); then the
+//! exit code.
+
+use crate::{AgentExit, Verdict};
+use ganger_events::RoundSummary;
+
+/// Whether the round whose stream folded into `summary` and whose process ended with `exit`
+/// is done, and if not, why.
+pub fn verdict(summary: &RoundSummary, exit: AgentExit) -> Verdict {
+    if summary.error_count > 0 {
+        let first = summary
+            .errors
+            .first()
+            .map_or("(no message kept)", String::as_str);
+        return Verdict::failed(format!("Codex's turn failed: {first}"));
+    }
+    if !summary.finished_last_step() {
+        let how = match exit {
+            AgentExit::Code(_) => exit.to_string(),
+            AgentExit::Signal(_) => format!("was {exit}"),
+        };
+        return Verdict::failed(match &summary.last_retry {
+            Some(notice) => {
+                format!("Codex never completed its turn ({how}); its last notice was: {notice}")
+            }
+            None => format!("the stream ended without turn.completed (Codex {how})"),
+        });
+    }
+    match exit {
+        AgentExit::Code(0) => Verdict::done(),
+        AgentExit::Code(_) => Verdict::failed(format!("Codex {exit} after completing its turn")),
+        AgentExit::Signal(_) => {
+            Verdict::failed(format!("Codex was {exit} after completing its turn"))
+        }
+    }
+}

@@ -1,0 +1,71 @@
+//! Gemini CLI's command line for one round:
+//!
+//! ```text
+//! gemini --output-format stream-json --skip-trust [-m M] [--resume ID] --approval-mode MODE -p ""
+//! ```
+//!
+//! with the prompt on stdin. Gemini joins piped stdin and the `-p` text; with `-p ""` the model
+//! receives the stdin bytes exactly (measured with 0.61.0: a leading dash, quotes, inner and
+//! trailing newlines and trailing spaces all arrived unchanged; `docs/agents/gemini-prompt.md`).
+//! A prompt given as the `-p` argument would be read as an option when it starts with `-`.
+//!
+//! Permissions: `yolo` for [`Permission::Write`] (all tools, shell included, without asking);
+//! `default` for [`Permission::ReadOnly`], in which headless Gemini withholds its write, edit
+//! and shell tools from the model. `--skip-trust` because worktrees are new, untrusted folders.
+//!
+//! Settings go in a file under the agent's directory, named by
+//! [`SYSTEM_SETTINGS_ENV`](crate::gemini::settings::SYSTEM_SETTINGS_ENV) (see `settings.rs`).
+
+use crate::adapter::{CommandPlan, Permission, PlanError, RoundRequest, ScriptedEndpoint};
+use crate::gemini::settings::{self, BASE_URL_ENV, SYSTEM_SETTINGS_ENV};
+
+/// The settings file's name in the agent's directory.
+pub const SETTINGS_FILE: &str = "system-settings.json";
+
+/// The command for one round.
+pub fn plan(request: &RoundRequest<'_>) -> Result<CommandPlan, PlanError> {
+    let mut args: Vec<String> = vec![
+        "--output-format".into(),
+        "stream-json".into(),
+        "--skip-trust".into(),
+    ];
+    if let Some(model) = request.model {
+        args.extend(["-m".into(), model.to_owned()]);
+    }
+    if let Some(session) = request.session {
+        args.extend(["--resume".into(), session.to_owned()]);
+    }
+    let mode = match request.permission {
+        Permission::Write => "yolo",
+        Permission::ReadOnly => "default",
+    };
+    args.extend([
+        "--approval-mode".into(),
+        mode.into(),
+        "-p".into(),
+        String::new(),
+    ]);
+    let path = request.agent_dir.join(SETTINGS_FILE);
+    let mut plan = CommandPlan::new(
+        args,
+        vec![(
+            SYSTEM_SETTINGS_ENV.to_owned(),
+            path.to_string_lossy().into_owned(),
+        )],
+        Some(request.prompt.as_bytes().to_vec()),
+    );
+    plan.files.push((path, settings::settings(request)?));
+    Ok(plan)
+}
+
+/// Gemini CLI pointed at a scripted server (the settings then select API-key auth).
+pub fn scripted_endpoint(base_url: &str) -> ScriptedEndpoint {
+    ScriptedEndpoint {
+        model: "gemini-fake".into(),
+        env: vec![
+            ("GEMINI_API_KEY".into(), "scripted-model-key".into()),
+            (BASE_URL_ENV.into(), base_url.to_owned()),
+        ],
+        config: None,
+    }
+}

@@ -1,0 +1,20 @@
+//! Gemini CLI (`gemini --output-format stream-json`, version 0.61.0): its command line and
+//! settings file, its wire types, the normalization of its lines into ganger's events, and its
+//! success test.
+//!
+//! - [`GeminiStream`]: the [`StreamParser`](crate::StreamParser) a round host feeds; it
+//!   remembers tool names by call id and joins the answer's pieces, so one is made per round.
+//! - [`verdict`]: whether the round is done, and if not, why.
+
+mod adapter;
+pub mod command;
+mod models;
+mod normalize;
+pub mod settings;
+mod verdict;
+pub mod wire;
+
+pub use adapter::Gemini;
+pub use models::parse_version;
+pub use normalize::{GeminiStream, SUCCESS, api_error};
+pub use verdict::verdict;

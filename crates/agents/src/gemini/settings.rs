@@ -1,0 +1,59 @@
+//! The settings file ganger gives Gemini CLI, without touching the user's
+//! `~/.gemini/settings.json`: Gemini 0.61.0 reads its *system* settings from the path in
+//! `GEMINI_CLI_SYSTEM_SETTINGS_PATH` (verified with the real CLI: see
+//! `docs/agents/gemini-prompt.md`). System settings override the user's, key by key, so the
+//! file holds only what ganger needs:
+//!
+//! - `general.enableAutoUpdate = false` and `general.enableAutoUpdateNotification = false`
+//!   (0.61.0's names; `disableAutoUpdate`/`disableUpdateNag` are the deprecated ones it
+//!   migrates), so that the tested version stays the one that runs;
+//! - `security.auth.selectedType = "gemini-api-key"` only when `GOOGLE_GEMINI_BASE_URL` is set:
+//!   a custom endpoint otherwise selects the "gateway" auth type, which headless runs refuse
+//!   (`Invalid auth method selected.`, exit 41). Without one the user's own login stays.
+//!
+//! `[agents.gemini.config]` is merged over these, table by table.
+
+use crate::adapter::{PlanError, RoundRequest};
+use serde_json::{Map, Value, json};
+
+/// The variable Gemini CLI reads its system settings path from.
+pub const SYSTEM_SETTINGS_ENV: &str = "GEMINI_CLI_SYSTEM_SETTINGS_PATH";
+
+/// The variable that points Gemini CLI at another endpoint.
+pub const BASE_URL_ENV: &str = "GOOGLE_GEMINI_BASE_URL";
+
+/// The settings for one round, as JSON text.
+pub fn settings(request: &RoundRequest<'_>) -> Result<String, PlanError> {
+    let mut settings = json!({
+        "general": {"enableAutoUpdate": false, "enableAutoUpdateNotification": false}
+    });
+    if request.var(BASE_URL_ENV).is_some() {
+        settings["security"] = json!({"auth": {"selectedType": "gemini-api-key"}});
+    }
+    let Value::Object(mut settings) = settings else {
+        unreachable!("a JSON object literal");
+    };
+    match request.config {
+        None => {}
+        Some(Value::Object(overlay)) => merge(&mut settings, overlay),
+        Some(_) => {
+            return Err(PlanError::Config {
+                agent: "gemini",
+                reason: "it must be a table".into(),
+            });
+        }
+    }
+    Ok(Value::Object(settings).to_string())
+}
+
+/// Deep merge: tables merge key by key, anything else in `overlay` replaces.
+fn merge(base: &mut Map<String, Value>, overlay: &Map<String, Value>) {
+    for (key, value) in overlay {
+        match (base.get_mut(key), value) {
+            (Some(Value::Object(inner)), Value::Object(over)) => merge(inner, over),
+            _ => {
+                base.insert(key.clone(), value.clone());
+            }
+        }
+    }
+}

@@ -1,0 +1,64 @@
+//! Snapshots of what the recorded Gemini streams normalize to: every line's type and events,
+//! the round summary, and the verdict with the exit the real run had. Each stream is also
+//! held to the `feed == fold(parse_line)` contract.
+#![cfg(test)]
+
+mod common;
+
+use common::recorded::{assert_feed_is_fold, recorded};
+use ganger_agents::{AgentExit, scan};
+use ganger_events::{Event, RoundSummary};
+use serde::Serialize;
+
+/// How each recorded run ended (FACTS.md, section 4): Gemini exits with the HTTP status
+/// modulo 256.
+fn recorded_exit(name: &str) -> AgentExit {
+    match name {
+        "gemini-error-401" => AgentExit::Code(401 % 256),
+        "gemini-error-500" => AgentExit::Code(500 % 256),
+        _ => AgentExit::Code(0),
+    }
+}
+
+#[derive(Serialize)]
+struct Line {
+    kind: Option<String>,
+    events: Vec<Event>,
+}
+
+#[derive(Serialize)]
+struct Normalized {
+    lines: Vec<Line>,
+    summary: RoundSummary,
+    exit: String,
+    done: bool,
+    reason: Option<String>,
+}
+
+#[test]
+fn recorded_streams_normalize_as_snapshotted() {
+    let adapter = ganger_agents::adapter("gemini").unwrap();
+    for (name, data) in recorded("gemini") {
+        let mut parser = adapter.stream_parser();
+        let lines = scan::lines(&data)
+            .map(|line| {
+                let parsed = parser.parse_line(line);
+                Line {
+                    kind: parsed.kind,
+                    events: parsed.events,
+                }
+            })
+            .collect();
+        let summary = assert_feed_is_fold(adapter, &data);
+        let exit = recorded_exit(&name);
+        let verdict = adapter.verdict(&summary, exit);
+        let normalized = Normalized {
+            lines,
+            summary,
+            exit: exit.to_string(),
+            done: verdict.done,
+            reason: verdict.reason,
+        };
+        insta::assert_json_snapshot!(name, normalized);
+    }
+}
