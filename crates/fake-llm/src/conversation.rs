@@ -53,9 +53,15 @@ impl Conversation {
     }
 
     /// The text of the last message when it is a user prompt, that is when this request opens
-    /// a new prompt rather than continuing after a tool result.
+    /// a new prompt rather than continuing after a tool result. System messages after the
+    /// prompt (Claude Code sends some inside `messages`) do not count as the last message.
     pub fn new_prompt(&self) -> Option<&str> {
-        match self.messages.last() {
+        let last = self
+            .messages
+            .iter()
+            .rev()
+            .find(|message| message.role != Role::System);
+        match last {
             Some(message) if message.role == Role::User => Some(&message.text),
             _ => None,
         }

@@ -10,6 +10,7 @@ use serde_json::Value;
 
 use crate::conversation::{Answer, Conversation, TokenUsage};
 
+pub(crate) mod anthropic;
 pub(crate) mod openai_chat;
 
 /// A response body in protocol terms.
@@ -82,6 +83,7 @@ pub(crate) trait WireProtocol: Sync {
 pub(crate) fn for_path(path: &str) -> Option<&'static dyn WireProtocol> {
     match path.trim_end_matches('/') {
         "/v1/chat/completions" | "/chat/completions" => Some(&openai_chat::OpenAiChat),
+        "/v1/messages" => Some(&anthropic::AnthropicMessages),
         _ => None,
     }
 }

@@ -82,7 +82,7 @@ pub(super) fn chunks(answer: &Answer, context: RenderContext<'_>) -> Vec<SseEven
 
 /// Splits `text` into at most `count` non-empty pieces of about equal length, on character
 /// boundaries; an empty text is one empty piece.
-fn pieces(text: &str, count: usize) -> Vec<&str> {
+pub(crate) fn pieces(text: &str, count: usize) -> Vec<&str> {
     let chars = text.chars().count();
     if chars == 0 {
         return vec![text];
