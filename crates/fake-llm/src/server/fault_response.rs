@@ -26,13 +26,15 @@ pub(super) async fn respond(
             wire_response::full(status, &headers, body)
         }
         Fault::Hang => std::future::pending().await,
-        Fault::Cut => {
-            let answer = Answer::Text {
-                text: CUT_TEXT.to_owned(),
-            };
-            wire_response::cut(protocol.render(&answer, context))
-        }
-        Fault::Garbage => wire_response::garbage(context.conversation.stream),
+        Fault::Cut => wire_response::cut(protocol.render(&cut_answer(), context)),
+        Fault::Garbage => wire_response::garbage(protocol.render(&cut_answer(), context)),
+    }
+}
+
+/// The answer a cut or garbled response starts from.
+fn cut_answer() -> Answer {
+    Answer::Text {
+        text: CUT_TEXT.to_owned(),
     }
 }
 
