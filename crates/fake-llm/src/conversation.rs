@@ -1,7 +1,7 @@
 //! The protocol-neutral form of a model request and of the answer to it.
 //!
-//! Every wire protocol (OpenAI chat completions now; Anthropic Messages and OpenAI Responses
-//! next) parses its request body into a [`Conversation`] and renders an [`Answer`] back in its
+//! Every wire protocol (OpenAI chat completions, Anthropic Messages; OpenAI Responses next)
+//! parses its request body into a [`Conversation`] and renders an [`Answer`] back in its
 //! own shape, so the script engine and the templates never see a wire format.
 
 use serde::{Deserialize, Serialize};

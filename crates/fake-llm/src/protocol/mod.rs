@@ -4,7 +4,7 @@
 //! A protocol describes its response as a [`WireResponse`] (status, headers, JSON or a list
 //! of server-sent events) and knows nothing of HTTP serving, the script or faults; the server
 //! applies faults (cutting a stream, sending garbage) to whatever a protocol renders. Adding
-//! Anthropic Messages or OpenAI Responses means a new module here and a line in [`for_path`].
+//! a protocol (OpenAI Responses next) means a new module here and a line in [`for_path`].
 
 use serde_json::Value;
 
