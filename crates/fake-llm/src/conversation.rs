@@ -1,7 +1,7 @@
 //! The protocol-neutral form of a model request and of the answer to it.
 //!
-//! Every wire protocol (OpenAI chat completions now; Anthropic Messages and OpenAI Responses
-//! next) parses its request body into a [`Conversation`] and renders an [`Answer`] back in its
+//! Every wire protocol (OpenAI chat completions, Anthropic Messages; OpenAI Responses next)
+//! parses its request body into a [`Conversation`] and renders an [`Answer`] back in its
 //! own shape, so the script engine and the templates never see a wire format.
 
 use serde::{Deserialize, Serialize};
@@ -53,9 +53,15 @@ impl Conversation {
     }
 
     /// The text of the last message when it is a user prompt, that is when this request opens
-    /// a new prompt rather than continuing after a tool result.
+    /// a new prompt rather than continuing after a tool result. System messages after the
+    /// prompt (Claude Code sends some inside `messages`) do not count as the last message.
     pub fn new_prompt(&self) -> Option<&str> {
-        match self.messages.last() {
+        let last = self
+            .messages
+            .iter()
+            .rev()
+            .find(|message| message.role != Role::System);
+        match last {
             Some(message) if message.role == Role::User => Some(&message.text),
             _ => None,
         }

@@ -1,14 +1,15 @@
 //! A scripted model server, so that real agent CLIs can run in tests and dry runs without a
 //! real model and without spending tokens.
 //!
-//! It speaks OpenAI chat completions (`POST /v1/chat/completions`, streamed or not) and
-//! OpenAI Responses (`POST /v1/responses`, as Codex CLI uses it), answers
-//! from a [`Script`] of turns (text, tool calls, faults), and records every request with its
-//! headers so tests can check what an agent sent. `docs/fake-llm.md` describes the script
-//! format and the matching rules.
+//! It speaks OpenAI chat completions (`POST /v1/chat/completions`, streamed or not), OpenAI
+//! Responses (`POST /v1/responses`, as Codex CLI uses it), Anthropic Messages
+//! (`POST /v1/messages`, as Claude Code uses it) and Gemini (`streamGenerateContent` and
+//! `generateContent`, as Gemini CLI uses them); answers from a [`Script`] of turns (text, tool
+//! calls, faults), and records every request with its headers so tests can check what an agent
+//! sent. `docs/fake-llm.md` describes the script format and the matching rules.
 //!
-//! The crate has three layers, so that Anthropic Messages and OpenAI Responses can be added
-//! as protocols without touching the others:
+//! The crate has three layers, so that a protocol can be added without touching the
+//! others:
 //!
 //! - `protocol`: each model API parses its request into a neutral [`Conversation`] and
 //!   renders a neutral [`Answer`] (or an error body) in its own shape;

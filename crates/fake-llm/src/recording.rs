@@ -77,4 +77,9 @@ pub enum Reply {
     },
     /// The model list (`GET /v1/models`).
     ModelList,
+    /// A token count (`POST /v1/messages/count_tokens`), estimated as for an answer's input.
+    TokenCount {
+        /// The `input_tokens` sent.
+        input_tokens: u64,
+    },
 }

@@ -4,12 +4,13 @@
 //! A protocol describes its response as a [`WireResponse`] (status, headers, JSON or a list
 //! of server-sent events) and knows nothing of HTTP serving, the script or faults; the server
 //! applies faults (cutting a stream, sending garbage) to whatever a protocol renders. Adding
-//! Anthropic Messages or OpenAI Responses means a new module here and a line in [`for_path`].
+//! a protocol (OpenAI Responses next) means a new module here and a line in [`for_path`].
 
 use serde_json::Value;
 
 use crate::conversation::{Answer, Conversation, TokenUsage};
 
+pub(crate) mod anthropic;
 pub(crate) mod openai_chat;
 pub(crate) mod openai_responses;
 
@@ -84,6 +85,7 @@ pub(crate) fn for_path(path: &str) -> Option<&'static dyn WireProtocol> {
     match path.trim_end_matches('/') {
         "/v1/chat/completions" | "/chat/completions" => Some(&openai_chat::OpenAiChat),
         "/v1/responses" | "/responses" => Some(&openai_responses::OpenAiResponses),
+        "/v1/messages" => Some(&anthropic::AnthropicMessages),
         _ => None,
     }
 }

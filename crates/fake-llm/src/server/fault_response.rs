@@ -26,34 +26,15 @@ pub(super) async fn respond(
             wire_response::full(status, &headers, body)
         }
         Fault::Hang => std::future::pending().await,
-        Fault::Cut => {
-            let answer = Answer::Text {
-                text: CUT_TEXT.to_owned(),
-            };
-            wire_response::cut(protocol.render(&answer, context))
-        }
-        Fault::Garbage => {
-            let answer = Answer::Text {
-                text: CUT_TEXT.to_owned(),
-            };
-            wire_response::garbage(
-                context.conversation.stream,
-                first_event_name(&answer, protocol, context),
-            )
-        }
+        Fault::Cut => wire_response::cut(protocol.render(&cut_answer(), context)),
+        Fault::Garbage => wire_response::garbage(protocol.render(&cut_answer(), context)),
     }
 }
 
-/// The `event:` name of the first event a streamed answer would have, for protocols that name
-/// their events, so that garbage looks like the protocol's stream (Responses).
-fn first_event_name(
-    answer: &Answer,
-    protocol: &dyn WireProtocol,
-    context: RenderContext<'_>,
-) -> Option<String> {
-    match protocol.render(answer, context) {
-        WireBody::Sse(events) => events.into_iter().next().and_then(|event| event.event),
-        WireBody::Json(_) => None,
+/// The answer a cut or garbled response starts from.
+fn cut_answer() -> Answer {
+    Answer::Text {
+        text: CUT_TEXT.to_owned(),
     }
 }
 

@@ -182,8 +182,13 @@ fn decide(
     (index, outcome)
 }
 
-/// `GET /v1/models` lists the model the agent is configured with; any other path is a 404.
+/// `GET /v1/models` lists the model the agent is configured with, `POST
+/// /v1/messages/count_tokens` counts tokens; any other path is a 404.
 fn not_a_model_request(shared: &Shared, arrival: Arrival) -> Response {
+    if arrival.method == "POST" && arrival.path.trim_end_matches('/') == "/v1/messages/count_tokens"
+    {
+        return count_tokens(shared, arrival);
+    }
     if arrival.method == "GET" && arrival.path.trim_end_matches('/') == "/v1/models" {
         record_alone(
             shared,
@@ -211,6 +216,46 @@ fn not_a_model_request(shared: &Shared, arrival: Arrival) -> Response {
     );
     let body = protocol::openai_chat::OpenAiChat.error_body(404, &message);
     wire_response::full(404, &[], WireBody::Json(body))
+}
+
+/// Anthropic's token count: the request parsed as a Messages request, its input estimated as
+/// for an answer. It uses up no turn.
+fn count_tokens(shared: &Shared, arrival: Arrival) -> Response {
+    let protocol = &protocol::anthropic::AnthropicMessages;
+    let parsed = match &arrival.body {
+        Some(body) => protocol.parse(body),
+        None => Err("the body is not JSON".to_owned()),
+    };
+    let conversation = match parsed {
+        Ok(conversation) => conversation,
+        Err(reason) => {
+            let message = format!("fake-llm: cannot count the tokens of this request: {reason}");
+            record_alone(
+                shared,
+                arrival,
+                Some(protocol),
+                AnsweredBy::BadRequest,
+                error_reply(400, &message),
+            );
+            return wire_response::full(
+                400,
+                &[],
+                WireBody::Json(protocol.error_body(400, &message)),
+            );
+        }
+    };
+    let (input_tokens, body) = protocol::anthropic::count_tokens(&conversation);
+    let ledger = shared.ledger();
+    let index = ledger.requests.len();
+    let record = arrival.into_record(
+        index,
+        Some(protocol),
+        Some(conversation),
+        AnsweredBy::NotAModelRequest,
+        Reply::TokenCount { input_tokens },
+    );
+    shared.record(ledger, record);
+    wire_response::full(200, &[], WireBody::Json(body))
 }
 
 fn record_alone(

@@ -10,7 +10,7 @@ use axum::response::Response;
 use futures_util::StreamExt;
 use futures_util::stream;
 
-use crate::protocol::WireBody;
+use crate::protocol::{SseEvent, WireBody};
 
 const JSON: &str = "application/json";
 const EVENT_STREAM: &str = "text/event-stream";
@@ -58,12 +58,7 @@ pub(super) fn cut(body: WireBody) -> Response {
         }
         WireBody::Json(value) => {
             let text = value.to_string();
-            let half = text.len() / 2;
-            let cut_at = (0..=half)
-                .rev()
-                .find(|&at| text.is_char_boundary(at))
-                .unwrap_or(0);
-            (JSON, text[..cut_at].to_owned(), Some(text.len()))
+            (JSON, first_half(&text).to_owned(), Some(text.len()))
         }
     };
     let chunks = stream::iter([Ok(Bytes::from(sent))]).chain(stream::once(async {
@@ -80,27 +75,41 @@ pub(super) fn cut(body: WireBody) -> Response {
     response
 }
 
-/// A 200 whose body is not valid JSON: for a stream, a `data:` line with a truncated JSON
-/// chunk and one with plain words (each under `event: NAME` when `event` is given), then the
-/// end of the body without `[DONE]`.
-pub(super) fn garbage(stream: bool, event: Option<String>) -> Response {
-    let (content_type, text) = if stream {
-        let named = event
-            .map(|name| format!("event: {name}\n"))
-            .unwrap_or_default();
-        (
-            EVENT_STREAM,
-            format!(
-                "{named}data: {{\"id\":\"chatcmpl-garbage\",\"choices\":[{{\"delta\":{{\"content\":\"gar\n\n\
-                 {named}data: fake-llm garbage, not JSON at all\n\n"
-            ),
-        )
-    } else {
-        (JSON, "fake-llm garbage: {this is not JSON".to_owned())
+/// A 200 whose body is not valid JSON, shaped after what the protocol would have sent: for a
+/// stream, the first event with its JSON cut in half and the same event with plain words (so
+/// named-event protocols see their own event name), then the end of the body without the
+/// finishing events; for JSON, a line of words with a brace.
+pub(super) fn garbage(body: WireBody) -> Response {
+    let (content_type, text) = match body {
+        WireBody::Sse(events) => {
+            let first = events
+                .into_iter()
+                .next()
+                .unwrap_or_else(|| SseEvent::data("{}"));
+            let truncated = SseEvent {
+                event: first.event.clone(),
+                data: first_half(&first.data).to_owned(),
+            };
+            let words = SseEvent {
+                event: first.event,
+                data: "fake-llm garbage, not JSON at all".to_owned(),
+            };
+            (EVENT_STREAM, truncated.to_wire() + &words.to_wire())
+        }
+        WireBody::Json(_) => (JSON, "fake-llm garbage: {this is not JSON".to_owned()),
     };
     let mut response = Response::new(Body::from(text));
     set_content_type(&mut response, content_type);
     response
+}
+
+/// The first half of `text`, cut on a character boundary.
+fn first_half(text: &str) -> &str {
+    let cut_at = (0..=text.len() / 2)
+        .rev()
+        .find(|&at| text.is_char_boundary(at))
+        .unwrap_or(0);
+    &text[..cut_at]
 }
 
 fn set_content_type(response: &mut Response, content_type: &'static str) {

@@ -5,6 +5,7 @@
     reason = "the helpers shared by the tests fail loudly on what a test did not expect"
 )]
 
+mod anthropic;
 mod bound_server;
 mod faults;
 mod http_client;

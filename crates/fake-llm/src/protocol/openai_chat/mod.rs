@@ -7,6 +7,8 @@ mod request;
 mod response;
 pub(crate) mod stream;
 
+pub(crate) use stream::pieces;
+
 use serde_json::Value;
 
 use crate::conversation::{Answer, Conversation};
