@@ -10,6 +10,7 @@ use serde_json::Value;
 
 use crate::conversation::{Answer, Conversation, TokenUsage};
 
+pub(crate) mod gemini;
 pub(crate) mod openai_chat;
 
 /// A response body in protocol terms.
@@ -71,6 +72,12 @@ pub(crate) trait WireProtocol: Sync {
     /// Reads a request body; the error says what is wrong with it.
     fn parse(&self, body: &Value) -> Result<Conversation, String>;
 
+    /// The model named in the request's path, for protocols that put it there rather than in
+    /// the body (Gemini); it replaces the parsed conversation's model.
+    fn model_in_path(&self, _path: &str) -> Option<String> {
+        None
+    }
+
     /// Renders an answer, streamed or not as the request asked.
     fn render(&self, answer: &Answer, context: RenderContext<'_>) -> WireBody;
 
@@ -82,6 +89,16 @@ pub(crate) trait WireProtocol: Sync {
 pub(crate) fn for_path(path: &str) -> Option<&'static dyn WireProtocol> {
     match path.trim_end_matches('/') {
         "/v1/chat/completions" | "/chat/completions" => Some(&openai_chat::OpenAiChat),
-        _ => None,
+        other => gemini::for_path(other).map(|gemini| gemini as &dyn WireProtocol),
+    }
+}
+
+/// The protocol whose error shape a 404 at `path` takes: Gemini's under `/v1beta/`, else
+/// OpenAI's.
+pub(crate) fn for_unknown_path(path: &str) -> &'static dyn WireProtocol {
+    if gemini::owns_path(path) {
+        &gemini::UNARY
+    } else {
+        &openai_chat::OpenAiChat
     }
 }

@@ -7,6 +7,7 @@
 
 mod bound_server;
 mod faults;
+mod gemini;
 mod http_client;
 mod openai_chat;
 mod recording;
