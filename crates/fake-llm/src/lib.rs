@@ -1,7 +1,8 @@
 //! A scripted model server, so that real agent CLIs can run in tests and dry runs without a
 //! real model and without spending tokens.
 //!
-//! It speaks OpenAI chat completions (`POST /v1/chat/completions`, streamed or not), answers
+//! It speaks OpenAI chat completions (`POST /v1/chat/completions`, streamed or not) and Gemini
+//! (`POST /v1beta/models/<model>:streamGenerateContent` and `:generateContent`), answers
 //! from a [`Script`] of turns (text, tool calls, faults), and records every request with its
 //! headers so tests can check what an agent sent. `docs/fake-llm.md` describes the script
 //! format and the matching rules.
