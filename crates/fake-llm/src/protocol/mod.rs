@@ -4,13 +4,14 @@
 //! A protocol describes its response as a [`WireResponse`] (status, headers, JSON or a list
 //! of server-sent events) and knows nothing of HTTP serving, the script or faults; the server
 //! applies faults (cutting a stream, sending garbage) to whatever a protocol renders. Adding
-//! a protocol (OpenAI Responses next) means a new module here and a line in [`for_path`].
+//! a protocol means a new module here and a line in [`for_path`].
 
 use serde_json::Value;
 
 use crate::conversation::{Answer, Conversation, TokenUsage};
 
 pub(crate) mod anthropic;
+pub(crate) mod gemini;
 pub(crate) mod openai_chat;
 pub(crate) mod openai_responses;
 
@@ -73,6 +74,12 @@ pub(crate) trait WireProtocol: Sync {
     /// Reads a request body; the error says what is wrong with it.
     fn parse(&self, body: &Value) -> Result<Conversation, String>;
 
+    /// The model named in the request's path, for protocols that put it there rather than in
+    /// the body (Gemini); it replaces the parsed conversation's model.
+    fn model_in_path(&self, _path: &str) -> Option<String> {
+        None
+    }
+
     /// Renders an answer, streamed or not as the request asked.
     fn render(&self, answer: &Answer, context: RenderContext<'_>) -> WireBody;
 
@@ -86,6 +93,16 @@ pub(crate) fn for_path(path: &str) -> Option<&'static dyn WireProtocol> {
         "/v1/chat/completions" | "/chat/completions" => Some(&openai_chat::OpenAiChat),
         "/v1/responses" | "/responses" => Some(&openai_responses::OpenAiResponses),
         "/v1/messages" => Some(&anthropic::AnthropicMessages),
-        _ => None,
+        other => gemini::for_path(other).map(|gemini| gemini as &dyn WireProtocol),
+    }
+}
+
+/// The protocol whose error shape a 404 at `path` takes: Gemini's under `/v1beta/`, else
+/// OpenAI's.
+pub(crate) fn for_unknown_path(path: &str) -> &'static dyn WireProtocol {
+    if gemini::owns_path(path) {
+        &gemini::UNARY
+    } else {
+        &openai_chat::OpenAiChat
     }
 }

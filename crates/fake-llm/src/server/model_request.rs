@@ -103,7 +103,12 @@ pub(super) async fn answer(shared: &Shared, arrival: Arrival) -> Response {
         None => Err("the body is not JSON".to_owned()),
     };
     let conversation = match parsed {
-        Ok(conversation) => conversation,
+        Ok(mut conversation) => {
+            if let Some(model) = protocol.model_in_path(&arrival.path) {
+                conversation.model = model;
+            }
+            conversation
+        }
         Err(reason) => {
             let message = format!(
                 "fake-llm: cannot read this {} request: {reason}",
@@ -207,6 +212,7 @@ fn not_a_model_request(shared: &Shared, arrival: Arrival) -> Response {
         "fake-llm: no endpoint {} {}; model requests go to POST /v1/chat/completions",
         arrival.method, arrival.path
     );
+    let body = protocol::for_unknown_path(&arrival.path).error_body(404, &message);
     record_alone(
         shared,
         arrival,
@@ -214,7 +220,6 @@ fn not_a_model_request(shared: &Shared, arrival: Arrival) -> Response {
         AnsweredBy::NotAModelRequest,
         error_reply(404, &message),
     );
-    let body = protocol::openai_chat::OpenAiChat.error_body(404, &message);
     wire_response::full(404, &[], WireBody::Json(body))
 }
 

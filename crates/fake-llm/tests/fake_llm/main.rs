@@ -8,6 +8,7 @@
 mod anthropic;
 mod bound_server;
 mod faults;
+mod gemini;
 mod http_client;
 mod openai_chat;
 mod openai_responses;
