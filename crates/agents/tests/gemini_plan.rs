@@ -70,7 +70,7 @@ fn a_new_session_reads_the_prompt_from_stdin_with_an_empty_p() {
     // Without a custom endpoint the user's own login is left alone.
     assert_eq!(
         settings(&plan),
-        json!({"general": {"enableAutoUpdate": false, "enableAutoUpdateNotification": false}})
+        json!({"general": {"enableAutoUpdate": false, "enableAutoUpdateNotification": false, "maxAttempts": 3}})
     );
 }
 
@@ -113,7 +113,7 @@ fn a_custom_endpoint_selects_api_key_auth_and_config_merges_over_ganger_s_settin
     assert_eq!(
         settings(&plan),
         json!({
-            "general": {"enableAutoUpdate": true, "enableAutoUpdateNotification": false, "vimMode": true},
+            "general": {"enableAutoUpdate": true, "enableAutoUpdateNotification": false, "maxAttempts": 3, "vimMode": true},
             "security": {"auth": {"selectedType": "gemini-api-key"}},
             "privacy": {"usageStatisticsEnabled": false}
         })

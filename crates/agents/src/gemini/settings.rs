@@ -7,6 +7,9 @@
 //! - `general.enableAutoUpdate = false` and `general.enableAutoUpdateNotification = false`
 //!   (0.61.0's names; `disableAutoUpdate`/`disableUpdateNag` are the deprecated ones it
 //!   migrates), so that the tested version stays the one that runs;
+//! - `general.maxAttempts = 3`: a dead model costs seconds, not the four minutes of the default
+//!   ten attempts (measured: 246.8 s on a persistent 500; 10.3 s with 2 attempts); a user's
+//!   own value in `[agents.gemini.config]` wins;
 //! - `security.auth.selectedType = "gemini-api-key"` only when `GOOGLE_GEMINI_BASE_URL` is set:
 //!   a custom endpoint otherwise selects the "gateway" auth type, which headless runs refuse
 //!   (`Invalid auth method selected.`, exit 41). Without one the user's own login stays.
@@ -22,10 +25,17 @@ pub const SYSTEM_SETTINGS_ENV: &str = "GEMINI_CLI_SYSTEM_SETTINGS_PATH";
 /// The variable that points Gemini CLI at another endpoint.
 pub const BASE_URL_ENV: &str = "GOOGLE_GEMINI_BASE_URL";
 
+/// Attempts per model request (Gemini's default is 10, with backoff).
+pub const MAX_ATTEMPTS: u32 = 3;
+
 /// The settings for one round, as JSON text.
 pub fn settings(request: &RoundRequest<'_>) -> Result<String, PlanError> {
     let mut settings = json!({
-        "general": {"enableAutoUpdate": false, "enableAutoUpdateNotification": false}
+        "general": {
+            "enableAutoUpdate": false,
+            "enableAutoUpdateNotification": false,
+            "maxAttempts": MAX_ATTEMPTS
+        }
     });
     if request.var(BASE_URL_ENV).is_some() {
         settings["security"] = json!({"auth": {"selectedType": "gemini-api-key"}});
