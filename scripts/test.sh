@@ -1,23 +1,39 @@
 #!/usr/bin/env bash
 # The whole test suite, with its set-up: installs the pinned agent CLIs (pinned-agents.txt)
-# into ganger's cache when they are missing, then checks formatting and lints and runs every
-# test, the end-to-end tests against the real agents included.
+# into ganger's cache when they are missing (in parallel), then checks formatting and lints
+# and runs every test, the end-to-end and conformance tests against the real agents included.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 cache="${XDG_CACHE_HOME:-$HOME/.cache}/ganger/agents"
+name_of() {
+  case "$1" in
+    opencode-ai) echo opencode ;;
+    @anthropic-ai/claude-code) echo claude ;;
+    @openai/codex) echo codex ;;
+    @google/gemini-cli) echo gemini ;;
+    @qwen-code/qwen-code) echo qwen ;;
+    *) echo "scripts/test.sh: no adapter name for $1" >&2; return 2 ;;
+  esac
+}
+pids=()
 while read -r spec; do
   case "$spec" in ''|'#'*) continue ;; esac
   package=${spec%@*} version=${spec##*@}
-  case "$package" in
-    opencode-ai) name=opencode ;;
-    *) echo "scripts/test.sh: no adapter name for $package" >&2; exit 2 ;;
-  esac
+  name=$(name_of "$package")
   dir="$cache/$name-$version"
   if [ ! -x "$dir/node_modules/.bin/$name" ]; then
     echo "installing $spec into $dir"
-    npm install --no-audit --no-fund --loglevel=error --prefix "$dir" "$spec"
+    npm install --no-audit --no-fund --loglevel=error --prefix "$dir" "$spec" &
+    pids+=($!)
   fi
-  echo "$name $("$dir/node_modules/.bin/$name" --version) at $dir"
+done < pinned-agents.txt
+for pid in "${pids[@]}"; do wait "$pid"; done
+while read -r spec; do
+  case "$spec" in ''|'#'*) continue ;; esac
+  package=${spec%@*} version=${spec##*@}
+  name=$(name_of "$package")
+  dir="$cache/$name-$version"
+  echo "$name $("$dir/node_modules/.bin/$name" --version | head -1) at $dir"
 done < pinned-agents.txt
 cargo fmt --all --check
 cargo clippy --workspace --all-targets --locked -- -D warnings
