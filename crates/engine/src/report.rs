@@ -56,6 +56,8 @@ pub struct RoundReport {
     /// Why the round ended as it did, when it is not a plain `done`.
     pub reason: Option<String>,
     pub agent: String,
+    /// What the agent may do: `write` or `read-only`.
+    pub permission: String,
     pub model: Option<String>,
     pub session: Option<String>,
     pub branch: String,
@@ -199,6 +201,7 @@ pub fn round_report(ws: &Workspace, task: &Task, round: &Round) -> RoundReport {
         status: round.status,
         reason: round.reason.clone(),
         agent: task.agent.clone(),
+        permission: task.permission.clone(),
         model: round.model.clone(),
         session: round
             .session

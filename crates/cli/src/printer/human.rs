@@ -51,9 +51,14 @@ pub fn report_text(report: &RoundReport) -> String {
     );
     let gone = if report.worktree_gone { " (gone)" } else { "" };
     let _ = writeln!(out, "worktree: {}{gone}", report.worktree.display());
+    let read_only = if report.permission == "read-only" {
+        " (read-only)"
+    } else {
+        ""
+    };
     let _ = writeln!(
         out,
-        "agent: {}, model: {}",
+        "agent: {}{read_only}, model: {}",
         report.agent,
         report.model.as_deref().unwrap_or("the agent's default")
     );
