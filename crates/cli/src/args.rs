@@ -94,8 +94,8 @@ pub struct TaskText {
     /// A file with the task text.
     #[arg(long, value_name = "FILE")]
     pub brief: Option<PathBuf>,
-    /// The task text itself.
-    #[arg(long, value_name = "TEXT")]
+    /// The task text itself (it may start with a dash).
+    #[arg(long, value_name = "TEXT", allow_hyphen_values = true)]
     pub message: Option<String>,
 }
 

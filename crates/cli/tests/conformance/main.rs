@@ -58,3 +58,27 @@ macro_rules! suite {
 }
 
 suite!(opencode, claude, codex, gemini, qwen);
+
+mod extras;
+
+mod command_agent {
+    #[test]
+    fn reads_a_known_format_with_a_session_named_up_front() {
+        crate::extras::command_agent_with_a_known_format();
+    }
+    #[test]
+    fn reads_plain_text() {
+        crate::extras::command_agent_plain_text();
+    }
+}
+
+mod agents_command {
+    #[test]
+    fn install_puts_the_tested_version_in_the_cache() {
+        crate::extras::agents_install_into_the_cache();
+    }
+    #[test]
+    fn doctor_checks_each_agent() {
+        crate::extras::agents_doctor_checks_an_agent();
+    }
+}
