@@ -37,7 +37,7 @@ fn settings(plan: &CommandPlan) -> Value {
 }
 
 fn settings_path() -> PathBuf {
-    PathBuf::from(AGENT_DIR).join("system-settings.json")
+    PathBuf::from(AGENT_DIR).join("home/.gemini/settings.json")
 }
 
 #[test]
@@ -59,18 +59,37 @@ fn a_new_session_reads_the_prompt_from_stdin_with_an_empty_p() {
         ]
     );
     assert_eq!(plan.stdin.as_deref(), Some(PROMPT.as_bytes()));
+    // Without a custom endpoint or configuration, Gemini runs in the user's own home with
+    // their own settings and login, untouched.
+    assert!(plan.env.is_empty(), "{:?}", plan.env);
+    assert!(plan.files.is_empty());
+    // With a custom endpoint it gets a home of its own, whose settings select API-key auth.
+    let custom: BTreeMap<String, String> = [(
+        "GOOGLE_GEMINI_BASE_URL".to_owned(),
+        "http://127.0.0.1:9".to_owned(),
+    )]
+    .into();
+    let plan = adapter("gemini")
+        .unwrap()
+        .plan(&request(&custom, None))
+        .unwrap();
     assert_eq!(
         plan.env,
         [(
-            "GEMINI_CLI_SYSTEM_SETTINGS_PATH".to_owned(),
-            settings_path().to_string_lossy().into_owned()
+            "GEMINI_CLI_HOME".to_owned(),
+            PathBuf::from(AGENT_DIR)
+                .join("home")
+                .to_string_lossy()
+                .into_owned()
         )]
     );
     assert_eq!(plan.files[0].0, settings_path());
-    // Without a custom endpoint the user's own login is left alone.
     assert_eq!(
         settings(&plan),
-        json!({"general": {"enableAutoUpdate": false, "enableAutoUpdateNotification": false, "maxAttempts": 3}})
+        json!({
+            "general": {"enableAutoUpdate": false, "enableAutoUpdateNotification": false, "maxAttempts": 3},
+            "security": {"auth": {"selectedType": "gemini-api-key"}}
+        })
     );
 }
 

@@ -50,7 +50,7 @@ impl Adapter for Gemini {
     fn config_env(&self) -> &'static [&'static str] {
         &[
             crate::gemini::settings::BASE_URL_ENV,
-            crate::gemini::settings::SYSTEM_SETTINGS_ENV,
+            crate::gemini::settings::HOME_ENV,
             "HOME",
         ]
     }

@@ -13,14 +13,15 @@
 //! `default` for [`Permission::ReadOnly`], in which headless Gemini withholds its write, edit
 //! and shell tools from the model. `--skip-trust` because worktrees are new, untrusted folders.
 //!
-//! Settings go in a file under the agent's directory, named by
-//! [`SYSTEM_SETTINGS_ENV`](crate::gemini::settings::SYSTEM_SETTINGS_ENV) (see `settings.rs`).
+//! When ganger needs settings of its own (a custom endpoint, or `[agents.gemini.config]`),
+//! Gemini runs with a home of its own under the agent's directory ([`HOME_ENV`]; see
+//! `settings.rs`); otherwise in the user's, untouched.
 
 use crate::adapter::{CommandPlan, Permission, PlanError, RoundRequest, ScriptedEndpoint};
-use crate::gemini::settings::{self, BASE_URL_ENV, SYSTEM_SETTINGS_ENV};
+use crate::gemini::settings::{self, BASE_URL_ENV, HOME_ENV};
 
-/// The settings file's name in the agent's directory.
-pub const SETTINGS_FILE: &str = "system-settings.json";
+/// Gemini's home under the agent's directory, when ganger gives it one.
+pub const HOME_DIR: &str = "home";
 
 /// The command for one round.
 pub fn plan(request: &RoundRequest<'_>) -> Result<CommandPlan, PlanError> {
@@ -45,16 +46,16 @@ pub fn plan(request: &RoundRequest<'_>) -> Result<CommandPlan, PlanError> {
         "-p".into(),
         String::new(),
     ]);
-    let path = request.agent_dir.join(SETTINGS_FILE);
-    let mut plan = CommandPlan::new(
-        args,
-        vec![(
-            SYSTEM_SETTINGS_ENV.to_owned(),
-            path.to_string_lossy().into_owned(),
-        )],
-        Some(request.prompt.as_bytes().to_vec()),
-    );
-    plan.files.push((path, settings::settings(request)?));
+    let mut plan = CommandPlan::new(args, Vec::new(), Some(request.prompt.as_bytes().to_vec()));
+    if request.var(BASE_URL_ENV).is_some() || request.config.is_some() {
+        let home = request.agent_dir.join(HOME_DIR);
+        plan.env
+            .push((HOME_ENV.to_owned(), home.to_string_lossy().into_owned()));
+        plan.files.push((
+            home.join(".gemini").join("settings.json"),
+            settings::settings(request)?,
+        ));
+    }
     Ok(plan)
 }
 

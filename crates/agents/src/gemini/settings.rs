@@ -1,8 +1,13 @@
 //! The settings file ganger gives Gemini CLI, without touching the user's
-//! `~/.gemini/settings.json`: Gemini 0.61.0 reads its *system* settings from the path in
-//! `GEMINI_CLI_SYSTEM_SETTINGS_PATH` (verified with the real CLI: see
-//! `docs/agents/gemini-prompt.md`). System settings override the user's, key by key, so the
-//! file holds only what ganger needs:
+//! `~/.gemini/settings.json`. Gemini 0.61.0 reads its *system* settings from the path in
+//! `GEMINI_CLI_SYSTEM_SETTINGS_PATH`, but only from a file owned by root in directories no one
+//! else may write (measured: a file under `/tmp`, or any file of a non-root user, is skipped with
+//! a "Security Warning"), so that variable cannot carry ganger's settings. Instead, when ganger
+//! needs settings of its own (a custom endpoint, or `[agents.gemini.config]`), it runs Gemini
+//! with a home of its own, `GEMINI_CLI_HOME` = `.ganger/agents/gemini/home`, whose
+//! `.gemini/settings.json` is this file; Gemini keeps that task's sessions there too, so
+//! `--resume` works from round to round. Without either, Gemini runs in the user's home with
+//! their own settings and login, untouched. The file holds:
 //!
 //! - `general.enableAutoUpdate = false` and `general.enableAutoUpdateNotification = false`
 //!   (0.61.0's names; `disableAutoUpdate`/`disableUpdateNag` are the deprecated ones it
@@ -19,8 +24,8 @@
 use crate::adapter::{PlanError, RoundRequest};
 use serde_json::{Map, Value, json};
 
-/// The variable Gemini CLI reads its system settings path from.
-pub const SYSTEM_SETTINGS_ENV: &str = "GEMINI_CLI_SYSTEM_SETTINGS_PATH";
+/// The variable Gemini CLI takes its home from (where `.gemini/` is), instead of `$HOME`.
+pub const HOME_ENV: &str = "GEMINI_CLI_HOME";
 
 /// The variable that points Gemini CLI at another endpoint.
 pub const BASE_URL_ENV: &str = "GOOGLE_GEMINI_BASE_URL";

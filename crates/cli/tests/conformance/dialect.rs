@@ -16,6 +16,10 @@ pub struct Dialect {
     pub own_cost: bool,
     /// Whether its token figures include requests that offer no tools (side requests).
     pub counts_side_requests: bool,
+    /// How long its own retries of a failing model take at most, when no setting lowers them
+    /// (Qwen Code: seven attempts, about 100 s, in silence); the failure scenarios give the
+    /// round a stall limit above it, so that the agent's own failure is what ends the round.
+    pub silent_retries: Option<std::time::Duration>,
 }
 
 /// The dialects, by agent name.
@@ -25,10 +29,12 @@ pub fn dialect(agent: &'static str) -> Dialect {
         "claude" => (true, false),
         _ => (false, false),
     };
+    let silent_retries = (agent == "qwen").then(|| std::time::Duration::from_secs(150));
     Dialect {
         agent,
         own_cost,
         counts_side_requests,
+        silent_retries,
     }
 }
 

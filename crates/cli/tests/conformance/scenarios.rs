@@ -167,7 +167,21 @@ pub fn read_only_writes_nothing(d: Dialect) {
 fn fails_with(d: Dialect, fault: Turn, needle: &[&str], bound: Duration) {
     let s = setup(d, Script::new().turn(fault).default_answer("side"));
     let clock = Instant::now();
-    let report = start(&s, "bad", "Do something.", &[]);
+    let (stall, timeout, bound) = match d.silent_retries {
+        Some(retries) => (
+            retries.as_secs(),
+            retries.as_secs() + 30,
+            retries + Duration::from_secs(40),
+        ),
+        None => (12, 150, bound),
+    };
+    let (stall, timeout) = (format!("{stall}s"), format!("{timeout}s"));
+    let report = start(
+        &s,
+        "bad",
+        "Do something.",
+        &["--stall", &stall, "--timeout", &timeout],
+    );
     let took = clock.elapsed();
     assert_eq!(report["status"], "failed", "{report:#}");
     let text = report_text(&report);
