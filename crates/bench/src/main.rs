@@ -1,6 +1,11 @@
-//! `ganger-bench fill-store STATE_DB N WORKTREE`: records N finished tasks (one round each)
-//! through the same store API ganger uses, so that `ganger status` can be timed over many
-//! tasks without running N rounds. Used by bench/compare.py.
+//! Helpers for the committed benchmarks:
+//!
+//! - `ganger-bench fill-store STATE_DB N WORKTREE`: records N finished tasks (one round each)
+//!   through the same store API ganger uses, so that `ganger status` can be timed over many
+//!   tasks without running N rounds (bench/compare.py);
+//! - `ganger-bench scripted-toml AGENT PROGRAM BASE_URL`: prints the `ganger.toml` that points
+//!   the agent at a scripted model server, the one `ganger agents doctor` and the tests use
+//!   (bench/agents.py).
 
 use ganger_events::{RoundStatus, RoundSummary};
 use ganger_store::{NewRound, NewTask, RoundEnd, RoundKind, SqliteStore, Store};
@@ -62,6 +67,23 @@ fn fill(db: &str, count: usize, worktree: &str) -> Result<(), String> {
     Ok(())
 }
 
+#[expect(clippy::print_stdout, reason = "the configuration is the output")]
+fn scripted_toml(agent: &str, program: &str, url: &str) -> Result<(), String> {
+    let adapter = ganger_agents::adapter(agent).ok_or_else(|| format!("no agent {agent:?}"))?;
+    print!(
+        "{}",
+        ganger_engine::scripted::scripted_toml(
+            adapter,
+            std::path::Path::new(program),
+            url,
+            &[],
+            "timeout = \"5m\"\nstall = \"2m\"",
+            "",
+        )
+    );
+    Ok(())
+}
+
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().collect();
     let result = match args.as_slice() {
@@ -69,7 +91,10 @@ fn main() -> ExitCode {
             .parse()
             .map_err(|_| format!("{count:?} is not a number"))
             .and_then(|count| fill(db, count, worktree)),
-        _ => Err("usage: ganger-bench fill-store STATE_DB N WORKTREE".into()),
+        [_, command, agent, program, url] if command == "scripted-toml" => {
+            scripted_toml(agent, program, url)
+        }
+        _ => Err("usage: ganger-bench fill-store STATE_DB N WORKTREE | scripted-toml AGENT PROGRAM BASE_URL".into()),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
