@@ -16,9 +16,10 @@ pub struct Dialect {
     pub own_cost: bool,
     /// Whether its token figures include requests that offer no tools (side requests).
     pub counts_side_requests: bool,
-    /// How long its own retries of a failing model take at most, when no setting lowers them
-    /// (Qwen Code: seven attempts, about 100 s, in silence); the failure scenarios give the
-    /// round a stall limit above it, so that the agent's own failure is what ends the round.
+    /// How long its own retries of a failing model may take, in silence (Qwen Code: seven
+    /// attempts, about 100 s, that no setting lowers; Gemini CLI: three attempts with
+    /// backoff); the failure scenarios give the round a stall limit above it, so that the
+    /// agent's own failure is what ends the round.
     pub silent_retries: Option<std::time::Duration>,
 }
 
@@ -29,7 +30,13 @@ pub fn dialect(agent: &'static str) -> Dialect {
         "claude" => (true, false),
         _ => (false, false),
     };
-    let silent_retries = (agent == "qwen").then(|| std::time::Duration::from_secs(150));
+    let silent_retries = match agent {
+        // Seven attempts that no setting lowers, about 100 s.
+        "qwen" => Some(std::time::Duration::from_secs(150)),
+        // Three attempts (ganger's `general.maxAttempts`) with backoff: 10 to 25 s.
+        "gemini" => Some(std::time::Duration::from_secs(60)),
+        _ => None,
+    };
     Dialect {
         agent,
         own_cost,
