@@ -7,7 +7,9 @@
 //! with a home of its own, `GEMINI_CLI_HOME` = `.ganger/agents/gemini/home`, whose
 //! `.gemini/settings.json` is this file; Gemini keeps that task's sessions there too, so
 //! `--resume` works from round to round. Without either, Gemini runs in the user's home with
-//! their own settings and login, untouched. The file holds:
+//! their own settings and login, untouched; it still never updates itself there, because 0.61.0
+//! checks for updates only in its interactive UI (`checkForUpdates` is called from the
+//! interactive bundle alone; headless `-p` runs never reach it). The file holds:
 //!
 //! - `general.enableAutoUpdate = false` and `general.enableAutoUpdateNotification = false`
 //!   (0.61.0's names; `disableAutoUpdate`/`disableUpdateNag` are the deprecated ones it
