@@ -7,7 +7,8 @@ use std::path::PathBuf;
 
 /// ganger: a supervisor for AI coding agents.
 ///
-/// Gives a coding task to an agent (OpenCode) in its own git worktree and branch, follows it
+/// Gives a coding task to an agent (OpenCode, Claude Code, Codex, Gemini CLI, Qwen Code, or any
+/// CLI described in ganger.toml) in its own git worktree and branch, follows it
 /// round by round in the same session, and reports precisely what each round did.
 #[derive(Debug, Parser)]
 #[command(name = "ganger", version, about, long_about = None, after_help = crate::exit::HELP)]
