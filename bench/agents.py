@@ -37,7 +37,7 @@ WRAPPER = """#!/bin/bash
 start=$(date +%s%N)
 {real} "$@"
 code=$?
-echo "$start $(date +%s%N)" >> {timing}
+echo "$start $(date +%s%N) ${{1:-}}" >> {timing}
 exit $code
 """
 
@@ -110,10 +110,13 @@ class World:
         wall = time.perf_counter() - start
         if result.returncode != 0:
             sys.exit(f"{' '.join(args)} failed ({result.returncode}):\n{result.stdout}\n{result.stderr}")
-        lines = self.timing.read_text().splitlines()
-        if len(lines) != len(before) + 1:
-            sys.exit(f"the wrapper recorded {len(lines) - len(before)} runs for {' '.join(args)}")
-        began, ended = (int(x) for x in lines[-1].split())
+        # Besides the round itself, ganger may run `--version` and `models` (the untested-version
+        # warning and the model check, both cached): those count as ganger's overhead.
+        new = [line.split() for line in self.timing.read_text().splitlines()[len(before):]]
+        rounds = [fields for fields in new if len(fields) < 3 or fields[2] not in ("--version", "models")]
+        if len(rounds) != 1:
+            sys.exit(f"the wrapper recorded {len(rounds)} rounds for {' '.join(args)}")
+        began, ended = int(rounds[0][0]), int(rounds[0][1])
         return wall, (ended - began) / 1e9
 
     def start_and_fix(self) -> tuple[tuple[float, float], tuple[float, float]]:
