@@ -195,3 +195,25 @@ fn main() -> ExitCode {
     );
     ExitCode::SUCCESS
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_format_accepts_its_seeds_and_mutations_repeat_from_the_seed() {
+        for (format, dirs) in FORMATS {
+            let corpus = seeds(dirs).unwrap();
+            let whole: Vec<u8> = corpus
+                .iter()
+                .flat_map(|l| [l.as_slice(), b"\n"].concat())
+                .collect();
+            assert_eq!(check(format, &whole), Ok(()), "{format}");
+            let mut a = rng::Rng::new(42);
+            let mut b = rng::Rng::new(42);
+            let first = mutate::stream(&mut a, &corpus);
+            assert_eq!(first, mutate::stream(&mut b, &corpus), "{format}");
+            assert!(!first.is_empty());
+        }
+    }
+}
