@@ -61,7 +61,9 @@ pub fn version_of(adapter: &dyn Adapter, program: &Path) -> Option<String> {
             env: std::env::vars_os().collect(),
             cwd: std::env::temp_dir(),
             stdin: None,
-            token: format!("version-{}", std::process::id()),
+            // Unique per run: leftovers are found by this token, and versions are read in
+            // parallel, so a shared one would let one run's clean-up kill another's CLI.
+            token: format!("version-{}", crate::launch::new_token()),
             use_cgroup: false,
         },
         Duration::from_secs(30),

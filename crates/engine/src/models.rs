@@ -165,7 +165,7 @@ fn list_models(
             env,
             cwd: ws.repo.main.clone(),
             stdin: None,
-            token: format!("models-{}", std::process::id()),
+            token: format!("models-{}", crate::launch::new_token()),
             use_cgroup: false,
         },
         LIST_LIMIT,
