@@ -24,7 +24,7 @@
 //! `[agents.gemini.config]` is merged over these, table by table.
 
 use crate::adapter::{PlanError, RoundRequest};
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 
 /// The variable Gemini CLI takes its home from (where `.gemini/` is), instead of `$HOME`.
 pub const HOME_ENV: &str = "GEMINI_CLI_HOME";
@@ -50,27 +50,6 @@ pub fn settings(request: &RoundRequest<'_>) -> Result<String, PlanError> {
     let Value::Object(mut settings) = settings else {
         unreachable!("a JSON object literal");
     };
-    match request.config {
-        None => {}
-        Some(Value::Object(overlay)) => merge(&mut settings, overlay),
-        Some(_) => {
-            return Err(PlanError::Config {
-                agent: "gemini",
-                reason: "it must be a table".into(),
-            });
-        }
-    }
+    crate::json_merge::merge_config(&mut settings, request.config, "gemini")?;
     Ok(Value::Object(settings).to_string())
-}
-
-/// Deep merge: tables merge key by key, anything else in `overlay` replaces.
-fn merge(base: &mut Map<String, Value>, overlay: &Map<String, Value>) {
-    for (key, value) in overlay {
-        match (base.get_mut(key), value) {
-            (Some(Value::Object(inner)), Value::Object(over)) => merge(inner, over),
-            _ => {
-                base.insert(key.clone(), value.clone());
-            }
-        }
-    }
 }

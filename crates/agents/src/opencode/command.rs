@@ -96,20 +96,8 @@ fn merged_config(request: &RoundRequest<'_>) -> Result<Option<String>, PlanError
     if overlay.is_empty() {
         return Ok(None);
     }
-    merge(&mut merged, overlay);
+    crate::json_merge::deep_merge(&mut merged, overlay);
     Ok(Some(Value::Object(merged).to_string()))
-}
-
-/// Deep merge: objects merge key by key, anything else in `overlay` replaces.
-fn merge(base: &mut Map<String, Value>, overlay: &Map<String, Value>) {
-    for (key, value) in overlay {
-        match (base.get_mut(key), value) {
-            (Some(Value::Object(inner)), Value::Object(over)) => merge(inner, over),
-            _ => {
-                base.insert(key.clone(), value.clone());
-            }
-        }
-    }
 }
 
 #[cfg(test)]

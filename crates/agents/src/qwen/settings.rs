@@ -31,27 +31,6 @@ pub fn settings(request: &RoundRequest<'_>) -> Result<String, PlanError> {
             json!({"auth": {"selectedType": "openai"}}),
         );
     }
-    match request.config {
-        None | Some(Value::Null) => {}
-        Some(Value::Object(overlay)) => merge(&mut settings, overlay),
-        Some(_) => {
-            return Err(PlanError::Config {
-                agent: "qwen",
-                reason: "it must be a table of Qwen Code settings".into(),
-            });
-        }
-    }
+    crate::json_merge::merge_config(&mut settings, request.config, "qwen")?;
     Ok(Value::Object(settings).to_string())
-}
-
-/// Deep merge: tables merge key by key, anything else in `overlay` replaces.
-fn merge(base: &mut Map<String, Value>, overlay: &Map<String, Value>) {
-    for (key, value) in overlay {
-        match (base.get_mut(key), value) {
-            (Some(Value::Object(inner)), Value::Object(over)) => merge(inner, over),
-            _ => {
-                base.insert(key.clone(), value.clone());
-            }
-        }
-    }
 }
