@@ -55,39 +55,35 @@ pub(crate) fn git(dir: &Path, args: &[&str]) -> Result<(), Failure> {
     }
 }
 
-fn toml_string(text: &str) -> String {
-    serde_json::to_string(text).unwrap_or_default()
-}
-
-fn config(program: &Path, base_url: &str, state: &Path) -> String {
-    format!(
-        r#"# The demo's configuration: OpenCode talks to the scripted model on this machine.
-[defaults]
-model = "mock/scripted"
-timeout = "5m"
-stall = "2m"
-
-[agents.opencode]
-command = {program}
-# OpenCode's own state goes to the demo's directory, not yours.
-env = {{ OPENCODE_DISABLE_MODELS_FETCH = "1", XDG_DATA_HOME = {data}, XDG_CONFIG_HOME = {config}, XDG_STATE_HOME = {state_dir}, XDG_CACHE_HOME = {cache} }}
-
-[agents.opencode.config]
-model = "mock/scripted"
-small_model = "mock/scripted"
-share = "disabled"
-
-[agents.opencode.config.provider.mock]
-npm = "@ai-sdk/openai-compatible"
-options = {{ baseURL = {base_url}, apiKey = "demo-key-not-a-secret" }}
-models = {{ scripted = {{ limit = {{ context = 128000, output = 8192 }}, cost = {{ input = 3, output = 15 }} }} }}
-"#,
-        program = toml_string(&program.to_string_lossy()),
-        data = toml_string(&state.join("data").to_string_lossy()),
-        config = toml_string(&state.join("config").to_string_lossy()),
-        state_dir = toml_string(&state.join("state").to_string_lossy()),
-        cache = toml_string(&state.join("cache").to_string_lossy()),
-        base_url = toml_string(base_url),
+/// The demo's `ganger.toml`: OpenCode pointed at the scripted model the way `ganger agents
+/// doctor` and the tests point it, with OpenCode's own state in the demo's directory.
+fn config(
+    adapter: &dyn ganger_agents::Adapter,
+    program: &Path,
+    root_url: &str,
+    state: &Path,
+) -> String {
+    let env: Vec<(String, String)> = [
+        ("XDG_DATA_HOME", "data"),
+        ("XDG_CONFIG_HOME", "config"),
+        ("XDG_STATE_HOME", "state"),
+        ("XDG_CACHE_HOME", "cache"),
+    ]
+    .iter()
+    .map(|(key, dir)| {
+        (
+            (*key).to_owned(),
+            state.join(dir).to_string_lossy().into_owned(),
+        )
+    })
+    .collect();
+    ganger_engine::scripted::scripted_toml(
+        adapter,
+        program,
+        root_url,
+        &env,
+        "timeout = \"5m\"\nstall = \"2m\"",
+        "",
     )
 }
 
@@ -153,7 +149,12 @@ pub(crate) fn run(args: DemoArgs) -> Outcome {
         .map_err(|e| EngineError::io("write", &repo, e))?;
     std::fs::write(
         repo.join("ganger.toml"),
-        config(&program, &llm.base_url(), &dir.path().join("opencode")),
+        config(
+            adapter,
+            &program,
+            &llm.root_url(),
+            &dir.path().join("opencode"),
+        ),
     )
     .map_err(|e| EngineError::io("write", &repo, e))?;
     git(&repo, &["add", "-A"])?;
