@@ -131,13 +131,67 @@ pub struct AgentConfig {
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct SandboxConfig {
+    /// Where rounds run unless `--sandbox` says otherwise: `local`, `bwrap` or `docker`.
+    pub default: String,
+    /// The network of sandboxed rounds unless `--network` says otherwise: `shared` (the
+    /// agent must reach its model) or `none`.
+    pub network: String,
     /// Give each round a cgroup of its own where the system allows.
     pub cgroup: bool,
+    /// Paths inside the worktree the agent may read but not change (bwrap and docker).
+    pub read_only: Vec<String>,
+    /// Paths under `read_only` ones that stay writable (`--rw` adds to them per task).
+    pub rw: Vec<String>,
+    pub docker: DockerConfig,
 }
 
 impl Default for SandboxConfig {
     fn default() -> Self {
-        SandboxConfig { cgroup: true }
+        SandboxConfig {
+            default: "local".into(),
+            network: "shared".into(),
+            cgroup: true,
+            read_only: Vec::new(),
+            rw: Vec::new(),
+            docker: DockerConfig::default(),
+        }
+    }
+}
+
+/// Settings of the docker sandbox and of worker images.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct DockerConfig {
+    /// The Docker network a `shared` round joins: `host` reaches a model on loopback.
+    pub network: String,
+    /// Memory limit of a round's container, e.g. `"4g"`, `"512m"`; unset: none.
+    pub memory: Option<String>,
+    /// CPUs of a round's container, e.g. `1.5`; unset: no limit.
+    pub cpus: Option<f64>,
+    /// Most processes in a round's container.
+    pub pids: Option<i64>,
+    /// The Debian release of worker images (its Node.js must suit the agents: trixie's 20).
+    pub suite: String,
+    /// Debian packages a project's checks need, added to worker images (`ganger image build`).
+    pub packages: Vec<String>,
+    /// A Debian mirror for image builds; unset: mmdebstrap's default.
+    pub mirror: Option<String>,
+    /// A worker image to use instead of the one `ganger image build` names.
+    pub image: Option<String>,
+}
+
+impl Default for DockerConfig {
+    fn default() -> Self {
+        DockerConfig {
+            network: "host".into(),
+            memory: None,
+            cpus: None,
+            pids: Some(4096),
+            suite: "trixie".into(),
+            packages: Vec::new(),
+            mirror: None,
+            image: None,
+        }
     }
 }
 

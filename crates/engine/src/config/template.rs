@@ -26,7 +26,21 @@ branch = "agent/{slug}"
 # openrouter = "OPENROUTER_API_KEY"
 
 [sandbox]
+default = "local"       # where rounds run (--sandbox): local, bwrap or docker
+network = "shared"      # sandboxed rounds' network (--network): shared, or none
 cgroup = true           # give each round a cgroup of its own where the system allows
+read_only = []          # paths in the worktree the agent may read, not change (bwrap, docker)
+rw = []                 # paths under read_only ones that stay writable (--rw adds to them)
+
+[sandbox.docker]
+network = "host"        # the Docker network of a shared round; host reaches a model on loopback
+# memory = "4g"         # per round's container
+# cpus = 2.0
+pids = 4096
+suite = "trixie"        # Debian release of worker images (ganger image build)
+packages = []           # Debian packages the project's checks need, added to worker images
+# mirror = "http://deb.debian.org/debian"
+# image = "my-worker:1" # use this image instead of the one ganger image build names
 
 # [agents.opencode]
 # command = "/usr/local/bin/opencode"      # instead of the opencode on PATH

@@ -1,0 +1,14 @@
+//! ganger's client of the Docker Engine API: a blocking face over bollard (an async crate),
+//! so that the round host and the commands stay plain threads. One [`Docker`] holds its own
+//! single-threaded Tokio runtime and a connection to the daemon's Unix socket, with the API
+//! version negotiated down to what the daemon speaks (Debian's docker.io 20.10 speaks 1.41).
+//!
+//! Every container and volume ganger makes carries the labels in [`labels`], so that `ganger
+//! clean` and the reaper find what a task or a dead round host left without any other record.
+
+mod client;
+mod error;
+pub mod labels;
+
+pub use client::Docker;
+pub use error::DockerError;
