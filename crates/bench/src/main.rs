@@ -31,6 +31,9 @@ fn fill(db: &str, count: usize, worktree: &str) -> Result<(), String> {
             timeout_ms: None,
             stall_ms: None,
             permission: "write".into(),
+            sandbox: "local".into(),
+            network: "shared".into(),
+            rw: Vec::new(),
         };
         let round = NewRound {
             kind: RoundKind::Start,

@@ -115,6 +115,15 @@ pub struct StartArgs {
     /// The model, as PROVIDER/MODEL (checked before anything is created).
     #[arg(short = 'm', long, value_name = "PROVIDER/MODEL")]
     pub model: Option<String>,
+    /// Where every round runs: local, bwrap (bubblewrap) or docker (default: sandbox.default).
+    #[arg(long, value_name = "local|bwrap|docker", value_parser = sandbox_kind)]
+    pub sandbox: Option<ganger_engine::SandboxKind>,
+    /// The network of a bwrap or docker round: shared (default) or none.
+    #[arg(long, value_name = "shared|none", value_parser = network)]
+    pub network: Option<ganger_engine::Network>,
+    /// A path inside the worktree that stays writable under sandbox.read_only; repeatable.
+    #[arg(long = "rw", value_name = "PATH")]
+    pub rw: Vec<String>,
     /// The revision the new worktree starts from (default: defaults.base, main).
     #[arg(long, value_name = "REV")]
     pub base: Option<String>,
@@ -264,6 +273,14 @@ pub struct HostArgs {
 
 fn duration(text: &str) -> Result<std::time::Duration, String> {
     ganger_engine::config::parse_duration(text)
+}
+
+fn sandbox_kind(text: &str) -> Result<ganger_engine::SandboxKind, String> {
+    text.parse()
+}
+
+fn network(text: &str) -> Result<ganger_engine::Network, String> {
+    text.parse()
 }
 
 fn permission(text: &str) -> Result<ganger_agents::Permission, String> {

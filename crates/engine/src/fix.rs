@@ -56,6 +56,8 @@ pub fn fix(ws: &Workspace, options: FixOptions, notices: &mut dyn Notices) -> Re
     }
     let adapter = known_adapter(ws, &task.agent)?;
     let program = agent_env::resolve_program(adapter, &ws.config)?;
+    let sandbox = crate::sandboxing::TaskSandbox::of(&task)?;
+    crate::sandboxing::check_round(ws, &sandbox, &task.worktree)?;
     if let Some(running) = store
         .round(task.id, None)?
         .filter(|r| r.status == ganger_events::RoundStatus::Running)

@@ -13,6 +13,7 @@ use crate::launch::{Launch, Launched, launch, new_token, take_lock, this_process
 use crate::models::{ModelCheck, check_model};
 use crate::notice::{Notice, Notices};
 use crate::reaper::settle_running;
+use crate::sandboxing;
 use crate::slug::check_slug;
 use crate::workspace::Workspace;
 use ganger_agents::Adapter;
@@ -37,6 +38,12 @@ pub struct StartOptions {
     pub detach: bool,
     /// What the agent may do; `None` for `ganger.toml`'s default.
     pub permission: Option<ganger_agents::Permission>,
+    /// Where the rounds run; `None` for `ganger.toml`'s default.
+    pub sandbox: Option<ganger_sandbox::SandboxKind>,
+    /// The sandbox's network; `None` for `ganger.toml`'s default.
+    pub network: Option<ganger_sandbox::Network>,
+    /// Extra writable paths inside the worktree.
+    pub rw: Vec<String>,
 }
 
 /// The adapter named `name`, or a clear error listing the known ones.
@@ -153,6 +160,10 @@ pub fn start(ws: &Workspace, options: StartOptions, notices: &mut dyn Notices) -
         .as_deref()
         .map(|path| check_given_worktree(ws, path))
         .transpose()?;
+    let sandbox = sandboxing::choose(ws, options.sandbox, options.network, &options.rw)?;
+    if let Some((path, _)) = &given {
+        sandboxing::check_round(ws, &sandbox, path)?;
+    }
     let mut store = ws.open_store()?;
     if store.task(&slug)?.is_some() {
         return Err(
@@ -245,6 +256,9 @@ pub fn start(ws: &Workspace, options: StartOptions, notices: &mut dyn Notices) -
         timeout_ms: options.timeout.map(|d| d.as_millis() as u64),
         stall_ms: options.stall.map(|d| d.as_millis() as u64),
         permission: permission.as_str().to_owned(),
+        sandbox: sandbox.kind.as_str().to_owned(),
+        network: sandbox.network.as_str().to_owned(),
+        rw: sandbox.rw.clone(),
     };
     let new_round = NewRound {
         kind: RoundKind::Start,

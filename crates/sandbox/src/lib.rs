@@ -9,22 +9,26 @@
 //! life, so that anyone can tell a live host from a dead one, a zombie or a reused pid.
 
 mod activity;
+mod bwrap;
 mod capture;
 mod cgroup;
 mod detach;
 mod error;
 mod host_lock;
+mod kind;
 mod local;
 mod members;
 mod proc_stat;
 mod raw_spawn;
 
 pub use activity::Activity;
+pub use bwrap::{BwrapSpec, bwrap_args, installation_dirs, wrap_in_bwrap};
 pub use capture::{Captured, run_captured};
 pub use cgroup::Cgroup;
 pub use detach::{DetachedHost, spawn_detached_host, take_inherited_lock};
 pub use error::SandboxError;
 pub use host_lock::{HostLock, LockState};
+pub use kind::{Network, SandboxKind};
 pub use local::{AgentCommand, AgentExit, RunningAgent, Waited, spawn_local};
 pub use members::{RoundMarker, kill_round, round_members};
 pub use proc_stat::{ProcStat, ProcessId, proc_stat};

@@ -7,6 +7,7 @@
 //! .ganger/tasks/SLUG/round-N.err            the agent's stderr (known keys redacted)
 //! .ganger/tasks/SLUG/round-N.answer.md      the worker's last answer in full
 //! .ganger/tasks/SLUG/round-N.host.log       what a detached round host printed
+//! .ganger/tasks/SLUG/agent/                 the agent's home in a bwrap or docker sandbox
 //! .ganger/run/TOKEN.lock                    a running round's host lock
 //! .ganger/cache/                            caches (agent model lists)
 //! ```
@@ -55,6 +56,12 @@ impl StateDir {
     /// Files ganger generates for one agent (settings, a private temporary directory).
     pub fn agent_dir(&self, agent: &str) -> PathBuf {
         self.root.join("agents").join(agent)
+    }
+
+    /// The agent's own state for one task in a sandbox (its `HOME`: sessions, settings), kept
+    /// between rounds so that resumed sessions work.
+    pub fn task_agent_dir(&self, slug: &str) -> PathBuf {
+        self.task_dir(slug).join("agent")
     }
 
     /// Cached data (model lists).

@@ -54,6 +54,12 @@ pub struct Task {
     pub cost_usd: f64,
     /// What the agent may do: `write` or `read-only`.
     pub permission: String,
+    /// Where the task's rounds run: `local`, `bwrap` or `docker`.
+    pub sandbox: String,
+    /// The sandbox's network: `shared` or `none`.
+    pub network: String,
+    /// Extra writable paths inside the worktree (relative to it).
+    pub rw: Vec<String>,
 }
 
 /// What the task table shows of a task: read without the columns a table does not need.
@@ -144,6 +150,12 @@ pub struct NewTask {
     pub stall_ms: Option<u64>,
     /// What the agent may do: `write` or `read-only`.
     pub permission: String,
+    /// Where the task's rounds run: `local`, `bwrap` or `docker`.
+    pub sandbox: String,
+    /// The sandbox's network: `shared` or `none`.
+    pub network: String,
+    /// Extra writable paths inside the worktree (relative to it).
+    pub rw: Vec<String>,
 }
 
 /// Changes a fix makes to its task for this round and later ones.

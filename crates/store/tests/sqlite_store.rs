@@ -30,6 +30,9 @@ fn new_task(slug: &str) -> NewTask {
         timeout_ms: None,
         stall_ms: Some(60_000),
         permission: "write".into(),
+        sandbox: "local".into(),
+        network: "shared".into(),
+        rw: Vec::new(),
     }
 }
 

@@ -30,9 +30,13 @@ pub fn plan(request: &RoundRequest<'_>) -> Result<CommandPlan, PlanError> {
     if let Some(config) = merged_config(request)? {
         env.push((CONFIG_CONTENT_ENV.to_owned(), config));
     }
-    if request.permission == Permission::ReadOnly {
+    match (request.permission, request.sandboxed) {
         // Highest precedence of OpenCode's layers: `deny` withholds the tools from the model.
-        env.push((PERMISSION_ENV.to_owned(), READ_ONLY.to_owned()));
+        (Permission::ReadOnly, _) => env.push((PERMISSION_ENV.to_owned(), READ_ONLY.to_owned())),
+        // In ganger's sandbox the sandbox is the boundary: OpenCode would otherwise ask (and,
+        // headless, refuse) before touching any path outside the worktree.
+        (Permission::Write, true) => env.push((PERMISSION_ENV.to_owned(), SANDBOXED.to_owned())),
+        (Permission::Write, false) => {}
     }
     Ok(CommandPlan::new(
         args,
@@ -46,6 +50,9 @@ pub const PERMISSION_ENV: &str = "OPENCODE_PERMISSION";
 
 /// Read-only: no edits, no shell, no fetching; reading tools stay.
 const READ_ONLY: &str = r#"{"edit":"deny","bash":"deny","webfetch":"deny"}"#;
+
+/// Write access in ganger's sandbox: what the sandbox shows, OpenCode may touch.
+const SANDBOXED: &str = r#"{"external_directory":"allow"}"#;
 
 /// OpenCode pointed at a scripted server: a provider `mock` through the bundled
 /// OpenAI-compatible package, with prices so that its cost figure is exercised.

@@ -94,6 +94,9 @@ pub(crate) fn start(ws: &Workspace, args: StartArgs) -> Outcome {
         commander: args.as_name,
         detach: args.detach,
         permission: args.permission,
+        sandbox: args.sandbox,
+        network: args.network,
+        rw: args.rw,
     };
     let launched =
         ganger_engine::start(ws, options, &mut notices(json)).map_err(Failure::Engine)?;

@@ -10,10 +10,11 @@ use super::watchdog::{Limit, Watchdog};
 use crate::agent_env;
 use crate::error::{EngineError, Result};
 use crate::keys;
+use crate::sandboxing::{TaskSandbox, sandbox_environment, wrap_bwrap};
 use crate::workspace::Workspace;
 use ganger_agents::{Adapter, AgentExit, CommandPlan, Permission, RoundRequest};
 use ganger_sandbox::{
-    Activity, AgentCommand, HostLock, ProcessId, RunningAgent, Waited, spawn_local,
+    Activity, AgentCommand, HostLock, ProcessId, RunningAgent, SandboxKind, Waited, spawn_local,
 };
 use ganger_store::{ProcessRef, Round, Store, Task, now_ms};
 use std::fs::File;
@@ -98,8 +99,23 @@ fn agent_command(
     let program = agent_env::resolve_program(adapter, &ws.config)?;
     let overlay = agent_env::config_overlay(adapter, &ws.config);
     let inherited = agent_env::inherited_config(adapter, &ws.config);
-    let request_env = agent_env::request_env(adapter, &ws.config, keys);
-    let agent_dir = ws.state.agent_dir(adapter.name());
+    let sandbox = TaskSandbox::of(&input.task)?;
+    let isolated = sandbox.kind.isolates();
+    let worktree = &input.task.worktree;
+    let agent_dir = if isolated {
+        ws.state.task_agent_dir(&input.task.slug)
+    } else {
+        ws.state.agent_dir(adapter.name())
+    };
+    let request_env = if isolated {
+        let nothing = CommandPlan::new(Vec::new(), Vec::new(), None);
+        sandbox_environment(adapter, &ws.config, &nothing, keys, &agent_dir, worktree)
+            .into_iter()
+            .filter_map(|(k, v)| Some((k.into_string().ok()?, v.into_string().ok()?)))
+            .collect()
+    } else {
+        agent_env::request_env(adapter, &ws.config, keys)
+    };
     let permission = input
         .task
         .permission
@@ -116,24 +132,43 @@ fn agent_command(
         config: overlay.as_ref(),
         inherited_config: inherited.as_deref(),
         permission,
-        sandboxed: false,
+        sandboxed: isolated,
         env: &request_env,
         agent_dir: &agent_dir,
     })?;
     write_plan_files(&plan)?;
-    let env = agent_env::agent_environment(adapter, &ws.config, &plan, keys);
-    Ok((
-        AgentCommand {
-            program,
-            args: plan.args.iter().map(Into::into).collect(),
-            env,
-            cwd: input.task.worktree.clone(),
-            stdin: plan.stdin,
-            token: input.round.token.clone(),
-            use_cgroup: ws.config.sandbox.cgroup,
-        },
-        plan.session,
-    ))
+    let env = if isolated {
+        std::fs::create_dir_all(&agent_dir)
+            .map_err(|e| EngineError::io("create", &agent_dir, e))?;
+        sandbox_environment(adapter, &ws.config, &plan, keys, &agent_dir, worktree)
+    } else {
+        agent_env::agent_environment(adapter, &ws.config, &plan, keys)
+    };
+    let command = AgentCommand {
+        program,
+        args: plan.args.iter().map(Into::into).collect(),
+        env,
+        cwd: worktree.clone(),
+        stdin: plan.stdin,
+        token: input.round.token.clone(),
+        use_cgroup: ws.config.sandbox.cgroup,
+    };
+    let writable = permission == Permission::Write;
+    let command = match sandbox.kind {
+        SandboxKind::Local => command,
+        SandboxKind::Bwrap => wrap_bwrap(
+            ws,
+            &input.task,
+            command,
+            &agent_dir,
+            sandbox.network,
+            writable,
+        )?,
+        SandboxKind::Docker => {
+            return Err(EngineError::invalid("the docker sandbox is not built yet"));
+        }
+    };
+    Ok((command, plan.session))
 }
 
 /// Creates the directories and writes the files the plan asks for (settings the agent reads

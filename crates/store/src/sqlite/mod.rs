@@ -189,8 +189,8 @@ impl Store for SqliteStore {
         let tx = self.write()?;
         let inserted = tx.execute(
             "INSERT INTO tasks (slug, agent, model, base, base_commit, branch, worktree, worktree_made, \
-             owner, keys, timeout_ms, stall_ms, created_at, permission) \
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)",
+             owner, keys, timeout_ms, stall_ms, created_at, permission, sandbox, network, rw) \
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17)",
             params![
                 task.slug,
                 task.agent,
@@ -206,6 +206,9 @@ impl Store for SqliteStore {
                 task.stall_ms.map(|v| v as i64),
                 now_ms(),
                 task.permission,
+                task.sandbox,
+                task.network,
+                to_json(&task.rw)?,
             ],
         );
         match inserted {

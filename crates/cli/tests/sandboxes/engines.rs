@@ -1,0 +1,39 @@
+//! Whether a sandbox's engine is here: bubblewrap's program, Docker's daemon. Under
+//! `CI=true` a missing one fails the test (CI installs both); elsewhere the test is skipped
+//! and says so by name.
+
+fn on_ci() -> bool {
+    std::env::var("CI").is_ok_and(|v| v == "true" || v == "1")
+}
+
+fn bwrap_here() -> bool {
+    std::process::Command::new("bwrap")
+        .args(["--ro-bind", "/", "/", "--", "/bin/true"])
+        .output()
+        .is_ok_and(|out| out.status.success())
+}
+
+fn docker_here() -> bool {
+    std::path::Path::new("/var/run/docker.sock").exists()
+}
+
+/// Whether `sandbox` can run here; panics on CI when it cannot.
+pub fn available(sandbox: &str, test: &str) -> bool {
+    let here = match sandbox {
+        "bwrap" => bwrap_here(),
+        "docker" => docker_here(),
+        _ => true,
+    };
+    if !here {
+        assert!(
+            !on_ci(),
+            "{test}: the {sandbox} sandbox's engine is missing on CI"
+        );
+        let mut err = std::io::stderr();
+        let _ = std::io::Write::write_all(
+            &mut err,
+            format!("skipped: {test}: {sandbox} is not available here\n").as_bytes(),
+        );
+    }
+    here
+}

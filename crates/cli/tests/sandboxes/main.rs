@@ -1,0 +1,48 @@
+//! The sandbox suite: for `bwrap` and `docker` and every agent, the real pinned CLI against
+//! the scripted model on the host's loopback, in a real git repository: a round and a resumed
+//! fix, writes outside the worktree that fail, secrets the worker cannot read, a cancelled
+//! round that leaves nothing behind; and, with a plain command, `--network none`.
+//! Test names are `SANDBOX::AGENT::SCENARIO`.
+//!
+//! Under `CI=true` a missing engine fails the test; elsewhere the test says it is skipped.
+
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "a test fails loudly on what it did not expect"
+)]
+
+#[path = "../conformance/dialect.rs"]
+mod dialect;
+mod engines;
+mod scenarios;
+
+macro_rules! agents {
+    ($sandbox:ident: $($agent:ident),* $(,)?) => {$(
+        mod $agent {
+            fn d() -> crate::dialect::Dialect {
+                crate::dialect::dialect(stringify!($agent))
+            }
+            fn sandbox() -> &'static str {
+                stringify!($sandbox)
+            }
+            #[test]
+            fn round_fix_and_confinement() {
+                crate::scenarios::round_fix_and_confinement(sandbox(), d());
+            }
+            #[test]
+            fn cancel_leaves_nothing() {
+                crate::scenarios::cancel_leaves_nothing(sandbox(), d());
+            }
+        }
+    )*};
+}
+
+mod bwrap {
+    agents!(bwrap: opencode, claude, codex, gemini, qwen);
+
+    #[test]
+    fn network_none_reaches_nothing() {
+        crate::scenarios::network_none_reaches_nothing("bwrap");
+    }
+}

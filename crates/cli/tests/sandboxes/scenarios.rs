@@ -1,0 +1,219 @@
+//! The scenarios, each a function of the sandbox and the agent's dialect.
+
+use crate::dialect::Dialect;
+use ganger_fake_llm::{FakeLlm, Fault, Script, Turn};
+use ganger_test_support::{World, agent_toml, living_pids_with_env, wait_until};
+use serde_json::Value;
+use std::path::Path;
+use std::time::Duration;
+
+const LIMITS: &str = "timeout = \"150s\"\nstall = \"30s\"";
+/// What the key file holds: it must never reach the model.
+const KEY: &str = "sk-extra-4f1c9d2e7b";
+/// What another task's worktree holds: the worker must not read it.
+const OTHER: &str = "other-worktree-9a7c";
+
+struct Setup {
+    world: World,
+    llm: FakeLlm,
+}
+
+fn setup(d: Dialect, sandbox: &str, script: impl FnOnce(&Path) -> Script) -> Setup {
+    let world = World::new(env!("CARGO_BIN_EXE_ganger").as_ref());
+    let llm = FakeLlm::start(script(world.root())).unwrap();
+    let defaults = format!("{LIMITS}");
+    let extra = format!("\n[sandbox]\ndefault = {sandbox:?}\n");
+    world.write(
+        "ganger.toml",
+        &agent_toml(d.agent, &llm.root_url(), &defaults, &extra),
+    );
+    Setup { world, llm }
+}
+
+fn start(s: &Setup, slug: &str, message: &str, extra: &[&str]) -> Value {
+    let mut args = vec!["start", slug, "--message", message, "--json"];
+    args.extend_from_slice(extra);
+    let run = s.world.ganger(&args);
+    let report = run.json();
+    assert!(
+        report["schema"] == "ganger.round-report/1",
+        "{report:#}\nstderr:\n{}",
+        run.stderr
+    );
+    report
+}
+
+/// Everything the agent sent the model, as one text (tool results included).
+fn sent_text(llm: &FakeLlm) -> String {
+    llm.requests()
+        .iter()
+        .map(|r| {
+            r.body
+                .as_ref()
+                .map(Value::to_string)
+                .or_else(|| r.body_text.clone())
+                .unwrap_or_default()
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// A round writes in the worktree while its writes elsewhere fail, a fix resumes the session,
+/// and the worker cannot read the main `.git`, another worktree or the key file.
+pub fn round_fix_and_confinement(sandbox: &str, d: Dialect) {
+    let test = format!("{sandbox}::{}::round_fix_and_confinement", d.agent);
+    if !crate::engines::available(sandbox, &test) {
+        return;
+    }
+    let usr_escape = format!("/usr/local/ganger-escape-{}", std::process::id());
+    let s = setup(d, sandbox, |root| {
+        let worktree = root.join("repo-agent-t1");
+        let main = root.join("repo");
+        let probe = format!(
+            "cat {main}/.git/HEAD || echo NO-MAIN-GIT; cat {other}/secret.txt || echo NO-OTHER-WORKTREE; cat {key}; git -C {wt} log -1 || echo NO-GIT-HERE; echo END-OF-PROBE",
+            main = main.display(),
+            other = root.join("other").display(),
+            key = root.join("keys/extra.key").display(),
+            wt = worktree.display(),
+        );
+        let escape = format!(
+            "echo x > {main}/escape-shell.txt; echo x > {usr_escape}; echo ESCAPES-TRIED",
+            main = main.display(),
+        );
+        Script::new()
+            .turn(
+                d.write(&worktree, "round1.txt", "round 1\n")
+                    .when("first file"),
+            )
+            .turn(d.write(&main, "escape-tool.txt", "escaped\n"))
+            .turn(d.shell(&escape))
+            .text("Done round 1. {{history}}")
+            .turn(d.shell(&probe).when("look around"))
+            .text("Done round 2. {{history}}")
+    });
+    let root = s.world.root().to_path_buf();
+    std::fs::create_dir_all(root.join("keys")).unwrap();
+    std::fs::write(root.join("keys/extra.key"), format!("{KEY}\n")).unwrap();
+    s.world
+        .git(&["worktree", "add", "-q", "-b", "other", "../other"]);
+    std::fs::write(root.join("other/secret.txt"), OTHER).unwrap();
+    let key_arg = format!("extra={}", root.join("keys/extra.key").display());
+    let first = start(
+        &s,
+        "t1",
+        "Write the first file, round1.txt, then say done.",
+        &["--key", &key_arg],
+    );
+    assert_eq!(first["status"], "done", "{first:#}");
+    let worktree = s.world.worktree("t1");
+    assert_eq!(
+        std::fs::read_to_string(worktree.join("round1.txt")).unwrap(),
+        "round 1\n"
+    );
+    for escaped in [
+        s.world.repo.join("escape-tool.txt"),
+        s.world.repo.join("escape-shell.txt"),
+        Path::new(&usr_escape).to_path_buf(),
+    ] {
+        assert!(!escaped.exists(), "{} was written", escaped.display());
+    }
+    assert!(
+        sent_text(&s.llm).contains("ESCAPES-TRIED"),
+        "the shell never ran"
+    );
+    let second = s
+        .world
+        .ganger(&["fix", "t1", "--message", "Now look around.", "--json"])
+        .json();
+    assert_eq!(second["status"], "done", "{second:#}");
+    assert_eq!(second["session"], first["session"]);
+    let sent = sent_text(&s.llm);
+    assert!(sent.contains("END-OF-PROBE"), "the probe never ran");
+    for marker in ["NO-MAIN-GIT", "NO-OTHER-WORKTREE", "NO-GIT-HERE"] {
+        assert!(
+            sent.contains(marker),
+            "{marker} missing: the worker read it"
+        );
+    }
+    assert!(!sent.contains(OTHER), "the worker read another worktree");
+    assert!(!sent.contains(KEY), "the worker read the key file");
+    assert!(
+        !sent.contains("ref: refs/heads/main"),
+        "the worker read the main .git"
+    );
+}
+
+/// A cancelled round leaves no process (and no container) behind.
+pub fn cancel_leaves_nothing(sandbox: &str, d: Dialect) {
+    let test = format!("{sandbox}::{}::cancel_leaves_nothing", d.agent);
+    if !crate::engines::available(sandbox, &test) {
+        return;
+    }
+    let s = setup(d, sandbox, |_| Script::new().turn(Turn::fault(Fault::Hang)));
+    s.world
+        .ganger(&["start", "c1", "--message", "Work for long.", "--detach"])
+        .expect_code(0);
+    assert!(
+        wait_until(Duration::from_secs(90), || !s.llm.requests().is_empty()),
+        "the agent never reached the model"
+    );
+    let running = s.world.ganger(&["status", "c1", "--json"]).json();
+    assert_eq!(running["status"], "running", "{running:#}");
+    s.world.ganger(&["cancel", "c1"]).expect_code(0);
+    let report = s
+        .world
+        .ganger(&["wait", "c1", "--timeout", "60s", "--json"])
+        .json();
+    assert_eq!(report["status"], "cancelled", "{report:#}");
+    let token = running["token"].as_str().unwrap().to_owned();
+    let marker = format!("GANGER_ROUND={token}");
+    assert!(
+        wait_until(Duration::from_secs(10), || living_pids_with_env(&marker)
+            .is_empty()),
+        "processes of the cancelled round survive: {:?}",
+        living_pids_with_env(&marker)
+    );
+}
+
+/// Under `--network none` a plain command in the sandbox reaches nothing, not even the
+/// host's loopback; under `shared` the same command reaches the model server (so the probe
+/// can tell the two apart).
+pub fn network_none_reaches_nothing(sandbox: &str) {
+    let test = format!("{sandbox}::network_none_reaches_nothing");
+    if !crate::engines::available(sandbox, &test) {
+        return;
+    }
+    let llm = FakeLlm::start(Script::new()).unwrap();
+    let port = llm.root_url().rsplit(':').next().unwrap().to_owned();
+    let world = World::new(env!("CARGO_BIN_EXE_ganger").as_ref());
+    let probe = format!(
+        "if (exec 3<>/dev/tcp/127.0.0.1/{port}) 2>/dev/null; then echo REACHED; else echo UNREACHABLE; fi"
+    );
+    world.write(
+        "ganger.toml",
+        &format!(
+            "[defaults]\nagent = \"command\"\ntimeout = \"60s\"\n\n[sandbox]\ndefault = {sandbox:?}\n\n[agents.command]\nargv = [\"/bin/bash\", \"-c\", {probe:?}]\nformat = \"text\"\n"
+        ),
+    );
+    let answer = |slug: &str, network: &str| -> String {
+        let run = world.ganger(&[
+            "start",
+            slug,
+            "--message",
+            "probe",
+            "--network",
+            network,
+            "--json",
+        ]);
+        let report = run.json();
+        assert_eq!(report["status"], "done", "{report:#}\n{}", run.stderr);
+        report["answer"].as_str().unwrap_or_default().to_owned()
+    };
+    let shared = answer("shared", "shared");
+    assert!(
+        shared.contains("REACHED") && !shared.contains("UNREACHABLE"),
+        "{shared}"
+    );
+    let closed = answer("closed", "none");
+    assert!(closed.contains("UNREACHABLE"), "{closed}");
+}

@@ -1,0 +1,116 @@
+//! Running a round in a sandbox: what `start` checks before it makes anything (the sandbox
+//! can run here, the paths are inside the worktree, no ignored file would be exposed or
+//! hidden), and how the round host turns the agent's command into a sandboxed one.
+//!
+//! In a sandbox the agent gets a home of its own per task (`.ganger/tasks/SLUG/agent`), a
+//! clean environment (no variable of the user's but a short list of harmless ones), and no
+//! git: the main repository's `.git` is out of its sight, so the commit stays with ganger.
+
+mod bwrap;
+mod env;
+mod paths;
+
+pub(crate) use env::sandbox_environment;
+pub(crate) use paths::{check_ignored, check_rw_paths};
+
+use crate::error::{EngineError, Result};
+use crate::workspace::Workspace;
+use ganger_sandbox::{Network, SandboxKind};
+use ganger_store::Task;
+use std::path::{Path, PathBuf};
+
+/// The sandbox settings of a task, read back from its record.
+#[derive(Debug, Clone)]
+pub(crate) struct TaskSandbox {
+    pub kind: SandboxKind,
+    pub network: Network,
+    pub rw: Vec<String>,
+}
+
+impl TaskSandbox {
+    pub fn of(task: &Task) -> Result<TaskSandbox> {
+        Ok(TaskSandbox {
+            kind: task.sandbox.parse().map_err(EngineError::invalid)?,
+            network: task.network.parse().map_err(EngineError::invalid)?,
+            rw: task.rw.clone(),
+        })
+    }
+}
+
+/// The sandbox of a new task from its options and `ganger.toml`, refused when it cannot
+/// run on this machine or its options make no sense for it.
+pub(crate) fn choose(
+    ws: &Workspace,
+    kind: Option<SandboxKind>,
+    network: Option<Network>,
+    rw: &[String],
+) -> Result<TaskSandbox> {
+    let config = &ws.config.sandbox;
+    let kind = match kind {
+        Some(kind) => kind,
+        None => config.default.parse().map_err(|e: String| {
+            EngineError::invalid(format!("sandbox.default in ganger.toml: {e}"))
+        })?,
+    };
+    let network = match network {
+        Some(network) => network,
+        None => config.network.parse().map_err(|e: String| {
+            EngineError::invalid(format!("sandbox.network in ganger.toml: {e}"))
+        })?,
+    };
+    if kind == SandboxKind::Local && network == Network::None {
+        return Err(EngineError::invalid(
+            "--network none needs a sandbox that has a network of its own: --sandbox bwrap or docker",
+        ));
+    }
+    if kind == SandboxKind::Local && !rw.is_empty() {
+        return Err(EngineError::invalid(
+            "--rw needs a sandbox (bwrap or docker): locally the whole worktree is writable",
+        ));
+    }
+    check_rw_paths(rw)?;
+    if kind == SandboxKind::Bwrap {
+        bwrap::program()?;
+    }
+    Ok(TaskSandbox {
+        kind,
+        network,
+        rw: rw.to_vec(),
+    })
+}
+
+/// What is checked before each sandboxed round is recorded: no ignored file under a path
+/// the sandbox mounts in `worktree`.
+pub(crate) fn check_round(ws: &Workspace, sandbox: &TaskSandbox, worktree: &Path) -> Result<()> {
+    if !sandbox.kind.isolates() {
+        return Ok(());
+    }
+    let config = &ws.config.sandbox;
+    let mounted: Vec<&str> = config
+        .read_only
+        .iter()
+        .chain(config.rw.iter())
+        .chain(sandbox.rw.iter())
+        .map(String::as_str)
+        .collect();
+    check_ignored(worktree, &mounted)
+}
+
+/// The read-only and writable paths of a task, absolute, from `ganger.toml` and `--rw`.
+pub(crate) fn mount_paths(ws: &Workspace, task: &Task) -> (Vec<PathBuf>, Vec<PathBuf>) {
+    let config = &ws.config.sandbox;
+    let read_only = config
+        .read_only
+        .iter()
+        .map(|p| task.worktree.join(p))
+        .collect();
+    let rw = config
+        .rw
+        .iter()
+        .chain(task.rw.iter())
+        .map(|p| task.worktree.join(p))
+        .collect();
+    (read_only, rw)
+}
+
+pub(crate) use bwrap::wrap as wrap_bwrap;

@@ -1,0 +1,211 @@
+//! The bubblewrap sandbox: the agent command wrapped in `bwrap`, which gives it the host's
+//! root read-only, fresh `/dev`, `/proc` (a pid namespace of its own, so other processes and
+//! their environments are out of sight) and `/tmp`, empty directories over the homes and the
+//! secrets it must not read (the main repository's `.git`, ganger's state, the other
+//! worktrees), and binds back only what the round needs: the worktree (read-write, or
+//! read-only for a read-only task), the task's agent state (its sessions), and the agent's
+//! installation. It dies with its parent. Measured in docs/agents/bwrap-measured.md.
+
+use crate::kind::Network;
+use crate::local::AgentCommand;
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+
+/// Files no round may read, covered with `/dev/null` where they exist.
+const SECRET_FILES: [&str; 4] = [
+    "/etc/shadow",
+    "/etc/gshadow",
+    "/run/docker.sock",
+    "/var/run/docker.sock",
+];
+/// Directories covered with an empty one where they exist: homes and engines' state.
+const HIDDEN_DIRS: [&str; 5] = ["/root", "/home", "/var/lib/docker", "/run/user", "/etc/ssh"];
+
+/// What a bwrap round sees.
+#[derive(Debug, Clone, Default)]
+pub struct BwrapSpec {
+    /// The task's worktree.
+    pub worktree: PathBuf,
+    /// Whether the agent may change the worktree.
+    pub writable: bool,
+    /// Paths in the worktree mounted read-only over it.
+    pub read_only: Vec<PathBuf>,
+    /// Paths in the worktree writable again under a read-only one.
+    pub rw: Vec<PathBuf>,
+    /// The agent's state for this task (its `HOME`: sessions, settings), read-write.
+    pub state: PathBuf,
+    /// More directories to hide (the main `.git`, `.ganger`, other worktrees, the user's home).
+    pub hide: Vec<PathBuf>,
+    /// Directories bound back read-only (the agent's installation under a hidden home); one
+    /// that nothing hides is left alone.
+    pub expose: Vec<PathBuf>,
+    /// More files to hide (the Docker socket of `DOCKER_HOST`).
+    pub hide_files: Vec<PathBuf>,
+    pub network: Network,
+}
+
+fn push(args: &mut Vec<OsString>, option: &str, paths: &[&Path]) {
+    args.push(option.into());
+    args.extend(paths.iter().map(|p| p.as_os_str().to_owned()));
+}
+
+/// bwrap's arguments up to and including `--`. Later mounts go over earlier ones, so hiding
+/// comes first and what is bound back comes after.
+pub fn bwrap_args(spec: &BwrapSpec) -> Vec<OsString> {
+    let mut args: Vec<OsString> = Vec::new();
+    push(&mut args, "--ro-bind", &[Path::new("/"), Path::new("/")]);
+    push(&mut args, "--dev", &[Path::new("/dev")]);
+    push(&mut args, "--proc", &[Path::new("/proc")]);
+    push(&mut args, "--tmpfs", &[Path::new("/tmp")]);
+    let hidden = HIDDEN_DIRS
+        .iter()
+        .map(PathBuf::from)
+        .chain(spec.hide.iter().cloned());
+    for dir in hidden
+        .filter_map(|dir| dir.canonicalize().ok())
+        .filter(|dir| dir.is_dir())
+    {
+        push(&mut args, "--tmpfs", &[&dir]);
+    }
+    // Where the files really are: bwrap does not follow a symbolic link (/var/run) to mount
+    // over its target, and two names of one file need one mount.
+    let mut files: Vec<PathBuf> = SECRET_FILES
+        .iter()
+        .map(PathBuf::from)
+        .chain(spec.hide_files.iter().cloned())
+        .filter_map(|f| f.canonicalize().ok())
+        .filter(|f| !f.is_dir())
+        .collect();
+    files.sort();
+    files.dedup();
+    for file in &files {
+        push(&mut args, "--ro-bind", &[Path::new("/dev/null"), file]);
+    }
+    let hidden_roots: Vec<PathBuf> = HIDDEN_DIRS
+        .iter()
+        .map(PathBuf::from)
+        .chain(spec.hide.iter().cloned())
+        .chain(std::iter::once(PathBuf::from("/tmp")))
+        .collect();
+    let under_hidden = |dir: &PathBuf| hidden_roots.iter().any(|root| dir.starts_with(root));
+    for dir in spec
+        .expose
+        .iter()
+        .filter(|dir| dir.exists() && under_hidden(dir))
+    {
+        push(&mut args, "--ro-bind", &[dir, dir]);
+    }
+    let worktree_mode = if spec.writable { "--bind" } else { "--ro-bind" };
+    push(&mut args, worktree_mode, &[&spec.worktree, &spec.worktree]);
+    for path in spec.read_only.iter().filter(|p| p.exists()) {
+        push(&mut args, "--ro-bind", &[path, path]);
+    }
+    if spec.writable {
+        for path in spec.rw.iter().filter(|p| p.exists()) {
+            push(&mut args, "--bind", &[path, path]);
+        }
+    }
+    push(&mut args, "--bind", &[&spec.state, &spec.state]);
+    args.extend(
+        ["--die-with-parent", "--unshare-all"]
+            .iter()
+            .map(OsString::from),
+    );
+    if spec.network == Network::Shared {
+        args.push("--share-net".into());
+    }
+    push(&mut args, "--chdir", &[&spec.worktree]);
+    args.push("--".into());
+    args
+}
+
+/// `command` run inside bwrap (the program `bwrap`, found on the command's `PATH`).
+pub fn wrap_in_bwrap(command: AgentCommand, spec: &BwrapSpec, bwrap: &Path) -> AgentCommand {
+    let mut args = bwrap_args(spec);
+    args.push(command.program.into_os_string());
+    args.extend(command.args);
+    AgentCommand {
+        program: bwrap.to_path_buf(),
+        args,
+        ..command
+    }
+}
+
+/// What to bind back so that `program` can run when it lives under a hidden directory: the
+/// directory above its `node_modules` (an npm installation), else its own directory; for the
+/// path as given and for where its symbolic links lead.
+pub fn installation_dirs(program: &Path) -> Vec<PathBuf> {
+    let of = |path: &Path| -> Option<PathBuf> {
+        let root = path
+            .ancestors()
+            .find(|dir| dir.file_name().is_some_and(|name| name == "node_modules"))
+            .and_then(Path::parent);
+        root.or_else(|| path.parent()).map(Path::to_path_buf)
+    };
+    let mut dirs: Vec<PathBuf> = of(program).into_iter().collect();
+    if let Ok(real) = program.canonicalize()
+        && let Some(dir) = of(&real)
+        && !dirs.contains(&dir)
+    {
+        dirs.push(dir);
+    }
+    dirs
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn text(args: &[OsString]) -> String {
+        args.iter()
+            .map(|a| a.to_string_lossy().into_owned())
+            .collect::<Vec<_>>()
+            .join(" ")
+    }
+
+    #[test]
+    fn hides_before_binding_back_and_shares_the_network_only_when_asked() {
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let wt = dir.path().join("wt");
+        let st = dir.path().join("st");
+        let git = dir.path().join("main/.git");
+        for d in [&wt, &st, &git] {
+            std::fs::create_dir_all(d).unwrap_or_else(|e| panic!("{e}"));
+        }
+        let spec = BwrapSpec {
+            worktree: wt.clone(),
+            writable: true,
+            state: st.clone(),
+            hide: vec![git.clone()],
+            ..Default::default()
+        };
+        let shared = text(&bwrap_args(&spec));
+        let hide = shared.find(&format!("--tmpfs {}", git.display()));
+        let bind = shared.find(&format!("--bind {} {}", wt.display(), wt.display()));
+        assert!(hide.is_some() && bind.is_some() && hide < bind, "{shared}");
+        assert!(shared.contains("--share-net"), "{shared}");
+        assert!(shared.ends_with(&format!("--chdir {} --", wt.display())));
+        let closed = text(&bwrap_args(&BwrapSpec {
+            network: Network::None,
+            writable: false,
+            ..spec
+        }));
+        assert!(!closed.contains("--share-net"), "{closed}");
+        assert!(closed.contains(&format!("--ro-bind {} {}", wt.display(), wt.display())));
+    }
+
+    #[test]
+    fn an_npm_installation_is_bound_back_whole() {
+        let dirs = installation_dirs(Path::new(
+            "/root/.cache/ganger/agents/qwen-0.15.10/node_modules/.bin/qwen",
+        ));
+        assert_eq!(
+            dirs.first().map(PathBuf::as_path),
+            Some(Path::new("/root/.cache/ganger/agents/qwen-0.15.10"))
+        );
+        assert_eq!(
+            installation_dirs(Path::new("/opt/tools/agent")).first(),
+            Some(&PathBuf::from("/opt/tools"))
+        );
+    }
+}
