@@ -51,6 +51,9 @@ pub enum Command {
     /// Run a detached round (started by start/fix --detach; not for people).
     #[command(hide = true)]
     Host(HostArgs),
+    /// Run one round's container (started by a docker round's host; not for people).
+    #[command(name = "docker-round", hide = true)]
+    DockerRound,
 }
 
 #[derive(Debug, Args)]

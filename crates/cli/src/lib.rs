@@ -110,7 +110,11 @@ fn wants_json(command: &Command) -> bool {
         Command::Log(a) => a.json,
         Command::Summarize(a) => a.json,
         Command::Agents(a) => a.json,
-        Command::Diff(_) | Command::FakeLlm(_) | Command::Demo(_) | Command::Host(_) => false,
+        Command::Diff(_)
+        | Command::FakeLlm(_)
+        | Command::Demo(_)
+        | Command::Host(_)
+        | Command::DockerRound => false,
     }
 }
 
@@ -139,5 +143,6 @@ fn run(cli: Cli) -> Outcome {
         Command::Agents(args) => commands::agents::run(dir, args),
         Command::Demo(args) => commands::demo::run(args),
         Command::Host(args) => commands::host::run(&workspace(dir)?, args),
+        Command::DockerRound => Ok(u8::try_from(ganger_engine::run_docker_round()).unwrap_or(125)),
     }
 }

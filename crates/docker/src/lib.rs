@@ -7,8 +7,10 @@
 //! clean` and the reaper find what a task or a dead round host left without any other record.
 
 mod client;
+mod container;
 mod error;
 pub mod labels;
 
-pub use client::Docker;
+pub use client::{Docker, socket_path};
+pub use container::{ContainerExit, RoundContainer};
 pub use error::DockerError;

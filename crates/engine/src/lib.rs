@@ -49,6 +49,7 @@ pub use notice::{Notice, Notices};
 pub use reaper::settle_running;
 pub use report::{RoundReport, TaskList, round_report};
 pub use round::HostOutcome;
+pub use sandboxing::run_docker_round;
 pub use start::{StartOptions, start};
 pub use status::{StatusView, status};
 pub use wait::{WaitOutcome, wait};

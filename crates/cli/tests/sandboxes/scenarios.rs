@@ -21,11 +21,10 @@ struct Setup {
 fn setup(d: Dialect, sandbox: &str, script: impl FnOnce(&Path) -> Script) -> Setup {
     let world = World::new(env!("CARGO_BIN_EXE_ganger").as_ref());
     let llm = FakeLlm::start(script(world.root())).unwrap();
-    let defaults = format!("{LIMITS}");
     let extra = format!("\n[sandbox]\ndefault = {sandbox:?}\n");
     world.write(
         "ganger.toml",
-        &agent_toml(d.agent, &llm.root_url(), &defaults, &extra),
+        &agent_toml(d.agent, &llm.root_url(), LIMITS, &extra),
     );
     Setup { world, llm }
 }

@@ -10,7 +10,9 @@ use super::watchdog::{Limit, Watchdog};
 use crate::agent_env;
 use crate::error::{EngineError, Result};
 use crate::keys;
-use crate::sandboxing::{TaskSandbox, sandbox_environment, wrap_bwrap};
+use crate::sandboxing::{
+    DockerRound, TaskSandbox, sandbox_environment, worker_image, wrap_bwrap, wrap_docker,
+};
 use crate::workspace::Workspace;
 use ganger_agents::{Adapter, AgentExit, CommandPlan, Permission, RoundRequest};
 use ganger_sandbox::{
@@ -165,7 +167,25 @@ fn agent_command(
             writable,
         )?,
         SandboxKind::Docker => {
-            return Err(EngineError::invalid("the docker sandbox is not built yet"));
+            let program = if adapter.name() == ganger_agents::command::NAME {
+                command.program.to_string_lossy().into_owned()
+            } else {
+                adapter.program().to_owned()
+            };
+            wrap_docker(
+                &DockerRound {
+                    ws,
+                    task: &input.task,
+                    round: input.round.number,
+                    image: worker_image(ws, adapter.name())?,
+                    program,
+                    home: &agent_dir,
+                    network: sandbox.network,
+                    writable,
+                    grace: input.grace,
+                },
+                command,
+            )?
         }
     };
     Ok((command, plan.session))
@@ -257,6 +277,9 @@ fn run_agent(ws: &Workspace, store: &mut dyn Store, input: &RoundInput) -> Resul
         adapter.linger(),
     );
     drain(&agent, &closed_rx, input.grace);
+    if let Ok(sandbox) = TaskSandbox::of(&input.task) {
+        crate::sandboxing::after_round(sandbox.kind, &input.round.token);
+    }
     let summary = match progress.lock() {
         Ok(shared) => shared.summary.clone(),
         Err(poisoned) => poisoned.into_inner().summary.clone(),

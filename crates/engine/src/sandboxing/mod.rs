@@ -7,9 +7,13 @@
 //! git: the main repository's `.git` is out of its sight, so the commit stays with ganger.
 
 mod bwrap;
+mod docker;
+mod docker_shim;
 mod env;
 mod paths;
 
+pub(crate) use docker::{DockerRound, wrap as wrap_docker};
+pub use docker_shim::run_docker_round;
 pub(crate) use env::sandbox_environment;
 pub(crate) use paths::{check_ignored, check_rw_paths};
 
@@ -69,8 +73,15 @@ pub(crate) fn choose(
         ));
     }
     check_rw_paths(rw)?;
-    if kind == SandboxKind::Bwrap {
-        bwrap::program()?;
+    match kind {
+        SandboxKind::Bwrap => {
+            bwrap::program()?;
+        }
+        SandboxKind::Docker => {
+            ganger_docker::Docker::connect()
+                .map_err(|e| EngineError::invalid(format!("--sandbox docker: {e}")))?;
+        }
+        SandboxKind::Local => {}
     }
     Ok(TaskSandbox {
         kind,
@@ -94,6 +105,29 @@ pub(crate) fn check_round(ws: &Workspace, sandbox: &TaskSandbox, worktree: &Path
         .map(String::as_str)
         .collect();
     check_ignored(worktree, &mounted)
+}
+
+/// After a round, whatever happened to its host's children: a docker round's container and
+/// its variables file are removed (the shim removes both itself unless it was killed).
+pub(crate) fn after_round(kind: SandboxKind, token: &str) {
+    if kind != SandboxKind::Docker {
+        return;
+    }
+    let _ = std::fs::remove_dir_all(format!("/dev/shm/ganger-{token}"));
+    if let Ok(docker) = ganger_docker::Docker::connect() {
+        let _ = docker.remove_container(&format!("ganger-{token}"));
+    }
+}
+
+/// The worker image of `agent`: `sandbox.docker.image` when set, else the one `ganger image
+/// build` makes for the agent's tested version.
+pub(crate) fn worker_image(ws: &Workspace, agent: &str) -> Result<String> {
+    match &ws.config.sandbox.docker.image {
+        Some(image) => Ok(image.clone()),
+        None => Err(EngineError::invalid(format!(
+            "no worker image for {agent}: set sandbox.docker.image in ganger.toml"
+        ))),
+    }
 }
 
 /// The read-only and writable paths of a task, absolute, from `ganger.toml` and `--rw`.

@@ -1,0 +1,238 @@
+//! One round's container, run to its end: created with its mounts, limits and labels,
+//! attached before it starts (so that no output is lost), its stdin fed and closed, its
+//! stdout and stderr copied out as they come, and removed once it has exited. SIGTERM or
+//! SIGINT to the caller stop the container (SIGTERM, the grace period, SIGKILL) and still
+//! remove it.
+
+use crate::client::Docker;
+use crate::error::DockerError;
+use bollard::models::{ContainerCreateBody, HostConfig};
+use bollard::query_parameters::{
+    AttachContainerOptionsBuilder, CreateContainerOptionsBuilder, KillContainerOptionsBuilder,
+    RemoveContainerOptionsBuilder, WaitContainerOptions,
+};
+use futures_util::StreamExt;
+use serde::{Deserialize, Serialize};
+use std::collections::HashMap;
+use std::io::Write;
+use std::time::Duration;
+use tokio::io::AsyncWriteExt;
+use tokio::signal::unix::{SignalKind, signal};
+
+/// Everything about a round's container. Nothing secret: the keys reach the container
+/// through a file on a memory-backed mount, never through this configuration (Docker keeps
+/// a container's environment on disk).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct RoundContainer {
+    /// The container's name (`ganger-TOKEN`).
+    pub name: String,
+    pub image: String,
+    /// The command, program first.
+    pub cmd: Vec<String>,
+    /// `KEY=VALUE`, none of them secret.
+    pub env: Vec<String>,
+    pub working_dir: String,
+    /// `uid:gid`, when not the image's default.
+    pub user: Option<String>,
+    pub labels: HashMap<String, String>,
+    /// `SOURCE:TARGET[:ro]`, SOURCE a host path or a volume name.
+    pub binds: Vec<String>,
+    /// Memory-backed mounts: target and options (`size=512m`).
+    pub tmpfs: HashMap<String, String>,
+    /// `host`, `none`, or a network's name.
+    pub network_mode: String,
+    /// Limits: bytes of memory, billionths of CPUs, processes.
+    pub memory: Option<i64>,
+    pub nano_cpus: Option<i64>,
+    pub pids: Option<i64>,
+    /// Whether the container's own filesystem is read-only (only the mounts are writable).
+    pub read_only_root: bool,
+    /// Whether stdin is attached (and closed once the input is written).
+    pub stdin: bool,
+}
+
+/// How a round's container ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ContainerExit {
+    /// The container's exit status (128 + N when signal N ended it).
+    pub code: i64,
+    /// Whether a SIGTERM or SIGINT to this process stopped it.
+    pub stopped: bool,
+}
+
+impl RoundContainer {
+    fn body(&self) -> ContainerCreateBody {
+        ContainerCreateBody {
+            image: Some(self.image.clone()),
+            cmd: Some(self.cmd.clone()),
+            env: Some(self.env.clone()),
+            working_dir: Some(self.working_dir.clone()),
+            user: self.user.clone(),
+            labels: Some(self.labels.clone()),
+            attach_stdin: Some(self.stdin),
+            open_stdin: Some(self.stdin),
+            stdin_once: Some(self.stdin),
+            attach_stdout: Some(true),
+            attach_stderr: Some(true),
+            tty: Some(false),
+            host_config: Some(HostConfig {
+                binds: Some(self.binds.clone()),
+                tmpfs: Some(self.tmpfs.clone()),
+                network_mode: Some(self.network_mode.clone()),
+                memory: self.memory,
+                nano_cpus: self.nano_cpus,
+                pids_limit: self.pids,
+                readonly_rootfs: Some(self.read_only_root),
+                // docker-init as PID 1: it forwards signals and reaps what the agent leaves.
+                init: Some(true),
+                security_opt: Some(vec!["no-new-privileges".into()]),
+                auto_remove: Some(false),
+                ..Default::default()
+            }),
+            ..Default::default()
+        }
+    }
+}
+
+impl Docker {
+    /// Runs `spec` to its end, copying its output to `stdout` and `stderr`, and removes it.
+    pub fn run_round(
+        &self,
+        spec: &RoundContainer,
+        input: Option<Vec<u8>>,
+        stdout: &mut (dyn Write + Send),
+        stderr: &mut (dyn Write + Send),
+        grace: Duration,
+    ) -> Result<ContainerExit, DockerError> {
+        let ran = self.block_on(self.run_async(spec, input, stdout, stderr, grace));
+        let removed = self.remove_container(&spec.name);
+        let exit = ran?;
+        removed?;
+        Ok(exit)
+    }
+
+    async fn run_async(
+        &self,
+        spec: &RoundContainer,
+        input: Option<Vec<u8>>,
+        stdout: &mut (dyn Write + Send),
+        stderr: &mut (dyn Write + Send),
+        grace: Duration,
+    ) -> Result<ContainerExit, DockerError> {
+        let io = |e: std::io::Error| DockerError::Io {
+            path: "signals".into(),
+            reason: e.to_string(),
+        };
+        let mut term = signal(SignalKind::terminate()).map_err(io)?;
+        let mut int = signal(SignalKind::interrupt()).map_err(io)?;
+        let create = CreateContainerOptionsBuilder::default()
+            .name(&spec.name)
+            .build();
+        self.api.create_container(Some(create), spec.body()).await?;
+        let attach = AttachContainerOptionsBuilder::default()
+            .stream(true)
+            .stdin(spec.stdin)
+            .stdout(true)
+            .stderr(true)
+            .build();
+        let attached = self.api.attach_container(&spec.name, Some(attach)).await?;
+        let mut output = attached.output;
+        let mut writer = attached.input;
+        self.api.start_container(&spec.name, None).await?;
+        let feeding = async move {
+            if let Some(bytes) = input {
+                let _ = writer.write_all(&bytes).await;
+            }
+            let _ = writer.shutdown().await;
+            // Keep the write half until the end: dropping it could end the attachment.
+            std::future::pending::<()>().await;
+        };
+        tokio::pin!(feeding);
+        let mut stopped = false;
+        loop {
+            tokio::select! {
+                item = output.next() => match item {
+                    Some(Ok(bollard::container::LogOutput::StdErr { message })) => {
+                        let _ = stderr.write_all(&message);
+                        let _ = stderr.flush();
+                    }
+                    Some(Ok(log)) => {
+                        let _ = stdout.write_all(&log.into_bytes());
+                        let _ = stdout.flush();
+                    }
+                    Some(Err(_)) | None => break,
+                },
+                _ = term.recv(), if !stopped => {
+                    stopped = true;
+                    self.stop(&spec.name, grace).await;
+                }
+                _ = int.recv(), if !stopped => {
+                    stopped = true;
+                    self.stop(&spec.name, grace).await;
+                }
+                () = &mut feeding => {}
+            }
+        }
+        let code = self.exit_code(&spec.name).await?;
+        Ok(ContainerExit { code, stopped })
+    }
+
+    /// SIGTERM to the container, up to `grace` for it to end, then SIGKILL.
+    async fn stop(&self, name: &str, grace: Duration) {
+        let kill = |sig: &str| KillContainerOptionsBuilder::default().signal(sig).build();
+        let _ = self.api.kill_container(name, Some(kill("SIGTERM"))).await;
+        let waited = tokio::time::timeout(grace, self.exit_code(name)).await;
+        if waited.is_err() {
+            let _ = self.api.kill_container(name, Some(kill("SIGKILL"))).await;
+        }
+    }
+
+    async fn exit_code(&self, name: &str) -> Result<i64, DockerError> {
+        let mut waits = self.api.wait_container(name, None::<WaitContainerOptions>);
+        match waits.next().await {
+            Some(Ok(response)) => Ok(response.status_code),
+            Some(Err(bollard::errors::Error::DockerContainerWaitError { code, .. })) => Ok(code),
+            Some(Err(other)) => Err(other.into()),
+            None => Err(DockerError::Api(format!("no exit status for {name}"))),
+        }
+    }
+
+    /// Removes a container, running or not; one that does not exist is fine.
+    pub fn remove_container(&self, name: &str) -> Result<(), DockerError> {
+        let options = RemoveContainerOptionsBuilder::default()
+            .force(true)
+            .v(false)
+            .build();
+        match self.block_on(self.api.remove_container(name, Some(options))) {
+            Ok(()) => Ok(()),
+            Err(e) => {
+                let e = DockerError::from(e);
+                if e.is_not_found() { Ok(()) } else { Err(e) }
+            }
+        }
+    }
+
+    /// A named volume whose data is the host directory `device` (so ganger can write the
+    /// agent's settings into it before a round), made once and labelled.
+    pub fn ensure_bind_volume(
+        &self,
+        name: &str,
+        device: &std::path::Path,
+        labels: HashMap<String, String>,
+    ) -> Result<(), DockerError> {
+        let options = HashMap::from([
+            ("type".to_owned(), "none".to_owned()),
+            ("o".to_owned(), "bind".to_owned()),
+            ("device".to_owned(), device.to_string_lossy().into_owned()),
+        ]);
+        let request = bollard::models::VolumeCreateRequest {
+            name: Some(name.to_owned()),
+            driver: Some("local".into()),
+            driver_opts: Some(options),
+            labels: Some(labels),
+            ..Default::default()
+        };
+        self.block_on(self.api.create_volume(request))?;
+        Ok(())
+    }
+}
