@@ -58,6 +58,9 @@ pub struct RoundReport {
     pub agent: String,
     /// What the agent may do: `write` or `read-only`.
     pub permission: String,
+    /// Where the round ran: `local`, `bwrap` or `docker`; and the sandbox's network.
+    pub sandbox: String,
+    pub network: String,
     pub model: Option<String>,
     pub session: Option<String>,
     pub branch: String,
@@ -202,6 +205,8 @@ pub fn round_report(ws: &Workspace, task: &Task, round: &Round) -> RoundReport {
         reason: round.reason.clone(),
         agent: task.agent.clone(),
         permission: task.permission.clone(),
+        sandbox: task.sandbox.clone(),
+        network: task.network.clone(),
         model: round.model.clone(),
         session: round
             .session

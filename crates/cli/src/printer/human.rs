@@ -56,9 +56,14 @@ pub fn report_text(report: &RoundReport) -> String {
     } else {
         ""
     };
+    let sandbox = match (report.sandbox.as_str(), report.network.as_str()) {
+        ("local", _) => String::new(),
+        (kind, "none") => format!(", sandbox: {kind}, no network"),
+        (kind, _) => format!(", sandbox: {kind}"),
+    };
     let _ = writeln!(
         out,
-        "agent: {}{read_only}, model: {}",
+        "agent: {}{read_only}, model: {}{sandbox}",
         report.agent,
         report.model.as_deref().unwrap_or("the agent's default")
     );
