@@ -17,6 +17,16 @@ fn docker_here() -> bool {
     std::path::Path::new("/var/run/docker.sock").exists()
 }
 
+/// How many containers, running or not, carry the label `label` (`key=value`).
+pub fn containers_labelled(label: &str) -> usize {
+    let out = std::process::Command::new("docker")
+        .args(["ps", "-aq", "--filter", &format!("label={label}")])
+        .output()
+        .expect("docker ps");
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8_lossy(&out.stdout).lines().count()
+}
+
 /// Whether `sandbox` can run here; panics on CI when it cannot.
 pub fn available(sandbox: &str, test: &str) -> bool {
     let here = match sandbox {

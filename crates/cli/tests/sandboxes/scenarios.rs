@@ -172,6 +172,13 @@ pub fn cancel_leaves_nothing(sandbox: &str, d: Dialect) {
         "processes of the cancelled round survive: {:?}",
         living_pids_with_env(&marker)
     );
+    if sandbox == "docker" {
+        assert_eq!(
+            crate::engines::containers_labelled(&format!("ganger.token={token}")),
+            0,
+            "the cancelled round's container survives"
+        );
+    }
 }
 
 /// Under `--network none` a plain command in the sandbox reaches nothing, not even the
