@@ -54,6 +54,8 @@ pub struct Task {
     pub cost_usd: f64,
     /// What the agent may do: `write` or `read-only`.
     pub permission: String,
+    /// When `ganger clean` last cleaned up after the task (Unix ms).
+    pub cleaned_at: Option<i64>,
 }
 
 /// What the task table shows of a task: read without the columns a table does not need.

@@ -8,7 +8,7 @@ use std::path::PathBuf;
 
 pub(crate) const TASK_COLUMNS: &str = "id, slug, agent, model, base, base_commit, branch, worktree, \
     worktree_made, session, owner, generation, keys, timeout_ms, stall_ms, created_at, rounds, \
-    last_status, cost_usd, permission";
+    last_status, cost_usd, permission, cleaned_at";
 
 pub(crate) const ROUND_COLUMNS: &str = "id, task_id, number, kind, status, reason, model, \
     session_before, session, commander, token, lock_path, host_pid, host_start, agent_pid, \
@@ -62,6 +62,7 @@ pub(crate) fn task(row: &Row<'_>) -> rusqlite::Result<Task> {
         last_status: last_status.as_deref().map(status).transpose()?,
         cost_usd: row.get(18)?,
         permission: row.get(19)?,
+        cleaned_at: row.get(20)?,
     })
 }
 
