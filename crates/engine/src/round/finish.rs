@@ -1,7 +1,8 @@
 //! Recording how a round ended: its status and the reason, the worker's full answer, a
 //! snapshot of the worktree (`refs/ganger/SLUG/round-N`) with what the round changed, and the
 //! end itself, in one store transaction. Also the reaper's side: settling a round whose host
-//! died, after stopping whatever of it is left.
+//! died, after stopping whatever of it is left (its processes, and its containers when there
+//! is a Docker socket).
 
 use super::setup::{BeforeState, RoundInput};
 use super::signals::signal_name;
@@ -287,6 +288,13 @@ pub(crate) fn settle_dead_round(
         reason.push_str(&format!(
             "; {killed} leftover process(es) of the round were killed"
         ));
+    }
+    match crate::leftovers::remove_round_containers(&round.token) {
+        Ok(0) => {}
+        Ok(removed) => reason.push_str(&format!(
+            "; {removed} container(s) of the round were removed"
+        )),
+        Err(why) => reason.push_str(&format!("; its containers could not be removed: {why}")),
     }
     let after = after_state(ws, None, task, round.number, None);
     // The raw stream is complete up to the host's death; the stored summary may lag it.
