@@ -283,7 +283,19 @@ pub(crate) fn settle_dead_round(
         || "its host".to_owned(),
         |h| format!("its host (pid {})", h.pid),
     );
-    let mut reason = format!("{host} died before the round ended");
+    // A cancel's SIGTERM can reach a detached host before it watches for signals: the round
+    // was cancelled all the same.
+    let (status, mut reason) = if current.cancel_requested {
+        (
+            RoundStatus::Cancelled,
+            format!("cancelled (ganger cancel); {host} ended before recording it"),
+        )
+    } else {
+        (
+            RoundStatus::Interrupted,
+            format!("{host} died before the round ended"),
+        )
+    };
     if killed > 0 {
         reason.push_str(&format!(
             "; {killed} leftover process(es) of the round were killed"
@@ -309,7 +321,7 @@ pub(crate) fn settle_dead_round(
         &mut summary,
     );
     let end = RoundEnd {
-        status: RoundStatus::Interrupted,
+        status,
         snapshot_before: None,
         reason: Some(reason),
         session: summary
