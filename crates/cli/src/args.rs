@@ -39,6 +39,8 @@ pub enum Command {
     Log(LogArgs),
     /// Show what a task changed against its base.
     Diff(DiffArgs),
+    /// Remove what finished tasks left: processes, containers, worktrees, merged branches.
+    Clean(CleanArgs),
     /// Summarize a raw agent stream file (the same code a live round uses).
     Summarize(SummarizeArgs),
     /// Run the scripted model server, to dry-run agents without spending tokens.
@@ -237,6 +239,25 @@ pub struct DiffArgs {
     /// A diffstat instead of the patch.
     #[arg(long)]
     pub stat: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct CleanArgs {
+    /// The tasks (default: every task).
+    #[arg(value_name = "SLUG")]
+    pub slugs: Vec<String>,
+    /// Also remove worktrees with uncommitted changes and branches with unmerged commits.
+    #[arg(long)]
+    pub force: bool,
+    /// Say what would be removed, and change nothing.
+    #[arg(long)]
+    pub dry_run: bool,
+    /// The commander cleaning (recorded in the journal).
+    #[arg(long = "as", value_name = "NAME")]
+    pub as_name: Option<String>,
+    /// Print JSON.
+    #[arg(long)]
+    pub json: bool,
 }
 
 #[derive(Debug, Args)]

@@ -108,6 +108,7 @@ fn wants_json(command: &Command) -> bool {
         Command::Wait(a) => a.json,
         Command::Cancel(a) => a.json,
         Command::Log(a) => a.json,
+        Command::Clean(a) => a.json,
         Command::Summarize(a) => a.json,
         Command::Agents(a) => a.json,
         Command::Diff(_)
@@ -138,6 +139,7 @@ fn run(cli: Cli) -> Outcome {
         Command::Cancel(args) => commands::watch::cancel(&workspace(dir)?, args),
         Command::Log(args) => commands::log::run(&workspace(dir)?, args),
         Command::Diff(args) => commands::watch::diff(&workspace(dir)?, args),
+        Command::Clean(args) => commands::clean::run(&workspace(dir)?, args),
         Command::Summarize(args) => commands::summarize::run(args),
         Command::FakeLlm(args) => commands::fake_llm::run(args),
         Command::Agents(args) => commands::agents::run(dir, args),

@@ -9,7 +9,7 @@ use crate::error::DockerError;
 use bollard::models::{ContainerCreateBody, HostConfig};
 use bollard::query_parameters::{
     AttachContainerOptionsBuilder, CreateContainerOptionsBuilder, KillContainerOptionsBuilder,
-    RemoveContainerOptionsBuilder, WaitContainerOptions,
+    WaitContainerOptions,
 };
 use futures_util::StreamExt;
 use serde::{Deserialize, Serialize};
@@ -194,21 +194,6 @@ impl Docker {
             Some(Err(bollard::errors::Error::DockerContainerWaitError { code, .. })) => Ok(code),
             Some(Err(other)) => Err(other.into()),
             None => Err(DockerError::Api(format!("no exit status for {name}"))),
-        }
-    }
-
-    /// Removes a container, running or not; one that does not exist is fine.
-    pub fn remove_container(&self, name: &str) -> Result<(), DockerError> {
-        let options = RemoveContainerOptionsBuilder::default()
-            .force(true)
-            .v(false)
-            .build();
-        match self.block_on(self.api.remove_container(name, Some(options))) {
-            Ok(()) => Ok(()),
-            Err(e) => {
-                let e = DockerError::from(e);
-                if e.is_not_found() { Ok(()) } else { Err(e) }
-            }
         }
     }
 

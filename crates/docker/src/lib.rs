@@ -6,11 +6,13 @@
 //! Every container and volume ganger makes carries the labels in [`labels`], so that `ganger
 //! clean` and the reaper find what a task or a dead round host left without any other record.
 
+mod cleanup;
 mod client;
 mod container;
 mod error;
 pub mod labels;
 
+pub use cleanup::{LabelFilter, ManagedContainer};
 pub use client::{Docker, socket_path};
 pub use container::{ContainerExit, RoundContainer};
 pub use error::DockerError;

@@ -27,7 +27,8 @@ pub enum Notice {
         host_pid: u32,
         log: PathBuf,
     },
-    /// A round whose host had died was settled as interrupted.
+    /// A round whose host had died was settled: interrupted, or cancelled when a cancel had
+    /// been asked for.
     Settled { slug: String, number: u32 },
     /// The agent's program is not the version ganger is tested with (`version` is `None`
     /// when it could not be read); it is used anyway.

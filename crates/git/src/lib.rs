@@ -11,6 +11,7 @@
 //! and anything unusual (reftable refs, SHA-256 objects, split or sparse indexes) falls back to
 //! the CLI. Git 2.38 or newer is required (`--path-format`, `worktree add --orphan` aside).
 
+mod branches;
 mod command;
 mod discover;
 mod error;

@@ -30,7 +30,7 @@ pub use error::SandboxError;
 pub use host_lock::{HostLock, LockState};
 pub use kind::{Network, SandboxKind};
 pub use local::{AgentCommand, AgentExit, RunningAgent, Waited, spawn_local};
-pub use members::{RoundMarker, kill_round, round_members};
+pub use members::{RoundMarker, kill_round, marked_processes, round_members};
 pub use proc_stat::{ProcStat, ProcessId, proc_stat};
 
 /// The environment variable that marks every process of a round with the round's token.

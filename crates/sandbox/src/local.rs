@@ -16,6 +16,7 @@ use std::fs::File;
 use std::io::Write;
 use std::os::fd::OwnedFd;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 /// What to run for a round.
@@ -69,6 +70,9 @@ pub struct RunningAgent {
     stderr: Option<File>,
     /// How it ended, once reaped: its pid may then name another process.
     exit: Option<AgentExit>,
+    /// Whether the round's processes were stopped (`stop`, `stop_leftovers`); if not, drop
+    /// stops them.
+    settled: AtomicBool,
 }
 
 /// `program` as given when it is a path, else found on the `PATH` of `env` (like `execvp`).
@@ -175,6 +179,7 @@ pub fn spawn_local(command: &AgentCommand) -> Result<RunningAgent, SandboxError>
         stdout: Some(child.stdout),
         stderr: Some(child.stderr),
         exit: None,
+        settled: AtomicBool::new(false),
     })
 }
 
@@ -300,6 +305,7 @@ impl RunningAgent {
     /// Stops the agent and everything of its round: SIGTERM to every process of the round,
     /// up to `grace` for them to exit, then SIGKILL. Returns how the agent ended.
     pub fn stop(&mut self, grace: Duration) -> AgentExit {
+        self.settled.store(true, Ordering::Relaxed);
         self.signal_group(Signal::TERM);
         kill_round(&self.marker, grace);
         self.signal_group(Signal::KILL);
@@ -309,6 +315,21 @@ impl RunningAgent {
     /// After the agent exited: stops whatever of the round is still running (children it left
     /// behind, detached or not).
     pub fn stop_leftovers(&self, grace: Duration) -> usize {
+        self.settled.store(true, Ordering::Relaxed);
         kill_round(&self.marker, grace)
+    }
+}
+
+impl Drop for RunningAgent {
+    /// However its owner leaves (an error or a panic between the start and the end of the
+    /// round), the round does not outlive it: the agent's whole process group and every
+    /// process of the round are killed, and the agent is reaped.
+    fn drop(&mut self) {
+        if self.settled.load(Ordering::Relaxed) {
+            return;
+        }
+        self.signal_group(Signal::KILL);
+        kill_round(&self.marker, Duration::ZERO);
+        let _ = self.reap(libc::WNOHANG);
     }
 }

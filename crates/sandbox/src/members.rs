@@ -7,7 +7,7 @@ use crate::ROUND_ENV;
 use crate::cgroup::Cgroup;
 use crate::proc_stat::proc_stat;
 use rustix::process::{Pid, Signal, kill_process};
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
 use std::time::{Duration, Instant};
 
@@ -63,6 +63,45 @@ pub fn round_members(marker: &RoundMarker) -> BTreeSet<i32> {
         }
     }
     found.retain(|&pid| proc_stat(pid).is_some_and(|s| s.state != b'Z'));
+    found
+}
+
+/// The live processes of any of several rounds, by token, in one scan of `/proc` (the round
+/// marker only: for rounds long over, whose session ids may name someone else by now).
+pub fn marked_processes(tokens: &BTreeSet<String>) -> BTreeMap<String, BTreeSet<i32>> {
+    let mut found: BTreeMap<String, BTreeSet<i32>> = BTreeMap::new();
+    if tokens.is_empty() {
+        return found;
+    }
+    let prefix = format!("{ROUND_ENV}=").into_bytes();
+    let me = std::process::id() as i32;
+    let Ok(entries) = fs::read_dir("/proc") else {
+        return found;
+    };
+    for entry in entries.flatten() {
+        let Some(pid) = entry
+            .file_name()
+            .to_str()
+            .and_then(|n| n.parse::<i32>().ok())
+        else {
+            continue;
+        };
+        if pid == me || proc_stat(pid).is_none_or(|s| s.state == b'Z') {
+            continue;
+        }
+        let Ok(env) = fs::read(format!("/proc/{pid}/environ")) else {
+            continue;
+        };
+        let token = env
+            .split(|&b| b == 0)
+            .find_map(|entry| entry.strip_prefix(prefix.as_slice()))
+            .and_then(|value| std::str::from_utf8(value).ok());
+        if let Some(token) = token
+            && tokens.contains(token)
+        {
+            found.entry(token.to_owned()).or_default().insert(pid);
+        }
+    }
     found
 }
 

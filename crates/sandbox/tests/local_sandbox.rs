@@ -7,7 +7,9 @@
     reason = "a test fails loudly on what it did not expect"
 )]
 
-use ganger_sandbox::{Activity, AgentCommand, ProcessId, round_members, spawn_local};
+use ganger_sandbox::{
+    Activity, AgentCommand, ProcessId, marked_processes, round_members, spawn_local,
+};
 use std::io::{BufRead, BufReader, Read};
 use std::time::Duration;
 
@@ -191,4 +193,34 @@ fn the_agent_is_born_in_its_cgroup_and_a_missing_program_is_a_clear_error() {
     let error = spawn_local(&missing).unwrap_err();
     assert!(error.to_string().contains("/nonexistent/agent"), "{error}");
     assert!(error.to_string().contains("No such file"), "{error}");
+}
+
+#[test]
+fn an_agent_dropped_unstopped_takes_its_whole_round_with_it() {
+    // The host left early (an error, a panic): nothing of the round may outlive it.
+    let cmd = command(
+        "setsid sleep 300 </dev/null >/dev/null 2>&1 & echo $!; exec sleep 300",
+        &token("dropped"),
+    );
+    let mut agent = spawn_local(&cmd).unwrap();
+    let mut line = String::new();
+    BufReader::new(agent.take_stdout().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let detached: i32 = line.trim().parse().unwrap();
+    std::thread::sleep(Duration::from_millis(100));
+    let tokens = std::collections::BTreeSet::from([cmd.token.clone()]);
+    let found = marked_processes(&tokens);
+    assert!(found[&cmd.token].contains(&detached), "{found:?}");
+    assert!(found[&cmd.token].contains(&agent.process.pid), "{found:?}");
+    let ids: Vec<ProcessId> = [agent.process.pid, detached]
+        .iter()
+        .map(|&pid| ProcessId {
+            pid,
+            start_ticks: ganger_sandbox::proc_stat(pid).unwrap().start_ticks,
+        })
+        .collect();
+    drop(agent);
+    assert!(ids.iter().all(|id| !id.is_alive()), "{ids:?}");
+    assert!(marked_processes(&tokens).is_empty());
 }

@@ -60,6 +60,8 @@ pub struct Task {
     pub network: String,
     /// Extra writable paths inside the worktree (relative to it).
     pub rw: Vec<String>,
+    /// When `ganger clean` last cleaned up after the task (Unix ms).
+    pub cleaned_at: Option<i64>,
 }
 
 /// What the task table shows of a task: read without the columns a table does not need.

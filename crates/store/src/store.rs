@@ -49,6 +49,15 @@ pub trait Store: Send {
     /// Ends a running round; false if it had already ended (nothing is changed then).
     fn finish_round(&mut self, round_id: i64, end: &RoundEnd) -> Result<bool, StoreError>;
 
+    /// Records that `ganger clean` cleaned up after the task, now, with a journal entry;
+    /// `detail` says what was removed and what was kept.
+    fn mark_cleaned(
+        &mut self,
+        task_id: i64,
+        commander: &str,
+        detail: serde_json::Value,
+    ) -> Result<(), StoreError>;
+
     /// Marks a running round cancel-requested; false if it is not running.
     fn request_cancel(&mut self, round_id: i64, commander: &str) -> Result<bool, StoreError>;
 

@@ -232,3 +232,27 @@ fn a_database_from_a_newer_ganger_is_refused_and_reopening_is_idempotent() {
         Err(StoreError::TooNew { .. })
     ));
 }
+
+#[test]
+fn a_cleaned_task_keeps_its_record_and_says_when_it_was_cleaned() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut store = open(&dir);
+    let (task, _) = store
+        .create_task(&new_task("t1"), &new_round(RoundKind::Start, "a"))
+        .unwrap();
+    assert_eq!(task.cleaned_at, None);
+    store
+        .mark_cleaned(
+            task.id,
+            "alice",
+            serde_json::json!({"removed": ["worktree"]}),
+        )
+        .unwrap();
+    let task = store.task("t1").unwrap().unwrap();
+    assert!(task.cleaned_at.is_some_and(|at| at > 0));
+    let last = store.journal(0, 100).unwrap().pop().unwrap();
+    assert_eq!(
+        (last.kind.as_str(), last.commander.as_deref()),
+        ("cleaned", Some("alice"))
+    );
+}

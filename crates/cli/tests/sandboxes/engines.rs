@@ -23,7 +23,11 @@ pub fn containers_labelled(label: &str) -> usize {
         .args(["ps", "-aq", "--filter", &format!("label={label}")])
         .output()
         .expect("docker ps");
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     String::from_utf8_lossy(&out.stdout).lines().count()
 }
 

@@ -1,7 +1,8 @@
 //! Recording how a round ended: its status and the reason, the worker's full answer, a
 //! snapshot of the worktree (`refs/ganger/SLUG/round-N`) with what the round changed, and the
 //! end itself, in one store transaction. Also the reaper's side: settling a round whose host
-//! died, after stopping whatever of it is left.
+//! died, after stopping whatever of it is left (its processes, and its containers when there
+//! is a Docker socket).
 
 use super::setup::{BeforeState, RoundInput};
 use super::signals::signal_name;
@@ -282,11 +283,30 @@ pub(crate) fn settle_dead_round(
         || "its host".to_owned(),
         |h| format!("its host (pid {})", h.pid),
     );
-    let mut reason = format!("{host} died before the round ended");
+    // A cancel's SIGTERM can reach a detached host before it watches for signals: the round
+    // was cancelled all the same.
+    let (status, mut reason) = if current.cancel_requested {
+        (
+            RoundStatus::Cancelled,
+            format!("cancelled (ganger cancel); {host} ended before recording it"),
+        )
+    } else {
+        (
+            RoundStatus::Interrupted,
+            format!("{host} died before the round ended"),
+        )
+    };
     if killed > 0 {
         reason.push_str(&format!(
             "; {killed} leftover process(es) of the round were killed"
         ));
+    }
+    match crate::leftovers::remove_round_containers(&round.token) {
+        Ok(0) => {}
+        Ok(removed) => reason.push_str(&format!(
+            "; {removed} container(s) of the round were removed"
+        )),
+        Err(why) => reason.push_str(&format!("; its containers could not be removed: {why}")),
     }
     let after = after_state(ws, None, task, round.number, None);
     // The raw stream is complete up to the host's death; the stored summary may lag it.
@@ -301,7 +321,7 @@ pub(crate) fn settle_dead_round(
         &mut summary,
     );
     let end = RoundEnd {
-        status: RoundStatus::Interrupted,
+        status,
         snapshot_before: None,
         reason: Some(reason),
         session: summary

@@ -9,6 +9,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("../../migrations/0001_initial.sql"),
     include_str!("../../migrations/0002_task_permission.sql"),
     include_str!("../../migrations/0003_task_sandbox.sql"),
+    include_str!("../../migrations/0004_task_cleaned.sql"),
 ];
 
 /// The schema version this binary writes.

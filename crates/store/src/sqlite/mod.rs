@@ -365,6 +365,22 @@ impl Store for SqliteStore {
         Ok(true)
     }
 
+    fn mark_cleaned(
+        &mut self,
+        task_id: i64,
+        commander: &str,
+        detail: serde_json::Value,
+    ) -> Result<(), StoreError> {
+        let tx = self.write()?;
+        tx.execute(
+            "UPDATE tasks SET cleaned_at = ?2 WHERE id = ?1",
+            params![task_id, now_ms()],
+        )?;
+        journal(&tx, task_id, None, "cleaned", Some(commander), detail)?;
+        tx.commit()?;
+        Ok(())
+    }
+
     fn request_cancel(&mut self, round_id: i64, commander: &str) -> Result<bool, StoreError> {
         let tx = self.write()?;
         let changed = tx.execute(

@@ -1,0 +1,82 @@
+//! `ganger clean`: the engine's clean-up, printed per task as what was removed and what was
+//! kept and why (or as `ganger.clean/1` with `--json`).
+
+use super::round::notices;
+use crate::Outcome;
+use crate::args::CleanArgs;
+use crate::exit;
+use crate::printer;
+use ganger_engine::clean_report::{CleanReport, TaskCleanup};
+use ganger_engine::{CleanOptions, Workspace};
+use std::fmt::Write;
+
+pub(crate) fn run(ws: &Workspace, args: CleanArgs) -> Outcome {
+    let options = CleanOptions {
+        slugs: args.slugs,
+        force: args.force,
+        dry_run: args.dry_run,
+        commander: args.as_name,
+    };
+    let report = ganger_engine::clean(ws, &options, &mut notices(args.json))?;
+    if args.json {
+        printer::emit_json(&report)?;
+    } else {
+        printer::emit(&clean_text(&report))?;
+    }
+    Ok(exit::OK)
+}
+
+/// The human report: one line per thing removed or kept, tasks with nothing left counted.
+fn clean_text(report: &CleanReport) -> String {
+    let mut out = String::new();
+    let removed = if report.dry_run {
+        "would remove"
+    } else {
+        "removed"
+    };
+    let mut nothing = 0;
+    for task in &report.tasks {
+        if task.is_empty() {
+            nothing += 1;
+            continue;
+        }
+        task_lines(&mut out, task, removed);
+    }
+    if nothing > 0 {
+        let tasks = if nothing == 1 { "task" } else { "tasks" };
+        let _ = writeln!(out, "{nothing} {tasks} with nothing left to clean");
+    }
+    if report.tasks.is_empty() {
+        out.push_str("no tasks\n");
+    }
+    if let Some(why) = &report.docker {
+        let _ = writeln!(out, "Docker was not cleaned: {why}");
+    }
+    if report.dry_run {
+        out.push_str("dry run: nothing was changed\n");
+    }
+    out
+}
+
+fn task_lines(out: &mut String, task: &TaskCleanup, removed: &str) {
+    let _ = writeln!(out, "{}:", task.task);
+    if let Some(why) = &task.skipped {
+        let _ = writeln!(out, "  skipped: {why}");
+    }
+    for item in &task.removed {
+        let _ = write!(out, "  {removed} {} {}", item.kind.as_str(), item.name);
+        if let Some(detail) = &item.detail {
+            let _ = write!(out, " ({detail})");
+        }
+        out.push('\n');
+    }
+    for item in &task.kept {
+        let _ = writeln!(
+            out,
+            "  kept {} {}: {}",
+            item.kind.as_str(),
+            item.name,
+            item.reason
+        );
+    }
+}

@@ -1,0 +1,146 @@
+//! The git side of `ganger clean`: a task's worktree is removed only if ganger made it and
+//! it holds no uncommitted change (tracked or untracked; ignored files do not count), its
+//! branch is deleted only if its base has every commit of it; `--force` removes both anyway.
+//! Nothing is left half done: a worktree that stays keeps its branch.
+
+use crate::clean_report::{LeftoverKind, TaskCleanup, count};
+use crate::workspace::Workspace;
+use ganger_store::Task;
+
+/// What clean may do.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Mode {
+    pub force: bool,
+    pub dry_run: bool,
+}
+
+/// Removes the task's worktree and branch where that loses nothing (or `--force`).
+pub(crate) fn clean_worktree_and_branch(
+    ws: &Workspace,
+    task: &Task,
+    mode: Mode,
+    report: &mut TaskCleanup,
+) {
+    if !task.worktree_made {
+        if task.worktree.is_dir() {
+            report.kept(
+                LeftoverKind::Worktree,
+                task.worktree.display().to_string(),
+                "ganger did not make it (it was given with --worktree)".into(),
+            );
+        }
+        return;
+    }
+    if remove_worktree(ws, task, mode, report) {
+        delete_branch(ws, task, mode, report);
+    } else if ws.repo.branch_exists(&task.branch) {
+        report.kept(
+            LeftoverKind::Branch,
+            task.branch.clone(),
+            "its worktree is kept".into(),
+        );
+    }
+}
+
+/// Removes the worktree if it may; returns whether it is gone (or would be, in a dry run).
+fn remove_worktree(ws: &Workspace, task: &Task, mode: Mode, report: &mut TaskCleanup) -> bool {
+    let path = task.worktree.display().to_string();
+    if !task.worktree.is_dir() {
+        // Gone already: forget git's record of it, or its branch could not be deleted.
+        if !mode.dry_run {
+            let _ = ws.repo.prune_worktrees();
+        }
+        return true;
+    }
+    let changes = match ws
+        .repo
+        .open_worktree(&task.worktree)
+        .and_then(|worktree| worktree.status())
+    {
+        Ok(status) => status.entries.len(),
+        Err(e) => {
+            report.kept(
+                LeftoverKind::Worktree,
+                path,
+                format!("it cannot be read as a worktree: {e}"),
+            );
+            return false;
+        }
+    };
+    let uncommitted = count(changes, "uncommitted change", "uncommitted changes");
+    if changes > 0 && !mode.force {
+        report.kept(
+            LeftoverKind::Worktree,
+            path,
+            format!("{uncommitted} (--force removes them)"),
+        );
+        return false;
+    }
+    if !mode.dry_run
+        && let Err(e) = ws.repo.remove_worktree(&task.worktree)
+    {
+        report.kept(
+            LeftoverKind::Worktree,
+            path,
+            format!("removing it failed: {e}"),
+        );
+        return false;
+    }
+    report.removed(
+        LeftoverKind::Worktree,
+        path,
+        (changes > 0).then(|| format!("with {uncommitted}")),
+    );
+    true
+}
+
+/// Deletes the branch if its base has all its commits (or `--force`).
+fn delete_branch(ws: &Workspace, task: &Task, mode: Mode, report: &mut TaskCleanup) {
+    if !ws.repo.branch_exists(&task.branch) {
+        return;
+    }
+    let name = task.branch.clone();
+    let unmerged = match ws.repo.commits_not_in(&task.branch, &task.base) {
+        Ok(n) => n as usize,
+        Err(_) if mode.force => 0,
+        Err(e) => {
+            report.kept(
+                LeftoverKind::Branch,
+                name,
+                format!(
+                    "whether {} has its commits cannot be told: {e} (--force deletes it)",
+                    task.base
+                ),
+            );
+            return;
+        }
+    };
+    let commits = format!(
+        "{} not in {}",
+        count(unmerged, "commit", "commits"),
+        task.base
+    );
+    if unmerged > 0 && !mode.force {
+        report.kept(
+            LeftoverKind::Branch,
+            name,
+            format!("{commits} (--force deletes them)"),
+        );
+        return;
+    }
+    if !mode.dry_run
+        && let Err(e) = ws.repo.delete_branch(&task.branch)
+    {
+        report.kept(
+            LeftoverKind::Branch,
+            name,
+            format!("deleting it failed: {e}"),
+        );
+        return;
+    }
+    report.removed(
+        LeftoverKind::Branch,
+        name,
+        (unmerged > 0).then(|| format!("with {commits}")),
+    );
+}
