@@ -8,7 +8,10 @@
 
 mod client;
 mod error;
+mod image;
 pub mod labels;
+mod upload;
 
 pub use client::Docker;
 pub use error::DockerError;
+pub use image::{BuildContext, ImageInfo};
