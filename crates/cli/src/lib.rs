@@ -110,6 +110,7 @@ fn wants_json(command: &Command) -> bool {
         Command::Log(a) => a.json,
         Command::Summarize(a) => a.json,
         Command::Agents(a) => a.json,
+        Command::Image(a) => a.json,
         Command::Diff(_) | Command::FakeLlm(_) | Command::Demo(_) | Command::Host(_) => false,
     }
 }
@@ -137,6 +138,7 @@ fn run(cli: Cli) -> Outcome {
         Command::Summarize(args) => commands::summarize::run(args),
         Command::FakeLlm(args) => commands::fake_llm::run(args),
         Command::Agents(args) => commands::agents::run(dir, args),
+        Command::Image(args) => commands::image::run(dir, args),
         Command::Demo(args) => commands::demo::run(args),
         Command::Host(args) => commands::host::run(&workspace(dir)?, args),
     }

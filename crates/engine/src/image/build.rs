@@ -102,8 +102,11 @@ pub fn build(
                 if built {
                     let layer_started = Instant::now();
                     progress(&format!("building {name}"));
+                    // The builder's steps, not its intermediate containers.
                     let id = layer::build_layer(&docker, &recipe, adapter, &mut |line| {
-                        progress(&format!("  {line}"))
+                        if line.starts_with("Step ") {
+                            progress(&format!("  {line}"));
+                        }
                     })?;
                     if let Some(old) = existing.filter(|old| old.id != id) {
                         stale.push(old.id);
