@@ -12,6 +12,6 @@ mod image;
 pub mod labels;
 mod upload;
 
-pub use client::Docker;
+pub use client::{Docker, socket_path};
 pub use error::DockerError;
 pub use image::{BuildContext, ImageInfo};
