@@ -48,6 +48,8 @@ pub enum Command {
     FakeLlm(FakeLlmArgs),
     /// List the agent CLIs ganger knows, install the tested versions, check them.
     Agents(AgentsArgs),
+    /// Build worker images offline (Debian packages and the tested agent CLI) and list them.
+    Image(ImageArgs),
     /// Show what ganger does in under a minute: a scripted model, OpenCode, a task and a fix.
     Demo(DemoArgs),
     /// Run a detached round (started by start/fix --detach; not for people).
@@ -84,6 +86,31 @@ pub enum AgentsAction {
         #[arg(value_name = "NAME")]
         names: Vec<String>,
     },
+}
+
+#[derive(Debug, Args)]
+pub struct ImageArgs {
+    #[command(subcommand)]
+    pub action: ImageAction,
+    /// Print JSON (documented in docs/json.md).
+    #[arg(long, global = true)]
+    pub json: bool,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum ImageAction {
+    /// Build the worker image of an agent unless it is there: a Debian root from mmdebstrap,
+    /// ganger.toml's sandbox.docker.packages, and the tested agent CLI. Nothing is pulled.
+    Build {
+        /// opencode, claude, codex, gemini, qwen, command (the base image alone), or all.
+        #[arg(long = "agent", required = true, value_name = "NAME")]
+        agents: Vec<String>,
+        /// Build again even when the images are there.
+        #[arg(long)]
+        force: bool,
+    },
+    /// List ganger's images: agent, version, extra packages, size.
+    List,
 }
 
 #[derive(Debug, Args)]

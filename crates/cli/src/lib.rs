@@ -111,6 +111,7 @@ fn wants_json(command: &Command) -> bool {
         Command::Clean(a) => a.json,
         Command::Summarize(a) => a.json,
         Command::Agents(a) => a.json,
+        Command::Image(a) => a.json,
         Command::Diff(_)
         | Command::FakeLlm(_)
         | Command::Demo(_)
@@ -143,6 +144,7 @@ fn run(cli: Cli) -> Outcome {
         Command::Summarize(args) => commands::summarize::run(args),
         Command::FakeLlm(args) => commands::fake_llm::run(args),
         Command::Agents(args) => commands::agents::run(dir, args),
+        Command::Image(args) => commands::image::run(dir, args),
         Command::Demo(args) => commands::demo::run(args),
         Command::Host(args) => commands::host::run(&workspace(dir)?, args),
         Command::DockerRound => Ok(u8::try_from(ganger_engine::run_docker_round()).unwrap_or(125)),

@@ -15,3 +15,5 @@ pub const TOKEN: &str = "ganger.token";
 pub const AGENT: &str = "ganger.agent";
 pub const AGENT_VERSION: &str = "ganger.agent-version";
 pub const PACKAGES: &str = "ganger.packages";
+/// On worker images: the Debian release they are made of.
+pub const SUITE: &str = "ganger.suite";

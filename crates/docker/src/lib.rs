@@ -10,9 +10,12 @@ mod cleanup;
 mod client;
 mod container;
 mod error;
+mod image;
 pub mod labels;
+mod upload;
 
 pub use cleanup::{LabelFilter, ManagedContainer};
 pub use client::{Docker, socket_path};
 pub use container::{ContainerExit, RoundContainer};
 pub use error::DockerError;
+pub use image::{BuildContext, ImageInfo};

@@ -16,6 +16,7 @@ mod diff;
 mod error;
 mod fix;
 mod host_entry;
+pub mod image;
 mod init;
 pub mod install;
 mod keys;

@@ -13,6 +13,7 @@
 )]
 
 mod agents;
+mod docker;
 mod processes;
 mod world;
 
@@ -20,5 +21,6 @@ pub use agents::{
     FAKE_OPENCODE, agent_program, agent_toml, opencode_program, opencode_toml, opencode_version,
     write_fake_opencode,
 };
+pub use docker::{docker_available, ensure_worker_image, run_in_image};
 pub use processes::{living_pids_with_env, wait_until};
 pub use world::{Run, World};

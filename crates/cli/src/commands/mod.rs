@@ -7,6 +7,7 @@ pub(crate) mod demo;
 pub(crate) mod doctor;
 pub(crate) mod fake_llm;
 pub(crate) mod host;
+pub(crate) mod image;
 pub(crate) mod init;
 pub(crate) mod log;
 pub(crate) mod round;

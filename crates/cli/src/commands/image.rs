@@ -1,0 +1,99 @@
+//! `ganger image`: build the worker images of the docker sandbox (`build`, with progress lines
+//! on stderr) and list the ones there are (`list`).
+
+use crate::args::{ImageAction, ImageArgs};
+use crate::commands::agents::config_here;
+use crate::exit;
+use crate::printer;
+use crate::{Failure, Outcome};
+use ganger_engine::image::{Built, ImageEntry};
+use serde::Serialize;
+use std::path::Path;
+
+/// `ganger.image-build/1` (docs/json.md).
+#[derive(Serialize)]
+struct BuildReport {
+    schema: &'static str,
+    images: Vec<Built>,
+}
+
+/// `ganger.images/1` (docs/json.md).
+#[derive(Serialize)]
+struct ImageList {
+    schema: &'static str,
+    images: Vec<ImageEntry>,
+}
+
+pub(crate) fn run(dir: Option<&Path>, args: ImageArgs) -> Outcome {
+    match args.action {
+        ImageAction::Build { agents, force } => build(dir, &agents, force, args.json),
+        ImageAction::List => list(args.json),
+    }
+}
+
+/// Megabytes, as `docker images` counts them.
+fn megabytes(bytes: u64) -> String {
+    format!("{:.0} MB", bytes as f64 / 1_000_000.0)
+}
+
+fn build(dir: Option<&Path>, agents: &[String], force: bool, json: bool) -> Outcome {
+    let config = config_here(dir)?;
+    let mut progress = |line: &str| {
+        let _ = printer::emit_err(&format!("{line}\n"));
+    };
+    let built = ganger_engine::image::build(&config, agents, force, &mut progress)?;
+    if json {
+        printer::emit_json(&BuildReport {
+            schema: "ganger.image-build/1",
+            images: built,
+        })?;
+        return Ok(exit::OK);
+    }
+    let mut out = String::new();
+    for image in &built {
+        let what = if image.built {
+            format!("built in {:.0} s", image.seconds)
+        } else {
+            "already there".to_owned()
+        };
+        out.push_str(&format!(
+            "{:<9} {} ({what}, {})\n",
+            image.agent,
+            image.image,
+            megabytes(image.size)
+        ));
+    }
+    printer::emit(&out)?;
+    Ok(exit::OK)
+}
+
+fn list(json: bool) -> Result<u8, Failure> {
+    let images = ganger_engine::image::list()?;
+    if json {
+        printer::emit_json(&ImageList {
+            schema: "ganger.images/1",
+            images,
+        })?;
+        return Ok(exit::OK);
+    }
+    let mut out = String::new();
+    for image in &images {
+        let packages = if image.packages.is_empty() {
+            "-".to_owned()
+        } else {
+            image.packages.join(",")
+        };
+        out.push_str(&format!(
+            "{:<9} {:<10} {:<44} packages: {packages:<12} {:>7}\n",
+            image.agent.as_deref().unwrap_or("(base)"),
+            image.version.as_deref().unwrap_or("-"),
+            image.image,
+            megabytes(image.size)
+        ));
+    }
+    if images.is_empty() {
+        out.push_str("no worker images: `ganger image build --agent NAME` builds one\n");
+    }
+    printer::emit(&out)?;
+    Ok(exit::OK)
+}
