@@ -58,6 +58,7 @@ pub fn fix(ws: &Workspace, options: FixOptions, notices: &mut dyn Notices) -> Re
     let program = agent_env::resolve_program(adapter, &ws.config)?;
     let sandbox = crate::sandboxing::TaskSandbox::of(&task)?;
     crate::sandboxing::check_round(ws, &sandbox, &task.worktree)?;
+    crate::sandboxing::check_image(ws, &sandbox, &task.agent)?;
     if let Some(running) = store
         .round(task.id, None)?
         .filter(|r| r.status == ganger_events::RoundStatus::Running)

@@ -161,6 +161,7 @@ pub fn start(ws: &Workspace, options: StartOptions, notices: &mut dyn Notices) -
         .map(|path| check_given_worktree(ws, path))
         .transpose()?;
     let sandbox = sandboxing::choose(ws, options.sandbox, options.network, &options.rw)?;
+    sandboxing::check_image(ws, &sandbox, &agent_name)?;
     if let Some((path, _)) = &given {
         sandboxing::check_round(ws, &sandbox, path)?;
     }

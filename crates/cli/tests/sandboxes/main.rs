@@ -50,3 +50,12 @@ mod bwrap {
         crate::scenarios::network_none_reaches_nothing("bwrap");
     }
 }
+
+mod docker {
+    agents!(docker: opencode, claude, codex, gemini, qwen);
+
+    #[test]
+    fn network_none_reaches_nothing() {
+        crate::scenarios::network_none_reaches_nothing("docker");
+    }
+}

@@ -18,7 +18,15 @@ struct Setup {
     llm: FakeLlm,
 }
 
+/// Builds the worker image a docker test needs (once per machine, under a lock).
+fn image_for(sandbox: &str, agent: &str) {
+    if sandbox == "docker" {
+        ganger_test_support::ensure_worker_image(env!("CARGO_BIN_EXE_ganger").as_ref(), agent);
+    }
+}
+
 fn setup(d: Dialect, sandbox: &str, script: impl FnOnce(&Path) -> Script) -> Setup {
+    image_for(sandbox, d.agent);
     let world = World::new(env!("CARGO_BIN_EXE_ganger").as_ref());
     let llm = FakeLlm::start(script(world.root())).unwrap();
     let extra = format!("\n[sandbox]\ndefault = {sandbox:?}\n");
@@ -189,6 +197,7 @@ pub fn network_none_reaches_nothing(sandbox: &str) {
     if !crate::engines::available(sandbox, &test) {
         return;
     }
+    image_for(sandbox, "command");
     let llm = FakeLlm::start(Script::new()).unwrap();
     let port = llm.root_url().rsplit(':').next().unwrap().to_owned();
     let world = World::new(env!("CARGO_BIN_EXE_ganger").as_ref());

@@ -122,11 +122,25 @@ pub(crate) fn after_round(kind: SandboxKind, token: &str) {
 /// The worker image of `agent`: `sandbox.docker.image` when set, else the one `ganger image
 /// build` makes for the agent's tested version.
 pub(crate) fn worker_image(ws: &Workspace, agent: &str) -> Result<String> {
-    match &ws.config.sandbox.docker.image {
-        Some(image) => Ok(image.clone()),
-        None => Err(EngineError::invalid(format!(
-            "no worker image for {agent}: set sandbox.docker.image in ganger.toml"
-        ))),
+    crate::image::worker_image(&ws.config, agent)
+}
+
+/// Refuses a docker round whose worker image is missing: Docker would try to pull it from a
+/// registry instead.
+pub(crate) fn check_image(ws: &Workspace, sandbox: &TaskSandbox, agent: &str) -> Result<()> {
+    if sandbox.kind != SandboxKind::Docker {
+        return Ok(());
+    }
+    let image = worker_image(ws, agent)?;
+    let docker = ganger_docker::Docker::connect()
+        .map_err(|e| EngineError::invalid(format!("--sandbox docker: {e}")))?;
+    match docker.image(&image) {
+        Ok(Some(_)) => Ok(()),
+        Ok(None) => Err(EngineError::invalid(format!(
+            "the worker image {image} is not built"
+        ))
+        .hint(format!("`ganger image build --agent {agent}` builds it offline"))),
+        Err(e) => Err(EngineError::invalid(format!("--sandbox docker: {e}"))),
     }
 }
 
