@@ -1,15 +1,16 @@
 //! One round's container, run to its end: created with its mounts, limits and labels,
-//! attached before it starts (so that no output is lost), its stdin fed and closed, its
-//! stdout and stderr copied out as they come, and removed once it has exited. SIGTERM or
-//! SIGINT to the caller stop the container (SIGTERM, the grace period, SIGKILL) and still
-//! remove it.
+//! attached and waited for before it starts (so that neither output nor exit is missed), its
+//! stdin fed and closed, its stdout and stderr copied out as they come. The daemon removes it
+//! once it has exited (`AutoRemove`, as `docker run --rm`), so the round does not wait for
+//! the removal of its filesystem; a container that never started is removed here. SIGTERM
+//! or SIGINT to the caller stop the container (SIGTERM, the grace period, SIGKILL).
 
 use crate::client::Docker;
 use crate::error::DockerError;
 use bollard::models::{ContainerCreateBody, HostConfig};
 use bollard::query_parameters::{
     AttachContainerOptionsBuilder, CreateContainerOptionsBuilder, KillContainerOptionsBuilder,
-    WaitContainerOptions,
+    WaitContainerOptions, WaitContainerOptionsBuilder,
 };
 use futures_util::StreamExt;
 use serde::{Deserialize, Serialize};
@@ -86,7 +87,7 @@ impl RoundContainer {
                 // docker-init as PID 1: it forwards signals and reaps what the agent leaves.
                 init: Some(true),
                 security_opt: Some(vec!["no-new-privileges".into()]),
-                auto_remove: Some(false),
+                auto_remove: Some(true),
                 ..Default::default()
             }),
             ..Default::default()
@@ -105,10 +106,11 @@ impl Docker {
         grace: Duration,
     ) -> Result<ContainerExit, DockerError> {
         let ran = self.block_on(self.run_async(spec, input, stdout, stderr, grace));
-        let removed = self.remove_container(&spec.name);
-        let exit = ran?;
-        removed?;
-        Ok(exit)
+        if ran.is_err() {
+            // Created but perhaps never started: AutoRemove does not cover that.
+            let _ = self.remove_container(&spec.name);
+        }
+        ran
     }
 
     async fn run_async(
@@ -138,6 +140,13 @@ impl Docker {
         let attached = self.api.attach_container(&spec.name, Some(attach)).await?;
         let mut output = attached.output;
         let mut writer = attached.input;
+        // Waiting starts before the container does: with AutoRemove, a wait that begins after
+        // a quick exit could find the container already gone.
+        let wait = WaitContainerOptionsBuilder::default()
+            .condition("next-exit")
+            .build();
+        let mut exited = self.api.wait_container(&spec.name, Some(wait));
+        let first = exited.next();
         self.api.start_container(&spec.name, None).await?;
         let feeding = async move {
             if let Some(bytes) = input {
@@ -173,7 +182,17 @@ impl Docker {
                 () = &mut feeding => {}
             }
         }
-        let code = self.exit_code(&spec.name).await?;
+        let code = match first.await {
+            Some(Ok(response)) => response.status_code,
+            Some(Err(bollard::errors::Error::DockerContainerWaitError { code, .. })) => code,
+            Some(Err(other)) => return Err(other.into()),
+            None => {
+                return Err(DockerError::Api(format!(
+                    "no exit status for {}",
+                    spec.name
+                )));
+            }
+        };
         Ok(ContainerExit { code, stopped })
     }
 

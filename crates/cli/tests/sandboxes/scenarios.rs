@@ -181,9 +181,11 @@ pub fn cancel_leaves_nothing(sandbox: &str, d: Dialect) {
         living_pids_with_env(&marker)
     );
     if sandbox == "docker" {
-        assert_eq!(
-            crate::engines::containers_labelled(&format!("ganger.token={token}")),
-            0,
+        let label = format!("ganger.token={token}");
+        assert!(
+            wait_until(Duration::from_secs(10), || {
+                crate::engines::containers_labelled(&label) == 0
+            }),
             "the cancelled round's container survives"
         );
     }

@@ -107,13 +107,15 @@ pub(crate) fn check_round(ws: &Workspace, sandbox: &TaskSandbox, worktree: &Path
     check_ignored(worktree, &mounted)
 }
 
-/// After a round, whatever happened to its host's children: a docker round's container and
-/// its variables file are removed (the shim removes both itself unless it was killed).
+/// After a round, whatever happened to its host's children: when a docker round's shim did
+/// not finish (its variables' directory is still there), its container and that directory
+/// are removed.
 pub(crate) fn after_round(kind: SandboxKind, token: &str) {
-    if kind != SandboxKind::Docker {
+    let env_dir = format!("/dev/shm/ganger-{token}");
+    if kind != SandboxKind::Docker || !Path::new(&env_dir).exists() {
         return;
     }
-    let _ = std::fs::remove_dir_all(format!("/dev/shm/ganger-{token}"));
+    let _ = std::fs::remove_dir_all(&env_dir);
     if let Ok(docker) = ganger_docker::Docker::connect() {
         let _ = docker.remove_container(&format!("ganger-{token}"));
     }
@@ -136,10 +138,11 @@ pub(crate) fn check_image(ws: &Workspace, sandbox: &TaskSandbox, agent: &str) ->
         .map_err(|e| EngineError::invalid(format!("--sandbox docker: {e}")))?;
     match docker.image(&image) {
         Ok(Some(_)) => Ok(()),
-        Ok(None) => Err(EngineError::invalid(format!(
-            "the worker image {image} is not built"
-        ))
-        .hint(format!("`ganger image build --agent {agent}` builds it offline"))),
+        Ok(None) => Err(
+            EngineError::invalid(format!("the worker image {image} is not built")).hint(format!(
+                "`ganger image build --agent {agent}` builds it offline"
+            )),
+        ),
         Err(e) => Err(EngineError::invalid(format!("--sandbox docker: {e}"))),
     }
 }
