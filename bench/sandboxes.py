@@ -44,7 +44,7 @@ def base_image(ganger: Path) -> str:
         import json
         for image in json.loads(out.stdout).get("images", []):
             if image.get("agent") in (None, "", "base", "command"):
-                return image["name"]
+                return image["image"]
     sys.exit("no base image: run `ganger image build --agent command` or pass --image")
 
 

@@ -37,4 +37,11 @@ while read -r spec; do
 done < pinned-agents.txt
 cargo fmt --all --check
 cargo clippy --workspace --all-targets --locked -- -D warnings
+# The docker sandbox's tests need a worker image per agent: built once here, offline (Debian
+# packages and the CLIs above; nothing is pulled), and kept by Docker for the next run.
+docker_host=${DOCKER_HOST:-}
+if [ -S "${docker_host#unix://}" ] || [ -S /var/run/docker.sock ]; then
+  cargo build --locked -p ganger-cli
+  "${CARGO_TARGET_DIR:-target}/debug/ganger" image build --agent all
+fi
 cargo nextest run --workspace --locked --profile "${NEXTEST_PROFILE:-default}"
