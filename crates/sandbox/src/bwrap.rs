@@ -49,6 +49,30 @@ fn push(args: &mut Vec<OsString>, option: &str, paths: &[&Path]) {
     args.extend(paths.iter().map(|p| p.as_os_str().to_owned()));
 }
 
+/// The directories to hide, where they really are, without those inside another one (an
+/// empty tmpfs over `/tmp` hides every worktree under it already: with a hundred worktrees, a
+/// hundred mounts fewer per round).
+fn outermost_dirs(spec: &BwrapSpec) -> Vec<PathBuf> {
+    let mut dirs: Vec<PathBuf> = HIDDEN_DIRS
+        .iter()
+        .map(PathBuf::from)
+        .chain(spec.hide.iter().cloned())
+        .filter_map(|dir| dir.canonicalize().ok())
+        .filter(|dir| dir.is_dir())
+        .collect();
+    dirs.sort();
+    dirs.dedup();
+    let tmp = Path::new("/tmp");
+    let mut outermost: Vec<PathBuf> = Vec::new();
+    for dir in dirs {
+        // Sorted, so an ancestor comes before what it holds.
+        if !dir.starts_with(tmp) && !outermost.iter().any(|kept| dir.starts_with(kept)) {
+            outermost.push(dir);
+        }
+    }
+    outermost
+}
+
 /// bwrap's arguments up to and including `--`. Later mounts go over earlier ones, so hiding
 /// comes first and what is bound back comes after.
 pub fn bwrap_args(spec: &BwrapSpec) -> Vec<OsString> {
@@ -57,14 +81,7 @@ pub fn bwrap_args(spec: &BwrapSpec) -> Vec<OsString> {
     push(&mut args, "--dev", &[Path::new("/dev")]);
     push(&mut args, "--proc", &[Path::new("/proc")]);
     push(&mut args, "--tmpfs", &[Path::new("/tmp")]);
-    let hidden = HIDDEN_DIRS
-        .iter()
-        .map(PathBuf::from)
-        .chain(spec.hide.iter().cloned());
-    for dir in hidden
-        .filter_map(|dir| dir.canonicalize().ok())
-        .filter(|dir| dir.is_dir())
-    {
+    for dir in outermost_dirs(spec) {
         push(&mut args, "--tmpfs", &[&dir]);
     }
     // Where the files really are: bwrap does not follow a symbolic link (/var/run) to mount
@@ -165,7 +182,8 @@ mod tests {
 
     #[test]
     fn hides_before_binding_back_and_shares_the_network_only_when_asked() {
-        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        // Not under /tmp, which is hidden whole.
+        let dir = tempfile::tempdir_in("/var/tmp").unwrap_or_else(|e| panic!("{e}"));
         let wt = dir.path().join("wt");
         let st = dir.path().join("st");
         let git = dir.path().join("main/.git");
@@ -192,6 +210,27 @@ mod tests {
         }));
         assert!(!closed.contains("--share-net"), "{closed}");
         assert!(closed.contains(&format!("--ro-bind {} {}", wt.display(), wt.display())));
+    }
+
+    #[test]
+    fn nested_and_repeated_hidden_dirs_are_mounted_once() {
+        let dir = tempfile::tempdir_in("/var/tmp").unwrap_or_else(|e| panic!("{e}"));
+        let outer = dir.path().join("outer");
+        let inner = outer.join("inner");
+        std::fs::create_dir_all(&inner).unwrap_or_else(|e| panic!("{e}"));
+        let spec = BwrapSpec {
+            hide: vec![
+                inner.clone(),
+                outer.clone(),
+                outer.clone(),
+                PathBuf::from("/tmp"),
+            ],
+            ..Default::default()
+        };
+        let dirs = outermost_dirs(&spec);
+        assert_eq!(dirs.iter().filter(|d| **d == outer).count(), 1, "{dirs:?}");
+        assert!(!dirs.contains(&inner), "{dirs:?}");
+        assert!(!dirs.iter().any(|d| d.starts_with("/tmp")), "{dirs:?}");
     }
 
     #[test]

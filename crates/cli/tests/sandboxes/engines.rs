@@ -27,6 +27,31 @@ pub fn containers_labelled(label: &str) -> usize {
     String::from_utf8_lossy(&out.stdout).lines().count()
 }
 
+/// A running container's configuration, as Docker keeps it on disk, holds the round's marker
+/// but not the key `key` (it reaches the container through a file on /dev/shm instead).
+pub fn assert_no_key_in_container(name: &str, key: &str) {
+    let out = std::process::Command::new("docker")
+        .args(["inspect", "--format", "{{json .Config.Env}} {{.Id}}", name])
+        .output()
+        .expect("docker inspect");
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(
+        out.status.success(),
+        "{name}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(text.contains("GANGER_ROUND="), "{text}");
+    assert!(
+        !text.contains(key),
+        "the key is in the container's Env: {text}"
+    );
+    let id = text.split_whitespace().last().unwrap_or_default();
+    let on_disk = format!("/var/lib/docker/containers/{id}/config.v2.json");
+    if let Ok(config) = std::fs::read_to_string(&on_disk) {
+        assert!(!config.contains(key), "the key is in {on_disk}");
+    }
+}
+
 /// Whether `sandbox` can run here; panics on CI when it cannot.
 pub fn available(sandbox: &str, test: &str) -> bool {
     let here = match sandbox {

@@ -35,6 +35,10 @@ macro_rules! agents {
                 crate::scenarios::round_fix_and_confinement(sandbox(), d());
             }
             #[test]
+            fn read_only_worktree() {
+                crate::scenarios::read_only_worktree(sandbox(), d());
+            }
+            #[test]
             fn cancel_leaves_nothing() {
                 crate::scenarios::cancel_leaves_nothing(sandbox(), d());
             }

@@ -10,6 +10,8 @@ use std::time::Duration;
 const LIMITS: &str = "timeout = \"150s\"\nstall = \"30s\"";
 /// What the key file holds: it must never reach the model.
 const KEY: &str = "sk-extra-4f1c9d2e7b";
+/// The key every agent's scripted set-up passes (`ganger_agents::*::scripted_endpoint`).
+const SCRIPTED_KEY: &str = "scripted-model-key";
 /// What another task's worktree holds: the worker must not read it.
 const OTHER: &str = "other-worktree-9a7c";
 
@@ -77,7 +79,7 @@ pub fn round_fix_and_confinement(sandbox: &str, d: Dialect) {
         let worktree = root.join("repo-agent-t1");
         let main = root.join("repo");
         let probe = format!(
-            "cat {main}/.git/HEAD || echo NO-MAIN-GIT; cat {other}/secret.txt || echo NO-OTHER-WORKTREE; cat {key}; git -C {wt} log -1 || echo NO-GIT-HERE; echo END-OF-PROBE",
+            "cat {main}/.git/HEAD || echo NO-MAIN-GIT; cat {other}/secret.txt || echo NO-OTHER-WORKTREE; cat {key}; cat /run/ganger/env || echo NO-ENV-FILE; git -C {wt} log -1 || echo NO-GIT-HERE; echo END-OF-PROBE",
             main = main.display(),
             other = root.join("other").display(),
             key = root.join("keys/extra.key").display(),
@@ -136,7 +138,12 @@ pub fn round_fix_and_confinement(sandbox: &str, d: Dialect) {
     assert_eq!(second["session"], first["session"]);
     let sent = sent_text(&s.llm);
     assert!(sent.contains("END-OF-PROBE"), "the probe never ran");
-    for marker in ["NO-MAIN-GIT", "NO-OTHER-WORKTREE", "NO-GIT-HERE"] {
+    for marker in [
+        "NO-MAIN-GIT",
+        "NO-OTHER-WORKTREE",
+        "NO-ENV-FILE",
+        "NO-GIT-HERE",
+    ] {
         assert!(
             sent.contains(marker),
             "{marker} missing: the worker read it"
@@ -148,6 +155,44 @@ pub fn round_fix_and_confinement(sandbox: &str, d: Dialect) {
         !sent.contains("ref: refs/heads/main"),
         "the worker read the main .git"
     );
+    // A docker round's variables file lives on /dev/shm only while its round starts.
+    for report in [&first, &second] {
+        let dir = format!("/dev/shm/ganger-{}", report["token"].as_str().unwrap());
+        assert!(!Path::new(&dir).exists(), "{dir} outlived its round");
+    }
+}
+
+/// Read-only in a sandbox: the worktree itself is mounted read-only, so the model's writes
+/// through the file tool and the shell leave no file, whatever the agent's own settings do.
+pub fn read_only_worktree(sandbox: &str, d: Dialect) {
+    let test = format!("{sandbox}::{}::read_only_worktree", d.agent);
+    if !crate::engines::available(sandbox, &test) {
+        return;
+    }
+    let s = setup(d, sandbox, |root| {
+        let worktree = root.join("repo-agent-ro");
+        Script::new()
+            .turn(d.write(&worktree, "by-tool.txt", "written\n"))
+            .turn(d.shell("echo written > by-shell.txt; echo SHELL-RAN"))
+            .text("I tried.")
+            .default_answer("read-only")
+    });
+    let report = start(
+        &s,
+        "ro",
+        "Try to write files.",
+        &["--permission", "read-only"],
+    );
+    assert_ne!(report["status"], "running", "{report:#}");
+    let worktree = s.world.worktree("ro");
+    assert!(worktree.is_dir(), "{report:#}");
+    for name in ["by-tool.txt", "by-shell.txt"] {
+        assert!(
+            !worktree.join(name).exists(),
+            "{name} was written: {report:#}"
+        );
+        assert!(!s.world.repo.join(name).exists());
+    }
 }
 
 /// A cancelled round leaves no process (and no container) behind.
@@ -166,6 +211,10 @@ pub fn cancel_leaves_nothing(sandbox: &str, d: Dialect) {
     );
     let running = s.world.ganger(&["status", "c1", "--json"]).json();
     assert_eq!(running["status"], "running", "{running:#}");
+    if sandbox == "docker" {
+        let token = running["token"].as_str().unwrap();
+        crate::engines::assert_no_key_in_container(&format!("ganger-{token}"), SCRIPTED_KEY);
+    }
     s.world.ganger(&["cancel", "c1"]).expect_code(0);
     let report = s
         .world
