@@ -10,13 +10,11 @@ use super::watchdog::{Limit, Watchdog};
 use crate::agent_env;
 use crate::error::{EngineError, Result};
 use crate::keys;
-use crate::sandboxing::{
-    DockerRound, TaskSandbox, sandbox_environment, worker_image, wrap_bwrap, wrap_docker,
-};
+use crate::sandboxing::{Confinement, TaskSandbox, confine, sandbox_environment};
 use crate::workspace::Workspace;
 use ganger_agents::{Adapter, AgentExit, CommandPlan, Permission, RoundRequest};
 use ganger_sandbox::{
-    Activity, AgentCommand, HostLock, ProcessId, RunningAgent, SandboxKind, Waited, spawn_local,
+    Activity, AgentCommand, HostLock, ProcessId, RunningAgent, Waited, spawn_local,
 };
 use ganger_store::{ProcessRef, Round, Store, Task, now_ms};
 use std::fs::File;
@@ -155,40 +153,15 @@ fn agent_command(
         token: input.round.token.clone(),
         use_cgroup: ws.config.sandbox.cgroup,
     };
-    let writable = permission == Permission::Write;
-    let command = match sandbox.kind {
-        SandboxKind::Local => command,
-        SandboxKind::Bwrap => wrap_bwrap(
-            ws,
-            &input.task,
-            command,
-            &agent_dir,
-            sandbox.network,
-            writable,
-        )?,
-        SandboxKind::Docker => {
-            let program = if adapter.name() == ganger_agents::command::NAME {
-                command.program.to_string_lossy().into_owned()
-            } else {
-                adapter.program().to_owned()
-            };
-            wrap_docker(
-                &DockerRound {
-                    ws,
-                    task: &input.task,
-                    round: input.round.number,
-                    image: worker_image(ws, adapter.name())?,
-                    program,
-                    home: &agent_dir,
-                    network: sandbox.network,
-                    writable,
-                    grace: input.grace,
-                },
-                command,
-            )?
-        }
+    let confined = Confinement {
+        sandbox: &sandbox,
+        task: &input.task,
+        round: input.round.number,
+        home: &agent_dir,
+        writable: permission == Permission::Write,
+        grace: input.grace,
     };
-    Ok((command, plan.session))
+    Ok((confine(ws, adapter, &confined, command)?, plan.session))
 }
 
 /// Creates the directories and writes the files the plan asks for (settings the agent reads

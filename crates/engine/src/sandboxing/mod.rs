@@ -12,7 +12,7 @@ mod docker_shim;
 mod env;
 mod paths;
 
-pub(crate) use docker::{DockerRound, wrap as wrap_docker};
+use docker::DockerRound;
 pub use docker_shim::run_docker_round;
 pub(crate) use env::sandbox_environment;
 pub(crate) use paths::{check_ignored, check_rw_paths};
@@ -164,4 +164,50 @@ pub(crate) fn mount_paths(ws: &Workspace, task: &Task) -> (Vec<PathBuf>, Vec<Pat
     (read_only, rw)
 }
 
-pub(crate) use bwrap::wrap as wrap_bwrap;
+/// What a round's command is confined to.
+pub(crate) struct Confinement<'a> {
+    pub sandbox: &'a TaskSandbox,
+    pub task: &'a Task,
+    pub round: u32,
+    /// The agent's home for the task.
+    pub home: &'a Path,
+    /// Whether the agent may change the worktree.
+    pub writable: bool,
+    pub grace: std::time::Duration,
+}
+
+/// The agent's command as its task's sandbox runs it.
+pub(crate) fn confine(
+    ws: &Workspace,
+    adapter: &dyn ganger_agents::Adapter,
+    c: &Confinement<'_>,
+    command: ganger_sandbox::AgentCommand,
+) -> Result<ganger_sandbox::AgentCommand> {
+    match c.sandbox.kind {
+        SandboxKind::Local => Ok(command),
+        SandboxKind::Bwrap => {
+            bwrap::wrap(ws, c.task, command, c.home, c.sandbox.network, c.writable)
+        }
+        SandboxKind::Docker => {
+            // The image has the agent's CLI on its PATH; the command agent's program is the
+            // one its template names.
+            let program = if adapter.name() == ganger_agents::command::NAME {
+                command.program.to_string_lossy().into_owned()
+            } else {
+                adapter.program().to_owned()
+            };
+            let round = DockerRound {
+                ws,
+                task: c.task,
+                round: c.round,
+                image: worker_image(ws, adapter.name())?,
+                program,
+                home: c.home,
+                network: c.sandbox.network,
+                writable: c.writable,
+                grace: c.grace,
+            };
+            docker::wrap(&round, command)
+        }
+    }
+}
