@@ -80,6 +80,10 @@ pub(crate) fn warn_untested(
     program: &Path,
     notices: &mut dyn Notices,
 ) {
+    // Any CLI can be the command agent: there is no tested version to compare with.
+    if adapter.name() == ganger_agents::command::NAME {
+        return;
+    }
     let found = crate::agents::cached_version(adapter, program, &ws.state.cache_dir());
     if found.as_deref() != Some(adapter.tested_version()) {
         notices.notice(Notice::UntestedVersion {
@@ -209,6 +213,9 @@ pub fn start(ws: &Workspace, options: StartOptions, notices: &mut dyn Notices) -
                     ),
                 );
             }
+            // git reads every worktree's entry while it adds one, and a concurrent add's
+            // half-written entry makes it fail: one add at a time per repository.
+            let _serial = worktree_lock(ws)?;
             ws.repo.add_worktree(&path, &branch, &base).map_err(|e| {
                 EngineError::invalid(format!(
                     "failed to create the worktree {}: {e}",
@@ -298,6 +305,22 @@ pub fn start(ws: &Workspace, options: StartOptions, notices: &mut dyn Notices) -
         },
         notices,
     )
+}
+
+/// An exclusive lock on the repository's worktree list, held while the guard lives.
+fn worktree_lock(ws: &Workspace) -> Result<std::fs::File> {
+    let dir = ws.state.run_dir();
+    std::fs::create_dir_all(&dir).map_err(|e| EngineError::io("create", &dir, e))?;
+    let path = dir.join("worktrees.lock");
+    let file = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&path)
+        .map_err(|e| EngineError::io("open", &path, e))?;
+    rustix::fs::flock(&file, rustix::fs::FlockOperation::LockExclusive)
+        .map_err(|e| EngineError::io("lock", &path, e.into()))?;
+    Ok(file)
 }
 
 /// `a/b/../c` as `a/c`, without touching the file system (the path may not exist yet).

@@ -31,6 +31,35 @@ fn path_text(path: &Path) -> String {
     path.to_string_lossy().into_owned()
 }
 
+/// Switches a new database to WAL. Two commands that open a new database at once both try,
+/// and SQLite answers the loser "database is locked" at once, without its busy handler: so
+/// try again for a while, and stop as soon as the winner's switch is seen.
+fn set_wal(conn: &Connection) -> Result<(), StoreError> {
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    loop {
+        match conn.pragma_update(None, "journal_mode", "wal") {
+            Ok(()) => return Ok(()),
+            Err(e) if is_busy(&e) && std::time::Instant::now() < deadline => {
+                let mode: Option<String> = conn
+                    .pragma_query_value(None, "journal_mode", |row| row.get(0))
+                    .ok();
+                if mode.as_deref() == Some("wal") {
+                    return Ok(());
+                }
+                std::thread::sleep(Duration::from_millis(5));
+            }
+            Err(e) => return Err(e.into()),
+        }
+    }
+}
+
+fn is_busy(error: &rusqlite::Error) -> bool {
+    matches!(
+        error.sqlite_error_code(),
+        Some(rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked)
+    )
+}
+
 impl SqliteStore {
     /// Opens (creating if needed) the database at `path` and brings its schema up to date.
     pub fn open(path: &Path) -> Result<SqliteStore, StoreError> {
@@ -45,7 +74,7 @@ impl SqliteStore {
         // WAL is a property of the database file: set once, when the database is new.
         let version: i64 = conn.pragma_query_value(None, "user_version", |row| row.get(0))?;
         if version == 0 {
-            conn.pragma_update(None, "journal_mode", "wal")?;
+            set_wal(&conn)?;
         }
         conn.pragma_update(None, "synchronous", "normal")?;
         conn.pragma_update(None, "foreign_keys", "on")?;
