@@ -126,8 +126,12 @@ pub fn kill_round(marker: &RoundMarker, grace: Duration) -> usize {
     signal(&members, Signal::TERM);
     let deadline = Instant::now() + grace;
     let mut left = members;
+    // Most processes go within a millisecond of SIGTERM (a sandbox's init as its namespace
+    // is torn down): look again soon, then less and less often.
+    let mut pause = Duration::from_millis(1);
     while !left.is_empty() && Instant::now() < deadline {
-        std::thread::sleep(Duration::from_millis(20));
+        std::thread::sleep(pause);
+        pause = (pause * 2).min(Duration::from_millis(20));
         left = round_members(marker);
     }
     let killed = left.len();
