@@ -53,6 +53,11 @@ mod bwrap {
     fn network_none_reaches_nothing() {
         crate::scenarios::network_none_reaches_nothing("bwrap");
     }
+
+    #[test]
+    fn dead_host_leaves_nothing() {
+        crate::scenarios::dead_host_leaves_nothing("bwrap");
+    }
 }
 
 mod docker {
@@ -61,5 +66,10 @@ mod docker {
     #[test]
     fn network_none_reaches_nothing() {
         crate::scenarios::network_none_reaches_nothing("docker");
+    }
+
+    #[test]
+    fn dead_host_leaves_nothing() {
+        crate::scenarios::dead_host_leaves_nothing("docker");
     }
 }

@@ -283,3 +283,63 @@ pub fn network_none_reaches_nothing(sandbox: &str) {
     let closed = answer("closed", "none");
     assert!(closed.contains("UNREACHABLE"), "{closed}");
 }
+
+/// A round host killed with SIGKILL cannot stop its round: the next ganger command's reaper
+/// settles the round, stops its processes and removes its container.
+pub fn dead_host_leaves_nothing(sandbox: &str) {
+    let test = format!("{sandbox}::dead_host_leaves_nothing");
+    if !crate::engines::available(sandbox, &test) {
+        return;
+    }
+    image_for(sandbox, "command");
+    let world = World::new(env!("CARGO_BIN_EXE_ganger").as_ref());
+    world.write(
+        "ganger.toml",
+        &format!(
+            "[defaults]\nagent = \"command\"\n\n[sandbox]\ndefault = {sandbox:?}\n\n[agents.command]\nargv = [\"/bin/sh\", \"-c\", \"sleep 600\"]\nformat = \"text\"\n"
+        ),
+    );
+    world
+        .ganger(&["start", "d1", "--message", "sleep", "--detach"])
+        .expect_code(0);
+    let running = world.ganger(&["status", "d1", "--json"]).json();
+    let token = running["token"].as_str().unwrap().to_owned();
+    let marker = format!("GANGER_ROUND={token}");
+    let label = format!("ganger.token={token}");
+    assert!(
+        wait_until(Duration::from_secs(30), || {
+            sandbox != "docker" || crate::engines::containers_labelled(&label) == 1
+        }),
+        "the round's container never ran"
+    );
+    assert!(wait_until(
+        Duration::from_secs(30),
+        || living_pids_with_env(&marker).len() > 1
+    ));
+    let host = running["host_pid"].as_i64().unwrap();
+    let killed = std::process::Command::new("kill")
+        .args(["-KILL", &host.to_string()])
+        .status()
+        .unwrap();
+    assert!(killed.success());
+    let settled = wait_until(Duration::from_secs(30), || {
+        world.ganger(&["status", "d1", "--json"]).json()["status"] != "running"
+    });
+    assert!(settled, "the dead host's round was never settled");
+    let report = world.ganger(&["status", "d1", "--json"]).json();
+    assert_eq!(report["status"], "interrupted", "{report:#}");
+    assert!(
+        wait_until(Duration::from_secs(15), || living_pids_with_env(&marker)
+            .is_empty()),
+        "processes of the dead host's round survive: {:?}",
+        living_pids_with_env(&marker)
+    );
+    if sandbox == "docker" {
+        assert!(
+            wait_until(Duration::from_secs(15), || {
+                crate::engines::containers_labelled(&label) == 0
+            }),
+            "the dead host's container survives"
+        );
+    }
+}
