@@ -27,11 +27,15 @@ fn refused(world: &World, args: &[&str], needle: &str) {
         "{args:?}: {needle:?} not in {first:?}"
     );
     assert!(run.stderr.lines().count() <= 2, "{}", run.stderr);
+    let slug = args[1];
     assert!(
-        !world.root().join("repo-agent-s1").exists(),
+        !world.root().join(format!("repo-agent-{slug}")).exists(),
         "{args:?}: a worktree was made"
     );
-    assert_eq!(world.git(&["branch", "--list", "agent/*"]), "");
+    assert_eq!(
+        world.git(&["branch", "--list", &format!("agent/{slug}")]),
+        ""
+    );
 }
 
 #[test]
@@ -121,5 +125,22 @@ fn ignored_files_under_mounted_paths_are_refused_by_name() {
             let status = world.ganger(&["status", "s1"]);
             status.code == 2
         }
+    );
+}
+
+/// `sandbox.network = "none"` in ganger.toml is for sandboxed tasks: a local task starts, with
+/// the host's network, while `--network none` on a local task is refused.
+#[test]
+fn a_default_of_no_network_leaves_local_tasks_alone() {
+    let world = world("[sandbox]\nnetwork = \"none\"\n");
+    let run = world.ganger(&["start", "s1", "--message", "hi", "--json"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let report = run.json();
+    assert_eq!(report["sandbox"], "local", "{report:#}");
+    assert_eq!(report["network"], "shared", "{report:#}");
+    refused(
+        &world,
+        &["start", "s2", "--message", "hi", "--network", "none"],
+        "--network none needs a sandbox",
     );
 }

@@ -56,11 +56,18 @@ pub(crate) fn choose(
             EngineError::invalid(format!("sandbox.default in ganger.toml: {e}"))
         })?,
     };
+    let asked = network;
     let network = match network {
         Some(network) => network,
         None => config.network.parse().map_err(|e: String| {
             EngineError::invalid(format!("sandbox.network in ganger.toml: {e}"))
         })?,
+    };
+    // `sandbox.network = "none"` is meant for sandboxed tasks: a local one keeps the host's.
+    let network = if kind == SandboxKind::Local && asked.is_none() {
+        Network::Shared
+    } else {
+        network
     };
     if kind == SandboxKind::Local && network == Network::None {
         return Err(EngineError::invalid(
