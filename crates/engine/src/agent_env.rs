@@ -100,6 +100,19 @@ pub fn agent_environment(
         .filter(|(key, _)| !PRIVATE_VARS.iter().any(|private| key == private))
         .filter(|(key, _)| key != ganger_sandbox::ROUND_ENV)
         .collect();
+    add_settings(&mut env, adapter, config, plan, keys);
+    env
+}
+
+/// Adds to `env` what ganger sets for the agent, later ones winning: `ganger.toml`'s `env`,
+/// the adapter's plan, the keys of the run.
+pub(crate) fn add_settings(
+    env: &mut Vec<(OsString, OsString)>,
+    adapter: &dyn Adapter,
+    config: &Config,
+    plan: &CommandPlan,
+    keys: &[LoadedKey],
+) {
     let mut set = |key: &str, value: &str| {
         env.retain(|(k, _)| k != key);
         env.push((key.into(), value.into()));
@@ -113,7 +126,6 @@ pub fn agent_environment(
     for key in keys {
         set(&key.env, &key.value);
     }
-    env
 }
 
 /// The inherited agent configuration the adapter merges over (OpenCode's

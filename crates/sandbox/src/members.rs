@@ -27,6 +27,17 @@ fn has_marker(pid: i32, needle: &[u8]) -> bool {
         .is_ok_and(|env| env.split(|&b| b == 0).any(|entry| entry == needle))
 }
 
+/// Every process in `/proc` but this one.
+fn other_pids() -> impl Iterator<Item = i32> {
+    let me = std::process::id() as i32;
+    fs::read_dir("/proc")
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|entry| entry.file_name().to_str()?.parse::<i32>().ok())
+        .filter(move |&pid| pid != me)
+}
+
 /// Every live process of the round now (zombies left out). A cgroup holds every descendant
 /// whatever it does to its session or environment, so with one the scan of `/proc` is spared.
 pub fn round_members(marker: &RoundMarker) -> BTreeSet<i32> {
@@ -39,21 +50,7 @@ pub fn round_members(marker: &RoundMarker) -> BTreeSet<i32> {
         return found;
     }
     let needle = format!("{ROUND_ENV}={}", marker.token).into_bytes();
-    let me = std::process::id() as i32;
-    let Ok(entries) = fs::read_dir("/proc") else {
-        return found;
-    };
-    for entry in entries.flatten() {
-        let Some(pid) = entry
-            .file_name()
-            .to_str()
-            .and_then(|n| n.parse::<i32>().ok())
-        else {
-            continue;
-        };
-        if pid == me || found.contains(&pid) {
-            continue;
-        }
+    for pid in other_pids() {
         let Some(stat) = proc_stat(pid) else { continue };
         if stat.state == b'Z' {
             continue;
@@ -74,19 +71,8 @@ pub fn marked_processes(tokens: &BTreeSet<String>) -> BTreeMap<String, BTreeSet<
         return found;
     }
     let prefix = format!("{ROUND_ENV}=").into_bytes();
-    let me = std::process::id() as i32;
-    let Ok(entries) = fs::read_dir("/proc") else {
-        return found;
-    };
-    for entry in entries.flatten() {
-        let Some(pid) = entry
-            .file_name()
-            .to_str()
-            .and_then(|n| n.parse::<i32>().ok())
-        else {
-            continue;
-        };
-        if pid == me || proc_stat(pid).is_none_or(|s| s.state == b'Z') {
+    for pid in other_pids() {
+        if proc_stat(pid).is_none_or(|s| s.state == b'Z') {
             continue;
         }
         let Ok(env) = fs::read(format!("/proc/{pid}/environ")) else {

@@ -55,19 +55,7 @@ pub(crate) fn sandbox_environment(
     // OpenCode takes its directory from PWD (FACTS.md section 1); bwrap's --chdir does not set it.
     env.push(("PWD".into(), worktree.into()));
     env.push(("TERM".into(), "dumb".into()));
-    let mut set = |key: &str, value: &str| {
-        env.retain(|(k, _)| k != key);
-        env.push((key.into(), value.into()));
-    };
-    for (key, value) in &config.agent(adapter.name()).env {
-        set(key, value);
-    }
-    for (key, value) in &plan.env {
-        set(key, value);
-    }
-    for key in keys {
-        set(&key.env, &key.value);
-    }
+    crate::agent_env::add_settings(&mut env, adapter, config, plan, keys);
     env
 }
 
