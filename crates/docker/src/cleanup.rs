@@ -127,7 +127,8 @@ impl Docker {
     }
 }
 
-fn absent_is_fine(error: DockerError) -> Result<(), DockerError> {
+/// `Ok` when `error` says the object is not there: removing what is gone is done.
+pub(crate) fn absent_is_fine(error: DockerError) -> Result<(), DockerError> {
     if error.is_not_found() {
         Ok(())
     } else {

@@ -63,19 +63,8 @@ impl Docker {
         })
     }
 
-    /// The socket this client talks to.
-    pub fn socket(&self) -> &str {
-        &self.socket
-    }
-
     /// Runs one of bollard's futures to its end.
     pub(crate) fn block_on<F: Future>(&self, future: F) -> F::Output {
         self.runtime.block_on(future)
-    }
-
-    /// The daemon's version, e.g. `20.10.24`.
-    pub fn server_version(&self) -> Result<String, DockerError> {
-        let version = self.block_on(self.api.version())?;
-        Ok(version.version.unwrap_or_default())
     }
 }

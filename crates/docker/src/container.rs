@@ -52,15 +52,6 @@ pub struct RoundContainer {
     pub stdin: bool,
 }
 
-/// How a round's container ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct ContainerExit {
-    /// The container's exit status (128 + N when signal N ended it).
-    pub code: i64,
-    /// Whether a SIGTERM or SIGINT to this process stopped it.
-    pub stopped: bool,
-}
-
 impl RoundContainer {
     fn body(&self) -> ContainerCreateBody {
         ContainerCreateBody {
@@ -96,7 +87,8 @@ impl RoundContainer {
 }
 
 impl Docker {
-    /// Runs `spec` to its end, copying its output to `stdout` and `stderr`, and removes it.
+    /// Runs `spec` to its end, copying its output to `stdout` and `stderr`; returns its exit
+    /// status (128 + N when signal N ended it).
     pub fn run_round(
         &self,
         spec: &RoundContainer,
@@ -104,7 +96,7 @@ impl Docker {
         stdout: &mut (dyn Write + Send),
         stderr: &mut (dyn Write + Send),
         grace: Duration,
-    ) -> Result<ContainerExit, DockerError> {
+    ) -> Result<i64, DockerError> {
         let ran = self.block_on(self.run_async(spec, input, stdout, stderr, grace));
         if ran.is_err() {
             // Created but perhaps never started: AutoRemove does not cover that.
@@ -120,7 +112,7 @@ impl Docker {
         stdout: &mut (dyn Write + Send),
         stderr: &mut (dyn Write + Send),
         grace: Duration,
-    ) -> Result<ContainerExit, DockerError> {
+    ) -> Result<i64, DockerError> {
         let io = |e: std::io::Error| DockerError::Io {
             path: "signals".into(),
             reason: e.to_string(),
@@ -193,7 +185,7 @@ impl Docker {
                 )));
             }
         };
-        Ok(ContainerExit { code, stopped })
+        Ok(code)
     }
 
     /// SIGTERM to the container, up to `grace` for it to end, then SIGKILL.

@@ -229,14 +229,7 @@ impl Docker {
         };
         match self.block_on(self.api.remove_image(name, Some(options), None)) {
             Ok(_) => Ok(()),
-            Err(error) => {
-                let error = DockerError::from(error);
-                if error.is_not_found() {
-                    Ok(())
-                } else {
-                    Err(error)
-                }
-            }
+            Err(error) => crate::cleanup::absent_is_fine(error.into()),
         }
     }
 }

@@ -16,6 +16,6 @@ mod upload;
 
 pub use cleanup::{LabelFilter, ManagedContainer};
 pub use client::{Docker, socket_path};
-pub use container::{ContainerExit, RoundContainer};
+pub use container::RoundContainer;
 pub use error::DockerError;
 pub use image::{BuildContext, ImageInfo};

@@ -86,7 +86,7 @@ pub fn run_docker_round() -> i32 {
     );
     let _ = std::fs::remove_dir_all(&spec.env_dir);
     match ran {
-        Ok(exit) => i32::try_from(exit.code.clamp(0, 255)).unwrap_or(125),
+        Ok(code) => i32::try_from(code.clamp(0, 255)).unwrap_or(125),
         Err(e) => fail(&mut stderr, e.to_string()),
     }
 }
