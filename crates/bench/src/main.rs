@@ -44,6 +44,7 @@ fn fill(db: &str, count: usize, worktree: &str) -> Result<(), String> {
             lock_path: PathBuf::from(format!("/nonexistent/bench-{n}.lock")),
             host: None,
             snapshot_before: None,
+            checks: Vec::new(),
         };
         let (_, round) = store
             .create_task(&task, &round)
@@ -62,6 +63,7 @@ fn fill(db: &str, count: usize, worktree: &str) -> Result<(), String> {
             snapshot_after: None,
             changed: vec!["M container/src/fake-worker.txt".into()],
             worktree_changes: vec!["M container/src/fake-worker.txt".into()],
+            checks: Vec::new(),
         };
         store
             .finish_round(round.id, &end)

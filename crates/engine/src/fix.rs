@@ -89,6 +89,7 @@ pub fn fix(ws: &Workspace, options: FixOptions, notices: &mut dyn Notices) -> Re
         lock_path: lock.path().to_path_buf(),
         host: this_process(),
         snapshot_before: None,
+        checks: Vec::new(),
     };
     let update = TaskUpdate {
         model: options.model.clone(),

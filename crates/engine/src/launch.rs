@@ -120,6 +120,7 @@ pub(crate) fn launch(
             snapshot_after: None,
             changed: Vec::new(),
             worktree_changes: Vec::new(),
+            checks: Vec::new(),
         };
         let _ = store.finish_round(round.id, &end);
         lock.release();

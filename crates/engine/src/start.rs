@@ -277,6 +277,7 @@ pub fn start(ws: &Workspace, options: StartOptions, notices: &mut dyn Notices) -
         lock_path: lock.path().to_path_buf(),
         host: this_process(),
         snapshot_before: None,
+        checks: Vec::new(),
     };
     let (task, round) = match store.create_task(&new_task, &new_round) {
         Ok(created) => created,

@@ -133,6 +133,58 @@ pub struct Round {
     /// Everything the worktree differs in from its index (its base, as the worker never
     /// stages) as the round left it, `"M path"` style.
     pub worktree_changes: Vec<String>,
+    /// The round's checks: what was to run and, once the round ended, how each went.
+    pub checks: Vec<CheckRun>,
+}
+
+impl Round {
+    /// Whether the round is done with evidence: the agent finished, and every check ran and
+    /// passed (true when the round had no check).
+    pub fn checks_passed(&self) -> bool {
+        self.status == RoundStatus::Done && self.checks.iter().all(CheckRun::passed)
+    }
+
+    /// The checks that ran and failed.
+    pub fn failed_checks(&self) -> impl Iterator<Item = &CheckRun> {
+        self.checks
+            .iter()
+            .filter(|c| c.result.as_ref().is_some_and(|r| !r.passed))
+    }
+}
+
+/// One check of a round: a shell command run in the task's worktree, in its sandbox, after
+/// the agent's part of the round.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CheckRun {
+    pub name: String,
+    pub command: String,
+    pub timeout_ms: u64,
+    /// How it went; `None` while the round runs, or when it did not run (the agent failed to
+    /// finish, or the round was stopped).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub result: Option<CheckResult>,
+}
+
+impl CheckRun {
+    /// Whether the check ran and passed.
+    pub fn passed(&self) -> bool {
+        self.result.as_ref().is_some_and(|r| r.passed)
+    }
+}
+
+/// How a check went.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CheckResult {
+    /// Exit code 0 within the time limit.
+    pub passed: bool,
+    pub exit_code: Option<i32>,
+    pub signal: Option<i32>,
+    pub timed_out: bool,
+    pub duration_ms: u64,
+    /// The end of its output (stdout and stderr together), trimmed to what a fix round needs.
+    pub tail: String,
+    /// Its whole output, beside the round's files.
+    pub log: PathBuf,
 }
 
 /// What a new task is made of.
@@ -178,6 +230,8 @@ pub struct NewRound {
     pub lock_path: PathBuf,
     pub host: Option<ProcessRef>,
     pub snapshot_before: Option<String>,
+    /// The checks to run after the agent's part of the round.
+    pub checks: Vec<CheckRun>,
 }
 
 /// How a round ended.
@@ -194,6 +248,8 @@ pub struct RoundEnd {
     pub snapshot_after: Option<String>,
     pub changed: Vec<String>,
     pub worktree_changes: Vec<String>,
+    /// The round's checks with their results (kept as recorded at the start when empty).
+    pub checks: Vec<CheckRun>,
 }
 
 /// One entry of the journal.

@@ -49,6 +49,7 @@ fn new_round(kind: RoundKind, token: &str) -> NewRound {
             start_ticks: 7,
         }),
         snapshot_before: None,
+        checks: Vec::new(),
     }
 }
 
@@ -67,6 +68,7 @@ fn end(status: RoundStatus, session: &str, cost: f64) -> RoundEnd {
         snapshot_after: Some("1".repeat(40)),
         changed: vec!["A hello.txt".into()],
         worktree_changes: vec!["A hello.txt".into()],
+        checks: Vec::new(),
     }
 }
 

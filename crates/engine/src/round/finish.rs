@@ -212,6 +212,7 @@ pub(crate) fn record_end(
         snapshot_after: after.commit,
         changed: after.changed,
         worktree_changes: after.worktree_changes,
+        checks: Vec::new(),
     };
     store.finish_round(input.round.id, &end)?;
     outcome(store, task, number)
@@ -334,6 +335,7 @@ pub(crate) fn settle_dead_round(
         snapshot_after: after.commit,
         changed: Vec::new(),
         worktree_changes: after.worktree_changes,
+        checks: Vec::new(),
     };
     let settled = store.finish_round(round.id, &end)?;
     let _ = std::fs::remove_file(&round.lock_path);

@@ -10,6 +10,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("../../migrations/0002_task_permission.sql"),
     include_str!("../../migrations/0003_task_sandbox.sql"),
     include_str!("../../migrations/0004_task_cleaned.sql"),
+    include_str!("../../migrations/0005_round_checks.sql"),
 ];
 
 /// The schema version this binary writes.

@@ -153,8 +153,8 @@ fn insert_round(
     )?;
     tx.execute(
         "INSERT INTO rounds (task_id, number, kind, status, model, session_before, commander, token, \
-         lock_path, host_pid, host_start, started_at, snapshot_before) \
-         VALUES (?1, ?2, ?3, 'running', ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
+         lock_path, host_pid, host_start, started_at, snapshot_before, checks) \
+         VALUES (?1, ?2, ?3, 'running', ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
         params![
             task_id,
             number,
@@ -168,6 +168,7 @@ fn insert_round(
             round.host.map(|h| h.start_ticks as i64),
             now_ms(),
             round.snapshot_before,
+            to_json(&round.checks)?,
         ],
     )?;
     let id = tx.last_insert_rowid();
@@ -347,7 +348,8 @@ impl Store for SqliteStore {
         let changed = tx.execute(
             "UPDATE rounds SET status = ?2, reason = ?3, session = ?4, exit_code = ?5, exit_signal = ?6, \
              summary = ?7, snapshot_after = ?8, changed = ?9, ended_at = ?10, worktree_changes = ?11, \
-             snapshot_before = COALESCE(?12, snapshot_before) \
+             snapshot_before = COALESCE(?12, snapshot_before), \
+             checks = CASE WHEN ?13 = '[]' THEN checks ELSE ?13 END \
              WHERE id = ?1 AND status = 'running'",
             params![
                 round_id,
@@ -362,6 +364,7 @@ impl Store for SqliteStore {
                 now_ms(),
                 to_json(&end.worktree_changes)?,
                 end.snapshot_before,
+                to_json(&end.checks)?,
             ],
         )?;
         if changed == 0 {

@@ -13,7 +13,7 @@ pub(crate) const TASK_COLUMNS: &str = "id, slug, agent, model, base, base_commit
 pub(crate) const ROUND_COLUMNS: &str = "id, task_id, number, kind, status, reason, model, \
     session_before, session, commander, token, lock_path, host_pid, host_start, agent_pid, \
     agent_start, cgroup, cancel_requested, started_at, progress_at, ended_at, exit_code, \
-    exit_signal, summary, snapshot_before, snapshot_after, changed, worktree_changes";
+    exit_signal, summary, snapshot_before, snapshot_after, changed, worktree_changes, checks";
 
 fn corrupt(what: impl std::fmt::Display) -> rusqlite::Error {
     rusqlite::Error::ToSqlConversionFailure(Box::new(std::io::Error::other(what.to_string())))
@@ -104,6 +104,7 @@ pub(crate) fn round(row: &Row<'_>) -> rusqlite::Result<Round> {
         snapshot_after: row.get(25)?,
         changed: json(&changed, "changed")?,
         worktree_changes: json(&row.get::<_, String>(27)?, "worktree_changes")?,
+        checks: json(&row.get::<_, String>(28)?, "checks")?,
     })
 }
 
