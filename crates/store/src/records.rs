@@ -62,6 +62,9 @@ pub struct Task {
     pub rw: Vec<String>,
     /// When `ganger clean` last cleaned up after the task (Unix ms).
     pub cleaned_at: Option<i64>,
+    /// What the task's next round begins with: after a rewind that could not fork the
+    /// agent's session, a summary of the rounds kept (cleared once that round is recorded).
+    pub resume_note: Option<String>,
 }
 
 /// What the task table shows of a task: read without the columns a table does not need.
@@ -135,6 +138,8 @@ pub struct Round {
     pub worktree_changes: Vec<String>,
     /// The round's checks: what was to run and, once the round ended, how each went.
     pub checks: Vec<CheckRun>,
+    /// Whether `ganger rewind` took the task back to before this round.
+    pub rewound: bool,
 }
 
 impl Round {
@@ -250,6 +255,19 @@ pub struct RoundEnd {
     pub worktree_changes: Vec<String>,
     /// The round's checks with their results (kept as recorded at the start when empty).
     pub checks: Vec<CheckRun>,
+}
+
+/// What a rewind sets on its task besides marking the later rounds.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Rewind {
+    /// The session the next round resumes (a fork at the rewound point), or `None` for a
+    /// new session.
+    pub session: Option<String>,
+    /// What the next round's prompt begins with (a summary of the rounds kept).
+    pub resume_note: Option<String>,
+    pub commander: String,
+    /// What the journal entry records (how the worktree and the session were taken back).
+    pub detail: serde_json::Value,
 }
 
 /// One entry of the journal.

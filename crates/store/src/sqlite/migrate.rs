@@ -11,6 +11,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("../../migrations/0003_task_sandbox.sql"),
     include_str!("../../migrations/0004_task_cleaned.sql"),
     include_str!("../../migrations/0005_round_checks.sql"),
+    include_str!("../../migrations/0006_round_rewound.sql"),
 ];
 
 /// The schema version this binary writes.
