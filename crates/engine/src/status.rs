@@ -31,7 +31,9 @@ pub fn status(ws: &Workspace, slug: Option<&str>, notices: &mut dyn Notices) -> 
     match slug {
         None => {
             settle_running(ws, &mut store, notices)?;
-            Ok(StatusView::List(task_list(store.task_summaries()?)))
+            let mut list = task_list(store.task_summaries()?);
+            list.overlaps = crate::overlap::running_overlaps(ws, &store)?;
+            Ok(StatusView::List(list))
         }
         Some(slug) => {
             let task = find_task(&store, slug)?;
