@@ -13,7 +13,7 @@
 use crate::commander::commander;
 use crate::error::{EngineError, Result};
 use crate::fix::{busy, find_task};
-use crate::merge_commit::{MergeMode, Planned, plan, round_list, task_message};
+use crate::merge_commit::{MergeMode, Planned, plan, rounds_phrase, task_message};
 use crate::notice::Notices;
 use crate::reaper::settle_task;
 use crate::workspace::Workspace;
@@ -237,8 +237,10 @@ fn not_passed(task: &Task, round: &Round) -> EngineError {
 fn prompts(ws: &Workspace, task: &Task, kept: &[&Round]) -> Vec<String> {
     kept.iter()
         .map(|r| {
-            std::fs::read_to_string(ws.state.round_file(&task.slug, r.number, "prompt.md"))
-                .unwrap_or_default()
+            let prompt =
+                std::fs::read_to_string(ws.state.round_file(&task.slug, r.number, "prompt.md"))
+                    .unwrap_or_default();
+            crate::rewind::strip_note(&prompt).to_owned()
         })
         .collect()
 }
@@ -256,10 +258,10 @@ fn apply(ready: &Ready, mode: MergeMode, report: &mut MergeReport) -> Result<Opt
         .ok_or_else(|| EngineError::invalid(format!("the branch {} is gone", task.branch)))?;
     let kept: Vec<&Round> = ready.kept.iter().collect();
     let merge_message = format!(
-        "Merge task {} (branch {}, rounds {}) into {}",
+        "Merge task {} (branch {}, {}) into {}",
         task.slug,
         task.branch,
-        round_list(&kept),
+        rounds_phrase(&kept),
         task.base
     );
     let commit = match plan(

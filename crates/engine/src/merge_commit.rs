@@ -48,16 +48,21 @@ pub(crate) fn round_list(rounds: &[&Round]) -> String {
     }
 }
 
+/// `round 1`, or `rounds 1-3`.
+pub(crate) fn rounds_phrase(rounds: &[&Round]) -> String {
+    let plural = if rounds.len() == 1 { "round" } else { "rounds" };
+    format!("{plural} {}", round_list(rounds))
+}
+
 /// The message of the commit of the task's final state (and of a squashed merge): the task,
 /// its rounds and the first line of each round's prompt.
 pub(crate) fn task_message(task: &Task, kept: &[&Round], prompts: &[String]) -> String {
-    let plural = if kept.len() == 1 { "round" } else { "rounds" };
     let mut message = format!(
-        "{}: the work of task {} ({plural} {})\n\nCommitted by ganger from the worktree of task {} \
+        "{}: the work of task {} ({})\n\nCommitted by ganger from the worktree of task {} \
          (agent {}) as its rounds left it.\n\n",
         task.slug,
         task.slug,
-        round_list(kept),
+        rounds_phrase(kept),
         task.slug,
         task.agent
     );

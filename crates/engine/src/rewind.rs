@@ -195,7 +195,7 @@ fn summary_note(ws: &Workspace, task: &Task, kept: &[&Round]) -> String {
 const NOTE_END: &str = "Now the request of this round:\n\n";
 
 /// A prompt without the summary it began with, if any (a round after an earlier rewind).
-fn strip_note(prompt: &str) -> &str {
+pub(crate) fn strip_note(prompt: &str) -> &str {
     match prompt.find(NOTE_END) {
         Some(at) if prompt.starts_with("This task continues earlier work") => {
             &prompt[at + NOTE_END.len()..]
