@@ -1,0 +1,126 @@
+//! Merging and overlaps, fast: the stand-in `opencode` (test-support's `fake-opencode.sh`)
+//! plays the worker; it appends its prompt's first line to `fake.txt` in its worktree. The
+//! real OpenCode's merges and rewinds are in `merge_rewind.rs`.
+
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "a test fails loudly on what it did not expect"
+)]
+
+use ganger_test_support::{World, wait_until};
+use serde_json::json;
+use std::time::Duration;
+
+fn world() -> World {
+    let world = World::new(env!("CARGO_BIN_EXE_ganger").as_ref());
+    world.use_fake_agent("", "");
+    world
+}
+
+#[test]
+fn status_names_running_tasks_that_change_the_same_files() {
+    let world = world();
+    // A finished task changing the same file is not running: no overlap with it.
+    world
+        .ganger(&["start", "done", "--message", "finished"])
+        .expect_code(0);
+    for slug in ["t1", "t2"] {
+        world
+            .ganger(&["start", slug, "--message", "sleep 60", "--detach"])
+            .expect_code(0);
+    }
+    assert!(wait_until(Duration::from_secs(30), || {
+        ["t1", "t2"]
+            .iter()
+            .all(|slug| world.worktree(slug).join("fake.txt").is_file())
+    }));
+    let table = world.ganger(&["status", "--json"]);
+    table.expect_code(0);
+    assert_eq!(
+        table.json()["overlaps"],
+        json!([{ "tasks": ["t1", "t2"], "files": ["fake.txt"] }])
+    );
+    let human = world.ganger(&["status"]);
+    assert!(
+        human
+            .stdout
+            .contains("overlap: t1 and t2 both change fake.txt\n"),
+        "{}",
+        human.stdout
+    );
+    // Neither a merge nor a rewind touches a task whose round runs.
+    for args in [["merge", "t1", "", ""], ["rewind", "t1", "--to", "1"]] {
+        let args: Vec<&str> = args.into_iter().filter(|a| !a.is_empty()).collect();
+        let run = world.ganger(&args);
+        run.expect_code(2);
+        assert!(
+            run.stderr.starts_with("error: round 1 of t1 is still running"),
+            "{}",
+            run.stderr
+        );
+    }
+    world.ganger(&["cancel", "t1"]).expect_code(0);
+    let table = world.ganger(&["status", "--json"]).json();
+    assert_eq!(table["overlaps"], json!([]));
+    world.ganger(&["cancel", "t2"]).expect_code(0);
+}
+
+#[test]
+fn squash_makes_one_commit_on_the_base() {
+    let world = world();
+    world
+        .ganger(&["start", "s", "--message", "squash me"])
+        .expect_code(0);
+    world
+        .ganger(&["fix", "s", "--message", "and again"])
+        .expect_code(0);
+    let before = world.git(&["rev-parse", "main"]);
+    let merged = world.ganger(&["merge", "s", "--squash", "--json"]);
+    merged.expect_code(0);
+    assert_eq!(merged.json()["mode"], "squash");
+    assert_eq!(world.git(&["rev-parse", "main^"]), before);
+    assert_eq!(world.git(&["rev-list", "--count", "--merges", "main"]), "0");
+    assert_eq!(
+        world.git(&["log", "-1", "--format=%s", "main"]),
+        "s: the work of task s (rounds 1-2)"
+    );
+    assert_eq!(
+        std::fs::read_to_string(world.repo.join("fake.txt")).unwrap(),
+        "squash me\nand again\n"
+    );
+}
+
+#[test]
+fn rebase_replays_the_task_onto_the_base_and_fast_forwards() {
+    let world = world();
+    world
+        .ganger(&["start", "r", "--message", "rebase me"])
+        .expect_code(0);
+    world.write("other.txt", "other\n");
+    world.git(&["add", "other.txt"]);
+    world.git(&["commit", "-q", "-m", "meanwhile on main"]);
+    let moved = world.git(&["rev-parse", "main"]);
+    let merged = world.ganger(&["merge", "r", "--rebase", "--json"]);
+    merged.expect_code(0);
+    let report = merged.json();
+    // A straight line: main's new tip is the task's commit, replayed onto the moved base.
+    assert_eq!(world.git(&["rev-parse", "main^"]), moved);
+    assert_eq!(
+        world.git(&["rev-parse", "main"]),
+        report["commit"].as_str().unwrap()
+    );
+    assert_eq!(
+        world.git(&["rev-parse", "agent/r"]),
+        world.git(&["rev-parse", "main"])
+    );
+    assert_eq!(
+        world.git(&["log", "-1", "--format=%an %s", "main"]),
+        "Test r: the work of task r (round 1)"
+    );
+    // The task's worktree follows its branch and has nothing left uncommitted.
+    let worktree = world.worktree("r");
+    assert_eq!(world.git_in(&worktree, &["status", "--porcelain"]), "");
+    assert!(worktree.join("other.txt").is_file());
+    assert!(world.repo.join("fake.txt").is_file());
+}
