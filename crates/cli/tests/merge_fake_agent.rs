@@ -55,7 +55,8 @@ fn status_names_running_tasks_that_change_the_same_files() {
         let run = world.ganger(&args);
         run.expect_code(2);
         assert!(
-            run.stderr.starts_with("error: round 1 of t1 is still running"),
+            run.stderr
+                .starts_with("error: round 1 of t1 is still running"),
             "{}",
             run.stderr
         );
@@ -123,4 +124,54 @@ fn rebase_replays_the_task_onto_the_base_and_fast_forwards() {
     assert_eq!(world.git_in(&worktree, &["status", "--porcelain"]), "");
     assert!(worktree.join("other.txt").is_file());
     assert!(world.repo.join("fake.txt").is_file());
+}
+
+#[test]
+fn a_rewind_that_cannot_fork_starts_a_new_session_with_a_summary() {
+    let world = world();
+    let first = world.ganger(&["start", "w", "--message", "one", "--json"]);
+    first.expect_code(0);
+    let session = first.json()["session"].as_str().unwrap().to_owned();
+    world
+        .ganger(&["fix", "w", "--message", "two"])
+        .expect_code(0);
+    let fake = world.worktree("w").join("fake.txt");
+    assert_eq!(std::fs::read_to_string(&fake).unwrap(), "one\ntwo\n");
+
+    // The stand-in has no `export`: the fork fails, and says why.
+    let rewound = world.ganger(&["rewind", "w", "--to", "1", "--json"]);
+    rewound.expect_code(0);
+    let report = rewound.json();
+    assert_eq!(report["session"], "new");
+    assert!(
+        report["fork_error"]
+            .as_str()
+            .unwrap()
+            .contains("`opencode export` failed"),
+        "{report:#}"
+    );
+    assert_eq!(std::fs::read_to_string(&fake).unwrap(), "one\n");
+
+    let third = world.ganger(&["fix", "w", "--message", "three", "--json"]);
+    third.expect_code(0);
+    assert_ne!(third.json()["session"], session.as_str());
+    let prompt =
+        std::fs::read_to_string(world.repo.join(".ganger/tasks/w/round-3.prompt.md")).unwrap();
+    assert!(
+        prompt.starts_with("This task continues earlier work"),
+        "{prompt}"
+    );
+    assert!(prompt.contains("Round 1 (done):\n> one\n"), "{prompt}");
+    assert!(prompt.contains("> Done: one (title w)"), "{prompt}");
+    assert!(
+        prompt.ends_with("Now the request of this round:\n\nthree"),
+        "{prompt}"
+    );
+    assert!(!prompt.contains("two"), "{prompt}");
+    // The note was for that one round.
+    let fourth = world.ganger(&["fix", "w", "--message", "four"]);
+    fourth.expect_code(0);
+    let prompt =
+        std::fs::read_to_string(world.repo.join(".ganger/tasks/w/round-4.prompt.md")).unwrap();
+    assert_eq!(prompt, "four");
 }

@@ -92,7 +92,8 @@ fn rewind_takes_the_files_the_rounds_and_the_conversation_back() {
     assert_eq!(report["schema"], "ganger.rewind/1");
     assert_eq!(report["rewound"], json!([2]));
     assert_eq!(report["removed"], json!(["b.txt"]));
-    assert_eq!(report["session"], "new");
+    assert_eq!(report["session"], "forked", "{report:#}");
+    let fork = report["session_id"].as_str().unwrap().to_owned();
     assert_eq!(
         std::fs::read_to_string(worktree.join("a.txt")).unwrap(),
         "a\n"
@@ -129,16 +130,19 @@ fn rewind_takes_the_files_the_rounds_and_the_conversation_back() {
     ]);
     third.expect_code(0);
     assert_eq!(third.json()["status"], "done", "{}", third.stdout);
+    assert_eq!(third.json()["session"], fork.as_str());
     assert!(worktree.join("c.txt").is_file() && worktree.join("a.txt").is_file());
     assert!(!worktree.join("b.txt").exists());
     // The round after the rewind carried round 1's conversation and nothing of round 2's.
     let requests = llm.requests();
     let request = opening(&requests, "third file");
+    assert_eq!(prompts(request), [first, "Write the third file, c.txt."]);
     let text = request.body.as_ref().unwrap()["messages"].to_string();
     assert!(text.contains(first), "{text}");
     assert!(text.contains("Done round 1: a.txt."), "{text}");
     assert!(!text.contains("second file"), "{text}");
     assert!(!text.contains("Done round 2"), "{text}");
+    assert!(text.contains("a.txt") && !text.contains("b.txt"), "{text}");
     // Merged, the rewound round is not part of the task's work.
     world.ganger(&["merge", "t"]).expect_code(0);
     let message = world.git(&["log", "-1", "--format=%B", "agent/t"]);

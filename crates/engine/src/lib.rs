@@ -33,6 +33,7 @@ mod reaper;
 mod redact;
 pub mod report;
 mod rewind;
+mod rewind_fork;
 mod round;
 mod sandboxing;
 pub mod scripted;

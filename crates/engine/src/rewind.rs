@@ -2,9 +2,11 @@
 //! files become round N's snapshot exactly (files made later are removed; the branch and the
 //! index stay, so the worker's work is still uncommitted against the base), what they were is
 //! kept under `refs/ganger/SLUG/rewind-K` (K: the last round), the later rounds are marked
-//! rewound, and the agent's conversation goes back too: the next round starts a new session
-//! whose prompt begins with a summary of the rounds kept (their prompts and answers,
-//! trimmed), since no agent CLI forks a session at a given round from its command line.
+//! rewound, and the agent's conversation goes back too: an OpenCode session is forked at the
+//! end of round N (`rewind_fork.rs`) and the next round resumes the fork; for the other agents
+//! (none forks a session at a given point from its command line without sending a prompt), or
+//! when the fork fails, the next round starts a new session whose prompt begins with a
+//! summary of the rounds kept (their prompts and answers, trimmed).
 
 use crate::commander::commander;
 use crate::error::{EngineError, Result};
@@ -44,9 +46,14 @@ pub struct RewindReport {
     /// Paths written back and paths removed.
     pub written: Vec<String>,
     pub removed: Vec<String>,
-    /// What happens to the agent's session: `kept` (nothing after round N was in it), or
+    /// What happens to the agent's session: `kept` (nothing after round N was in it),
+    /// `forked` (the next round resumes a copy of the session as it was after round N), or
     /// `new` (the next round starts a new session with a summary of the rounds kept).
     pub session: &'static str,
+    /// The session the next round resumes, when kept or forked.
+    pub session_id: Option<String>,
+    /// Why the session was not forked, when it could have been.
+    pub fork_error: Option<String>,
     pub worktree: std::path::PathBuf,
 }
 
@@ -95,10 +102,22 @@ pub fn rewind(
     let later = rounds
         .iter()
         .any(|r| r.number > target.number && !r.rewound);
-    let (session, resume_note, mode) = if later {
-        (None, Some(summary_note(ws, &task, &kept)), "new")
-    } else {
+    let mut fork_error = None;
+    let (session, resume_note, mode) = if !later {
         (task.session.clone(), task.resume_note.clone(), "kept")
+    } else {
+        let forked = if crate::rewind_fork::can_fork(&task) {
+            let cut = target.ended_at.unwrap_or(target.started_at);
+            crate::rewind_fork::fork_opencode(ws, &task, cut)
+                .map_err(|why| fork_error = Some(why))
+                .ok()
+        } else {
+            None
+        };
+        match forked {
+            Some(id) => (Some(id), None, "forked"),
+            None => (None, Some(summary_note(ws, &task, &kept)), "new"),
+        }
     };
     let detail = serde_json::json!({
         "snapshot": snapshot,
@@ -106,12 +125,14 @@ pub fn rewind(
         "written": restored.written,
         "removed": restored.removed,
         "session": mode,
+        "session_id": session,
+        "fork_error": fork_error,
     });
     let marked = store.rewind(
         task.id,
         target.number,
         &Rewind {
-            session,
+            session: session.clone(),
             resume_note,
             commander: commander(options.commander.as_deref()),
             detail,
@@ -127,6 +148,8 @@ pub fn rewind(
         written: restored.written,
         removed: restored.removed,
         session: mode,
+        session_id: session,
+        fork_error,
         worktree: task.worktree.clone(),
     })
 }

@@ -53,11 +53,25 @@ fn rewind_text(report: &RewindReport) -> String {
     for path in &report.written {
         let _ = writeln!(out, "  written {path}");
     }
-    let session = match report.session {
-        "new" => "the next round starts a new session with a summary of the rounds kept",
-        _ => "the session is kept: nothing after this round was in it",
+    let id = report.session_id.as_deref().unwrap_or("-");
+    let _ = match report.session {
+        "forked" => writeln!(
+            out,
+            "session: forked at the end of round {}: {id}",
+            report.to
+        ),
+        "new" => writeln!(
+            out,
+            "session: the next round starts a new one, with a summary of the rounds kept"
+        ),
+        _ => writeln!(
+            out,
+            "session: kept ({id}): nothing after this round was in it"
+        ),
     };
-    let _ = writeln!(out, "session: {session}");
+    if let Some(why) = &report.fork_error {
+        let _ = writeln!(out, "the session could not be forked: {why}");
+    }
     out
 }
 
