@@ -90,6 +90,14 @@ fn squash_makes_one_commit_on_the_base() {
         std::fs::read_to_string(world.repo.join("fake.txt")).unwrap(),
         "squash me\nand again\n"
     );
+    // Merged once; a second merge has nothing to bring.
+    let again = world.ganger(&["merge", "s"]);
+    again.expect_code(2);
+    assert!(
+        again.stderr.contains("task s has nothing to merge"),
+        "{}",
+        again.stderr
+    );
 }
 
 #[test]

@@ -256,6 +256,12 @@ fn apply(ready: &Ready, mode: MergeMode, report: &mut MergeReport) -> Result<Opt
     let task_tip = main
         .resolve(&format!("refs/heads/{}", task.branch))
         .ok_or_else(|| EngineError::invalid(format!("the branch {} is gone", task.branch)))?;
+    if main.is_ancestor(&task_tip, &base_tip)? {
+        return Err(EngineError::invalid(format!(
+            "task {} has nothing to merge: {} has every commit of {}",
+            task.slug, task.base, task.branch
+        )));
+    }
     let kept: Vec<&Round> = ready.kept.iter().collect();
     let merge_message = format!(
         "Merge task {} (branch {}, {}) into {}",
@@ -273,6 +279,12 @@ fn apply(ready: &Ready, mode: MergeMode, report: &mut MergeReport) -> Result<Opt
         &ready.message,
     )? {
         Planned::Conflict(files) => return Ok(Some(files)),
+        Planned::Nothing => {
+            return Err(EngineError::invalid(format!(
+                "task {} has nothing to merge: {} already has all of its work",
+                task.slug, task.base
+            )));
+        }
         Planned::Commit(commit) => commit,
     };
     if mode == MergeMode::Rebase && commit != task_tip {

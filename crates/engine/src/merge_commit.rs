@@ -79,10 +79,12 @@ pub(crate) fn task_message(task: &Task, kept: &[&Round], prompts: &[String]) -> 
     message
 }
 
-/// The new tip of the base, or the files that conflict.
+/// The new tip of the base, the files that conflict, or nothing to merge (the base already
+/// has the task's whole change).
 pub(crate) enum Planned {
     Commit(Oid),
     Conflict(Vec<String>),
+    Nothing,
 }
 
 /// Computes the base's new tip for `mode` from the base's tip and the task's tip.
@@ -99,6 +101,9 @@ pub(crate) fn plan(
             let merged = repo.merge_trees(base_tip, task_tip, None)?;
             if !merged.conflicts.is_empty() {
                 return Ok(Planned::Conflict(merged.conflicts));
+            }
+            if repo.tree_of(base_tip).as_deref() == Some(merged.tree.as_str()) {
+                return Ok(Planned::Nothing);
             }
             let commit = if mode == MergeMode::Merge {
                 repo.commit_tree(&merged.tree, &[base_tip, task_tip], merge_message)?

@@ -51,6 +51,18 @@ impl Repo {
             .ok()
     }
 
+    /// The tree of the commit `rev`.
+    pub fn tree_of(&self, rev: &str) -> Option<Oid> {
+        Git::new(&self.worktree)
+            .text([
+                "rev-parse",
+                "--verify",
+                "--quiet",
+                &format!("{rev}^{{tree}}"),
+            ])
+            .ok()
+    }
+
     /// Whether `ancestor` is `descendant` or one of its ancestors.
     pub fn is_ancestor(&self, ancestor: &str, descendant: &str) -> Result<bool, GitError> {
         let (code, _) = Git::new(&self.worktree).run_code([
