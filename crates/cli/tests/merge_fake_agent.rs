@@ -183,3 +183,35 @@ fn a_rewind_that_cannot_fork_starts_a_new_session_with_a_summary() {
         std::fs::read_to_string(world.repo.join(".ganger/tasks/w/round-4.prompt.md")).unwrap();
     assert_eq!(prompt, "four");
 }
+
+#[test]
+fn a_rewind_needs_a_round_with_a_snapshot() {
+    let world = world();
+    world
+        .ganger(&["start", "n", "--message", "one"])
+        .expect_code(0);
+    world
+        .ganger(&["fix", "n", "--message", "two"])
+        .expect_code(0);
+    // A round whose end could not be snapshotted (here: its snapshot forgotten).
+    let db = rusqlite::Connection::open(world.repo.join(".ganger/state.db")).unwrap();
+    db.execute(
+        "UPDATE rounds SET snapshot_after = NULL WHERE number = 1",
+        [],
+    )
+    .unwrap();
+    drop(db);
+    let run = world.ganger(&["rewind", "n", "--to", "1"]);
+    run.expect_code(2);
+    assert_eq!(run.stderr.lines().count(), 1, "{}", run.stderr);
+    assert!(
+        run.stderr
+            .contains("round 1 of n has no snapshot to go back to"),
+        "{}",
+        run.stderr
+    );
+    let fake = world.worktree("n").join("fake.txt");
+    assert_eq!(std::fs::read_to_string(fake).unwrap(), "one\ntwo\n");
+    let status = world.ganger(&["status", "n", "--json"]).json();
+    assert_eq!(status["rewound"], false);
+}

@@ -10,7 +10,7 @@
 )]
 
 use ganger_fake_llm::{FakeLlm, Fault, RecordedRequest, Script, Turn};
-use ganger_test_support::{World, opencode_toml};
+use ganger_test_support::{World, agent_toml, opencode_toml};
 use serde_json::json;
 
 fn world(script: Script) -> (World, FakeLlm) {
@@ -274,5 +274,69 @@ fn merge_refuses_a_dirty_main_checkout_and_a_failed_last_round() {
     assert_eq!(
         std::fs::read_to_string(world.repo.join("done.txt")).unwrap(),
         "done\n"
+    );
+}
+
+#[test]
+fn rewind_gives_claude_a_new_session_that_carries_the_rounds_kept() {
+    let world = World::new(env!("CARGO_BIN_EXE_ganger").as_ref());
+    let worktree = world.worktree("cl");
+    let write = |name: &str, when: &str| {
+        let path = worktree.join(name).to_string_lossy().into_owned();
+        Turn::tool("Write", json!({"file_path": path, "content": "x\n"})).when(when)
+    };
+    let script = Script::new()
+        .turn(write("a.txt", "first file"))
+        .text("Done round 1: a.txt.")
+        .turn(write("b.txt", "second file"))
+        .text("Done round 2: b.txt.")
+        .turn(write("c.txt", "third file"))
+        .text("Done round 3.")
+        .default_answer("side");
+    let llm = FakeLlm::start(script).unwrap();
+    world.write(
+        "ganger.toml",
+        &agent_toml("claude", &llm.root_url(), "", ""),
+    );
+    let first = "Write the first file, a.txt.";
+    let started = world.ganger(&[
+        "start",
+        "cl",
+        "--agent",
+        "claude",
+        "--message",
+        first,
+        "--json",
+    ]);
+    started.expect_code(0);
+    let session = started.json()["session"].as_str().unwrap().to_owned();
+    world
+        .ganger(&["fix", "cl", "--message", "Write the second file, b.txt."])
+        .expect_code(0);
+    let rewound = world.ganger(&["rewind", "cl", "--to", "1", "--json"]);
+    rewound.expect_code(0);
+    assert_eq!(rewound.json()["session"], "new");
+    assert!(!worktree.join("b.txt").exists());
+    let third = world.ganger(&[
+        "fix",
+        "cl",
+        "--message",
+        "Write the third file, c.txt.",
+        "--json",
+    ]);
+    third.expect_code(0);
+    assert_eq!(third.json()["status"], "done", "{}", third.stdout);
+    assert_ne!(third.json()["session"], session.as_str());
+    assert!(worktree.join("c.txt").is_file() && worktree.join("a.txt").is_file());
+    let requests = llm.requests();
+    let request = opening(&requests, "third file");
+    let text = request.body.as_ref().unwrap()["messages"].to_string();
+    assert!(
+        text.contains(first) && text.contains("Done round 1: a.txt."),
+        "{text}"
+    );
+    assert!(
+        !text.contains("second file") && !text.contains("Done round 2"),
+        "{text}"
     );
 }
