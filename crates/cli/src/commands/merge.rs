@@ -111,8 +111,9 @@ fn merge_text(report: &MergeReport) -> String {
     if let Some(commit) = &report.task_commit {
         let _ = writeln!(
             out,
-            "committed the work of {} (rounds {}) on {}: {}",
+            "committed the work of {} ({} {}) on {}: {}",
             report.task,
+            if rounds.len() == 1 { "round" } else { "rounds" },
             rounds.join(", "),
             report.branch,
             short(commit)
