@@ -278,7 +278,7 @@ fn merge_refuses_a_dirty_main_checkout_and_a_failed_last_round() {
 }
 
 #[test]
-fn rewind_gives_claude_a_new_session_that_carries_the_rounds_kept() {
+fn rewind_has_claude_fork_its_session_at_the_rewound_round() {
     let world = World::new(env!("CARGO_BIN_EXE_ganger").as_ref());
     let worktree = world.worktree("cl");
     let write = |name: &str, when: &str| {
@@ -292,6 +292,8 @@ fn rewind_gives_claude_a_new_session_that_carries_the_rounds_kept() {
         .text("Done round 2: b.txt.")
         .turn(write("c.txt", "third file"))
         .text("Done round 3.")
+        .turn(write("d.txt", "fourth file"))
+        .text("Done round 4.")
         .default_answer("side");
     let llm = FakeLlm::start(script).unwrap();
     world.write(
@@ -315,28 +317,42 @@ fn rewind_gives_claude_a_new_session_that_carries_the_rounds_kept() {
         .expect_code(0);
     let rewound = world.ganger(&["rewind", "cl", "--to", "1", "--json"]);
     rewound.expect_code(0);
-    assert_eq!(rewound.json()["session"], "new");
+    let report = rewound.json();
+    assert_eq!(report["session"], "forked", "{report:#}");
+    assert_eq!(report["fork_from"]["session"], session.as_str());
     assert!(!worktree.join("b.txt").exists());
-    let third = world.ganger(&[
-        "fix",
-        "cl",
-        "--message",
-        "Write the third file, c.txt.",
-        "--json",
-    ]);
-    third.expect_code(0);
-    assert_eq!(third.json()["status"], "done", "{}", third.stdout);
-    assert_ne!(third.json()["session"], session.as_str());
+
+    let third = "Write the third file, c.txt.";
+    let fixed = world.ganger(&["fix", "cl", "--message", third, "--json"]);
+    fixed.expect_code(0);
+    assert_eq!(fixed.json()["status"], "done", "{}", fixed.stdout);
+    let fork = fixed.json()["session"].as_str().unwrap().to_owned();
+    assert_ne!(fork, session);
     assert!(worktree.join("c.txt").is_file() && worktree.join("a.txt").is_file());
+    // Round 1's conversation, exactly, and nothing of round 2's.
     let requests = llm.requests();
     let request = opening(&requests, "third file");
+    assert_eq!(prompts(request), [first, third]);
     let text = request.body.as_ref().unwrap()["messages"].to_string();
-    assert!(
-        text.contains(first) && text.contains("Done round 1: a.txt."),
-        "{text}"
-    );
+    assert!(text.contains("Done round 1: a.txt."), "{text}");
     assert!(
         !text.contains("second file") && !text.contains("Done round 2"),
         "{text}"
+    );
+    // The round after goes on in the fork.
+    let fourth = world.ganger(&[
+        "fix",
+        "cl",
+        "--message",
+        "Write the fourth file, d.txt.",
+        "--json",
+    ]);
+    fourth.expect_code(0);
+    assert_eq!(fourth.json()["session"], fork.as_str());
+    let requests = llm.requests();
+    let request = opening(&requests, "fourth file");
+    assert_eq!(
+        prompts(request),
+        [first, third, "Write the fourth file, d.txt."]
     );
 }

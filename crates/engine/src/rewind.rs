@@ -3,10 +3,11 @@
 //! index stay, so the worker's work is still uncommitted against the base), what they were is
 //! kept under `refs/ganger/SLUG/rewind-K` (K: the last round), the later rounds are marked
 //! rewound, and the agent's conversation goes back too: an OpenCode session is forked at the
-//! end of round N (`rewind_fork.rs`) and the next round resumes the fork; for the other agents
-//! (none forks a session at a given point from its command line without sending a prompt), or
-//! when the fork fails, the next round starts a new session whose prompt begins with a
-//! summary of the rounds kept (their prompts and answers, trimmed).
+//! end of round N (`rewind_fork.rs`) and the next round resumes the fork; a Claude Code
+//! session is forked by the next round itself, at round N's last answer; for the other agents
+//! (none forks a session at a given point from its command line), or when a fork cannot be
+//! made, the next round starts a new session whose prompt begins with a summary of the rounds
+//! kept (their prompts and answers, trimmed).
 
 use crate::commander::commander;
 use crate::error::{EngineError, Result};
@@ -50,8 +51,11 @@ pub struct RewindReport {
     /// `forked` (the next round resumes a copy of the session as it was after round N), or
     /// `new` (the next round starts a new session with a summary of the rounds kept).
     pub session: &'static str,
-    /// The session the next round resumes, when kept or forked.
+    /// The session the next round resumes, when kept or forked ahead (OpenCode).
     pub session_id: Option<String>,
+    /// Where the next round forks the session from, when the agent forks while it runs the
+    /// next prompt (Claude Code): the session and the point in it.
+    pub fork_from: Option<ganger_store::ForkPoint>,
     /// Why the session was not forked, when it could have been.
     pub fork_error: Option<String>,
     pub worktree: std::path::PathBuf,
@@ -103,8 +107,21 @@ pub fn rewind(
         .iter()
         .any(|r| r.number > target.number && !r.rewound);
     let mut fork_error = None;
+    let mut fork_from = None;
     let (session, resume_note, mode) = if !later {
+        fork_from = task.fork_from.clone();
         (task.session.clone(), task.resume_note.clone(), "kept")
+    } else if task.agent == "claude" {
+        match crate::rewind_fork::claude_point(ws, &task, target) {
+            Ok(point) => {
+                fork_from = Some(point);
+                (None, None, "forked")
+            }
+            Err(why) => {
+                fork_error = Some(why);
+                (None, Some(summary_note(ws, &task, &kept)), "new")
+            }
+        }
     } else {
         let forked = if crate::rewind_fork::can_fork(&task) {
             let cut = target.ended_at.unwrap_or(target.started_at);
@@ -126,6 +143,7 @@ pub fn rewind(
         "removed": restored.removed,
         "session": mode,
         "session_id": session,
+        "fork_from": fork_from,
         "fork_error": fork_error,
     });
     let marked = store.rewind(
@@ -134,6 +152,7 @@ pub fn rewind(
         &Rewind {
             session: session.clone(),
             resume_note,
+            fork_from: fork_from.clone(),
             commander: commander(options.commander.as_deref()),
             detail,
         },
@@ -149,6 +168,7 @@ pub fn rewind(
         removed: restored.removed,
         session: mode,
         session_id: session,
+        fork_from,
         fork_error,
         worktree: task.worktree.clone(),
     })

@@ -6,12 +6,16 @@
 //! `opencode import` the copy, run in the task's worktree with the environment of its rounds.
 //! The old session is left as it was. Only for local tasks: a sandboxed agent keeps its
 //! sessions where only its sandbox sees them.
+//!
+//! Claude Code forks at a point itself, while it runs the next prompt (`--resume SESSION
+//! --resume-session-at UUID --fork-session`): here ganger only finds the point, the uuid of
+//! the rewound round's last `assistant` event in its stream, and the next round uses it.
 
 use crate::agent_env;
 use crate::workspace::Workspace;
 use ganger_agents::CommandPlan;
 use ganger_sandbox::{AgentCommand, run_captured};
-use ganger_store::Task;
+use ganger_store::{ForkPoint, Round, Task};
 use serde_json::Value;
 use std::collections::HashMap;
 use std::time::Duration;
@@ -22,6 +26,34 @@ const LIMIT: Duration = Duration::from_secs(60);
 /// then 14 random characters.
 const ID_HEAD: usize = 16;
 const ID_LEN: usize = 30;
+
+/// Where a Claude Code session is forked to go back to the end of `round`: its session and
+/// the uuid of its last answer (of the main conversation, not a sub-agent's).
+pub(crate) fn claude_point(
+    ws: &Workspace,
+    task: &Task,
+    round: &Round,
+) -> Result<ForkPoint, String> {
+    let session = round
+        .session
+        .clone()
+        .ok_or_else(|| format!("round {} named no session", round.number))?;
+    let stream = ws.state.round_file(&task.slug, round.number, "jsonl");
+    let text = std::fs::read_to_string(&stream)
+        .map_err(|e| format!("cannot read {}: {e}", stream.display()))?;
+    let at = text
+        .lines()
+        .rev()
+        .filter_map(|line| serde_json::from_str::<Value>(line).ok())
+        .filter(|event| {
+            event["type"] == "assistant"
+                && event["parent_tool_use_id"].is_null()
+                && event["session_id"] == session.as_str()
+        })
+        .find_map(|event| event["uuid"].as_str().map(str::to_owned))
+        .ok_or_else(|| format!("round {} has no answer to go back to", round.number))?;
+    Ok(ForkPoint { session, at })
+}
 
 /// Whether ganger can fork this task's session at a round.
 pub(crate) fn can_fork(task: &Task) -> bool {

@@ -4,3 +4,7 @@
 -- rewound point (a summary of the rounds kept), cleared once that round is recorded.
 ALTER TABLE rounds ADD COLUMN rewound INTEGER NOT NULL DEFAULT 0;
 ALTER TABLE tasks ADD COLUMN resume_note TEXT;
+-- Where the next round forks the agent's session (Claude Code: a session and the uuid of its
+-- last answer to keep), as JSON; moved to the round that starts next, which uses it.
+ALTER TABLE tasks ADD COLUMN fork_from TEXT;
+ALTER TABLE rounds ADD COLUMN fork_from TEXT;

@@ -15,8 +15,8 @@ mod store;
 pub use error::StoreError;
 pub use layout::StateDir;
 pub use records::{
-    CheckResult, CheckRun, JournalEntry, NewRound, NewTask, ProcessRef, Rewind, Round, RoundEnd,
-    RoundKind, Task, TaskSummary, TaskUpdate, now_ms,
+    CheckResult, CheckRun, ForkPoint, JournalEntry, NewRound, NewTask, ProcessRef, Rewind, Round,
+    RoundEnd, RoundKind, Task, TaskSummary, TaskUpdate, now_ms,
 };
 pub use sqlite::SqliteStore;
 pub use store::Store;

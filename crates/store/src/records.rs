@@ -65,6 +65,17 @@ pub struct Task {
     /// What the task's next round begins with: after a rewind that could not fork the
     /// agent's session, a summary of the rounds kept (cleared once that round is recorded).
     pub resume_note: Option<String>,
+    /// Where the task's next round forks the agent's session, after a rewind (moved to that
+    /// round once it is recorded).
+    pub fork_from: Option<ForkPoint>,
+}
+
+/// A point of an agent's session to continue from as a new session.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ForkPoint {
+    pub session: String,
+    /// The agent's own name for the last thing kept (Claude Code: an assistant event's uuid).
+    pub at: String,
 }
 
 /// What the task table shows of a task: read without the columns a table does not need.
@@ -140,6 +151,8 @@ pub struct Round {
     pub checks: Vec<CheckRun>,
     /// Whether `ganger rewind` took the task back to before this round.
     pub rewound: bool,
+    /// The point of an earlier session this round forked from, after a rewind.
+    pub fork_from: Option<ForkPoint>,
 }
 
 impl Round {
@@ -265,6 +278,8 @@ pub struct Rewind {
     pub session: Option<String>,
     /// What the next round's prompt begins with (a summary of the rounds kept).
     pub resume_note: Option<String>,
+    /// Where the next round forks the session from (with `session` `None`).
+    pub fork_from: Option<ForkPoint>,
     pub commander: String,
     /// What the journal entry records (how the worktree and the session were taken back).
     pub detail: serde_json::Value,

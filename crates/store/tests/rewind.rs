@@ -9,7 +9,8 @@
 
 use ganger_events::{RoundStatus, RoundSummary};
 use ganger_store::{
-    NewRound, NewTask, Rewind, RoundEnd, RoundKind, SqliteStore, Store, StoreError, TaskUpdate,
+    ForkPoint, NewRound, NewTask, Rewind, RoundEnd, RoundKind, SqliteStore, Store, StoreError,
+    TaskUpdate,
 };
 use std::path::PathBuf;
 
@@ -69,6 +70,7 @@ fn rewind_to(note: Option<&str>) -> Rewind {
     Rewind {
         session: None,
         resume_note: note.map(str::to_owned),
+        fork_from: None,
         commander: "bob".into(),
         detail: serde_json::json!({ "session": "new" }),
     }
@@ -120,13 +122,30 @@ fn later_rounds_are_marked_rewound_and_the_next_round_clears_the_note() {
         store.rewind(task.id, 1, &rewind_to(None)).unwrap(),
         Vec::<u32>::new()
     );
-    store.rewind(task.id, 1, &rewind_to(Some("again"))).unwrap();
-    store
+    let point = ForkPoint {
+        session: "ses_1".into(),
+        at: "uuid-of-round-1".into(),
+    };
+    let mut forking = rewind_to(Some("again"));
+    forking.fork_from = Some(point.clone());
+    store.rewind(task.id, 1, &forking).unwrap();
+    assert_eq!(
+        store.task("t").unwrap().unwrap().fork_from.as_ref(),
+        Some(&point)
+    );
+    // The next round takes the note and the fork point; the task keeps neither.
+    let next = store
         .begin_round(
             task.id,
             &new_round(RoundKind::Fix, "d"),
             &TaskUpdate::default(),
         )
         .unwrap();
-    assert_eq!(store.task("t").unwrap().unwrap().resume_note, None);
+    assert_eq!(next.fork_from, Some(point));
+    let task = store.task("t").unwrap().unwrap();
+    assert_eq!((task.resume_note, task.fork_from), (None, None));
+    assert_eq!(
+        store.round(task.id, Some(1)).unwrap().unwrap().fork_from,
+        None
+    );
 }

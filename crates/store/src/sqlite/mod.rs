@@ -172,8 +172,14 @@ fn insert_round(
         ],
     )?;
     let id = tx.last_insert_rowid();
+    // A fork point a rewind left is this round's to use.
     tx.execute(
-        "UPDATE tasks SET rounds = ?2, last_status = 'running', resume_note = NULL WHERE id = ?1",
+        "UPDATE rounds SET fork_from = (SELECT fork_from FROM tasks WHERE id = ?2) WHERE id = ?1",
+        params![id, task_id],
+    )?;
+    tx.execute(
+        "UPDATE tasks SET rounds = ?2, last_status = 'running', resume_note = NULL, \
+         fork_from = NULL WHERE id = ?1",
         params![task_id, number],
     )?;
     journal(
@@ -435,10 +441,16 @@ impl Store for SqliteStore {
             numbers
         };
         tx.execute(
-            "UPDATE tasks SET session = ?2, resume_note = ?3, \
+            "UPDATE tasks SET session = ?2, resume_note = ?3, fork_from = ?5, \
              last_status = (SELECT status FROM rounds WHERE task_id = ?1 AND number = ?4) \
              WHERE id = ?1",
-            params![task_id, rewind.session, rewind.resume_note, to],
+            params![
+                task_id,
+                rewind.session,
+                rewind.resume_note,
+                to,
+                rewind.fork_from.as_ref().map(to_json).transpose()?
+            ],
         )?;
         let mut detail = rewind.detail.clone();
         if let Some(object) = detail.as_object_mut() {
