@@ -191,26 +191,25 @@ fn until_green_gives_up_after_its_rounds_and_says_so() {
 }
 
 #[test]
-fn until_green_runs_in_the_detached_host_too() {
-    let world = world(&rounds_check(2));
+fn until_green_runs_in_the_detached_host_and_wait_waits_for_the_whole_loop() {
+    let world = world(&rounds_check(3));
     let run = world.ganger(&[
         "start",
         "bg",
         "--message",
         "hello",
         "--until-green",
-        "2",
+        "3",
         "--detach",
     ]);
     run.expect_code(0);
-    let done = wait_until(Duration::from_secs(60), || {
-        let status = world.ganger(&["status", "bg", "--json"]).json();
-        status["round"] == 2 && status["status"] != "running"
-    });
-    assert!(done, "round 2 never ended");
-    let report = world.ganger(&["status", "bg", "--json"]).json();
+    let waited = world.ganger(&["wait", "bg", "--timeout", "60s", "--json"]);
+    waited.expect_code(0);
+    let report = waited.json();
+    assert_eq!(report["round"], 3, "{report:#}");
     assert_eq!(report["status"], "done", "{report:#}");
     assert_eq!(check(&report, "rounds")["state"], "passed");
+    assert!(!world.repo.join(".ganger/run/loop-bg.lock").exists());
 }
 
 #[test]

@@ -36,11 +36,20 @@ pub fn run_detached_host(
             "round {number} of {slug} is not running"
         )));
     }
+    // Taken before the first round can end, so that a `wait` never sees the loop's gap.
+    let held = match until_green {
+        Some(_) => Some(crate::until_green::take_loop_lock(ws, slug)?),
+        None => None,
+    };
     let input = RoundInput::new(ws, task, round, prompt);
     let outcome = run_host(ws, &mut store, input, lock)?;
     drop(store);
-    match until_green {
+    let last = match until_green {
         Some(limit) => crate::until_green::until_green(ws, outcome, limit, &mut |_: Notice| {}),
         None => Ok(outcome),
+    };
+    if let Some(held) = held {
+        held.release();
     }
+    last
 }

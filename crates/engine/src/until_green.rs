@@ -15,8 +15,23 @@ use crate::workspace::Workspace;
 /// The most fix rounds `--until-green` may ask for.
 pub const UNTIL_GREEN_MAX: u32 = 50;
 
+/// The lock a fix loop holds from before its first round ends to its last round's end, so
+/// that `ganger wait` waits for the loop, not for one of its rounds.
+pub(crate) fn loop_lock_path(ws: &Workspace, slug: &str) -> std::path::PathBuf {
+    ws.state.run_dir().join(format!("loop-{slug}.lock"))
+}
+
+/// Takes the loop lock of `slug`.
+pub(crate) fn take_loop_lock(ws: &Workspace, slug: &str) -> Result<ganger_sandbox::HostLock> {
+    let dir = ws.state.run_dir();
+    std::fs::create_dir_all(&dir).map_err(|e| crate::error::EngineError::io("create", &dir, e))?;
+    Ok(ganger_sandbox::HostLock::acquire(&loop_lock_path(
+        ws, slug,
+    ))?)
+}
+
 /// Runs fix rounds after `outcome` while its checks fail, at most `limit` of them; returns
-/// the last round's outcome.
+/// the last round's outcome. The caller holds the task's loop lock.
 pub(crate) fn until_green(
     ws: &Workspace,
     mut outcome: HostOutcome,
@@ -75,9 +90,12 @@ pub(crate) fn after_launch(
     notices: &mut dyn Notices,
 ) -> Result<Launched> {
     match (launched, limit) {
-        (Launched::Finished(outcome), Some(limit)) => Ok(Launched::Finished(until_green(
-            ws, outcome, limit, notices,
-        )?)),
+        (Launched::Finished(outcome), Some(limit)) => {
+            let held = take_loop_lock(ws, &outcome.task.slug)?;
+            let last = until_green(ws, outcome, limit, notices);
+            held.release();
+            Ok(Launched::Finished(last?))
+        }
         (launched, _) => Ok(launched),
     }
 }
