@@ -289,3 +289,26 @@ fn bad_checks_are_refused_before_anything_is_made() {
     );
     assert!(!world.worktree("nothing").exists());
 }
+
+#[test]
+fn a_read_only_round_runs_no_check_and_refuses_a_one_off_one() {
+    let world = world("[[checks]]\nname = \"never\"\ncommand = \"exit 1\"\n");
+    let run = world.ganger(&[
+        "start",
+        "reader",
+        "--message",
+        "hello",
+        "--permission",
+        "read-only",
+        "--json",
+    ]);
+    let report = run.json();
+    assert_eq!(report["checks"], serde_json::json!([]), "{report:#}");
+    let run = world.ganger(&["fix", "reader", "--message", "x", "--check", "true"]);
+    run.expect_code(2);
+    assert!(
+        run.stderr.contains("--check needs a task that may write"),
+        "{}",
+        run.stderr
+    );
+}

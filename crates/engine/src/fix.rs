@@ -50,7 +50,11 @@ pub fn fix(ws: &Workspace, options: FixOptions, notices: &mut dyn Notices) -> Re
         EngineError::invalid("give the task text with --brief FILE or --message TEXT")
     })?;
     let prompt = read_brief(brief)?;
-    let checks = crate::checks::planned(&ws.config, &options.checks)?;
+    let permission = task
+        .permission
+        .parse::<ganger_agents::Permission>()
+        .map_err(EngineError::invalid)?;
+    let checks = crate::checks::planned(&ws.config, &options.checks, permission)?;
     crate::until_green::check_limit(options.until_green)?;
     let keys = parse_key_args(&options.keys)?;
     if !task.worktree.is_dir() {

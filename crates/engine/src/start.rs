@@ -146,7 +146,6 @@ pub fn start(ws: &Workspace, options: StartOptions, notices: &mut dyn Notices) -
         EngineError::invalid("give the task text with --brief FILE or --message TEXT")
     })?;
     let prompt = read_brief(brief)?;
-    let checks = crate::checks::planned(&ws.config, &options.checks)?;
     crate::until_green::check_limit(options.until_green)?;
     let agent_name = options
         .agent
@@ -162,6 +161,7 @@ pub fn start(ws: &Workspace, options: StartOptions, notices: &mut dyn Notices) -
             .parse()
             .map_err(EngineError::invalid)?,
     };
+    let checks = crate::checks::planned(&ws.config, &options.checks, permission)?;
     let keys = parse_key_args(&options.keys)?;
     let loaded = load_keys(&ws.config, &keys)?;
     let program = agent_env::resolve_program(adapter, &ws.config)?;

@@ -17,8 +17,22 @@ use crate::error::{EngineError, Result};
 use ganger_store::CheckRun;
 
 /// The checks of a new round: the configured ones, then one per `--check` command (named
-/// `check`, `check-2`, ... unless a configured check has that name).
-pub(crate) fn planned(config: &Config, extra: &[String]) -> Result<Vec<CheckRun>> {
+/// `check`, `check-2`, ... unless a configured check has that name). A read-only round gets
+/// none: it cannot change the worktree, so its checks would judge the work before it (a
+/// planner's round would fail on the tests its plan is meant to make pass).
+pub(crate) fn planned(
+    config: &Config,
+    extra: &[String],
+    permission: ganger_agents::Permission,
+) -> Result<Vec<CheckRun>> {
+    if permission == ganger_agents::Permission::ReadOnly {
+        if !extra.is_empty() {
+            return Err(EngineError::invalid(
+                "--check needs a task that may write: a read-only round cannot change what it checks",
+            ));
+        }
+        return Ok(Vec::new());
+    }
     let mut checks: Vec<CheckRun> = config
         .checks
         .iter()
@@ -80,11 +94,15 @@ mod tests {
             "[[checks]]\nname = \"check\"\ncommand = \"make test\"\ntimeout = 30\n",
         )
         .unwrap();
-        let checks = planned(&config, &["true".into(), "false".into()]).unwrap();
+        let write = ganger_agents::Permission::Write;
+        let checks = planned(&config, &["true".into(), "false".into()], write).unwrap();
         let names: Vec<&str> = checks.iter().map(|c| c.name.as_str()).collect();
         assert_eq!(names, ["check", "check-2", "check-3"]);
         assert_eq!(checks[0].timeout_ms, 30_000);
         assert_eq!(one_off(&config, &checks), ["true", "false"]);
-        assert!(planned(&config, &[" ".into()]).is_err());
+        assert!(planned(&config, &[" ".into()], write).is_err());
+        let read_only = ganger_agents::Permission::ReadOnly;
+        assert!(planned(&config, &[], read_only).unwrap().is_empty());
+        assert!(planned(&config, &["true".into()], read_only).is_err());
     }
 }
