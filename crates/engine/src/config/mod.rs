@@ -2,8 +2,11 @@
 //! `~/.config/ganger/config.toml` (per user), over built-in defaults. Unknown keys are errors,
 //! so that a misspelt setting is never silently ignored.
 
+mod checks;
 mod duration;
 mod template;
+
+pub use checks::{CheckConfig, DEFAULT_CHECK_TIMEOUT, valid_check_name, validate_checks};
 
 pub use duration::{format_duration, parse_duration};
 pub use template::TEMPLATE;
@@ -30,6 +33,8 @@ pub struct Config {
     /// Prices by model name, in US dollars per million tokens, for agents that report no
     /// cost of their own (Codex, Gemini CLI, Qwen Code).
     pub prices: BTreeMap<String, Price>,
+    /// The checks run after every round (`[[checks]]`).
+    pub checks: Vec<CheckConfig>,
 }
 
 /// What a model costs, in US dollars per million tokens.
@@ -298,6 +303,10 @@ impl Config {
                 path: path.into(),
                 reason: format!("defaults.permission: {reason}"),
             })?;
+        validate_checks(&config.checks).map_err(|reason| ConfigError {
+            path: path.into(),
+            reason,
+        })?;
         Ok(config)
     }
 
