@@ -215,3 +215,40 @@ fn a_rewind_needs_a_round_with_a_snapshot() {
     let status = world.ganger(&["status", "n", "--json"]).json();
     assert_eq!(status["rewound"], false);
 }
+
+#[test]
+fn merge_refuses_a_task_whose_last_round_failed_its_checks() {
+    let world = World::new(env!("CARGO_BIN_EXE_ganger").as_ref());
+    // Passes once fake.txt has two lines: after the second round.
+    world.use_fake_agent(
+        "",
+        "[[checks]]\nname = \"two-lines\"\ncommand = \"test $(wc -l < fake.txt) -ge 2\"\n",
+    );
+    world
+        .ganger(&["start", "k", "--message", "one"])
+        .expect_code(1);
+    let main = world.git(&["rev-parse", "main"]);
+    let refused = world.ganger(&["merge", "k"]);
+    refused.expect_code(2);
+    assert!(
+        refused
+            .stderr
+            .contains("round 1 of k did not pass (checks failed: two-lines)"),
+        "{}",
+        refused.stderr
+    );
+    assert_eq!(world.git(&["rev-parse", "main"]), main);
+    assert_eq!(
+        world.git(&["rev-parse", "agent/k"]),
+        main,
+        "nothing committed"
+    );
+    world
+        .ganger(&["fix", "k", "--message", "two"])
+        .expect_code(0);
+    world.ganger(&["merge", "k"]).expect_code(0);
+    assert_eq!(
+        std::fs::read_to_string(world.repo.join("fake.txt")).unwrap(),
+        "one\ntwo\n"
+    );
+}

@@ -216,12 +216,12 @@ pub(crate) fn check(
 
 fn not_passed(task: &Task, round: &Round) -> EngineError {
     let failed: Vec<&str> = round.failed_checks().map(|c| c.name.as_str()).collect();
-    let why = if round.status != RoundStatus::Done {
-        format!("it ended {}", round.status.as_str())
-    } else if failed.is_empty() {
-        "its checks did not all run".to_owned()
-    } else {
+    let why = if !failed.is_empty() {
         format!("checks failed: {}", failed.join(", "))
+    } else if round.status != RoundStatus::Done {
+        format!("it ended {}", round.status.as_str())
+    } else {
+        "its checks did not all run".to_owned()
     };
     EngineError::invalid(format!(
         "round {} of {} did not pass ({why}); only a task whose last round passed is merged",
