@@ -61,6 +61,8 @@ pub struct MergeReport {
     pub rounds: Vec<u32>,
     /// The commit of the task's final state on its branch, when there was anything to commit.
     pub task_commit: Option<String>,
+    /// The merge commit on the task's branch that resolved a conflict (`--fix`).
+    pub resolution_commit: Option<String>,
     /// The base's new tip, once merged.
     pub commit: Option<String>,
     /// The files in conflict (on a conflict, or left unresolved).
@@ -97,6 +99,7 @@ pub fn merge(
         branch: ready.task.branch.clone(),
         rounds: ready.kept.iter().map(|r| r.number).collect(),
         task_commit: None,
+        resolution_commit: None,
         commit: None,
         conflicts: Vec::new(),
         fix_round: None,

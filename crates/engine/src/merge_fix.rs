@@ -99,6 +99,6 @@ pub(crate) fn commit_resolution(ready: &Ready, report: &mut MergeReport) -> Resu
         "Merge {} into task {}: conflicts resolved by its worker",
         ready.task.base, ready.task.slug
     );
-    report.task_commit = ready.worktree.commit_all(&message)?;
+    report.resolution_commit = ready.worktree.commit_all(&message)?;
     Ok(true)
 }

@@ -128,6 +128,14 @@ fn merge_text(report: &MergeReport) -> String {
                     report.task
                 );
             }
+            if let Some(commit) = &report.resolution_commit {
+                let _ = writeln!(
+                    out,
+                    "committed the resolution on {}: {}",
+                    report.branch,
+                    short(commit)
+                );
+            }
             let commit = report.commit.as_deref().map_or("", short);
             let _ = writeln!(
                 out,
