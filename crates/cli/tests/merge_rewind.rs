@@ -363,3 +363,73 @@ fn rewind_has_claude_fork_its_session_at_the_rewound_round() {
         [first, third, "Write the fourth file, d.txt."]
     );
 }
+
+/// An agent that cannot fork: the round after a rewind starts a new session whose prompt
+/// carries the rounds kept, and nothing of the rounds rewound.
+fn rewind_summarizes_for(agent: &str) {
+    let script = Script::new()
+        .turn(Turn::text("Answer alpha-one.").when("alpha question"))
+        .turn(Turn::text("Answer beta-two.").when("beta question"))
+        .turn(Turn::text("Answer gamma-three.").when("gamma question"))
+        .default_answer("side");
+    let llm = FakeLlm::start(script).unwrap();
+    let world = World::new(env!("CARGO_BIN_EXE_ganger").as_ref());
+    world.write(
+        "ganger.toml",
+        &agent_toml(agent, &llm.root_url(), "timeout = \"150s\"", ""),
+    );
+    let started = world.ganger(&[
+        "start",
+        "s",
+        "--agent",
+        agent,
+        "--message",
+        "The alpha question.",
+        "--json",
+    ]);
+    started.expect_code(0);
+    let session = started.json()["session"].clone();
+    world
+        .ganger(&["fix", "s", "--message", "The beta question."])
+        .expect_code(0);
+    let rewound = world.ganger(&["rewind", "s", "--to", "1", "--json"]);
+    rewound.expect_code(0);
+    assert_eq!(rewound.json()["session"], "new");
+    let third = world.ganger(&["fix", "s", "--message", "The gamma question.", "--json"]);
+    third.expect_code(0);
+    assert_eq!(
+        third.json()["answer"],
+        "Answer gamma-three.",
+        "{}",
+        third.stdout
+    );
+    assert_ne!(third.json()["session"], session);
+    let requests = llm.requests();
+    let request = opening(&requests, "gamma question");
+    let sent = prompts(request);
+    let last = sent.last().unwrap();
+    assert!(
+        last.contains("The alpha question.") && last.contains("Answer alpha-one."),
+        "{sent:?}"
+    );
+    let text = request.body.as_ref().unwrap().to_string();
+    assert!(
+        !text.contains("beta question") && !text.contains("beta-two"),
+        "{text}"
+    );
+}
+
+#[test]
+fn rewind_gives_codex_a_new_session_with_the_rounds_kept() {
+    rewind_summarizes_for("codex");
+}
+
+#[test]
+fn rewind_gives_gemini_a_new_session_with_the_rounds_kept() {
+    rewind_summarizes_for("gemini");
+}
+
+#[test]
+fn rewind_gives_qwen_a_new_session_with_the_rounds_kept() {
+    rewind_summarizes_for("qwen");
+}
