@@ -80,6 +80,19 @@ fn squash_makes_one_commit_on_the_base() {
     let merged = world.ganger(&["merge", "s", "--squash", "--json"]);
     merged.expect_code(0);
     assert_eq!(merged.json()["mode"], "squash");
+    // The journal has it.
+    let db = rusqlite::Connection::open(world.repo.join(".ganger/state.db")).unwrap();
+    let (kind, detail): (String, String) = db
+        .query_row(
+            "SELECT kind, detail FROM journal ORDER BY id DESC LIMIT 1",
+            [],
+            |row| Ok((row.get(0)?, row.get(1)?)),
+        )
+        .unwrap();
+    assert_eq!(kind, "merged");
+    let detail: serde_json::Value = serde_json::from_str(&detail).unwrap();
+    assert_eq!(detail["mode"], "squash");
+    assert_eq!(detail["rounds"], json!([1, 2]));
     assert_eq!(world.git(&["rev-parse", "main^"]), before);
     assert_eq!(world.git(&["rev-list", "--count", "--merges", "main"]), "0");
     assert_eq!(

@@ -132,6 +132,21 @@ pub fn merge(
         }
         None => {}
     }
+    if report.outcome == MergeOutcome::Merged
+        && let Some(mut store) = ws.existing_store()?
+        && let Some(task) = store.task(&report.task)?
+    {
+        let detail = serde_json::json!({
+            "mode": report.mode,
+            "base": report.base,
+            "rounds": report.rounds,
+            "task_commit": report.task_commit,
+            "resolution_commit": report.resolution_commit,
+            "commit": report.commit,
+            "fix_round": report.fix_round,
+        });
+        store.record_merge(task.id, &merge_commander(options), detail)?;
+    }
     Ok(report)
 }
 

@@ -65,6 +65,15 @@ pub trait Store: Send {
     /// of the task is running. Returns the numbers of the rounds it marked.
     fn rewind(&mut self, task_id: i64, to: u32, rewind: &Rewind) -> Result<Vec<u32>, StoreError>;
 
+    /// Records in the journal that the task's work was merged into its base (`detail`: the
+    /// mode, the commits, the rounds).
+    fn record_merge(
+        &mut self,
+        task_id: i64,
+        commander: &str,
+        detail: serde_json::Value,
+    ) -> Result<(), StoreError>;
+
     /// Marks a running round cancel-requested; false if it is not running.
     fn request_cancel(&mut self, round_id: i64, commander: &str) -> Result<bool, StoreError>;
 

@@ -469,6 +469,18 @@ impl Store for SqliteStore {
         Ok(marked)
     }
 
+    fn record_merge(
+        &mut self,
+        task_id: i64,
+        commander: &str,
+        detail: serde_json::Value,
+    ) -> Result<(), StoreError> {
+        let tx = self.write()?;
+        journal(&tx, task_id, None, "merged", Some(commander), detail)?;
+        tx.commit()?;
+        Ok(())
+    }
+
     fn request_cancel(&mut self, round_id: i64, commander: &str) -> Result<bool, StoreError> {
         let tx = self.write()?;
         let changed = tx.execute(
