@@ -265,3 +265,21 @@ fn merge_refuses_a_task_whose_last_round_failed_its_checks() {
         "one\ntwo\n"
     );
 }
+
+#[test]
+fn a_base_not_checked_out_is_moved_without_touching_the_checkout() {
+    let world = world();
+    world
+        .ganger(&["start", "o", "--message", "elsewhere"])
+        .expect_code(0);
+    world.git(&["checkout", "-q", "-b", "other"]);
+    let main = world.git(&["rev-parse", "main"]);
+    world.ganger(&["merge", "o"]).expect_code(0);
+    assert_eq!(world.git(&["rev-parse", "main^1"]), main);
+    assert_eq!(world.git(&["branch", "--show-current"]), "other");
+    assert!(
+        !world.repo.join("fake.txt").exists(),
+        "the checkout is on another branch"
+    );
+    assert_eq!(world.git(&["show", "main:fake.txt"]), "elsewhere");
+}
