@@ -283,3 +283,43 @@ fn a_base_not_checked_out_is_moved_without_touching_the_checkout() {
     );
     assert_eq!(world.git(&["show", "main:fake.txt"]), "elsewhere");
 }
+
+#[test]
+fn markers_left_by_the_resolving_round_leave_the_merge_for_later() {
+    let world = world();
+    world
+        .ganger(&["start", "u", "--message", "task line"])
+        .expect_code(0);
+    world.write("fake.txt", "main line\n");
+    world.git(&["add", "fake.txt"]);
+    world.git(&["commit", "-q", "-m", "main adds fake.txt"]);
+    let main = world.git(&["rev-parse", "main"]);
+    // The stand-in only appends a line: the markers stay.
+    let run = world.ganger(&["merge", "u", "--fix", "--json"]);
+    run.expect_code(1);
+    let report = run.json();
+    assert_eq!(report["outcome"], "unresolved", "{report:#}");
+    assert_eq!(report["conflicts"], json!(["fake.txt"]));
+    assert_eq!(report["fix_round"], 2);
+    assert_eq!(world.git(&["rev-parse", "main"]), main);
+    let worktree = world.worktree("u");
+    // Mid-merge: main is being merged into the task's branch.
+    assert_eq!(world.git_in(&worktree, &["rev-parse", "MERGE_HEAD"]), main);
+    let text = std::fs::read_to_string(worktree.join("fake.txt")).unwrap();
+    assert!(text.contains("<<<<<<< "), "{text}");
+
+    // Someone resolves it; a round passes; the next merge takes the resolution.
+    std::fs::write(worktree.join("fake.txt"), "main line\ntask line\n").unwrap();
+    world
+        .ganger(&["fix", "u", "--message", "checked"])
+        .expect_code(0);
+    let merged = world.ganger(&["merge", "u", "--json"]);
+    merged.expect_code(0);
+    let report = merged.json();
+    assert_eq!(report["outcome"], "merged", "{report:#}");
+    assert!(report["resolution_commit"].is_string());
+    assert_eq!(
+        std::fs::read_to_string(world.repo.join("fake.txt")).unwrap(),
+        "main line\ntask line\nchecked\n"
+    );
+}

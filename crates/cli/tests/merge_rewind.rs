@@ -197,6 +197,7 @@ fn a_conflict_stops_cleanly_and_fix_has_the_worker_resolve_it() {
     let report = fixed.json();
     assert_eq!(report["outcome"], "merged", "{report:#}");
     assert_eq!(report["fix_round"], 2);
+    assert_eq!(report["rounds"], json!([1, 2]));
     // The resolution is a merge of main into the task's branch, on that branch.
     let resolution = report["resolution_commit"].as_str().unwrap();
     assert_eq!(world.git(&["rev-parse", "agent/c"]), resolution);

@@ -120,6 +120,7 @@ pub fn merge(
                 return Ok(report);
             }
             let ready = check(ws, options, notices)?;
+            report.rounds = ready.kept.iter().map(|r| r.number).collect();
             if let Some(conflicts) = apply(&ready, options.mode, &mut report)? {
                 report.outcome = MergeOutcome::Unresolved;
                 report.conflicts = conflicts;
