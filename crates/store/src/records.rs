@@ -62,6 +62,9 @@ pub struct Task {
     pub rw: Vec<String>,
     /// When `ganger clean` last cleaned up after the task (Unix ms).
     pub cleaned_at: Option<i64>,
+    /// For a role's task in a pipeline: the pipeline's task (its id) and the role's name.
+    pub parent: Option<i64>,
+    pub role: Option<String>,
 }
 
 /// What the task table shows of a task: read without the columns a table does not need.

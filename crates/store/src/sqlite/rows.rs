@@ -8,7 +8,7 @@ use std::path::PathBuf;
 
 pub(crate) const TASK_COLUMNS: &str = "id, slug, agent, model, base, base_commit, branch, worktree, \
     worktree_made, session, owner, generation, keys, timeout_ms, stall_ms, created_at, rounds, \
-    last_status, cost_usd, permission, sandbox, network, rw, cleaned_at";
+    last_status, cost_usd, permission, sandbox, network, rw, cleaned_at, parent, role";
 
 pub(crate) const ROUND_COLUMNS: &str = "id, task_id, number, kind, status, reason, model, \
     session_before, session, commander, token, lock_path, host_pid, host_start, agent_pid, \
@@ -66,6 +66,8 @@ pub(crate) fn task(row: &Row<'_>) -> rusqlite::Result<Task> {
         network: row.get(21)?,
         rw: json(&row.get::<_, String>(22)?, "rw")?,
         cleaned_at: row.get(23)?,
+        parent: row.get(24)?,
+        role: row.get(25)?,
     })
 }
 
