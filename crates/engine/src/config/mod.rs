@@ -3,6 +3,7 @@
 //! so that a misspelt setting is never silently ignored.
 
 mod duration;
+pub mod roles;
 mod template;
 
 pub use duration::{format_duration, parse_duration};
@@ -30,6 +31,9 @@ pub struct Config {
     /// Prices by model name, in US dollars per million tokens, for agents that report no
     /// cost of their own (Codex, Gemini CLI, Qwen Code).
     pub prices: BTreeMap<String, Price>,
+    /// The pipeline's roles by name (`[roles.planner]`, ...) and its settings.
+    pub roles: BTreeMap<String, roles::RoleConfig>,
+    pub pipeline: roles::PipelineConfig,
 }
 
 /// What a model costs, in US dollars per million tokens.
@@ -298,6 +302,10 @@ impl Config {
                 path: path.into(),
                 reason: format!("defaults.permission: {reason}"),
             })?;
+        roles::check(&config.roles, &config.pipeline).map_err(|reason| ConfigError {
+            path: path.into(),
+            reason,
+        })?;
         Ok(config)
     }
 

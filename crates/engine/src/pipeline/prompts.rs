@@ -1,0 +1,120 @@
+//! What each role is sent. A hand-off from one role to the next carries the previous role's
+//! last answer, trimmed; a reviewer gets the cumulative diff in its prompt.
+
+use super::plan_steps::Step;
+use super::text::{HANDOFF_LIMIT, trim_middle};
+use ganger_store::Round;
+
+/// The planner's first round.
+pub fn planner(brief: &str) -> String {
+    format!(
+        "## The task\n\n{brief}\n\nWrite the plan now: numbered steps (`1.`, `2.`, ...), as your instructions say."
+    )
+}
+
+/// The planner's round after a rejection.
+pub fn replan(version: u32, notes: &str, critique: &str) -> String {
+    format!(
+        "Version {version} of your plan was rejected. The notes of the person who decides:\n\n{notes}\n\n\
+         ## The critic's findings on version {version}\n\n{}\n\n\
+         Write version {} of the whole plan now, in the same form (numbered steps).",
+        trim_middle(critique, HANDOFF_LIMIT),
+        version + 1
+    )
+}
+
+/// The critic's round on a version of the plan.
+pub fn critic(brief: &str, version: u32, plan: &str) -> String {
+    format!(
+        "## The task\n\n{brief}\n\n## The plan, version {version} (hand-off from the planner)\n\n{plan}\n\n\
+         Review this version of the plan now."
+    )
+}
+
+/// The executor's round on a step; the first one carries the task, the plan and the
+/// critic's last findings.
+pub fn step(first: Option<(&str, &str, &str)>, step: &Step, total: u32) -> String {
+    let mut out = String::new();
+    if let Some((brief, plan, critique)) = first {
+        out.push_str(&format!(
+            "## The task\n\n{brief}\n\n## The approved plan\n\n{plan}\n\n\
+             ## Hand-off from the critic (its last answer)\n\n{}\n\n",
+            trim_middle(critique, HANDOFF_LIMIT)
+        ));
+    }
+    out.push_str(&format!(
+        "Do step {} of {total} now, and only it:\n\n{}. {}\n",
+        step.number, step.number, step.text
+    ));
+    out
+}
+
+/// The executor's fix round after a round that failed, or whose checks failed.
+pub fn fix_failed_round(round: &Round, step: Option<u32>) -> String {
+    let within = step.map_or_else(String::new, |n| format!(" (still step {n})"));
+    let mut out = String::new();
+    if round.status != ganger_events::RoundStatus::Done {
+        out.push_str(&format!(
+            "Your last round ended {}{}. Finish the work{within}.\n",
+            round.status.as_str(),
+            round
+                .reason
+                .as_deref()
+                .map_or_else(String::new, |r| format!(": {r}"))
+        ));
+        return out;
+    }
+    out.push_str(&format!(
+        "Your last round did not pass its checks. Fix what they show{within}.\n"
+    ));
+    for check in round.failed_checks() {
+        let Some(result) = &check.result else {
+            continue;
+        };
+        let how = if result.timed_out {
+            "timed out".to_owned()
+        } else {
+            result
+                .exit_code
+                .map_or_else(|| "was killed".to_owned(), |c| format!("exited {c}"))
+        };
+        out.push_str(&format!(
+            "\n### {} (`{}`) {how}\n\n```\n{}\n```\n",
+            check.name,
+            check.command,
+            result.tail.trim_end()
+        ));
+    }
+    out
+}
+
+/// A reviewer's round: the task, the plan, the executor's hand-off, the diff.
+pub fn review(
+    brief: &str,
+    plan: &str,
+    executor_answer: &str,
+    base: &str,
+    diff: &str,
+    round: u32,
+) -> String {
+    format!(
+        "## The task\n\n{brief}\n\n## The plan\n\n{plan}\n\n\
+         ## Hand-off from the executor (its last answer)\n\n{}\n\n\
+         ## The change: the cumulative diff against {base}\n\n```diff\n{diff}```\n\n\
+         This is review round {round}. Answer in the form of your instructions: the first line \
+         `VERDICT: pass` or `VERDICT: fail`, then one finding per line as `path:line: text`.",
+        trim_middle(executor_answer, HANDOFF_LIMIT)
+    )
+}
+
+/// The executor's round on what the reviewers found.
+pub fn fix_findings(round: u32, failing: &[(String, Vec<String>)]) -> String {
+    let mut out = format!("The reviewers found problems in review round {round}. Fix them:\n");
+    for (reviewer, findings) in failing {
+        out.push_str(&format!("\n### {reviewer}\n\n"));
+        for finding in findings {
+            out.push_str(&format!("- {finding}\n"));
+        }
+    }
+    out
+}

@@ -1,0 +1,134 @@
+//! The pipeline's stage and the plan's files: what `plan`, `approve` and `reject` read and
+//! advance, kept in the store (`pipelines`) and under `.ganger/plans/`.
+
+use crate::error::{EngineError, Result};
+use crate::workspace::Workspace;
+use ganger_store::PipelineRecord;
+use std::path::PathBuf;
+
+/// Where a pipeline is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Stage {
+    /// The planner is writing a version of the plan.
+    Planning,
+    /// The critic is reviewing it.
+    Critiquing,
+    /// Waiting for `ganger approve` or `ganger reject`.
+    AwaitingApproval,
+    /// The executor is working through the steps.
+    Executing,
+    /// The reviewers are reading the work, or the executor is fixing what they found.
+    Reviewing,
+    /// Every step is done and every reviewer passed.
+    Done,
+    /// Stopped: a round failed beyond its bounds; the reason says which.
+    Failed,
+}
+
+impl Stage {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Stage::Planning => "planning",
+            Stage::Critiquing => "critiquing",
+            Stage::AwaitingApproval => "awaiting-approval",
+            Stage::Executing => "executing",
+            Stage::Reviewing => "reviewing",
+            Stage::Done => "done",
+            Stage::Failed => "failed",
+        }
+    }
+
+    pub fn parse(text: &str) -> Result<Stage> {
+        Ok(match text {
+            "planning" => Stage::Planning,
+            "critiquing" => Stage::Critiquing,
+            "awaiting-approval" => Stage::AwaitingApproval,
+            "executing" => Stage::Executing,
+            "reviewing" => Stage::Reviewing,
+            "done" => Stage::Done,
+            "failed" => Stage::Failed,
+            other => {
+                return Err(EngineError::invalid(format!(
+                    "the store holds an unknown pipeline stage {other:?}"
+                )));
+            }
+        })
+    }
+}
+
+/// Sets the record's stage (and reason: only a failed stage has one).
+pub fn set_stage(record: &mut PipelineRecord, stage: Stage, reason: Option<String>) {
+    record.stage = stage.as_str().to_owned();
+    record.reason = reason;
+}
+
+/// The record's stage.
+pub fn stage(record: &PipelineRecord) -> Result<Stage> {
+    Stage::parse(&record.stage)
+}
+
+/// The plan's files: the current one and every version.
+pub struct PlanFiles {
+    dir: PathBuf,
+    slug: String,
+}
+
+impl PlanFiles {
+    pub fn of(ws: &Workspace, slug: &str) -> PlanFiles {
+        PlanFiles {
+            dir: ws.state.root().join("plans"),
+            slug: slug.to_owned(),
+        }
+    }
+
+    /// `.ganger/plans/SLUG.md`: the current version, critique included.
+    pub fn current(&self) -> PathBuf {
+        self.dir.join(format!("{}.md", self.slug))
+    }
+
+    /// `.ganger/plans/SLUG.vN.md`: version N, kept.
+    pub fn version(&self, number: u32) -> PathBuf {
+        self.dir.join(format!("{}.v{number}.md", self.slug))
+    }
+
+    /// Writes version `number` (and makes it the current one).
+    pub fn write(&self, number: u32, text: &str) -> Result<()> {
+        std::fs::create_dir_all(&self.dir).map_err(|e| EngineError::io("create", &self.dir, e))?;
+        for path in [self.version(number), self.current()] {
+            std::fs::write(&path, text).map_err(|e| EngineError::io("write", &path, e))?;
+        }
+        Ok(())
+    }
+
+    /// Appends to version `number` and to the current file.
+    pub fn append(&self, number: u32, text: &str) -> Result<()> {
+        use std::io::Write;
+        for path in [self.version(number), self.current()] {
+            std::fs::OpenOptions::new()
+                .append(true)
+                .open(&path)
+                .and_then(|mut f| f.write_all(text.as_bytes()))
+                .map_err(|e| EngineError::io("append to", &path, e))?;
+        }
+        Ok(())
+    }
+
+    /// The current version's text.
+    pub fn read(&self) -> Result<String> {
+        let path = self.current();
+        std::fs::read_to_string(&path).map_err(|e| EngineError::io("read", &path, e))
+    }
+
+    /// The planner's text of version `number`, without the critique ganger appended.
+    pub fn plan_only(&self, number: u32) -> Result<String> {
+        let path = self.version(number);
+        let text = std::fs::read_to_string(&path).map_err(|e| EngineError::io("read", &path, e))?;
+        Ok(match text.find(CRITIQUE_MARK) {
+            Some(at) => text[..at].trim_end().to_owned() + "\n",
+            None => text,
+        })
+    }
+}
+
+/// The heading ganger puts before the critic's findings in a plan file.
+pub const CRITIQUE_MARK: &str = "\n\n---\n\n## Critique";
