@@ -10,7 +10,7 @@ use super::prompts;
 use super::report::{PipelineReport, pipeline_report};
 use super::role_round::{self, RoleRound};
 use super::roles::{EXECUTOR, Role, resolve, role_slug};
-use super::state::{CRITIQUE_MARK, PlanFiles, Stage, set_stage, stage};
+use super::state::{PlanFiles, Stage, set_stage, stage};
 use super::text::{DIFF_LIMIT, trim_bytes};
 use super::verdict::{Review, parse_review};
 use crate::error::{EngineError, Result};
@@ -47,11 +47,7 @@ pub fn approve(ws: &Workspace, slug: &str, notices: &mut dyn Notices) -> Result<
             record.plan_version
         )));
     }
-    let critique = files
-        .read()?
-        .split_once(CRITIQUE_MARK)
-        .map(|(_, c)| c.to_owned())
-        .unwrap_or_default();
+    let critique = files.critique();
     let context = Context {
         ws,
         task: &task,
@@ -110,7 +106,7 @@ impl Context<'_> {
                 .open_store()?
                 .task(&role_slug(&self.task.slug, EXECUTOR))?
                 .is_some_and(|t| t.session.is_some());
-            let first = (!has_session).then_some((self.ws_brief(record), self.plan, self.critique));
+            let first = (!has_session).then_some((record.brief.as_str(), self.plan, self.critique));
             let body = prompts::step(first, step, record.steps_total);
             let ended = role_round::run(self.ws, self.task, &self.executor, &body, notices)?;
             match self.until_passed(ended, Some(step.number), notices)? {
@@ -121,10 +117,6 @@ impl Context<'_> {
             self.save(record)?;
         }
         self.review_loop(record, last_answer, notices)
-    }
-
-    fn ws_brief<'r>(&self, record: &'r PipelineRecord) -> &'r str {
-        &record.brief
     }
 
     /// Fix rounds while the executor's round failed or its checks failed, bounded.

@@ -9,7 +9,7 @@ use super::prompts;
 use super::report::{PipelineReport, pipeline_report};
 use super::role_round;
 use super::roles::{CRITIC, PLANNER, resolve, role_slug};
-use super::state::{CRITIQUE_MARK, PlanFiles, Stage, set_stage, stage};
+use super::state::{CRITIQUE_MARK, HEADER_START, PlanFiles, Stage, set_stage, stage};
 use crate::brief::{Brief, read_brief};
 use crate::commander::commander;
 use crate::error::{EngineError, Result};
@@ -122,15 +122,7 @@ pub fn reject(
             record.stage
         )));
     }
-    let files = PlanFiles::of(ws, slug);
-    let critique = files
-        .read()
-        .ok()
-        .and_then(|text| {
-            text.find(CRITIQUE_MARK)
-                .map(|at| text[at + CRITIQUE_MARK.len()..].to_owned())
-        })
-        .unwrap_or_else(|| "(none)".to_owned());
+    let critique = PlanFiles::of(ws, slug).critique();
     let planner_has_session = store
         .task(&role_slug(slug, PLANNER))?
         .is_some_and(|t| t.session.is_some());
@@ -268,7 +260,7 @@ fn new_version(
     files.write(
         version,
         &format!(
-            "<!-- ganger: the plan of {}, version {version}, the answer of {} round {} -->\n\n{}\n",
+            "{HEADER_START} the plan of {}, version {version}, the answer of {} round {} -->\n\n{}\n",
             task.slug,
             planned.task.slug,
             planned.round.number,

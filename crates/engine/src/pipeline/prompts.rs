@@ -14,6 +14,11 @@ pub fn planner(brief: &str) -> String {
 
 /// The planner's round after a rejection.
 pub fn replan(version: u32, notes: &str, critique: &str) -> String {
+    let critique = if critique.is_empty() {
+        "(none)"
+    } else {
+        critique
+    };
     format!(
         "Version {version} of your plan was rejected. The notes of the person who decides:\n\n{notes}\n\n\
          ## The critic's findings on version {version}\n\n{}\n\n\

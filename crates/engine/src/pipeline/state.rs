@@ -119,16 +119,76 @@ impl PlanFiles {
         std::fs::read_to_string(&path).map_err(|e| EngineError::io("read", &path, e))
     }
 
-    /// The planner's text of version `number`, without the critique ganger appended.
+    /// The planner's text of version `number`, without ganger's header line and the
+    /// critique ganger appended.
     pub fn plan_only(&self, number: u32) -> Result<String> {
         let path = self.version(number);
         let text = std::fs::read_to_string(&path).map_err(|e| EngineError::io("read", &path, e))?;
-        Ok(match text.find(CRITIQUE_MARK) {
-            Some(at) => text[..at].trim_end().to_owned() + "\n",
+        let text = match text.find(CRITIQUE_MARK) {
+            Some(at) => &text[..at],
+            None => &text,
+        };
+        let text = match text.strip_prefix(HEADER_START) {
+            Some(rest) => rest.split_once('\n').map_or("", |(_, body)| body),
             None => text,
-        })
+        };
+        Ok(text.trim().to_owned() + "\n")
+    }
+
+    /// The critic's findings on the current version, as appended; empty when there are none.
+    pub fn critique(&self) -> String {
+        let Ok(text) = self.read() else {
+            return String::new();
+        };
+        let Some((_, after)) = text.split_once(CRITIQUE_MARK) else {
+            return String::new();
+        };
+        // The rest of the heading line names the critic's round.
+        after
+            .split_once('\n')
+            .map_or("", |(_, body)| body)
+            .trim()
+            .to_owned()
     }
 }
 
+/// How the first line of a plan file, ganger's note of where it came from, starts.
+pub const HEADER_START: &str = "<!-- ganger:";
+
 /// The heading ganger puts before the critic's findings in a plan file.
 pub const CRITIQUE_MARK: &str = "\n\n---\n\n## Critique";
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_plan_file_keeps_versions_and_gives_back_the_plan_and_the_critique() {
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let files = PlanFiles {
+            dir: dir.path().join("plans"),
+            slug: "t".into(),
+        };
+        let ok = |r: Result<()>| r.unwrap_or_else(|e| panic!("{}", e.message));
+        ok(files.write(1, &format!("{HEADER_START} v1 -->\n\n1. One\n")));
+        ok(files.append(
+            1,
+            &format!("{CRITIQUE_MARK} (the critic, t.critic round 1)\n\nToo vague.\n"),
+        ));
+        ok(files.write(2, &format!("{HEADER_START} v2 -->\n\n1. One, exactly\n")));
+        assert_eq!(files.plan_only(1).ok().as_deref(), Some("1. One\n"));
+        assert_eq!(
+            files.plan_only(2).ok().as_deref(),
+            Some("1. One, exactly\n")
+        );
+        // The current file is version 2, which has no critique yet.
+        assert_eq!(files.critique(), "");
+        ok(files.append(
+            2,
+            &format!("{CRITIQUE_MARK} (the critic, t.critic round 2)\n\nSound.\n"),
+        ));
+        assert_eq!(files.critique(), "Sound.");
+        let v1 = std::fs::read_to_string(files.version(1)).unwrap_or_default();
+        assert!(v1.ends_with("Too vague.\n"), "{v1}");
+    }
+}
