@@ -100,3 +100,51 @@ pub fn valid_role_name(name: &str) -> bool {
             .iter()
             .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || *b == b'-')
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::Config;
+
+    fn checked(text: &str) -> Result<Config, String> {
+        let config = Config::from_text(text)?;
+        check(&config.roles, &config.pipeline)?;
+        Ok(config)
+    }
+
+    #[test]
+    fn roles_and_the_pipeline_are_read_with_defaults() {
+        let config = checked(
+            "[pipeline]\nreviewers = [\"security\", \"i18n\"]\nbackoff = \"2s\"\n\
+             [roles.planner]\nmodel = \"p/strong\"\nprompt = \"roles/planner.md\"\n\
+             [roles.i18n]\npermission = \"read-only\"\neffort = \"high\"\n",
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(config.pipeline.reviewers, ["security", "i18n"]);
+        assert_eq!(config.pipeline.backoff.0, Duration::from_secs(2));
+        assert_eq!(config.pipeline.review_rounds, 3);
+        assert_eq!(config.roles["planner"].model.as_deref(), Some("p/strong"));
+        assert_eq!(config.roles["i18n"].effort.as_deref(), Some("high"));
+        let defaults = checked("").unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(defaults.pipeline.reviewers, ["code", "tests"]);
+        assert!(defaults.roles.is_empty());
+    }
+
+    #[test]
+    fn bad_roles_are_errors_that_name_them() {
+        for (text, needle) in [
+            (
+                "[roles.planner]\npermission = \"all\"\n",
+                "roles.planner.permission",
+            ),
+            ("[roles.planner]\nmodle = \"x\"\n", "modle"),
+            ("[roles.Big]\n", "roles.Big"),
+            ("[pipeline]\nreviewers = [\"nobody\"]\n", "nobody"),
+            ("[pipeline]\nreviewers = [\"executor\"]\n", "executor"),
+            ("[pipeline]\nreview_rounds = 0\n", "review_rounds"),
+        ] {
+            let error = checked(text).map(|_| ()).unwrap_err();
+            assert!(error.contains(needle), "{text}: {error}");
+        }
+    }
+}
