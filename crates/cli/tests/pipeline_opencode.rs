@@ -51,7 +51,7 @@ fn config(base_url: &str, reviewers: &[&str], review_rounds: u32) -> String {
         ));
         roles.push_str(&format!("\n[roles.{role}]\nmodel = {}\n", quoted(model)));
         if *role == "planner" {
-            roles.push_str("prompt = \"roles/planner.md\"\n");
+            roles.push_str("prompt = \"roles/planner.md\"\neffort = \"high\"\n");
         }
     }
     let reviewers: Vec<String> = reviewers.iter().map(|r| quoted(r)).collect();
@@ -296,6 +296,15 @@ fn a_full_pipeline_plans_is_rejected_once_executes_and_passes_review() {
         }
     }
 
+    // The planner's effort reached its model, and only its model.
+    for (role, request) in &by_role {
+        let effort = request.body.as_ref().unwrap().get("reasoning_effort");
+        if role == "planner" {
+            assert_eq!(effort, Some(&json!("high")), "the planner's request");
+        } else {
+            assert_eq!(effort, None, "a request of the {role}");
+        }
+    }
     // Read-only roles were offered no tool that writes or runs commands.
     for (role, request) in &by_role {
         let tools = &request.conversation.as_ref().unwrap().tools;

@@ -256,7 +256,7 @@ fn read_table(path: &Path) -> Result<Option<toml::Table>, ConfigError> {
         })
 }
 
-fn merge(base: &mut toml::Table, overlay: toml::Table) {
+pub(crate) fn merge(base: &mut toml::Table, overlay: toml::Table) {
     for (key, value) in overlay {
         match (base.get_mut(&key), value) {
             (Some(toml::Value::Table(inner)), toml::Value::Table(over)) => merge(inner, over),

@@ -5,6 +5,7 @@
 //! rounds are a task of their own (`SLUG.ROLE`, its own session) in the pipeline's worktree,
 //! so every round is an ordinary round: reports, logs, cancel and the reaper work unchanged.
 
+mod effort;
 mod execute;
 mod plan;
 pub mod plan_steps;

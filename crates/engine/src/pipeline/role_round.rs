@@ -145,6 +145,8 @@ fn run_once(
         ),
     });
     drop(store);
+    let with_effort = super::effort::workspace_for(ws, role)?;
+    let ws = with_effort.as_ref().unwrap_or(ws);
     let launched = match existing {
         None => start_role(ws, parent, role, &slug, prompt, notices)?,
         Some(task) => fix(

@@ -65,6 +65,7 @@ pub fn preflight(
     let mut checked: Vec<(String, Option<String>)> = Vec::new();
     for name in names {
         let role = resolve_for(ws, agent, model, &name)?;
+        super::effort::check(&role)?;
         let adapter = crate::start::known_adapter(ws, &role.agent)?;
         let program = crate::agent_env::resolve_program(adapter, &ws.config)?;
         let key = (role.agent.clone(), role.model.clone());
