@@ -406,3 +406,73 @@ fn a_reviewer_answer_that_does_not_parse_counts_as_a_fail() {
         "{report:#}"
     );
 }
+
+#[test]
+fn an_approve_killed_mid_step_goes_on_when_approved_again() {
+    let script = Script::new()
+        .turn(Turn::text("1. Create one.txt\n").when("PLANNER-FROM-REPO"))
+        .turn(Turn::text("Sound.").when("Review this version of the plan"))
+        // The executor's first attempt hangs until its command is killed.
+        .turn(
+            Turn::fault(ganger_fake_llm::Fault::Hang)
+                .times(1)
+                .when("Do step 1 of 1"),
+        )
+        .turn(
+            Turn::tool("write", json!({"filePath": "one.txt", "content": "one\n"}))
+                .when("Do step 1 of 1"),
+        )
+        .text("Done.")
+        .turn(Turn::text("VERDICT: pass").when("Your role: code"));
+    let (world, llm) = world(script, &["code"], 1);
+    world
+        .ganger(&["plan", "killed", "--message", "Add one.txt."])
+        .expect_code(0);
+    #[expect(
+        clippy::disallowed_methods,
+        reason = "the approve must be running to be killed mid-step"
+    )]
+    let mut approve = world.command(&["approve", "killed"]).spawn().unwrap();
+    let hanging = ganger_test_support::wait_until(std::time::Duration::from_secs(120), || {
+        llm.requests().iter().any(|r| {
+            r.tools_offered
+                && r.conversation
+                    .as_ref()
+                    .and_then(|c| c.new_prompt())
+                    .is_some_and(|p| p.contains("Do step 1 of 1"))
+        })
+    });
+    assert!(hanging, "the executor's first request never came");
+    approve.kill().unwrap();
+    approve.wait().unwrap();
+
+    // The pipeline is not left "executing" for ever: approve settles the killed round and
+    // does the step again.
+    let again = world.ganger(&["approve", "killed", "--json"]);
+    let report = again.json();
+    assert_eq!(report["stage"], "done", "{report:#}\n{}", again.stderr);
+    again.expect_code(0);
+    assert_eq!(report["plan"]["steps_done"], 1);
+    let executor = world
+        .ganger(&["status", "killed.executor", "--json"])
+        .json();
+    assert_eq!(executor["round"], 2, "{executor:#}");
+    let status = world.ganger(&["status", "--json"]).json();
+    let rounds: Vec<(&str, &str)> = status["tasks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|t| t["slug"] == "killed.executor")
+        .map(|t| {
+            (
+                t["slug"].as_str().unwrap(),
+                t["last_status"].as_str().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(rounds, [("killed.executor", "done")]);
+    assert_eq!(
+        std::fs::read_to_string(world.worktree("killed").join("one.txt")).unwrap(),
+        "one\n"
+    );
+}

@@ -10,7 +10,7 @@ use super::prompts;
 use super::report::{PipelineReport, pipeline_report};
 use super::role_round::{self, RoleRound};
 use super::roles::{EXECUTOR, Role, resolve, role_slug};
-use super::state::{PlanFiles, Stage, set_stage, stage};
+use super::state::{PlanFiles, Stage, set_stage, settled_stage};
 use super::text::{DIFF_LIMIT, trim_bytes};
 use super::verdict::{Review, parse_review};
 use crate::error::{EngineError, Result};
@@ -22,10 +22,10 @@ use ganger_store::{PipelineRecord, PipelineStore, ReviewerVerdict, Store, Task};
 
 /// Approves the plan and runs the pipeline to its end.
 pub fn approve(ws: &Workspace, slug: &str, notices: &mut dyn Notices) -> Result<PipelineReport> {
-    let store = ws.open_store()?;
+    let mut store = ws.open_store()?;
     let task = find_task(&store, slug)?;
     let mut record = store.pipeline(task.id)?.ok_or_else(|| no_pipeline(slug))?;
-    let at = stage(&record)?;
+    let at = settled_stage(ws, &mut store, &record, notices)?;
     let resumable = at == Stage::Failed && store.task(&role_slug(slug, EXECUTOR))?.is_some();
     if at != Stage::AwaitingApproval && !resumable {
         return Err(EngineError::invalid(format!(

@@ -9,7 +9,7 @@ use super::prompts;
 use super::report::{PipelineReport, pipeline_report};
 use super::role_round;
 use super::roles::{CRITIC, PLANNER, resolve, role_slug};
-use super::state::{CRITIQUE_MARK, HEADER_START, PlanFiles, Stage, set_stage, stage};
+use super::state::{CRITIQUE_MARK, HEADER_START, PlanFiles, Stage, set_stage, settled_stage};
 use crate::brief::{Brief, read_brief};
 use crate::commander::commander;
 use crate::error::{EngineError, Result};
@@ -108,10 +108,10 @@ pub fn reject(
     notices: &mut dyn Notices,
 ) -> Result<PipelineReport> {
     let notes = read_brief(notes)?;
-    let store = ws.open_store()?;
+    let mut store = ws.open_store()?;
     let task = find_task(&store, slug)?;
     let mut record = store.pipeline(task.id)?.ok_or_else(|| no_pipeline(slug))?;
-    let at = stage(&record)?;
+    let at = settled_stage(ws, &mut store, &record, notices)?;
     let planning_failed = at == Stage::Failed
         && store
             .task(&role_slug(slug, super::roles::EXECUTOR))?

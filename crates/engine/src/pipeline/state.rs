@@ -67,6 +67,29 @@ pub fn stage(record: &PipelineRecord) -> Result<Stage> {
     Stage::parse(&record.stage)
 }
 
+/// The stage a command may act on: a stage at work (planning, executing...) whose rounds
+/// have all ended, because the command running it was stopped (its rounds are settled here
+/// first), counts as failed.
+pub fn settled_stage(
+    ws: &Workspace,
+    store: &mut ganger_store::SqliteStore,
+    record: &PipelineRecord,
+    notices: &mut dyn crate::notice::Notices,
+) -> Result<Stage> {
+    use ganger_store::PipelineStore;
+    let at = stage(record)?;
+    if matches!(at, Stage::AwaitingApproval | Stage::Done | Stage::Failed) {
+        return Ok(at);
+    }
+    let mut running = false;
+    for role in store.role_tasks(record.task_id)? {
+        crate::reaper::settle_task(ws, store, &role, notices)?;
+        let now = ganger_store::Store::task(store, &role.slug)?;
+        running |= now.is_some_and(|t| t.last_status == Some(ganger_events::RoundStatus::Running));
+    }
+    Ok(if running { at } else { Stage::Failed })
+}
+
 /// The plan's files: the current one and every version.
 pub struct PlanFiles {
     dir: PathBuf,
