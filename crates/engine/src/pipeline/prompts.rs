@@ -123,3 +123,69 @@ pub fn fix_findings(round: u32, failing: &[(String, Vec<String>)]) -> String {
     }
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn round(status: &str, reason: Option<&str>, checks: serde_json::Value) -> Round {
+        serde_json::from_value(serde_json::json!({
+            "id": 1, "task_id": 1, "number": 3, "kind": "fix", "status": status,
+            "reason": reason, "model": null, "session_before": null, "session": null,
+            "commander": "t", "token": "t", "lock_path": "/x", "host": null, "agent": null,
+            "cgroup": null, "cancel_requested": false, "started_at": 0, "progress_at": null,
+            "ended_at": null, "exit_code": null, "exit_signal": null, "summary": {},
+            "snapshot_before": null, "snapshot_after": null, "changed": [],
+            "worktree_changes": [], "checks": checks
+        }))
+        .unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    #[test]
+    fn a_fix_round_carries_each_failing_check_with_its_command_and_output() {
+        let checks = serde_json::json!([
+            { "name": "tests", "command": "cargo test", "timeout_ms": 1000,
+              "result": { "passed": false, "exit_code": 101, "signal": null, "timed_out": false,
+                          "duration_ms": 5, "tail": "assertion failed: left == right\n",
+                          "log": "/x/tests.log" } },
+            { "name": "lint", "command": "cargo clippy", "timeout_ms": 1000,
+              "result": { "passed": true, "exit_code": 0, "signal": null, "timed_out": false,
+                          "duration_ms": 5, "tail": "", "log": "/x/lint.log" } }
+        ]);
+        let text = fix_failed_round(&round("done", None, checks), Some(2));
+        assert!(text.contains("(still step 2)"), "{text}");
+        assert!(
+            text.contains("### tests (`cargo test`) exited 101"),
+            "{text}"
+        );
+        assert!(text.contains("assertion failed: left == right"), "{text}");
+        assert!(!text.contains("cargo clippy"), "{text}");
+    }
+
+    #[test]
+    fn a_fix_round_after_a_failed_round_says_why() {
+        let text = fix_failed_round(
+            &round("failed", Some("the agent exited 1"), serde_json::json!([])),
+            None,
+        );
+        assert_eq!(
+            text,
+            "Your last round ended failed: the agent exited 1. Finish the work.\n"
+        );
+    }
+
+    #[test]
+    fn findings_go_to_the_executor_by_reviewer() {
+        let text = fix_findings(
+            1,
+            &[(
+                "code".to_owned(),
+                vec!["src/a.rs:3: the error is dropped".to_owned()],
+            )],
+        );
+        assert!(
+            text.contains("### code\n\n- src/a.rs:3: the error is dropped\n"),
+            "{text}"
+        );
+    }
+}
