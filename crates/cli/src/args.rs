@@ -183,12 +183,25 @@ pub struct StartArgs {
     /// The commander who owns the task (default: GANGER_COMMANDER, else the user name).
     #[arg(long = "as", value_name = "NAME")]
     pub as_name: Option<String>,
+    #[command(flatten)]
+    pub checks: CheckArgs,
     /// Run the round in the background and return once it is recorded as running.
     #[arg(long)]
     pub detach: bool,
     /// Print JSON.
     #[arg(long)]
     pub json: bool,
+}
+
+/// Checks of a round besides `ganger.toml`'s, and the fix loop.
+#[derive(Debug, Args)]
+pub struct CheckArgs {
+    /// A one-off check: a shell command run in the worktree after the round (repeatable).
+    #[arg(long = "check", value_name = "CMD")]
+    pub checks: Vec<String>,
+    /// While checks fail, send their output back as fix rounds, at most N of them.
+    #[arg(long, value_name = "N")]
+    pub until_green: Option<u32>,
 }
 
 #[derive(Debug, Args)]
@@ -206,6 +219,8 @@ pub struct FixArgs {
     /// The commander sending the round.
     #[arg(long = "as", value_name = "NAME")]
     pub as_name: Option<String>,
+    #[command(flatten)]
+    pub checks: CheckArgs,
     /// Run the round in the background and return once it is recorded as running.
     #[arg(long)]
     pub detach: bool,
@@ -378,6 +393,8 @@ pub struct DemoArgs {
 pub struct HostArgs {
     pub slug: String,
     pub round: u32,
+    #[arg(long, value_name = "N")]
+    pub until_green: Option<u32>,
 }
 
 fn duration(text: &str) -> Result<std::time::Duration, String> {

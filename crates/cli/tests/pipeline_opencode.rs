@@ -85,11 +85,24 @@ models = {{ {models} }}
 }
 
 fn world(script: Script, reviewers: &[&str], review_rounds: u32) -> (World, FakeLlm) {
+    world_with(script, reviewers, review_rounds, "")
+}
+
+/// A world whose `ganger.toml` has `extra` appended.
+fn world_with(
+    script: Script,
+    reviewers: &[&str],
+    review_rounds: u32,
+    extra: &str,
+) -> (World, FakeLlm) {
     let llm = FakeLlm::start(script).unwrap();
     let world = World::new(env!("CARGO_BIN_EXE_ganger").as_ref());
     world.write(
         "ganger.toml",
-        &config(&llm.base_url(), reviewers, review_rounds),
+        &format!(
+            "{}\n{extra}\n",
+            config(&llm.base_url(), reviewers, review_rounds)
+        ),
     );
     world.write("roles/planner.md", PLANNER_PROMPT);
     (world, llm)
@@ -474,5 +487,58 @@ fn an_approve_killed_mid_step_goes_on_when_approved_again() {
     assert_eq!(
         std::fs::read_to_string(world.worktree("killed").join("one.txt")).unwrap(),
         "one\n"
+    );
+}
+
+#[test]
+fn a_step_that_fails_its_checks_gets_a_fix_round_with_their_output() {
+    let script = Script::new()
+        .turn(Turn::text("1. Create one.txt holding one\n").when("PLANNER-FROM-REPO"))
+        .turn(Turn::text("Sound.").when("Review this version of the plan"))
+        .turn(
+            Turn::tool("write", json!({"filePath": "one.txt", "content": "uno\n"}))
+                .when("Do step 1 of 1"),
+        )
+        .text("Done.")
+        // Fires only if the failing check's output reached the executor.
+        .turn(
+            Turn::tool("write", json!({"filePath": "one.txt", "content": "one\n"}))
+                .when("CHECK-SAYS one.txt holds uno"),
+        )
+        .text("Fixed.")
+        .turn(Turn::text("VERDICT: pass").when("Your role: code"));
+    let checks = r#"
+[[checks]]
+name = "holds-one"
+command = "echo CHECK-SAYS one.txt holds $(cat one.txt); grep -qx one one.txt"
+"#;
+    let (world, _llm) = world_with(script, &["code"], 1, checks);
+    world
+        .ganger(&["plan", "checked", "--message", "Add one.txt."])
+        .expect_code(0);
+    let approved = world.ganger(&["approve", "checked", "--json"]);
+    let report = approved.json();
+    assert_eq!(report["stage"], "done", "{report:#}\n{}", approved.stderr);
+    approved.expect_code(0);
+    let first = world
+        .ganger(&["status", "checked.executor", "--json"])
+        .json();
+    assert_eq!(first["round"], 2, "{first:#}");
+    assert_eq!(
+        std::fs::read_to_string(world.worktree("checked").join("one.txt")).unwrap(),
+        "one\n"
+    );
+    // The read-only roles ran no check; the executor's rounds did.
+    let planner = world
+        .ganger(&["status", "checked.planner", "--json"])
+        .json();
+    assert_eq!(
+        planner["checks"].as_array().map_or(0, Vec::len),
+        0,
+        "{planner:#}"
+    );
+    assert!(
+        first["checks"].to_string().contains("holds-one"),
+        "{first:#}"
     );
 }

@@ -23,6 +23,10 @@ pub struct FixOptions {
     pub keys: Vec<String>,
     pub commander: Option<String>,
     pub detach: bool,
+    /// One-off checks (`--check CMD`), run after the configured ones.
+    pub checks: Vec<String>,
+    /// `--until-green N`: fix rounds sent while checks fail.
+    pub until_green: Option<u32>,
 }
 
 /// The task named `slug`, or a clear error.
@@ -46,6 +50,12 @@ pub fn fix(ws: &Workspace, options: FixOptions, notices: &mut dyn Notices) -> Re
         EngineError::invalid("give the task text with --brief FILE or --message TEXT")
     })?;
     let prompt = read_brief(brief)?;
+    let permission = task
+        .permission
+        .parse::<ganger_agents::Permission>()
+        .map_err(EngineError::invalid)?;
+    let checks = crate::checks::planned(&ws.config, &options.checks, permission)?;
+    crate::until_green::check_limit(options.until_green)?;
     let keys = parse_key_args(&options.keys)?;
     if !task.worktree.is_dir() {
         return Err(EngineError::invalid(format!(
@@ -89,7 +99,7 @@ pub fn fix(ws: &Workspace, options: FixOptions, notices: &mut dyn Notices) -> Re
         lock_path: lock.path().to_path_buf(),
         host: this_process(),
         snapshot_before: None,
-        checks: Vec::new(),
+        checks,
     };
     let update = TaskUpdate {
         model: options.model.clone(),
@@ -111,7 +121,7 @@ pub fn fix(ws: &Workspace, options: FixOptions, notices: &mut dyn Notices) -> Re
     };
     let task = find_task(&store, &task.slug)?;
     let redactor = LoadedKey::redactor(&loaded);
-    launch(
+    let launched = launch(
         ws,
         &mut store,
         Launch {
@@ -121,9 +131,12 @@ pub fn fix(ws: &Workspace, options: FixOptions, notices: &mut dyn Notices) -> Re
             lock,
             redactor,
             detach: options.detach,
+            until_green: options.until_green,
         },
         notices,
-    )
+    )?;
+    drop(store);
+    crate::until_green::after_launch(ws, launched, options.until_green, notices)
 }
 
 pub(crate) fn busy(slug: &str, number: u32, host_pid: Option<i32>) -> EngineError {

@@ -4,14 +4,21 @@
 
 use crate::error::{EngineError, Result};
 use crate::fix::find_task;
+use crate::notice::Notice;
 use crate::round::{HostOutcome, RoundInput, run_host};
 use crate::workspace::Workspace;
 use ganger_events::RoundStatus;
 use ganger_store::Store;
 use std::io::Read;
 
-/// Runs round `number` of `slug` as a detached host.
-pub fn run_detached_host(ws: &Workspace, slug: &str, number: u32) -> Result<HostOutcome> {
+/// Runs round `number` of `slug` as a detached host, then, with `until_green`, the fix
+/// rounds its failing checks call for.
+pub fn run_detached_host(
+    ws: &Workspace,
+    slug: &str,
+    number: u32,
+    until_green: Option<u32>,
+) -> Result<HostOutcome> {
     let lock = ganger_sandbox::take_inherited_lock().ok_or_else(|| {
         EngineError::invalid("`ganger host` is started by `ganger start/fix --detach`, not by hand")
     })?;
@@ -29,6 +36,20 @@ pub fn run_detached_host(ws: &Workspace, slug: &str, number: u32) -> Result<Host
             "round {number} of {slug} is not running"
         )));
     }
+    // Taken before the first round can end, so that a `wait` never sees the loop's gap.
+    let held = match until_green {
+        Some(_) => Some(crate::until_green::take_loop_lock(ws, slug)?),
+        None => None,
+    };
     let input = RoundInput::new(ws, task, round, prompt);
-    run_host(ws, &mut store, input, lock)
+    let outcome = run_host(ws, &mut store, input, lock)?;
+    drop(store);
+    let last = match until_green {
+        Some(limit) => crate::until_green::until_green(ws, outcome, limit, &mut |_: Notice| {}),
+        None => Ok(outcome),
+    };
+    if let Some(held) = held {
+        held.release();
+    }
+    last
 }

@@ -89,6 +89,8 @@ pub(crate) struct Launch {
     /// Removes the run's keys from the prompt file.
     pub redactor: Redactor,
     pub detach: bool,
+    /// `--until-green N`, carried to a detached host, which runs the loop.
+    pub until_green: Option<u32>,
 }
 
 /// Runs a recorded round, in the foreground or detached.
@@ -105,6 +107,7 @@ pub(crate) fn launch(
         lock,
         redactor,
         detach,
+        until_green,
     } = launch;
     // From here the round is recorded as running: a failure ends it as failed, with the
     // reason, rather than leaving it to be found interrupted.
@@ -143,13 +146,17 @@ pub(crate) fn launch(
             }
         };
         let log = ws.state.round_file(&task.slug, round.number, "host.log");
-        let args: Vec<OsString> = vec![
+        let mut args: Vec<OsString> = vec![
             "--directory".into(),
             ws.repo.main.clone().into(),
             "host".into(),
             task.slug.clone().into(),
             round.number.to_string().into(),
         ];
+        if let Some(limit) = until_green {
+            args.push("--until-green".into());
+            args.push(limit.to_string().into());
+        }
         let host = match spawn_detached_host(&program, &args, &lock, prompt.as_bytes(), &log) {
             Ok(host) => host,
             Err(e) => return Err(fail(store, e.into(), lock)),

@@ -41,6 +41,21 @@ pub enum Notice {
     /// A step of a pipeline (`ganger plan`, `approve`, `reject`): a role's turn, a step, a
     /// verdict, a retry.
     Pipeline { slug: String, message: String },
+    /// Round `number`'s checks failed and `--until-green` sends them back as the next round
+    /// (the `attempt`th of at most `limit`).
+    ChecksSentBack {
+        slug: String,
+        number: u32,
+        attempt: u32,
+        limit: u32,
+        failed: Vec<String>,
+    },
+    /// `--until-green` sent all its rounds and the checks still fail.
+    UntilGreenGaveUp {
+        slug: String,
+        rounds: u32,
+        failed: Vec<String>,
+    },
 }
 
 /// Where notices go.

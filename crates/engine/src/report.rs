@@ -102,7 +102,52 @@ pub struct RoundReport {
     pub worktree_changes: Clipped,
     pub snapshot_before: Option<String>,
     pub snapshot_after: Option<String>,
+    /// The round's checks and how each went.
+    pub checks: Vec<CheckReport>,
     pub files: RoundFiles,
+}
+
+/// How one check of a round went.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct CheckReport {
+    pub name: String,
+    pub command: String,
+    /// `passed`, `failed`, `timed-out`, `pending` (the round runs) or `not-run` (the agent
+    /// did not finish, or the round was stopped first).
+    pub state: &'static str,
+    pub exit_code: Option<i32>,
+    pub signal: Option<i32>,
+    pub duration_ms: Option<u64>,
+    /// The end of its output, for a check that did not pass.
+    pub tail: Option<String>,
+    pub log: Option<PathBuf>,
+}
+
+fn check_reports(round: &Round) -> Vec<CheckReport> {
+    round
+        .checks
+        .iter()
+        .map(|check| {
+            let result = check.result.as_ref();
+            let state = match result {
+                Some(r) if r.passed => "passed",
+                Some(r) if r.timed_out => "timed-out",
+                Some(_) => "failed",
+                None if round.status == RoundStatus::Running => "pending",
+                None => "not-run",
+            };
+            CheckReport {
+                name: check.name.clone(),
+                command: check.command.clone(),
+                state,
+                exit_code: result.and_then(|r| r.exit_code),
+                signal: result.and_then(|r| r.signal),
+                duration_ms: result.map(|r| r.duration_ms),
+                tail: result.filter(|r| !r.passed).map(|r| r.tail.clone()),
+                log: result.map(|r| r.log.clone()),
+            }
+        })
+        .collect()
 }
 
 /// One line of the task table.
@@ -254,6 +299,7 @@ pub fn round_report(ws: &Workspace, task: &Task, round: &Round) -> RoundReport {
         worktree_changes: Clipped::of(&worktree_changes, PATHS_LIMIT),
         snapshot_before: round.snapshot_before.clone(),
         snapshot_after: round.snapshot_after.clone(),
+        checks: check_reports(round),
         files: RoundFiles {
             prompt: state.round_file(&task.slug, round.number, "prompt.md"),
             events: state.round_file(&task.slug, round.number, "jsonl"),

@@ -44,6 +44,10 @@ pub struct StartOptions {
     pub network: Option<ganger_sandbox::Network>,
     /// Extra writable paths inside the worktree.
     pub rw: Vec<String>,
+    /// One-off checks (`--check CMD`), run after the configured ones.
+    pub checks: Vec<String>,
+    /// `--until-green N`: fix rounds sent while checks fail.
+    pub until_green: Option<u32>,
 }
 
 /// The adapter named `name`, or a clear error listing the known ones.
@@ -142,6 +146,7 @@ pub fn start(ws: &Workspace, options: StartOptions, notices: &mut dyn Notices) -
         EngineError::invalid("give the task text with --brief FILE or --message TEXT")
     })?;
     let prompt = read_brief(brief)?;
+    crate::until_green::check_limit(options.until_green)?;
     let agent_name = options
         .agent
         .clone()
@@ -156,6 +161,7 @@ pub fn start(ws: &Workspace, options: StartOptions, notices: &mut dyn Notices) -
             .parse()
             .map_err(EngineError::invalid)?,
     };
+    let checks = crate::checks::planned(&ws.config, &options.checks, permission)?;
     let keys = parse_key_args(&options.keys)?;
     let loaded = load_keys(&ws.config, &keys)?;
     let program = agent_env::resolve_program(adapter, &ws.config)?;
@@ -247,7 +253,7 @@ pub fn start(ws: &Workspace, options: StartOptions, notices: &mut dyn Notices) -
         lock_path: lock.path().to_path_buf(),
         host: this_process(),
         snapshot_before: None,
-        checks: Vec::new(),
+        checks,
     };
     let (task, round) = match store.create_task(&new_task, &new_round) {
         Ok(created) => created,
@@ -263,7 +269,7 @@ pub fn start(ws: &Workspace, options: StartOptions, notices: &mut dyn Notices) -
         }
     };
     let redactor = LoadedKey::redactor(&loaded);
-    launch(
+    let launched = launch(
         ws,
         &mut store,
         Launch {
@@ -273,9 +279,12 @@ pub fn start(ws: &Workspace, options: StartOptions, notices: &mut dyn Notices) -
             lock,
             redactor,
             detach: options.detach,
+            until_green: options.until_green,
         },
         notices,
-    )
+    )?;
+    drop(store);
+    crate::until_green::after_launch(ws, launched, options.until_green, notices)
 }
 
 /// Makes the worktree and branch of a new task `slug` from `base` (the configured path and

@@ -1,6 +1,7 @@
 //! `ganger wait`: blocks until the task's running round ends and returns its report. It
 //! sleeps on the round's host lock, so it wakes the moment the host is gone (finished or
-//! dead), with no polling interval to wait out.
+//! dead), with no polling interval to wait out; while a fix loop (`--until-green`) holds the
+//! task's loop lock, it waits for the loop's last round.
 
 use crate::error::Result;
 use crate::fix::find_task;
@@ -45,13 +46,23 @@ pub fn wait(
         let round = store.round(task.id, None)?.ok_or_else(|| {
             crate::error::EngineError::invalid(format!("task {slug} has no rounds"))
         })?;
+        let left = deadline.map(|d| d.saturating_duration_since(Instant::now()));
+        let looping = crate::until_green::loop_lock_path(ws, slug);
+        if round.status != RoundStatus::Running
+            && HostLock::probe(&looping) == ganger_sandbox::LockState::Held
+            && left != Some(Duration::ZERO)
+        {
+            // A fix loop (`--until-green`) is between rounds, or after its last: its end is
+            // what the caller waits for.
+            HostLock::wait_released(&looping, left);
+            continue;
+        }
         if round.status != RoundStatus::Running {
             let task = find_task(&store, slug)?;
             return Ok(WaitOutcome::Ended(Box::new(round_report(
                 ws, &task, &round,
             ))));
         }
-        let left = deadline.map(|d| d.saturating_duration_since(Instant::now()));
         if left == Some(Duration::ZERO) {
             return Ok(WaitOutcome::StillRunning {
                 number: round.number,

@@ -1,7 +1,8 @@
 //! `ganger demo`: on a fresh machine, with no key and no set-up, shows the whole loop in well
 //! under a minute: a throwaway repository, the scripted model server, the pinned OpenCode
-//! (installed into ganger's cache with npm if missing), a task started, fixed in the same
-//! session, and reported.
+//! (installed into ganger's cache with npm if missing), a task started whose first round fails
+//! the repository's check, the failure sent back by `--until-green` as a fix round in the same
+//! session, and the report.
 
 use crate::args::DemoArgs;
 use crate::commands::round::notices;
@@ -9,7 +10,7 @@ use crate::exit;
 use crate::printer;
 use crate::{Failure, Outcome};
 use ganger_engine::{
-    Brief, EngineError, FixOptions, Launched, StartOptions, StatusView, Workspace, round_report,
+    Brief, EngineError, Launched, StartOptions, StatusView, Workspace, round_report,
 };
 use ganger_fake_llm::{FakeLlm, Script, Turn};
 use serde_json::json;
@@ -18,7 +19,14 @@ use std::process::Command;
 use std::time::Instant;
 
 const FIRST: &str = "Create hello.txt with one line greeting the ganger demo.";
-const SECOND: &str = "Add a second line to hello.txt saying that it was added in round 2.";
+
+/// The demo repository's check: hello.txt needs two lines, which round 1 does not write.
+const CHECK: &str = r#"
+[[checks]]
+name = "two-lines"
+command = "n=$(wc -l < hello.txt); test $n -ge 2 || { echo \"hello.txt has $n line; it needs a second line\"; exit 1; }"
+timeout = "30s"
+"#;
 
 fn script() -> Script {
     Script::new()
@@ -83,7 +91,7 @@ fn config(
         root_url,
         &env,
         "timeout = \"5m\"\nstall = \"2m\"",
-        "",
+        CHECK,
     )
 }
 
@@ -162,33 +170,21 @@ pub(crate) fn run(args: DemoArgs) -> Outcome {
     say(&format!("a repository at {}", repo.display()))?;
 
     let ws = Workspace::discover(&repo)?;
-    say(&format!("ganger start hello --message {FIRST:?}"))?;
+    say(&format!(
+        "ganger start hello --message {FIRST:?} --until-green 1   (ganger.toml has a check)"
+    ))?;
     let started = ganger_engine::start(
         &ws,
         StartOptions {
             slug: "hello".into(),
             brief: Some(Brief::Message(FIRST.into())),
             commander: Some("demo".into()),
+            until_green: Some(1),
             ..StartOptions::default()
         },
         &mut notices(false),
     )?;
-    let first_done = report(&ws, started)?;
-
-    say(&format!(
-        "ganger fix hello --message {SECOND:?}   (the same OpenCode session)"
-    ))?;
-    let fixed = ganger_engine::fix(
-        &ws,
-        FixOptions {
-            slug: "hello".into(),
-            brief: Some(Brief::Message(SECOND.into())),
-            commander: Some("demo".into()),
-            ..FixOptions::default()
-        },
-        &mut notices(false),
-    )?;
-    let second_done = report(&ws, fixed)?;
+    let done = report(&ws, started)?;
 
     say("ganger status")?;
     if let StatusView::List(list) = ganger_engine::status(&ws, None, &mut notices(false))? {
@@ -222,9 +218,5 @@ pub(crate) fn run(args: DemoArgs) -> Outcome {
         "\ndone in {:.1} s; {kept}\nyour turn: ganger init, then ganger start SLUG --message TEXT in your repository\n",
         clock.elapsed().as_secs_f64()
     ))?;
-    Ok(if first_done && second_done {
-        exit::OK
-    } else {
-        exit::NOT_DONE
-    })
+    Ok(if done { exit::OK } else { exit::NOT_DONE })
 }

@@ -97,6 +97,8 @@ pub(crate) fn start(ws: &Workspace, args: StartArgs) -> Outcome {
         sandbox: args.sandbox,
         network: args.network,
         rw: args.rw,
+        checks: args.checks.checks,
+        until_green: args.checks.until_green,
     };
     let launched =
         ganger_engine::start(ws, options, &mut notices(json)).map_err(Failure::Engine)?;
@@ -112,6 +114,8 @@ pub(crate) fn fix(ws: &Workspace, args: FixArgs) -> Outcome {
         keys: args.keys,
         commander: args.as_name,
         detach: args.detach,
+        checks: args.checks.checks,
+        until_green: args.checks.until_green,
     };
     let launched = ganger_engine::fix(ws, options, &mut notices(json)).map_err(Failure::Engine)?;
     print_launched(ws, launched, json)

@@ -167,6 +167,7 @@ pub fn report_text(report: &RoundReport) -> String {
             let _ = writeln!(out, "worker's last answer: none");
         }
     }
+    checks(&mut out, report);
     let status_hint = format!("git -C {} status --short", report.worktree.display());
     paths(
         &mut out,
@@ -266,6 +267,56 @@ pub fn task_table(list: &TaskList, root: &std::path::Path) -> String {
     out
 }
 
+/// The round's checks: one line for all, then the end of each failing one's output.
+fn checks(out: &mut String, report: &RoundReport) {
+    if report.checks.is_empty() {
+        return;
+    }
+    let line: Vec<String> = report
+        .checks
+        .iter()
+        .map(|c| {
+            let mut text = format!("{} {}", c.name, c.state);
+            if c.state == "failed" {
+                match (c.exit_code, c.signal) {
+                    (Some(code), _) => {
+                        let _ = write!(text, " (exit {code})");
+                    }
+                    (None, Some(signal)) => {
+                        let _ = write!(text, " (signal {signal})");
+                    }
+                    _ => {}
+                }
+            }
+            if let Some(ms) = c.duration_ms {
+                let _ = write!(text, " in {}", seconds(ms as i64));
+            }
+            text
+        })
+        .collect();
+    let _ = writeln!(out, "checks: {}", line.join(", "));
+    for check in report.checks.iter().filter(|c| c.tail.is_some()) {
+        let log = check
+            .log
+            .as_ref()
+            .map(|l| format!("; whole output: {}", l.display()))
+            .unwrap_or_default();
+        let _ = writeln!(
+            out,
+            "check {} (`{}`), the end of its output{log}:",
+            check.name, check.command
+        );
+        let tail = check.tail.as_deref().unwrap_or_default();
+        let lines: Vec<&str> = tail.lines().collect();
+        for line in &lines[lines.len().saturating_sub(CHECK_LINES)..] {
+            let _ = writeln!(out, "  {line}");
+        }
+    }
+}
+
+/// How many lines of a failing check's output a report shows (the store keeps more).
+const CHECK_LINES: usize = 12;
+
 /// A progress line for a notice.
 pub fn notice_line(notice: &Notice) -> String {
     match notice {
@@ -312,5 +363,24 @@ pub fn notice_line(notice: &Notice) -> String {
         Notice::Settled { slug, number } => {
             format!("round {number} of {slug} was found interrupted: its host had died\n")
         }
+        Notice::ChecksSentBack {
+            slug,
+            number,
+            attempt,
+            limit,
+            failed,
+        } => format!(
+            "checks failed after round {number} of {slug} ({}); sending them back, fix round {attempt} of at most {limit} (--until-green)\n",
+            failed.join(", ")
+        ),
+        Notice::UntilGreenGaveUp {
+            slug,
+            rounds,
+            failed,
+        } => format!(
+            "gave up on {slug}: checks still fail after {rounds} fix round{} (--until-green {rounds}): {}\n",
+            if *rounds == 1 { "" } else { "s" },
+            failed.join(", ")
+        ),
     }
 }

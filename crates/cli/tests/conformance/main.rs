@@ -53,6 +53,10 @@ macro_rules! suite {
             fn tokens_match_the_model() {
                 crate::scenarios::tokens_match_the_model(d());
             }
+            #[test]
+            fn checks_fix_loop() {
+                crate::scenarios::checks_fix_loop(d());
+            }
         }
     )*};
 }
@@ -60,6 +64,13 @@ macro_rules! suite {
 suite!(opencode, claude, codex, gemini, qwen);
 
 mod extras;
+
+mod until_green {
+    #[test]
+    fn gives_up_and_says_so() {
+        crate::scenarios::until_green_gives_up(crate::dialect::dialect("opencode"));
+    }
+}
 
 mod command_agent {
     #[test]

@@ -338,3 +338,104 @@ pub fn tokens_match_the_model(d: Dialect) {
         }
     }
 }
+
+/// A check that passes once `fixed.txt` says `answer = 42`; its output (not its command)
+/// carries `CHECK-7731`, so that the scripted fix fires only when the output reached the agent.
+const ANSWER_CHECK: &str = r#"
+[[checks]]
+name = "answer"
+command = "grep -qs 'answer = 42' fixed.txt || { echo 'fixed.txt does not say answer = 42'; echo CHECK-$((7000+731)); exit 1; }"
+"#;
+
+const WRITE_ANSWER: &str = "Write the answer to answer.txt, then say done.";
+
+fn answer_setup(d: Dialect, fixes: bool) -> Setup {
+    let world = World::new(env!("CARGO_BIN_EXE_ganger").as_ref());
+    let worktree = world.root().join("repo-agent-green");
+    let mut script = Script::new()
+        .turn(
+            d.write(&worktree, "answer.txt", "answer = 41\n")
+                .when("Write the answer"),
+        )
+        .text("Done: the answer is written.");
+    if fixes {
+        script = script
+            .turn(
+                d.write(&worktree, "fixed.txt", "answer = 42\n")
+                    .when("CHECK-7731"),
+            )
+            .text("Fixed: the answer is 42 now.");
+    }
+    let llm = FakeLlm::start(script.default_answer("I could not find what to change.")).unwrap();
+    world.write(
+        "ganger.toml",
+        &agent_toml(
+            d.agent,
+            &llm.root_url(),
+            LIMITS,
+            &format!("{PRICES}{ANSWER_CHECK}"),
+        ),
+    );
+    Setup { world, llm }
+}
+
+/// The first round fails its check; `--until-green` sends the check's output back in the same
+/// session and the scripted fix, which fires only on that output, makes it pass.
+pub fn checks_fix_loop(d: Dialect) {
+    let s = answer_setup(d, true);
+    let report = start(&s, "green", WRITE_ANSWER, &["--until-green", "2"]);
+    assert_eq!(report["status"], "done", "{report:#}");
+    assert_eq!(report["round"], 2, "{report:#}");
+    assert_eq!(report["checks"][0]["state"], "passed", "{report:#}");
+    assert_eq!(
+        std::fs::read_to_string(s.world.worktree("green").join("fixed.txt")).unwrap(),
+        "answer = 42\n"
+    );
+    let first = s.world.ganger(&["status", "green", "--json"]);
+    assert_eq!(first.json()["session"], report["session"]);
+    // The fix request carried the check's output and, in the same conversation, round 1.
+    let carried = s.llm.requests().iter().any(|r| {
+        let p = prompts(r);
+        p.iter()
+            .any(|t| t.contains("CHECK-7731") && t.contains("fixed.txt does not say"))
+            && p.iter().any(|t| t.contains("Write the answer"))
+    });
+    assert!(
+        carried,
+        "no request carried the failing output in the same session"
+    );
+}
+
+/// `--until-green 2` against a model that never fixes it: three rounds, then it says so.
+pub fn until_green_gives_up(d: Dialect) {
+    let s = answer_setup(d, false);
+    let run = s.world.ganger(&[
+        "start",
+        "green",
+        "--message",
+        WRITE_ANSWER,
+        "--until-green",
+        "2",
+    ]);
+    run.expect_code(1);
+    assert!(
+        run.stdout.contains(
+            "gave up on green: checks still fail after 2 fix rounds (--until-green 2): answer"
+        ),
+        "{}",
+        run.stdout
+    );
+    let report = s.world.ganger(&["status", "green", "--json"]).json();
+    assert_eq!(report["round"], 3, "{report:#}");
+    assert_eq!(report["status"], "failed");
+    let sent_back = s
+        .llm
+        .requests()
+        .iter()
+        .filter(|r| prompts(r).last().is_some_and(|t| t.contains("CHECK-7731")))
+        .count();
+    assert!(
+        sent_back >= 2,
+        "the failing output went back {sent_back} times"
+    );
+}

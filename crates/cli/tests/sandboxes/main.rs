@@ -58,6 +58,11 @@ mod bwrap {
     fn dead_host_leaves_nothing() {
         crate::scenarios::dead_host_leaves_nothing("bwrap");
     }
+
+    #[test]
+    fn checks_run_in_the_sandbox() {
+        crate::scenarios::checks_run_in_the_sandbox("bwrap");
+    }
 }
 
 mod docker {
@@ -71,5 +76,10 @@ mod docker {
     #[test]
     fn dead_host_leaves_nothing() {
         crate::scenarios::dead_host_leaves_nothing("docker");
+    }
+
+    #[test]
+    fn checks_run_in_the_sandbox() {
+        crate::scenarios::checks_run_in_the_sandbox("docker");
     }
 }

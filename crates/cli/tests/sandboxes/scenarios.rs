@@ -343,3 +343,53 @@ pub fn dead_host_leaves_nothing(sandbox: &str) {
         );
     }
 }
+
+/// Checks run in the task's sandbox: a check that passes only where the main checkout's `.git`
+/// is out of sight passes in the sandbox and fails locally (which shows it can fail); it sees
+/// the worker's file and its output is kept.
+pub fn checks_run_in_the_sandbox(sandbox: &str) {
+    let test = format!("{sandbox}::checks_run_in_the_sandbox");
+    if !crate::engines::available(sandbox, &test) {
+        return;
+    }
+    image_for(sandbox, "command");
+    let world = World::new(env!("CARGO_BIN_EXE_ganger").as_ref());
+    let main_git = world.repo.join(".git/HEAD");
+    let check = format!(
+        "test -f made.txt && echo the worker made its file && if test -e {0}; then echo {0} is visible; exit 1; fi",
+        main_git.display()
+    );
+    world.write(
+        "ganger.toml",
+        &format!(
+            "[defaults]\nagent = \"command\"\ntimeout = \"60s\"\n\n[sandbox]\ndefault = {sandbox:?}\n\n\
+             [agents.command]\nargv = [\"/bin/bash\", \"-c\", \"echo made > made.txt; echo made it\"]\nformat = \"text\"\n\n\
+             [[checks]]\nname = \"confined\"\ncommand = {check:?}\n"
+        ),
+    );
+    let run = world.ganger(&["start", "inside", "--message", "make it", "--json"]);
+    let report = run.json();
+    assert_eq!(report["status"], "done", "{report:#}\n{}", run.stderr);
+    assert_eq!(report["checks"][0]["state"], "passed", "{report:#}");
+    let log = std::fs::read_to_string(report["checks"][0]["log"].as_str().unwrap()).unwrap();
+    assert!(log.contains("the worker made its file"), "{log}");
+
+    let run = world.ganger(&[
+        "start",
+        "outside",
+        "--message",
+        "make it",
+        "--sandbox",
+        "local",
+        "--json",
+    ]);
+    let report = run.json();
+    assert_eq!(report["status"], "failed", "{report:#}");
+    assert!(
+        report["checks"][0]["tail"]
+            .as_str()
+            .unwrap()
+            .ends_with("is visible"),
+        "{report:#}"
+    );
+}

@@ -2,9 +2,12 @@
 //! `~/.config/ganger/config.toml` (per user), over built-in defaults. Unknown keys are errors,
 //! so that a misspelt setting is never silently ignored.
 
+mod checks;
 mod duration;
 pub mod roles;
 mod template;
+
+pub use checks::{CheckConfig, DEFAULT_CHECK_TIMEOUT, valid_check_name, validate_checks};
 
 pub use duration::{format_duration, parse_duration};
 pub use template::TEMPLATE;
@@ -34,6 +37,8 @@ pub struct Config {
     /// The pipeline's roles by name (`[roles.planner]`, ...) and its settings.
     pub roles: BTreeMap<String, roles::RoleConfig>,
     pub pipeline: roles::PipelineConfig,
+    /// The checks run after every round (`[[checks]]`).
+    pub checks: Vec<CheckConfig>,
 }
 
 /// What a model costs, in US dollars per million tokens.
@@ -302,6 +307,10 @@ impl Config {
                 path: path.into(),
                 reason: format!("defaults.permission: {reason}"),
             })?;
+        validate_checks(&config.checks).map_err(|reason| ConfigError {
+            path: path.into(),
+            reason,
+        })?;
         roles::check(&config.roles, &config.pipeline).map_err(|reason| ConfigError {
             path: path.into(),
             reason,

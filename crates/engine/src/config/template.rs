@@ -57,6 +57,13 @@ packages = []           # Debian packages the project's checks need, added to wo
 # prompt = "argv"                          # or "stdin"
 # format = "text"                          # or opencode, claude, codex, gemini, qwen
 
+# Checks: run after every round in the task's worktree, in its sandbox; a round whose checks
+# fail is not done, whatever the agent said (--until-green N sends the failures back to it).
+# [[checks]]
+# name = "tests"
+# command = "cargo test --quiet"
+# timeout = "10m"
+
 # The role pipeline (ganger plan, approve, reject: docs/pipeline.md).
 [pipeline]
 reviewers = ["code", "tests"]   # in order; built in: tests, code, docs, security, or a role you add

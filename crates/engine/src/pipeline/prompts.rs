@@ -54,43 +54,24 @@ pub fn step(first: Option<(&str, &str, &str)>, step: &Step, total: u32) -> Strin
     out
 }
 
-/// The executor's fix round after a round that failed, or whose checks failed.
+/// The executor's fix round after a round whose checks failed (each failing check's command,
+/// how it ended and its output, as `--until-green` sends them), or that failed.
 pub fn fix_failed_round(round: &Round, step: Option<u32>) -> String {
     let within = step.map_or_else(String::new, |n| format!(" (still step {n})"));
-    let mut out = String::new();
-    if round.status != ganger_events::RoundStatus::Done {
-        out.push_str(&format!(
-            "Your last round ended {}{}. Finish the work{within}.\n",
-            round.status.as_str(),
-            round
-                .reason
-                .as_deref()
-                .map_or_else(String::new, |r| format!(": {r}"))
-        ));
-        return out;
+    if round.failed_checks().next().is_some() {
+        return format!(
+            "{}\nStay within the step you were given{within}.\n",
+            crate::checks::fix_prompt(round)
+        );
     }
-    out.push_str(&format!(
-        "Your last round did not pass its checks. Fix what they show{within}.\n"
-    ));
-    for check in round.failed_checks() {
-        let Some(result) = &check.result else {
-            continue;
-        };
-        let how = if result.timed_out {
-            "timed out".to_owned()
-        } else {
-            result
-                .exit_code
-                .map_or_else(|| "was killed".to_owned(), |c| format!("exited {c}"))
-        };
-        out.push_str(&format!(
-            "\n### {} (`{}`) {how}\n\n```\n{}\n```\n",
-            check.name,
-            check.command,
-            result.tail.trim_end()
-        ));
-    }
-    out
+    format!(
+        "Your last round ended {}{}. Finish the work{within}.\n",
+        round.status.as_str(),
+        round
+            .reason
+            .as_deref()
+            .map_or_else(String::new, |r| format!(": {r}"))
+    )
 }
 
 /// A reviewer's round: the task, the plan, the executor's hand-off, the diff.
@@ -152,10 +133,11 @@ mod tests {
               "result": { "passed": true, "exit_code": 0, "signal": null, "timed_out": false,
                           "duration_ms": 5, "tail": "", "log": "/x/lint.log" } }
         ]);
-        let text = fix_failed_round(&round("done", None, checks), Some(2));
+        let failed = round("failed", Some("checks failed: tests"), checks);
+        let text = fix_failed_round(&failed, Some(2));
         assert!(text.contains("(still step 2)"), "{text}");
         assert!(
-            text.contains("### tests (`cargo test`) exited 101"),
+            text.contains("`tests`: `cargo test` exited with code 101"),
             "{text}"
         );
         assert!(text.contains("assertion failed: left == right"), "{text}");

@@ -47,7 +47,8 @@ impl RoleRound {
 /// Whether a round's failure looks transient: the model's server said 429 or 5xx, or was
 /// overloaded or unavailable.
 pub fn transient(round: &Round) -> bool {
-    if round.status != RoundStatus::Failed {
+    // A round failed by its checks failed on evidence, not on the model's server.
+    if round.status != RoundStatus::Failed || round.failed_checks().next().is_some() {
         return false;
     }
     let mut text = round.reason.clone().unwrap_or_default();
@@ -161,6 +162,8 @@ fn run_once(
                 keys: Vec::new(),
                 commander: None,
                 detach: false,
+                checks: Vec::new(),
+                until_green: None,
             },
             notices,
         )?,
@@ -232,7 +235,8 @@ fn start_role(
         lock_path: lock.path().to_path_buf(),
         host: this_process(),
         snapshot_before: None,
-        checks: Vec::new(),
+        // The task's checks, as `ganger start` plans them: none for a read-only role.
+        checks: crate::checks::planned(&ws.config, &[], role.permission)?,
     };
     let mut store = ws.open_store()?;
     let (task, round) = match store.create_role_task(parent.id, &role.name, &new_task, &new_round) {
@@ -252,6 +256,7 @@ fn start_role(
             lock,
             redactor: LoadedKey::redactor(&loaded),
             detach: false,
+            until_green: None,
         },
         notices,
     )

@@ -13,7 +13,7 @@ use ganger_agents::{AgentExit, Verdict};
 use ganger_events::{RoundStatus, RoundSummary};
 use ganger_git::{IndexEntry, Repo, diff_entries};
 use ganger_sandbox::{Cgroup, HostLock, LockState, RoundMarker, kill_round};
-use ganger_store::{Round, RoundEnd, Store, Task};
+use ganger_store::{CheckRun, Round, RoundEnd, Store, Task};
 use std::time::Duration;
 
 use super::host::HostOutcome;
@@ -39,6 +39,8 @@ pub(crate) struct Ended {
     pub verdict: Option<Verdict>,
     /// Why the agent could not be started at all.
     pub start_error: Option<String>,
+    /// The round's checks with their results, once they ran.
+    pub checks: Vec<CheckRun>,
 }
 
 impl Ended {
@@ -49,7 +51,15 @@ impl Ended {
             stop: None,
             verdict: None,
             start_error: Some(message),
+            checks: Vec::new(),
         }
+    }
+
+    /// Whether the agent finished and said it is done: only then do the checks run.
+    pub(crate) fn agent_done(&self) -> bool {
+        self.start_error.is_none()
+            && matches!(self.stop, None | Some(HostStop::Lingered(_)))
+            && self.verdict.as_ref().is_some_and(|v| v.done)
     }
 
     fn status(&self) -> (RoundStatus, Option<String>) {
@@ -83,7 +93,10 @@ impl Ended {
                 Some(format!("stopped by {} to its host", signal_name(signal))),
             ),
             None | Some(HostStop::Lingered(_)) => match &self.verdict {
-                Some(verdict) if verdict.done => (RoundStatus::Done, None),
+                Some(verdict) if verdict.done => match failed_checks(&self.checks) {
+                    Some(reason) => (RoundStatus::Failed, Some(reason)),
+                    None => (RoundStatus::Done, None),
+                },
                 Some(verdict) => (RoundStatus::Failed, verdict.reason.clone()),
                 None => (
                     RoundStatus::Failed,
@@ -92,6 +105,32 @@ impl Ended {
             },
         }
     }
+}
+
+/// Why a round whose agent was done failed on its checks, if it did.
+fn failed_checks(checks: &[CheckRun]) -> Option<String> {
+    let failed: Vec<String> = checks
+        .iter()
+        .filter_map(|check| {
+            let result = check.result.as_ref()?;
+            if result.passed {
+                return None;
+            }
+            Some(if result.timed_out {
+                format!("{} (timed out)", check.name)
+            } else if let Some(code) = result.exit_code {
+                format!("{} (exit {code})", check.name)
+            } else {
+                format!("{} (signal {})", check.name, result.signal.unwrap_or(0))
+            })
+        })
+        .collect();
+    (!failed.is_empty()).then(|| {
+        format!(
+            "the agent said it was done, but checks failed: {}",
+            failed.join(", ")
+        )
+    })
 }
 
 fn listing(changes: &[ganger_git::TreeChange]) -> Vec<String> {
@@ -212,7 +251,7 @@ pub(crate) fn record_end(
         snapshot_after: after.commit,
         changed: after.changed,
         worktree_changes: after.worktree_changes,
-        checks: Vec::new(),
+        checks: ended.checks,
     };
     store.finish_round(input.round.id, &end)?;
     outcome(store, task, number)

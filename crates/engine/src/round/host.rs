@@ -61,10 +61,17 @@ pub fn run_host(
         .and_then(|worktree| before_state(worktree, &input.task.slug, input.round.number, fresh));
     let (before, ended) = match before {
         Ok(before) => {
-            let ended = match run_agent(ws, store, &input) {
+            let mut ended = match run_agent(ws, store, &input) {
                 Ok(ended) => ended,
                 Err(error) => finish::Ended::failed_to_start(error.message),
             };
+            if ended.agent_done() && !input.round.checks.is_empty() {
+                let (checks, stop) = super::checks::run_checks(ws, store, &input);
+                ended.checks = checks;
+                if stop.is_some() {
+                    ended.stop = stop;
+                }
+            }
             (before, ended)
         }
         Err(error) => (
@@ -80,7 +87,7 @@ pub fn run_host(
     outcome
 }
 
-fn adapter_of(ws: &Workspace, task: &Task) -> Result<&'static dyn Adapter> {
+pub(super) fn adapter_of(ws: &Workspace, task: &Task) -> Result<&'static dyn Adapter> {
     crate::agent_env::adapter_for(&task.agent, &ws.config).ok_or_else(|| {
         EngineError::invalid(format!(
             "unknown agent {:?} for task {}",
@@ -180,7 +187,7 @@ fn write_plan_files(plan: &CommandPlan) -> Result<()> {
     Ok(())
 }
 
-fn create(path: &std::path::Path) -> Result<File> {
+pub(super) fn create(path: &std::path::Path) -> Result<File> {
     if let Some(dir) = path.parent() {
         std::fs::create_dir_all(dir).map_err(|e| EngineError::io("create", dir, e))?;
     }
@@ -268,6 +275,7 @@ fn run_agent(ws: &Workspace, store: &mut dyn Store, input: &RoundInput) -> Resul
         stop,
         verdict: Some(verdict),
         start_error: None,
+        checks: Vec::new(),
     })
 }
 
@@ -350,7 +358,7 @@ fn follow(
     }
 }
 
-fn stop_for_signal(store: &mut dyn Store, input: &RoundInput, signal: i32) -> HostStop {
+pub(super) fn stop_for_signal(store: &mut dyn Store, input: &RoundInput, signal: i32) -> HostStop {
     if cancel_requested(store, input) {
         HostStop::Cancelled
     } else {
@@ -358,7 +366,7 @@ fn stop_for_signal(store: &mut dyn Store, input: &RoundInput, signal: i32) -> Ho
     }
 }
 
-fn cancel_requested(store: &mut dyn Store, input: &RoundInput) -> bool {
+pub(super) fn cancel_requested(store: &mut dyn Store, input: &RoundInput) -> bool {
     store
         .round(input.task.id, Some(input.round.number))
         .ok()

@@ -3,6 +3,7 @@
 //! while it runs, enforces the wall-clock and stall limits, stops the round when asked, and
 //! finally records how it ended with a snapshot of the worktree.
 
+mod checks;
 mod finish;
 mod host;
 mod output;

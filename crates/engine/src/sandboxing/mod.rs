@@ -203,18 +203,47 @@ pub(crate) fn confine(
             } else {
                 adapter.program().to_owned()
             };
-            let round = DockerRound {
-                ws,
-                task: c.task,
-                round: c.round,
-                image: worker_image(ws, adapter.name())?,
-                program,
-                home: c.home,
-                network: c.sandbox.network,
-                writable: c.writable,
-                grace: c.grace,
-            };
-            docker::wrap(&round, command)
+            confine_in_docker(ws, adapter.name(), program, c, command)
         }
     }
+}
+
+/// A check's command (`sh -c ...`) as its task's sandbox runs it: in the same sandbox as the
+/// agent (in Docker, the task's worker image), with the program as given.
+pub(crate) fn confine_check(
+    ws: &Workspace,
+    c: &Confinement<'_>,
+    command: ganger_sandbox::AgentCommand,
+) -> Result<ganger_sandbox::AgentCommand> {
+    match c.sandbox.kind {
+        SandboxKind::Local => Ok(command),
+        SandboxKind::Bwrap => {
+            bwrap::wrap(ws, c.task, command, c.home, c.sandbox.network, c.writable)
+        }
+        SandboxKind::Docker => {
+            let program = command.program.to_string_lossy().into_owned();
+            confine_in_docker(ws, &c.task.agent, program, c, command)
+        }
+    }
+}
+
+fn confine_in_docker(
+    ws: &Workspace,
+    agent: &str,
+    program: String,
+    c: &Confinement<'_>,
+    command: ganger_sandbox::AgentCommand,
+) -> Result<ganger_sandbox::AgentCommand> {
+    let round = DockerRound {
+        ws,
+        task: c.task,
+        round: c.round,
+        image: worker_image(ws, agent)?,
+        program,
+        home: c.home,
+        network: c.sandbox.network,
+        writable: c.writable,
+        grace: c.grace,
+    };
+    docker::wrap(&round, command)
 }

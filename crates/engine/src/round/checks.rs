@@ -1,0 +1,186 @@
+//! The host's part of checks: once the agent said it is done, each of the round's checks runs
+//! with `sh -c` in the task's worktree, in the task's sandbox, marked as the round's process
+//! (so that a cancel, the reaper and `ganger clean` find it like the agent), with its time
+//! limit; its output goes to `round-N.check-NAME.log` and its tail to the store.
+
+use super::finish::HostStop;
+use super::host::{cancel_requested, create, stop_for_signal};
+use super::setup::RoundInput;
+use super::signals::SignalWatch;
+use crate::checks::{Capture, tail};
+use crate::error::{EngineError, Result};
+use crate::sandboxing::{Confinement, TaskSandbox, confine_check, sandbox_environment};
+use crate::workspace::Workspace;
+use ganger_agents::{CommandPlan, Permission};
+use ganger_sandbox::{AgentCommand, RunningAgent, Waited, spawn_local};
+use ganger_store::{CheckResult, CheckRun, Store};
+use std::ffi::OsString;
+use std::time::{Duration, Instant};
+
+/// How often the store is asked whether a cancel was requested while a check runs.
+const CANCEL_POLL: Duration = Duration::from_secs(1);
+/// How long the host waits for a check's pipes to close after it exited.
+const DRAIN_LIMIT: Duration = Duration::from_secs(2);
+
+/// Runs the round's checks in order; stops at a cancel or a stop signal, which it returns
+/// (the checks not run keep no result).
+pub(crate) fn run_checks(
+    ws: &Workspace,
+    store: &mut dyn Store,
+    input: &RoundInput,
+) -> (Vec<CheckRun>, Option<HostStop>) {
+    let mut checks = input.round.checks.clone();
+    let signals = match SignalWatch::install() {
+        Ok(signals) => signals,
+        Err(_) => return (checks, None),
+    };
+    for check in &mut checks {
+        match run_one(ws, store, input, &signals, check) {
+            Ok((result, None)) => check.result = Some(result),
+            Ok((result, Some(stop))) => {
+                check.result = Some(result);
+                return (checks, Some(stop));
+            }
+            Err(error) => {
+                check.result = Some(CheckResult {
+                    passed: false,
+                    exit_code: None,
+                    signal: None,
+                    timed_out: false,
+                    duration_ms: 0,
+                    tail: format!("the check could not run: {}", error.message),
+                    log: log_path(ws, input, &check.name),
+                });
+            }
+        }
+    }
+    (checks, None)
+}
+
+fn log_path(ws: &Workspace, input: &RoundInput, name: &str) -> std::path::PathBuf {
+    ws.state.round_file(
+        &input.task.slug,
+        input.round.number,
+        &format!("check-{name}.log"),
+    )
+}
+
+/// The check's command, before its sandbox: the user's environment locally (checks are the
+/// project's own commands, run as a person would), a sandbox's clean one without keys.
+fn check_command(ws: &Workspace, input: &RoundInput, check: &CheckRun) -> Result<AgentCommand> {
+    let task = &input.task;
+    let sandbox = TaskSandbox::of(task)?;
+    let env: Vec<(OsString, OsString)> = if sandbox.kind.isolates() {
+        let adapter = super::host::adapter_of(ws, task)?;
+        let nothing = CommandPlan::new(Vec::new(), Vec::new(), None);
+        let home = ws.state.task_agent_dir(&task.slug);
+        sandbox_environment(adapter, &ws.config, &nothing, &[], &home, &task.worktree)
+    } else {
+        std::env::vars_os()
+            .filter(|(key, _)| key != ganger_sandbox::ROUND_ENV)
+            .collect()
+    };
+    Ok(AgentCommand {
+        program: "/bin/sh".into(),
+        // One stream for both, so that the log and the tail keep the order they came in.
+        args: vec!["-c".into(), format!("exec 2>&1\n{}", check.command).into()],
+        env,
+        cwd: task.worktree.clone(),
+        stdin: None,
+        token: input.round.token.clone(),
+        use_cgroup: false,
+    })
+}
+
+fn run_one(
+    ws: &Workspace,
+    store: &mut dyn Store,
+    input: &RoundInput,
+    signals: &SignalWatch,
+    check: &CheckRun,
+) -> Result<(CheckResult, Option<HostStop>)> {
+    let task = &input.task;
+    let sandbox = TaskSandbox::of(task)?;
+    let home = if sandbox.kind.isolates() {
+        ws.state.task_agent_dir(&task.slug)
+    } else {
+        ws.state.root().to_path_buf()
+    };
+    let writable = task
+        .permission
+        .parse::<Permission>()
+        .map_err(EngineError::invalid)?
+        == Permission::Write;
+    let confinement = Confinement {
+        sandbox: &sandbox,
+        task,
+        round: input.round.number,
+        home: &home,
+        writable,
+        grace: input.grace,
+    };
+    let command = confine_check(ws, &confinement, check_command(ws, input, check)?)?;
+    let log = log_path(ws, input, &check.name);
+    let capture = Capture::new(Some(create(&log)?));
+    let started = Instant::now();
+    let mut running = spawn_local(&command)?;
+    let readers: Vec<_> = [running.take_stdout(), running.take_stderr()]
+        .into_iter()
+        .flatten()
+        .map(|stream| capture.follow(stream))
+        .collect();
+    let limit = Duration::from_millis(check.timeout_ms);
+    let (exit, timed_out, stop) = follow(store, input, signals, &mut running, started, limit);
+    running.stop_leftovers(input.grace);
+    let deadline = Instant::now() + DRAIN_LIMIT;
+    for reader in readers {
+        while !reader.is_finished() && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(5));
+        }
+    }
+    let result = CheckResult {
+        passed: !timed_out && stop.is_none() && exit.code == Some(0),
+        exit_code: exit.code,
+        signal: exit.signal,
+        timed_out,
+        duration_ms: started.elapsed().as_millis() as u64,
+        tail: tail(&capture.last()),
+        log,
+    };
+    Ok((result, stop))
+}
+
+/// Waits for the check, stopping it at its time limit or at a cancel or stop signal.
+fn follow(
+    store: &mut dyn Store,
+    input: &RoundInput,
+    signals: &SignalWatch,
+    running: &mut RunningAgent,
+    started: Instant,
+    limit: Duration,
+) -> (ganger_sandbox::AgentExit, bool, Option<HostStop>) {
+    let mut last_poll = started;
+    loop {
+        let left = limit.saturating_sub(started.elapsed());
+        if left.is_zero() {
+            return (running.stop(input.grace), true, None);
+        }
+        let stop = match running.wait_timeout(left.min(CANCEL_POLL), Some(signals.fd())) {
+            Waited::Exited(exit) => return (exit, false, None),
+            Waited::Woken => signals
+                .received()
+                .map(|signal| stop_for_signal(store, input, signal)),
+            Waited::TimedOut => None,
+        };
+        let stop = stop.or_else(|| {
+            (last_poll.elapsed() >= CANCEL_POLL && {
+                last_poll = Instant::now();
+                cancel_requested(store, input)
+            })
+            .then_some(HostStop::Cancelled)
+        });
+        if let Some(stop) = stop {
+            return (running.stop(input.grace), false, Some(stop));
+        }
+    }
+}

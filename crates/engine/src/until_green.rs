@@ -1,0 +1,111 @@
+//! `--until-green N`: while the last round's checks fail, the failures (each check's command
+//! and the end of its output) go back to the agent as the next fix round in the same session,
+//! at most N times; then it stops and says so. The loop runs wherever the first round ran: in
+//! the command in the foreground, in the detached host with `--detach`.
+
+use crate::brief::Brief;
+use crate::checks::fix_prompt;
+use crate::error::Result;
+use crate::fix::{FixOptions, fix};
+use crate::launch::Launched;
+use crate::notice::{Notice, Notices};
+use crate::round::HostOutcome;
+use crate::workspace::Workspace;
+
+/// The most fix rounds `--until-green` may ask for.
+pub const UNTIL_GREEN_MAX: u32 = 50;
+
+/// The lock a fix loop holds from before its first round ends to its last round's end, so
+/// that `ganger wait` waits for the loop, not for one of its rounds.
+pub(crate) fn loop_lock_path(ws: &Workspace, slug: &str) -> std::path::PathBuf {
+    ws.state.run_dir().join(format!("loop-{slug}.lock"))
+}
+
+/// Takes the loop lock of `slug`.
+pub(crate) fn take_loop_lock(ws: &Workspace, slug: &str) -> Result<ganger_sandbox::HostLock> {
+    let dir = ws.state.run_dir();
+    std::fs::create_dir_all(&dir).map_err(|e| crate::error::EngineError::io("create", &dir, e))?;
+    Ok(ganger_sandbox::HostLock::acquire(&loop_lock_path(
+        ws, slug,
+    ))?)
+}
+
+/// Runs fix rounds after `outcome` while its checks fail, at most `limit` of them; returns
+/// the last round's outcome. The caller holds the task's loop lock.
+pub(crate) fn until_green(
+    ws: &Workspace,
+    mut outcome: HostOutcome,
+    limit: u32,
+    notices: &mut dyn Notices,
+) -> Result<HostOutcome> {
+    let mut sent = 0;
+    loop {
+        let failed: Vec<String> = outcome
+            .round
+            .failed_checks()
+            .map(|c| c.name.clone())
+            .collect();
+        // Only a round the agent finished has run its checks; any other end is not the
+        // checks' to fix (a failed agent, a cancel, a timeout).
+        if failed.is_empty() {
+            return Ok(outcome);
+        }
+        if sent == limit {
+            notices.notice(Notice::UntilGreenGaveUp {
+                slug: outcome.task.slug.clone(),
+                rounds: sent,
+                failed,
+            });
+            return Ok(outcome);
+        }
+        sent += 1;
+        notices.notice(Notice::ChecksSentBack {
+            slug: outcome.task.slug.clone(),
+            number: outcome.round.number,
+            attempt: sent,
+            limit,
+            failed,
+        });
+        let options = FixOptions {
+            slug: outcome.task.slug.clone(),
+            brief: Some(Brief::Message(fix_prompt(&outcome.round))),
+            checks: crate::checks::one_off(&ws.config, &outcome.round.checks),
+            commander: Some(outcome.round.commander.clone()),
+            ..FixOptions::default()
+        };
+        outcome = match fix(ws, options, notices)? {
+            Launched::Finished(outcome) => outcome,
+            // Not asked for: the loop's rounds run where it runs.
+            Launched::Detached { .. } => return Ok(outcome),
+        };
+    }
+}
+
+/// `until_green` after a launched round that ran here; a detached one carries the limit to
+/// its host.
+pub(crate) fn after_launch(
+    ws: &Workspace,
+    launched: Launched,
+    limit: Option<u32>,
+    notices: &mut dyn Notices,
+) -> Result<Launched> {
+    match (launched, limit) {
+        (Launched::Finished(outcome), Some(limit)) => {
+            let held = take_loop_lock(ws, &outcome.task.slug)?;
+            let last = until_green(ws, outcome, limit, notices);
+            held.release();
+            Ok(Launched::Finished(last?))
+        }
+        (launched, _) => Ok(launched),
+    }
+}
+
+/// Refuses a limit out of range, before anything is made.
+pub(crate) fn check_limit(limit: Option<u32>) -> Result<()> {
+    match limit {
+        Some(n) if n == 0 || n > UNTIL_GREEN_MAX => Err(crate::error::EngineError::invalid(
+            format!("--until-green {n}: give a number of fix rounds from 1 to {UNTIL_GREEN_MAX}"),
+        )),
+        _ => Ok(()),
+    }
+}
