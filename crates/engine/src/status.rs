@@ -33,7 +33,7 @@ pub fn status_of(
 ) -> Result<StatusView> {
     let Some(mut store) = ws.existing_store()? else {
         if let Some(slug) = slug {
-            crate::slug::check_slug(slug)?;
+            crate::slug::check_task_name(slug)?;
             return Err(crate::error::EngineError::invalid(format!(
                 "no task {slug}"
             )));

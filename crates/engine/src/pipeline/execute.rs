@@ -22,8 +22,9 @@ use ganger_store::{PipelineRecord, PipelineStore, ReviewerVerdict, Store, Task};
 
 /// Approves the plan and runs the pipeline to its end.
 pub fn approve(ws: &Workspace, slug: &str, notices: &mut dyn Notices) -> Result<PipelineReport> {
-    let mut store = ws.open_store()?;
+    let mut store = super::plan::existing_store(ws, slug)?;
     let task = find_task(&store, slug)?;
+    let _held = super::state::lock(ws, slug)?;
     let mut record = store.pipeline(task.id)?.ok_or_else(|| no_pipeline(slug))?;
     let at = settled_stage(ws, &mut store, &record, notices)?;
     let resumable = at == Stage::Failed && store.task(&role_slug(slug, EXECUTOR))?.is_some();
@@ -173,8 +174,10 @@ impl Context<'_> {
             set_stage(record, Stage::Done, None);
             return self.save(record);
         }
-        // A pipeline approved again after it stopped gets the whole loop again.
+        // A pipeline approved again after it stopped gets the whole loop again, with the
+        // reviewers configured now.
         record.review_round = 0;
+        record.verdicts = super::plan::pending_verdicts(self.ws);
         loop {
             record.review_round += 1;
             let round = record.review_round;

@@ -46,40 +46,43 @@ pub fn plan(
         EngineError::invalid("give the task text with --brief FILE or --message TEXT")
     })?;
     let brief = read_brief(brief)?;
-    let mut store = ws.open_store()?;
-    let task = match store.task(&options.slug)? {
-        Some(task) => {
-            if task.parent.is_some() {
-                return Err(EngineError::invalid(format!(
-                    "{} is a role's task in a pipeline; plan its pipeline's task",
-                    task.slug
-                )));
+    // Nothing is made before every role is checked: the store is only read until then.
+    let existing = match ws.existing_store()? {
+        Some(store) => match store.task(&options.slug)? {
+            Some(task) => {
+                refuse_existing(&store, &task)?;
+                Some(task)
             }
-            if let Some(record) = store.pipeline(task.id)? {
-                return Err(EngineError::invalid(format!(
-                    "task {} has a pipeline already, at stage {}",
-                    task.slug, record.stage
-                ))
-                .hint(format!(
-                    "`ganger reject {} --message NOTES` asks the planner for a new version",
-                    task.slug
-                )));
-            }
-            task
-        }
-        None => {
-            let agent = options
+            None => None,
+        },
+        None => None,
+    };
+    let (agent, model) = match &existing {
+        Some(task) => (task.agent.clone(), task.model.clone()),
+        None => (
+            options
                 .agent
                 .clone()
-                .unwrap_or_else(|| ws.config.defaults.agent.clone());
-            let model = options
+                .unwrap_or_else(|| ws.config.defaults.agent.clone()),
+            options
                 .model
                 .clone()
-                .or_else(|| ws.config.defaults.model.clone());
-            super::roles::preflight(ws, &agent, model.as_deref(), notices)?;
-            new_task(ws, &mut store, &options, notices)?
-        }
+                .or_else(|| ws.config.defaults.model.clone()),
+        ),
     };
+    super::roles::preflight(ws, &agent, model.as_deref(), notices)?;
+    let mut store = ws.open_store()?;
+    let task = match existing {
+        Some(task) => task,
+        None => new_task(ws, &mut store, &options, notices)?,
+    };
+    let _held = super::state::lock(ws, &options.slug)?;
+    if store.pipeline(task.id)?.is_some() {
+        return Err(EngineError::invalid(format!(
+            "task {} has a pipeline already",
+            task.slug
+        )));
+    }
     let mut record = PipelineRecord {
         task_id: task.id,
         stage: Stage::Planning.as_str().to_owned(),
@@ -100,6 +103,27 @@ pub fn plan(
     pipeline_report(ws, &task.slug)
 }
 
+/// Refuses to plan a role's task, or a task that has a pipeline already.
+fn refuse_existing(store: &ganger_store::SqliteStore, task: &Task) -> Result<()> {
+    if task.parent.is_some() {
+        return Err(EngineError::invalid(format!(
+            "{} is a role's task in a pipeline; plan its pipeline's task",
+            task.slug
+        )));
+    }
+    if let Some(record) = store.pipeline(task.id)? {
+        return Err(EngineError::invalid(format!(
+            "task {} has a pipeline already, at stage {}",
+            task.slug, record.stage
+        ))
+        .hint(format!(
+            "`ganger reject {} --message NOTES` asks the planner for a new version",
+            task.slug
+        )));
+    }
+    Ok(())
+}
+
 /// Rejects the current version: the notes go to the planner for the next one.
 pub fn reject(
     ws: &Workspace,
@@ -108,8 +132,9 @@ pub fn reject(
     notices: &mut dyn Notices,
 ) -> Result<PipelineReport> {
     let notes = read_brief(notes)?;
-    let mut store = ws.open_store()?;
+    let mut store = existing_store(ws, slug)?;
     let task = find_task(&store, slug)?;
+    let _held = super::state::lock(ws, slug)?;
     let mut record = store.pipeline(task.id)?.ok_or_else(|| no_pipeline(slug))?;
     let at = settled_stage(ws, &mut store, &record, notices)?;
     let planning_failed = at == Stage::Failed
@@ -152,6 +177,17 @@ pub(crate) fn guarded(
         ws.open_store()?.save_pipeline(record)?;
     }
     outcome
+}
+
+/// The store, when there is one; without one there is no task `slug` (and nothing is made).
+pub(crate) fn existing_store(ws: &Workspace, slug: &str) -> Result<ganger_store::SqliteStore> {
+    match ws.existing_store()? {
+        Some(store) => Ok(store),
+        None => {
+            crate::slug::check_task_name(slug)?;
+            Err(EngineError::invalid(format!("no task {slug}")))
+        }
+    }
 }
 
 pub(crate) fn no_pipeline(slug: &str) -> EngineError {

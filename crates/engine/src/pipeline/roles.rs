@@ -62,15 +62,21 @@ pub fn preflight(
 ) -> Result<()> {
     let mut names = vec![PLANNER.to_owned(), CRITIC.to_owned(), EXECUTOR.to_owned()];
     names.extend(ws.config.pipeline.reviewers.iter().cloned());
-    let mut checked: Vec<(String, Option<String>)> = Vec::new();
+    // Everything that needs no model list first, so that a mistake is said before any model
+    // is checked; then each (agent, model) once.
+    let mut checks = Vec::new();
     for name in names {
         let role = resolve_for(ws, agent, model, &name)?;
         super::effort::check(&role)?;
         let adapter = crate::start::known_adapter(ws, &role.agent)?;
         let program = crate::agent_env::resolve_program(adapter, &ws.config)?;
-        let key = (role.agent.clone(), role.model.clone());
+        checks.push((adapter, program, role.model));
+    }
+    let mut checked: Vec<(&str, Option<String>)> = Vec::new();
+    for (adapter, program, model) in checks {
+        let key = (adapter.name(), model.clone());
         if !checked.contains(&key) {
-            crate::start::require_model(ws, adapter, &program, role.model.as_deref(), notices)?;
+            crate::start::require_model(ws, adapter, &program, model.as_deref(), notices)?;
             checked.push(key);
         }
     }

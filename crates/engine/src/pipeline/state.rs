@@ -90,6 +90,29 @@ pub fn settled_stage(
     Ok(if running { at } else { Stage::Failed })
 }
 
+/// Holds the pipeline of `slug` for this command while it lives: one `plan`, `approve` or
+/// `reject` at a time per task (an exclusive `flock`, dropped by the kernel however the
+/// command ends).
+pub fn lock(ws: &Workspace, slug: &str) -> Result<std::fs::File> {
+    let dir = ws.state.run_dir();
+    std::fs::create_dir_all(&dir).map_err(|e| EngineError::io("create", &dir, e))?;
+    let path = dir.join(format!("pipeline-{slug}.lock"));
+    let file = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&path)
+        .map_err(|e| EngineError::io("open", &path, e))?;
+    match rustix::fs::flock(&file, rustix::fs::FlockOperation::NonBlockingLockExclusive) {
+        Ok(()) => Ok(file),
+        Err(rustix::io::Errno::WOULDBLOCK) => Err(EngineError::invalid(format!(
+            "another ganger plan, approve or reject is running the pipeline of {slug}"
+        ))
+        .hint(format!("`ganger status {slug}` shows where it is"))),
+        Err(e) => Err(EngineError::io("lock", &path, e.into())),
+    }
+}
+
 /// The plan's files: the current one and every version.
 pub struct PlanFiles {
     dir: PathBuf,
