@@ -29,8 +29,14 @@ pub enum Command {
     Start(StartArgs),
     /// Send the next round of a task into the same session.
     Fix(FixArgs),
-    /// Show every task, or the report of one task's last round.
+    /// Show every task, or the report of one task's last round (or its pipeline).
     Status(StatusArgs),
+    /// Plan a task: the planner writes numbered steps, the critic reviews them; then wait.
+    Plan(PlanArgs),
+    /// Approve a task's plan: the executor does its steps, then the reviewers review.
+    Approve(PipelineArgs),
+    /// Reject a task's plan: the notes go to the planner for a new version, then the critic.
+    Reject(RejectArgs),
     /// Wait until a task's running round ends, then print its report.
     Wait(WaitArgs),
     /// Stop a task's running round (SIGTERM, a grace period, SIGKILL).
@@ -228,9 +234,61 @@ pub struct FixArgs {
 }
 
 #[derive(Debug, Args)]
+pub struct PlanArgs {
+    /// The task's name (made, with its worktree, when it does not exist yet).
+    pub slug: String,
+    #[command(flatten)]
+    pub text: TaskText,
+    /// The task's agent, the default of every role (default: defaults.agent).
+    #[arg(long, value_name = "NAME")]
+    pub agent: Option<String>,
+    /// The task's model, the default of every role without one of its own.
+    #[arg(short = 'm', long, value_name = "PROVIDER/MODEL")]
+    pub model: Option<String>,
+    /// Where every role's rounds run: local, bwrap or docker (default: sandbox.default).
+    #[arg(long, value_name = "local|bwrap|docker", value_parser = sandbox_kind)]
+    pub sandbox: Option<ganger_engine::SandboxKind>,
+    /// The network of a bwrap or docker round: shared (default) or none.
+    #[arg(long, value_name = "shared|none", value_parser = network)]
+    pub network: Option<ganger_engine::Network>,
+    /// The revision the new worktree starts from (default: defaults.base, main).
+    #[arg(long, value_name = "REV")]
+    pub base: Option<String>,
+    /// The commander who owns the task.
+    #[arg(long = "as", value_name = "NAME")]
+    pub as_name: Option<String>,
+    /// Print JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct PipelineArgs {
+    /// The task.
+    pub slug: String,
+    /// Print JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct RejectArgs {
+    /// The task.
+    pub slug: String,
+    #[command(flatten)]
+    pub text: TaskText,
+    /// Print JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
 pub struct StatusArgs {
     /// The task; without it, every task.
     pub slug: Option<String>,
+    /// In the table, show each pipeline's role tasks (their sessions) under it.
+    #[arg(long)]
+    pub tree: bool,
     /// Print JSON.
     #[arg(long)]
     pub json: bool,

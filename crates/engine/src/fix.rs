@@ -31,7 +31,7 @@ pub struct FixOptions {
 
 /// The task named `slug`, or a clear error.
 pub(crate) fn find_task(store: &dyn Store, slug: &str) -> Result<ganger_store::Task> {
-    crate::slug::check_slug(slug)?;
+    crate::slug::check_task_name(slug)?;
     store.task(slug)?.ok_or_else(|| {
         EngineError::invalid(format!("no task {slug}"))
             .hint("start it with `ganger start`; `ganger status` lists the tasks")

@@ -38,6 +38,9 @@ pub enum Notice {
         version: Option<String>,
         tested: String,
     },
+    /// A step of a pipeline (`ganger plan`, `approve`, `reject`): a role's turn, a step, a
+    /// verdict, a retry.
+    Pipeline { slug: String, message: String },
     /// Round `number`'s checks failed and `--until-green` sends them back as the next round
     /// (the `attempt`th of at most `limit`).
     ChecksSentBack {

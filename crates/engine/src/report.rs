@@ -165,6 +165,11 @@ pub struct TaskRow {
     pub owner: String,
     pub worktree: PathBuf,
     pub worktree_gone: bool,
+    /// In `status --tree`: for a role's task, its pipeline's task and its role.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub parent: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub role: Option<String>,
 }
 
 /// The task table.
@@ -326,6 +331,8 @@ pub fn task_list(tasks: Vec<TaskSummary>) -> TaskList {
                 cost_usd: task.cost_usd,
                 owner: task.owner,
                 worktree: task.worktree,
+                parent: None,
+                role: None,
             })
             .collect(),
         overlaps: Vec::new(),

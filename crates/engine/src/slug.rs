@@ -24,6 +24,15 @@ pub fn check_slug(slug: &str) -> Result<()> {
     }
 }
 
+/// Checks the name of a task to look up: a slug, or a role's task `SLUG.ROLE` (made by the
+/// pipeline: a dot can never be in a slug a person gives, so the two never collide).
+pub fn check_task_name(name: &str) -> Result<()> {
+    match name.split_once('.') {
+        Some((slug, role)) if crate::config::roles::valid_role_name(role) => check_slug(slug),
+        _ => check_slug(name),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -45,6 +54,11 @@ mod tests {
             "é",
         ] {
             assert!(check_slug(bad).is_err(), "{bad}");
+        }
+        assert!(check_task_name("fix-typo.planner").is_ok());
+        assert!(check_task_name("fix-typo").is_ok());
+        for bad in ["a.b.c", "a.", ".planner", "a/b.planner", "a.Planner"] {
+            assert!(check_task_name(bad).is_err(), "{bad}");
         }
     }
 }

@@ -202,37 +202,7 @@ pub fn start(ws: &Workspace, options: StartOptions, notices: &mut dyn Notices) -
             (path, branch, false)
         }
         None => {
-            let repo = ws.repo_name();
-            let path = ws
-                .repo
-                .main
-                .join(fill(&ws.config.worktree.path, &repo, &slug));
-            let path = normalize(&path);
-            let branch = options
-                .branch
-                .clone()
-                .unwrap_or_else(|| fill(&ws.config.worktree.branch, &repo, &slug));
-            if path.exists() {
-                return Err(
-                    EngineError::invalid(format!("{} exists already", path.display())).hint(
-                        format!("pass --worktree {} to give the task to it", path.display()),
-                    ),
-                );
-            }
-            // git reads every worktree's entry while it adds one, and a concurrent add's
-            // half-written entry makes it fail: one add at a time per repository.
-            let _serial = worktree_lock(ws)?;
-            ws.repo.add_worktree(&path, &branch, &base).map_err(|e| {
-                EngineError::invalid(format!(
-                    "failed to create the worktree {}: {e}",
-                    path.display()
-                ))
-            })?;
-            notices.notice(Notice::WorktreeCreated {
-                path: path.clone(),
-                branch: branch.clone(),
-                base: base.clone(),
-            });
+            let (path, branch) = make_worktree(ws, &slug, &base, options.branch.clone(), notices)?;
             (path, branch, true)
         }
     };
@@ -315,6 +285,47 @@ pub fn start(ws: &Workspace, options: StartOptions, notices: &mut dyn Notices) -
     )?;
     drop(store);
     crate::until_green::after_launch(ws, launched, options.until_green, notices)
+}
+
+/// Makes the worktree and branch of a new task `slug` from `base` (the configured path and
+/// branch name unless `branch` is given), one add at a time per repository.
+pub(crate) fn make_worktree(
+    ws: &Workspace,
+    slug: &str,
+    base: &str,
+    branch: Option<String>,
+    notices: &mut dyn Notices,
+) -> Result<(PathBuf, String)> {
+    let repo = ws.repo_name();
+    let path = ws
+        .repo
+        .main
+        .join(fill(&ws.config.worktree.path, &repo, slug));
+    let path = normalize(&path);
+    let branch = branch.unwrap_or_else(|| fill(&ws.config.worktree.branch, &repo, slug));
+    if path.exists() {
+        return Err(
+            EngineError::invalid(format!("{} exists already", path.display())).hint(format!(
+                "pass --worktree {} to give the task to it",
+                path.display()
+            )),
+        );
+    }
+    // git reads every worktree's entry while it adds one, and a concurrent add's
+    // half-written entry makes it fail: one add at a time per repository.
+    let _serial = worktree_lock(ws)?;
+    ws.repo.add_worktree(&path, &branch, base).map_err(|e| {
+        EngineError::invalid(format!(
+            "failed to create the worktree {}: {e}",
+            path.display()
+        ))
+    })?;
+    notices.notice(Notice::WorktreeCreated {
+        path: path.clone(),
+        branch: branch.clone(),
+        base: base.to_owned(),
+    });
+    Ok((path, branch))
 }
 
 /// An exclusive lock on the repository's worktree list, held while the guard lives.

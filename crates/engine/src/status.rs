@@ -15,13 +15,25 @@ use ganger_store::Store;
 pub enum StatusView {
     List(TaskList),
     Round(Box<RoundReport>),
+    /// A task with a pipeline: its stage, plan, verdicts and roles.
+    Pipeline(Box<crate::pipeline::PipelineReport>),
 }
 
 /// The status of every task, or of one.
 pub fn status(ws: &Workspace, slug: Option<&str>, notices: &mut dyn Notices) -> Result<StatusView> {
+    status_of(ws, slug, false, notices)
+}
+
+/// The status of every task (with `tree`, each pipeline's role tasks under it), or of one.
+pub fn status_of(
+    ws: &Workspace,
+    slug: Option<&str>,
+    tree: bool,
+    notices: &mut dyn Notices,
+) -> Result<StatusView> {
     let Some(mut store) = ws.existing_store()? else {
         if let Some(slug) = slug {
-            crate::slug::check_slug(slug)?;
+            crate::slug::check_task_name(slug)?;
             return Err(crate::error::EngineError::invalid(format!(
                 "no task {slug}"
             )));
@@ -31,7 +43,11 @@ pub fn status(ws: &Workspace, slug: Option<&str>, notices: &mut dyn Notices) -> 
     match slug {
         None => {
             settle_running(ws, &mut store, notices)?;
-            let mut list = task_list(store.task_summaries()?);
+            let mut list = if tree {
+                crate::pipeline::task_tree(&store)?
+            } else {
+                task_list(store.task_summaries()?)
+            };
             list.overlaps = crate::overlap::running_overlaps(ws, &store)?;
             Ok(StatusView::List(list))
         }
@@ -39,6 +55,14 @@ pub fn status(ws: &Workspace, slug: Option<&str>, notices: &mut dyn Notices) -> 
             let task = find_task(&store, slug)?;
             settle_task(ws, &mut store, &task, notices)?;
             let task = find_task(&store, slug)?;
+            if crate::pipeline::has_pipeline(&store, task.id)? {
+                for role in ganger_store::PipelineStore::role_tasks(&store, task.id)? {
+                    settle_task(ws, &mut store, &role, notices)?;
+                }
+                return Ok(StatusView::Pipeline(Box::new(
+                    crate::pipeline::pipeline_report(ws, slug)?,
+                )));
+            }
             let round = store.round(task.id, None)?.ok_or_else(|| {
                 crate::error::EngineError::invalid(format!("task {slug} has no rounds"))
             })?;

@@ -8,12 +8,14 @@
 
 mod error;
 mod layout;
+mod pipeline;
 mod records;
 mod sqlite;
 mod store;
 
 pub use error::StoreError;
 pub use layout::StateDir;
+pub use pipeline::{PipelineRecord, PipelineStore, ReviewerVerdict, RoleLink};
 pub use records::{
     CheckResult, CheckRun, ForkPoint, JournalEntry, NewRound, NewTask, ProcessRef, Rewind, Round,
     RoundEnd, RoundKind, Task, TaskSummary, TaskUpdate, now_ms,

@@ -68,6 +68,9 @@ pub struct Task {
     /// Where the task's next round forks the agent's session, after a rewind (moved to that
     /// round once it is recorded).
     pub fork_from: Option<ForkPoint>,
+    /// For a role's task in a pipeline: the pipeline's task (its id) and the role's name.
+    pub parent: Option<i64>,
+    pub role: Option<String>,
 }
 
 /// A point of an agent's session to continue from as a new session.

@@ -9,7 +9,8 @@ use ganger_engine::{StatusView, WaitOutcome, Workspace};
 use std::io::IsTerminal;
 
 pub(crate) fn status(ws: &Workspace, args: StatusArgs) -> Outcome {
-    let view = ganger_engine::status(ws, args.slug.as_deref(), &mut notices(args.json))?;
+    let view =
+        ganger_engine::status_of(ws, args.slug.as_deref(), args.tree, &mut notices(args.json))?;
     match view {
         StatusView::List(list) => {
             if args.json {
@@ -23,6 +24,13 @@ pub(crate) fn status(ws: &Workspace, args: StatusArgs) -> Outcome {
                 printer::emit_json(&report)?;
             } else {
                 printer::emit(&printer::report_text(&report))?;
+            }
+        }
+        StatusView::Pipeline(report) => {
+            if args.json {
+                printer::emit_json(&report)?;
+            } else {
+                printer::emit(&printer::pipeline_text(&report))?;
             }
         }
     }

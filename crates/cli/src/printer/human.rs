@@ -246,7 +246,11 @@ pub fn task_table(list: &TaskList, root: &std::path::Path) -> String {
     }
     out.push_str("worktree\n");
     for task in &list.tasks {
-        left(&mut out, &task.slug, 28);
+        match &task.role {
+            // `status --tree`: a role's task under its pipeline's task.
+            Some(role) => left(&mut out, &format!("  └ {role}"), 28),
+            None => left(&mut out, &task.slug, 28),
+        }
         number.clear();
         let _ = write!(number, "{}", task.rounds);
         right(&mut out, &number, 6);
@@ -367,6 +371,7 @@ pub fn notice_line(notice: &Notice) -> String {
                 |v| format!("version {v}")
             )
         ),
+        Notice::Pipeline { slug, message } => format!("pipeline {slug}: {message}\n"),
         Notice::Settled { slug, number } => {
             format!("round {number} of {slug} was found interrupted: its host had died\n")
         }

@@ -3,8 +3,10 @@
 //! a clean end, not a panic.
 
 mod human;
+mod pipeline;
 
 pub use human::{notice_line, report_text, task_table};
+pub use pipeline::pipeline_text;
 
 use serde::Serialize;
 use std::io::Write;

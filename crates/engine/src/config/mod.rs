@@ -4,6 +4,7 @@
 
 mod checks;
 mod duration;
+pub mod roles;
 mod template;
 
 pub use checks::{CheckConfig, DEFAULT_CHECK_TIMEOUT, valid_check_name, validate_checks};
@@ -33,6 +34,9 @@ pub struct Config {
     /// Prices by model name, in US dollars per million tokens, for agents that report no
     /// cost of their own (Codex, Gemini CLI, Qwen Code).
     pub prices: BTreeMap<String, Price>,
+    /// The pipeline's roles by name (`[roles.planner]`, ...) and its settings.
+    pub roles: BTreeMap<String, roles::RoleConfig>,
+    pub pipeline: roles::PipelineConfig,
     /// The checks run after every round (`[[checks]]`).
     pub checks: Vec<CheckConfig>,
 }
@@ -257,7 +261,7 @@ fn read_table(path: &Path) -> Result<Option<toml::Table>, ConfigError> {
         })
 }
 
-fn merge(base: &mut toml::Table, overlay: toml::Table) {
+pub(crate) fn merge(base: &mut toml::Table, overlay: toml::Table) {
     for (key, value) in overlay {
         match (base.get_mut(&key), value) {
             (Some(toml::Value::Table(inner)), toml::Value::Table(over)) => merge(inner, over),
@@ -304,6 +308,10 @@ impl Config {
                 reason: format!("defaults.permission: {reason}"),
             })?;
         validate_checks(&config.checks).map_err(|reason| ConfigError {
+            path: path.into(),
+            reason,
+        })?;
+        roles::check(&config.roles, &config.pipeline).map_err(|reason| ConfigError {
             path: path.into(),
             reason,
         })?;

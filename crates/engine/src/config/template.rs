@@ -64,6 +64,23 @@ packages = []           # Debian packages the project's checks need, added to wo
 # command = "cargo test --quiet"
 # timeout = "10m"
 
+# The role pipeline (ganger plan, approve, reject: docs/pipeline.md).
+[pipeline]
+reviewers = ["code", "tests"]   # in order; built in: tests, code, docs, security, or a role you add
+review_rounds = 3       # review rounds (every reviewer, then a fix) before the pipeline stops
+fix_rounds = 2          # fix rounds of a step whose round or checks fail
+retries = 3             # retries of a round that failed transiently (HTTP 429, 5xx)
+backoff = "5s"          # the first wait before a retry, doubled each time
+
+# A role: agent, model, effort, permission (read-only but for the executor), prompt (a file
+# of this repository with its instructions; unset: ganger's built-in ones). Unset: the task's.
+# Roles: planner, critic, executor, tests, code, docs, security, and any you add.
+# [roles.planner]
+# model = "provider/strong-model"        # strong models plan
+# prompt = "roles/planner.md"
+# [roles.executor]
+# model = "provider/cheap-model"         # cheap models execute
+
 # Prices in US dollars per million tokens, for agents that report no cost of their own.
 # [prices."gpt-5.5"]
 # input = 1.25

@@ -3,6 +3,7 @@
 //! change so that a check and the write that depends on it cannot be split by another process.
 
 mod migrate;
+mod pipeline;
 mod rows;
 
 use crate::error::StoreError;
@@ -23,7 +24,7 @@ pub struct SqliteStore {
     conn: Connection,
 }
 
-fn to_json<T: serde::Serialize>(value: &T) -> Result<String, StoreError> {
+pub(crate) fn to_json<T: serde::Serialize>(value: &T) -> Result<String, StoreError> {
     serde_json::to_string(value).map_err(|e| StoreError::Corrupt(e.to_string()))
 }
 
@@ -133,7 +134,7 @@ fn running_round(
         .optional()?)
 }
 
-fn insert_round(
+pub(crate) fn insert_round(
     tx: &Transaction<'_>,
     task_id: i64,
     slug: &str,
@@ -193,7 +194,7 @@ fn insert_round(
     Ok(id)
 }
 
-fn load_round(conn: &Connection, id: i64) -> Result<Round, StoreError> {
+pub(crate) fn load_round(conn: &Connection, id: i64) -> Result<Round, StoreError> {
     Ok(conn.query_row(
         &format!("SELECT {ROUND_COLUMNS} FROM rounds WHERE id = ?1"),
         [id],
@@ -201,12 +202,57 @@ fn load_round(conn: &Connection, id: i64) -> Result<Round, StoreError> {
     )?)
 }
 
-fn load_task(conn: &Connection, id: i64) -> Result<Task, StoreError> {
+pub(crate) fn load_task(conn: &Connection, id: i64) -> Result<Task, StoreError> {
     Ok(conn.query_row(
         &format!("SELECT {TASK_COLUMNS} FROM tasks WHERE id = ?1"),
         [id],
         rows::task,
     )?)
+}
+
+/// Inserts a task (no round) with its journal entry; `SlugTaken` when the slug is used.
+pub(crate) fn insert_task(tx: &Transaction<'_>, task: &NewTask) -> Result<i64, StoreError> {
+    let inserted = tx.execute(
+        "INSERT INTO tasks (slug, agent, model, base, base_commit, branch, worktree, worktree_made, \
+         owner, keys, timeout_ms, stall_ms, created_at, permission, sandbox, network, rw) \
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17)",
+        params![
+            task.slug,
+            task.agent,
+            task.model,
+            task.base,
+            task.base_commit,
+            task.branch,
+            path_text(&task.worktree),
+            task.worktree_made,
+            task.owner,
+            to_json(&task.keys)?,
+            task.timeout_ms.map(|v| v as i64),
+            task.stall_ms.map(|v| v as i64),
+            now_ms(),
+            task.permission,
+            task.sandbox,
+            task.network,
+            to_json(&task.rw)?,
+        ],
+    );
+    match inserted {
+        Ok(_) => {}
+        Err(e) if is_unique_violation(&e) => {
+            return Err(StoreError::SlugTaken(task.slug.clone()));
+        }
+        Err(e) => return Err(e.into()),
+    }
+    let task_id = tx.last_insert_rowid();
+    journal(
+        tx,
+        task_id,
+        None,
+        "task-created",
+        Some(&task.owner),
+        serde_json::json!({ "agent": task.agent, "model": task.model, "worktree": task.worktree }),
+    )?;
+    Ok(task_id)
 }
 
 fn is_unique_violation(error: &rusqlite::Error) -> bool {
@@ -223,46 +269,7 @@ impl Store for SqliteStore {
         round: &NewRound,
     ) -> Result<(Task, Round), StoreError> {
         let tx = self.write()?;
-        let inserted = tx.execute(
-            "INSERT INTO tasks (slug, agent, model, base, base_commit, branch, worktree, worktree_made, \
-             owner, keys, timeout_ms, stall_ms, created_at, permission, sandbox, network, rw) \
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17)",
-            params![
-                task.slug,
-                task.agent,
-                task.model,
-                task.base,
-                task.base_commit,
-                task.branch,
-                path_text(&task.worktree),
-                task.worktree_made,
-                task.owner,
-                to_json(&task.keys)?,
-                task.timeout_ms.map(|v| v as i64),
-                task.stall_ms.map(|v| v as i64),
-                now_ms(),
-                task.permission,
-                task.sandbox,
-                task.network,
-                to_json(&task.rw)?,
-            ],
-        );
-        match inserted {
-            Ok(_) => {}
-            Err(e) if is_unique_violation(&e) => {
-                return Err(StoreError::SlugTaken(task.slug.clone()));
-            }
-            Err(e) => return Err(e.into()),
-        }
-        let task_id = tx.last_insert_rowid();
-        journal(
-            &tx,
-            task_id,
-            None,
-            "task-created",
-            Some(&task.owner),
-            serde_json::json!({ "agent": task.agent, "model": task.model, "worktree": task.worktree }),
-        )?;
+        let task_id = insert_task(&tx, task)?;
         let round_id = insert_round(&tx, task_id, &task.slug, round)?;
         let stored_task = load_task(&tx, task_id)?;
         let stored_round = load_round(&tx, round_id)?;

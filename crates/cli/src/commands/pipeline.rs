@@ -1,0 +1,51 @@
+//! `ganger plan`, `approve` and `reject`: run the pipeline's next part in the foreground and
+//! print the pipeline's report. Exit 0 when it reached what was asked (a plan waiting for a
+//! decision, or the work done with every reviewer passing), 1 when it failed.
+
+use super::round::{brief, notices};
+use crate::args::{PipelineArgs, PlanArgs, RejectArgs};
+use crate::{Failure, Outcome, exit, printer};
+use ganger_engine::{EngineError, PipelineReport, PlanOptions, Workspace};
+
+fn print(report: &PipelineReport, json: bool, wanted: &str) -> Outcome {
+    if json {
+        printer::emit_json(report)?;
+    } else {
+        printer::emit(&printer::pipeline_text(report))?;
+    }
+    Ok(if report.stage == wanted {
+        exit::OK
+    } else {
+        exit::NOT_DONE
+    })
+}
+
+pub(crate) fn plan(ws: &Workspace, args: PlanArgs) -> Outcome {
+    let json = args.json;
+    let options = PlanOptions {
+        slug: args.slug,
+        brief: brief(args.text),
+        agent: args.agent,
+        model: args.model,
+        base: args.base,
+        sandbox: args.sandbox,
+        network: args.network,
+        commander: args.as_name,
+    };
+    let report = ganger_engine::plan(ws, options, &mut notices(json)).map_err(Failure::Engine)?;
+    print(&report, json, "awaiting-approval")
+}
+
+pub(crate) fn approve(ws: &Workspace, args: PipelineArgs) -> Outcome {
+    let report = ganger_engine::approve(ws, &args.slug, &mut notices(args.json))?;
+    print(&report, args.json, "done")
+}
+
+pub(crate) fn reject(ws: &Workspace, args: RejectArgs) -> Outcome {
+    let json = args.json;
+    let notes = brief(args.text).ok_or_else(|| {
+        EngineError::invalid("give the notes with --message TEXT or --brief FILE")
+    })?;
+    let report = ganger_engine::reject(ws, &args.slug, &notes, &mut notices(json))?;
+    print(&report, json, "awaiting-approval")
+}

@@ -1,0 +1,544 @@
+//! End-to-end: the role pipeline with the real, pinned OpenCode against the scripted model,
+//! driven by the real `ganger` binary in a real git repository. Every role has a model of its
+//! own, so the model server's recorded requests show which role sent each one; the scripted
+//! answers fire only on the prompts the pipeline must send (the critic's findings reach the
+//! planner, a reviewer's findings reach the executor), so a pipeline that drops a hand-off
+//! fails the test.
+
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "a test fails loudly on what it did not expect"
+)]
+
+use ganger_fake_llm::{FakeLlm, RecordedRequest, Script, Turn};
+use ganger_test_support::{World, opencode_program};
+use serde_json::{Value, json};
+use std::collections::BTreeMap;
+
+/// The model of each role: all different, so a request names its role by its model.
+const MODELS: &[(&str, &str)] = &[
+    ("planner", "mock/strong-planner"),
+    ("critic", "mock/strong-critic"),
+    ("executor", "mock/cheap-executor"),
+    ("code", "mock/cheap-code"),
+    ("tests", "mock/cheap-tests"),
+];
+
+/// The planner's instructions come from the repository; the others are built in.
+const PLANNER_PROMPT: &str = "PLANNER-FROM-REPO: write numbered steps and nothing else.\n";
+
+/// The first line of each built-in role's instructions, as the binary ships them.
+const BUILT_IN: &[(&str, &str)] = &[
+    ("critic", "You are the critic of a plan"),
+    ("executor", "You are the executor."),
+    ("code", "You review the code of a change."),
+    ("tests", "You review the tests of a change."),
+];
+
+fn quoted(text: &str) -> String {
+    serde_json::to_string(text).unwrap()
+}
+
+/// `ganger.toml`: OpenCode against the scripted model, every role's model, the reviewers.
+fn config(base_url: &str, reviewers: &[&str], review_rounds: u32) -> String {
+    let mut models = String::from("scripted = { limit = { context = 128000, output = 8192 } }");
+    let mut roles = String::new();
+    for (role, model) in MODELS {
+        let name = model.trim_start_matches("mock/");
+        models.push_str(&format!(
+            ", {name} = {{ limit = {{ context = 128000, output = 8192 }} }}"
+        ));
+        roles.push_str(&format!("\n[roles.{role}]\nmodel = {}\n", quoted(model)));
+        if *role == "planner" {
+            roles.push_str("prompt = \"roles/planner.md\"\neffort = \"high\"\n");
+        }
+    }
+    let reviewers: Vec<String> = reviewers.iter().map(|r| quoted(r)).collect();
+    format!(
+        r#"[defaults]
+model = "mock/scripted"
+
+[pipeline]
+reviewers = [{reviewers}]
+review_rounds = {review_rounds}
+backoff = "1s"
+{roles}
+[agents.opencode]
+command = {program}
+env = {{ OPENCODE_DISABLE_MODELS_FETCH = "1" }}
+
+[agents.opencode.config]
+model = "mock/scripted"
+small_model = "mock/scripted"
+share = "disabled"
+
+[agents.opencode.config.provider.mock]
+npm = "@ai-sdk/openai-compatible"
+options = {{ baseURL = {base_url}, apiKey = "not-a-secret-key" }}
+models = {{ {models} }}
+"#,
+        reviewers = reviewers.join(", "),
+        program = quoted(&opencode_program().to_string_lossy()),
+        base_url = quoted(base_url),
+    )
+}
+
+fn world(script: Script, reviewers: &[&str], review_rounds: u32) -> (World, FakeLlm) {
+    world_with(script, reviewers, review_rounds, "")
+}
+
+/// A world whose `ganger.toml` has `extra` appended.
+fn world_with(
+    script: Script,
+    reviewers: &[&str],
+    review_rounds: u32,
+    extra: &str,
+) -> (World, FakeLlm) {
+    let llm = FakeLlm::start(script).unwrap();
+    let world = World::new(env!("CARGO_BIN_EXE_ganger").as_ref());
+    world.write(
+        "ganger.toml",
+        &format!(
+            "{}\n{extra}\n",
+            config(&llm.base_url(), reviewers, review_rounds)
+        ),
+    );
+    world.write("roles/planner.md", PLANNER_PROMPT);
+    (world, llm)
+}
+
+/// The requests that did the agents' work (tools offered), each with the role its session
+/// belongs to (the role named in the session's first prompt).
+fn work_by_role(requests: &[RecordedRequest]) -> Vec<(String, &RecordedRequest)> {
+    requests
+        .iter()
+        .filter(|r| r.tools_offered)
+        .map(|r| {
+            let first = r.conversation.as_ref().unwrap().prompts()[0].to_owned();
+            let role = first
+                .strip_prefix("# Your role: ")
+                .and_then(|rest| rest.lines().next())
+                .unwrap_or_else(|| panic!("a session that does not start with its role: {first}"))
+                .to_owned();
+            (role, r)
+        })
+        .collect()
+}
+
+fn verdicts(report: &Value) -> BTreeMap<String, (String, u64)> {
+    report["reviewers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| {
+            (
+                v["reviewer"].as_str().unwrap().to_owned(),
+                (
+                    v["verdict"].as_str().unwrap().to_owned(),
+                    v["round"].as_u64().unwrap(),
+                ),
+            )
+        })
+        .collect()
+}
+
+fn full_pipeline_script() -> Script {
+    Script::new()
+        // The planner's first version.
+        .turn(
+            Turn::text("Plan v1.\n\n1. Create one.txt\n2. Create two.txt\n")
+                .when("PLANNER-FROM-REPO"),
+        )
+        // The critic (read-only) tries to write through the file tool and the shell.
+        .turn(
+            Turn::tool(
+                "write",
+                json!({"filePath": "by-tool.txt", "content": "written\n"}),
+            )
+            .when("Review this version of the plan"),
+        )
+        .turn(Turn::tool(
+            "bash",
+            json!({"command": "echo written > by-shell.txt", "description": "write a file"}),
+        ))
+        .text("CRITIQUE-V1: step 2 does not say what two.txt holds.")
+        // The rejection reaches the planner with the person's notes and the critique.
+        .turn(
+            Turn::text(
+                "Plan v2.\n\n1. Create one.txt holding one\n2. Create two.txt holding two\n",
+            )
+            .when("(?s)NOTES-MARK.*CRITIQUE-V1"),
+        )
+        .turn(Turn::text("CRITIQUE-V2: sound.").when("plan, version 2"))
+        // The executor, one round per step.
+        .turn(
+            Turn::tool("write", json!({"filePath": "one.txt", "content": "one\n"}))
+                .when("Do step 1 of 2"),
+        )
+        .text("Step 1 done: one.txt holds one.")
+        .turn(
+            Turn::tool("write", json!({"filePath": "two.txt", "content": "too\n"}))
+                .when("Do step 2 of 2"),
+        )
+        .text("Step 2 done: two.txt written.")
+        // Review round 1: the code reviewer finds a problem in the diff it was given.
+        .turn(
+            Turn::text("VERDICT: fail\ntwo.txt:1: it says too, the plan says two")
+                .when("(?s)Your role: code.*\\+too"),
+        )
+        .turn(Turn::text("VERDICT: pass").when("Your role: tests"))
+        // The finding reaches the executor, which fixes it.
+        .turn(
+            Turn::tool("write", json!({"filePath": "two.txt", "content": "two\n"}))
+                .when("two.txt:1: it says too"),
+        )
+        .text("Fixed: two.txt holds two.")
+        // Review round 2: both pass (the fix is in the diff the code reviewer gets).
+        .turn(Turn::text("VERDICT: pass").when("(?s)\\+two.*review round 2"))
+        .turn(Turn::text("VERDICT: pass").when("review round 2"))
+}
+
+#[test]
+fn a_full_pipeline_plans_is_rejected_once_executes_and_passes_review() {
+    let (world, llm) = world(full_pipeline_script(), &["code", "tests"], 3);
+    let brief = "Add one.txt and two.txt.";
+
+    // plan: the planner, then the critic; the pipeline waits for a decision.
+    let planned = world.ganger(&["plan", "pipe", "--message", brief, "--json"]);
+    planned.expect_code(0);
+    let report = planned.json();
+    assert_eq!(report["schema"], "ganger.pipeline/1");
+    assert_eq!(report["stage"], "awaiting-approval", "{report:#}");
+    assert_eq!(report["plan"]["version"], 1);
+    assert_eq!(report["plan"]["steps_total"], 2);
+    let plans = world.repo.join(".ganger/plans");
+    let v1 = std::fs::read_to_string(plans.join("pipe.v1.md")).unwrap();
+    assert!(
+        v1.contains("Plan v1.") && v1.contains("## Critique"),
+        "{v1}"
+    );
+    // The critic's write attempts left no file, in the worktree or the main checkout.
+    let worktree = world.worktree("pipe");
+    for name in ["by-tool.txt", "by-shell.txt"] {
+        assert!(!worktree.join(name).exists(), "{name} in the worktree");
+        assert!(
+            !world.repo.join(name).exists(),
+            "{name} in the main checkout"
+        );
+    }
+    let critic = world.ganger(&["status", "pipe.critic", "--json"]).json();
+    assert_eq!(critic["permission"], "read-only", "{critic:#}");
+
+    // reject, with notes: the planner writes version 2, the critic reviews it.
+    let rejected = world.ganger(&[
+        "reject",
+        "pipe",
+        "--message",
+        "NOTES-MARK: say what each file holds.",
+        "--json",
+    ]);
+    rejected.expect_code(0);
+    let report = rejected.json();
+    assert_eq!(report["stage"], "awaiting-approval", "{report:#}");
+    assert_eq!(report["plan"]["version"], 2);
+    let current = std::fs::read_to_string(plans.join("pipe.md")).unwrap();
+    assert!(
+        current.contains("Plan v2.") && current.contains("CRITIQUE-V2"),
+        "{current}"
+    );
+    // Version 1 is kept as it was.
+    assert_eq!(
+        std::fs::read_to_string(plans.join("pipe.v1.md")).unwrap(),
+        v1
+    );
+
+    // approve: two steps, a review that fails, the fix, a review where all pass.
+    let approved = world.ganger(&["approve", "pipe", "--json"]);
+    approved.expect_code(0);
+    let report = approved.json();
+    assert_eq!(report["stage"], "done", "{report:#}");
+    assert_eq!(report["plan"]["steps_done"], 2);
+    assert_eq!(report["review_round"], 2);
+    let given = verdicts(&report);
+    assert_eq!(given["code"], ("pass".to_owned(), 2));
+    assert_eq!(given["tests"], ("pass".to_owned(), 2));
+    assert_eq!(
+        std::fs::read_to_string(worktree.join("one.txt")).unwrap(),
+        "one\n"
+    );
+    assert_eq!(
+        std::fs::read_to_string(worktree.join("two.txt")).unwrap(),
+        "two\n"
+    );
+
+    // Each role: its own session, its own model, its own instructions.
+    let requests = llm.requests();
+    let by_role = work_by_role(&requests);
+    let expected: BTreeMap<&str, &str> = MODELS.iter().copied().collect();
+    for (role, request) in &by_role {
+        let model = &request.conversation.as_ref().unwrap().model;
+        assert_eq!(
+            format!("mock/{model}"),
+            expected[role.as_str()],
+            "a request of the {role} went to {model}"
+        );
+    }
+    for role in expected.keys() {
+        let first = by_role
+            .iter()
+            .find(|(r, _)| r == role)
+            .unwrap_or_else(|| panic!("no request of the {role}"))
+            .1
+            .conversation
+            .as_ref()
+            .unwrap()
+            .prompts()[0]
+            .to_owned();
+        if *role == "planner" {
+            assert!(first.contains("PLANNER-FROM-REPO"), "{first}");
+        } else {
+            assert!(!first.contains("PLANNER-FROM-REPO"), "{role}: {first}");
+        }
+        for (other, instructions) in BUILT_IN {
+            assert_eq!(
+                first.contains(instructions),
+                other == role,
+                "the {role}'s first prompt and the {other}'s instructions: {first}"
+            );
+        }
+    }
+
+    // The planner's effort reached its model, and only its model.
+    for (role, request) in &by_role {
+        let effort = request.body.as_ref().unwrap().get("reasoning_effort");
+        if role == "planner" {
+            assert_eq!(effort, Some(&json!("high")), "the planner's request");
+        } else {
+            assert_eq!(effort, None, "a request of the {role}");
+        }
+    }
+    // Read-only roles were offered no tool that writes or runs commands.
+    for (role, request) in &by_role {
+        let tools = &request.conversation.as_ref().unwrap().tools;
+        if role != "executor" {
+            for writing in ["write", "edit", "bash", "patch"] {
+                assert!(
+                    !tools.iter().any(|t| t == writing),
+                    "the {role} was offered {writing}: {tools:?}"
+                );
+            }
+        }
+    }
+    // Each hand-off carries the previous role's last answer.
+    let first_prompt = |role: &str| {
+        by_role
+            .iter()
+            .find(|(r, _)| r == role)
+            .unwrap()
+            .1
+            .conversation
+            .as_ref()
+            .unwrap()
+            .prompts()[0]
+            .to_owned()
+    };
+    assert!(first_prompt("executor").contains("CRITIQUE-V2"));
+    assert!(first_prompt("code").contains("Step 2 done: two.txt written."));
+
+    // status shows the pipeline, and the tree shows each role's session under the task.
+    let status = world.ganger(&["status", "pipe", "--json"]).json();
+    assert_eq!(status["stage"], "done");
+    assert_eq!(status["roles"].as_array().unwrap().len(), 5, "{status:#}");
+    let human = world.ganger(&["status", "pipe"]);
+    human.expect_code(0);
+    assert!(human.stdout.contains("stage done"), "{}", human.stdout);
+    assert!(
+        human.stdout.contains("code: pass (round 2)"),
+        "{}",
+        human.stdout
+    );
+    let tree = world.ganger(&["status", "--tree", "--json"]).json();
+    let rows = tree["tasks"].as_array().unwrap();
+    assert_eq!(rows[0]["slug"], "pipe");
+    let children: Vec<(&str, &str)> = rows[1..]
+        .iter()
+        .map(|r| (r["role"].as_str().unwrap(), r["parent"].as_str().unwrap()))
+        .collect();
+    assert_eq!(
+        children,
+        [
+            ("planner", "pipe"),
+            ("critic", "pipe"),
+            ("executor", "pipe"),
+            ("code", "pipe"),
+            ("tests", "pipe")
+        ]
+    );
+    let sessions: std::collections::BTreeSet<&str> = rows[1..]
+        .iter()
+        .map(|r| r["session"].as_str().unwrap())
+        .collect();
+    assert_eq!(sessions.len(), 5, "one session per role: {tree:#}");
+    let human_tree = world.ganger(&["status", "--tree"]);
+    assert!(
+        human_tree.stdout.contains("└ executor"),
+        "{}",
+        human_tree.stdout
+    );
+}
+
+#[test]
+fn a_reviewer_answer_that_does_not_parse_counts_as_a_fail() {
+    let script = Script::new()
+        .turn(Turn::text("1. Create one.txt\n").when("PLANNER-FROM-REPO"))
+        .turn(Turn::text("Sound.").when("Review this version of the plan"))
+        .turn(
+            Turn::tool("write", json!({"filePath": "one.txt", "content": "one\n"}))
+                .when("Do step 1 of 1"),
+        )
+        .text("Done.")
+        .turn(Turn::text("Looks good to me, VERDICT: pass").when("Your role: code"));
+    let (world, _llm) = world(script, &["code"], 1);
+    world
+        .ganger(&["plan", "loose", "--message", "Add one.txt."])
+        .expect_code(0);
+    let approved = world.ganger(&["approve", "loose", "--json"]);
+    approved.expect_code(1);
+    let report = approved.json();
+    assert_eq!(report["stage"], "failed", "{report:#}");
+    assert_eq!(report["plan"]["steps_done"], 1);
+    assert_eq!(verdicts(&report)["code"], ("fail".to_owned(), 1));
+    let findings = report["reviewers"][0]["findings"][0].as_str().unwrap();
+    assert!(findings.contains("did not parse"), "{findings}");
+    assert!(
+        report["reason"]
+            .as_str()
+            .unwrap()
+            .contains("code still fail"),
+        "{report:#}"
+    );
+}
+
+#[test]
+fn an_approve_killed_mid_step_goes_on_when_approved_again() {
+    let script = Script::new()
+        .turn(Turn::text("1. Create one.txt\n").when("PLANNER-FROM-REPO"))
+        .turn(Turn::text("Sound.").when("Review this version of the plan"))
+        // The executor's first attempt hangs until its command is killed.
+        .turn(
+            Turn::fault(ganger_fake_llm::Fault::Hang)
+                .times(1)
+                .when("Do step 1 of 1"),
+        )
+        .turn(
+            Turn::tool("write", json!({"filePath": "one.txt", "content": "one\n"}))
+                .when("Do step 1 of 1"),
+        )
+        .text("Done.")
+        .turn(Turn::text("VERDICT: pass").when("Your role: code"));
+    let (world, llm) = world(script, &["code"], 1);
+    world
+        .ganger(&["plan", "killed", "--message", "Add one.txt."])
+        .expect_code(0);
+    #[expect(
+        clippy::disallowed_methods,
+        reason = "the approve must be running to be killed mid-step"
+    )]
+    let mut approve = world.command(&["approve", "killed"]).spawn().unwrap();
+    let hanging = ganger_test_support::wait_until(std::time::Duration::from_secs(120), || {
+        llm.requests().iter().any(|r| {
+            r.tools_offered
+                && r.conversation
+                    .as_ref()
+                    .and_then(|c| c.new_prompt())
+                    .is_some_and(|p| p.contains("Do step 1 of 1"))
+        })
+    });
+    assert!(hanging, "the executor's first request never came");
+    approve.kill().unwrap();
+    approve.wait().unwrap();
+
+    // The pipeline is not left "executing" for ever: approve settles the killed round and
+    // does the step again.
+    let again = world.ganger(&["approve", "killed", "--json"]);
+    let report = again.json();
+    assert_eq!(report["stage"], "done", "{report:#}\n{}", again.stderr);
+    again.expect_code(0);
+    assert_eq!(report["plan"]["steps_done"], 1);
+    let executor = world
+        .ganger(&["status", "killed.executor", "--json"])
+        .json();
+    assert_eq!(executor["round"], 2, "{executor:#}");
+    let status = world.ganger(&["status", "--json"]).json();
+    let rounds: Vec<(&str, &str)> = status["tasks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|t| t["slug"] == "killed.executor")
+        .map(|t| {
+            (
+                t["slug"].as_str().unwrap(),
+                t["last_status"].as_str().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(rounds, [("killed.executor", "done")]);
+    assert_eq!(
+        std::fs::read_to_string(world.worktree("killed").join("one.txt")).unwrap(),
+        "one\n"
+    );
+}
+
+#[test]
+fn a_step_that_fails_its_checks_gets_a_fix_round_with_their_output() {
+    let script = Script::new()
+        .turn(Turn::text("1. Create one.txt holding one\n").when("PLANNER-FROM-REPO"))
+        .turn(Turn::text("Sound.").when("Review this version of the plan"))
+        .turn(
+            Turn::tool("write", json!({"filePath": "one.txt", "content": "uno\n"}))
+                .when("Do step 1 of 1"),
+        )
+        .text("Done.")
+        // Fires only if the failing check's output reached the executor.
+        .turn(
+            Turn::tool("write", json!({"filePath": "one.txt", "content": "one\n"}))
+                .when("CHECK-SAYS one.txt holds uno"),
+        )
+        .text("Fixed.")
+        .turn(Turn::text("VERDICT: pass").when("Your role: code"));
+    let checks = r#"
+[[checks]]
+name = "holds-one"
+command = "echo CHECK-SAYS one.txt holds $(cat one.txt); grep -qx one one.txt"
+"#;
+    let (world, _llm) = world_with(script, &["code"], 1, checks);
+    world
+        .ganger(&["plan", "checked", "--message", "Add one.txt."])
+        .expect_code(0);
+    let approved = world.ganger(&["approve", "checked", "--json"]);
+    let report = approved.json();
+    assert_eq!(report["stage"], "done", "{report:#}\n{}", approved.stderr);
+    approved.expect_code(0);
+    let first = world
+        .ganger(&["status", "checked.executor", "--json"])
+        .json();
+    assert_eq!(first["round"], 2, "{first:#}");
+    assert_eq!(
+        std::fs::read_to_string(world.worktree("checked").join("one.txt")).unwrap(),
+        "one\n"
+    );
+    // The read-only roles ran no check; the executor's rounds did.
+    let planner = world
+        .ganger(&["status", "checked.planner", "--json"])
+        .json();
+    assert_eq!(
+        planner["checks"].as_array().map_or(0, Vec::len),
+        0,
+        "{planner:#}"
+    );
+    assert!(
+        first["checks"].to_string().contains("holds-one"),
+        "{first:#}"
+    );
+}

@@ -1,0 +1,23 @@
+//! The role pipeline (docs/pipeline.md): a planner writes a plan of numbered steps, a critic
+//! reviews it, a person approves or rejects it; an executor then does the steps one round at
+//! a time, and reviewers read the cumulative diff and answer with a verdict, their findings
+//! going back to the executor until they all pass or a round limit is reached. Each role's
+//! rounds are a task of their own (`SLUG.ROLE`, its own session) in the pipeline's worktree,
+//! so every round is an ordinary round: reports, logs, cancel and the reaper work unchanged.
+
+mod effort;
+mod execute;
+mod plan;
+pub mod plan_steps;
+mod prompts;
+mod report;
+mod role_round;
+pub mod roles;
+mod state;
+mod text;
+pub mod verdict;
+
+pub use execute::approve;
+pub use plan::{PlanOptions, plan, reject};
+pub use report::{PIPELINE_SCHEMA, PipelineReport, PlanReport, RoleTask, pipeline_report};
+pub(crate) use report::{has_pipeline, task_tree};
