@@ -1,5 +1,8 @@
 //! `ganger merge SLUG [--squash | --rebase] [--fix]`: puts a task's work into its base branch.
 //!
+//! A pipeline's task (`ganger plan`) is merged once its stage is `done`, on the evidence of its
+//! executor's rounds.
+//!
 //! Refused, before anything changes, while a round runs, when the task's last round (rewound
 //! rounds aside) did not pass (`Round::checks_passed`), when the main checkout has changes to
 //! tracked files (a merge never touches them: the person's work there is not ganger's to
@@ -78,6 +81,8 @@ pub(crate) struct Ready {
     pub kept: Vec<Round>,
     pub worktree: Repo,
     pub main: Repo,
+    /// The task as the user named it (a pipeline's task, whose work is its executor's).
+    pub name: String,
     pub base_ref: String,
     /// The message of the task's own commit (and of a squashed merge).
     pub message: String,
@@ -92,7 +97,7 @@ pub fn merge(
     let ready = check(ws, options, notices)?;
     let mut report = MergeReport {
         schema: MERGE_SCHEMA,
-        task: ready.task.slug.clone(),
+        task: ready.name.clone(),
         mode: options.mode,
         outcome: MergeOutcome::Conflict,
         base: ready.task.base.clone(),
@@ -163,6 +168,7 @@ pub(crate) fn check(
     };
     let task = find_task(&store, &options.slug)?;
     settle_task(ws, &mut store, &task, notices)?;
+    let task = pipeline_executor(&store, task)?;
     let rounds = store.rounds(task.id)?;
     if let Some(running) = rounds.iter().find(|r| r.status == RoundStatus::Running) {
         return Err(busy(
@@ -221,9 +227,10 @@ pub(crate) fn check(
     }
     let message = {
         let kept: Vec<&Round> = kept.iter().collect();
-        task_message(&task, &kept, &prompts(ws, &task, &kept))
+        task_message(&options.slug, &task, &kept, &prompts(ws, &task, &kept))
     };
     Ok(Ready {
+        name: options.slug.clone(),
         task,
         kept,
         worktree,
@@ -231,6 +238,33 @@ pub(crate) fn check(
         base_ref,
         message,
     })
+}
+
+/// A pipeline's work is its executor's (the role tasks share the pipeline's worktree and
+/// branch): merged once the pipeline is done, every reviewer having passed, with the evidence
+/// of the executor's last round. Any other task is itself.
+fn pipeline_executor(store: &ganger_store::SqliteStore, task: Task) -> Result<Task> {
+    use ganger_store::PipelineStore;
+    let Some(pipeline) = store.pipeline(task.id)? else {
+        return Ok(task);
+    };
+    if pipeline.stage != "done" {
+        return Err(EngineError::invalid(format!(
+            "the pipeline of {} is at stage {}; only a pipeline whose reviewers all passed is merged",
+            task.slug, pipeline.stage
+        ))
+        .hint(format!("`ganger status {}` shows where it stands", task.slug)));
+    }
+    store
+        .role_tasks(task.id)?
+        .into_iter()
+        .find(|role| role.role.as_deref() == Some("executor"))
+        .ok_or_else(|| {
+            EngineError::invalid(format!(
+                "the pipeline of {} has no executor's work",
+                task.slug
+            ))
+        })
 }
 
 fn not_passed(task: &Task, round: &Round) -> EngineError {
@@ -284,7 +318,7 @@ fn apply(ready: &Ready, mode: MergeMode, report: &mut MergeReport) -> Result<Opt
     let kept: Vec<&Round> = ready.kept.iter().collect();
     let merge_message = format!(
         "Merge task {} (branch {}, {}) into {}",
-        task.slug,
+        ready.name,
         task.branch,
         rounds_phrase(&kept),
         task.base

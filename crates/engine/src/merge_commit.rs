@@ -56,14 +56,16 @@ pub(crate) fn rounds_phrase(rounds: &[&Round]) -> String {
 
 /// The message of the commit of the task's final state (and of a squashed merge): the task,
 /// its rounds and the first line of each round's prompt.
-pub(crate) fn task_message(task: &Task, kept: &[&Round], prompts: &[String]) -> String {
+pub(crate) fn task_message(name: &str, task: &Task, kept: &[&Round], prompts: &[String]) -> String {
+    let whose = if name == task.slug {
+        String::new()
+    } else {
+        format!(", by {}", task.slug)
+    };
     let mut message = format!(
-        "{}: the work of task {} ({})\n\nCommitted by ganger from the worktree of task {} \
-         (agent {}) as its rounds left it.\n\n",
-        task.slug,
-        task.slug,
+        "{name}: the work of task {name} ({}{whose})\n\nCommitted by ganger from the worktree of \
+         task {name} (agent {}) as its rounds left it.\n\n",
         rounds_phrase(kept),
-        task.slug,
         task.agent
     );
     for (round, prompt) in kept.iter().zip(prompts) {
