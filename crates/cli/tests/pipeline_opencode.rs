@@ -187,21 +187,21 @@ fn full_pipeline_script() -> Script {
             Turn::text("VERDICT: fail\ntwo.txt:1: it says too, the plan says two")
                 .when("(?s)Your role: code.*\\+too"),
         )
-        .turn(Turn::text("VERDICT: pass").when("Your role: tests"))
         // The finding reaches the executor, which fixes it.
         .turn(
             Turn::tool("write", json!({"filePath": "two.txt", "content": "two\n"}))
                 .when("two.txt:1: it says too"),
         )
         .text("Fixed: two.txt holds two.")
-        // Review round 2: both pass (the fix is in the diff the code reviewer gets).
+        // Review round 2: it passes (the fix is in the diff it gets).
         .turn(Turn::text("VERDICT: pass").when("(?s)\\+two.*review round 2"))
-        .turn(Turn::text("VERDICT: pass").when("review round 2"))
 }
 
 #[test]
 fn a_full_pipeline_plans_is_rejected_once_executes_and_passes_review() {
-    let (world, llm) = world(full_pipeline_script(), &["code", "tests"], 3);
+    // One reviewer keeps this test within the runner's limit on a loaded machine: nine
+    // OpenCode rounds. Two reviewers' verdicts are in the next test.
+    let (world, llm) = world(full_pipeline_script(), &["code"], 3);
     let brief = "Add one.txt and two.txt.";
 
     // plan: the planner, then the critic; the pipeline waits for a decision.
@@ -262,7 +262,7 @@ fn a_full_pipeline_plans_is_rejected_once_executes_and_passes_review() {
     assert_eq!(report["review_round"], 2);
     let given = verdicts(&report);
     assert_eq!(given["code"], ("pass".to_owned(), 2));
-    assert_eq!(given["tests"], ("pass".to_owned(), 2));
+    assert_eq!(given.len(), 1);
     assert_eq!(
         std::fs::read_to_string(worktree.join("one.txt")).unwrap(),
         "one\n"
@@ -284,7 +284,7 @@ fn a_full_pipeline_plans_is_rejected_once_executes_and_passes_review() {
             "a request of the {role} went to {model}"
         );
     }
-    for role in expected.keys() {
+    for role in ["planner", "critic", "executor", "code"] {
         let first = by_role
             .iter()
             .find(|(r, _)| r == role)
@@ -295,7 +295,7 @@ fn a_full_pipeline_plans_is_rejected_once_executes_and_passes_review() {
             .unwrap()
             .prompts()[0]
             .to_owned();
-        if *role == "planner" {
+        if role == "planner" {
             assert!(first.contains("PLANNER-FROM-REPO"), "{first}");
         } else {
             assert!(!first.contains("PLANNER-FROM-REPO"), "{role}: {first}");
@@ -303,7 +303,7 @@ fn a_full_pipeline_plans_is_rejected_once_executes_and_passes_review() {
         for (other, instructions) in BUILT_IN {
             assert_eq!(
                 first.contains(instructions),
-                other == role,
+                *other == role,
                 "the {role}'s first prompt and the {other}'s instructions: {first}"
             );
         }
@@ -349,7 +349,7 @@ fn a_full_pipeline_plans_is_rejected_once_executes_and_passes_review() {
     // status shows the pipeline, and the tree shows each role's session under the task.
     let status = world.ganger(&["status", "pipe", "--json"]).json();
     assert_eq!(status["stage"], "done");
-    assert_eq!(status["roles"].as_array().unwrap().len(), 5, "{status:#}");
+    assert_eq!(status["roles"].as_array().unwrap().len(), 4, "{status:#}");
     let human = world.ganger(&["status", "pipe"]);
     human.expect_code(0);
     assert!(human.stdout.contains("stage done"), "{}", human.stdout);
@@ -372,14 +372,13 @@ fn a_full_pipeline_plans_is_rejected_once_executes_and_passes_review() {
             ("critic", "pipe"),
             ("executor", "pipe"),
             ("code", "pipe"),
-            ("tests", "pipe")
         ]
     );
     let sessions: std::collections::BTreeSet<&str> = rows[1..]
         .iter()
         .map(|r| r["session"].as_str().unwrap())
         .collect();
-    assert_eq!(sessions.len(), 5, "one session per role: {tree:#}");
+    assert_eq!(sessions.len(), 4, "one session per role: {tree:#}");
     let human_tree = world.ganger(&["status", "--tree"]);
     assert!(
         human_tree.stdout.contains("└ executor"),
@@ -398,8 +397,9 @@ fn a_reviewer_answer_that_does_not_parse_counts_as_a_fail() {
                 .when("Do step 1 of 1"),
         )
         .text("Done.")
-        .turn(Turn::text("Looks good to me, VERDICT: pass").when("Your role: code"));
-    let (world, _llm) = world(script, &["code"], 1);
+        .turn(Turn::text("Looks good to me, VERDICT: pass").when("Your role: code"))
+        .turn(Turn::text("VERDICT: pass").when("Your role: tests"));
+    let (world, _llm) = world(script, &["code", "tests"], 1);
     world
         .ganger(&["plan", "loose", "--message", "Add one.txt."])
         .expect_code(0);
@@ -409,13 +409,14 @@ fn a_reviewer_answer_that_does_not_parse_counts_as_a_fail() {
     assert_eq!(report["stage"], "failed", "{report:#}");
     assert_eq!(report["plan"]["steps_done"], 1);
     assert_eq!(verdicts(&report)["code"], ("fail".to_owned(), 1));
+    assert_eq!(verdicts(&report)["tests"], ("pass".to_owned(), 1));
     let findings = report["reviewers"][0]["findings"][0].as_str().unwrap();
     assert!(findings.contains("did not parse"), "{findings}");
     assert!(
         report["reason"]
             .as_str()
             .unwrap()
-            .contains("code still fail"),
+            .starts_with("code still fail"),
         "{report:#}"
     );
 }
