@@ -421,15 +421,29 @@ fn a_reviewer_answer_that_does_not_parse_counts_as_a_fail() {
     );
 }
 
+/// How many requests of the executor opened step 1.
+fn step_one_requests(llm: &FakeLlm) -> usize {
+    llm.requests()
+        .iter()
+        .filter(|r| {
+            r.tools_offered
+                && r.conversation
+                    .as_ref()
+                    .and_then(|c| c.new_prompt())
+                    .is_some_and(|p| p.contains("Do step 1 of 1"))
+        })
+        .count()
+}
+
 #[test]
-fn an_approve_killed_mid_step_goes_on_when_approved_again() {
+fn a_pipeline_cancelled_then_killed_mid_step_goes_on_when_approved_again() {
     let script = Script::new()
         .turn(Turn::text("1. Create one.txt\n").when("PLANNER-FROM-REPO"))
         .turn(Turn::text("Sound.").when("Review this version of the plan"))
-        // The executor's first attempt hangs until its command is killed.
+        // The executor's first two attempts hang: one is cancelled, one's command killed.
         .turn(
             Turn::fault(ganger_fake_llm::Fault::Hang)
-                .times(1)
+                .times(2)
                 .when("Do step 1 of 1"),
         )
         .turn(
@@ -440,53 +454,59 @@ fn an_approve_killed_mid_step_goes_on_when_approved_again() {
         .turn(Turn::text("VERDICT: pass").when("Your role: code"));
     let (world, llm) = world(script, &["code"], 1);
     world
-        .ganger(&["plan", "killed", "--message", "Add one.txt."])
+        .ganger(&["plan", "stopped", "--message", "Add one.txt."])
         .expect_code(0);
     #[expect(
         clippy::disallowed_methods,
-        reason = "the approve must be running to be killed mid-step"
+        reason = "the approve must be running to be stopped mid-step"
     )]
-    let mut approve = world.command(&["approve", "killed"]).spawn().unwrap();
-    let hanging = ganger_test_support::wait_until(std::time::Duration::from_secs(120), || {
-        llm.requests().iter().any(|r| {
-            r.tools_offered
-                && r.conversation
-                    .as_ref()
-                    .and_then(|c| c.new_prompt())
-                    .is_some_and(|p| p.contains("Do step 1 of 1"))
-        })
-    });
-    assert!(hanging, "the executor's first request never came");
-    approve.kill().unwrap();
-    approve.wait().unwrap();
+    let approve = || world.command(&["approve", "stopped"]).spawn().unwrap();
+    let limit = std::time::Duration::from_secs(120);
 
-    // The pipeline is not left "executing" for ever: approve settles the killed round and
-    // does the step again.
-    let again = world.ganger(&["approve", "killed", "--json"]);
+    // `cancel` on the pipeline's task stops its running role's round, and the pipeline.
+    let first = approve();
+    assert!(
+        ganger_test_support::wait_until(limit, || step_one_requests(&llm) >= 1),
+        "the executor's first request never came"
+    );
+    let cancelled = world.ganger(&["cancel", "stopped", "--json"]);
+    assert_eq!(
+        cancelled.json()["task"],
+        "stopped.executor",
+        "{}",
+        cancelled.stdout
+    );
+    assert_eq!(cancelled.json()["status"], "cancelled");
+    let output = first.wait_with_output().unwrap();
+    assert_eq!(output.status.code(), Some(1));
+    let status = world.ganger(&["status", "stopped", "--json"]).json();
+    assert_eq!(status["stage"], "failed", "{status:#}");
+    assert!(
+        status["reason"].as_str().unwrap().contains("cancelled"),
+        "{status:#}"
+    );
+
+    // A killed approve leaves the pipeline "executing"; the next approve settles the dead
+    // round and does the step again.
+    let mut second = approve();
+    assert!(
+        ganger_test_support::wait_until(limit, || step_one_requests(&llm) >= 2),
+        "the executor's second request never came"
+    );
+    second.kill().unwrap();
+    second.wait().unwrap();
+    let again = world.ganger(&["approve", "stopped", "--json"]);
     let report = again.json();
     assert_eq!(report["stage"], "done", "{report:#}\n{}", again.stderr);
     again.expect_code(0);
     assert_eq!(report["plan"]["steps_done"], 1);
     let executor = world
-        .ganger(&["status", "killed.executor", "--json"])
+        .ganger(&["status", "stopped.executor", "--json"])
         .json();
-    assert_eq!(executor["round"], 2, "{executor:#}");
-    let status = world.ganger(&["status", "--json"]).json();
-    let rounds: Vec<(&str, &str)> = status["tasks"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|t| t["slug"] == "killed.executor")
-        .map(|t| {
-            (
-                t["slug"].as_str().unwrap(),
-                t["last_status"].as_str().unwrap(),
-            )
-        })
-        .collect();
-    assert_eq!(rounds, [("killed.executor", "done")]);
+    assert_eq!(executor["round"], 3, "{executor:#}");
+    assert_eq!(executor["status"], "done");
     assert_eq!(
-        std::fs::read_to_string(world.worktree("killed").join("one.txt")).unwrap(),
+        std::fs::read_to_string(world.worktree("stopped").join("one.txt")).unwrap(),
         "one\n"
     );
 }
