@@ -50,6 +50,11 @@ pub struct RoundRequest<'a> {
     pub prompt: &'a str,
     /// The session to resume, or `None` for a new one.
     pub session: Option<&'a str>,
+    /// With `session`: continue it only up to this point of the agent's own, as a new session
+    /// (a fork; `ganger rewind`). Claude Code: the `uuid` of an `assistant` event, given to
+    /// `--resume-session-at` with `--fork-session`. Adapters that cannot ignore it (the engine
+    /// only sets it for those that can).
+    pub resume_at: Option<&'a str>,
     /// A fresh UUID (v4) an adapter may use to name a new session up front, for CLIs that
     /// take one (`{session}` in a `command` agent's template); then it returns it as
     /// [`CommandPlan::session`].

@@ -11,6 +11,7 @@ const PROMPT: &str = "  -starts with a dash, \"quoted\"\nand two lines ";
 
 fn request<'a>(env: &'a BTreeMap<String, String>) -> RoundRequest<'a> {
     RoundRequest {
+        resume_at: None,
         prompt: PROMPT,
         session: None,
         new_session_id: "00000000-0000-4000-8000-000000000000",
@@ -204,4 +205,27 @@ fn claude_is_known_reads_its_version_and_has_no_model_catalog() {
     // The adapter's verdict is the shared one.
     let summary = ganger_events::RoundSummary::default();
     assert!(!claude.verdict(&summary, AgentExit::Code(0)).done);
+}
+
+#[test]
+fn a_rewound_session_resumes_up_to_a_point_as_a_fork() {
+    let no_env = BTreeMap::new();
+    let mut request = request(&no_env);
+    request.session = Some("0d54be32-b686-4109-b4c6-7b2b846a9fd4");
+    request.resume_at = Some("42b3ba9d-a9f5-4d04-bbfc-5a4880d3be2c");
+    let args = plan(&request).args;
+    let at = args.iter().position(|a| a == "--resume").unwrap();
+    assert_eq!(
+        args[at..at + 5],
+        strings(&[
+            "--resume",
+            "0d54be32-b686-4109-b4c6-7b2b846a9fd4",
+            "--resume-session-at",
+            "42b3ba9d-a9f5-4d04-bbfc-5a4880d3be2c",
+            "--fork-session",
+        ])
+    );
+    // Without a session there is nothing to fork.
+    request.session = None;
+    assert!(!plan(&request).args.iter().any(|a| a == "--fork-session"));
 }

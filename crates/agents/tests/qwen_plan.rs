@@ -13,6 +13,7 @@ const AGENT_DIR: &str = "/work/site/.ganger/agents/qwen";
 
 fn request<'a>(env: &'a BTreeMap<String, String>) -> RoundRequest<'a> {
     RoundRequest {
+        resume_at: None,
         prompt: PROMPT,
         session: None,
         new_session_id: "00000000-0000-4000-8000-000000000000",

@@ -47,6 +47,10 @@ pub enum Command {
     Diff(DiffArgs),
     /// Remove what finished tasks left: processes, containers, worktrees, merged branches.
     Clean(CleanArgs),
+    /// Take a task back to its state after round N: files, rounds and the agent's session.
+    Rewind(RewindArgs),
+    /// Commit a task's work on its branch and merge it into its base branch.
+    Merge(MergeArgs),
     /// Summarize a raw agent stream file (the same code a live round uses).
     Summarize(SummarizeArgs),
     /// Run the scripted model server, to dry-run agents without spending tokens.
@@ -353,6 +357,42 @@ pub struct CleanArgs {
     #[arg(long)]
     pub dry_run: bool,
     /// The commander cleaning (recorded in the journal).
+    #[arg(long = "as", value_name = "NAME")]
+    pub as_name: Option<String>,
+    /// Print JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct RewindArgs {
+    /// The task.
+    pub slug: String,
+    /// The round whose end state the task goes back to.
+    #[arg(long, value_name = "N")]
+    pub to: u32,
+    /// The commander rewinding (recorded in the journal).
+    #[arg(long = "as", value_name = "NAME")]
+    pub as_name: Option<String>,
+    /// Print JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct MergeArgs {
+    /// The task.
+    pub slug: String,
+    /// One commit on the base with the task's whole change, instead of a merge commit.
+    #[arg(long, conflicts_with = "rebase")]
+    pub squash: bool,
+    /// Replay the task's commits onto the base, then fast-forward the base to them.
+    #[arg(long)]
+    pub rebase: bool,
+    /// On a conflict, have the task's worker resolve it in a fix round, then merge.
+    #[arg(long)]
+    pub fix: bool,
+    /// The commander merging (and sending the resolving round).
     #[arg(long = "as", value_name = "NAME")]
     pub as_name: Option<String>,
     /// Print JSON.

@@ -49,7 +49,7 @@ pub fn fix(ws: &Workspace, options: FixOptions, notices: &mut dyn Notices) -> Re
     let brief = options.brief.as_ref().ok_or_else(|| {
         EngineError::invalid("give the task text with --brief FILE or --message TEXT")
     })?;
-    let prompt = read_brief(brief)?;
+    let prompt = crate::rewind::with_resume_note(&task, read_brief(brief)?);
     let permission = task
         .permission
         .parse::<ganger_agents::Permission>()

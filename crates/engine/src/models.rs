@@ -135,6 +135,7 @@ fn list_models(
         let request_env = agent_env::request_env(adapter, &ws.config, &[]);
         let agent_dir = ws.state.agent_dir(adapter.name());
         let request = ganger_agents::RoundRequest {
+            resume_at: None,
             prompt: "",
             session: None,
             new_session_id: "",

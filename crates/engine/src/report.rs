@@ -53,6 +53,8 @@ pub struct RoundReport {
     pub round: u32,
     pub kind: &'static str,
     pub status: RoundStatus,
+    /// Whether `ganger rewind` took the task back to before this round.
+    pub rewound: bool,
     /// Why the round ended as it did, when it is not a plain `done`.
     pub reason: Option<String>,
     pub agent: String,
@@ -175,6 +177,8 @@ pub struct TaskRow {
 pub struct TaskList {
     pub schema: &'static str,
     pub tasks: Vec<TaskRow>,
+    /// Running tasks whose worktrees change the same files.
+    pub overlaps: Vec<crate::overlap::Overlap>,
 }
 
 /// The local time zone, read once per process. Without `TZ` it is `/etc/localtime` read
@@ -252,6 +256,7 @@ pub fn round_report(ws: &Workspace, task: &Task, round: &Round) -> RoundReport {
         round: round.number,
         kind: round.kind.as_str(),
         status: round.status,
+        rewound: round.rewound,
         reason: round.reason.clone(),
         agent: task.agent.clone(),
         permission: task.permission.clone(),
@@ -330,5 +335,6 @@ pub fn task_list(tasks: Vec<TaskSummary>) -> TaskList {
                 role: None,
             })
             .collect(),
+        overlaps: Vec::new(),
     }
 }

@@ -43,10 +43,13 @@ pub fn status_of(
     match slug {
         None => {
             settle_running(ws, &mut store, notices)?;
-            if tree {
-                return Ok(StatusView::List(crate::pipeline::task_tree(&store)?));
-            }
-            Ok(StatusView::List(task_list(store.task_summaries()?)))
+            let mut list = if tree {
+                crate::pipeline::task_tree(&store)?
+            } else {
+                task_list(store.task_summaries()?)
+            };
+            list.overlaps = crate::overlap::running_overlaps(ws, &store)?;
+            Ok(StatusView::List(list))
         }
         Some(slug) => {
             let task = find_task(&store, slug)?;

@@ -131,6 +131,32 @@ impl Git {
         }
     }
 
+    /// Runs git and returns its exit code and stdout, whatever the code: for commands whose
+    /// exit code is an answer (`merge-tree` exits 1 on a conflict). A code of 128 or more (git
+    /// itself failed) is still an error.
+    pub fn run_code<I, S>(&self, args: I) -> Result<(i32, Vec<u8>), GitError>
+    where
+        I: IntoIterator<Item = S>,
+        S: AsRef<OsStr>,
+    {
+        let args: Vec<std::ffi::OsString> =
+            args.into_iter().map(|a| a.as_ref().to_owned()).collect();
+        let output = self.command(&args).output().map_err(GitError::Spawn)?;
+        let code = output.status.code().unwrap_or(-1);
+        if !(0..128).contains(&code) {
+            return Err(GitError::Command {
+                args: args
+                    .iter()
+                    .map(|a| a.to_string_lossy())
+                    .collect::<Vec<_>>()
+                    .join(" "),
+                dir: self.dir.clone(),
+                stderr: String::from_utf8_lossy(&output.stderr).trim().to_owned(),
+            });
+        }
+        Ok((code, output.stdout))
+    }
+
     /// Runs git and returns its stdout as trimmed text.
     pub fn text<I, S>(&self, args: I) -> Result<String, GitError>
     where

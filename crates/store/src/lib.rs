@@ -17,8 +17,8 @@ pub use error::StoreError;
 pub use layout::StateDir;
 pub use pipeline::{PipelineRecord, PipelineStore, ReviewerVerdict, RoleLink};
 pub use records::{
-    CheckResult, CheckRun, JournalEntry, NewRound, NewTask, ProcessRef, Round, RoundEnd, RoundKind,
-    Task, TaskSummary, TaskUpdate, now_ms,
+    CheckResult, CheckRun, ForkPoint, JournalEntry, NewRound, NewTask, ProcessRef, Rewind, Round,
+    RoundEnd, RoundKind, Task, TaskSummary, TaskUpdate, now_ms,
 };
 pub use sqlite::SqliteStore;
 pub use store::Store;

@@ -62,9 +62,23 @@ pub struct Task {
     pub rw: Vec<String>,
     /// When `ganger clean` last cleaned up after the task (Unix ms).
     pub cleaned_at: Option<i64>,
+    /// What the task's next round begins with: after a rewind that could not fork the
+    /// agent's session, a summary of the rounds kept (cleared once that round is recorded).
+    pub resume_note: Option<String>,
+    /// Where the task's next round forks the agent's session, after a rewind (moved to that
+    /// round once it is recorded).
+    pub fork_from: Option<ForkPoint>,
     /// For a role's task in a pipeline: the pipeline's task (its id) and the role's name.
     pub parent: Option<i64>,
     pub role: Option<String>,
+}
+
+/// A point of an agent's session to continue from as a new session.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ForkPoint {
+    pub session: String,
+    /// The agent's own name for the last thing kept (Claude Code: an assistant event's uuid).
+    pub at: String,
 }
 
 /// What the task table shows of a task: read without the columns a table does not need.
@@ -138,6 +152,10 @@ pub struct Round {
     pub worktree_changes: Vec<String>,
     /// The round's checks: what was to run and, once the round ended, how each went.
     pub checks: Vec<CheckRun>,
+    /// Whether `ganger rewind` took the task back to before this round.
+    pub rewound: bool,
+    /// The point of an earlier session this round forked from, after a rewind.
+    pub fork_from: Option<ForkPoint>,
 }
 
 impl Round {
@@ -253,6 +271,21 @@ pub struct RoundEnd {
     pub worktree_changes: Vec<String>,
     /// The round's checks with their results (kept as recorded at the start when empty).
     pub checks: Vec<CheckRun>,
+}
+
+/// What a rewind sets on its task besides marking the later rounds.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Rewind {
+    /// The session the next round resumes (a fork at the rewound point), or `None` for a
+    /// new session.
+    pub session: Option<String>,
+    /// What the next round's prompt begins with (a summary of the rounds kept).
+    pub resume_note: Option<String>,
+    /// Where the next round forks the session from (with `session` `None`).
+    pub fork_from: Option<ForkPoint>,
+    pub commander: String,
+    /// What the journal entry records (how the worktree and the session were taken back).
+    pub detail: serde_json::Value,
 }
 
 /// One entry of the journal.

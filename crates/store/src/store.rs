@@ -4,7 +4,8 @@
 
 use crate::error::StoreError;
 use crate::records::{
-    JournalEntry, NewRound, NewTask, ProcessRef, Round, RoundEnd, Task, TaskSummary, TaskUpdate,
+    JournalEntry, NewRound, NewTask, ProcessRef, Rewind, Round, RoundEnd, Task, TaskSummary,
+    TaskUpdate,
 };
 use ganger_events::RoundSummary;
 use std::path::Path;
@@ -58,6 +59,21 @@ pub trait Store: Send {
         detail: serde_json::Value,
     ) -> Result<(), StoreError>;
 
+    /// Takes a task back to its state after round `to`: the rounds after it are marked
+    /// rewound, the task's session becomes `session` (`None`: the next round starts a new
+    /// one) and its next round's note `resume_note`, with a journal entry; `Busy` if a round
+    /// of the task is running. Returns the numbers of the rounds it marked.
+    fn rewind(&mut self, task_id: i64, to: u32, rewind: &Rewind) -> Result<Vec<u32>, StoreError>;
+
+    /// Records in the journal that the task's work was merged into its base (`detail`: the
+    /// mode, the commits, the rounds).
+    fn record_merge(
+        &mut self,
+        task_id: i64,
+        commander: &str,
+        detail: serde_json::Value,
+    ) -> Result<(), StoreError>;
+
     /// Marks a running round cancel-requested; false if it is not running.
     fn request_cancel(&mut self, round_id: i64, commander: &str) -> Result<bool, StoreError>;
 
@@ -69,6 +85,9 @@ pub trait Store: Send {
 
     /// A round of a task by number, or its last round with `None`.
     fn round(&self, task_id: i64, number: Option<u32>) -> Result<Option<Round>, StoreError>;
+
+    /// Every round of a task, oldest first.
+    fn rounds(&self, task_id: i64) -> Result<Vec<Round>, StoreError>;
 
     /// Every running round with its task.
     fn running_rounds(&self) -> Result<Vec<(Task, Round)>, StoreError>;

@@ -33,6 +33,14 @@ pub fn plan(request: &RoundRequest<'_>) -> Result<CommandPlan, PlanError> {
         .to_vec();
     if let Some(session) = request.session {
         args.extend(["--resume".into(), session.to_owned()]);
+        if let Some(at) = request.resume_at {
+            // A rewind: the session up to round N's last answer, continued as a new session.
+            args.extend([
+                "--resume-session-at".into(),
+                at.to_owned(),
+                "--fork-session".into(),
+            ]);
+        }
     }
     if let Some(model) = request.model {
         args.extend(["--model".into(), model.to_owned()]);

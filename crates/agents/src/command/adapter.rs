@@ -149,6 +149,7 @@ mod tests {
         let env = BTreeMap::new();
         CommandAgent { format: "text" }
             .plan(&RoundRequest {
+                resume_at: None,
                 prompt: "fix it",
                 session,
                 new_session_id: "11111111-2222-4333-8444-555555555555",
@@ -212,6 +213,7 @@ mod tests {
         let config = json!({"argv": ["tool"], "prompt": "pipe"});
         let err = CommandAgent { format: "text" }
             .plan(&RoundRequest {
+                resume_at: None,
                 prompt: "x",
                 session: None,
                 new_session_id: "u",

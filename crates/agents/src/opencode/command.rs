@@ -122,6 +122,7 @@ mod tests {
         inherited: Option<&'a str>,
     ) -> RoundRequest<'a> {
         RoundRequest {
+            resume_at: None,
             permission: Permission::Write,
             new_session_id: "00000000-0000-4000-8000-000000000000",
             sandboxed: false,

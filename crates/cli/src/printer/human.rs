@@ -97,6 +97,9 @@ pub fn report_text(report: &RoundReport) -> String {
             seconds(quiet)
         );
     }
+    if report.rewound {
+        status.push_str(" (rewound)");
+    }
     let _ = writeln!(out, "status: {status}");
     if let Some(reason) = &report.reason {
         let _ = writeln!(out, "reason: {reason}");
@@ -263,6 +266,15 @@ pub fn task_table(list: &TaskList, root: &std::path::Path) -> String {
             out.push_str(" (gone)");
         }
         out.push('\n');
+    }
+    for overlap in &list.overlaps {
+        let _ = writeln!(
+            out,
+            "overlap: {} and {} both change {}",
+            overlap.tasks[0],
+            overlap.tasks[1],
+            overlap.files.join(", ")
+        );
     }
     out
 }

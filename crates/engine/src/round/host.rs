@@ -130,8 +130,13 @@ fn agent_command(
         .map_err(EngineError::invalid)?;
     let new_session_id = crate::launch::new_uuid();
     let plan = adapter.plan(&RoundRequest {
+        // After a rewind the round forks an earlier session at the rewound point.
+        resume_at: input.round.fork_from.as_ref().map(|f| f.at.as_str()),
         prompt: &input.prompt,
-        session: input.round.session_before.as_deref(),
+        session: match &input.round.fork_from {
+            Some(fork) => Some(fork.session.as_str()),
+            None => input.round.session_before.as_deref(),
+        },
         new_session_id: &new_session_id,
         title: &input.task.slug,
         model: input.round.model.as_deref(),

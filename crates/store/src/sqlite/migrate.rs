@@ -11,7 +11,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("../../migrations/0003_task_sandbox.sql"),
     include_str!("../../migrations/0004_task_cleaned.sql"),
     include_str!("../../migrations/0005_round_checks.sql"),
-    // 0006 is the merge helper's (rewind and merge); the lead merges it before this one.
+    include_str!("../../migrations/0006_round_rewound.sql"),
     include_str!("../../migrations/0007_pipeline.sql"),
 ];
 

@@ -8,8 +8,8 @@ mod rows;
 
 use crate::error::StoreError;
 use crate::records::{
-    JournalEntry, NewRound, NewTask, ProcessRef, Round, RoundEnd, Task, TaskSummary, TaskUpdate,
-    now_ms,
+    JournalEntry, NewRound, NewTask, ProcessRef, Rewind, Round, RoundEnd, Task, TaskSummary,
+    TaskUpdate, now_ms,
 };
 use crate::store::Store;
 use ganger_events::{RoundStatus, RoundSummary};
@@ -173,8 +173,14 @@ pub(crate) fn insert_round(
         ],
     )?;
     let id = tx.last_insert_rowid();
+    // A fork point a rewind left is this round's to use.
     tx.execute(
-        "UPDATE tasks SET rounds = ?2, last_status = 'running' WHERE id = ?1",
+        "UPDATE rounds SET fork_from = (SELECT fork_from FROM tasks WHERE id = ?2) WHERE id = ?1",
+        params![id, task_id],
+    )?;
+    tx.execute(
+        "UPDATE tasks SET rounds = ?2, last_status = 'running', resume_note = NULL, \
+         fork_from = NULL WHERE id = ?1",
         params![task_id, number],
     )?;
     journal(
@@ -420,6 +426,68 @@ impl Store for SqliteStore {
         Ok(())
     }
 
+    fn rewind(&mut self, task_id: i64, to: u32, rewind: &Rewind) -> Result<Vec<u32>, StoreError> {
+        let tx = self.write()?;
+        let task = load_task(&tx, task_id)?;
+        if let Some((number, host_pid)) = running_round(&tx, task_id)? {
+            return Err(StoreError::Busy {
+                slug: task.slug,
+                number,
+                host_pid,
+            });
+        }
+        let marked = {
+            let mut statement = tx.prepare(
+                "UPDATE rounds SET rewound = 1 WHERE task_id = ?1 AND number > ?2 AND rewound = 0 \
+                 RETURNING number",
+            )?;
+            let mut numbers = statement
+                .query_map(params![task_id, to], |row| row.get::<_, u32>(0))?
+                .collect::<Result<Vec<_>, _>>()?;
+            numbers.sort_unstable();
+            numbers
+        };
+        tx.execute(
+            "UPDATE tasks SET session = ?2, resume_note = ?3, fork_from = ?5, \
+             last_status = (SELECT status FROM rounds WHERE task_id = ?1 AND number = ?4) \
+             WHERE id = ?1",
+            params![
+                task_id,
+                rewind.session,
+                rewind.resume_note,
+                to,
+                rewind.fork_from.as_ref().map(to_json).transpose()?
+            ],
+        )?;
+        let mut detail = rewind.detail.clone();
+        if let Some(object) = detail.as_object_mut() {
+            object.insert("to".into(), to.into());
+            object.insert("rewound".into(), serde_json::json!(marked));
+        }
+        journal(
+            &tx,
+            task_id,
+            Some(to),
+            "rewound",
+            Some(&rewind.commander),
+            detail,
+        )?;
+        tx.commit()?;
+        Ok(marked)
+    }
+
+    fn record_merge(
+        &mut self,
+        task_id: i64,
+        commander: &str,
+        detail: serde_json::Value,
+    ) -> Result<(), StoreError> {
+        let tx = self.write()?;
+        journal(&tx, task_id, None, "merged", Some(commander), detail)?;
+        tx.commit()?;
+        Ok(())
+    }
+
     fn request_cancel(&mut self, round_id: i64, commander: &str) -> Result<bool, StoreError> {
         let tx = self.write()?;
         let changed = tx.execute(
@@ -483,6 +551,16 @@ impl Store for SqliteStore {
             ),
         };
         Ok(found.optional()?)
+    }
+
+    fn rounds(&self, task_id: i64) -> Result<Vec<Round>, StoreError> {
+        let mut statement = self.conn.prepare(&format!(
+            "SELECT {ROUND_COLUMNS} FROM rounds WHERE task_id = ?1 ORDER BY number"
+        ))?;
+        let rounds = statement
+            .query_map([task_id], rows::round)?
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(rounds)
     }
 
     fn running_rounds(&self) -> Result<Vec<(Task, Round)>, StoreError> {

@@ -8,12 +8,13 @@ use std::path::PathBuf;
 
 pub(crate) const TASK_COLUMNS: &str = "id, slug, agent, model, base, base_commit, branch, worktree, \
     worktree_made, session, owner, generation, keys, timeout_ms, stall_ms, created_at, rounds, \
-    last_status, cost_usd, permission, sandbox, network, rw, cleaned_at, parent, role";
+    last_status, cost_usd, permission, sandbox, network, rw, cleaned_at, resume_note, fork_from, parent, role";
 
 pub(crate) const ROUND_COLUMNS: &str = "id, task_id, number, kind, status, reason, model, \
     session_before, session, commander, token, lock_path, host_pid, host_start, agent_pid, \
     agent_start, cgroup, cancel_requested, started_at, progress_at, ended_at, exit_code, \
-    exit_signal, summary, snapshot_before, snapshot_after, changed, worktree_changes, checks";
+    exit_signal, summary, snapshot_before, snapshot_after, changed, worktree_changes, checks, \
+    rewound, fork_from";
 
 fn corrupt(what: impl std::fmt::Display) -> rusqlite::Error {
     rusqlite::Error::ToSqlConversionFailure(Box::new(std::io::Error::other(what.to_string())))
@@ -21,6 +22,13 @@ fn corrupt(what: impl std::fmt::Display) -> rusqlite::Error {
 
 fn json<T: serde::de::DeserializeOwned>(text: &str, column: &str) -> rusqlite::Result<T> {
     serde_json::from_str(text).map_err(|e| corrupt(format!("column {column}: {e}")))
+}
+
+fn optional_json<T: serde::de::DeserializeOwned>(
+    text: Option<String>,
+    column: &str,
+) -> rusqlite::Result<Option<T>> {
+    text.as_deref().map(|t| json(t, column)).transpose()
 }
 
 fn status(text: &str) -> rusqlite::Result<RoundStatus> {
@@ -66,8 +74,10 @@ pub(crate) fn task(row: &Row<'_>) -> rusqlite::Result<Task> {
         network: row.get(21)?,
         rw: json(&row.get::<_, String>(22)?, "rw")?,
         cleaned_at: row.get(23)?,
-        parent: row.get(24)?,
-        role: row.get(25)?,
+        resume_note: row.get(24)?,
+        fork_from: optional_json(row.get(25)?, "fork_from")?,
+        parent: row.get(26)?,
+        role: row.get(27)?,
     })
 }
 
@@ -107,6 +117,8 @@ pub(crate) fn round(row: &Row<'_>) -> rusqlite::Result<Round> {
         changed: json(&changed, "changed")?,
         worktree_changes: json(&row.get::<_, String>(27)?, "worktree_changes")?,
         checks: json(&row.get::<_, String>(28)?, "checks")?,
+        rewound: row.get(29)?,
+        fork_from: optional_json(row.get(30)?, "fork_from")?,
     })
 }
 

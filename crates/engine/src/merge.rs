@@ -1,0 +1,330 @@
+//! `ganger merge SLUG [--squash | --rebase] [--fix]`: puts a task's work into its base branch.
+//!
+//! Refused, before anything changes, while a round runs, when the task's last round (rewound
+//! rounds aside) did not pass (`Round::checks_passed`), when the main checkout has changes to
+//! tracked files (a merge never touches them: the person's work there is not ganger's to
+//! risk), and when the base is not a local branch. Then ganger commits the worktree's state on
+//! the task's branch (the worker never commits), computes the base's new tip in memory
+//! (`merge_commit.rs`), and only then moves the base: a fast-forward of the main checkout when
+//! the base is checked out there (git refuses rather than overwrite a file), else the ref. A
+//! conflict stops there, nothing half merged; with `--fix` the worker resolves it
+//! (`merge_fix.rs`) and the merge goes on.
+
+use crate::commander::commander;
+use crate::error::{EngineError, Result};
+use crate::fix::{busy, find_task};
+use crate::merge_commit::{MergeMode, Planned, plan, rounds_phrase, task_message};
+use crate::notice::Notices;
+use crate::reaper::settle_task;
+use crate::workspace::Workspace;
+use ganger_events::RoundStatus;
+use ganger_git::Repo;
+use ganger_store::{Round, Store, Task};
+use serde::Serialize;
+
+/// The schema of a merge's report.
+pub const MERGE_SCHEMA: &str = "ganger.merge/1";
+
+/// What `ganger merge` was asked.
+#[derive(Debug, Clone, Default)]
+pub struct MergeOptions {
+    pub slug: String,
+    pub mode: MergeMode,
+    /// On a conflict, have the task's worker resolve it.
+    pub fix: bool,
+    pub commander: Option<String>,
+}
+
+/// How a merge ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum MergeOutcome {
+    /// The base branch has the task's work.
+    Merged,
+    /// The merge conflicts; nothing was merged.
+    Conflict,
+    /// `--fix` ran a round, and conflicts remain (or the round did not finish); nothing was
+    /// merged, the worktree is left mid-merge for another `fix` and `merge`.
+    Unresolved,
+}
+
+/// What a merge did.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct MergeReport {
+    pub schema: &'static str,
+    pub task: String,
+    pub mode: MergeMode,
+    pub outcome: MergeOutcome,
+    pub base: String,
+    pub branch: String,
+    /// The rounds whose work this is (rewound rounds left out).
+    pub rounds: Vec<u32>,
+    /// The commit of the task's final state on its branch, when there was anything to commit.
+    pub task_commit: Option<String>,
+    /// The merge commit on the task's branch that resolved a conflict (`--fix`).
+    pub resolution_commit: Option<String>,
+    /// The base's new tip, once merged.
+    pub commit: Option<String>,
+    /// The files in conflict (on a conflict, or left unresolved).
+    pub conflicts: Vec<String>,
+    /// The round `--fix` ran to resolve a conflict, and why it did not resolve it.
+    pub fix_round: Option<u32>,
+    pub reason: Option<String>,
+}
+
+/// Everything checked before a merge changes anything.
+pub(crate) struct Ready {
+    pub task: Task,
+    pub kept: Vec<Round>,
+    pub worktree: Repo,
+    pub main: Repo,
+    pub base_ref: String,
+    /// The message of the task's own commit (and of a squashed merge).
+    pub message: String,
+}
+
+/// Merges a task into its base branch.
+pub fn merge(
+    ws: &Workspace,
+    options: &MergeOptions,
+    notices: &mut dyn Notices,
+) -> Result<MergeReport> {
+    let ready = check(ws, options, notices)?;
+    let mut report = MergeReport {
+        schema: MERGE_SCHEMA,
+        task: ready.task.slug.clone(),
+        mode: options.mode,
+        outcome: MergeOutcome::Conflict,
+        base: ready.task.base.clone(),
+        branch: ready.task.branch.clone(),
+        rounds: ready.kept.iter().map(|r| r.number).collect(),
+        task_commit: None,
+        resolution_commit: None,
+        commit: None,
+        conflicts: Vec::new(),
+        fix_round: None,
+        reason: None,
+    };
+    if ready.worktree.merge_in_progress() {
+        // A conflict `--fix` left for another round: merged once no marker is left.
+        if !crate::merge_fix::commit_resolution(&ready, &mut report)? {
+            return Ok(report);
+        }
+    } else {
+        report.task_commit = ready.worktree.commit_all(&ready.message)?;
+    }
+    match apply(&ready, options.mode, &mut report)? {
+        Some(conflicts) if options.fix => {
+            crate::merge_fix::resolve(ws, &ready, options, conflicts, &mut report, notices)?;
+            if report.outcome == MergeOutcome::Unresolved {
+                return Ok(report);
+            }
+            let ready = check(ws, options, notices)?;
+            report.rounds = ready.kept.iter().map(|r| r.number).collect();
+            if let Some(conflicts) = apply(&ready, options.mode, &mut report)? {
+                report.outcome = MergeOutcome::Unresolved;
+                report.conflicts = conflicts;
+                report.reason = Some("the base still conflicts after the resolution".into());
+            }
+        }
+        Some(conflicts) => {
+            report.outcome = MergeOutcome::Conflict;
+            report.conflicts = conflicts;
+        }
+        None => {}
+    }
+    if report.outcome == MergeOutcome::Merged
+        && let Some(mut store) = ws.existing_store()?
+        && let Some(task) = store.task(&report.task)?
+    {
+        let detail = serde_json::json!({
+            "mode": report.mode,
+            "base": report.base,
+            "rounds": report.rounds,
+            "task_commit": report.task_commit,
+            "resolution_commit": report.resolution_commit,
+            "commit": report.commit,
+            "fix_round": report.fix_round,
+        });
+        store.record_merge(task.id, &merge_commander(options), detail)?;
+    }
+    Ok(report)
+}
+
+/// The refusals: anything that makes the merge impossible or unsafe, before any change.
+pub(crate) fn check(
+    ws: &Workspace,
+    options: &MergeOptions,
+    notices: &mut dyn Notices,
+) -> Result<Ready> {
+    let Some(mut store) = ws.existing_store()? else {
+        crate::slug::check_slug(&options.slug)?;
+        return Err(EngineError::invalid(format!("no task {}", options.slug)));
+    };
+    let task = find_task(&store, &options.slug)?;
+    settle_task(ws, &mut store, &task, notices)?;
+    let rounds = store.rounds(task.id)?;
+    if let Some(running) = rounds.iter().find(|r| r.status == RoundStatus::Running) {
+        return Err(busy(
+            &task.slug,
+            running.number,
+            running.host.map(|h| h.pid),
+        ));
+    }
+    let kept: Vec<Round> = rounds.into_iter().filter(|r| !r.rewound).collect();
+    let last = kept
+        .last()
+        .ok_or_else(|| EngineError::invalid(format!("task {} has no rounds", task.slug)))?;
+    if !last.checks_passed() {
+        return Err(not_passed(&task, last));
+    }
+    let main = ganger_git::discover(&ws.repo.main)?;
+    let dirty = main.tracked_changes()?;
+    if !dirty.is_empty() {
+        return Err(EngineError::invalid(format!(
+            "the main checkout {} has uncommitted changes ({}); ganger merge does not touch them",
+            ws.repo.main.display(),
+            dirty.join(", ")
+        ))
+        .hint("commit or stash them, then merge again"));
+    }
+    let base_ref = format!("refs/heads/{}", task.base);
+    if main.resolve(&base_ref).is_none() {
+        return Err(EngineError::invalid(format!(
+            "the base {} of task {} is not a local branch to merge into",
+            task.base, task.slug
+        )));
+    }
+    if let Some(checkout) = main.checkout_of(&task.base)?
+        && checkout.canonicalize().ok() != ws.repo.main.canonicalize().ok()
+    {
+        return Err(EngineError::invalid(format!(
+            "the base branch {} is checked out in {}, not in the main checkout",
+            task.base,
+            checkout.display()
+        )));
+    }
+    if !task.worktree.is_dir() {
+        return Err(EngineError::invalid(format!(
+            "the worktree {} of task {} is gone",
+            task.worktree.display(),
+            task.slug
+        )));
+    }
+    let worktree = ws.repo.open_worktree(&task.worktree)?;
+    if worktree.branch().as_deref() != Some(task.branch.as_str()) {
+        return Err(EngineError::invalid(format!(
+            "the worktree {} is not on the task's branch {}",
+            task.worktree.display(),
+            task.branch
+        )));
+    }
+    let message = {
+        let kept: Vec<&Round> = kept.iter().collect();
+        task_message(&task, &kept, &prompts(ws, &task, &kept))
+    };
+    Ok(Ready {
+        task,
+        kept,
+        worktree,
+        main,
+        base_ref,
+        message,
+    })
+}
+
+fn not_passed(task: &Task, round: &Round) -> EngineError {
+    let failed: Vec<&str> = round.failed_checks().map(|c| c.name.as_str()).collect();
+    let why = if !failed.is_empty() {
+        format!("checks failed: {}", failed.join(", "))
+    } else if round.status != RoundStatus::Done {
+        format!("it ended {}", round.status.as_str())
+    } else {
+        "its checks did not all run".to_owned()
+    };
+    EngineError::invalid(format!(
+        "round {} of {} did not pass ({why}); only a task whose last round passed is merged",
+        round.number, task.slug
+    ))
+    .hint(format!(
+        "fix it with `ganger fix {}`, or rewind to a round that passed",
+        task.slug
+    ))
+}
+
+/// The kept rounds' prompts, as sent.
+fn prompts(ws: &Workspace, task: &Task, kept: &[&Round]) -> Vec<String> {
+    kept.iter()
+        .map(|r| {
+            let prompt =
+                std::fs::read_to_string(ws.state.round_file(&task.slug, r.number, "prompt.md"))
+                    .unwrap_or_default();
+            crate::rewind::strip_note(&prompt).to_owned()
+        })
+        .collect()
+}
+
+/// Computes the base's new tip and moves the base there; the conflicting files instead, with
+/// nothing changed.
+fn apply(ready: &Ready, mode: MergeMode, report: &mut MergeReport) -> Result<Option<Vec<String>>> {
+    let task = &ready.task;
+    let main = &ready.main;
+    let base_tip = main
+        .resolve(&ready.base_ref)
+        .ok_or_else(|| EngineError::invalid(format!("the base {} is gone", task.base)))?;
+    let task_tip = main
+        .resolve(&format!("refs/heads/{}", task.branch))
+        .ok_or_else(|| EngineError::invalid(format!("the branch {} is gone", task.branch)))?;
+    if main.is_ancestor(&task_tip, &base_tip)? {
+        return Err(EngineError::invalid(format!(
+            "task {} has nothing to merge: {} has every commit of {}",
+            task.slug, task.base, task.branch
+        )));
+    }
+    let kept: Vec<&Round> = ready.kept.iter().collect();
+    let merge_message = format!(
+        "Merge task {} (branch {}, {}) into {}",
+        task.slug,
+        task.branch,
+        rounds_phrase(&kept),
+        task.base
+    );
+    let commit = match plan(
+        main,
+        mode,
+        &base_tip,
+        &task_tip,
+        &merge_message,
+        &ready.message,
+    )? {
+        Planned::Conflict(files) => return Ok(Some(files)),
+        Planned::Nothing => {
+            return Err(EngineError::invalid(format!(
+                "task {} has nothing to merge: {} already has all of its work",
+                task.slug, task.base
+            )));
+        }
+        Planned::Commit(commit) => commit,
+    };
+    if mode == MergeMode::Rebase && commit != task_tip {
+        // The task's branch becomes the replayed commits; its worktree was just committed.
+        ready.worktree.reset_keep(&commit)?;
+    }
+    match main.checkout_of(&task.base)? {
+        Some(_) => main.fast_forward(&commit).map_err(|e| {
+            EngineError::invalid(format!(
+                "the main checkout could not take the merge, nothing was merged: {e}"
+            ))
+        })?,
+        None => main.move_branch(&task.base, &commit, &base_tip)?,
+    }
+    report.outcome = MergeOutcome::Merged;
+    report.commit = Some(commit);
+    report.conflicts.clear();
+    Ok(None)
+}
+
+/// The commander a merge's rounds and records name.
+pub(crate) fn merge_commander(options: &MergeOptions) -> String {
+    commander(options.commander.as_deref())
+}

@@ -1,0 +1,270 @@
+//! `ganger rewind SLUG --to N`: the task goes back to its state after round N. The worktree's
+//! files become round N's snapshot exactly (files made later are removed; the branch and the
+//! index stay, so the worker's work is still uncommitted against the base), what they were is
+//! kept under `refs/ganger/SLUG/rewind-K` (K: the last round), the later rounds are marked
+//! rewound, and the agent's conversation goes back too: an OpenCode session is forked at the
+//! end of round N (`rewind_fork.rs`) and the next round resumes the fork; a Claude Code
+//! session is forked by the next round itself, at round N's last answer; for the other agents
+//! (none forks a session at a given point from its command line), or when a fork cannot be
+//! made, the next round starts a new session whose prompt begins with a summary of the rounds
+//! kept (their prompts and answers, trimmed).
+
+use crate::commander::commander;
+use crate::error::{EngineError, Result};
+use crate::fix::{busy, find_task};
+use crate::notice::Notices;
+use crate::reaper::settle_task;
+use crate::workspace::Workspace;
+use ganger_events::RoundStatus;
+use ganger_store::{Rewind, Round, Store, Task};
+use serde::Serialize;
+
+/// The schema of a rewind's report.
+pub const REWIND_SCHEMA: &str = "ganger.rewind/1";
+/// The most characters of each kept round's prompt and answer in the summary.
+const SUMMARY_CHARS: usize = 2000;
+
+/// What `ganger rewind` was asked.
+#[derive(Debug, Clone, Default)]
+pub struct RewindOptions {
+    pub slug: String,
+    pub to: u32,
+    pub commander: Option<String>,
+}
+
+/// What a rewind did.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct RewindReport {
+    pub schema: &'static str,
+    pub task: String,
+    /// The round the task went back to, and its snapshot.
+    pub to: u32,
+    pub snapshot: String,
+    /// The rounds marked rewound now.
+    pub rewound: Vec<u32>,
+    /// The ref keeping the files as they were before the rewind.
+    pub saved: String,
+    /// Paths written back and paths removed.
+    pub written: Vec<String>,
+    pub removed: Vec<String>,
+    /// What happens to the agent's session: `kept` (nothing after round N was in it),
+    /// `forked` (the next round resumes a copy of the session as it was after round N), or
+    /// `new` (the next round starts a new session with a summary of the rounds kept).
+    pub session: &'static str,
+    /// The session the next round resumes, when kept or forked ahead (OpenCode).
+    pub session_id: Option<String>,
+    /// Where the next round forks the session from, when the agent forks while it runs the
+    /// next prompt (Claude Code): the session and the point in it.
+    pub fork_from: Option<ganger_store::ForkPoint>,
+    /// Why the session was not forked, when it could have been.
+    pub fork_error: Option<String>,
+    pub worktree: std::path::PathBuf,
+}
+
+/// Takes a task back to its state after a round.
+pub fn rewind(
+    ws: &Workspace,
+    options: &RewindOptions,
+    notices: &mut dyn Notices,
+) -> Result<RewindReport> {
+    let Some(mut store) = ws.existing_store()? else {
+        crate::slug::check_slug(&options.slug)?;
+        return Err(EngineError::invalid(format!("no task {}", options.slug)));
+    };
+    let task = find_task(&store, &options.slug)?;
+    settle_task(ws, &mut store, &task, notices)?;
+    let rounds = store.rounds(task.id)?;
+    if let Some(running) = rounds.iter().find(|r| r.status == RoundStatus::Running) {
+        return Err(busy(
+            &task.slug,
+            running.number,
+            running.host.map(|h| h.pid),
+        ));
+    }
+    let target = target_round(&task, &rounds, options.to)?;
+    let snapshot = target.snapshot_after.clone().ok_or_else(|| {
+        EngineError::invalid(format!(
+            "round {} of {} has no snapshot to go back to",
+            target.number, task.slug
+        ))
+    })?;
+    if !task.worktree.is_dir() {
+        return Err(EngineError::invalid(format!(
+            "the worktree {} of task {} is gone",
+            task.worktree.display(),
+            task.slug
+        )));
+    }
+    let last = rounds.last().map_or(0, |r| r.number);
+    let saved = format!("refs/ganger/{}/rewind-{last}", task.slug);
+    let worktree = ws.repo.open_worktree(&task.worktree)?;
+    let restored = worktree.restore_files(&snapshot, &saved)?;
+    let kept: Vec<&Round> = rounds
+        .iter()
+        .filter(|r| r.number <= target.number && !r.rewound)
+        .collect();
+    let later = rounds
+        .iter()
+        .any(|r| r.number > target.number && !r.rewound);
+    let mut fork_error = None;
+    let mut fork_from = None;
+    let (session, resume_note, mode) = if !later {
+        fork_from = task.fork_from.clone();
+        (task.session.clone(), task.resume_note.clone(), "kept")
+    } else if task.agent == "claude" {
+        match crate::rewind_fork::claude_point(ws, &task, target) {
+            Ok(point) => {
+                fork_from = Some(point);
+                (None, None, "forked")
+            }
+            Err(why) => {
+                fork_error = Some(why);
+                (None, Some(summary_note(ws, &task, &kept)), "new")
+            }
+        }
+    } else {
+        let forked = if crate::rewind_fork::can_fork(&task) {
+            let cut = target.ended_at.unwrap_or(target.started_at);
+            crate::rewind_fork::fork_opencode(ws, &task, cut)
+                .map_err(|why| fork_error = Some(why))
+                .ok()
+        } else {
+            None
+        };
+        match forked {
+            Some(id) => (Some(id), None, "forked"),
+            None => (None, Some(summary_note(ws, &task, &kept)), "new"),
+        }
+    };
+    let detail = serde_json::json!({
+        "snapshot": snapshot,
+        "saved": saved,
+        "written": restored.written,
+        "removed": restored.removed,
+        "session": mode,
+        "session_id": session,
+        "fork_from": fork_from,
+        "fork_error": fork_error,
+    });
+    let marked = store.rewind(
+        task.id,
+        target.number,
+        &Rewind {
+            session: session.clone(),
+            resume_note,
+            fork_from: fork_from.clone(),
+            commander: commander(options.commander.as_deref()),
+            detail,
+        },
+    )?;
+    Ok(RewindReport {
+        schema: REWIND_SCHEMA,
+        task: task.slug.clone(),
+        to: target.number,
+        snapshot,
+        rewound: marked,
+        saved,
+        written: restored.written,
+        removed: restored.removed,
+        session: mode,
+        session_id: session,
+        fork_from,
+        fork_error,
+        worktree: task.worktree.clone(),
+    })
+}
+
+/// The round to go back to, or why it cannot be.
+fn target_round<'a>(task: &Task, rounds: &'a [Round], to: u32) -> Result<&'a Round> {
+    let last = rounds.last().map_or(0, |r| r.number);
+    let Some(round) = rounds.iter().find(|r| r.number == to) else {
+        return Err(EngineError::invalid(format!(
+            "round {to} is out of range: task {} has rounds 1 to {last}",
+            task.slug
+        )));
+    };
+    if round.rewound {
+        return Err(EngineError::invalid(format!(
+            "round {to} of {} was rewound itself",
+            task.slug
+        ))
+        .hint("rewind to a round that is still part of the task"));
+    }
+    Ok(round)
+}
+
+fn clip(text: &str, limit: usize) -> String {
+    let text = text.trim();
+    match text.char_indices().nth(limit) {
+        Some((at, _)) => format!("{} [...]", &text[..at]),
+        None => text.to_owned(),
+    }
+}
+
+fn quoted(text: &str) -> String {
+    text.lines()
+        .map(|line| format!("> {line}\n"))
+        .collect::<String>()
+}
+
+/// The summary a new session starts with: the rounds kept, their prompts and answers.
+fn summary_note(ws: &Workspace, task: &Task, kept: &[&Round]) -> String {
+    let mut note = String::from(
+        "This task continues earlier work in this same directory. Later work was undone: the \
+         files are exactly as the rounds below left them. The earlier rounds, in order:\n\n",
+    );
+    for round in kept {
+        let read = |ext: &str| {
+            std::fs::read_to_string(ws.state.round_file(&task.slug, round.number, ext)).ok()
+        };
+        let prompt = read("prompt.md").unwrap_or_default();
+        let prompt = strip_note(&prompt);
+        let answer = read("answer.md")
+            .or_else(|| round.summary.answer.clone())
+            .unwrap_or_else(|| "(no answer)".into());
+        note.push_str(&format!(
+            "Round {} ({}):\n{}Your answer:\n{}\n",
+            round.number,
+            round.status.as_str(),
+            quoted(&clip(prompt, SUMMARY_CHARS)),
+            quoted(&clip(&answer, SUMMARY_CHARS)),
+        ));
+    }
+    note.push_str(NOTE_END);
+    note
+}
+
+/// The line between a summary and the round's own prompt.
+const NOTE_END: &str = "Now the request of this round:\n\n";
+
+/// A prompt without the summary it began with, if any (a round after an earlier rewind).
+pub(crate) fn strip_note(prompt: &str) -> &str {
+    match prompt.find(NOTE_END) {
+        Some(at) if prompt.starts_with("This task continues earlier work") => {
+            &prompt[at + NOTE_END.len()..]
+        }
+        _ => prompt,
+    }
+}
+
+/// The prompt a round sends: the task's note first when its session was not kept.
+pub(crate) fn with_resume_note(task: &Task, prompt: String) -> String {
+    match (&task.resume_note, &task.session) {
+        (Some(note), None) => format!("{note}{prompt}"),
+        _ => prompt,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_kept_prompt_loses_the_summary_it_began_with() {
+        let prompt = format!("This task continues earlier work, rounds...\n{NOTE_END}Do b.");
+        assert_eq!(strip_note(&prompt), "Do b.");
+        assert_eq!(strip_note("Do a."), "Do a.");
+        assert_eq!(clip("abcdef", 3), "abc [...]");
+        assert_eq!(quoted("a\nb"), "> a\n> b\n");
+    }
+}
