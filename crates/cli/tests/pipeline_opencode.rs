@@ -187,21 +187,21 @@ fn full_pipeline_script() -> Script {
             Turn::text("VERDICT: fail\ntwo.txt:1: it says too, the plan says two")
                 .when("(?s)Your role: code.*\\+too"),
         )
-        .turn(Turn::text("VERDICT: pass").when("Your role: tests"))
         // The finding reaches the executor, which fixes it.
         .turn(
             Turn::tool("write", json!({"filePath": "two.txt", "content": "two\n"}))
                 .when("two.txt:1: it says too"),
         )
         .text("Fixed: two.txt holds two.")
-        // Review round 2: both pass (the fix is in the diff the code reviewer gets).
+        // Review round 2: it passes (the fix is in the diff it gets).
         .turn(Turn::text("VERDICT: pass").when("(?s)\\+two.*review round 2"))
-        .turn(Turn::text("VERDICT: pass").when("review round 2"))
 }
 
 #[test]
 fn a_full_pipeline_plans_is_rejected_once_executes_and_passes_review() {
-    let (world, llm) = world(full_pipeline_script(), &["code", "tests"], 3);
+    // One reviewer keeps this test within the runner's limit on a loaded machine: nine
+    // OpenCode rounds. Two reviewers' verdicts are in the next test.
+    let (world, llm) = world(full_pipeline_script(), &["code"], 3);
     let brief = "Add one.txt and two.txt.";
 
     // plan: the planner, then the critic; the pipeline waits for a decision.
@@ -262,7 +262,7 @@ fn a_full_pipeline_plans_is_rejected_once_executes_and_passes_review() {
     assert_eq!(report["review_round"], 2);
     let given = verdicts(&report);
     assert_eq!(given["code"], ("pass".to_owned(), 2));
-    assert_eq!(given["tests"], ("pass".to_owned(), 2));
+    assert_eq!(given.len(), 1);
     assert_eq!(
         std::fs::read_to_string(worktree.join("one.txt")).unwrap(),
         "one\n"
@@ -284,7 +284,7 @@ fn a_full_pipeline_plans_is_rejected_once_executes_and_passes_review() {
             "a request of the {role} went to {model}"
         );
     }
-    for role in expected.keys() {
+    for role in ["planner", "critic", "executor", "code"] {
         let first = by_role
             .iter()
             .find(|(r, _)| r == role)
@@ -295,7 +295,7 @@ fn a_full_pipeline_plans_is_rejected_once_executes_and_passes_review() {
             .unwrap()
             .prompts()[0]
             .to_owned();
-        if *role == "planner" {
+        if role == "planner" {
             assert!(first.contains("PLANNER-FROM-REPO"), "{first}");
         } else {
             assert!(!first.contains("PLANNER-FROM-REPO"), "{role}: {first}");
@@ -303,7 +303,7 @@ fn a_full_pipeline_plans_is_rejected_once_executes_and_passes_review() {
         for (other, instructions) in BUILT_IN {
             assert_eq!(
                 first.contains(instructions),
-                other == role,
+                *other == role,
                 "the {role}'s first prompt and the {other}'s instructions: {first}"
             );
         }
@@ -349,7 +349,7 @@ fn a_full_pipeline_plans_is_rejected_once_executes_and_passes_review() {
     // status shows the pipeline, and the tree shows each role's session under the task.
     let status = world.ganger(&["status", "pipe", "--json"]).json();
     assert_eq!(status["stage"], "done");
-    assert_eq!(status["roles"].as_array().unwrap().len(), 5, "{status:#}");
+    assert_eq!(status["roles"].as_array().unwrap().len(), 4, "{status:#}");
     let human = world.ganger(&["status", "pipe"]);
     human.expect_code(0);
     assert!(human.stdout.contains("stage done"), "{}", human.stdout);
@@ -372,14 +372,13 @@ fn a_full_pipeline_plans_is_rejected_once_executes_and_passes_review() {
             ("critic", "pipe"),
             ("executor", "pipe"),
             ("code", "pipe"),
-            ("tests", "pipe")
         ]
     );
     let sessions: std::collections::BTreeSet<&str> = rows[1..]
         .iter()
         .map(|r| r["session"].as_str().unwrap())
         .collect();
-    assert_eq!(sessions.len(), 5, "one session per role: {tree:#}");
+    assert_eq!(sessions.len(), 4, "one session per role: {tree:#}");
     let human_tree = world.ganger(&["status", "--tree"]);
     assert!(
         human_tree.stdout.contains("└ executor"),
@@ -398,8 +397,9 @@ fn a_reviewer_answer_that_does_not_parse_counts_as_a_fail() {
                 .when("Do step 1 of 1"),
         )
         .text("Done.")
-        .turn(Turn::text("Looks good to me, VERDICT: pass").when("Your role: code"));
-    let (world, _llm) = world(script, &["code"], 1);
+        .turn(Turn::text("Looks good to me, VERDICT: pass").when("Your role: code"))
+        .turn(Turn::text("VERDICT: pass").when("Your role: tests"));
+    let (world, _llm) = world(script, &["code", "tests"], 1);
     world
         .ganger(&["plan", "loose", "--message", "Add one.txt."])
         .expect_code(0);
@@ -409,26 +409,41 @@ fn a_reviewer_answer_that_does_not_parse_counts_as_a_fail() {
     assert_eq!(report["stage"], "failed", "{report:#}");
     assert_eq!(report["plan"]["steps_done"], 1);
     assert_eq!(verdicts(&report)["code"], ("fail".to_owned(), 1));
+    assert_eq!(verdicts(&report)["tests"], ("pass".to_owned(), 1));
     let findings = report["reviewers"][0]["findings"][0].as_str().unwrap();
     assert!(findings.contains("did not parse"), "{findings}");
     assert!(
         report["reason"]
             .as_str()
             .unwrap()
-            .contains("code still fail"),
+            .starts_with("code still fail"),
         "{report:#}"
     );
 }
 
+/// How many requests of the executor opened step 1.
+fn step_one_requests(llm: &FakeLlm) -> usize {
+    llm.requests()
+        .iter()
+        .filter(|r| {
+            r.tools_offered
+                && r.conversation
+                    .as_ref()
+                    .and_then(|c| c.new_prompt())
+                    .is_some_and(|p| p.contains("Do step 1 of 1"))
+        })
+        .count()
+}
+
 #[test]
-fn an_approve_killed_mid_step_goes_on_when_approved_again() {
+fn a_pipeline_cancelled_then_killed_mid_step_goes_on_when_approved_again() {
     let script = Script::new()
         .turn(Turn::text("1. Create one.txt\n").when("PLANNER-FROM-REPO"))
         .turn(Turn::text("Sound.").when("Review this version of the plan"))
-        // The executor's first attempt hangs until its command is killed.
+        // The executor's first two attempts hang: one is cancelled, one's command killed.
         .turn(
             Turn::fault(ganger_fake_llm::Fault::Hang)
-                .times(1)
+                .times(2)
                 .when("Do step 1 of 1"),
         )
         .turn(
@@ -439,53 +454,59 @@ fn an_approve_killed_mid_step_goes_on_when_approved_again() {
         .turn(Turn::text("VERDICT: pass").when("Your role: code"));
     let (world, llm) = world(script, &["code"], 1);
     world
-        .ganger(&["plan", "killed", "--message", "Add one.txt."])
+        .ganger(&["plan", "stopped", "--message", "Add one.txt."])
         .expect_code(0);
     #[expect(
         clippy::disallowed_methods,
-        reason = "the approve must be running to be killed mid-step"
+        reason = "the approve must be running to be stopped mid-step"
     )]
-    let mut approve = world.command(&["approve", "killed"]).spawn().unwrap();
-    let hanging = ganger_test_support::wait_until(std::time::Duration::from_secs(120), || {
-        llm.requests().iter().any(|r| {
-            r.tools_offered
-                && r.conversation
-                    .as_ref()
-                    .and_then(|c| c.new_prompt())
-                    .is_some_and(|p| p.contains("Do step 1 of 1"))
-        })
-    });
-    assert!(hanging, "the executor's first request never came");
-    approve.kill().unwrap();
-    approve.wait().unwrap();
+    let approve = || world.command(&["approve", "stopped"]).spawn().unwrap();
+    let limit = std::time::Duration::from_secs(120);
 
-    // The pipeline is not left "executing" for ever: approve settles the killed round and
-    // does the step again.
-    let again = world.ganger(&["approve", "killed", "--json"]);
+    // `cancel` on the pipeline's task stops its running role's round, and the pipeline.
+    let first = approve();
+    assert!(
+        ganger_test_support::wait_until(limit, || step_one_requests(&llm) >= 1),
+        "the executor's first request never came"
+    );
+    let cancelled = world.ganger(&["cancel", "stopped", "--json"]);
+    assert_eq!(
+        cancelled.json()["task"],
+        "stopped.executor",
+        "{}",
+        cancelled.stdout
+    );
+    assert_eq!(cancelled.json()["status"], "cancelled");
+    let output = first.wait_with_output().unwrap();
+    assert_eq!(output.status.code(), Some(1));
+    let status = world.ganger(&["status", "stopped", "--json"]).json();
+    assert_eq!(status["stage"], "failed", "{status:#}");
+    assert!(
+        status["reason"].as_str().unwrap().contains("cancelled"),
+        "{status:#}"
+    );
+
+    // A killed approve leaves the pipeline "executing"; the next approve settles the dead
+    // round and does the step again.
+    let mut second = approve();
+    assert!(
+        ganger_test_support::wait_until(limit, || step_one_requests(&llm) >= 2),
+        "the executor's second request never came"
+    );
+    second.kill().unwrap();
+    second.wait().unwrap();
+    let again = world.ganger(&["approve", "stopped", "--json"]);
     let report = again.json();
     assert_eq!(report["stage"], "done", "{report:#}\n{}", again.stderr);
     again.expect_code(0);
     assert_eq!(report["plan"]["steps_done"], 1);
     let executor = world
-        .ganger(&["status", "killed.executor", "--json"])
+        .ganger(&["status", "stopped.executor", "--json"])
         .json();
-    assert_eq!(executor["round"], 2, "{executor:#}");
-    let status = world.ganger(&["status", "--json"]).json();
-    let rounds: Vec<(&str, &str)> = status["tasks"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|t| t["slug"] == "killed.executor")
-        .map(|t| {
-            (
-                t["slug"].as_str().unwrap(),
-                t["last_status"].as_str().unwrap(),
-            )
-        })
-        .collect();
-    assert_eq!(rounds, [("killed.executor", "done")]);
+    assert_eq!(executor["round"], 3, "{executor:#}");
+    assert_eq!(executor["status"], "done");
     assert_eq!(
-        std::fs::read_to_string(world.worktree("killed").join("one.txt")).unwrap(),
+        std::fs::read_to_string(world.worktree("stopped").join("one.txt")).unwrap(),
         "one\n"
     );
 }

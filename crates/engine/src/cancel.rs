@@ -44,6 +44,11 @@ pub fn cancel(
     };
     let task = find_task(&store, slug)?;
     settle_task(ws, &mut store, &task, notices)?;
+    // A pipeline's task has no round of its own running: its running role's round is the
+    // one to stop (which stops the pipeline).
+    let task = crate::pipeline::running_role(&store, &task)?.unwrap_or(task);
+    let slug = task.slug.clone();
+    let slug = slug.as_str();
     let round = store
         .round(task.id, None)?
         .ok_or_else(|| EngineError::invalid(format!("task {slug} has no rounds")))?;

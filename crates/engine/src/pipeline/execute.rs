@@ -130,9 +130,7 @@ impl Context<'_> {
         let limit = self.ws.config.pipeline.fix_rounds;
         let mut fixes = 0;
         while !ended.passed() {
-            let status = ended.round.status;
-            if matches!(status, RoundStatus::Cancelled | RoundStatus::Interrupted) || fixes >= limit
-            {
+            if stopped(&ended) || fixes >= limit {
                 return Ok(Err(format!(
                     "the executor's round {} ended {}{}",
                     ended.round.number,
@@ -196,6 +194,12 @@ impl Context<'_> {
                     round,
                 );
                 let ended = role_round::run(self.ws, self.task, &role, &body, notices)?;
+                if stopped(&ended) {
+                    return self.stop(
+                        record,
+                        format!("the {name}'s review round {}", ended.describe()),
+                    );
+                }
                 let review = if ended.round.status == RoundStatus::Done {
                     parse_review(&ended.answer)
                 } else {
@@ -273,6 +277,14 @@ impl Context<'_> {
             .or(round.summary.answer)
             .unwrap_or_default())
     }
+}
+
+/// A round someone stopped (`cancel`, Ctrl-C) or whose host died stops the pipeline.
+fn stopped(ended: &RoleRound) -> bool {
+    matches!(
+        ended.round.status,
+        RoundStatus::Cancelled | RoundStatus::Interrupted
+    )
 }
 
 fn set_verdict(record: &mut PipelineRecord, reviewer: &str, review: &Review, round: u32) {

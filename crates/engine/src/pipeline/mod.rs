@@ -20,4 +20,4 @@ pub mod verdict;
 pub use execute::approve;
 pub use plan::{PlanOptions, plan, reject};
 pub use report::{PIPELINE_SCHEMA, PipelineReport, PlanReport, RoleTask, pipeline_report};
-pub(crate) use report::{has_pipeline, task_tree};
+pub(crate) use report::{has_pipeline, running_role, task_tree};

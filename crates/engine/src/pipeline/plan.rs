@@ -335,6 +335,14 @@ fn new_version(
         &prompts::critic(&record.brief, version, &plan),
         notices,
     )?;
+    if matches!(
+        reviewed.round.status,
+        ganger_events::RoundStatus::Cancelled | ganger_events::RoundStatus::Interrupted
+    ) {
+        let reason = format!("the critic's round {}", reviewed.describe());
+        set_stage(record, Stage::Failed, Some(reason));
+        return save(record);
+    }
     let critique = if reviewed.passed() {
         reviewed.answer.trim().to_owned()
     } else {

@@ -105,21 +105,27 @@ pub fn fix_findings(round: u32, failing: &[(String, Vec<String>)]) -> String {
     out
 }
 
+/// A round as stored, for tests: its status, reason and checks, the rest empty.
+#[cfg(test)]
+pub(crate) fn test_round(status: &str, reason: Option<&str>, checks: serde_json::Value) -> Round {
+    serde_json::from_value(serde_json::json!({
+        "id": 1, "task_id": 1, "number": 3, "kind": "fix", "status": status,
+        "reason": reason, "model": null, "session_before": null, "session": null,
+        "commander": "t", "token": "t", "lock_path": "/x", "host": null, "agent": null,
+        "cgroup": null, "cancel_requested": false, "started_at": 0, "progress_at": null,
+        "ended_at": null, "exit_code": null, "exit_signal": null, "summary": {},
+        "snapshot_before": null, "snapshot_after": null, "changed": [],
+        "worktree_changes": [], "checks": checks, "rewound": false
+    }))
+    .unwrap_or_else(|e| panic!("{e}"))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     fn round(status: &str, reason: Option<&str>, checks: serde_json::Value) -> Round {
-        serde_json::from_value(serde_json::json!({
-            "id": 1, "task_id": 1, "number": 3, "kind": "fix", "status": status,
-            "reason": reason, "model": null, "session_before": null, "session": null,
-            "commander": "t", "token": "t", "lock_path": "/x", "host": null, "agent": null,
-            "cgroup": null, "cancel_requested": false, "started_at": 0, "progress_at": null,
-            "ended_at": null, "exit_code": null, "exit_signal": null, "summary": {},
-            "snapshot_before": null, "snapshot_after": null, "changed": [],
-            "worktree_changes": [], "checks": checks
-        }))
-        .unwrap_or_else(|e| panic!("{e}"))
+        test_round(status, reason, checks)
     }
 
     #[test]

@@ -114,6 +114,17 @@ pub fn pipeline_report(ws: &Workspace, slug: &str) -> Result<PipelineReport> {
     })
 }
 
+/// The role task of `task`'s pipeline whose round is running, if any.
+pub fn running_role(
+    store: &ganger_store::SqliteStore,
+    task: &ganger_store::Task,
+) -> Result<Option<ganger_store::Task>> {
+    Ok(store
+        .role_tasks(task.id)?
+        .into_iter()
+        .find(|role| role.last_status == Some(RoundStatus::Running)))
+}
+
 /// Whether task `slug` has a pipeline.
 pub fn has_pipeline(store: &ganger_store::SqliteStore, task_id: i64) -> Result<bool> {
     Ok(store.pipeline(task_id)?.is_some())

@@ -267,16 +267,7 @@ mod tests {
     use super::*;
 
     fn failed(reason: &str) -> Round {
-        let json = serde_json::json!({
-            "id": 1, "task_id": 1, "number": 1, "kind": "start", "status": "failed",
-            "reason": reason, "model": null, "session_before": null, "session": null,
-            "commander": "t", "token": "t", "lock_path": "/x", "host": null, "agent": null,
-            "cgroup": null, "cancel_requested": false, "started_at": 0, "progress_at": null,
-            "ended_at": null, "exit_code": null, "exit_signal": null, "summary": {},
-            "snapshot_before": null, "snapshot_after": null, "changed": [],
-            "worktree_changes": [], "checks": []
-        });
-        serde_json::from_value(json).unwrap_or_else(|e| panic!("{e}"))
+        super::super::prompts::test_round("failed", Some(reason), serde_json::json!([]))
     }
 
     #[test]
