@@ -253,6 +253,17 @@ fn a_full_pipeline_plans_is_rejected_once_executes_and_passes_review() {
         v1
     );
 
+    // Nothing is merged before the pipeline is done.
+    let early = world.ganger(&["merge", "pipe"]);
+    early.expect_code(2);
+    assert!(
+        early.stderr.contains(
+            "the pipeline of pipe is at stage awaiting-approval; only a pipeline whose reviewers all passed is merged"
+        ),
+        "{}",
+        early.stderr
+    );
+
     // approve: two steps, a review that fails, the fix, a review where all pass.
     let approved = world.ganger(&["approve", "pipe", "--json"]);
     approved.expect_code(0);
@@ -384,6 +395,23 @@ fn a_full_pipeline_plans_is_rejected_once_executes_and_passes_review() {
         human_tree.stdout.contains("└ executor"),
         "{}",
         human_tree.stdout
+    );
+
+    // Done: the pipeline's task merges, on its executor's rounds, into main.
+    let merged = world.ganger(&["merge", "pipe", "--json"]);
+    merged.expect_code(0);
+    let report = merged.json();
+    assert_eq!(report["outcome"], "merged", "{report:#}");
+    assert_eq!(report["task"], "pipe");
+    assert_eq!(
+        std::fs::read_to_string(world.repo.join("two.txt")).unwrap(),
+        "two\n"
+    );
+    let log = world.git(&["log", "-2", "--format=%s"]);
+    assert!(
+        log.contains("Merge task pipe (branch agent/pipe, rounds 1-3) into main")
+            && log.contains("pipe: the work of task pipe (rounds 1-3, by pipe.executor)"),
+        "{log}"
     );
 }
 
