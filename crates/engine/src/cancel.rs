@@ -38,12 +38,7 @@ pub fn cancel(
     as_name: Option<&str>,
     notices: &mut dyn Notices,
 ) -> Result<RoundReport> {
-    let Some(mut store) = ws.existing_store()? else {
-        crate::slug::check_slug(slug)?;
-        return Err(EngineError::invalid(format!("no task {slug}")));
-    };
-    let task = find_task(&store, slug)?;
-    settle_task(ws, &mut store, &task, notices)?;
+    let (mut store, task) = crate::fix::settled_task(ws, slug, notices)?;
     // A pipeline's task has no round of its own running: its running role's round is the
     // one to stop (which stops the pipeline).
     let task = crate::pipeline::running_role(&store, &task)?.unwrap_or(task);

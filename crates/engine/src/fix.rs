@@ -38,14 +38,44 @@ pub(crate) fn find_task(store: &dyn Store, slug: &str) -> Result<ganger_store::T
     })
 }
 
+/// The store and the task named `slug`, a round of it whose host died settled first; a clear
+/// error when there is no such task (or no store yet).
+pub(crate) fn settled_task(
+    ws: &Workspace,
+    slug: &str,
+    notices: &mut dyn Notices,
+) -> Result<(ganger_store::SqliteStore, ganger_store::Task)> {
+    let Some(mut store) = ws.existing_store()? else {
+        crate::slug::check_task_name(slug)?;
+        return Err(EngineError::invalid(format!("no task {slug}")));
+    };
+    let task = find_task(&store, slug)?;
+    settle_task(ws, &mut store, &task, notices)?;
+    Ok((store, task))
+}
+
+/// Every round of `task`, refused (with how to wait or cancel) while one of them runs.
+pub(crate) fn idle_rounds(
+    store: &dyn Store,
+    task: &ganger_store::Task,
+) -> Result<Vec<ganger_store::Round>> {
+    let rounds = store.rounds(task.id)?;
+    if let Some(running) = rounds
+        .iter()
+        .find(|r| r.status == ganger_events::RoundStatus::Running)
+    {
+        return Err(busy(
+            &task.slug,
+            running.number,
+            running.host.map(|h| h.pid),
+        ));
+    }
+    Ok(rounds)
+}
+
 /// Runs the next round of a task.
 pub fn fix(ws: &Workspace, options: FixOptions, notices: &mut dyn Notices) -> Result<Launched> {
-    let Some(mut store) = ws.existing_store()? else {
-        crate::slug::check_slug(&options.slug)?;
-        return Err(EngineError::invalid(format!("no task {}", options.slug)));
-    };
-    let task = find_task(&store, &options.slug)?;
-    settle_task(ws, &mut store, &task, notices)?;
+    let (mut store, task) = settled_task(ws, &options.slug, notices)?;
     let brief = options.brief.as_ref().ok_or_else(|| {
         EngineError::invalid("give the task text with --brief FILE or --message TEXT")
     })?;

@@ -15,10 +15,9 @@
 
 use crate::commander::commander;
 use crate::error::{EngineError, Result};
-use crate::fix::{busy, find_task};
+use crate::fix::{idle_rounds, settled_task};
 use crate::merge_commit::{MergeMode, Planned, plan, rounds_phrase, task_message};
 use crate::notice::Notices;
-use crate::reaper::settle_task;
 use crate::workspace::Workspace;
 use ganger_events::RoundStatus;
 use ganger_git::Repo;
@@ -162,21 +161,9 @@ pub(crate) fn check(
     options: &MergeOptions,
     notices: &mut dyn Notices,
 ) -> Result<Ready> {
-    let Some(mut store) = ws.existing_store()? else {
-        crate::slug::check_slug(&options.slug)?;
-        return Err(EngineError::invalid(format!("no task {}", options.slug)));
-    };
-    let task = find_task(&store, &options.slug)?;
-    settle_task(ws, &mut store, &task, notices)?;
+    let (store, task) = settled_task(ws, &options.slug, notices)?;
     let task = pipeline_executor(&store, task)?;
-    let rounds = store.rounds(task.id)?;
-    if let Some(running) = rounds.iter().find(|r| r.status == RoundStatus::Running) {
-        return Err(busy(
-            &task.slug,
-            running.number,
-            running.host.map(|h| h.pid),
-        ));
-    }
+    let rounds = idle_rounds(&store, &task)?;
     let kept: Vec<Round> = rounds.into_iter().filter(|r| !r.rewound).collect();
     let last = kept
         .last()

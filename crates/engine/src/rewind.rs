@@ -11,11 +11,9 @@
 
 use crate::commander::commander;
 use crate::error::{EngineError, Result};
-use crate::fix::{busy, find_task};
+use crate::fix::{idle_rounds, settled_task};
 use crate::notice::Notices;
-use crate::reaper::settle_task;
 use crate::workspace::Workspace;
-use ganger_events::RoundStatus;
 use ganger_store::{Rewind, Round, Store, Task};
 use serde::Serialize;
 
@@ -67,20 +65,8 @@ pub fn rewind(
     options: &RewindOptions,
     notices: &mut dyn Notices,
 ) -> Result<RewindReport> {
-    let Some(mut store) = ws.existing_store()? else {
-        crate::slug::check_slug(&options.slug)?;
-        return Err(EngineError::invalid(format!("no task {}", options.slug)));
-    };
-    let task = find_task(&store, &options.slug)?;
-    settle_task(ws, &mut store, &task, notices)?;
-    let rounds = store.rounds(task.id)?;
-    if let Some(running) = rounds.iter().find(|r| r.status == RoundStatus::Running) {
-        return Err(busy(
-            &task.slug,
-            running.number,
-            running.host.map(|h| h.pid),
-        ));
-    }
+    let (mut store, task) = settled_task(ws, &options.slug, notices)?;
+    let rounds = idle_rounds(&store, &task)?;
     let target = target_round(&task, &rounds, options.to)?;
     let snapshot = target.snapshot_after.clone().ok_or_else(|| {
         EngineError::invalid(format!(

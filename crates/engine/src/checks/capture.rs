@@ -15,12 +15,12 @@ pub(crate) struct Capture {
 }
 
 struct Inner {
-    log: Option<File>,
+    log: File,
     last: Vec<u8>,
 }
 
 impl Capture {
-    pub(crate) fn new(log: Option<File>) -> Capture {
+    pub(crate) fn new(log: File) -> Capture {
         Capture {
             inner: Arc::new(Mutex::new(Inner {
                 log,
@@ -34,9 +34,7 @@ impl Capture {
             Ok(inner) => inner,
             Err(poisoned) => poisoned.into_inner(),
         };
-        if let Some(log) = inner.log.as_mut() {
-            let _ = log.write_all(bytes);
-        }
+        let _ = inner.log.write_all(bytes);
         inner.last.extend_from_slice(bytes);
         if inner.last.len() > 2 * KEEP {
             let cut = inner.last.len() - KEEP;

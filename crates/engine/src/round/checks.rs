@@ -67,14 +67,17 @@ fn log_path(ws: &Workspace, input: &RoundInput, name: &str) -> std::path::PathBu
 
 /// The check's command, before its sandbox: the user's environment locally (checks are the
 /// project's own commands, run as a person would), a sandbox's clean one without keys.
-fn check_command(ws: &Workspace, input: &RoundInput, check: &CheckRun) -> Result<AgentCommand> {
+fn check_command(
+    ws: &Workspace,
+    input: &RoundInput,
+    c: &Confinement<'_>,
+    check: &CheckRun,
+) -> Result<AgentCommand> {
     let task = &input.task;
-    let sandbox = TaskSandbox::of(task)?;
-    let env: Vec<(OsString, OsString)> = if sandbox.kind.isolates() {
+    let env: Vec<(OsString, OsString)> = if c.sandbox.kind.isolates() {
         let adapter = super::host::adapter_of(ws, task)?;
         let nothing = CommandPlan::new(Vec::new(), Vec::new(), None);
-        let home = ws.state.task_agent_dir(&task.slug);
-        sandbox_environment(adapter, &ws.config, &nothing, &[], &home, &task.worktree)
+        sandbox_environment(adapter, &ws.config, &nothing, &[], c.home, &task.worktree)
     } else {
         std::env::vars_os()
             .filter(|(key, _)| key != ganger_sandbox::ROUND_ENV)
@@ -119,9 +122,10 @@ fn run_one(
         writable,
         grace: input.grace,
     };
-    let command = confine_check(ws, &confinement, check_command(ws, input, check)?)?;
+    let command = check_command(ws, input, &confinement, check)?;
+    let command = confine_check(ws, &confinement, command)?;
     let log = log_path(ws, input, &check.name);
-    let capture = Capture::new(Some(create(&log)?));
+    let capture = Capture::new(create(&log)?);
     let started = Instant::now();
     let mut running = spawn_local(&command)?;
     let readers: Vec<_> = [running.take_stdout(), running.take_stderr()]
