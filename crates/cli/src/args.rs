@@ -62,6 +62,13 @@ pub enum Command {
     Image(ImageArgs),
     /// Show what ganger does in under a minute: a scripted model, OpenCode, a task and a fix.
     Demo(DemoArgs),
+    /// Run the scheduler for queued work (start/fix --queue, fleets, broadcasts); one per
+    /// repository. Rounds run in detached hosts, so stopping it stops none.
+    Serve(crate::fleet_args::ServeArgs),
+    /// Run many tasks from a file: dependencies, limits, live progress; submit; status.
+    Fleet(crate::fleet_args::FleetArgs),
+    /// Queue one fix round for many tasks at once, run by the scheduler under its limits.
+    Broadcast(crate::fleet_args::BroadcastArgs),
     /// Run a detached round (started by start/fix --detach; not for people).
     #[command(hide = true)]
     Host(HostArgs),
@@ -192,6 +199,9 @@ pub struct StartArgs {
     /// Run the round in the background and return once it is recorded as running.
     #[arg(long)]
     pub detach: bool,
+    /// Queue the round for the scheduler (`ganger serve`) instead of starting it now.
+    #[arg(long, conflicts_with = "detach")]
+    pub queue: bool,
     /// Print JSON.
     #[arg(long)]
     pub json: bool,
@@ -228,6 +238,9 @@ pub struct FixArgs {
     /// Run the round in the background and return once it is recorded as running.
     #[arg(long)]
     pub detach: bool,
+    /// Queue the round for the scheduler (`ganger serve`) under the task's generation now.
+    #[arg(long, conflicts_with = "detach")]
+    pub queue: bool,
     /// Print JSON.
     #[arg(long)]
     pub json: bool,
@@ -439,6 +452,11 @@ pub struct HostArgs {
 
 fn duration(text: &str) -> Result<std::time::Duration, String> {
     ganger_engine::config::parse_duration(text)
+}
+
+/// A duration argument (`90`, `90s`, `10m`), for the other argument modules.
+pub(crate) fn duration_arg(text: &str) -> Result<std::time::Duration, String> {
+    duration(text)
 }
 
 fn sandbox_kind(text: &str) -> Result<ganger_engine::SandboxKind, String> {

@@ -5,6 +5,7 @@
 mod args;
 mod commands;
 mod exit;
+mod fleet_args;
 mod printer;
 
 use args::{Cli, Command};
@@ -117,6 +118,13 @@ fn wants_json(command: &Command) -> bool {
         Command::Summarize(a) => a.json,
         Command::Agents(a) => a.json,
         Command::Image(a) => a.json,
+        Command::Serve(a) => a.json,
+        Command::Broadcast(a) => a.json,
+        Command::Fleet(a) => match &a.action {
+            fleet_args::FleetAction::Run { json, .. }
+            | fleet_args::FleetAction::Submit { json, .. }
+            | fleet_args::FleetAction::Status { json, .. } => *json,
+        },
         Command::Diff(_)
         | Command::FakeLlm(_)
         | Command::Demo(_)
@@ -156,6 +164,9 @@ fn run(cli: Cli) -> Outcome {
         Command::Agents(args) => commands::agents::run(dir, args),
         Command::Image(args) => commands::image::run(dir, args),
         Command::Demo(args) => commands::demo::run(args),
+        Command::Serve(args) => commands::fleet::serve(&workspace(dir)?, args),
+        Command::Fleet(args) => commands::fleet::fleet(&workspace(dir)?, args),
+        Command::Broadcast(args) => commands::fleet::broadcast(&workspace(dir)?, args),
         Command::Host(args) => commands::host::run(&workspace(dir)?, args),
         Command::DockerRound => Ok(u8::try_from(ganger_engine::run_docker_round()).unwrap_or(125)),
     }

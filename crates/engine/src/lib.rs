@@ -16,6 +16,7 @@ pub mod config;
 mod diff;
 mod error;
 mod fix;
+pub mod fleet;
 mod host_entry;
 pub mod image;
 mod init;
@@ -47,7 +48,7 @@ mod wait;
 mod workspace;
 
 pub use agents::AgentFound;
-pub use brief::{Brief, MAX_PROMPT};
+pub use brief::{Brief, MAX_PROMPT, read_brief};
 pub use cancel::cancel;
 pub use clean::{CleanOptions, clean};
 pub use clean_report::CleanReport;

@@ -296,13 +296,8 @@ pub(crate) fn make_worktree(
     branch: Option<String>,
     notices: &mut dyn Notices,
 ) -> Result<(PathBuf, String)> {
-    let repo = ws.repo_name();
-    let path = ws
-        .repo
-        .main
-        .join(fill(&ws.config.worktree.path, &repo, slug));
-    let path = normalize(&path);
-    let branch = branch.unwrap_or_else(|| fill(&ws.config.worktree.branch, &repo, slug));
+    let (path, default_branch) = default_worktree(ws, slug);
+    let branch = branch.unwrap_or(default_branch);
     if path.exists() {
         return Err(
             EngineError::invalid(format!("{} exists already", path.display())).hint(format!(
@@ -326,6 +321,19 @@ pub(crate) fn make_worktree(
         base: base.to_owned(),
     });
     Ok((path, branch))
+}
+
+/// The worktree path and branch ganger gives task `slug` unless told otherwise.
+pub(crate) fn default_worktree(ws: &Workspace, slug: &str) -> (PathBuf, String) {
+    let repo = ws.repo_name();
+    let path = ws
+        .repo
+        .main
+        .join(fill(&ws.config.worktree.path, &repo, slug));
+    (
+        normalize(&path),
+        fill(&ws.config.worktree.branch, &repo, slug),
+    )
 }
 
 /// An exclusive lock on the repository's worktree list, held while the guard lives.

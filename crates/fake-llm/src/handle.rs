@@ -81,6 +81,11 @@ impl FakeLlm {
         self.shared.requests()
     }
 
+    /// Model requests in flight per model: now, at most, in all (a witness for limits).
+    pub fn in_flight(&self) -> std::collections::BTreeMap<String, crate::witness::InFlight> {
+        self.shared.in_flight.snapshot()
+    }
+
     /// Waits until at least `count` requests are recorded and returns them all. A request is
     /// recorded as soon as its answer is decided, so a hanging request counts.
     pub fn wait_for_requests(

@@ -31,6 +31,7 @@ mod script_toml;
 mod server;
 mod template;
 mod turn_picker;
+mod witness;
 
 pub use bound_server::BoundServer;
 pub use builtin_script::BUILTIN_ANSWER;
@@ -42,3 +43,4 @@ pub use recording::{RecordedRequest, Reply};
 pub use script::{DEFAULT_ANSWER, Script, Turn, TurnKind};
 pub use template::history_line;
 pub use turn_picker::AnsweredBy;
+pub use witness::{DELAY_HEADER, InFlight, TASK_HEADER};

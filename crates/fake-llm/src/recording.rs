@@ -50,6 +50,11 @@ impl RecordedRequest {
             .find(|(header, _)| header.eq_ignore_ascii_case(name))
             .map(|(_, value)| value.as_str())
     }
+
+    /// The task the request belongs to, as the worker named it (`x-ganger-task`).
+    pub fn task(&self) -> Option<&str> {
+        self.header(crate::witness::TASK_HEADER)
+    }
 }
 
 /// What the server sent back to a request.

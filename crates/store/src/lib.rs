@@ -9,6 +9,7 @@
 mod error;
 mod layout;
 mod pipeline;
+mod queue;
 mod records;
 mod sqlite;
 mod store;
@@ -16,6 +17,7 @@ mod store;
 pub use error::StoreError;
 pub use layout::StateDir;
 pub use pipeline::{PipelineRecord, PipelineStore, ReviewerVerdict, RoleLink};
+pub use queue::{FleetRecord, ModelPause, NewQueued, QueueItem, QueueKind, QueueState, QueueStore};
 pub use records::{
     CheckResult, CheckRun, ForkPoint, JournalEntry, NewRound, NewTask, ProcessRef, Rewind, Round,
     RoundEnd, RoundKind, Task, TaskSummary, TaskUpdate, now_ms,

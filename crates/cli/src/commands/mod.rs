@@ -6,6 +6,7 @@ pub(crate) mod clean;
 pub(crate) mod demo;
 pub(crate) mod doctor;
 pub(crate) mod fake_llm;
+pub(crate) mod fleet;
 pub(crate) mod host;
 pub(crate) mod image;
 pub(crate) mod init;

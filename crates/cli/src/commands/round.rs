@@ -100,6 +100,10 @@ pub(crate) fn start(ws: &Workspace, args: StartArgs) -> Outcome {
         checks: args.checks.checks,
         until_green: args.checks.until_green,
     };
+    if args.queue {
+        let item = ganger_engine::fleet::queue_start(ws, &options)?;
+        return super::fleet::print_queued(&[item], json);
+    }
     let launched =
         ganger_engine::start(ws, options, &mut notices(json)).map_err(Failure::Engine)?;
     print_launched(ws, launched, json)
@@ -117,6 +121,10 @@ pub(crate) fn fix(ws: &Workspace, args: FixArgs) -> Outcome {
         checks: args.checks.checks,
         until_green: args.checks.until_green,
     };
+    if args.queue {
+        let item = ganger_engine::fleet::queue_fix(ws, &options)?;
+        return super::fleet::print_queued(&[item], json);
+    }
     let launched = ganger_engine::fix(ws, options, &mut notices(json)).map_err(Failure::Engine)?;
     print_launched(ws, launched, json)
 }

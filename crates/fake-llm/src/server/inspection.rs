@@ -1,5 +1,6 @@
 //! `GET /_fake/requests`: the recorded requests as a JSON array, for a person running
-//! `ganger fake-llm` to see what an agent sent. Inspection requests are not recorded.
+//! `ganger fake-llm` to see what an agent sent; `GET /_fake/in-flight`: model requests in
+//! flight per model, now and at most. Inspection requests are not recorded.
 
 use axum::Json;
 use axum::http::{Method, StatusCode, Uri};
@@ -18,9 +19,10 @@ pub(super) fn answer(shared: &Shared, method: &Method, uri: &Uri) -> Option<Resp
     }
     Some(match (method, path) {
         (&Method::GET, "/_fake/requests") => Json(shared.requests()).into_response(),
+        (&Method::GET, "/_fake/in-flight") => Json(shared.in_flight.snapshot()).into_response(),
         _ => (
             StatusCode::NOT_FOUND,
-            "fake-llm: the only inspection endpoint is GET /_fake/requests\n",
+            "fake-llm: the inspection endpoints are GET /_fake/requests and GET /_fake/in-flight\n",
         )
             .into_response(),
     })

@@ -33,6 +33,8 @@ pub(crate) struct Ledger {
 #[derive(Debug)]
 pub(crate) struct Shared {
     ledger: Mutex<Ledger>,
+    /// Model requests in flight per model (a witness for limit tests).
+    pub(crate) in_flight: crate::witness::InFlightCounter,
     arrived: Condvar,
     started: Instant,
 }
@@ -44,6 +46,7 @@ impl Shared {
                 picker: TurnPicker::new(script),
                 requests: Vec::new(),
             }),
+            in_flight: crate::witness::InFlightCounter::default(),
             arrived: Condvar::new(),
             started: Instant::now(),
         }

@@ -58,6 +58,15 @@ impl Arrival {
         }
     }
 
+    /// The hold a request asked for (`x-fake-delay-ms`).
+    fn delay(&self) -> Option<std::time::Duration> {
+        self.headers
+            .iter()
+            .find(|(name, _)| name.eq_ignore_ascii_case(crate::witness::DELAY_HEADER))
+            .and_then(|(_, value)| value.trim().parse::<u64>().ok())
+            .map(std::time::Duration::from_millis)
+    }
+
     fn into_record(
         self,
         index: usize,
@@ -129,7 +138,12 @@ pub(super) async fn answer(shared: &Shared, arrival: Arrival) -> Response {
         }
     };
     let body = arrival.body.clone().unwrap_or(Value::Null);
+    let _in_flight = shared.in_flight.enter(&conversation.model);
+    let delay = arrival.delay();
     let (index, outcome) = decide(shared, arrival, protocol, &conversation);
+    if let Some(delay) = delay {
+        tokio::time::sleep(delay).await;
+    }
     let usage = match &outcome {
         Outcome::Answer(answer) => TokenUsage::estimate(&conversation, answer),
         Outcome::Fault(_) => TokenUsage::default(),

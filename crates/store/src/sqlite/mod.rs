@@ -4,6 +4,7 @@
 
 mod migrate;
 mod pipeline;
+mod queue;
 mod rows;
 
 use crate::error::StoreError;

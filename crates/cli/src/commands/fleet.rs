@@ -1,0 +1,321 @@
+//! The fleet commands: `serve`, `fleet run|submit|status`, `broadcast`, and what
+//! `start --queue` / `fix --queue` print. Progress is one line per event (JSON lines with
+//! `--json`); on a terminal a status line of counts is kept at the bottom.
+
+use crate::fleet_args::{BroadcastArgs, FleetAction, FleetArgs, LimitArgs, ServeArgs};
+use crate::printer;
+use crate::{Failure, Outcome, exit};
+use ganger_engine::fleet::{
+    Drain, FleetEvent, FleetStatus, Limits, QueueItem, SchedulerOptions, fleet_status,
+};
+use ganger_engine::{EngineError, Workspace};
+use std::io::{IsTerminal, Write};
+use std::time::Duration;
+
+/// `ganger.queued/1` (docs/json.md).
+#[derive(serde::Serialize)]
+struct Queued<'a> {
+    schema: &'static str,
+    items: &'a [QueueItem],
+}
+
+pub(crate) fn print_queued(items: &[QueueItem], json: bool) -> Outcome {
+    if json {
+        printer::emit_json(&Queued {
+            schema: "ganger.queued/1",
+            items,
+        })?;
+    } else {
+        for item in items {
+            printer::emit(&format!(
+                "queued {} {} (item {}); `ganger serve` starts it",
+                item.kind.as_str(),
+                item.slug,
+                item.id
+            ))?;
+        }
+    }
+    Ok(exit::OK)
+}
+
+fn pair(text: &str, what: &str) -> Result<(String, u32), EngineError> {
+    let (name, n) = text
+        .rsplit_once('=')
+        .ok_or_else(|| EngineError::invalid(format!("{what} {text:?}: expected NAME=N")))?;
+    let n: u32 = n
+        .parse()
+        .map_err(|_| EngineError::invalid(format!("{what} {text:?}: N is not a number")))?;
+    Ok((name.to_owned(), n))
+}
+
+fn options(args: &LimitArgs, drain: Drain) -> Result<SchedulerOptions, EngineError> {
+    let mut limits = Limits {
+        global: args.max,
+        ..Limits::default()
+    };
+    for text in &args.max_agent {
+        let (name, n) = pair(text, "--max-agent")?;
+        limits.agents.insert(name, n);
+    }
+    for text in &args.max_model {
+        let (name, n) = pair(text, "--max-model")?;
+        limits.models.insert(name, n);
+    }
+    limits.check()?;
+    let mut options = SchedulerOptions {
+        limits,
+        drain,
+        ..SchedulerOptions::default()
+    };
+    if let Some(backoff) = args.backoff {
+        options.backoff = backoff;
+    }
+    Ok(options)
+}
+
+/// Prints events: JSON lines, or text lines with a status line at the bottom on a terminal.
+struct Display {
+    json: bool,
+    live: bool,
+    last_counts: Option<String>,
+}
+
+impl Display {
+    fn new(json: bool) -> Display {
+        Display {
+            json,
+            live: !json && std::io::stderr().is_terminal(),
+            last_counts: None,
+        }
+    }
+
+    fn line(&mut self, text: &str) {
+        if self.live {
+            let _ = write!(std::io::stderr(), "\r\x1b[K");
+        }
+        let _ = printer::emit(text);
+        if self.live
+            && let Some(counts) = &self.last_counts
+        {
+            let _ = write!(std::io::stderr(), "{counts}");
+        }
+    }
+
+    fn event(&mut self, event: FleetEvent) {
+        if self.json {
+            if !matches!(event, FleetEvent::Counts { .. }) {
+                let _ = printer::emit(&serde_json::to_string(&event).unwrap_or_default());
+            }
+            return;
+        }
+        let text = match event {
+            FleetEvent::Started {
+                slug,
+                round,
+                agent,
+                model,
+            } => format!(
+                "started {slug} round {round} ({agent}, {})",
+                model.as_deref().unwrap_or("default model")
+            ),
+            FleetEvent::Ended {
+                slug,
+                round,
+                status,
+                reason,
+            } => match reason {
+                Some(reason) => format!("{slug} round {round}: {status}: {reason}"),
+                None => format!("{slug} round {round}: {status}"),
+            },
+            FleetEvent::Refused { slug, reason } => format!("refused {slug}: {reason}"),
+            FleetEvent::Paused {
+                model,
+                until,
+                strikes,
+                reason,
+            } => {
+                let secs = (until - ganger_store_now()) as f64 / 1000.0;
+                format!("paused {model} for {secs:.1}s (rate limit {strikes} in a row): {reason}")
+            }
+            FleetEvent::Requeued { slug, reason } => format!("requeued {slug}: {reason}"),
+            FleetEvent::Counts {
+                queued,
+                running,
+                ended,
+                refused,
+            } => {
+                let counts = format!(
+                    "[{queued} queued, {running} running, {ended} ended, {refused} refused]"
+                );
+                if self.live && self.last_counts.as_deref() != Some(&counts) {
+                    let _ = write!(std::io::stderr(), "\r\x1b[K{counts}");
+                }
+                self.last_counts = Some(counts);
+                return;
+            }
+        };
+        self.line(&text);
+    }
+
+    fn finish(&mut self) {
+        if self.live {
+            let _ = writeln!(std::io::stderr());
+        }
+    }
+}
+
+fn ganger_store_now() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as i64)
+}
+
+pub(crate) fn serve(ws: &Workspace, args: ServeArgs) -> Outcome {
+    let options = options(&args.limits, Drain::Forever)?;
+    let mut display = Display::new(args.json);
+    if !args.json {
+        printer::emit(&format!(
+            "ganger serve: scheduling queued rounds (pid {})",
+            std::process::id()
+        ))?;
+    }
+    ganger_engine::fleet::serve(ws, options, &mut |e| display.event(e))?;
+    Ok(exit::OK)
+}
+
+pub(crate) fn fleet(ws: &Workspace, args: FleetArgs) -> Outcome {
+    match args.action {
+        FleetAction::Submit {
+            file,
+            as_name,
+            json,
+        } => {
+            let fleet = ganger_engine::fleet::read_fleet(&file)?;
+            let submitted = ganger_engine::fleet::submit_fleet(ws, &fleet, as_name.as_deref())?;
+            if json {
+                printer::emit_json(&serde_json::json!({
+                    "schema": "ganger.fleet-submitted/1",
+                    "fleet": fleet.name,
+                    "submitted": submitted,
+                }))?;
+            } else {
+                printer::emit(&format!(
+                    "fleet {}: {} queued to start, {} to continue, {} pending, {} finished",
+                    fleet.name,
+                    submitted.started.len(),
+                    submitted.resumed.len(),
+                    submitted.pending.len(),
+                    submitted.finished.len()
+                ))?;
+                if ganger_engine::fleet::serve_holder(ws).is_none() {
+                    printer::emit("no `ganger serve` runs for this repository yet; start one")?;
+                }
+            }
+            Ok(exit::OK)
+        }
+        FleetAction::Status { name, json } => {
+            let status = fleet_status(ws, name.as_deref())?;
+            if json {
+                printer::emit_json(&status)?;
+            } else {
+                printer::emit(&status_text(&status))?;
+            }
+            Ok(exit::OK)
+        }
+        FleetAction::Run {
+            file,
+            limits,
+            as_name,
+            json,
+        } => {
+            let fleet = ganger_engine::fleet::read_fleet(&file)?;
+            let options = options(&limits, Drain::Fleet(fleet.name.clone()))?;
+            let submitted = ganger_engine::fleet::submit_fleet(ws, &fleet, as_name.as_deref())?;
+            let mut display = Display::new(json);
+            if !json {
+                display.line(&format!(
+                    "fleet {}: {} to start, {} to continue, {} finished already",
+                    fleet.name,
+                    submitted.started.len(),
+                    submitted.resumed.len(),
+                    submitted.finished.len()
+                ));
+            }
+            match ganger_engine::fleet::take_serve_lock(ws) {
+                Ok(lock) => {
+                    ganger_engine::fleet::run_scheduler(ws, options, &mut |e| display.event(e))?;
+                    drop(lock);
+                }
+                Err(_) => {
+                    // `ganger serve` runs: it delivers; this follows the fleet to its end.
+                    display.line("a `ganger serve` runs for this repository; following the fleet");
+                    loop {
+                        let status = fleet_status(ws, Some(&fleet.name))?;
+                        if status.drained() {
+                            break;
+                        }
+                        std::thread::sleep(Duration::from_millis(500));
+                    }
+                }
+            }
+            display.finish();
+            let status = fleet_status(ws, Some(&fleet.name))?;
+            if json {
+                printer::emit_json(&status)?;
+            } else {
+                printer::emit(&status_text(&status))?;
+            }
+            let all_done = status
+                .tasks
+                .iter()
+                .all(|t| t.last_status.as_deref() == Some("done"));
+            Ok(if all_done { exit::OK } else { exit::NOT_DONE })
+        }
+    }
+}
+
+fn status_text(status: &FleetStatus) -> String {
+    let mut out = String::new();
+    let width = status
+        .tasks
+        .iter()
+        .map(|t| t.slug.len())
+        .max()
+        .unwrap_or(4)
+        .max(4);
+    out.push_str(&format!(
+        "{:width$}  {:10}  {:6}  {:11}  reason\n",
+        "task", "queue", "rounds", "last"
+    ));
+    for task in &status.tasks {
+        out.push_str(&format!(
+            "{:width$}  {:10}  {:6}  {:11}  {}\n",
+            task.slug,
+            task.queue,
+            task.rounds,
+            task.last_status.as_deref().unwrap_or("-"),
+            task.reason.as_deref().unwrap_or("")
+        ));
+    }
+    for pause in &status.paused {
+        out.push_str(&format!(
+            "model {} paused ({} rate limits in a row): {}\n",
+            pause.model,
+            pause.strikes,
+            pause.reason.as_deref().unwrap_or("")
+        ));
+    }
+    match status.scheduler {
+        Some(pid) => out.push_str(&format!("scheduler: pid {pid}\n")),
+        None => out.push_str("scheduler: none runs (`ganger serve`)\n"),
+    }
+    out.trim_end().to_owned()
+}
+
+pub(crate) fn broadcast(ws: &Workspace, args: BroadcastArgs) -> Outcome {
+    let brief = super::round::brief(args.text)
+        .ok_or_else(|| EngineError::invalid("give the text with --brief FILE or --message TEXT"))?;
+    let prompt = ganger_engine::read_brief(&brief).map_err(Failure::Engine)?;
+    let items = ganger_engine::fleet::broadcast(ws, &prompt, &args.only, args.as_name.as_deref())?;
+    print_queued(&items, args.json)
+}

@@ -1,0 +1,89 @@
+//! The clap definitions of the fleet commands: `serve`, `fleet run|submit|status`,
+//! `broadcast`; what they do is in `commands/fleet.rs`.
+
+use clap::{Args, Subcommand};
+use std::path::PathBuf;
+
+/// Limits on running rounds, given on the command line.
+#[derive(Debug, Args, Clone, Default)]
+pub struct LimitArgs {
+    /// At most N rounds at once in all.
+    #[arg(long = "max", value_name = "N")]
+    pub max: Option<u32>,
+    /// At most N rounds at once of an agent: NAME=N (repeatable).
+    #[arg(long = "max-agent", value_name = "NAME=N")]
+    pub max_agent: Vec<String>,
+    /// At most N rounds at once on a model: PROVIDER/MODEL=N (repeatable).
+    #[arg(long = "max-model", value_name = "MODEL=N")]
+    pub max_model: Vec<String>,
+    /// The first pause of a model after a rate limit (it doubles each time): 5s, 1m.
+    #[arg(long, value_name = "DURATION", value_parser = crate::args::duration_arg)]
+    pub backoff: Option<std::time::Duration>,
+}
+
+#[derive(Debug, Args)]
+pub struct ServeArgs {
+    #[command(flatten)]
+    pub limits: LimitArgs,
+    /// Print one JSON line per event.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct FleetArgs {
+    #[command(subcommand)]
+    pub action: FleetAction,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum FleetAction {
+    /// Queue a fleet file's tasks and run them here until the fleet is drained (resumes when
+    /// run again: finished tasks are skipped, interrupted ones continue in their sessions).
+    Run {
+        /// The fleet file (docs/fleet.md).
+        file: PathBuf,
+        #[command(flatten)]
+        limits: LimitArgs,
+        /// The commander who owns the tasks.
+        #[arg(long = "as", value_name = "NAME")]
+        as_name: Option<String>,
+        /// Print one JSON line per event.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Queue a fleet file's tasks for `ganger serve` and return.
+    Submit {
+        /// The fleet file.
+        file: PathBuf,
+        /// The commander who owns the tasks.
+        #[arg(long = "as", value_name = "NAME")]
+        as_name: Option<String>,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Show a fleet's tasks (every queued task without a name) and the paused models.
+    Status {
+        /// The fleet's name.
+        name: Option<String>,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+#[derive(Debug, Args)]
+pub struct BroadcastArgs {
+    #[command(flatten)]
+    pub text: crate::args::TaskText,
+    /// Only these tasks (comma-separated slugs); default: every task.
+    #[arg(long, value_name = "SLUG,...", value_delimiter = ',')]
+    pub only: Vec<String>,
+    /// The commander sending the rounds.
+    #[arg(long = "as", value_name = "NAME")]
+    pub as_name: Option<String>,
+    /// Print JSON.
+    #[arg(long)]
+    pub json: bool,
+}

@@ -1,0 +1,79 @@
+//! Rate limits: a round that ended on an HTTP 429 or a usage limit pauses new rounds on its
+//! model for `base * 2^(n-1)` plus up to a quarter of that as jitter (n: rate limits in a row,
+//! capped at ten minutes), and its task goes back to the queue as a "continue" in its session.
+//! The first round on the model that ends well clears the pause.
+
+use crate::workspace::Workspace;
+use ganger_events::RoundStatus;
+use ganger_store::{Round, Task};
+use std::time::Duration;
+
+/// The longest pause.
+pub const MAX_PAUSE: Duration = Duration::from_secs(600);
+
+/// What a rate limit looks like in a round's reason, errors, answer or stderr.
+const NEEDLES: [&str; 6] = [
+    "429",
+    "rate limit",
+    "rate_limit",
+    "too many requests",
+    "usage limit",
+    "quota exceeded",
+];
+
+/// The line that says the round hit a rate limit, if it did.
+pub fn rate_limited(ws: &Workspace, task: &Task, round: &Round) -> Option<String> {
+    if round.status != RoundStatus::Failed || round.failed_checks().next().is_some() {
+        return None;
+    }
+    let mut texts: Vec<String> = Vec::new();
+    texts.extend(round.reason.clone());
+    texts.extend(round.summary.errors.iter().cloned());
+    texts.extend(round.summary.answer.clone());
+    let stderr = ws.state.round_file(&task.slug, round.number, "err");
+    if let Ok(text) = std::fs::read_to_string(stderr) {
+        let tail: Vec<&str> = text.lines().rev().take(20).collect();
+        texts.extend(tail.into_iter().rev().map(str::to_owned));
+    }
+    texts
+        .into_iter()
+        .flat_map(|t| t.lines().map(str::to_owned).collect::<Vec<_>>())
+        .find(|line| {
+            let lower = line.to_ascii_lowercase();
+            NEEDLES.iter().any(|needle| lower.contains(needle))
+        })
+}
+
+/// The pause after the `strikes`th rate limit in a row; `jitter` in [0, 1).
+pub fn pause_for(base: Duration, strikes: u32, jitter: f64) -> Duration {
+    let doubled = base.saturating_mul(1u32 << strikes.saturating_sub(1).min(20));
+    let capped = doubled.min(MAX_PAUSE);
+    capped + capped.mul_f64(0.25 * jitter.clamp(0.0, 1.0))
+}
+
+/// A number in [0, 1) from the clock and the process: jitter need not be good randomness,
+/// only different between schedulers and pauses.
+pub fn jitter() -> f64 {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.subsec_nanos());
+    let mixed = (u64::from(nanos) ^ (u64::from(std::process::id()) << 17))
+        .wrapping_mul(0x9e37_79b9_7f4a_7c15);
+    (mixed >> 11) as f64 / (1u64 << 53) as f64
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_pause_doubles_is_capped_and_jitter_adds_at_most_a_quarter() {
+        let base = Duration::from_secs(2);
+        assert_eq!(pause_for(base, 1, 0.0), Duration::from_secs(2));
+        assert_eq!(pause_for(base, 3, 0.0), Duration::from_secs(8));
+        assert_eq!(pause_for(base, 30, 0.0), MAX_PAUSE);
+        assert_eq!(pause_for(base, 2, 1.0), Duration::from_secs(5));
+        let j = jitter();
+        assert!((0.0..1.0).contains(&j));
+    }
+}

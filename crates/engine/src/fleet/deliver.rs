@@ -1,0 +1,100 @@
+//! Delivering one claimed queue item: a start becomes `start()` with detach, a fix or a
+//! broadcast becomes `fix()` with detach under the generation it was queued with. A refusal
+//! (the task's owner changed, its budget is spent, the options no longer hold) marks the item
+//! with the readable reason; it never becomes a round.
+
+use super::spec::StartSpec;
+use super::stand_in::budget_exhausted;
+use crate::brief::Brief;
+use crate::error::EngineError;
+use crate::fix::{FixOptions, find_task, fix};
+use crate::launch::Launched;
+use crate::notice::Notices;
+use crate::start::start;
+use crate::workspace::Workspace;
+use ganger_store::{QueueItem, QueueKind, Round, SqliteStore, Task};
+
+/// How a delivery went.
+#[derive(Debug)]
+pub enum Delivery {
+    /// The round runs in a detached host.
+    Started { task: Box<Task>, round: Box<Round> },
+    /// Refused for good, with why.
+    Refused(String),
+    /// Queued under a generation the task no longer has.
+    Stale(String),
+    /// Not now (the task has a running round); back in the queue.
+    Later(String),
+}
+
+/// Delivers `item`, which the scheduler has claimed.
+pub fn deliver(
+    ws: &Workspace,
+    store: &SqliteStore,
+    item: &QueueItem,
+    notices: &mut dyn Notices,
+) -> Delivery {
+    let launched = match item.kind {
+        QueueKind::Start => {
+            let options =
+                StartSpec::from_json(&item.options).and_then(|spec| spec.start_options(&item.slug));
+            match options {
+                Ok(mut options) => {
+                    options.brief = Some(Brief::File(item.prompt_file.clone()));
+                    options.commander = Some(item.commander.clone());
+                    options.detach = true;
+                    start(ws, options, notices)
+                }
+                Err(e) => Err(e),
+            }
+        }
+        QueueKind::Fix | QueueKind::Broadcast => {
+            let task = match find_task(store, &item.slug) {
+                Ok(task) => task,
+                Err(e) => return Delivery::Refused(e.message),
+            };
+            if let Some(stale) = stale_reason(&task, item) {
+                return Delivery::Stale(stale);
+            }
+            if let Some(spent) = budget_exhausted(store, &task) {
+                return Delivery::Refused(spent);
+            }
+            let options = FixOptions {
+                slug: item.slug.clone(),
+                brief: Some(Brief::File(item.prompt_file.clone())),
+                commander: Some(item.commander.clone()),
+                detach: true,
+                ..FixOptions::default()
+            };
+            fix(ws, options, notices)
+        }
+    };
+    match launched {
+        Ok(Launched::Detached { task, round, .. }) => Delivery::Started {
+            task: Box::new(task),
+            round: Box::new(round),
+        },
+        Ok(Launched::Finished(outcome)) => Delivery::Started {
+            task: Box::new(outcome.task),
+            round: Box::new(outcome.round),
+        },
+        Err(e) if is_busy(&e) => Delivery::Later(e.message),
+        Err(e) => Delivery::Refused(e.message),
+    }
+}
+
+fn is_busy(error: &EngineError) -> bool {
+    error.message.contains("is still running")
+}
+
+/// Why an item queued under one generation of its task may not go to the task now.
+fn stale_reason(task: &Task, item: &QueueItem) -> Option<String> {
+    let queued = item.generation?;
+    (queued != task.generation).then(|| {
+        format!(
+            "queued by {} under generation {queued} of {}, which is now at generation {} \
+             (owner {}); not delivered",
+            item.commander, task.slug, task.generation, task.owner
+        )
+    })
+}

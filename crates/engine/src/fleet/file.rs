@@ -1,0 +1,306 @@
+//! A fleet file (`ganger fleet run|submit FILE.toml`): its tasks with their briefs, agents,
+//! models, sandboxes and `after` dependencies, and its limits. Everything is checked before
+//! anything is queued: unknown keys, slugs, briefs, dependencies on tasks the file does not
+//! name, and cycles (named in the error, `a -> b -> a`).
+
+use super::limits::Limits;
+use crate::error::{EngineError, Result};
+use serde::Deserialize;
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+/// A fleet file as written.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FleetToml {
+    name: Option<String>,
+    #[serde(default)]
+    limits: Limits,
+    #[serde(default)]
+    defaults: TaskDefaults,
+    #[serde(default, rename = "task")]
+    tasks: Vec<TaskToml>,
+}
+
+/// What every task of the file gets unless it says otherwise.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct TaskDefaults {
+    agent: Option<String>,
+    model: Option<String>,
+    sandbox: Option<String>,
+    base: Option<String>,
+    timeout: Option<String>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct TaskToml {
+    slug: String,
+    brief: Option<PathBuf>,
+    message: Option<String>,
+    agent: Option<String>,
+    model: Option<String>,
+    sandbox: Option<String>,
+    base: Option<String>,
+    timeout: Option<String>,
+    #[serde(default)]
+    after: Vec<String>,
+    #[serde(default)]
+    checks: Vec<String>,
+}
+
+/// A fleet, checked.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Fleet {
+    pub name: String,
+    pub file: PathBuf,
+    pub limits: Limits,
+    pub tasks: Vec<FleetTask>,
+}
+
+/// One task of a fleet, checked.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FleetTask {
+    pub slug: String,
+    /// The task's text.
+    pub prompt: String,
+    /// The start's options, as queued (see `deliver::StartSpec`).
+    pub options: serde_json::Value,
+    pub after: Vec<String>,
+}
+
+/// Reads and checks a fleet file.
+pub fn read_fleet(path: &Path) -> Result<Fleet> {
+    let text = std::fs::read_to_string(path).map_err(|e| {
+        EngineError::invalid(format!(
+            "cannot read the fleet file {}: {e}",
+            path.display()
+        ))
+    })?;
+    let parsed: FleetToml = toml::from_str(&text).map_err(|e| {
+        EngineError::invalid(format!(
+            "{}: {}",
+            path.display(),
+            e.message().lines().next().unwrap_or("not a fleet file")
+        ))
+    })?;
+    let name = match parsed.name {
+        Some(name) => name,
+        None => path
+            .file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_else(|| "fleet".into()),
+    };
+    crate::slug::check_slug(&name)
+        .map_err(|e| EngineError::invalid(format!("fleet name: {}", e.message)))?;
+    if parsed.tasks.is_empty() {
+        return Err(EngineError::invalid(format!(
+            "{} names no task; add [[task]] tables with a slug and a brief or message",
+            path.display()
+        )));
+    }
+    parsed.limits.check()?;
+    let dir = path.parent().unwrap_or(Path::new("."));
+    let mut seen = BTreeSet::new();
+    let mut tasks = Vec::new();
+    for task in &parsed.tasks {
+        crate::slug::check_slug(&task.slug)?;
+        if !seen.insert(task.slug.clone()) {
+            return Err(EngineError::invalid(format!(
+                "task {} is named twice in {}",
+                task.slug,
+                path.display()
+            )));
+        }
+        let prompt = match (&task.brief, &task.message) {
+            (Some(brief), None) => {
+                let brief = dir.join(brief);
+                crate::brief::read_brief(&crate::brief::Brief::File(brief))?
+            }
+            (None, Some(message)) => {
+                crate::brief::read_brief(&crate::brief::Brief::Message(message.clone()))?
+            }
+            _ => {
+                return Err(EngineError::invalid(format!(
+                    "task {}: give exactly one of brief = FILE or message = TEXT",
+                    task.slug
+                )));
+            }
+        };
+        let pick = |own: &Option<String>, default: &Option<String>| {
+            own.clone().or_else(|| default.clone())
+        };
+        let timeout = pick(&task.timeout, &parsed.defaults.timeout)
+            .map(|t| {
+                crate::config::parse_duration(&t)
+                    .map_err(|e| EngineError::invalid(format!("task {}: timeout: {e}", task.slug)))
+            })
+            .transpose()?;
+        let sandbox = pick(&task.sandbox, &parsed.defaults.sandbox);
+        if let Some(sandbox) = &sandbox {
+            sandbox
+                .parse::<ganger_sandbox::SandboxKind>()
+                .map_err(|e| EngineError::invalid(format!("task {}: {e}", task.slug)))?;
+        }
+        let options = serde_json::json!({
+            "agent": pick(&task.agent, &parsed.defaults.agent),
+            "model": pick(&task.model, &parsed.defaults.model),
+            "sandbox": sandbox,
+            "base": pick(&task.base, &parsed.defaults.base),
+            "timeout_ms": timeout.map(|t| t.as_millis() as u64),
+            "checks": task.checks,
+        });
+        tasks.push(FleetTask {
+            slug: task.slug.clone(),
+            prompt,
+            options,
+            after: task.after.clone(),
+        });
+    }
+    for task in &tasks {
+        for after in &task.after {
+            if !seen.contains(after) {
+                return Err(EngineError::invalid(format!(
+                    "task {} comes after {after}, which {} does not name",
+                    task.slug,
+                    path.display()
+                )));
+            }
+        }
+    }
+    if let Some(cycle) = find_cycle(&tasks) {
+        return Err(EngineError::invalid(format!(
+            "the tasks' `after` make a cycle: {}",
+            cycle.join(" -> ")
+        ))
+        .hint("a task cannot wait for itself; remove one of these dependencies"));
+    }
+    Ok(Fleet {
+        name,
+        file: path.to_path_buf(),
+        limits: parsed.limits,
+        tasks,
+    })
+}
+
+/// The first cycle of `after` links, as the slugs along it with the first repeated at the
+/// end (`a -> b -> a`); `None` when there is none. A depth-first search, in file order.
+pub fn find_cycle(tasks: &[FleetTask]) -> Option<Vec<String>> {
+    let links: BTreeMap<&str, &[String]> = tasks
+        .iter()
+        .map(|t| (t.slug.as_str(), t.after.as_slice()))
+        .collect();
+    #[derive(Clone, Copy, PartialEq)]
+    enum Mark {
+        Open,
+        Done,
+    }
+    fn visit<'a>(
+        slug: &'a str,
+        links: &BTreeMap<&'a str, &'a [String]>,
+        marks: &mut BTreeMap<&'a str, Mark>,
+        path: &mut Vec<&'a str>,
+    ) -> Option<Vec<String>> {
+        match marks.get(slug) {
+            Some(Mark::Done) => return None,
+            Some(Mark::Open) => {
+                let start = path.iter().position(|s| *s == slug).unwrap_or(0);
+                let mut cycle: Vec<String> =
+                    path[start..].iter().map(|s| (*s).to_owned()).collect();
+                cycle.push(slug.to_owned());
+                return Some(cycle);
+            }
+            None => {}
+        }
+        marks.insert(slug, Mark::Open);
+        path.push(slug);
+        for next in links.get(slug).copied().unwrap_or_default() {
+            if let Some(cycle) = visit(next, links, marks, path) {
+                return Some(cycle);
+            }
+        }
+        path.pop();
+        marks.insert(slug, Mark::Done);
+        None
+    }
+    let mut marks = BTreeMap::new();
+    for task in tasks {
+        let mut path = Vec::new();
+        if let Some(cycle) = visit(&task.slug, &links, &mut marks, &mut path) {
+            return Some(cycle);
+        }
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn task(slug: &str, after: &[&str]) -> FleetTask {
+        FleetTask {
+            slug: slug.into(),
+            prompt: String::new(),
+            options: serde_json::Value::Null,
+            after: after.iter().map(|s| (*s).to_owned()).collect(),
+        }
+    }
+
+    #[test]
+    fn a_cycle_is_named_along_its_links() {
+        let tasks = [
+            task("a", &[]),
+            task("b", &["a", "d"]),
+            task("c", &["b"]),
+            task("d", &["c"]),
+        ];
+        assert_eq!(
+            find_cycle(&tasks),
+            Some(vec!["b".into(), "d".into(), "c".into(), "b".into()])
+        );
+        assert_eq!(
+            find_cycle(&[task("a", &["a"])]),
+            Some(vec!["a".into(), "a".into()])
+        );
+        assert_eq!(find_cycle(&[task("a", &[]), task("b", &["a"])]), None);
+    }
+
+    #[test]
+    fn a_file_is_checked_whole_before_anything_is_queued() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("f.toml");
+        std::fs::write(dir.path().join("b.md"), "do b").unwrap();
+        std::fs::write(
+            &file,
+            "[limits]\nglobal = 2\nmodels = { \"m/x\" = 1 }\n[defaults]\nagent = \"command\"\n\
+             [[task]]\nslug = \"a\"\nmessage = \"do a\"\nmodel = \"m/x\"\n\
+             [[task]]\nslug = \"b\"\nbrief = \"b.md\"\nafter = [\"a\"]\n",
+        )
+        .unwrap();
+        let fleet = read_fleet(&file).unwrap();
+        assert_eq!(fleet.name, "f");
+        assert_eq!(fleet.tasks[1].prompt, "do b");
+        assert_eq!(fleet.tasks[1].after, vec!["a".to_owned()]);
+        assert_eq!(fleet.tasks[0].options["model"], "m/x");
+        assert_eq!(fleet.tasks[1].options["agent"], "command");
+        assert_eq!(fleet.limits.global, Some(2));
+
+        std::fs::write(
+            &file,
+            "[[task]]\nslug = \"a\"\nmessage = \"x\"\nafter = [\"zz\"]\n",
+        )
+        .unwrap();
+        let error = read_fleet(&file).unwrap_err();
+        assert!(error.message.contains("after zz"), "{}", error.message);
+        std::fs::write(
+            &file,
+            "[[task]]\nslug = \"a\"\nmessage = \"x\"\nafter = [\"a\"]\n",
+        )
+        .unwrap();
+        let error = read_fleet(&file).unwrap_err();
+        assert!(error.message.contains("a -> a"), "{}", error.message);
+        std::fs::write(&file, "[[task]]\nslug = \"a\"\nmesage = \"x\"\n").unwrap();
+        assert!(read_fleet(&file).is_err());
+    }
+}

@@ -1,0 +1,25 @@
+//! The fleet: a queue of rounds asked for (`start --queue`, `fix --queue`, `broadcast`,
+//! fleet files) and the scheduler that starts them under limits, in dependency order,
+//! pausing a model after a rate limit (`ganger serve`, `ganger fleet run`). See
+//! docs/fleet.md, "Scheduler and daemon".
+
+mod backoff;
+mod deliver;
+mod enqueue;
+mod events;
+mod file;
+mod limits;
+mod scheduler;
+mod serve;
+mod spec;
+mod stand_in;
+mod status;
+
+pub use enqueue::{CONTINUE, Submitted, broadcast, queue_fix, queue_start, submit_fleet};
+pub use events::{FleetEvent, FleetEvents};
+pub use file::{Fleet, FleetTask, find_cycle, read_fleet};
+pub use ganger_store::{ModelPause, QueueItem, QueueKind, QueueState};
+pub use limits::{Limits, Running};
+pub use scheduler::{Drain, Drained, SchedulerOptions, run_scheduler};
+pub use serve::{ServeLock, serve, serve_holder, take_serve_lock};
+pub use status::{FleetStatus, FleetTaskStatus, fleet_status};

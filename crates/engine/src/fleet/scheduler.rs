@@ -1,0 +1,550 @@
+//! The scheduler: one loop that owns what the user sees, fed by messages over one channel
+//! (nextest's dispatcher shape): a thread per running round blocks on the round's host lock
+//! and says when it ends; between messages the loop wakes every `poll` to read the queue.
+//! Each pass settles dead rounds, reviews the rounds it started that have ended (a rate
+//! limit pauses the model and requeues the task), counts the running rounds from the store
+//! (the truth, so a restarted scheduler decides the same), and delivers the queued items
+//! whose dependencies are done, whose model is not paused and that fit the limits.
+//!
+//! The loop keeps no state the store does not have: killed at any moment, a new scheduler
+//! finds claimed items (`delivering`) and works out from the rounds whether their round was
+//! recorded, so every round asked for runs once.
+
+use super::backoff::{jitter, pause_for, rate_limited};
+use super::deliver::{Delivery, deliver};
+use super::enqueue::CONTINUE;
+use super::events::{FleetEvent, FleetEvents};
+use super::limits::{Limits, Running};
+use super::spec::StartSpec;
+use super::stand_in::holds_inbound;
+use crate::error::Result;
+use crate::notice::Notice;
+use crate::reaper::settle_running;
+use crate::workspace::Workspace;
+use ganger_events::RoundStatus;
+use ganger_store::{
+    ModelPause, NewQueued, QueueItem, QueueKind, QueueState, QueueStore, SqliteStore, Store, Task,
+    now_ms,
+};
+use std::collections::{BTreeMap, BTreeSet, HashSet};
+use std::path::PathBuf;
+use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender, channel};
+use std::time::{Duration, Instant};
+
+/// When the loop stops.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Drain {
+    /// Never (`ganger serve`).
+    Forever,
+    /// Once the fleet has nothing open (`ganger fleet run`).
+    Fleet(String),
+}
+
+/// How the scheduler runs.
+#[derive(Debug, Clone)]
+pub struct SchedulerOptions {
+    /// Limits on every round it starts (a fleet's own limits apply to its items as well).
+    pub limits: Limits,
+    /// The first pause after a rate limit; it doubles with each one in a row.
+    pub backoff: Duration,
+    /// How often the queue is read when nothing else wakes the loop.
+    pub poll: Duration,
+    pub drain: Drain,
+}
+
+impl Default for SchedulerOptions {
+    fn default() -> Self {
+        SchedulerOptions {
+            limits: Limits::default(),
+            backoff: Duration::from_secs(5),
+            poll: Duration::from_millis(200),
+            drain: Drain::Forever,
+        }
+    }
+}
+
+/// What wakes the loop.
+#[derive(Debug)]
+enum Message {
+    /// A round's host let its lock go.
+    RoundEnded,
+}
+
+/// A fleet run's totals.
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
+pub struct Drained {
+    pub started: usize,
+    pub refused: usize,
+    /// Wall time spent deciding (passes without the deliveries themselves), for the benchmark.
+    pub deciding_ms: u64,
+    pub passes: u64,
+}
+
+struct Scheduler<'a> {
+    ws: &'a Workspace,
+    store: SqliteStore,
+    options: SchedulerOptions,
+    tx: Sender<Message>,
+    rx: Receiver<Message>,
+    /// Rounds a watcher thread follows, by lock path.
+    watched: HashSet<PathBuf>,
+    totals: Drained,
+    deciding: Duration,
+}
+
+/// Runs the scheduler until `options.drain` says it is done.
+pub fn run_scheduler(
+    ws: &Workspace,
+    options: SchedulerOptions,
+    events: &mut dyn FleetEvents,
+) -> Result<Drained> {
+    let (tx, rx) = channel();
+    let mut scheduler = Scheduler {
+        ws,
+        store: ws.open_store()?,
+        options,
+        tx,
+        rx,
+        watched: HashSet::new(),
+        totals: Drained::default(),
+        deciding: Duration::ZERO,
+    };
+    scheduler.recover(events)?;
+    loop {
+        let wake = scheduler.pass(events)?;
+        if scheduler.drained()? {
+            scheduler.totals.deciding_ms = scheduler.deciding.as_millis() as u64;
+            return Ok(scheduler.totals);
+        }
+        let wait = wake.map_or(scheduler.options.poll, |w| w.min(scheduler.options.poll));
+        match scheduler.rx.recv_timeout(wait) {
+            Ok(Message::RoundEnded) | Err(RecvTimeoutError::Timeout) => {}
+            Err(RecvTimeoutError::Disconnected) => {}
+        }
+        // Several rounds may have ended at once: one pass sees them all.
+        while scheduler.rx.try_recv().is_ok() {}
+    }
+}
+
+impl Scheduler<'_> {
+    /// Items a killed scheduler had claimed: delivered if their round was recorded, else
+    /// back in the queue (a start's half-made worktree removed first).
+    fn recover(&mut self, events: &mut dyn FleetEvents) -> Result<()> {
+        settle_running(self.ws, &mut self.store, &mut |_: Notice| {})?;
+        for item in self.store.open_items()? {
+            if item.state != QueueState::Delivering {
+                continue;
+            }
+            let claimed = item.claimed_at.unwrap_or(item.updated_at);
+            let task = self.store.task(&item.slug)?;
+            let ours = match &task {
+                Some(task) => self
+                    .store
+                    .rounds(task.id)?
+                    .into_iter()
+                    .find(|r| r.started_at >= claimed && r.commander == item.commander),
+                None => None,
+            };
+            match (task, ours) {
+                (Some(task), Some(round))
+                    if round.status == RoundStatus::Interrupted && round.agent.is_none() =>
+                {
+                    // Recorded, but the host never started the agent: nothing ran. Send the
+                    // same prompt again, as a fix of the task that now exists.
+                    self.resend(
+                        &item,
+                        &task,
+                        "its round was interrupted before the agent started",
+                    )?;
+                    events.event(FleetEvent::Requeued {
+                        slug: item.slug.clone(),
+                        reason: "the scheduler was stopped while starting it".into(),
+                    });
+                }
+                (Some(_), Some(round)) => {
+                    self.store.move_item(
+                        item.id,
+                        QueueState::Delivering,
+                        QueueState::Delivered,
+                        None,
+                        Some(round.number),
+                    )?;
+                }
+                (None, _) if item.kind == QueueKind::Start => {
+                    self.remove_half_made(&item.slug);
+                    self.store.requeue(item.id, 0, None)?;
+                }
+                _ => self.store.requeue(item.id, 0, None)?,
+            }
+        }
+        Ok(())
+    }
+
+    /// Ends `item` and queues its prompt again as a fix of `task`.
+    fn resend(&mut self, item: &QueueItem, task: &Task, why: &str) -> Result<()> {
+        self.store.enqueue(&NewQueued {
+            slug: item.slug.clone(),
+            kind: QueueKind::Fix,
+            options: serde_json::json!({}),
+            prompt_file: item.prompt_file.clone(),
+            commander: item.commander.clone(),
+            generation: Some(task.generation),
+            fleet: item.fleet.clone(),
+            after: Vec::new(),
+            not_before: 0,
+        })?;
+        self.store.move_item(
+            item.id,
+            item.state,
+            QueueState::Ended,
+            Some(&format!("{why}; sent again")),
+            None,
+        )?;
+        Ok(())
+    }
+
+    /// The worktree and branch a start killed half way made, before its task was recorded.
+    fn remove_half_made(&self, slug: &str) {
+        let (path, branch) = crate::start::default_worktree(self.ws, slug);
+        if path.exists() {
+            let _ = self.ws.repo.remove_worktree(&path);
+            let _ = std::fs::remove_dir_all(&path);
+        }
+        let _ = self.ws.repo.delete_branch(&branch);
+    }
+
+    fn drained(&self) -> Result<bool> {
+        Ok(match &self.options.drain {
+            Drain::Forever => false,
+            Drain::Fleet(name) => !self
+                .store
+                .open_items()?
+                .iter()
+                .any(|item| item.fleet.as_deref() == Some(name.as_str())),
+        })
+    }
+
+    /// Starts a thread that says when the round holding `lock` ends.
+    fn watch(&mut self, lock: PathBuf) {
+        if !self.watched.insert(lock.clone()) {
+            return;
+        }
+        let tx = self.tx.clone();
+        let spawned = std::thread::Builder::new()
+            .name("round-watch".into())
+            .stack_size(64 * 1024)
+            .spawn(move || {
+                if let Ok(file) = std::fs::File::open(&lock) {
+                    let _ = rustix::fs::flock(&file, rustix::fs::FlockOperation::LockShared);
+                }
+                let _ = tx.send(Message::RoundEnded);
+            });
+        if spawned.is_err() {
+            // No thread: the poll finds the end instead.
+        }
+    }
+
+    /// One pass; returns how soon a pause or a `not_before` wants the next one.
+    fn pass(&mut self, events: &mut dyn FleetEvents) -> Result<Option<Duration>> {
+        let began = Instant::now();
+        let mut delivering = Duration::ZERO;
+        settle_running(self.ws, &mut self.store, &mut |_: Notice| {})?;
+        let running_rounds = self.store.running_rounds()?;
+        let mut running = Running::default();
+        let mut busy: BTreeSet<String> = BTreeSet::new();
+        for (task, round) in &running_rounds {
+            running.add(&task.agent, round.model.as_deref());
+            busy.insert(task.slug.clone());
+        }
+        self.watched
+            .retain(|lock| running_rounds.iter().any(|(_, r)| &r.lock_path == lock));
+        for (_, round) in &running_rounds {
+            self.watch(round.lock_path.clone());
+        }
+        let items = self.store.open_items()?;
+        for item in items.iter().filter(|i| i.state == QueueState::Delivered) {
+            if !busy.contains(&item.slug) {
+                self.review(item, events)?;
+            }
+        }
+        let items = self.store.open_items()?;
+        let fleet_limits: BTreeMap<String, Limits> = self
+            .store
+            .fleets()?
+            .into_iter()
+            .filter_map(|f| Some((f.name, serde_json::from_value(f.limits).ok()?)))
+            .collect();
+        let now = now_ms();
+        let pauses: BTreeMap<String, i64> = self
+            .store
+            .model_pauses()?
+            .into_iter()
+            .filter(|p| p.until > now)
+            .map(|p| (p.model, p.until))
+            .collect();
+        let mut wake: Option<i64> = pauses.values().min().copied();
+        // One round per task at a time, in queue order per task.
+        let mut blocked: BTreeSet<String> = busy.clone();
+        for item in &items {
+            if item.state != QueueState::Queued {
+                blocked.insert(item.slug.clone());
+            }
+        }
+        let open_slugs: BTreeSet<&str> = items.iter().map(|i| i.slug.as_str()).collect();
+        for item in items.iter().filter(|i| i.state == QueueState::Queued) {
+            if blocked.contains(&item.slug) {
+                continue;
+            }
+            blocked.insert(item.slug.clone());
+            if item.not_before > now {
+                wake = Some(wake.map_or(item.not_before, |w| w.min(item.not_before)));
+                continue;
+            }
+            match self.dependencies(item, &open_slugs)? {
+                Deps::Wait => continue,
+                Deps::Failed(reason) => {
+                    self.refuse(item, QueueState::Refused, reason, events)?;
+                    continue;
+                }
+                Deps::Done => {}
+            }
+            let task = self.store.task(&item.slug)?;
+            if task.as_ref().is_some_and(holds_inbound) {
+                continue;
+            }
+            let (agent, model) = self.agent_and_model(item, task.as_ref());
+            if model.as_ref().is_some_and(|m| pauses.contains_key(m)) {
+                continue;
+            }
+            let fleet = item.fleet.as_ref().and_then(|f| fleet_limits.get(f));
+            if !self
+                .options
+                .limits
+                .allow(&running, &agent, model.as_deref())
+                || fleet.is_some_and(|l| !l.allow(&running, &agent, model.as_deref()))
+            {
+                continue;
+            }
+            if !self.store.move_item(
+                item.id,
+                QueueState::Queued,
+                QueueState::Delivering,
+                None,
+                None,
+            )? {
+                continue;
+            }
+            let started = Instant::now();
+            let delivery = deliver(self.ws, &self.store, item, &mut |_: Notice| {});
+            delivering += started.elapsed();
+            match delivery {
+                Delivery::Started { task, round } => {
+                    self.store.move_item(
+                        item.id,
+                        QueueState::Delivering,
+                        QueueState::Delivered,
+                        None,
+                        Some(round.number),
+                    )?;
+                    running.add(&task.agent, round.model.as_deref());
+                    self.watch(round.lock_path.clone());
+                    self.totals.started += 1;
+                    events.event(FleetEvent::Started {
+                        slug: task.slug.clone(),
+                        round: round.number,
+                        agent: task.agent.clone(),
+                        model: round.model.clone(),
+                    });
+                }
+                Delivery::Refused(reason) => {
+                    self.refuse(item, QueueState::Refused, reason, events)?;
+                }
+                Delivery::Stale(reason) => {
+                    self.refuse(item, QueueState::Stale, reason, events)?;
+                }
+                Delivery::Later(reason) => {
+                    let later = now_ms() + self.options.poll.as_millis() as i64;
+                    self.store.requeue(item.id, later, Some(&reason))?;
+                }
+            }
+        }
+        self.totals.passes += 1;
+        self.deciding += began.elapsed().saturating_sub(delivering);
+        self.counts(events)?;
+        Ok(wake.map(|w| Duration::from_millis(w.saturating_sub(now_ms()).max(1) as u64)))
+    }
+
+    fn counts(&self, events: &mut dyn FleetEvents) -> Result<()> {
+        let fleet = match &self.options.drain {
+            Drain::Fleet(name) => Some(name.as_str()),
+            Drain::Forever => None,
+        };
+        let items = self.store.queue_items(fleet)?;
+        let count =
+            |states: &[QueueState]| items.iter().filter(|i| states.contains(&i.state)).count();
+        events.event(FleetEvent::Counts {
+            queued: count(&[QueueState::Queued]),
+            running: count(&[QueueState::Delivering, QueueState::Delivered]),
+            ended: count(&[QueueState::Ended]),
+            refused: count(&[QueueState::Refused, QueueState::Stale]),
+        });
+        Ok(())
+    }
+
+    fn refuse(
+        &mut self,
+        item: &QueueItem,
+        to: QueueState,
+        reason: String,
+        events: &mut dyn FleetEvents,
+    ) -> Result<()> {
+        self.store
+            .move_item(item.id, item.state, to, Some(&reason), None)?;
+        // A claimed item was moved from `delivering`.
+        self.store
+            .move_item(item.id, QueueState::Delivering, to, Some(&reason), None)?;
+        self.totals.refused += 1;
+        events.event(FleetEvent::Refused {
+            slug: item.slug.clone(),
+            reason,
+        });
+        Ok(())
+    }
+
+    /// The agent and model a queued item's round would use.
+    fn agent_and_model(&self, item: &QueueItem, task: Option<&Task>) -> (String, Option<String>) {
+        if let Some(task) = task {
+            return (task.agent.clone(), task.model.clone());
+        }
+        let spec = StartSpec::from_json(&item.options).unwrap_or_default();
+        let defaults = &self.ws.config.defaults;
+        (
+            spec.agent.unwrap_or_else(|| defaults.agent.clone()),
+            spec.model.or_else(|| defaults.model.clone()),
+        )
+    }
+
+    /// Whether the tasks `item` comes after have ended `done`.
+    fn dependencies(&self, item: &QueueItem, open: &BTreeSet<&str>) -> Result<Deps> {
+        for after in &item.after {
+            if open.contains(after.as_str()) {
+                return Ok(Deps::Wait);
+            }
+            let Some(task) = self.store.task(after)? else {
+                return Ok(Deps::Wait);
+            };
+            match task.last_status {
+                Some(RoundStatus::Done) => {}
+                Some(RoundStatus::Running) | None => return Ok(Deps::Wait),
+                Some(other) => {
+                    return Ok(Deps::Failed(format!(
+                        "it comes after {after}, which ended {}",
+                        other.as_str()
+                    )));
+                }
+            }
+        }
+        Ok(Deps::Done)
+    }
+
+    /// Looks at how a round the scheduler started ended: a rate limit pauses the model and
+    /// sends the task back to the queue to continue.
+    fn review(&mut self, item: &QueueItem, events: &mut dyn FleetEvents) -> Result<()> {
+        let Some(task) = self.store.task(&item.slug)? else {
+            self.store.move_item(
+                item.id,
+                QueueState::Delivered,
+                QueueState::Ended,
+                None,
+                None,
+            )?;
+            return Ok(());
+        };
+        let Some(round) = self.store.round(task.id, item.round)? else {
+            self.store.move_item(
+                item.id,
+                QueueState::Delivered,
+                QueueState::Ended,
+                None,
+                None,
+            )?;
+            return Ok(());
+        };
+        if round.status == RoundStatus::Running {
+            return Ok(());
+        }
+        let model = round.model.clone().or_else(|| task.model.clone());
+        if let Some(line) = rate_limited(self.ws, &task, &round) {
+            let model_name = model
+                .clone()
+                .unwrap_or_else(|| format!("{}'s default", task.agent));
+            let strikes = self
+                .store
+                .model_pauses()?
+                .into_iter()
+                .find(|p| p.model == model_name)
+                .map_or(0, |p| p.strikes)
+                + 1;
+            let pause = pause_for(self.options.backoff, strikes, jitter());
+            let until = now_ms() + pause.as_millis() as i64;
+            self.store.pause_model(&ModelPause {
+                model: model_name.clone(),
+                until,
+                strikes,
+                reason: Some(line.clone()),
+            })?;
+            events.event(FleetEvent::Paused {
+                model: model_name,
+                until,
+                strikes,
+                reason: line.clone(),
+            });
+            let prompt_file = self
+                .ws
+                .state
+                .task_dir(&task.slug)
+                .join(format!("queued-{}.prompt.md", crate::launch::new_token()));
+            std::fs::write(&prompt_file, CONTINUE)
+                .map_err(|e| crate::error::EngineError::io("write", &prompt_file, e))?;
+            self.store.enqueue(&NewQueued {
+                slug: task.slug.clone(),
+                kind: QueueKind::Fix,
+                options: serde_json::json!({}),
+                prompt_file,
+                commander: item.commander.clone(),
+                generation: Some(task.generation),
+                fleet: item.fleet.clone(),
+                after: Vec::new(),
+                not_before: until,
+            })?;
+            events.event(FleetEvent::Requeued {
+                slug: task.slug.clone(),
+                reason: format!("rate limited: {line}"),
+            });
+        } else if round.status == RoundStatus::Done
+            && let Some(model) = &model
+        {
+            self.store.clear_pause(model)?;
+        }
+        self.store.move_item(
+            item.id,
+            QueueState::Delivered,
+            QueueState::Ended,
+            Some(round.status.as_str()),
+            None,
+        )?;
+        events.event(FleetEvent::Ended {
+            slug: task.slug.clone(),
+            round: round.number,
+            status: round.status.as_str().to_owned(),
+            reason: round.reason.clone(),
+        });
+        Ok(())
+    }
+}
+
+enum Deps {
+    Done,
+    Wait,
+    Failed(String),
+}

@@ -1,0 +1,198 @@
+//! The queue of rounds asked for but not started yet, the fleets submitted, and the models
+//! paused after a rate limit: what the scheduler (`ganger serve`, `ganger fleet run`) reads
+//! and writes. Apart from the [`Store`](crate::Store) trait so that the parts of the fleet
+//! work do not collide, and so a backend without a scheduler still compiles.
+
+use crate::error::StoreError;
+use serde::{Deserialize, Serialize};
+
+/// What a queued item asks for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum QueueKind {
+    /// A new task's first round.
+    Start,
+    /// The next round of a task, in its session.
+    Fix,
+    /// One round of a broadcast (a fix sent to many tasks at once).
+    Broadcast,
+}
+
+impl QueueKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            QueueKind::Start => "start",
+            QueueKind::Fix => "fix",
+            QueueKind::Broadcast => "broadcast",
+        }
+    }
+
+    pub fn parse(text: &str) -> Option<QueueKind> {
+        match text {
+            "start" => Some(QueueKind::Start),
+            "fix" => Some(QueueKind::Fix),
+            "broadcast" => Some(QueueKind::Broadcast),
+            _ => None,
+        }
+    }
+}
+
+/// Where a queued item is in its life.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum QueueState {
+    /// Waiting for its dependencies, a limit, a paused model or its `not_before`.
+    Queued,
+    /// Claimed by the scheduler, which is starting its round.
+    Delivering,
+    /// Its round was recorded (`round`) and runs.
+    Delivered,
+    /// Its round ended and the scheduler has looked at how.
+    Ended,
+    /// Refused at delivery (ownership, policy, a failed dependency, bad options), with why.
+    Refused,
+    /// Queued under a generation of the task that is no longer its own.
+    Stale,
+}
+
+impl QueueState {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            QueueState::Queued => "queued",
+            QueueState::Delivering => "delivering",
+            QueueState::Delivered => "delivered",
+            QueueState::Ended => "ended",
+            QueueState::Refused => "refused",
+            QueueState::Stale => "stale",
+        }
+    }
+
+    pub fn parse(text: &str) -> Option<QueueState> {
+        match text {
+            "queued" => Some(QueueState::Queued),
+            "delivering" => Some(QueueState::Delivering),
+            "delivered" => Some(QueueState::Delivered),
+            "ended" => Some(QueueState::Ended),
+            "refused" => Some(QueueState::Refused),
+            "stale" => Some(QueueState::Stale),
+            _ => None,
+        }
+    }
+
+    /// Whether the item still has something to do (the scheduler's open work).
+    pub fn is_open(self) -> bool {
+        matches!(
+            self,
+            QueueState::Queued | QueueState::Delivering | QueueState::Delivered
+        )
+    }
+}
+
+/// An item to queue.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NewQueued {
+    pub slug: String,
+    pub kind: QueueKind,
+    /// The start's options (agent, model, sandbox, ...) as JSON; `{}` for a fix.
+    pub options: serde_json::Value,
+    /// The prompt, in a file beside the round files.
+    pub prompt_file: std::path::PathBuf,
+    pub commander: String,
+    /// The task's generation when the item was queued (a fix); `None` for a start.
+    pub generation: Option<i64>,
+    pub fleet: Option<String>,
+    /// Slugs whose tasks must have ended `done` first.
+    pub after: Vec<String>,
+    /// Not before this time (Unix ms; 0: at once).
+    pub not_before: i64,
+}
+
+/// A queued item as stored.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct QueueItem {
+    pub id: i64,
+    pub slug: String,
+    pub kind: QueueKind,
+    pub options: serde_json::Value,
+    pub prompt_file: std::path::PathBuf,
+    pub commander: String,
+    pub generation: Option<i64>,
+    pub fleet: Option<String>,
+    pub after: Vec<String>,
+    pub not_before: i64,
+    pub state: QueueState,
+    pub reason: Option<String>,
+    /// The round it became, once delivered.
+    pub round: Option<u32>,
+    /// When the scheduler claimed it (Unix ms).
+    pub claimed_at: Option<i64>,
+    pub created_at: i64,
+    pub updated_at: i64,
+}
+
+/// A fleet as submitted.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FleetRecord {
+    pub name: String,
+    /// The file it came from.
+    pub file: Option<String>,
+    /// Its limits as JSON (`global`, `agents`, `models`).
+    pub limits: serde_json::Value,
+    pub created_at: i64,
+}
+
+/// A model paused after a rate limit, until `until` (Unix ms).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ModelPause {
+    pub model: String,
+    pub until: i64,
+    /// Rate limits in a row: the backoff doubles with each.
+    pub strikes: u32,
+    pub reason: Option<String>,
+}
+
+/// What a backend keeps for the scheduler.
+pub trait QueueStore {
+    /// Queues an item.
+    fn enqueue(&mut self, item: &NewQueued) -> Result<QueueItem, StoreError>;
+
+    /// The items still to do (queued, delivering, delivered), oldest first.
+    fn open_items(&self) -> Result<Vec<QueueItem>, StoreError>;
+
+    /// Every item, of one fleet or of all, oldest first.
+    fn queue_items(&self, fleet: Option<&str>) -> Result<Vec<QueueItem>, StoreError>;
+
+    /// Moves an item from `from` to `to` with `reason`, and `round` when given; false when it
+    /// was not in `from` (someone else moved it). Claiming (`delivering`) sets `claimed_at`.
+    fn move_item(
+        &mut self,
+        id: i64,
+        from: QueueState,
+        to: QueueState,
+        reason: Option<&str>,
+        round: Option<u32>,
+    ) -> Result<bool, StoreError>;
+
+    /// Puts a claimed item back in the queue, not before `not_before`.
+    fn requeue(&mut self, id: i64, not_before: i64, reason: Option<&str>)
+    -> Result<(), StoreError>;
+
+    /// Creates or replaces a fleet.
+    fn save_fleet(&mut self, fleet: &FleetRecord) -> Result<(), StoreError>;
+
+    /// Every fleet, by name.
+    fn fleets(&self) -> Result<Vec<FleetRecord>, StoreError>;
+
+    /// The models paused now or before.
+    fn model_pauses(&self) -> Result<Vec<ModelPause>, StoreError>;
+
+    /// Pauses a model (replacing its pause).
+    fn pause_model(&mut self, pause: &ModelPause) -> Result<(), StoreError>;
+
+    /// Forgets a model's pause (its rounds succeed again).
+    fn clear_pause(&mut self, model: &str) -> Result<(), StoreError>;
+
+    /// A number that changes whenever another connection commits (SQLite's `data_version`):
+    /// a poll that finds it unchanged has nothing new to read.
+    fn data_version(&self) -> Result<i64, StoreError>;
+}
