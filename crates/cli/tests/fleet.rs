@@ -232,6 +232,10 @@ fn serve_delivers_queued_starts_fixes_and_broadcasts_and_is_alone() {
     assert_eq!(no_task.code, 2, "{}", no_task.stderr);
 
     let mut serve = world.command(&["serve", "--json"]);
+    #[expect(
+        clippy::disallowed_methods,
+        reason = "the test runs the daemon in the background"
+    )]
     let mut serve = serve
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())

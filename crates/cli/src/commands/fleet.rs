@@ -243,8 +243,15 @@ pub(crate) fn fleet(ws: &Workspace, args: FleetArgs) -> Outcome {
             }
             match ganger_engine::fleet::take_serve_lock(ws) {
                 Ok(lock) => {
-                    ganger_engine::fleet::run_scheduler(ws, options, &mut |e| display.event(e))?;
+                    let drained = ganger_engine::fleet::run_scheduler(ws, options, &mut |e| {
+                        display.event(e);
+                    })?;
                     drop(lock);
+                    if json {
+                        let mut line = serde_json::to_value(&drained).unwrap_or_default();
+                        line["event"] = "drained".into();
+                        printer::emit(&line.to_string())?;
+                    }
                 }
                 Err(_) => {
                     // `ganger serve` runs: it delivers; this follows the fleet to its end.
