@@ -8,6 +8,7 @@
 
 mod error;
 mod layout;
+mod ownership;
 mod pipeline;
 mod records;
 mod sqlite;
@@ -15,6 +16,7 @@ mod store;
 
 pub use error::StoreError;
 pub use layout::StateDir;
+pub use ownership::{OwnerChange, OwnershipStore};
 pub use pipeline::{PipelineRecord, PipelineStore, ReviewerVerdict, RoleLink};
 pub use records::{
     CheckResult, CheckRun, ForkPoint, JournalEntry, NewRound, NewTask, ProcessRef, Rewind, Round,
