@@ -8,6 +8,7 @@
 
 mod error;
 mod layout;
+mod ownership;
 mod pipeline;
 mod queue;
 mod records;
@@ -16,6 +17,7 @@ mod store;
 
 pub use error::StoreError;
 pub use layout::StateDir;
+pub use ownership::{OwnerChange, OwnershipStore};
 pub use pipeline::{PipelineRecord, PipelineStore, ReviewerVerdict, RoleLink};
 pub use queue::{FleetRecord, ModelPause, NewQueued, QueueItem, QueueKind, QueueState, QueueStore};
 pub use records::{

@@ -120,6 +120,7 @@ pub(crate) fn fix(ws: &Workspace, args: FixArgs) -> Outcome {
         detach: args.detach,
         checks: args.checks.checks,
         until_green: args.checks.until_green,
+        interrupt: args.interrupt,
     };
     if args.queue {
         let item = ganger_engine::fleet::queue_fix(ws, &options)?;

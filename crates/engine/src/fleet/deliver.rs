@@ -1,13 +1,14 @@
 //! Delivering one claimed queue item: a start becomes `start()` with detach, a fix or a
 //! broadcast becomes `fix()` with detach under the generation it was queued with. A refusal
-//! (the task's owner changed, its budget is spent, the options no longer hold) marks the item
-//! with the readable reason; it never becomes a round.
+//! (the task's owner changed: the store refuses the round in the transaction that would start
+//! it; the commander is no longer allowed; its budget is spent; the options no longer hold)
+//! marks the item with the readable reason; it never becomes a round.
 
 use super::spec::StartSpec;
 use super::stand_in::budget_exhausted;
 use crate::brief::Brief;
 use crate::error::EngineError;
-use crate::fix::{FixOptions, find_task, fix};
+use crate::fix::{FixOptions, find_task, fix_sent_under};
 use crate::launch::Launched;
 use crate::notice::Notices;
 use crate::start::start;
@@ -66,7 +67,7 @@ pub fn deliver(
                 detach: true,
                 ..FixOptions::default()
             };
-            fix(ws, options, notices)
+            fix_sent_under(ws, options, item.generation, notices)
         }
     };
     match launched {
@@ -79,6 +80,7 @@ pub fn deliver(
             round: Box::new(outcome.round),
         },
         Err(e) if is_busy(&e) => Delivery::Later(e.message),
+        Err(e) if e.message.contains("was sent under generation") => Delivery::Stale(e.message),
         Err(e) => Delivery::Refused(e.message),
     }
 }

@@ -119,6 +119,11 @@ pub fn queue_fix(ws: &Workspace, options: &FixOptions) -> Result<QueueItem> {
         return Err(EngineError::invalid(format!("no task {}", options.slug)));
     };
     let task = find_task(&store, &options.slug)?;
+    let sender = commander(options.commander.as_deref());
+    crate::ownership::require_admitted(&task, &sender, "send rounds to")?;
+    if crate::ownership::Inbound::of(&task) == crate::ownership::Inbound::Refuse {
+        return Err(crate::ownership::refused(&task));
+    }
     enqueue(
         ws,
         &mut store,
@@ -127,7 +132,7 @@ pub fn queue_fix(ws: &Workspace, options: &FixOptions) -> Result<QueueItem> {
             kind: QueueKind::Fix,
             prompt: &prompt,
             options: serde_json::json!({}),
-            commander: commander(options.commander.as_deref()),
+            commander: sender,
             generation: Some(task.generation),
             fleet: None,
             after: Vec::new(),

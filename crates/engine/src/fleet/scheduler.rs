@@ -16,7 +16,6 @@ use super::enqueue::CONTINUE;
 use super::events::{FleetEvent, FleetEvents};
 use super::limits::{Limits, Running};
 use super::spec::StartSpec;
-use super::stand_in::holds_inbound;
 use crate::error::Result;
 use crate::notice::Notice;
 use crate::reaper::settle_running;
@@ -314,7 +313,9 @@ impl Scheduler<'_> {
                 Deps::Done => {}
             }
             let task = self.store.task(&item.slug)?;
-            if task.as_ref().is_some_and(holds_inbound) {
+            if task.as_ref().is_some_and(|t| {
+                crate::ownership::Inbound::of(t) == crate::ownership::Inbound::Hold
+            }) {
                 continue;
             }
             let (agent, model) = self.agent_and_model(item, task.as_ref());

@@ -13,6 +13,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("../../migrations/0005_round_checks.sql"),
     include_str!("../../migrations/0006_round_rewound.sql"),
     include_str!("../../migrations/0007_pipeline.sql"),
+    include_str!("../../migrations/0008_ownership.sql"),
     include_str!("../../migrations/0009_queue.sql"),
 ];
 
