@@ -278,3 +278,84 @@ fn serve_delivers_queued_starts_fixes_and_broadcasts_and_is_alone() {
         "{events}"
     );
 }
+
+#[test]
+fn a_queued_fix_is_refused_at_delivery_after_a_transfer_and_a_held_task_waits() {
+    let fw = FleetWorld::new(Script::new(), 0);
+    let world = &fw.world;
+    for slug in ["a", "b"] {
+        world
+            .ganger(&["start", slug, "--message", "first", "--as", "alice"])
+            .expect_code(0);
+    }
+    // Queued by alice under generation 1; then the task goes to bob (generation 2).
+    world
+        .ganger(&[
+            "fix",
+            "a",
+            "--message",
+            "queued",
+            "--queue",
+            "--as",
+            "alice",
+        ])
+        .expect_code(0);
+    world
+        .ganger(&["transfer", "a", "--to", "bob", "--as", "alice"])
+        .expect_code(0);
+    // Someone who is not admitted cannot even queue.
+    let mallory = world.ganger(&["fix", "b", "--message", "x", "--queue", "--as", "mallory"]);
+    assert_eq!(mallory.code, 2, "{}", mallory.stderr);
+    assert!(
+        mallory.stderr.contains("owned by alice"),
+        "{}",
+        mallory.stderr
+    );
+    world
+        .ganger(&["policy", "b", "hold", "--as", "alice"])
+        .expect_code(0);
+    world
+        .ganger(&["fix", "b", "--message", "held", "--queue", "--as", "alice"])
+        .expect_code(0);
+
+    let mut serve = world.command(&["serve"]);
+    #[expect(
+        clippy::disallowed_methods,
+        reason = "the test runs the daemon in the background"
+    )]
+    let mut serve = serve
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let item = |slug: &str| -> serde_json::Value {
+        let status = world.ganger(&["fleet", "status", "--json"]).json();
+        status["tasks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|t| t["slug"] == slug)
+            .cloned()
+            .unwrap()
+    };
+    assert!(wait_until(Duration::from_secs(30), || item("a")["queue"] == "stale"));
+    let reason = item("a")["reason"].as_str().unwrap().to_owned();
+    assert!(
+        reason.contains("generation 1") && reason.contains("bob"),
+        "{reason}"
+    );
+    // Held: still queued a while later; released: delivered.
+    std::thread::sleep(Duration::from_millis(800));
+    assert_eq!(item("b")["queue"], "queued");
+    world
+        .ganger(&["policy", "b", "accept", "--as", "alice"])
+        .expect_code(0);
+    assert!(wait_until(Duration::from_secs(30), || item("b")["queue"] == "ended"));
+    serve.kill().unwrap();
+    serve.wait().unwrap();
+    // Bob's worker never got alice's queued round: a made one request (its first round).
+    let requests = fw.requests_per_task();
+    assert_eq!((requests["a"], requests["b"]), (1, 2), "{requests:?}");
+    let a = world.ganger(&["status", "a", "--json"]).json();
+    assert_eq!(a["round"], 1, "{a:#}");
+}
