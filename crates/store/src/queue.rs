@@ -173,6 +173,19 @@ pub trait QueueStore {
         round: Option<u32>,
     ) -> Result<bool, StoreError>;
 
+    /// Moves an item from `from` to `to` with `reason` and queues `next` in the same
+    /// transaction (a round sent again, a task continued after a rate limit), so that a
+    /// scheduler killed in between neither loses nor doubles it; false (and nothing queued)
+    /// when the item was not in `from`.
+    fn move_and_enqueue(
+        &mut self,
+        id: i64,
+        from: QueueState,
+        to: QueueState,
+        reason: Option<&str>,
+        next: &NewQueued,
+    ) -> Result<bool, StoreError>;
+
     /// Puts a claimed item back in the queue, not before `not_before`.
     fn requeue(&mut self, id: i64, not_before: i64, reason: Option<&str>)
     -> Result<(), StoreError>;

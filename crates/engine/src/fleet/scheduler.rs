@@ -181,7 +181,7 @@ impl Scheduler<'_> {
 
     /// Ends `item` and queues its prompt again as a fix of `task`.
     fn resend(&mut self, item: &QueueItem, task: &Task, why: &str) -> Result<()> {
-        self.store.enqueue(&NewQueued {
+        let next = NewQueued {
             slug: item.slug.clone(),
             kind: QueueKind::Fix,
             options: serde_json::json!({}),
@@ -191,13 +191,13 @@ impl Scheduler<'_> {
             fleet: item.fleet.clone(),
             after: Vec::new(),
             not_before: 0,
-        })?;
-        self.store.move_item(
+        };
+        self.store.move_and_enqueue(
             item.id,
             item.state,
             QueueState::Ended,
             Some(&format!("{why}; sent again")),
-            None,
+            &next,
         )?;
         Ok(())
     }
@@ -512,7 +512,7 @@ impl Scheduler<'_> {
                 .join(format!("queued-{}.prompt.md", crate::launch::new_token()));
             std::fs::write(&prompt_file, CONTINUE)
                 .map_err(|e| crate::error::EngineError::io("write", &prompt_file, e))?;
-            self.store.enqueue(&NewQueued {
+            let next = NewQueued {
                 slug: task.slug.clone(),
                 kind: QueueKind::Fix,
                 options: serde_json::json!({}),
@@ -522,23 +522,32 @@ impl Scheduler<'_> {
                 fleet: item.fleet.clone(),
                 after: Vec::new(),
                 not_before: until,
-            })?;
+            };
+            self.store.move_and_enqueue(
+                item.id,
+                QueueState::Delivered,
+                QueueState::Ended,
+                Some(round.status.as_str()),
+                &next,
+            )?;
             events.event(FleetEvent::Requeued {
                 slug: task.slug.clone(),
                 reason: format!("rate limited: {line}"),
             });
-        } else if round.status == RoundStatus::Done
-            && let Some(model) = &model
-        {
-            self.store.clear_pause(model)?;
+        } else {
+            if round.status == RoundStatus::Done
+                && let Some(model) = &model
+            {
+                self.store.clear_pause(model)?;
+            }
+            self.store.move_item(
+                item.id,
+                QueueState::Delivered,
+                QueueState::Ended,
+                Some(round.status.as_str()),
+                None,
+            )?;
         }
-        self.store.move_item(
-            item.id,
-            QueueState::Delivered,
-            QueueState::Ended,
-            Some(round.status.as_str()),
-            None,
-        )?;
         events.event(FleetEvent::Ended {
             slug: task.slug.clone(),
             round: round.number,

@@ -47,6 +47,27 @@ fn item(row: &Row<'_>) -> rusqlite::Result<QueueItem> {
     })
 }
 
+fn insert_item(tx: &rusqlite::Transaction<'_>, new: &NewQueued) -> Result<i64, StoreError> {
+    tx.execute(
+        "INSERT INTO queue (slug, kind, options, prompt_file, commander, generation, fleet, \
+         after, not_before, state, created_at, updated_at) \
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, 'queued', ?10, ?10)",
+        params![
+            new.slug,
+            new.kind.as_str(),
+            new.options.to_string(),
+            new.prompt_file.to_string_lossy(),
+            new.commander,
+            new.generation,
+            new.fleet,
+            to_json(&new.after)?,
+            new.not_before,
+            now_ms(),
+        ],
+    )?;
+    Ok(tx.last_insert_rowid())
+}
+
 impl SqliteStore {
     fn items(&self, filter: &str, value: Option<&str>) -> Result<Vec<QueueItem>, StoreError> {
         let mut statement = self.conn.prepare(&format!(
@@ -63,25 +84,7 @@ impl SqliteStore {
 impl QueueStore for SqliteStore {
     fn enqueue(&mut self, new: &NewQueued) -> Result<QueueItem, StoreError> {
         let tx = self.write()?;
-        let now = now_ms();
-        tx.execute(
-            "INSERT INTO queue (slug, kind, options, prompt_file, commander, generation, fleet, \
-             after, not_before, state, created_at, updated_at) \
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, 'queued', ?10, ?10)",
-            params![
-                new.slug,
-                new.kind.as_str(),
-                new.options.to_string(),
-                new.prompt_file.to_string_lossy(),
-                new.commander,
-                new.generation,
-                new.fleet,
-                to_json(&new.after)?,
-                new.not_before,
-                now,
-            ],
-        )?;
-        let id = tx.last_insert_rowid();
+        let id = insert_item(&tx, new)?;
         let stored = tx.query_row(
             &format!("SELECT {ITEM_COLUMNS} FROM queue WHERE id = ?1"),
             [id],
@@ -89,6 +92,28 @@ impl QueueStore for SqliteStore {
         )?;
         tx.commit()?;
         Ok(stored)
+    }
+
+    fn move_and_enqueue(
+        &mut self,
+        id: i64,
+        from: QueueState,
+        to: QueueState,
+        reason: Option<&str>,
+        next: &NewQueued,
+    ) -> Result<bool, StoreError> {
+        let tx = self.write()?;
+        let changed = tx.execute(
+            "UPDATE queue SET state = ?3, reason = COALESCE(?4, reason), updated_at = ?5 \
+             WHERE id = ?1 AND state = ?2",
+            params![id, from.as_str(), to.as_str(), reason, now_ms()],
+        )?;
+        if changed == 0 {
+            return Ok(false);
+        }
+        insert_item(&tx, next)?;
+        tx.commit()?;
+        Ok(true)
     }
 
     fn open_items(&self) -> Result<Vec<QueueItem>, StoreError> {
