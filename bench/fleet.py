@@ -15,7 +15,7 @@ global limit L (default 8). Printed side by side:
 Medians over --runs interleaved runs (default 3), so the shared machine's noise hits both
 sides alike.
 
-Usage: python3 bench/fleet.py [--tasks N] [--limit L] [--runs R]
+Usage: python3 bench/fleet.py [--tasks N] [--limit L] [--runs R] [--ganger PATH]
 Needs: cargo, git, bash, python3.
 """
 
@@ -140,8 +140,9 @@ def main() -> None:
     parser.add_argument("--tasks", type=int, default=500)
     parser.add_argument("--limit", type=int, default=8)
     parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--ganger", type=Path, help="use this binary instead of building one")
     args = parser.parse_args()
-    ganger = build()
+    ganger = args.ganger or build()
     direct_runs, fleet_runs = [], []
     with tempfile.TemporaryDirectory(prefix="ganger-bench-fleet-") as tmp:
         root = Path(tmp)

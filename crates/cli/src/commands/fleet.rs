@@ -229,7 +229,11 @@ pub(crate) fn fleet(ws: &Workspace, args: FleetArgs) -> Outcome {
             json,
         } => {
             let fleet = ganger_engine::fleet::read_fleet(&file)?;
-            let options = options(&limits, Drain::Fleet(fleet.name.clone()))?;
+            let mut options = options(&limits, Drain::Fleet(fleet.name.clone()))?;
+            // The file's global limit holds for everything this loop starts.
+            if options.limits.global.is_none() {
+                options.limits.global = fleet.limits.global;
+            }
             let submitted = ganger_engine::fleet::submit_fleet(ws, &fleet, as_name.as_deref())?;
             let mut display = Display::new(json);
             if !json {

@@ -304,20 +304,15 @@ impl Scheduler<'_> {
                 wake = Some(wake.map_or(item.not_before, |w| w.min(item.not_before)));
                 continue;
             }
-            match self.dependencies(item, &open_slugs)? {
-                Deps::Wait => continue,
-                Deps::Failed(reason) => {
-                    self.refuse(item, QueueState::Refused, reason, events)?;
-                    continue;
-                }
-                Deps::Done => {}
+            // The checks that need no database first: with hundreds queued, most wait on a
+            // limit, and a pass should cost little for them.
+            if self.options.limits.global.is_some_and(|g| running.total >= g) {
+                break;
             }
-            let task = self.store.task(&item.slug)?;
-            if task.as_ref().is_some_and(|t| {
-                crate::ownership::Inbound::of(t) == crate::ownership::Inbound::Hold
-            }) {
-                continue;
-            }
+            let task = match item.kind {
+                QueueKind::Start => None,
+                QueueKind::Fix | QueueKind::Broadcast => self.store.task(&item.slug)?,
+            };
             let (agent, model) = self.agent_and_model(item, task.as_ref());
             if model.as_ref().is_some_and(|m| pauses.contains_key(m)) {
                 continue;
@@ -330,6 +325,19 @@ impl Scheduler<'_> {
                 || fleet.is_some_and(|l| !l.allow(&running, &agent, model.as_deref()))
             {
                 continue;
+            }
+            if task.as_ref().is_some_and(|t| {
+                crate::ownership::Inbound::of(t) == crate::ownership::Inbound::Hold
+            }) {
+                continue;
+            }
+            match self.dependencies(item, &open_slugs)? {
+                Deps::Wait => continue,
+                Deps::Failed(reason) => {
+                    self.refuse(item, QueueState::Refused, reason, events)?;
+                    continue;
+                }
+                Deps::Done => {}
             }
             if !self.store.move_item(
                 item.id,
