@@ -27,7 +27,7 @@ pub(crate) fn print_queued(items: &[QueueItem], json: bool) -> Outcome {
         })?;
     } else {
         for item in items {
-            printer::emit(&format!(
+            line_out(&format!(
                 "queued {} {} (item {}); `ganger serve` starts it",
                 item.kind.as_str(),
                 item.slug,
@@ -36,6 +36,11 @@ pub(crate) fn print_queued(items: &[QueueItem], json: bool) -> Outcome {
         }
     }
     Ok(exit::OK)
+}
+
+/// One line on stdout.
+fn line_out(text: &str) -> std::io::Result<()> {
+    printer::emit(&format!("{text}\n"))
 }
 
 fn pair(text: &str, what: &str) -> Result<(String, u32), EngineError> {
@@ -93,7 +98,7 @@ impl Display {
         if self.live {
             let _ = write!(std::io::stderr(), "\r\x1b[K");
         }
-        let _ = printer::emit(text);
+        let _ = line_out(text);
         if self.live
             && let Some(counts) = &self.last_counts
         {
@@ -104,7 +109,7 @@ impl Display {
     fn event(&mut self, event: FleetEvent) {
         if self.json {
             if !matches!(event, FleetEvent::Counts { .. }) {
-                let _ = printer::emit(&serde_json::to_string(&event).unwrap_or_default());
+                let _ = line_out(&serde_json::to_string(&event).unwrap_or_default());
             }
             return;
         }
@@ -174,7 +179,7 @@ pub(crate) fn serve(ws: &Workspace, args: ServeArgs) -> Outcome {
     let options = options(&args.limits, Drain::Forever)?;
     let mut display = Display::new(args.json);
     if !args.json {
-        printer::emit(&format!(
+        line_out(&format!(
             "ganger serve: scheduling queued rounds (pid {})",
             std::process::id()
         ))?;
@@ -199,7 +204,7 @@ pub(crate) fn fleet(ws: &Workspace, args: FleetArgs) -> Outcome {
                     "submitted": submitted,
                 }))?;
             } else {
-                printer::emit(&format!(
+                line_out(&format!(
                     "fleet {}: {} queued to start, {} to continue, {} pending, {} finished",
                     fleet.name,
                     submitted.started.len(),
@@ -208,7 +213,7 @@ pub(crate) fn fleet(ws: &Workspace, args: FleetArgs) -> Outcome {
                     submitted.finished.len()
                 ))?;
                 if ganger_engine::fleet::serve_holder(ws).is_none() {
-                    printer::emit("no `ganger serve` runs for this repository yet; start one")?;
+                    line_out("no `ganger serve` runs for this repository yet; start one")?;
                 }
             }
             Ok(exit::OK)
@@ -218,7 +223,7 @@ pub(crate) fn fleet(ws: &Workspace, args: FleetArgs) -> Outcome {
             if json {
                 printer::emit_json(&status)?;
             } else {
-                printer::emit(&status_text(&status))?;
+                line_out(&status_text(&status))?;
             }
             Ok(exit::OK)
         }
@@ -254,7 +259,7 @@ pub(crate) fn fleet(ws: &Workspace, args: FleetArgs) -> Outcome {
                     if json {
                         let mut line = serde_json::to_value(&drained).unwrap_or_default();
                         line["event"] = "drained".into();
-                        printer::emit(&line.to_string())?;
+                        line_out(&line.to_string())?;
                     }
                 }
                 Err(_) => {
@@ -274,7 +279,7 @@ pub(crate) fn fleet(ws: &Workspace, args: FleetArgs) -> Outcome {
             if json {
                 printer::emit_json(&status)?;
             } else {
-                printer::emit(&status_text(&status))?;
+                line_out(&status_text(&status))?;
             }
             let all_done = status
                 .tasks

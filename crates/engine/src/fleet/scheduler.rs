@@ -30,6 +30,9 @@ use std::path::PathBuf;
 use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender, channel};
 use std::time::{Duration, Instant};
 
+/// How many deliveries run at once (each is mostly a `git worktree add` and a process start).
+const PARALLEL_DELIVERIES: usize = 4;
+
 /// When the loop stops.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Drain {
@@ -295,6 +298,7 @@ impl Scheduler<'_> {
             }
         }
         let open_slugs: BTreeSet<&str> = items.iter().map(|i| i.slug.as_str()).collect();
+        let mut batch: Vec<&QueueItem> = Vec::new();
         for item in items.iter().filter(|i| i.state == QueueState::Queued) {
             if blocked.contains(&item.slug) {
                 continue;
@@ -348,9 +352,40 @@ impl Scheduler<'_> {
             )? {
                 continue;
             }
-            let started = Instant::now();
-            let delivery = deliver(self.ws, &self.store, item, &mut |_: Notice| {});
-            delivering += started.elapsed();
+            // Counted now, so the limits hold for the rest of the pass.
+            running.add(&agent, model.as_deref());
+            batch.push(item);
+        }
+        // The executor side: the claimed items are delivered a few at a time on threads
+        // (each a `start` or `fix` that makes a worktree, records the round and spawns its
+        // host), then the loop records how each went.
+        let started = Instant::now();
+        let mut results: Vec<(&QueueItem, Delivery)> = Vec::with_capacity(batch.len());
+        for chunk in batch.chunks(PARALLEL_DELIVERIES) {
+            let ws = self.ws;
+            let delivered: Vec<Delivery> = std::thread::scope(|scope| {
+                let handles: Vec<_> = chunk
+                    .iter()
+                    .map(|item| {
+                        scope.spawn(move || match ws.open_store() {
+                            Ok(store) => deliver(ws, &store, item, &mut |_: Notice| {}),
+                            Err(e) => Delivery::Later(e.message),
+                        })
+                    })
+                    .collect();
+                handles
+                    .into_iter()
+                    .map(|h| {
+                        h.join().unwrap_or_else(|_| {
+                            Delivery::Refused("the delivery panicked".to_owned())
+                        })
+                    })
+                    .collect()
+            });
+            results.extend(chunk.iter().copied().zip(delivered));
+        }
+        delivering += started.elapsed();
+        for (item, delivery) in results {
             match delivery {
                 Delivery::Started { task, round } => {
                     self.store.move_item(
@@ -360,7 +395,6 @@ impl Scheduler<'_> {
                         None,
                         Some(round.number),
                     )?;
-                    running.add(&task.agent, round.model.as_deref());
                     self.watch(round.lock_path.clone());
                     self.totals.started += 1;
                     events.event(FleetEvent::Started {
