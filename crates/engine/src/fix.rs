@@ -93,6 +93,7 @@ pub(crate) fn fix_sent_under(
     let (mut store, task) = settled_task(ws, &options.slug, notices)?;
     let sender = commander(options.commander.as_deref());
     crate::ownership::require_admitted(&task, &sender, "send rounds to")?;
+    crate::attach::refuse_attached(ws, &task)?;
     match crate::ownership::Inbound::of(&task) {
         crate::ownership::Inbound::Refuse => return Err(crate::ownership::refused(&task)),
         crate::ownership::Inbound::Hold => return Err(crate::ownership::held(&task)),
