@@ -269,12 +269,21 @@ fn serve_delivers_queued_starts_fixes_and_broadcasts_and_is_alone() {
     assert!(wait_until(Duration::from_secs(60), || done("b", 3)));
     assert_eq!(fw.requests_per_task()["a"], 3);
     assert_eq!(fw.requests_per_task()["b"], 3);
+    // `fleet run` while serve runs: the daemon delivers, the command follows to the end.
+    let file = fw.fleet_file(
+        "beside",
+        "[[task]]\nslug = \"c\"\nmessage = \"task c\"\n[[task]]\nslug = \"d\"\nmessage = \"task d\"\nafter = [\"c\"]\n",
+    );
+    let run = world.ganger(&["fleet", "run", file.to_str().unwrap()]);
+    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    assert!(run.stdout.contains("following the fleet"), "{}", run.stdout);
+    assert_eq!(fw.requests_per_task()["d"], 1);
     serve.kill().unwrap();
     let output = serve.wait_with_output().unwrap();
     let events = String::from_utf8_lossy(&output.stdout);
     assert_eq!(
         events.matches("\"event\":\"started\"").count(),
-        6,
+        8,
         "{events}"
     );
 }

@@ -310,7 +310,12 @@ impl Scheduler<'_> {
             }
             // The checks that need no database first: with hundreds queued, most wait on a
             // limit, and a pass should cost little for them.
-            if self.options.limits.global.is_some_and(|g| running.total >= g) {
+            if self
+                .options
+                .limits
+                .global
+                .is_some_and(|g| running.total >= g)
+            {
                 break;
             }
             let task = match item.kind {
