@@ -5,14 +5,16 @@ A fleet of N tasks (default 500) whose agent is the `command` agent running a sh
 answers at once (it records when it started and ended), run by `ganger fleet run` under a
 global limit L (default 8). Printed side by side:
 
-- the same N rounds started directly, L at a time, by `ganger start` processes (no
-  scheduler: what the rounds cost by themselves on this machine);
+- the same N rounds started directly, L at a time, with no scheduler: `ganger start --detach`
+  then `ganger wait` (a round in a detached host, as the scheduler starts every round, so that
+  killing it stops none), and `ganger start` in the foreground (the round in the command's own
+  process, the cheapest way to run one);
 - the fleet's drain time, and the ideal: the agents' own time spread over L slots;
 - ganger's whole cost per round, (drain - ideal) / N: worktree, records, host process,
   snapshot, the scheduler, everything but the agent;
 - the scheduler's overhead per round: the time its loop spent deciding (passes without the
-  deliveries, as `fleet run --json` reports it) / N, and (fleet drain - direct drain) / N,
-  what running the rounds through the scheduler adds to starting them directly;
+  deliveries, as `fleet run --json` reports it) / N, and (fleet drain - detached drain) / N,
+  what running the rounds through the scheduler adds to starting them detached by hand;
 - the daemon's peak RSS (VmHWM of the `fleet run` process, sampled every 20 ms).
 
 Medians over --runs interleaved runs (default 3), so the shared machine's noise hits both
@@ -88,12 +90,19 @@ def agent_time(timing: Path) -> list[float]:
     return spans
 
 
-def direct(ganger: Path, root: Path, tasks: int, limit: int, run: int) -> dict[str, float]:
-    repo, timing, env = world(root, f"direct-{run}")
+def direct(ganger: Path, root: Path, tasks: int, limit: int, run: int,
+           detach: bool = False) -> dict[str, float]:
+    repo, timing, env = world(root, f"direct-{'detached-' if detach else ''}{run}")
 
     def one(n: int) -> None:
-        subprocess.run([str(ganger), "start", f"t{n}", "--message", "hello"], cwd=repo, env=env,
-                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True)
+        quiet = {"cwd": repo, "env": env, "stdout": subprocess.DEVNULL,
+                 "stderr": subprocess.DEVNULL, "check": True}
+        if detach:
+            # As the scheduler starts rounds: in a detached host, then waited for.
+            subprocess.run([str(ganger), "start", f"t{n}", "--message", "hello", "--detach"], **quiet)
+            subprocess.run([str(ganger), "wait", f"t{n}"], **quiet)
+        else:
+            subprocess.run([str(ganger), "start", f"t{n}", "--message", "hello"], **quiet)
 
     began = time.monotonic()
     with ThreadPoolExecutor(limit) as pool:
@@ -146,36 +155,45 @@ def main() -> None:
     parser.add_argument("--ganger", type=Path, help="use this binary instead of building one")
     args = parser.parse_args()
     ganger = args.ganger or build()
-    direct_runs, fleet_runs = [], []
+    direct_runs, detached_runs, fleet_runs = [], [], []
     with tempfile.TemporaryDirectory(prefix="ganger-bench-fleet-") as tmp:
         root = Path(tmp)
         for run in range(args.runs):
             direct_runs.append(direct(ganger, root, args.tasks, args.limit, run))
+            detached_runs.append(direct(ganger, root, args.tasks, args.limit, run, detach=True))
             fleet_runs.append(fleet(ganger, root, args.tasks, args.limit, run))
-            subprocess.run(["rm", "-rf", str(root / f"direct-{run}"), str(root / f"fleet-{run}")])
+            subprocess.run(["rm", "-rf", str(root / f"direct-{run}"), str(root / f"fleet-{run}"),
+                            str(root / f"direct-detached-{run}")])
 
     def med(runs: list[dict[str, float]], key: str) -> float:
         return statistics.median(r[key] for r in runs)
 
     n = args.tasks
     fleet_drain, direct_drain = med(fleet_runs, "drain"), med(direct_runs, "drain")
-    fleet_ideal, direct_ideal = med(fleet_runs, "ideal"), med(direct_runs, "ideal")
-    added = (fleet_drain - direct_drain) / n * 1000
+    detached_drain = med(detached_runs, "drain")
+    fleet_ideal = med(fleet_runs, "ideal")
+    added = (fleet_drain - detached_drain) / n * 1000
     deciding = med(fleet_runs, "deciding") / n * 1000
-    whole = (fleet_drain - fleet_ideal) / n * 1000
     rss = med(fleet_runs, "rss_mb")
     met = "yes" if deciding < 5 and added < 5 else "no"
+
+    def per_round(drain: float, ideal: float) -> float:
+        return (drain - ideal) / n * 1000
+
     print(f"{n} rounds of a fast fake agent, limit {args.limit}; medians of {args.runs} interleaved runs "
           f"({os.cpu_count()} cores)")
-    print(f"{'measure':52} {'fleet run':>10} {'direct':>10}  target     met")
-    print(f"{'drain (s)':52} {fleet_drain:10.2f} {direct_drain:10.2f}")
-    print(f"{'ideal: the agents own time / limit (s)':52} {fleet_ideal:10.2f} {direct_ideal:10.2f}")
-    print(f"{'ganger per round in all: (drain - ideal) / N (ms)':52} {whole:10.2f} "
-          f"{(direct_drain - direct_ideal) / n * 1000:10.2f}")
-    print(f"{'scheduler overhead per round: loop deciding (ms)':52} {deciding:10.2f} {'':10}  < 5 ms     {met}")
-    print(f"{'  and (fleet drain - direct drain) / N (ms)':52} {added:10.2f}")
-    print(f"{'  passes of the loop':52} {med(fleet_runs, 'passes'):10.0f}")
-    print(f"{'daemon peak RSS (MB)':52} {rss:10.1f} {'':10}  < 100 MB   {'yes' if rss < 100 else 'no'}")
+    print(f"{'measure':50} {'fleet run':>9} {'detached':>9} {'foregr.':>9}  target    met")
+    print(f"{'drain (s)':50} {fleet_drain:9.2f} {detached_drain:9.2f} {direct_drain:9.2f}")
+    print(f"{'ideal: the agents own time / limit (s)':50} {fleet_ideal:9.2f} "
+          f"{med(detached_runs, 'ideal'):9.2f} {med(direct_runs, 'ideal'):9.2f}")
+    print(f"{'ganger per round in all: (drain - ideal) / N (ms)':50} "
+          f"{per_round(fleet_drain, fleet_ideal):9.2f} "
+          f"{per_round(detached_drain, med(detached_runs, 'ideal')):9.2f} "
+          f"{per_round(direct_drain, med(direct_runs, 'ideal')):9.2f}")
+    print(f"{'scheduler overhead per round: loop deciding (ms)':50} {deciding:9.2f} {'':19}  < 5 ms    {met}")
+    print(f"{'  and (fleet - detached drain) / N (ms)':50} {added:9.2f}")
+    print(f"{'  passes of the loop':50} {med(fleet_runs, 'passes'):9.0f}")
+    print(f"{'daemon peak RSS (MB)':50} {rss:9.1f} {'':19}  < 100 MB  {'yes' if rss < 100 else 'no'}")
 
 
 if __name__ == "__main__":

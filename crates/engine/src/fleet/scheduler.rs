@@ -31,7 +31,7 @@ use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender, channel};
 use std::time::{Duration, Instant};
 
 /// How many deliveries run at once (each is mostly a `git worktree add` and a process start).
-const PARALLEL_DELIVERIES: usize = 4;
+const PARALLEL_DELIVERIES: usize = 8;
 
 /// When the loop stops.
 #[derive(Debug, Clone, PartialEq, Eq)]
