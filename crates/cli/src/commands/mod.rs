@@ -9,6 +9,7 @@ pub(crate) mod fake_llm;
 pub(crate) mod host;
 pub(crate) mod image;
 pub(crate) mod init;
+pub(crate) mod journal;
 pub(crate) mod log;
 pub(crate) mod merge;
 pub(crate) mod pipeline;

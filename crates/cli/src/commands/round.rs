@@ -99,6 +99,11 @@ pub(crate) fn start(ws: &Workspace, args: StartArgs) -> Outcome {
         rw: args.rw,
         checks: args.checks.checks,
         until_green: args.checks.until_green,
+        labels: args.labels,
+        budget: ganger_engine::Budget {
+            usd: args.budget_usd,
+            tokens: args.budget_tokens,
+        },
     };
     let launched =
         ganger_engine::start(ws, options, &mut notices(json)).map_err(Failure::Engine)?;

@@ -104,6 +104,9 @@ pub fn report_text(report: &RoundReport) -> String {
     if let Some(reason) = &report.reason {
         let _ = writeln!(out, "reason: {reason}");
     }
+    if let Some(done) = &report.done {
+        let _ = writeln!(out, "{done}");
+    }
     let mut events: Vec<String> = report
         .events
         .iter()
@@ -265,6 +268,10 @@ pub fn task_table(list: &TaskList, root: &std::path::Path) -> String {
         if task.worktree_gone {
             out.push_str(" (gone)");
         }
+        if let Some(done) = &task.done {
+            out.push_str("  ");
+            out.push_str(done);
+        }
         out.push('\n');
     }
     for overlap in &list.overlaps {
@@ -394,5 +401,8 @@ pub fn notice_line(notice: &Notice) -> String {
             if *rounds == 1 { "" } else { "s" },
             failed.join(", ")
         ),
+        Notice::BudgetSpent { slug, why } => {
+            format!("stopped sending fix rounds to {slug}: {why}\n")
+        }
     }
 }

@@ -2,6 +2,7 @@
 //! writes), a busy timeout instead of errors under contention, and `BEGIN IMMEDIATE` for every
 //! change so that a check and the write that depends on it cannot be split by another process.
 
+mod evidence;
 mod migrate;
 mod pipeline;
 mod rows;
@@ -404,7 +405,11 @@ impl Store for SqliteStore {
             Some(number),
             "round-finished",
             Some(&commander),
-            serde_json::json!({ "status": end.status.as_str(), "reason": end.reason }),
+            serde_json::json!({
+                "status": end.status.as_str(),
+                "reason": end.reason,
+                "done": end.summary.done,
+            }),
         )?;
         tx.commit()?;
         Ok(true)
