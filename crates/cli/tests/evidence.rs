@@ -361,6 +361,10 @@ fn watch_shows_what_follows_the_cursor_and_ack_moves_it() {
     );
 
     // --follow prints what comes next, as it comes.
+    #[expect(
+        clippy::disallowed_methods,
+        reason = "watch --follow runs until it is stopped, while the test works"
+    )]
     let mut follow = world
         .command(&["watch", "--follow", "--as", "boss", "--json"])
         .stdout(std::process::Stdio::piped())
