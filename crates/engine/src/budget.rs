@@ -250,6 +250,93 @@ mod tests {
         assert_eq!(reached(&Budget::default(), over, "task a"), None);
     }
 
+    fn stored_task(store: &mut ganger_store::SqliteStore, slug: &str) -> (Task, Round) {
+        use ganger_store::{NewRound, NewTask, RoundKind};
+        let task = NewTask {
+            slug: slug.into(),
+            agent: "opencode".into(),
+            model: None,
+            base: "main".into(),
+            base_commit: None,
+            branch: format!("agent/{slug}"),
+            worktree: format!("/tmp/{slug}").into(),
+            worktree_made: true,
+            owner: "boss".into(),
+            keys: Default::default(),
+            timeout_ms: None,
+            stall_ms: None,
+            permission: "write".into(),
+            sandbox: "local".into(),
+            network: "shared".into(),
+            rw: Vec::new(),
+        };
+        let round = NewRound {
+            kind: RoundKind::Start,
+            model: None,
+            session_before: None,
+            commander: "boss".into(),
+            token: slug.into(),
+            lock_path: format!("/tmp/{slug}.lock").into(),
+            host: None,
+            snapshot_before: None,
+            checks: Vec::new(),
+        };
+        store.create_task(&task, &round).unwrap()
+    }
+
+    fn costing(usd: f64) -> RoundSummary {
+        RoundSummary {
+            cost_usd: Some(usd),
+            ..RoundSummary::default()
+        }
+    }
+
+    #[test]
+    fn a_fleets_budget_counts_its_other_tasks_and_stops_the_round_that_reaches_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut store = ganger_store::SqliteStore::open(&dir.path().join("state.db")).unwrap();
+        let (first, first_round) = stored_task(&mut store, "first");
+        let (second, second_round) = stored_task(&mut store, "second");
+        store.set_fleet_budget("nightly", Some(1.0), None).unwrap();
+        store.set_task_fleet(first.id, Some("nightly")).unwrap();
+        store.set_task_fleet(second.id, Some("nightly")).unwrap();
+        // The other task's running round has spent $0.70 so far.
+        store
+            .record_progress(first_round.id, &costing(0.7), 0)
+            .unwrap();
+        let mut watch = BudgetWatch::of(&store, &second, &second_round);
+        assert!(watch.is_set());
+        assert_eq!(watch.check(&store, &costing(0.2)), None);
+        assert_eq!(
+            watch.check(&store, &costing(0.3)).as_deref(),
+            Some("budget of $1.0000 for fleet nightly reached (spent $1.0000)")
+        );
+        assert_eq!(exhausted(&store, &second), None);
+        store
+            .record_progress(second_round.id, &costing(0.3), 0)
+            .unwrap();
+        assert_eq!(
+            exhausted(&store, &second).as_deref(),
+            Some("budget of $1.0000 for fleet nightly reached (spent $1.0000)")
+        );
+        assert!(fleet_exhausted(&store, "nightly").is_some());
+        assert_eq!(fleet_exhausted(&store, "other"), None);
+        // A task's own budget is checked first, and named.
+        store
+            .set_task_budget(
+                first.id,
+                &Budget {
+                    usd: Some(0.5),
+                    tokens: None,
+                },
+            )
+            .unwrap();
+        assert_eq!(
+            exhausted(&store, &first).as_deref(),
+            Some("budget of $0.5000 for task first reached (spent $0.7000)")
+        );
+    }
+
     #[test]
     fn a_running_round_is_priced_from_its_own_tokens() {
         let spend = RoundSpend {
