@@ -160,9 +160,14 @@ fn entry(journal: JournalEntry) -> WatchEntry {
     }
 }
 
-/// `commander`'s journal after `after` (default: its cursor), rounds whose host died settled
-/// first so that their ends are in it.
-pub fn watch(ws: &Workspace, commander: Option<&str>, after: Option<i64>) -> Result<JournalPage> {
+/// `commander`'s journal after `after` (default: its cursor; never before it); with
+/// `settle`, rounds whose host died are settled first so that their ends are in it.
+pub fn watch(
+    ws: &Workspace,
+    commander: Option<&str>,
+    after: Option<i64>,
+    settle: bool,
+) -> Result<JournalPage> {
     let commander = crate::commander::commander(commander);
     let Some(mut store) = ws.existing_store()? else {
         return Ok(JournalPage {
@@ -172,7 +177,9 @@ pub fn watch(ws: &Workspace, commander: Option<&str>, after: Option<i64>) -> Res
             entries: Vec::new(),
         });
     };
-    crate::reaper::settle_running(ws, &mut store, &mut |_: Notice| {})?;
+    if settle {
+        crate::reaper::settle_running(ws, &mut store, &mut |_: Notice| {})?;
+    }
     let cursor = store.journal_cursor(&commander)?;
     let entries = store
         .commander_journal(&commander, after.unwrap_or(cursor).max(cursor), PAGE)?

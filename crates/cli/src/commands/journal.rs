@@ -10,9 +10,12 @@ use std::time::Duration;
 
 /// How often `--follow` looks for new entries.
 const POLL: Duration = Duration::from_millis(300);
+/// Every how many looks `--follow` also settles rounds whose host died (a lock probe per
+/// running round), so that their ends reach the journal.
+const SETTLE_EVERY: u32 = 10;
 
 pub(crate) fn watch(ws: &Workspace, args: WatchArgs) -> Outcome {
-    let page = ganger_engine::journal::watch(ws, args.as_name.as_deref(), None)?;
+    let page = ganger_engine::journal::watch(ws, args.as_name.as_deref(), None, true)?;
     if !args.follow {
         if args.json {
             printer::emit_json(&page)?;
@@ -23,6 +26,7 @@ pub(crate) fn watch(ws: &Workspace, args: WatchArgs) -> Outcome {
     }
     let mut last = page.cursor;
     let mut page = page;
+    let mut looks: u32 = 0;
     loop {
         for entry in &page.entries {
             if args.json {
@@ -33,7 +37,9 @@ pub(crate) fn watch(ws: &Workspace, args: WatchArgs) -> Outcome {
             last = last.max(entry.id);
         }
         std::thread::sleep(POLL);
-        page = ganger_engine::journal::watch(ws, args.as_name.as_deref(), Some(last))?;
+        looks = looks.wrapping_add(1);
+        let settle = looks.is_multiple_of(SETTLE_EVERY);
+        page = ganger_engine::journal::watch(ws, args.as_name.as_deref(), Some(last), settle)?;
     }
 }
 
