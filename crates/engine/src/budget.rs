@@ -20,20 +20,23 @@ const FLEET_REREAD: Duration = Duration::from_secs(1);
 /// the stored summaries count every round's own spending.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct RoundSpend {
-    previous: Option<Tokens>,
+    task_id: i64,
+    number: u32,
+    session: Option<String>,
+    /// The session's totals before the round, once looked up (only for agents that report
+    /// session totals, on their first report).
+    previous: Option<Option<Tokens>>,
     price: Option<Price>,
 }
 
 impl RoundSpend {
     /// The figures' settling for `round` of `task`.
-    pub(crate) fn of(ws: &Workspace, store: &dyn Store, task: &Task, round: &Round) -> RoundSpend {
+    pub(crate) fn of(ws: &Workspace, task: &Task, round: &Round) -> RoundSpend {
         RoundSpend {
-            previous: previous_session_tokens(
-                store,
-                task,
-                round.number,
-                round.session_before.as_deref(),
-            ),
+            task_id: task.id,
+            number: round.number,
+            session: round.session_before.clone(),
+            previous: None,
             price: round
                 .model
                 .as_deref()
@@ -43,10 +46,14 @@ impl RoundSpend {
     }
 
     /// The summary with the round's own figures.
-    pub(crate) fn settle(&self, summary: &RoundSummary) -> RoundSummary {
+    pub(crate) fn settle(&mut self, store: &dyn Store, summary: &RoundSummary) -> RoundSummary {
         let mut settled = summary.clone();
         if settled.session_tokens.is_some() {
-            settled.settle_session_tokens(self.previous);
+            let (task_id, number, session) = (self.task_id, self.number, self.session.as_deref());
+            let previous = *self
+                .previous
+                .get_or_insert_with(|| previous_session_tokens(store, task_id, number, session));
+            settled.settle_session_tokens(previous);
         }
         if settled.cost_usd.is_none()
             && let Some(price) = &self.price
@@ -60,13 +67,13 @@ impl RoundSpend {
 /// The session totals at the end of the last round before `number` that ran in `session`.
 pub(crate) fn previous_session_tokens(
     store: &dyn Store,
-    task: &Task,
+    task_id: i64,
     number: u32,
     session: Option<&str>,
 ) -> Option<Tokens> {
     let session = session?;
     (1..number).rev().find_map(|earlier| {
-        let round = store.round(task.id, Some(earlier)).ok().flatten()?;
+        let round = store.round(task_id, Some(earlier)).ok().flatten()?;
         (round.session.as_deref() == Some(session))
             .then_some(round.summary.session_tokens)
             .flatten()
@@ -339,16 +346,19 @@ mod tests {
 
     #[test]
     fn a_running_round_is_priced_from_its_own_tokens() {
-        let spend = RoundSpend {
-            previous: Some(Tokens {
+        let dir = tempfile::tempdir().unwrap();
+        let store = ganger_store::SqliteStore::open(&dir.path().join("state.db")).unwrap();
+        let mut spend = RoundSpend {
+            previous: Some(Some(Tokens {
                 input: 1000,
                 ..Tokens::default()
-            }),
+            })),
             price: Some(Price {
                 input: 1.0,
                 output: 10.0,
                 ..Price::default()
             }),
+            ..RoundSpend::default()
         };
         let summary = RoundSummary {
             tokens: Tokens {
@@ -363,7 +373,7 @@ mod tests {
             }),
             ..RoundSummary::default()
         };
-        let settled = spend.settle(&summary);
+        let settled = spend.settle(&store, &summary);
         assert_eq!(settled.tokens.input, 2000);
         let expected = 2000.0 / 1_000_000.0 + 100.0 * 10.0 / 1_000_000.0;
         assert!((settled.cost_usd.unwrap() - expected).abs() < 1e-12);

@@ -283,13 +283,12 @@ fn settle_figures(
     summary: &mut RoundSummary,
 ) {
     if summary.session_tokens.is_some() {
-        let previous = (1..number).rev().find_map(|earlier| {
-            let round = store.round(task.id, Some(earlier)).ok().flatten()?;
-            let same_session = round.session.is_some() && round.session == summary.session;
-            same_session
-                .then_some(round.summary.session_tokens)
-                .flatten()
-        });
+        let previous = crate::budget::previous_session_tokens(
+            store,
+            task.id,
+            number,
+            summary.session.as_deref(),
+        );
         summary.settle_session_tokens(previous);
     }
     if summary.cost_usd.is_none()

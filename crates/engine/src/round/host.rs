@@ -254,7 +254,7 @@ fn run_agent(ws: &Workspace, store: &mut dyn Store, input: &RoundInput) -> Resul
     }
     drop(closed_tx);
     let spending = Spending {
-        settle: RoundSpend::of(ws, &*store, &input.task, &input.round),
+        settle: RoundSpend::of(ws, &input.task, &input.round),
         budget: BudgetWatch::of(&*store, &input.task, &input.round),
     };
     let (exit, stop) = follow(
@@ -357,7 +357,7 @@ fn follow(
                 last_store = now;
                 let at = now_ms()
                     - i64::try_from(now.duration_since(last_seen).as_millis()).unwrap_or(0);
-                let settled = spending.settle.settle(&summary);
+                let settled = spending.settle.settle(&*store, &summary);
                 let _ = store.record_progress(input.round.id, &settled, at);
                 if spending.budget.is_set()
                     && let Some(why) = spending.budget.check(&*store, &settled)
