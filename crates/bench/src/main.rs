@@ -45,6 +45,7 @@ fn fill(db: &str, count: usize, worktree: &str) -> Result<(), String> {
             host: None,
             snapshot_before: None,
             checks: Vec::new(),
+            generation: None,
         };
         let (_, round) = store
             .create_task(&task, &round)

@@ -56,6 +56,17 @@ pub enum Command {
     Rewind(RewindArgs),
     /// Commit a task's work on its branch and merge it into its base branch.
     Merge(MergeArgs),
+    /// Take a task nobody owns, or give one you own to another commander (--to).
+    Assign(AssignArgs),
+    /// Give a task you own to another commander (its generation is bumped: rounds sent
+    /// before are refused at delivery).
+    Transfer(TransferArgs),
+    /// Let a task you own go: nobody owns it until someone assigns it.
+    Release(OwnerArgs),
+    /// Set what a task you own does with new rounds: accept, hold (queue them) or refuse.
+    Policy(PolicyArgs),
+    /// Let other commanders send rounds to a task you own (or stop letting them).
+    Allow(AllowArgs),
     /// Summarize a raw agent stream file (the same code a live round uses).
     Summarize(SummarizeArgs),
     /// Run the scripted model server, to dry-run agents without spending tokens.
@@ -240,6 +251,9 @@ pub struct FixArgs {
     pub as_name: Option<String>,
     #[command(flatten)]
     pub checks: CheckArgs,
+    /// If a round is running, cancel it and send this one into the same session.
+    #[arg(long)]
+    pub interrupt: bool,
     /// Run the round in the background and return once it is recorded as running.
     #[arg(long)]
     pub detach: bool,
@@ -445,6 +459,81 @@ pub struct MergeArgs {
 }
 
 #[derive(Debug, Args)]
+pub struct AssignArgs {
+    /// The task.
+    pub slug: String,
+    /// The commander to give it to (default: you).
+    #[arg(long, value_name = "NAME")]
+    pub to: Option<String>,
+    /// Who you are (default: GANGER_COMMANDER, else the user name).
+    #[arg(long = "as", value_name = "NAME")]
+    pub as_name: Option<String>,
+    /// Print JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct TransferArgs {
+    /// The task.
+    pub slug: String,
+    /// The commander who owns it next.
+    #[arg(long, value_name = "NAME", required = true)]
+    pub to: String,
+    /// Who you are (default: GANGER_COMMANDER, else the user name).
+    #[arg(long = "as", value_name = "NAME")]
+    pub as_name: Option<String>,
+    /// Print JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct OwnerArgs {
+    /// The task.
+    pub slug: String,
+    /// Who you are (default: GANGER_COMMANDER, else the user name).
+    #[arg(long = "as", value_name = "NAME")]
+    pub as_name: Option<String>,
+    /// Print JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct PolicyArgs {
+    /// The task.
+    pub slug: String,
+    /// accept (new rounds run), hold (they wait in the queue) or refuse (they are refused).
+    #[arg(value_name = "accept|hold|refuse", value_parser = inbound)]
+    pub policy: ganger_engine::Inbound,
+    /// Who you are (default: GANGER_COMMANDER, else the user name).
+    #[arg(long = "as", value_name = "NAME")]
+    pub as_name: Option<String>,
+    /// Print JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct AllowArgs {
+    /// The task.
+    pub slug: String,
+    /// The commanders.
+    #[arg(required = true, value_name = "NAME")]
+    pub names: Vec<String>,
+    /// Stop letting them send rounds.
+    #[arg(long)]
+    pub remove: bool,
+    /// Who you are (default: GANGER_COMMANDER, else the user name).
+    #[arg(long = "as", value_name = "NAME")]
+    pub as_name: Option<String>,
+    /// Print JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
 pub struct SummarizeArgs {
     /// The stream file.
     pub file: PathBuf,
@@ -490,6 +579,10 @@ fn sandbox_kind(text: &str) -> Result<ganger_engine::SandboxKind, String> {
 }
 
 fn network(text: &str) -> Result<ganger_engine::Network, String> {
+    text.parse()
+}
+
+fn inbound(text: &str) -> Result<ganger_engine::Inbound, String> {
     text.parse()
 }
 

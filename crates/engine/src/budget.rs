@@ -287,6 +287,7 @@ mod tests {
             host: None,
             snapshot_before: None,
             checks: Vec::new(),
+            generation: None,
         };
         store.create_task(&task, &round).unwrap()
     }

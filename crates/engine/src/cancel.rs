@@ -39,6 +39,8 @@ pub fn cancel(
     notices: &mut dyn Notices,
 ) -> Result<RoundReport> {
     let (mut store, task) = crate::fix::settled_task(ws, slug, notices)?;
+    let me = commander(as_name);
+    crate::ownership::require_owner(&task, &me, "cancel")?;
     // A pipeline's task has no round of its own running: its running role's round is the
     // one to stop (which stops the pipeline).
     let task = crate::pipeline::running_role(&store, &task)?.unwrap_or(task);
@@ -53,7 +55,7 @@ pub fn cancel(
             round.number, round.status
         )));
     }
-    store.request_cancel(round.id, &commander(as_name))?;
+    store.request_cancel(round.id, &me)?;
     signal_host(round.host, Signal::TERM);
     let limit = ws.config.defaults.grace.0 + EXTRA;
     if !HostLock::wait_released(&round.lock_path, Some(limit)) {

@@ -27,6 +27,9 @@ pub struct FixOptions {
     pub checks: Vec<String>,
     /// `--until-green N`: fix rounds sent while checks fail.
     pub until_green: Option<u32>,
+    /// Cancel a running round first and send this one into the same session, instead of
+    /// being refused (the owner only).
+    pub interrupt: bool,
 }
 
 /// The task named `slug`, or a clear error.
@@ -76,6 +79,13 @@ pub(crate) fn idle_rounds(
 /// Runs the next round of a task.
 pub fn fix(ws: &Workspace, options: FixOptions, notices: &mut dyn Notices) -> Result<Launched> {
     let (mut store, task) = settled_task(ws, &options.slug, notices)?;
+    let sender = commander(options.commander.as_deref());
+    crate::ownership::require_admitted(&task, &sender, "send rounds to")?;
+    match crate::ownership::Inbound::of(&task) {
+        crate::ownership::Inbound::Refuse => return Err(crate::ownership::refused(&task)),
+        crate::ownership::Inbound::Hold => return Err(crate::ownership::held(&task)),
+        crate::ownership::Inbound::Accept => {}
+    }
     let brief = options.brief.as_ref().ok_or_else(|| {
         EngineError::invalid("give the task text with --brief FILE or --message TEXT")
     })?;
@@ -106,16 +116,36 @@ pub fn fix(ws: &Workspace, options: FixOptions, notices: &mut dyn Notices) -> Re
     let sandbox = crate::sandboxing::TaskSandbox::of(&task)?;
     crate::sandboxing::check_round(ws, &sandbox, &task.worktree)?;
     crate::sandboxing::check_image(ws, &sandbox, &task.agent)?;
-    if let Some(running) = store
+    let running = store
         .round(task.id, None)?
-        .filter(|r| r.status == ganger_events::RoundStatus::Running)
-    {
-        return Err(busy(
-            &task.slug,
-            running.number,
-            running.host.map(|h| h.pid),
-        ));
-    }
+        .filter(|r| r.status == ganger_events::RoundStatus::Running);
+    let task = match running {
+        Some(_) if options.interrupt => {
+            crate::ownership::require_owner(&task, &sender, "interrupt")?;
+            drop(store);
+            crate::cancel::cancel(ws, &task.slug, Some(&sender), notices)?;
+            store = ws.open_store()?;
+            let now = find_task(&store, &task.slug)?;
+            if now.generation != task.generation {
+                return Err(ganger_store::StoreError::Stale {
+                    slug: now.slug,
+                    sent: task.generation,
+                    now: now.generation,
+                    owner: now.owner,
+                }
+                .into());
+            }
+            now
+        }
+        Some(running) => {
+            return Err(busy(
+                &task.slug,
+                running.number,
+                running.host.map(|h| h.pid),
+            ));
+        }
+        None => task,
+    };
     if options.model.is_some() {
         require_model(ws, adapter, &program, options.model.as_deref(), notices)?;
     }
@@ -124,7 +154,9 @@ pub fn fix(ws: &Workspace, options: FixOptions, notices: &mut dyn Notices) -> Re
     let mut all_keys = task.keys.clone();
     all_keys.extend(keys.clone());
     let loaded = load_keys(&ws.config, &all_keys)?;
-    let commander = commander(options.commander.as_deref());
+    let commander = sender;
+    // Between the ownership check above and the store's own check as the round begins.
+    crate::faults::pause("before-begin-round");
     let token = new_token();
     let lock = take_lock(ws, &token)?;
     let new_round = NewRound {
@@ -137,6 +169,7 @@ pub fn fix(ws: &Workspace, options: FixOptions, notices: &mut dyn Notices) -> Re
         host: this_process(),
         snapshot_before: None,
         checks,
+        generation: Some(task.generation),
     };
     let update = TaskUpdate {
         model: options.model.clone(),

@@ -28,7 +28,8 @@ pub struct WatchEntry {
     pub task: Option<String>,
     pub round: Option<u32>,
     /// `task-created`, `round-finished`, `checks-failed`, `overlap`, `budget-hit`,
-    /// `transferred`, `merged`, `rewound`, `cleaned`, `cancel-requested`, ...
+    /// `transferred`, `assigned`, `released`, `merged`, `rewound`, `cleaned`,
+    /// `cancel-requested`, ...
     pub kind: String,
     /// Who did it.
     pub commander: Option<String>,
@@ -129,11 +130,15 @@ fn summarize(entry: &JournalEntry) -> String {
             "{round}stopped: {}",
             text(detail, "reason").unwrap_or_else(|| "a budget was reached".into())
         ),
-        "transferred" => format!(
-            "transferred from {} to {}",
-            text(detail, "from").unwrap_or_else(|| "?".into()),
-            text(detail, "to").unwrap_or_else(|| "?".into())
-        ),
+        "transferred" | "assigned" | "released" => {
+            let name = |key| text(detail, key).filter(|n| !n.is_empty());
+            match (entry.kind.as_str(), name("from"), name("to")) {
+                ("released", Some(from), _) => format!("released by {from}"),
+                (kind, Some(from), Some(to)) => format!("{kind} from {from} to {to}"),
+                (kind, None, Some(to)) => format!("{kind} to {to}"),
+                (kind, _, None) => format!("{kind}, now owned by nobody"),
+            }
+        }
         "cancel-requested" => format!("{round}cancel requested"),
         other => {
             let shown = if detail.as_object().is_some_and(|o| !o.is_empty()) {

@@ -162,6 +162,7 @@ pub(crate) fn check(
     notices: &mut dyn Notices,
 ) -> Result<Ready> {
     let (store, task) = settled_task(ws, &options.slug, notices)?;
+    crate::ownership::require_owner(&task, &merge_commander(options), "merge")?;
     let task = pipeline_executor(&store, task)?;
     let rounds = idle_rounds(&store, &task)?;
     let kept: Vec<Round> = rounds.into_iter().filter(|r| !r.rewound).collect();

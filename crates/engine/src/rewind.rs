@@ -66,6 +66,7 @@ pub fn rewind(
     notices: &mut dyn Notices,
 ) -> Result<RewindReport> {
     let (mut store, task) = settled_task(ws, &options.slug, notices)?;
+    crate::ownership::require_owner(&task, &commander(options.commander.as_deref()), "rewind")?;
     let rounds = idle_rounds(&store, &task)?;
     let target = target_round(&task, &rounds, options.to)?;
     let snapshot = target.snapshot_after.clone().ok_or_else(|| {

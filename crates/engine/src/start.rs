@@ -260,6 +260,7 @@ pub fn start(ws: &Workspace, options: StartOptions, notices: &mut dyn Notices) -
         host: this_process(),
         snapshot_before: None,
         checks,
+        generation: None,
     };
     let (task, round) = match store.create_task(&new_task, &new_round) {
         Ok(created) => created,

@@ -14,6 +14,21 @@ pub enum StoreError {
         number: u32,
         host_pid: Option<i32>,
     },
+    /// The round was sent under a generation of the task that an ownership change has ended.
+    #[error("the round for {slug} was sent under generation {sent}, but the task's ownership changed since (generation {now}, owner {owner})", owner = if owner.is_empty() { "nobody" } else { owner.as_str() })]
+    Stale {
+        slug: String,
+        sent: i64,
+        now: i64,
+        owner: String,
+    },
+    /// The round's commander neither owns the task nor is allowed by its owner.
+    #[error("{commander} may not send rounds to {slug}: it is owned by {owner}", owner = if owner.is_empty() { "nobody" } else { owner.as_str() })]
+    NotAllowed {
+        slug: String,
+        commander: String,
+        owner: String,
+    },
     /// The database was written by a newer ganger.
     #[error(
         "the state database has schema {found}, newer than this ganger's {known}; use a newer ganger"

@@ -115,7 +115,8 @@ pub trait EvidenceStore {
     fn last_journal_id(&self) -> Result<i64, StoreError>;
 
     /// `commander`'s journal after entry `after`, oldest first, at most `limit` entries: the
-    /// entries of tasks it owns now, the ones it wrote, and the transfers naming it;
+    /// entries of tasks it owns now, the ones it wrote, and the ownership changes naming it
+    /// (`transferred`, `assigned`, `released` with `detail.from` or `detail.to`);
     /// `round-started` entries are left out (the end of a round says what came of it).
     fn commander_journal(
         &self,

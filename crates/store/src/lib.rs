@@ -9,6 +9,7 @@
 mod error;
 mod evidence;
 mod layout;
+mod ownership;
 mod pipeline;
 mod records;
 mod sqlite;
@@ -17,6 +18,7 @@ mod store;
 pub use error::StoreError;
 pub use evidence::{Budget, EvidenceStore, LabelledTask, Spent};
 pub use layout::StateDir;
+pub use ownership::{OwnerChange, OwnershipStore};
 pub use pipeline::{PipelineRecord, PipelineStore, ReviewerVerdict, RoleLink};
 pub use records::{
     CheckResult, CheckRun, ForkPoint, JournalEntry, NewRound, NewTask, ProcessRef, Rewind, Round,

@@ -71,6 +71,19 @@ pub struct Task {
     /// For a role's task in a pipeline: the pipeline's task (its id) and the role's name.
     pub parent: Option<i64>,
     pub role: Option<String>,
+    /// What happens to a new round sent to the task: `accept`, `hold` (queued until the
+    /// policy is accept again) or `refuse`.
+    pub inbound: String,
+    /// Commanders besides the owner who may send the task rounds.
+    pub allowed: Vec<String>,
+}
+
+impl Task {
+    /// Whether `commander` may send the task rounds: its owner or a commander it allows.
+    pub fn admits(&self, commander: &str) -> bool {
+        (!self.owner.is_empty() && self.owner == commander)
+            || self.allowed.iter().any(|a| a == commander)
+    }
 }
 
 /// A point of an agent's session to continue from as a new session.
@@ -253,6 +266,10 @@ pub struct NewRound {
     pub snapshot_before: Option<String>,
     /// The checks to run after the agent's part of the round.
     pub checks: Vec<CheckRun>,
+    /// The task's generation as the sender saw it, for a round a commander sends: the store
+    /// starts it only if the generation is still the same and `commander` is the task's owner
+    /// or allowed by it (`None`: a round ganger starts itself, not checked).
+    pub generation: Option<i64>,
 }
 
 /// How a round ended.

@@ -47,6 +47,7 @@ fn new_round(kind: RoundKind, token: &str, commander: &str) -> NewRound {
         host: None,
         snapshot_before: None,
         checks: Vec::new(),
+        generation: None,
     }
 }
 

@@ -46,6 +46,7 @@ fn new_round(kind: RoundKind, token: &str) -> NewRound {
         host: None,
         snapshot_before: None,
         checks: Vec::new(),
+        generation: None,
     }
 }
 

@@ -50,6 +50,7 @@ fn new_round(kind: RoundKind, token: &str) -> NewRound {
         }),
         snapshot_before: None,
         checks: Vec::new(),
+        generation: None,
     }
 }
 

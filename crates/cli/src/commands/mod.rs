@@ -12,6 +12,7 @@ pub(crate) mod init;
 pub(crate) mod journal;
 pub(crate) mod log;
 pub(crate) mod merge;
+pub(crate) mod ownership;
 pub(crate) mod pipeline;
 pub(crate) mod round;
 pub(crate) mod summarize;

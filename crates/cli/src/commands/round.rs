@@ -121,6 +121,7 @@ pub(crate) fn fix(ws: &Workspace, args: FixArgs) -> Outcome {
         detach: args.detach,
         checks: args.checks.checks,
         until_green: args.checks.until_green,
+        interrupt: args.interrupt,
     };
     let launched = ganger_engine::fix(ws, options, &mut notices(json)).map_err(Failure::Engine)?;
     print_launched(ws, launched, json)

@@ -164,6 +164,7 @@ fn run_once(
                 detach: false,
                 checks: Vec::new(),
                 until_green: None,
+                interrupt: false,
             },
             notices,
         )?,
@@ -237,6 +238,7 @@ fn start_role(
         snapshot_before: None,
         // The task's checks, as `ganger start` plans them: none for a read-only role.
         checks: crate::checks::planned(&ws.config, &[], role.permission)?,
+        generation: None,
     };
     let mut store = ws.open_store()?;
     let (task, round) = match store.create_role_task(parent.id, &role.name, &new_task, &new_round) {

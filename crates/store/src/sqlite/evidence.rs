@@ -292,7 +292,8 @@ impl EvidenceStore for SqliteStore {
              FROM journal j LEFT JOIN tasks t ON t.id = j.task_id \
              WHERE j.id > ?1 AND j.kind != 'round-started' AND (t.owner = ?2 \
                 OR j.commander = ?2 \
-                OR (j.kind = 'transferred' AND (json_extract(j.detail, '$.from') = ?2 \
+                OR (j.kind IN ('transferred', 'assigned', 'released') \
+                    AND (json_extract(j.detail, '$.from') = ?2 \
                     OR json_extract(j.detail, '$.to') = ?2))) \
              ORDER BY j.id LIMIT ?3",
         )?;

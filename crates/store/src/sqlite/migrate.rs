@@ -13,7 +13,8 @@ const MIGRATIONS: &[&str] = &[
     include_str!("../../migrations/0005_round_checks.sql"),
     include_str!("../../migrations/0006_round_rewound.sql"),
     include_str!("../../migrations/0007_pipeline.sql"),
-    // 0008 (ownership) and 0009 (the queue) come before this one once merged.
+    include_str!("../../migrations/0008_ownership.sql"),
+    // 0009 (the queue) comes before this one once merged.
     include_str!("../../migrations/0010_evidence.sql"),
 ];
 

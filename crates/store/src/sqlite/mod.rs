@@ -4,6 +4,7 @@
 
 mod evidence;
 mod migrate;
+mod ownership;
 mod pipeline;
 mod rows;
 
@@ -107,7 +108,7 @@ impl SqliteStore {
     }
 }
 
-fn journal(
+pub(crate) fn journal(
     tx: &Transaction<'_>,
     task_id: i64,
     round: Option<u32>,
@@ -286,6 +287,23 @@ impl Store for SqliteStore {
     ) -> Result<Round, StoreError> {
         let tx = self.write()?;
         let task = load_task(&tx, task_id)?;
+        if let Some(sent) = round.generation {
+            if sent != task.generation {
+                return Err(StoreError::Stale {
+                    slug: task.slug,
+                    sent,
+                    now: task.generation,
+                    owner: task.owner,
+                });
+            }
+            if !task.admits(&round.commander) {
+                return Err(StoreError::NotAllowed {
+                    slug: task.slug,
+                    commander: round.commander.clone(),
+                    owner: task.owner,
+                });
+            }
+        }
         let round_id = match insert_round(&tx, task_id, &task.slug, round) {
             Ok(id) => id,
             // A concurrent writer the busy check could not see still hits the unique index.

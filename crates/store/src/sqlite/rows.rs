@@ -8,7 +8,7 @@ use std::path::PathBuf;
 
 pub(crate) const TASK_COLUMNS: &str = "id, slug, agent, model, base, base_commit, branch, worktree, \
     worktree_made, session, owner, generation, keys, timeout_ms, stall_ms, created_at, rounds, \
-    last_status, cost_usd, permission, sandbox, network, rw, cleaned_at, resume_note, fork_from, parent, role";
+    last_status, cost_usd, permission, sandbox, network, rw, cleaned_at, resume_note, fork_from, parent, role, inbound, allowed";
 
 pub(crate) const ROUND_COLUMNS: &str = "id, task_id, number, kind, status, reason, model, \
     session_before, session, commander, token, lock_path, host_pid, host_start, agent_pid, \
@@ -78,6 +78,8 @@ pub(crate) fn task(row: &Row<'_>) -> rusqlite::Result<Task> {
         fork_from: optional_json(row.get(25)?, "fork_from")?,
         parent: row.get(26)?,
         role: row.get(27)?,
+        inbound: row.get(28)?,
+        allowed: json(&row.get::<_, String>(29)?, "allowed")?,
     })
 }
 
