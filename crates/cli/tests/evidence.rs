@@ -406,6 +406,22 @@ fn watch_shows_what_follows_the_cursor_and_ack_moves_it() {
             (serde_json::json!(2), "overlap".to_owned()),
         ]
     );
+
+    // A transfer is in the journals of both sides; the task's entries go with it.
+    world
+        .ganger(&["transfer", "mine", "--to", "other", "--as", "boss"])
+        .expect_code(0);
+    let boss = world.ganger(&["watch", "--as", "boss"]);
+    assert!(
+        boss.stdout
+            .contains("mine: transferred from boss to other\n"),
+        "{}",
+        boss.stdout
+    );
+    let other = world.ganger(&["watch", "--as", "other", "--json"]).json();
+    let other_kinds = kinds(&other);
+    assert!(other_kinds.contains(&("mine".to_owned(), "transferred".to_owned())));
+    assert!(other_kinds.contains(&("mine".to_owned(), "checks-failed".to_owned())));
 }
 
 #[test]
