@@ -17,7 +17,8 @@ use std::time::{Duration, Instant};
 
 /// An OpenCode-shaped agent: `spend N` reports N input tokens without a cost, then works
 /// (sleeps) for a long time; anything else answers with a paragraph whose last line is
-/// `DONE: <the prompt's first line>`, without a cost either.
+/// `DONE: <the prompt's first line>`, without a cost either (10 tokens); `linger ...` then
+/// stays two seconds before it exits.
 const SCRIPTED_AGENT: &str = r#"#!/usr/bin/env bash
 set -u
 case "${1:-}" in
@@ -42,6 +43,9 @@ case "$first" in
 esac
 event text "{\"type\":\"text\",\"text\":\"Worked on it.\\n\\nDONE: ${first}\\n\"}"
 usage stop 10
+case "$first" in
+  linger*) sleep 2 ;;
+esac
 "#;
 
 fn world(extra: &str) -> World {
@@ -184,6 +188,33 @@ fn a_dollar_budget_counts_the_price_table_when_the_agent_reports_no_cost() {
     // A budget not reached lets the round finish.
     let free = world.ganger(&["start", "free", "--message", "fine", "--budget-usd", "5"]);
     free.expect_code(0);
+}
+
+#[test]
+fn a_round_whose_last_event_reaches_the_budget_ends_as_it_would_have() {
+    let world = scripted_world("");
+    let run = world.ganger(&[
+        "start",
+        "last",
+        "--message",
+        "linger over budget",
+        "--budget-tokens",
+        "5",
+        "--json",
+    ]);
+    run.expect_code(0);
+    let report = run.json();
+    assert_eq!(report["status"], "done", "{report:#}");
+    assert_eq!(report["done"], "DONE: linger over budget");
+    let refused = world.ganger(&["fix", "last", "--message", "more"]);
+    refused.expect_code(2);
+    assert!(
+        refused
+            .stderr
+            .contains("budget of 5 tokens for task last reached (spent 10)"),
+        "{}",
+        refused.stderr
+    );
 }
 
 #[test]

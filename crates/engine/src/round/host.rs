@@ -359,7 +359,11 @@ fn follow(
                     - i64::try_from(now.duration_since(last_seen).as_millis()).unwrap_or(0);
                 let settled = spending.settle.settle(&*store, &summary);
                 let _ = store.record_progress(input.round.id, &settled, at);
+                // An agent that printed its last event has nothing more to spend: its round
+                // ends as it would have, and the next one is refused.
+                let finished = settled.ended || settled.finish.as_deref() == Some("stop");
                 if spending.budget.is_set()
+                    && !finished
                     && let Some(why) = spending.budget.check(&*store, &settled)
                 {
                     return Some(HostStop::Budget(why));
