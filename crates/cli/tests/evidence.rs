@@ -118,6 +118,17 @@ fn a_token_budget_stops_the_round_as_it_streams_and_the_next_fix_is_refused() {
         "stopped: budget of 100 tokens for task capped reached (spent 110)"
     );
     assert!(living_pids_with_env(&marker(&report)).is_empty());
+    assert_eq!(
+        report["budget"],
+        serde_json::json!({"task": {"usd": null, "tokens": 100, "spent_usd": 0.001,
+                                    "spent_tokens": 110}, "fleet": null})
+    );
+    let human = world.ganger(&["status", "capped"]);
+    assert!(
+        human.stdout.contains("\nbudget: 110 of 100 tokens\n"),
+        "{}",
+        human.stdout
+    );
 
     let refused = world.ganger(&["fix", "capped", "--message", "go on", "--as", "boss"]);
     refused.expect_code(2);
@@ -224,6 +235,7 @@ fn a_done_line_reaches_the_report_the_table_and_the_journal() {
     run.expect_code(0);
     let report = run.json();
     assert_eq!(report["done"], "DONE: parser fixed", "{report:#}");
+    assert_eq!(report["budget"], Value::Null);
     let human = world.ganger(&["status", "parser"]);
     human.expect_code(0);
     assert!(

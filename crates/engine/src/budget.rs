@@ -9,6 +9,7 @@ use crate::config::Price;
 use crate::workspace::Workspace;
 use ganger_events::{RoundSummary, Tokens};
 use ganger_store::{Budget, EvidenceStore, Round, Spent, Store, Task};
+use serde::Serialize;
 use std::time::{Duration, Instant};
 
 /// How often a running round re-reads what the rest of its fleet spent.
@@ -144,6 +145,62 @@ pub(crate) fn fleet_exhausted(
     }
     let spent = store.fleet_spent(fleet, None).ok()?;
     reached(&budget, spent, &format!("fleet {fleet}"))
+}
+
+/// A budget and what was spent against it, for reports.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct BudgetUse {
+    /// The limits (`None`: no limit of that kind).
+    pub usd: Option<f64>,
+    pub tokens: Option<u64>,
+    /// What the rounds spent (running ones as far as their stored summary goes).
+    pub spent_usd: f64,
+    pub spent_tokens: u64,
+}
+
+/// A fleet's budget and what its tasks spent.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct FleetBudgetUse {
+    pub fleet: String,
+    #[serde(flatten)]
+    pub budget: BudgetUse,
+}
+
+/// The budgets a task is held to, for its reports.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Budgets {
+    pub task: Option<BudgetUse>,
+    pub fleet: Option<FleetBudgetUse>,
+}
+
+fn budget_use(budget: Budget, spent: Spent) -> BudgetUse {
+    BudgetUse {
+        usd: budget.usd,
+        tokens: budget.tokens,
+        spent_usd: spent.usd,
+        spent_tokens: spent.tokens,
+    }
+}
+
+/// The budgets of `task` and what was spent, if it has any (its own, or its fleet's).
+pub(crate) fn budgets_of(store: &(impl EvidenceStore + ?Sized), task: &Task) -> Option<Budgets> {
+    let own = store.task_budget(task.id).ok().filter(Budget::is_set);
+    let task_use = match own {
+        Some(budget) => Some(budget_use(budget, store.task_spent(task.id, None).ok()?)),
+        None => None,
+    };
+    let fleet = store.task_fleet(task.id).ok().flatten().and_then(|name| {
+        let budget = store.fleet_budget(&name).ok().filter(Budget::is_set)?;
+        let spent = store.fleet_spent(&name, None).ok()?;
+        Some(FleetBudgetUse {
+            fleet: name,
+            budget: budget_use(budget, spent),
+        })
+    });
+    (task_use.is_some() || fleet.is_some()).then_some(Budgets {
+        task: task_use,
+        fleet,
+    })
 }
 
 /// A running round's budgets: its task's, with what the task's other rounds spent, and its

@@ -6,7 +6,7 @@
 mod agent_env;
 pub mod agents;
 mod brief;
-mod budget;
+pub mod budget;
 mod cancel;
 mod checks;
 mod clean;

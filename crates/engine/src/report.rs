@@ -109,6 +109,9 @@ pub struct RoundReport {
     pub snapshot_after: Option<String>,
     /// The round's checks and how each went.
     pub checks: Vec<CheckReport>,
+    /// The budgets the task is held to (its own, its fleet's) and what was spent; `null`
+    /// when it has none.
+    pub budget: Option<crate::budget::Budgets>,
     pub files: RoundFiles,
 }
 
@@ -311,6 +314,11 @@ pub fn round_report(ws: &Workspace, task: &Task, round: &Round) -> RoundReport {
         snapshot_before: round.snapshot_before.clone(),
         snapshot_after: round.snapshot_after.clone(),
         checks: check_reports(round),
+        budget: ws
+            .existing_store()
+            .ok()
+            .flatten()
+            .and_then(|store| crate::budget::budgets_of(&store, task)),
         files: RoundFiles {
             prompt: state.round_file(&task.slug, round.number, "prompt.md"),
             events: state.round_file(&task.slug, round.number, "jsonl"),

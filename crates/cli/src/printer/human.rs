@@ -131,6 +131,19 @@ pub fn report_text(report: &RoundReport) -> String {
         "cost: {cost}, tokens {} in / {} out",
         report.tokens.input, report.tokens.output
     );
+    if let Some(budget) = &report.budget {
+        if let Some(task) = &budget.task {
+            let _ = writeln!(out, "budget: {}", budget_use(task));
+        }
+        if let Some(fleet) = &budget.fleet {
+            let _ = writeln!(
+                out,
+                "fleet {} budget: {}",
+                fleet.fleet,
+                budget_use(&fleet.budget)
+            );
+        }
+    }
     for error in &report.errors {
         let _ = writeln!(out, "error: {error}");
     }
@@ -204,6 +217,18 @@ pub fn report_text(report: &RoundReport) -> String {
         report.round
     );
     out
+}
+
+/// What was spent of a budget: `$0.0100 of $0.5000, 110 of 1000 tokens`.
+fn budget_use(budget: &ganger_engine::budget::BudgetUse) -> String {
+    let mut parts = Vec::new();
+    if let Some(usd) = budget.usd {
+        parts.push(format!("${:.4} of ${usd:.4}", budget.spent_usd));
+    }
+    if let Some(tokens) = budget.tokens {
+        parts.push(format!("{} of {tokens} tokens", budget.spent_tokens));
+    }
+    parts.join(", ")
 }
 
 /// Appends `text` left-aligned in `width` columns, then a space. (Formatter padding writes its
