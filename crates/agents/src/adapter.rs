@@ -189,6 +189,12 @@ pub trait Adapter: Send + Sync {
     fn linger(&self) -> Option<Duration> {
         None
     }
+    /// The agent's own interactive interface on the session of `plan` (a round's command that
+    /// resumes it), for `ganger attach`; `None` when the CLI has none.
+    fn interactive(&self, plan: CommandPlan) -> Option<CommandPlan> {
+        let _ = plan;
+        None
+    }
     /// How to point this agent at a scripted model server listening at `base_url`
     /// (`http://127.0.0.1:PORT`, no path).
     fn scripted_endpoint(&self, base_url: &str) -> ScriptedEndpoint;

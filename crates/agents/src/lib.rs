@@ -9,6 +9,7 @@ pub mod claude;
 pub mod codex;
 pub mod command;
 pub mod gemini;
+mod interactive;
 mod json_merge;
 pub mod opencode;
 mod outcome;

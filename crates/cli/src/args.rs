@@ -67,6 +67,11 @@ pub enum Command {
     Policy(PolicyArgs),
     /// Let other commanders send rounds to a task you own (or stop letting them).
     Allow(AllowArgs),
+    /// Open the agent's own interactive interface on a task's session in its worktree; the
+    /// next round continues from where you leave it.
+    Attach(AttachArgs),
+    /// Put an agent session a person started by hand under ganger (its next round resumes it).
+    Adopt(AdoptArgs),
     /// Summarize a raw agent stream file (the same code a live round uses).
     Summarize(SummarizeArgs),
     /// Run the scripted model server, to dry-run agents without spending tokens.
@@ -526,6 +531,39 @@ pub struct AllowArgs {
     #[arg(long)]
     pub remove: bool,
     /// Who you are (default: GANGER_COMMANDER, else the user name).
+    #[arg(long = "as", value_name = "NAME")]
+    pub as_name: Option<String>,
+    /// Print JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct AttachArgs {
+    /// The task.
+    pub slug: String,
+    /// Who you are (default: GANGER_COMMANDER, else the user name); only the owner attaches.
+    #[arg(long = "as", value_name = "NAME")]
+    pub as_name: Option<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct AdoptArgs {
+    /// The task's name.
+    pub slug: String,
+    /// The agent whose session it is: opencode, claude, codex, gemini, qwen or command.
+    #[arg(long, value_name = "NAME", required = true)]
+    pub agent: String,
+    /// The agent's session id.
+    #[arg(long, value_name = "ID", required = true)]
+    pub session: String,
+    /// The worktree of this repository the session works in.
+    #[arg(long, value_name = "PATH", required = true)]
+    pub worktree: PathBuf,
+    /// The model of the task's rounds (default: defaults.model, else the agent's own).
+    #[arg(short = 'm', long, value_name = "PROVIDER/MODEL")]
+    pub model: Option<String>,
+    /// The commander who owns the task.
     #[arg(long = "as", value_name = "NAME")]
     pub as_name: Option<String>,
     /// Print JSON.

@@ -118,6 +118,7 @@ fn wants_json(command: &Command) -> bool {
         Command::Merge(a) => a.json,
         Command::Summarize(a) => a.json,
         Command::Assign(a) => a.json,
+        Command::Adopt(a) => a.json,
         Command::Transfer(a) => a.json,
         Command::Release(a) => a.json,
         Command::Policy(a) => a.json,
@@ -128,6 +129,7 @@ fn wants_json(command: &Command) -> bool {
         | Command::FakeLlm(_)
         | Command::Demo(_)
         | Command::Host(_)
+        | Command::Attach(_)
         | Command::DockerRound => false,
     }
 }
@@ -161,6 +163,8 @@ fn run(cli: Cli) -> Outcome {
         Command::Rewind(args) => commands::merge::rewind(&workspace(dir)?, args),
         Command::Merge(args) => commands::merge::merge(&workspace(dir)?, args),
         Command::Summarize(args) => commands::summarize::run(args),
+        Command::Attach(args) => commands::ownership::attach(&workspace(dir)?, args),
+        Command::Adopt(args) => commands::ownership::adopt(&workspace(dir)?, args),
         Command::Assign(args) => commands::ownership::assign(&workspace(dir)?, args),
         Command::Transfer(args) => commands::ownership::transfer(&workspace(dir)?, args),
         Command::Release(args) => commands::ownership::release(&workspace(dir)?, args),

@@ -81,6 +81,7 @@ pub fn fix(ws: &Workspace, options: FixOptions, notices: &mut dyn Notices) -> Re
     let (mut store, task) = settled_task(ws, &options.slug, notices)?;
     let sender = commander(options.commander.as_deref());
     crate::ownership::require_admitted(&task, &sender, "send rounds to")?;
+    crate::attach::refuse_attached(ws, &task)?;
     match crate::ownership::Inbound::of(&task) {
         crate::ownership::Inbound::Refuse => return Err(crate::ownership::refused(&task)),
         crate::ownership::Inbound::Hold => return Err(crate::ownership::held(&task)),

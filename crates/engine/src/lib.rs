@@ -3,8 +3,10 @@
 //! rounds whose host died. It prints nothing: commands return values and report their steps
 //! as [`Notice`]s.
 
+mod adopt;
 mod agent_env;
 pub mod agents;
+mod attach;
 mod brief;
 pub mod budget;
 mod cancel;
@@ -51,7 +53,9 @@ mod until_green;
 mod wait;
 mod workspace;
 
+pub use adopt::{AdoptOptions, adopt};
 pub use agents::AgentFound;
+pub use attach::attach;
 pub use brief::{Brief, MAX_PROMPT};
 pub use cancel::cancel;
 pub use clean::{CleanOptions, clean};

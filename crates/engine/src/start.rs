@@ -392,7 +392,7 @@ fn normalize(path: &Path) -> PathBuf {
 
 /// Checks a `--worktree` given by the user: a worktree of this repository and not the main
 /// checkout. Returns its top directory and branch.
-fn check_given_worktree(ws: &Workspace, path: &Path) -> Result<(PathBuf, String)> {
+pub(crate) fn check_given_worktree(ws: &Workspace, path: &Path) -> Result<(PathBuf, String)> {
     let opened = ws.repo.open_worktree(path).map_err(|e| {
         EngineError::invalid(format!(
             "--worktree {}: not a worktree of this repository ({e})",
@@ -410,7 +410,7 @@ fn check_given_worktree(ws: &Workspace, path: &Path) -> Result<(PathBuf, String)
 }
 
 /// Refuses a worktree in which a round of another task is running.
-fn refuse_busy_worktree(
+pub(crate) fn refuse_busy_worktree(
     ws: &Workspace,
     store: &mut ganger_store::SqliteStore,
     worktree: &Path,

@@ -10,11 +10,17 @@
 #   fail           print an error event and exit 1
 #   anything else  finish normally
 # Every run appends the prompt's first line to $PWD/fake.txt (OpenCode works in $PWD).
+# The interactive form (`opencode --session S [--model M]`, what `ganger attach` opens) writes
+# "attached S M" to $PWD/attach.txt, then appends each line typed on stdin to fake.txt.
 set -u
 case "${1:-}" in
   --version) echo 1.18.33; exit 0 ;;
   models) printf 'opencode/big-pickle\nmock/scripted\nmock/other\n'; exit 0 ;;
   run) shift ;;
+  --session)
+    printf 'attached %s %s\n' "$2" "${4:-}" >> "$PWD/attach.txt"
+    while IFS= read -r line; do printf 'by hand: %s\n' "$line" >> "$PWD/fake.txt"; done
+    exit 0 ;;
   *) echo "fake opencode: unknown command ${1:-}" >&2; exit 2 ;;
 esac
 session="" title=""

@@ -86,6 +86,19 @@ impl Adapter for Claude {
         Some(Duration::from_secs(3))
     }
 
+    fn interactive(&self, plan: CommandPlan) -> Option<CommandPlan> {
+        Some(
+            crate::interactive::Headless {
+                leading: &[],
+                flags: &["-p", "--verbose"],
+                valued: &["--output-format"],
+                joined: &[],
+                trailing: None,
+            }
+            .strip(plan),
+        )
+    }
+
     fn scripted_endpoint(&self, base_url: &str) -> ScriptedEndpoint {
         command::scripted_endpoint(base_url)
     }

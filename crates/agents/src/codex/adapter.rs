@@ -73,6 +73,19 @@ impl Adapter for Codex {
         Some(Duration::from_secs(2))
     }
 
+    fn interactive(&self, plan: CommandPlan) -> Option<CommandPlan> {
+        Some(
+            crate::interactive::Headless {
+                leading: &["exec"],
+                flags: &["--json", "--skip-git-repo-check"],
+                valued: &[],
+                joined: &[],
+                trailing: Some("-"),
+            }
+            .strip(plan),
+        )
+    }
+
     fn scripted_endpoint(&self, base_url: &str) -> ScriptedEndpoint {
         command::scripted_endpoint(base_url)
     }

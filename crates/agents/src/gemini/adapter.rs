@@ -76,6 +76,19 @@ impl Adapter for Gemini {
         Some(Duration::from_secs(2))
     }
 
+    fn interactive(&self, plan: CommandPlan) -> Option<CommandPlan> {
+        Some(
+            crate::interactive::Headless {
+                leading: &[],
+                flags: &[],
+                valued: &["--output-format", "-p"],
+                joined: &[],
+                trailing: None,
+            }
+            .strip(plan),
+        )
+    }
+
     fn scripted_endpoint(&self, base_url: &str) -> ScriptedEndpoint {
         command::scripted_endpoint(base_url)
     }

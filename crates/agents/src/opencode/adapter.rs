@@ -74,6 +74,19 @@ impl Adapter for OpenCode {
         crate::opencode::verdict(summary, exit)
     }
 
+    fn interactive(&self, plan: CommandPlan) -> Option<CommandPlan> {
+        Some(
+            crate::interactive::Headless {
+                leading: &["run"],
+                flags: &[],
+                valued: &["--format", "--title"],
+                joined: &[],
+                trailing: None,
+            }
+            .strip(plan),
+        )
+    }
+
     fn scripted_endpoint(&self, base_url: &str) -> ScriptedEndpoint {
         command::scripted_endpoint(base_url)
     }

@@ -81,6 +81,19 @@ impl Adapter for Qwen {
         Some(Duration::from_secs(3))
     }
 
+    fn interactive(&self, plan: CommandPlan) -> Option<CommandPlan> {
+        Some(
+            crate::interactive::Headless {
+                leading: &[],
+                flags: &[],
+                valued: &["--output-format"],
+                joined: &["--prompt="],
+                trailing: None,
+            }
+            .strip(plan),
+        )
+    }
+
     fn scripted_endpoint(&self, base_url: &str) -> ScriptedEndpoint {
         command::scripted_endpoint(base_url)
     }

@@ -1,8 +1,11 @@
-//! `assign`, `transfer`, `release`, `policy`, `allow`: who owns a task and what it lets in.
+//! `assign`, `transfer`, `release`, `policy`, `allow`: who owns a task and what it lets in;
+//! `adopt`: a session started by hand becomes a task; `attach`: a person takes over.
 
 use super::round::notices;
 use crate::Outcome;
-use crate::args::{AllowArgs, AssignArgs, OwnerArgs, PolicyArgs, TransferArgs};
+use crate::args::{
+    AdoptArgs, AllowArgs, AssignArgs, AttachArgs, OwnerArgs, PolicyArgs, TransferArgs,
+};
 use crate::exit;
 use crate::printer;
 use ganger_engine::{OwnershipAction, OwnershipReport, Workspace, change_ownership};
@@ -72,4 +75,56 @@ pub(crate) fn allow(ws: &Workspace, args: AllowArgs) -> Outcome {
         remove: args.remove,
     };
     run(ws, &args.slug, action, args.as_name.as_deref(), args.json)
+}
+
+/// `ganger.adopted/1` (docs/json.md).
+#[derive(serde::Serialize)]
+struct Adopted<'a> {
+    schema: &'static str,
+    task: &'a str,
+    agent: &'a str,
+    session: Option<&'a str>,
+    worktree: &'a std::path::Path,
+    branch: &'a str,
+    owner: &'a str,
+}
+
+pub(crate) fn adopt(ws: &Workspace, args: AdoptArgs) -> Outcome {
+    let options = ganger_engine::AdoptOptions {
+        slug: args.slug,
+        agent: args.agent,
+        session: args.session,
+        worktree: args.worktree,
+        model: args.model,
+        commander: args.as_name,
+    };
+    let task = ganger_engine::adopt(ws, &options, &mut notices(args.json))?;
+    if args.json {
+        printer::emit_json(&Adopted {
+            schema: "ganger.adopted/1",
+            task: &task.slug,
+            agent: &task.agent,
+            session: task.session.as_deref(),
+            worktree: &task.worktree,
+            branch: &task.branch,
+            owner: &task.owner,
+        })?;
+    } else {
+        printer::emit(&format!(
+            "adopted session {} of {} in {} as task {} (owned by {}); send its next round with `ganger fix {}`\n",
+            task.session.as_deref().unwrap_or("?"),
+            task.agent,
+            task.worktree.display(),
+            task.slug,
+            task.owner,
+            task.slug
+        ))?;
+    }
+    Ok(exit::OK)
+}
+
+/// Exits with the agent's own exit code (capped at 255), so a script can tell how it ended.
+pub(crate) fn attach(ws: &Workspace, args: AttachArgs) -> Outcome {
+    let code = ganger_engine::attach(ws, &args.slug, args.as_name.as_deref(), &mut notices(false))?;
+    Ok(u8::try_from(code).unwrap_or(1))
 }

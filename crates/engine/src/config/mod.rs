@@ -134,6 +134,9 @@ pub struct AgentConfig {
     pub prompt: Option<String>,
     /// The `command` agent: which stream format it prints (`text`, or an agent's name).
     pub format: Option<String>,
+    /// The `command` agent: the program and arguments of its interactive interface on a
+    /// session, for `ganger attach` (`{session}` and `{model}` filled in).
+    pub interactive_argv: Option<Vec<String>>,
 }
 
 /// Settings of the sandbox.

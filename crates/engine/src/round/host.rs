@@ -180,7 +180,7 @@ fn agent_command(
 /// Creates the directories and writes the files the plan asks for (settings the agent reads
 /// from a path in its environment). Written fresh every round, so an edit of `ganger.toml`
 /// takes effect at the next round.
-fn write_plan_files(plan: &CommandPlan) -> Result<()> {
+pub(crate) fn write_plan_files(plan: &CommandPlan) -> Result<()> {
     for dir in &plan.dirs {
         std::fs::create_dir_all(dir).map_err(|e| EngineError::io("create", dir, e))?;
     }

@@ -13,5 +13,6 @@ mod signals;
 mod watchdog;
 
 pub(crate) use finish::settle_dead_round;
+pub(crate) use host::write_plan_files;
 pub use host::{HostOutcome, run_host};
 pub use setup::RoundInput;

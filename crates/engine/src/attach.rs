@@ -1,0 +1,155 @@
+//! `ganger attach`: a person takes over a task's session in the agent's own interactive
+//! interface, in the task's worktree, with the configuration its rounds use; when they quit,
+//! the next round continues the same session from there. Refused while a round runs; while a
+//! person is attached, no round starts (an attach lock, like a round's host lock).
+
+use crate::commander::commander;
+use crate::error::{EngineError, Result};
+use crate::notice::Notices;
+use crate::workspace::Workspace;
+use ganger_agents::{Adapter, CommandPlan, Permission, RoundRequest};
+use ganger_sandbox::{HostLock, LockState};
+use ganger_store::{OwnershipStore, Task};
+use std::ffi::OsString;
+use std::path::PathBuf;
+
+fn lock_path(ws: &Workspace, slug: &str) -> PathBuf {
+    ws.state.run_dir().join(format!("attach-{slug}.lock"))
+}
+
+/// Refuses a new round of a task a person is attached to.
+pub(crate) fn refuse_attached(ws: &Workspace, task: &Task) -> Result<()> {
+    if HostLock::probe(&lock_path(ws, &task.slug)) == LockState::Held {
+        return Err(EngineError::invalid(format!(
+            "a person is attached to task {} (`ganger attach`); no round starts until they quit",
+            task.slug
+        )));
+    }
+    Ok(())
+}
+
+/// Opens the agent's interactive interface on the task's session and returns its exit code
+/// once the person quits.
+pub fn attach(
+    ws: &Workspace,
+    slug: &str,
+    as_name: Option<&str>,
+    notices: &mut dyn Notices,
+) -> Result<i32> {
+    let me = commander(as_name);
+    let (mut store, task) = crate::fix::settled_task(ws, slug, notices)?;
+    crate::ownership::require_owner(&task, &me, "attach to")?;
+    crate::fix::idle_rounds(&store, &task)?;
+    let session = task.session.clone().ok_or_else(|| {
+        EngineError::invalid(format!(
+            "task {slug} has no session yet: its first round did not name one"
+        ))
+    })?;
+    if task.sandbox != ganger_sandbox::SandboxKind::Local.as_str() {
+        return Err(EngineError::invalid(format!(
+            "task {slug} runs in {}: attach opens the agent locally, where that session is not",
+            task.sandbox
+        )));
+    }
+    if !task.worktree.is_dir() {
+        return Err(EngineError::invalid(format!(
+            "the worktree {} of task {slug} is gone",
+            task.worktree.display()
+        )));
+    }
+    let adapter = crate::start::known_adapter(ws, &task.agent)?;
+    let (program, plan) = interactive_command(ws, adapter, &task, &session)?;
+    let dir = ws.state.run_dir();
+    std::fs::create_dir_all(&dir).map_err(|e| EngineError::io("create", &dir, e))?;
+    let lock = HostLock::acquire(&lock_path(ws, slug))
+        .map_err(|_| EngineError::invalid(format!("someone is attached to task {slug} already")))?;
+    // A round that began between the check above and the lock would be running now.
+    if let Err(error) = crate::fix::idle_rounds(&store, &task) {
+        lock.release();
+        return Err(error);
+    }
+    let keys = crate::keys::load_keys(&ws.config, &task.keys)?;
+    let env = crate::agent_env::agent_environment(adapter, &ws.config, &plan, &keys);
+    let args: Vec<OsString> = plan.args.iter().map(Into::into).collect();
+    let detail = serde_json::json!({ "session": session, "program": program });
+    store.note(task.id, "attached", &me, detail)?;
+    let code = ganger_sandbox::run_interactive(&program, &args, &env, &task.worktree);
+    lock.release();
+    let code = code?;
+    store.note(
+        task.id,
+        "detached",
+        &me,
+        serde_json::json!({ "exit_code": code }),
+    )?;
+    Ok(code)
+}
+
+/// The program and plan of the agent's interactive interface on `session`.
+fn interactive_command(
+    ws: &Workspace,
+    adapter: &dyn Adapter,
+    task: &Task,
+    session: &str,
+) -> Result<(PathBuf, CommandPlan)> {
+    if adapter.name() == ganger_agents::command::NAME {
+        let template = ws
+            .config
+            .agent(adapter.name())
+            .interactive_argv
+            .ok_or_else(|| {
+                EngineError::invalid(
+                    "the command agent has no interactive interface: set [agents.command] \
+                     interactive_argv in ganger.toml",
+                )
+            })?;
+        let filled = ganger_agents::command::fill_argv(
+            &template,
+            &[("session", Some(session)), ("model", task.model.as_deref())],
+        );
+        let (first, rest) = filled
+            .split_first()
+            .ok_or_else(|| EngineError::invalid("agents.command.interactive_argv is empty"))?;
+        let program = crate::agent_env::find_executable(std::path::Path::new(first))
+            .ok_or_else(|| {
+                EngineError::invalid(format!(
+                    "agents.command.interactive_argv starts with {first}, which is not an executable"
+                ))
+            })?;
+        return Ok((program, CommandPlan::new(rest.to_vec(), Vec::new(), None)));
+    }
+    let program = crate::agent_env::resolve_program(adapter, &ws.config)?;
+    let overlay = crate::agent_env::config_overlay(adapter, &ws.config);
+    let inherited = crate::agent_env::inherited_config(adapter, &ws.config);
+    let keys = crate::keys::load_keys(&ws.config, &task.keys)?;
+    let request_env = crate::agent_env::request_env(adapter, &ws.config, &keys);
+    let agent_dir = ws.state.agent_dir(adapter.name());
+    let permission = task
+        .permission
+        .parse::<Permission>()
+        .map_err(EngineError::invalid)?;
+    let new_session_id = crate::launch::new_uuid();
+    let round = adapter.plan(&RoundRequest {
+        resume_at: None,
+        prompt: "",
+        session: Some(session),
+        new_session_id: &new_session_id,
+        title: &task.slug,
+        model: task.model.as_deref(),
+        worktree: &task.worktree,
+        config: overlay.as_ref(),
+        inherited_config: inherited.as_deref(),
+        permission,
+        sandboxed: false,
+        env: &request_env,
+        agent_dir: &agent_dir,
+    })?;
+    let plan = adapter.interactive(round).ok_or_else(|| {
+        EngineError::invalid(format!(
+            "{} has no interactive interface ganger can open",
+            adapter.display_name()
+        ))
+    })?;
+    crate::round::write_plan_files(&plan)?;
+    Ok((program, plan))
+}
