@@ -49,9 +49,20 @@ fn every_agent_opens_its_own_interface_on_the_session() {
         ("codex", &["resume"]),
         (
             "gemini",
-            &["--skip-trust", "-m", "p/m", "--resume", "S-1", "--approval-mode", "yolo"],
+            &[
+                "--skip-trust",
+                "-m",
+                "p/m",
+                "--resume",
+                "S-1",
+                "--approval-mode",
+                "yolo",
+            ],
         ),
-        ("qwen", &["--resume", "S-1", "-m", "p/m", "--approval-mode", "yolo"]),
+        (
+            "qwen",
+            &["--resume", "S-1", "-m", "p/m", "--approval-mode", "yolo"],
+        ),
     ];
     for (name, args) in expected {
         let (got, _, stdin) = interactive(name);

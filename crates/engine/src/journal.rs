@@ -140,6 +140,29 @@ fn summarize(entry: &JournalEntry) -> String {
             }
         }
         "cancel-requested" => format!("{round}cancel requested"),
+        "policy" => format!(
+            "new rounds: {}",
+            text(detail, "inbound").unwrap_or_else(|| "?".into())
+        ),
+        "allowed" => {
+            let names: Vec<&str> = detail
+                .get("allowed")
+                .and_then(Value::as_array)
+                .map(|list| list.iter().filter_map(Value::as_str).collect())
+                .unwrap_or_default();
+            if names.is_empty() {
+                "only the owner may send rounds".to_owned()
+            } else {
+                format!("allowed to send rounds: {}", names.join(", "))
+            }
+        }
+        "adopted" => format!(
+            "adopted (session {})",
+            text(detail, "session").unwrap_or_else(|| "?".into())
+        ),
+        "attached" => "a person attached to the session".to_owned(),
+        "detached" => "the person attached to the session left".to_owned(),
+        "merged" => "merged into its base".to_owned(),
         other => {
             let shown = if detail.as_object().is_some_and(|o| !o.is_empty()) {
                 format!(" {detail}")
