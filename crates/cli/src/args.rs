@@ -300,6 +300,9 @@ pub struct PlanArgs {
 pub struct PipelineArgs {
     /// The task.
     pub slug: String,
+    /// Who you are (default: GANGER_COMMANDER, else the user name); only the owner approves.
+    #[arg(long = "as", value_name = "NAME")]
+    pub as_name: Option<String>,
     /// Print JSON.
     #[arg(long)]
     pub json: bool,
@@ -311,6 +314,9 @@ pub struct RejectArgs {
     pub slug: String,
     #[command(flatten)]
     pub text: TaskText,
+    /// Who you are (default: GANGER_COMMANDER, else the user name); only the owner rejects.
+    #[arg(long = "as", value_name = "NAME")]
+    pub as_name: Option<String>,
     /// Print JSON.
     #[arg(long)]
     pub json: bool,

@@ -43,6 +43,10 @@ fn only_the_owner_commands_a_task_and_a_transfer_hands_it_on() {
         vec!["policy", "t", "refuse", "--as", "bob"],
         vec!["allow", "t", "bob", "--as", "bob"],
         vec!["assign", "t", "--as", "bob"],
+        vec!["attach", "t", "--as", "bob"],
+        vec!["plan", "t", "--message", "a plan", "--as", "bob"],
+        vec!["approve", "t", "--as", "bob"],
+        vec!["reject", "t", "--message", "no", "--as", "bob"],
     ] {
         let run = world.ganger(&args);
         run.expect_code(2);

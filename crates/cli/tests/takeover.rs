@@ -225,6 +225,7 @@ fn an_adopted_opencode_session_continues_where_the_person_left_it() {
         .args(["run", "--format", "json", "remember the word PLUM"])
         .env("OPENCODE_CONFIG_CONTENT", config.to_string())
         .env("OPENCODE_DISABLE_MODELS_FETCH", "1")
+        .env("OPENCODE_DISABLE_AUTOUPDATE", "1")
         // OpenCode works in $PWD, not in its real working directory.
         .env("PWD", &worktree)
         .current_dir(&worktree)

@@ -37,7 +37,12 @@ pub(crate) fn plan(ws: &Workspace, args: PlanArgs) -> Outcome {
 }
 
 pub(crate) fn approve(ws: &Workspace, args: PipelineArgs) -> Outcome {
-    let report = ganger_engine::approve(ws, &args.slug, &mut notices(args.json))?;
+    let report = ganger_engine::approve(
+        ws,
+        &args.slug,
+        args.as_name.as_deref(),
+        &mut notices(args.json),
+    )?;
     print(&report, args.json, "done")
 }
 
@@ -46,6 +51,12 @@ pub(crate) fn reject(ws: &Workspace, args: RejectArgs) -> Outcome {
     let notes = brief(args.text).ok_or_else(|| {
         EngineError::invalid("give the notes with --message TEXT or --brief FILE")
     })?;
-    let report = ganger_engine::reject(ws, &args.slug, &notes, &mut notices(json))?;
+    let report = ganger_engine::reject(
+        ws,
+        &args.slug,
+        &notes,
+        args.as_name.as_deref(),
+        &mut notices(json),
+    )?;
     print(&report, json, "awaiting-approval")
 }

@@ -21,9 +21,16 @@ use ganger_events::RoundStatus;
 use ganger_store::{PipelineRecord, PipelineStore, ReviewerVerdict, Store, Task};
 
 /// Approves the plan and runs the pipeline to its end.
-pub fn approve(ws: &Workspace, slug: &str, notices: &mut dyn Notices) -> Result<PipelineReport> {
+pub fn approve(
+    ws: &Workspace,
+    slug: &str,
+    as_name: Option<&str>,
+    notices: &mut dyn Notices,
+) -> Result<PipelineReport> {
     let mut store = super::plan::existing_store(ws, slug)?;
     let task = find_task(&store, slug)?;
+    let me = crate::commander::commander(as_name);
+    crate::ownership::require_owner(&task, &me, "approve the plan of")?;
     let _held = super::state::lock(ws, slug)?;
     let mut record = store.pipeline(task.id)?.ok_or_else(|| no_pipeline(slug))?;
     let at = settled_stage(ws, &mut store, &record, notices)?;

@@ -50,6 +50,8 @@ pub fn plan(
     let existing = match ws.existing_store()? {
         Some(store) => match store.task(&options.slug)? {
             Some(task) => {
+                let me = commander(options.commander.as_deref());
+                crate::ownership::require_owner(&task, &me, "plan")?;
                 refuse_existing(&store, &task)?;
                 Some(task)
             }
@@ -129,11 +131,13 @@ pub fn reject(
     ws: &Workspace,
     slug: &str,
     notes: &Brief,
+    as_name: Option<&str>,
     notices: &mut dyn Notices,
 ) -> Result<PipelineReport> {
     let notes = read_brief(notes)?;
     let mut store = existing_store(ws, slug)?;
     let task = find_task(&store, slug)?;
+    crate::ownership::require_owner(&task, &commander(as_name), "reject the plan of")?;
     let _held = super::state::lock(ws, slug)?;
     let mut record = store.pipeline(task.id)?.ok_or_else(|| no_pipeline(slug))?;
     let at = settled_stage(ws, &mut store, &record, notices)?;
