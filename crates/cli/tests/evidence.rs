@@ -161,6 +161,48 @@ fn a_token_budget_stops_the_round_as_it_streams_and_the_next_fix_is_refused() {
 }
 
 #[test]
+fn a_fleets_budget_counts_its_other_tasks_stops_the_round_that_reaches_it_and_refuses_the_next() {
+    let world = world("");
+    for slug in ["a", "b"] {
+        world
+            .ganger(&["start", slug, "--message", "hello"])
+            .expect_code(0);
+    }
+    // What the scheduler does through the store: a fleet's budget, and its tasks.
+    let db = rusqlite::Connection::open(world.repo.join(".ganger/state.db")).unwrap();
+    db.execute_batch(
+        "INSERT INTO budgets (fleet, usd, tokens) VALUES ('nightly', NULL, 500);
+         INSERT INTO fleet_tasks (task_id, fleet) SELECT id, 'nightly' FROM tasks;",
+    )
+    .unwrap();
+    drop(db);
+    // A round of the stand-in spends 110 tokens a step, two steps: 440 so far, 550 once b's
+    // next round reported its first step.
+    let run = world.ganger(&["fix", "b", "--message", "sleep 60", "--json"]);
+    run.expect_code(1);
+    let report = run.json();
+    assert_eq!(report["status"], "cancelled", "{report:#}");
+    assert_eq!(
+        report["reason"],
+        "stopped: budget of 500 tokens for fleet nightly reached (spent 550)"
+    );
+    assert_eq!(
+        report["budget"],
+        serde_json::json!({"task": null, "fleet": {"fleet": "nightly", "usd": null,
+            "tokens": 500, "spent_usd": 0.005, "spent_tokens": 550}})
+    );
+    let refused = world.ganger(&["fix", "a", "--message", "more"]);
+    refused.expect_code(2);
+    assert!(
+        refused.stderr.starts_with(
+            "error: task a has spent its budget: budget of 500 tokens for fleet nightly reached (spent 550)"
+        ),
+        "{}",
+        refused.stderr
+    );
+}
+
+#[test]
 fn a_dollar_budget_counts_the_price_table_when_the_agent_reports_no_cost() {
     // $1,000 per million input tokens: the 600 tokens of `spend 600` cost $0.60.
     let world = scripted_world("[prices.\"mock/scripted\"]\ninput = 1000.0\noutput = 0.0\n");

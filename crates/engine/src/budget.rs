@@ -131,10 +131,6 @@ pub(crate) fn exhausted(store: &(impl EvidenceStore + ?Sized), task: &Task) -> O
 }
 
 /// Why no new round of the fleet `fleet` may start, if its budget is spent.
-#[allow(
-    dead_code,
-    reason = "the scheduler's check before it starts a fleet's next task (fleet/, on merge)"
-)]
 pub(crate) fn fleet_exhausted(
     store: &(impl EvidenceStore + ?Sized),
     fleet: &str,

@@ -52,6 +52,9 @@ pub struct StartOptions {
     pub labels: Vec<String>,
     /// `--budget-usd`, `--budget-tokens`: the task's budget over all its rounds.
     pub budget: ganger_store::Budget,
+    /// The fleet the task belongs to (the scheduler's): its budget counts the task, from the
+    /// first round on, and a fleet that has spent its budget starts no task.
+    pub fleet: Option<String>,
 }
 
 /// The adapter named `name`, or a clear error listing the known ones.
@@ -182,6 +185,13 @@ pub fn start(ws: &Workspace, options: StartOptions, notices: &mut dyn Notices) -
         sandboxing::check_round(ws, &sandbox, path)?;
     }
     let mut store = ws.open_store()?;
+    if let Some(fleet) = &options.fleet
+        && let Some(why) = crate::budget::fleet_exhausted(&store, fleet)
+    {
+        return Err(EngineError::invalid(format!(
+            "task {slug} of fleet {fleet} was not started: {why}"
+        )));
+    }
     if store.task(&slug)?.is_some() {
         return Err(
             EngineError::invalid(format!("task {slug} exists already")).hint(format!(
@@ -281,6 +291,9 @@ pub fn start(ws: &Workspace, options: StartOptions, notices: &mut dyn Notices) -
     }
     if !labels.is_empty() {
         store.set_labels(task.id, &labels)?;
+    }
+    if let Some(fleet) = &options.fleet {
+        store.set_task_fleet(task.id, Some(fleet))?;
     }
     let redactor = LoadedKey::redactor(&loaded);
     let launched = launch(

@@ -104,6 +104,7 @@ pub(crate) fn start(ws: &Workspace, args: StartArgs) -> Outcome {
             usd: args.budget_usd,
             tokens: args.budget_tokens,
         },
+        fleet: None,
     };
     let launched =
         ganger_engine::start(ws, options, &mut notices(json)).map_err(Failure::Engine)?;
