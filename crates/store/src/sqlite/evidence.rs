@@ -298,18 +298,7 @@ impl EvidenceStore for SqliteStore {
              ORDER BY j.id LIMIT ?3",
         )?;
         let entries = statement
-            .query_map(params![after, commander, limit], |row| {
-                let detail: String = row.get(6)?;
-                Ok(JournalEntry {
-                    id: row.get(0)?,
-                    at: row.get(1)?,
-                    slug: row.get(2)?,
-                    round: row.get(3)?,
-                    kind: row.get(4)?,
-                    commander: row.get(5)?,
-                    detail: serde_json::from_str(&detail).unwrap_or(serde_json::Value::Null),
-                })
-            })?
+            .query_map(params![after, commander, limit], super::rows::journal_entry)?
             .collect::<Result<Vec<_>, _>>()?;
         Ok(entries)
     }
