@@ -26,7 +26,7 @@ pub enum Command {
     /// Create .ganger/, write a commented ganger.toml, and report the agent CLIs found.
     Init(JsonOnly),
     /// Start a task: model check, a worktree on a new branch, round 1 in a new session.
-    Start(StartArgs),
+    Start(Box<StartArgs>),
     /// Send the next round of a task into the same session.
     Fix(FixArgs),
     /// Show every task, or the report of one task's last round (or its pipeline).
@@ -43,6 +43,11 @@ pub enum Command {
     Cancel(CancelArgs),
     /// Show a round's normalized events, or its raw stream.
     Log(LogArgs),
+    /// Show the commander's journal after its cursor: tasks started, rounds ended, checks
+    /// failed, overlapping files, transfers, budgets reached, DONE lines.
+    Watch(WatchArgs),
+    /// Acknowledge the commander's journal up to entry N: `watch` shows it no more.
+    Ack(AckArgs),
     /// Show what a task changed against its base.
     Diff(DiffArgs),
     /// Remove what finished tasks left: processes, containers, worktrees, merged branches.
@@ -210,6 +215,16 @@ pub struct StartArgs {
     /// The commander who owns the task (default: GANGER_COMMANDER, else the user name).
     #[arg(long = "as", value_name = "NAME")]
     pub as_name: Option<String>,
+    /// A label on the task, for `status --group-by KEY` (repeatable).
+    #[arg(long = "label", value_name = "KEY=VALUE")]
+    pub labels: Vec<String>,
+    /// Stop the task's rounds once they cost this much in all (US dollars).
+    #[arg(long, value_name = "USD")]
+    pub budget_usd: Option<f64>,
+    /// Stop the task's rounds once they used this many tokens in all (input, output,
+    /// reasoning).
+    #[arg(long, value_name = "N")]
+    pub budget_tokens: Option<u64>,
     #[command(flatten)]
     pub checks: CheckArgs,
     /// Run the round in the background and return once it is recorded as running.
@@ -327,6 +342,9 @@ pub struct StatusArgs {
     /// In the table, show each pipeline's role tasks (their sessions) under it.
     #[arg(long)]
     pub tree: bool,
+    /// Per value of the label KEY: how many tasks are in each state, and the last DONE line.
+    #[arg(long, value_name = "KEY", conflicts_with_all = ["slug", "tree"])]
+    pub group_by: Option<String>,
     /// Print JSON.
     #[arg(long)]
     pub json: bool,
@@ -370,6 +388,32 @@ pub struct LogArgs {
     #[arg(long)]
     pub follow: bool,
     /// Print the normalized events as JSON lines.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct WatchArgs {
+    /// Keep printing new entries as they come, until interrupted.
+    #[arg(long)]
+    pub follow: bool,
+    /// The commander whose journal to show (default: GANGER_COMMANDER, else the user name).
+    #[arg(long = "as", value_name = "NAME")]
+    pub as_name: Option<String>,
+    /// Print JSON (with --follow: one entry per line).
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct AckArgs {
+    /// The last entry read: it and the entries before it are not shown again.
+    #[arg(value_name = "N")]
+    pub upto: i64,
+    /// The commander acknowledging.
+    #[arg(long = "as", value_name = "NAME")]
+    pub as_name: Option<String>,
+    /// Print JSON.
     #[arg(long)]
     pub json: bool,
 }

@@ -112,6 +112,8 @@ fn wants_json(command: &Command) -> bool {
         Command::Wait(a) => a.json,
         Command::Cancel(a) => a.json,
         Command::Log(a) => a.json,
+        Command::Watch(a) => a.json,
+        Command::Ack(a) => a.json,
         Command::Clean(a) => a.json,
         Command::Rewind(a) => a.json,
         Command::Merge(a) => a.json,
@@ -153,7 +155,7 @@ fn run(cli: Cli) -> Outcome {
     let dir = cli.directory.as_deref();
     match cli.command {
         Command::Init(args) => commands::init::run(&workspace(dir)?, args.json),
-        Command::Start(args) => commands::round::start(&workspace(dir)?, args),
+        Command::Start(args) => commands::round::start(&workspace(dir)?, *args),
         Command::Fix(args) => commands::round::fix(&workspace(dir)?, args),
         Command::Status(args) => commands::watch::status(&workspace(dir)?, args),
         Command::Plan(args) => commands::pipeline::plan(&workspace(dir)?, args),
@@ -162,6 +164,8 @@ fn run(cli: Cli) -> Outcome {
         Command::Wait(args) => commands::watch::wait(&workspace(dir)?, args),
         Command::Cancel(args) => commands::watch::cancel(&workspace(dir)?, args),
         Command::Log(args) => commands::log::run(&workspace(dir)?, args),
+        Command::Watch(args) => commands::journal::watch(&workspace(dir)?, args),
+        Command::Ack(args) => commands::journal::ack(&workspace(dir)?, args),
         Command::Diff(args) => commands::watch::diff(&workspace(dir)?, args),
         Command::Clean(args) => commands::clean::run(&workspace(dir)?, args),
         Command::Rewind(args) => commands::merge::rewind(&workspace(dir)?, args),

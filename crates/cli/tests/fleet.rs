@@ -38,8 +38,9 @@ fn twenty_task_fleet() -> (String, Vec<(String, Vec<String>)>) {
             9 => vec!["t01".into(), "t05".into(), "t07".into()],
             _ => vec![format!("t{:02}", n - 4)],
         };
+        let team = if n % 2 == 0 { "even" } else { "odd" };
         text.push_str(&format!(
-            "[[task]]\nslug = \"{slug}\"\nmessage = \"task {slug}\"\nagent = \"{agent}\"\nmodel = \"{model}\"\nafter = {after:?}\n\n"
+            "[[task]]\nslug = \"{slug}\"\nmessage = \"task {slug}\"\nagent = \"{agent}\"\nmodel = \"{model}\"\nafter = {after:?}\nlabels = {{ team = \"{team}\" }}\n\n"
         ));
         tasks.push((slug, after));
     }
@@ -92,6 +93,27 @@ fn twenty_tasks_run_in_dependency_order_within_the_limits() {
     assert!(
         tasks_status.iter().all(|t| t["last_status"] == "done"),
         "{status:#}"
+    );
+    // The file's labels reached the tasks.
+    let groups = fw
+        .world
+        .ganger(&["status", "--group-by", "team", "--json"])
+        .json();
+    let counts: Vec<(String, u64)> = groups["groups"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|g| {
+            (
+                g["value"].as_str().unwrap_or("-").to_owned(),
+                g["tasks"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        counts,
+        vec![("even".into(), 10), ("odd".into(), 10)],
+        "{groups:#}"
     );
     let again = fw.world.ganger(&["fleet", "run", file.to_str().unwrap()]);
     assert_eq!(again.code, 0, "{}\n{}", again.stdout, again.stderr);

@@ -102,6 +102,13 @@ pub(crate) fn fix_sent_under(
     let brief = options.brief.as_ref().ok_or_else(|| {
         EngineError::invalid("give the task text with --brief FILE or --message TEXT")
     })?;
+    if let Some(why) = crate::budget::exhausted(&store, &task) {
+        return Err(EngineError::invalid(format!(
+            "task {} has spent its budget: {why}",
+            task.slug
+        ))
+        .hint("no new round starts on a spent budget; start a new task to go on"));
+    }
     let prompt = crate::rewind::with_resume_note(&task, read_brief(brief)?);
     let permission = task
         .permission

@@ -56,6 +56,9 @@ pub enum Notice {
         rounds: u32,
         failed: Vec<String>,
     },
+    /// `--until-green` stopped before its next round: the task's (or its fleet's) budget is
+    /// spent.
+    BudgetSpent { slug: String, why: String },
 }
 
 /// Where notices go.

@@ -94,6 +94,9 @@ pub struct RoundReport {
     pub rejections: Vec<String>,
     /// The last lines of the agent's stderr, when the round did not end `done`.
     pub stderr_tail: Vec<String>,
+    /// The answer's last line when it starts with `DONE:` (the reply convention a brief may
+    /// ask for).
+    pub done: Option<String>,
     /// The worker's last answer, clipped to [`ANSWER_LIMIT`] characters.
     pub answer: Option<String>,
     pub answer_chars: usize,
@@ -106,6 +109,9 @@ pub struct RoundReport {
     pub snapshot_after: Option<String>,
     /// The round's checks and how each went.
     pub checks: Vec<CheckReport>,
+    /// The budgets the task is held to (its own, its fleet's) and what was spent; `null`
+    /// when it has none.
+    pub budget: Option<crate::budget::Budgets>,
     pub files: RoundFiles,
 }
 
@@ -165,6 +171,8 @@ pub struct TaskRow {
     pub owner: String,
     pub worktree: PathBuf,
     pub worktree_gone: bool,
+    /// The task's last `DONE:` line, from whichever round gave it last.
+    pub done: Option<String>,
     /// In `status --tree`: for a role's task, its pipeline's task and its role.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub parent: Option<String>,
@@ -298,6 +306,7 @@ pub fn round_report(ws: &Workspace, task: &Task, round: &Round) -> RoundReport {
         } else {
             tail_lines(&stderr, STDERR_LINES)
         },
+        done: summary.done.clone(),
         answer_chars: answer_text.as_deref().map_or(0, |a| a.chars().count()),
         answer: answer_text.as_deref().map(|a| clip_chars(a, ANSWER_LIMIT)),
         changed: Clipped::of(&round.changed, PATHS_LIMIT),
@@ -305,6 +314,11 @@ pub fn round_report(ws: &Workspace, task: &Task, round: &Round) -> RoundReport {
         snapshot_before: round.snapshot_before.clone(),
         snapshot_after: round.snapshot_after.clone(),
         checks: check_reports(round),
+        budget: ws
+            .existing_store()
+            .ok()
+            .flatten()
+            .and_then(|store| crate::budget::budgets_of(&store, task)),
         files: RoundFiles {
             prompt: state.round_file(&task.slug, round.number, "prompt.md"),
             events: state.round_file(&task.slug, round.number, "jsonl"),
@@ -331,6 +345,7 @@ pub fn task_list(tasks: Vec<TaskSummary>) -> TaskList {
                 cost_usd: task.cost_usd,
                 owner: task.owner,
                 worktree: task.worktree,
+                done: None,
                 parent: None,
                 role: None,
             })

@@ -17,7 +17,7 @@ use crate::sandboxing;
 use crate::slug::check_slug;
 use crate::workspace::Workspace;
 use ganger_agents::Adapter;
-use ganger_store::{NewRound, NewTask, RoundKind, Store, StoreError};
+use ganger_store::{EvidenceStore, NewRound, NewTask, RoundKind, Store, StoreError};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -48,6 +48,13 @@ pub struct StartOptions {
     pub checks: Vec<String>,
     /// `--until-green N`: fix rounds sent while checks fail.
     pub until_green: Option<u32>,
+    /// `--label KEY=VALUE` (repeatable).
+    pub labels: Vec<String>,
+    /// `--budget-usd`, `--budget-tokens`: the task's budget over all its rounds.
+    pub budget: ganger_store::Budget,
+    /// The fleet the task belongs to (the scheduler's): its budget counts the task, from the
+    /// first round on, and a fleet that has spent its budget starts no task.
+    pub fleet: Option<String>,
 }
 
 /// The adapter named `name`, or a clear error listing the known ones.
@@ -147,6 +154,8 @@ pub fn start(ws: &Workspace, options: StartOptions, notices: &mut dyn Notices) -
     })?;
     let prompt = read_brief(brief)?;
     crate::until_green::check_limit(options.until_green)?;
+    let labels = crate::labels::parse_labels(&options.labels)?;
+    check_budget(&options.budget)?;
     let agent_name = options
         .agent
         .clone()
@@ -176,6 +185,13 @@ pub fn start(ws: &Workspace, options: StartOptions, notices: &mut dyn Notices) -
         sandboxing::check_round(ws, &sandbox, path)?;
     }
     let mut store = ws.open_store()?;
+    if let Some(fleet) = &options.fleet
+        && let Some(why) = crate::budget::fleet_exhausted(&store, fleet)
+    {
+        return Err(EngineError::invalid(format!(
+            "task {slug} of fleet {fleet} was not started: {why}"
+        )));
+    }
     if store.task(&slug)?.is_some() {
         return Err(
             EngineError::invalid(format!("task {slug} exists already")).hint(format!(
@@ -269,6 +285,16 @@ pub fn start(ws: &Workspace, options: StartOptions, notices: &mut dyn Notices) -
             });
         }
     };
+    // Before the round's host reads them (a detached host starts in `launch`).
+    if options.budget.is_set() {
+        store.set_task_budget(task.id, &options.budget)?;
+    }
+    if !labels.is_empty() {
+        store.set_labels(task.id, &labels)?;
+    }
+    if let Some(fleet) = &options.fleet {
+        store.set_task_fleet(task.id, Some(fleet))?;
+    }
     let redactor = LoadedKey::redactor(&loaded);
     let launched = launch(
         ws,
@@ -286,6 +312,23 @@ pub fn start(ws: &Workspace, options: StartOptions, notices: &mut dyn Notices) -
     )?;
     drop(store);
     crate::until_green::after_launch(ws, launched, options.until_green, notices)
+}
+
+/// Refuses a budget that could never be spent: not a positive, finite amount.
+fn check_budget(budget: &ganger_store::Budget) -> Result<()> {
+    if let Some(usd) = budget.usd
+        && !(usd.is_finite() && usd > 0.0)
+    {
+        return Err(EngineError::invalid(format!(
+            "--budget-usd {usd}: give a positive amount of US dollars"
+        )));
+    }
+    if budget.tokens == Some(0) {
+        return Err(EngineError::invalid(
+            "--budget-tokens 0: give a positive number of tokens",
+        ));
+    }
+    Ok(())
 }
 
 /// Makes the worktree and branch of a new task `slug` from `base` (the configured path and

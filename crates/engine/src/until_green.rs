@@ -58,6 +58,16 @@ pub(crate) fn until_green(
             });
             return Ok(outcome);
         }
+        if let Some(why) = ws
+            .existing_store()?
+            .and_then(|store| crate::budget::exhausted(&store, &outcome.task))
+        {
+            notices.notice(Notice::BudgetSpent {
+                slug: outcome.task.slug.clone(),
+                why,
+            });
+            return Ok(outcome);
+        }
         sent += 1;
         notices.notice(Notice::ChecksSentBack {
             slug: outcome.task.slug.clone(),

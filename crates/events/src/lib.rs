@@ -10,4 +10,4 @@ mod summary;
 
 pub use event::{Event, ToolStatus, Usage, UsageMode};
 pub use status::{RoundStatus, UnknownStatus};
-pub use summary::{RoundSummary, Tokens};
+pub use summary::{DONE_LIMIT, RoundSummary, Tokens, done_line};

@@ -8,6 +8,25 @@ use std::collections::BTreeMap;
 /// How many error and rejection messages a summary keeps; later ones are only counted.
 pub const KEPT_MESSAGES: usize = 32;
 
+/// The most characters of a `DONE:` line a summary keeps.
+pub const DONE_LIMIT: usize = 500;
+
+/// The `DONE:` line of an answer: its last non-empty line, when that starts with `DONE:`
+/// (after leading blanks), trimmed and clipped to [`DONE_LIMIT`] characters.
+pub fn done_line(answer: &str) -> Option<String> {
+    let last = answer
+        .lines()
+        .map(str::trim)
+        .rfind(|line| !line.is_empty())?;
+    if !last.starts_with("DONE:") {
+        return None;
+    }
+    Some(match last.char_indices().nth(DONE_LIMIT) {
+        Some((at, _)) => last[..at].to_owned(),
+        None => last.to_owned(),
+    })
+}
+
 /// Token totals of a round.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default)]
@@ -61,6 +80,11 @@ pub struct RoundSummary {
     pub finish: Option<String>,
     /// The assistant's last text.
     pub answer: Option<String>,
+    /// The answer's last non-empty line when it starts with `DONE:` (the reply convention a
+    /// brief may ask for: `DONE:<one-line result>`), trimmed and clipped to [`DONE_LIMIT`]
+    /// characters.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub done: Option<String>,
     /// Tokens used by the round.
     pub tokens: Tokens,
     /// Cost in US dollars, when the agent reports one.
@@ -114,6 +138,7 @@ impl RoundSummary {
             Event::Text { text } => {
                 if !text.is_empty() {
                     self.answer = Some(text.clone());
+                    self.done = done_line(text);
                 }
             }
             Event::Tool { status, .. } => {
@@ -209,6 +234,12 @@ impl RoundSummary {
         };
     }
 
+    /// Tokens that count against a budget: input, output and reasoning (cached reads and
+    /// writes are in the cost, not here: a long session rereads its cache on every call).
+    pub fn budget_tokens(&self) -> u64 {
+        self.tokens.input + self.tokens.output + self.tokens.reasoning
+    }
+
     /// Whether the stream showed the agent finishing its last step.
     pub fn finished_last_step(&self) -> bool {
         self.finish.is_some()
@@ -229,6 +260,30 @@ mod tests {
                 ..Usage::default()
             },
         }
+    }
+
+    #[test]
+    fn the_done_line_is_the_answers_last_non_empty_line_when_it_starts_with_done() {
+        assert_eq!(
+            done_line("I fixed it.\n\nDONE: 3 tests pass\n\n"),
+            Some("DONE: 3 tests pass".to_owned())
+        );
+        assert_eq!(done_line("  DONE:ok  "), Some("DONE:ok".to_owned()));
+        assert_eq!(done_line("DONE: early\nthen more"), None);
+        assert_eq!(done_line("done: lower case"), None);
+        assert_eq!(done_line(""), None);
+        let long = format!("DONE: {}", "x".repeat(DONE_LIMIT * 2));
+        assert_eq!(done_line(&long).unwrap().chars().count(), DONE_LIMIT);
+        let mut summary = RoundSummary::default();
+        summary.apply(&Event::Text {
+            text: "work\nDONE: first".into(),
+        });
+        assert_eq!(summary.done.as_deref(), Some("DONE: first"));
+        // A later answer without the line clears it: the convention is about the last answer.
+        summary.apply(&Event::Text {
+            text: "more work".into(),
+        });
+        assert_eq!(summary.done, None);
     }
 
     #[test]

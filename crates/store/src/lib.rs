@@ -7,6 +7,7 @@
 //! beside the database; [`StateDir`] says where.
 
 mod error;
+mod evidence;
 mod layout;
 mod ownership;
 mod pipeline;
@@ -16,6 +17,7 @@ mod sqlite;
 mod store;
 
 pub use error::StoreError;
+pub use evidence::{Budget, EvidenceStore, LabelledTask, Spent};
 pub use layout::StateDir;
 pub use ownership::{OwnerChange, OwnershipStore};
 pub use pipeline::{PipelineRecord, PipelineStore, ReviewerVerdict, RoleLink};

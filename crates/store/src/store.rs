@@ -10,8 +10,8 @@ use crate::records::{
 use ganger_events::RoundSummary;
 use std::path::Path;
 
-/// A backend for ganger's state.
-pub trait Store: Send {
+/// A backend for ganger's state (with what it keeps for fleets' evidence).
+pub trait Store: Send + crate::evidence::EvidenceStore {
     /// Creates a task and its first round, running, in one transaction.
     fn create_task(
         &mut self,

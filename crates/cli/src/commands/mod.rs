@@ -10,6 +10,7 @@ pub(crate) mod fleet;
 pub(crate) mod host;
 pub(crate) mod image;
 pub(crate) mod init;
+pub(crate) mod journal;
 pub(crate) mod log;
 pub(crate) mod merge;
 pub(crate) mod ownership;

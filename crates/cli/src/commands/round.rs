@@ -99,6 +99,12 @@ pub(crate) fn start(ws: &Workspace, args: StartArgs) -> Outcome {
         rw: args.rw,
         checks: args.checks.checks,
         until_green: args.checks.until_green,
+        labels: args.labels,
+        budget: ganger_engine::Budget {
+            usd: args.budget_usd,
+            tokens: args.budget_tokens,
+        },
+        fleet: None,
     };
     if args.queue {
         let item = ganger_engine::fleet::queue_start(ws, &options)?;

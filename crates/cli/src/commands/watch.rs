@@ -9,6 +9,15 @@ use ganger_engine::{StatusView, WaitOutcome, Workspace};
 use std::io::IsTerminal;
 
 pub(crate) fn status(ws: &Workspace, args: StatusArgs) -> Outcome {
+    if let Some(key) = &args.group_by {
+        let groups = ganger_engine::labels::task_groups(ws, key)?;
+        if args.json {
+            printer::emit_json(&groups)?;
+        } else {
+            printer::emit(&printer::groups_text(&groups))?;
+        }
+        return Ok(exit::OK);
+    }
     let view =
         ganger_engine::status_of(ws, args.slug.as_deref(), args.tree, &mut notices(args.json))?;
     match view {

@@ -104,6 +104,9 @@ pub fn report_text(report: &RoundReport) -> String {
     if let Some(reason) = &report.reason {
         let _ = writeln!(out, "reason: {reason}");
     }
+    if let Some(done) = &report.done {
+        let _ = writeln!(out, "{done}");
+    }
     let mut events: Vec<String> = report
         .events
         .iter()
@@ -128,6 +131,19 @@ pub fn report_text(report: &RoundReport) -> String {
         "cost: {cost}, tokens {} in / {} out",
         report.tokens.input, report.tokens.output
     );
+    if let Some(budget) = &report.budget {
+        if let Some(task) = &budget.task {
+            let _ = writeln!(out, "budget: {}", budget_use(task));
+        }
+        if let Some(fleet) = &budget.fleet {
+            let _ = writeln!(
+                out,
+                "fleet {} budget: {}",
+                fleet.fleet,
+                budget_use(&fleet.budget)
+            );
+        }
+    }
     for error in &report.errors {
         let _ = writeln!(out, "error: {error}");
     }
@@ -203,6 +219,18 @@ pub fn report_text(report: &RoundReport) -> String {
     out
 }
 
+/// What was spent of a budget: `$0.0100 of $0.5000, 110 of 1000 tokens`.
+fn budget_use(budget: &ganger_engine::budget::BudgetUse) -> String {
+    let mut parts = Vec::new();
+    if let Some(usd) = budget.usd {
+        parts.push(format!("${:.4} of ${usd:.4}", budget.spent_usd));
+    }
+    if let Some(tokens) = budget.tokens {
+        parts.push(format!("{} of {tokens} tokens", budget.spent_tokens));
+    }
+    parts.join(", ")
+}
+
 /// Appends `text` left-aligned in `width` columns, then a space. (Formatter padding writes its
 /// fill one character at a time; the table has ten thousand rows to pad.)
 fn left(out: &mut String, text: &str, width: usize) {
@@ -264,6 +292,10 @@ pub fn task_table(list: &TaskList, root: &std::path::Path) -> String {
         out.push_str(&task.worktree.to_string_lossy());
         if task.worktree_gone {
             out.push_str(" (gone)");
+        }
+        if let Some(done) = &task.done {
+            out.push_str("  ");
+            out.push_str(done);
         }
         out.push('\n');
     }
@@ -394,5 +426,8 @@ pub fn notice_line(notice: &Notice) -> String {
             if *rounds == 1 { "" } else { "s" },
             failed.join(", ")
         ),
+        Notice::BudgetSpent { slug, why } => {
+            format!("stopped sending fix rounds to {slug}: {why}\n")
+        }
     }
 }

@@ -2,9 +2,11 @@
 //! document (`--json`). Human text uses no colour. A closed stdout (`ganger status | head`) is
 //! a clean end, not a panic.
 
+mod evidence;
 mod human;
 mod pipeline;
 
+pub use evidence::{groups_text, journal_entry_text, journal_text};
 pub use human::{notice_line, report_text, task_table};
 pub use pipeline::pipeline_text;
 
@@ -28,6 +30,12 @@ pub fn emit_err(text: &str) -> std::io::Result<()> {
 /// Writes a value as pretty JSON with a trailing newline.
 pub fn emit_json<T: Serialize>(value: &T) -> std::io::Result<()> {
     let text = serde_json::to_string_pretty(value).map_err(std::io::Error::other)?;
+    emit(&format!("{text}\n"))
+}
+
+/// Writes a value as one line of JSON (a stream of documents, as `watch --follow --json`).
+pub fn emit_json_line<T: Serialize>(value: &T) -> std::io::Result<()> {
+    let text = serde_json::to_string(value).map_err(std::io::Error::other)?;
     emit(&format!("{text}\n"))
 }
 

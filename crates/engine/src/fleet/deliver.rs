@@ -5,7 +5,6 @@
 //! marks the item with the readable reason; it never becomes a round.
 
 use super::spec::StartSpec;
-use super::stand_in::budget_exhausted;
 use crate::brief::Brief;
 use crate::error::EngineError;
 use crate::fix::{FixOptions, find_task, fix_sent_under};
@@ -44,6 +43,7 @@ pub fn deliver(
                     options.brief = Some(Brief::File(item.prompt_file.clone()));
                     options.commander = Some(item.commander.clone());
                     options.detach = true;
+                    options.fleet = item.fleet.clone();
                     start(ws, options, notices)
                 }
                 Err(e) => Err(e),
@@ -57,7 +57,7 @@ pub fn deliver(
             if let Some(stale) = stale_reason(&task, item) {
                 return Delivery::Stale(stale);
             }
-            if let Some(spent) = budget_exhausted(store, &task) {
+            if let Some(spent) = crate::budget::exhausted(store, &task) {
                 return Delivery::Refused(spent);
             }
             let options = FixOptions {

@@ -13,7 +13,8 @@ use crate::start::{StartOptions, known_adapter};
 use crate::workspace::Workspace;
 use ganger_events::RoundStatus;
 use ganger_store::{
-    FleetRecord, NewQueued, QueueItem, QueueKind, QueueStore, SqliteStore, Store, now_ms,
+    EvidenceStore, FleetRecord, NewQueued, QueueItem, QueueKind, QueueStore, SqliteStore, Store,
+    now_ms,
 };
 
 /// Writes a queued round's prompt beside the task's round files.
@@ -225,6 +226,9 @@ pub fn submit_fleet(ws: &Workspace, fleet: &Fleet, as_name: Option<&str>) -> Res
         limits,
         created_at: now_ms(),
     })?;
+    if fleet.budget.usd.is_some() || fleet.budget.tokens.is_some() {
+        store.set_fleet_budget(&fleet.name, fleet.budget.usd, fleet.budget.tokens)?;
+    }
     let open = store.open_items()?;
     let commander = commander(as_name);
     let mut submitted = Submitted::default();

@@ -18,6 +18,9 @@ struct FleetToml {
     limits: Limits,
     #[serde(default)]
     defaults: TaskDefaults,
+    /// The fleet's budget over all its tasks' rounds.
+    #[serde(default)]
+    budget: BudgetToml,
     #[serde(default, rename = "task")]
     tasks: Vec<TaskToml>,
 }
@@ -31,6 +34,14 @@ struct TaskDefaults {
     sandbox: Option<String>,
     base: Option<String>,
     timeout: Option<String>,
+}
+
+/// A budget: dollars and tokens, each optional.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BudgetToml {
+    pub usd: Option<f64>,
+    pub tokens: Option<u64>,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -48,6 +59,10 @@ struct TaskToml {
     after: Vec<String>,
     #[serde(default)]
     checks: Vec<String>,
+    #[serde(default)]
+    labels: BTreeMap<String, String>,
+    #[serde(default)]
+    budget: BudgetToml,
 }
 
 /// A fleet, checked.
@@ -56,6 +71,7 @@ pub struct Fleet {
     pub name: String,
     pub file: PathBuf,
     pub limits: Limits,
+    pub budget: BudgetToml,
     pub tasks: Vec<FleetTask>,
 }
 
@@ -150,6 +166,9 @@ pub fn read_fleet(path: &Path) -> Result<Fleet> {
             "base": pick(&task.base, &parsed.defaults.base),
             "timeout_ms": timeout.map(|t| t.as_millis() as u64),
             "checks": task.checks,
+            "labels": task.labels.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>(),
+            "budget_usd": task.budget.usd,
+            "budget_tokens": task.budget.tokens,
         });
         tasks.push(FleetTask {
             slug: task.slug.clone(),
@@ -180,6 +199,7 @@ pub fn read_fleet(path: &Path) -> Result<Fleet> {
         name,
         file: path.to_path_buf(),
         limits: parsed.limits,
+        budget: parsed.budget,
         tasks,
     })
 }

@@ -12,7 +12,6 @@ mod limits;
 mod scheduler;
 mod serve;
 mod spec;
-mod stand_in;
 mod status;
 
 pub use enqueue::{CONTINUE, Submitted, broadcast, queue_fix, queue_start, submit_fleet};

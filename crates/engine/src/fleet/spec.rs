@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 use std::time::Duration;
 
 /// A start's options as queued.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct StartSpec {
     pub agent: Option<String>,
     pub model: Option<String>,
@@ -22,6 +22,12 @@ pub struct StartSpec {
     pub keys: Vec<String>,
     #[serde(default)]
     pub checks: Vec<String>,
+    /// `KEY=VALUE` labels.
+    #[serde(default)]
+    pub labels: Vec<String>,
+    /// The task's budget over all its rounds.
+    pub budget_usd: Option<f64>,
+    pub budget_tokens: Option<u64>,
 }
 
 impl StartSpec {
@@ -38,6 +44,9 @@ impl StartSpec {
             stall_ms: options.stall.map(|t| t.as_millis() as u64),
             keys: options.keys.clone(),
             checks: options.checks.clone(),
+            labels: options.labels.clone(),
+            budget_usd: options.budget.usd,
+            budget_tokens: options.budget.tokens,
         }
     }
 
@@ -74,6 +83,11 @@ impl StartSpec {
                 .map(|s| s.parse().map_err(|e| parse("network", e)))
                 .transpose()?,
             checks: self.checks.clone(),
+            labels: self.labels.clone(),
+            budget: ganger_store::Budget {
+                usd: self.budget_usd,
+                tokens: self.budget_tokens,
+            },
             ..StartOptions::default()
         })
     }

@@ -19,7 +19,7 @@ use std::time::Duration;
 use super::host::HostOutcome;
 
 /// Why the host stopped a round itself.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum HostStop {
     TimedOut(Duration),
     Stalled(Duration),
@@ -28,6 +28,9 @@ pub(crate) enum HostStop {
     /// The agent printed its last event and was still running this long after: stopped, and
     /// judged by its stream alone.
     Lingered(Duration),
+    /// A budget of the task or its fleet was reached while the agent worked (the reason
+    /// names it).
+    Budget(String),
 }
 
 /// What the host saw of the agent.
@@ -69,19 +72,19 @@ impl Ended {
                 Some(format!("the agent did not run: {error}")),
             );
         }
-        match self.stop {
+        match &self.stop {
             Some(HostStop::TimedOut(limit)) => (
                 RoundStatus::TimedOut,
                 Some(format!(
                     "stopped at the wall-clock limit of {}",
-                    format_duration(limit)
+                    format_duration(*limit)
                 )),
             ),
             Some(HostStop::Stalled(limit)) => (
                 RoundStatus::Stalled,
                 Some(format!(
                     "stopped after {} without a new event or any activity of its processes (the stall limit)",
-                    format_duration(limit)
+                    format_duration(*limit)
                 )),
             ),
             Some(HostStop::Cancelled) => (
@@ -90,8 +93,11 @@ impl Ended {
             ),
             Some(HostStop::Signal(signal)) => (
                 RoundStatus::Cancelled,
-                Some(format!("stopped by {} to its host", signal_name(signal))),
+                Some(format!("stopped by {} to its host", signal_name(*signal))),
             ),
+            Some(HostStop::Budget(why)) => {
+                (RoundStatus::Cancelled, Some(format!("stopped: {why}")))
+            }
             None | Some(HostStop::Lingered(_)) => match &self.verdict {
                 Some(verdict) if verdict.done => match failed_checks(&self.checks) {
                     Some(reason) => (RoundStatus::Failed, Some(reason)),
@@ -253,8 +259,16 @@ pub(crate) fn record_end(
         worktree_changes: after.worktree_changes,
         checks: ended.checks,
     };
-    store.finish_round(input.round.id, &end)?;
-    outcome(store, task, number)
+    let budget = match &ended.stop {
+        Some(HostStop::Budget(why)) => Some(why.clone()),
+        _ => None,
+    };
+    let recorded = store.finish_round(input.round.id, &end)?;
+    let outcome = outcome(store, task, number)?;
+    if recorded {
+        super::evidence::record(store, &outcome.task, &outcome.round, budget.as_deref());
+    }
+    Ok(outcome)
 }
 
 /// The round's own token figures and its cost: session totals (Codex, Qwen) less the previous
@@ -269,13 +283,12 @@ fn settle_figures(
     summary: &mut RoundSummary,
 ) {
     if summary.session_tokens.is_some() {
-        let previous = (1..number).rev().find_map(|earlier| {
-            let round = store.round(task.id, Some(earlier)).ok().flatten()?;
-            let same_session = round.session.is_some() && round.session == summary.session;
-            same_session
-                .then_some(round.summary.session_tokens)
-                .flatten()
-        });
+        let previous = crate::budget::previous_session_tokens(
+            store,
+            task.id,
+            number,
+            summary.session.as_deref(),
+        );
         summary.settle_session_tokens(previous);
     }
     if summary.cost_usd.is_none()
@@ -377,6 +390,9 @@ pub(crate) fn settle_dead_round(
         checks: Vec::new(),
     };
     let settled = store.finish_round(round.id, &end)?;
+    if settled && let Ok(Some(ended)) = store.round(task.id, Some(round.number)) {
+        super::evidence::record(store, task, &ended, None);
+    }
     let _ = std::fs::remove_file(&round.lock_path);
     Ok(settled)
 }

@@ -8,6 +8,7 @@ use super::setup::{BeforeState, RoundInput, before_state};
 use super::signals::SignalWatch;
 use super::watchdog::{Limit, Watchdog};
 use crate::agent_env;
+use crate::budget::{BudgetWatch, RoundSpend};
 use crate::error::{EngineError, Result};
 use crate::keys;
 use crate::sandboxing::{Confinement, TaskSandbox, confine, sandbox_environment};
@@ -252,6 +253,10 @@ fn run_agent(ws: &Workspace, store: &mut dyn Store, input: &RoundInput) -> Resul
         std::thread::spawn(move || output::read_stderr(stderr, err, redactor, closed));
     }
     drop(closed_tx);
+    let spending = Spending {
+        settle: RoundSpend::of(ws, &input.task, &input.round),
+        budget: BudgetWatch::of(&*store, &input.task, &input.round),
+    };
     let (exit, stop) = follow(
         store,
         input,
@@ -260,6 +265,7 @@ fn run_agent(ws: &Workspace, store: &mut dyn Store, input: &RoundInput) -> Resul
         &progress,
         started,
         adapter.linger(),
+        spending,
     );
     drain(&agent, &closed_rx, input.grace);
     if let Ok(sandbox) = TaskSandbox::of(&input.task) {
@@ -284,8 +290,19 @@ fn run_agent(ws: &Workspace, store: &mut dyn Store, input: &RoundInput) -> Resul
     })
 }
 
-/// Waits for the agent, enforcing the limits and stop requests; returns how it ended and why
-/// the host stopped it, if it did.
+/// How the host counts a running round's spending: the figures it stores, and the budgets
+/// they are held to.
+struct Spending {
+    settle: RoundSpend,
+    budget: BudgetWatch,
+}
+
+/// Waits for the agent, enforcing the limits, the budgets and stop requests; returns how it
+/// ended and why the host stopped it, if it did.
+#[expect(
+    clippy::too_many_arguments,
+    reason = "the host's loop state, each part owned elsewhere"
+)]
 fn follow(
     store: &mut dyn Store,
     input: &RoundInput,
@@ -294,6 +311,7 @@ fn follow(
     progress: &Arc<Mutex<Progress>>,
     started: Instant,
     linger: Option<Duration>,
+    mut spending: Spending,
 ) -> (AgentExit, Option<HostStop>) {
     let mut watchdog = Watchdog::new(started, input.timeout, input.stall);
     let mut last_store = started;
@@ -339,7 +357,17 @@ fn follow(
                 last_store = now;
                 let at = now_ms()
                     - i64::try_from(now.duration_since(last_seen).as_millis()).unwrap_or(0);
-                let _ = store.record_progress(input.round.id, &summary, at);
+                let settled = spending.settle.settle(&*store, &summary);
+                let _ = store.record_progress(input.round.id, &settled, at);
+                // An agent that printed its last event has nothing more to spend: its round
+                // ends as it would have, and the next one is refused.
+                let finished = settled.ended || settled.finish.as_deref() == Some("stop");
+                if spending.budget.is_set()
+                    && !finished
+                    && let Some(why) = spending.budget.check(&*store, &settled)
+                {
+                    return Some(HostStop::Budget(why));
+                }
             }
             watchdog
                 .check(now, stream_progress, || Activity::sample(&agent.marker))

@@ -4,6 +4,7 @@
 //! finally records how it ended with a snapshot of the worktree.
 
 mod checks;
+mod evidence;
 mod finish;
 mod host;
 mod output;

@@ -15,6 +15,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("../../migrations/0007_pipeline.sql"),
     include_str!("../../migrations/0008_ownership.sql"),
     include_str!("../../migrations/0009_queue.sql"),
+    include_str!("../../migrations/0010_evidence.sql"),
 ];
 
 /// The schema version this binary writes.

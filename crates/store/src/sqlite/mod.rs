@@ -2,6 +2,7 @@
 //! writes), a busy timeout instead of errors under contention, and `BEGIN IMMEDIATE` for every
 //! change so that a check and the write that depends on it cannot be split by another process.
 
+mod evidence;
 mod migrate;
 mod ownership;
 mod pipeline;
@@ -423,7 +424,11 @@ impl Store for SqliteStore {
             Some(number),
             "round-finished",
             Some(&commander),
-            serde_json::json!({ "status": end.status.as_str(), "reason": end.reason }),
+            serde_json::json!({
+                "status": end.status.as_str(),
+                "reason": end.reason,
+                "done": end.summary.done,
+            }),
         )?;
         tx.commit()?;
         Ok(true)
@@ -601,18 +606,7 @@ impl Store for SqliteStore {
              FROM journal j LEFT JOIN tasks t ON t.id = j.task_id WHERE j.id > ?1 ORDER BY j.id LIMIT ?2",
         )?;
         let entries = statement
-            .query_map(params![after, limit], |row| {
-                let detail: String = row.get(6)?;
-                Ok(JournalEntry {
-                    id: row.get(0)?,
-                    at: row.get(1)?,
-                    slug: row.get(2)?,
-                    round: row.get(3)?,
-                    kind: row.get(4)?,
-                    commander: row.get(5)?,
-                    detail: serde_json::from_str(&detail).unwrap_or(serde_json::Value::Null),
-                })
-            })?
+            .query_map(params![after, limit], rows::journal_entry)?
             .collect::<Result<Vec<_>, _>>()?;
         Ok(entries)
     }

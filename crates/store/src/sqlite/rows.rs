@@ -138,3 +138,18 @@ pub(crate) fn task_summary(row: &Row<'_>) -> rusqlite::Result<TaskSummary> {
         cost_usd: row.get(8)?,
     })
 }
+
+/// A journal entry, from `SELECT j.id, j.at, t.slug, j.round, j.kind, j.commander, j.detail`.
+pub(crate) fn journal_entry(row: &Row<'_>) -> rusqlite::Result<crate::records::JournalEntry> {
+    let detail: String = row.get(6)?;
+    Ok(crate::records::JournalEntry {
+        id: row.get(0)?,
+        at: row.get(1)?,
+        slug: row.get(2)?,
+        round: row.get(3)?,
+        kind: row.get(4)?,
+        commander: row.get(5)?,
+        // A detail that does not read back is shown as null rather than hiding the entry.
+        detail: serde_json::from_str(&detail).unwrap_or(serde_json::Value::Null),
+    })
+}

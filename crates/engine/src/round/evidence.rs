@@ -1,0 +1,110 @@
+//! What a round's end adds to the evidence a commander reads: the task's last `DONE:` line,
+//! and journal entries for a budget reached, checks that failed, and files the task's work
+//! changes that another task's unmerged work changes too. Written after the end itself is
+//! recorded; a failure here is never the round's failure.
+
+use ganger_store::{Round, Store, Task};
+use serde_json::json;
+use std::collections::BTreeSet;
+
+/// The paths of a listing of changes, `"M path"` (a snapshot's) or `"XY path"` (`git
+/// status --short`'s), both sides of a rename.
+fn paths(listing: &[String]) -> BTreeSet<&str> {
+    listing
+        .iter()
+        .filter_map(|line| {
+            let skip = if line.as_bytes().get(1) == Some(&b' ') {
+                2
+            } else {
+                3
+            };
+            line.get(skip..).map(str::trim_start)
+        })
+        .flat_map(|path| path.split(" -> "))
+        .collect()
+}
+
+/// Records the evidence of the ended `round` of `task`; `budget` is why the host stopped it
+/// for a budget, if it did.
+pub(crate) fn record(store: &mut dyn Store, task: &Task, round: &Round, budget: Option<&str>) {
+    let commander = Some(round.commander.as_str());
+    let number = Some(round.number);
+    if let Some(done) = &round.summary.done {
+        let _ = store.record_done(task.id, round.number, done);
+    }
+    if let Some(why) = budget {
+        let _ = store.add_journal(
+            task.id,
+            number,
+            "budget-hit",
+            commander,
+            json!({ "reason": why, "cost_usd": round.summary.cost_usd,
+                    "tokens": round.summary.budget_tokens() }),
+        );
+    }
+    let failed: Vec<_> = round
+        .failed_checks()
+        .map(|check| {
+            let result = check.result.as_ref();
+            json!({
+                "name": check.name,
+                "exit_code": result.and_then(|r| r.exit_code),
+                "timed_out": result.is_some_and(|r| r.timed_out),
+            })
+        })
+        .collect();
+    if !failed.is_empty() {
+        let _ = store.add_journal(
+            task.id,
+            number,
+            "checks-failed",
+            commander,
+            json!({ "checks": failed }),
+        );
+    }
+    if task.parent.is_none() && !round.worktree_changes.is_empty() {
+        overlaps(store, task, round);
+    }
+}
+
+/// Journals the files this task's work shares with other tasks' open work, if any.
+fn overlaps(store: &mut dyn Store, task: &Task, round: &Round) {
+    let mine = paths(&round.worktree_changes);
+    let Ok(others) = store.open_work(task.id) else {
+        return;
+    };
+    let shared: Vec<_> = others
+        .iter()
+        .filter_map(|(slug, changes)| {
+            let files: Vec<&str> = paths(changes).intersection(&mine).copied().collect();
+            (!files.is_empty()).then(|| json!({ "task": slug, "files": files }))
+        })
+        .collect();
+    if !shared.is_empty() {
+        let _ = store.add_journal(
+            task.id,
+            Some(round.number),
+            "overlap",
+            Some(&round.commander),
+            json!({ "with": shared }),
+        );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_listing_gives_its_paths_with_both_sides_of_a_rename() {
+        let listing = vec![
+            "M src/a.rs".to_owned(),
+            "R old.rs -> new.rs".to_owned(),
+            "A b".to_owned(),
+            "?? c".to_owned(),
+            "A  d".to_owned(),
+        ];
+        let found: Vec<&str> = paths(&listing).into_iter().collect();
+        assert_eq!(found, ["b", "c", "d", "new.rs", "old.rs", "src/a.rs"]);
+    }
+}
