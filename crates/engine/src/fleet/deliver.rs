@@ -85,8 +85,10 @@ pub fn deliver(
     }
 }
 
+/// A refusal that passes: a running round, or a task that holds new rounds (its policy
+/// changed to hold after the scheduler looked).
 fn is_busy(error: &EngineError) -> bool {
-    error.message.contains("is still running")
+    error.message.contains("is still running") || error.message.contains("holds new rounds")
 }
 
 /// Why an item queued under one generation of its task may not go to the task now.

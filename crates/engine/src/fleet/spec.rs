@@ -92,3 +92,52 @@ impl StartSpec {
         })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_spec_survives_the_store_and_becomes_the_same_start() {
+        let options = StartOptions {
+            slug: "a".into(),
+            agent: Some("command".into()),
+            model: Some("m/x".into()),
+            sandbox: Some(ganger_sandbox::SandboxKind::Bwrap),
+            timeout: Some(Duration::from_secs(90)),
+            checks: vec!["true".into()],
+            labels: vec!["team=red".into()],
+            budget: ganger_store::Budget {
+                usd: Some(0.5),
+                tokens: None,
+            },
+            ..StartOptions::default()
+        };
+        let spec = StartSpec::of(&options);
+        let stored = serde_json::to_value(&spec).unwrap();
+        let back = StartSpec::from_json(&stored).unwrap();
+        assert_eq!(back, spec);
+        let start = back.start_options("a").unwrap();
+        assert_eq!(
+            (start.agent, start.model, start.sandbox, start.timeout),
+            (
+                options.agent,
+                options.model,
+                options.sandbox,
+                options.timeout
+            )
+        );
+        assert_eq!(
+            (start.checks, start.labels),
+            (options.checks, options.labels)
+        );
+        assert_eq!(start.budget.usd, Some(0.5));
+        let bad = serde_json::json!({"sandbox": "nowhere"});
+        assert!(
+            StartSpec::from_json(&bad)
+                .unwrap()
+                .start_options("a")
+                .is_err()
+        );
+    }
+}
