@@ -390,3 +390,62 @@ fn a_queued_fix_is_refused_at_delivery_after_a_transfer_and_a_held_task_waits() 
     let a = world.ganger(&["status", "a", "--json"]).json();
     assert_eq!(a["round"], 1, "{a:#}");
 }
+
+#[test]
+fn running_a_fleet_again_continues_an_interrupted_task_in_its_session() {
+    // Each model request is held 3 s, long enough to kill a round in the middle.
+    let fw = FleetWorld::new(Script::new(), 3000);
+    let world = &fw.world;
+    let file = fw.fleet_file(
+        "again",
+        "[[task]]\nslug = \"r1\"\nmessage = \"task r1\"\n\
+         [[task]]\nslug = \"r2\"\nmessage = \"task r2\"\nafter = [\"r1\"]\n",
+    );
+    let mut run = world.command(&["fleet", "run", file.to_str().unwrap()]);
+    #[expect(
+        clippy::disallowed_methods,
+        reason = "the test kills the scheduler in the middle of the fleet"
+    )]
+    let mut run = run
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    assert!(wait_until(Duration::from_secs(30), || fw
+        .runs("r1")
+        .is_empty()
+        && std::fs::read_to_string(fw.witness.join("r1.log"))
+            .is_ok_and(|t| t.contains("start"))));
+    // The scheduler and the round's host die; the agent dies with its host.
+    run.kill().unwrap();
+    run.wait().unwrap();
+    let report = world.ganger(&["status", "r1", "--json"]).json();
+    let host = report["host_pid"].as_i64().unwrap();
+    let killed = std::process::Command::new("kill")
+        .args(["-9", &host.to_string()])
+        .status()
+        .unwrap();
+    assert!(killed.success());
+    assert!(wait_until(Duration::from_secs(10), || {
+        world.ganger(&["status", "r1", "--json"]).json()["status"] == "interrupted"
+    }));
+
+    let again = world.ganger(&["fleet", "run", file.to_str().unwrap()]);
+    assert_eq!(again.code, 0, "{}\n{}", again.stdout, again.stderr);
+    assert!(again.stdout.contains("1 to continue"), "{}", again.stdout);
+    let r1 = world.ganger(&["status", "r1", "--json"]).json();
+    assert_eq!(
+        (r1["status"].as_str(), r1["round"].as_u64()),
+        (Some("done"), Some(2)),
+        "{r1:#}"
+    );
+    // Round 2 is the "continue" fix the second run queued; the model server saw r1 twice
+    // (the killed round's request and the continued one) and r2 once, after r1 was done.
+    let prompt = world.repo.join(".ganger/tasks/r1/round-2.prompt.md");
+    assert_eq!(std::fs::read_to_string(prompt).unwrap(), "continue");
+    assert_eq!(fw.requests_per_task()["r1"], 2);
+    assert!(fw.runs("r2")[0].0 > fw.runs("r1")[0].1);
+    let r2 = world.ganger(&["status", "r2", "--json"]).json();
+    assert_eq!(r2["status"], "done", "{r2:#}");
+    assert_eq!(fw.requests_per_task()["r2"], 1);
+}

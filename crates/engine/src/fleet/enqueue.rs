@@ -13,8 +13,8 @@ use crate::start::{StartOptions, known_adapter};
 use crate::workspace::Workspace;
 use ganger_events::RoundStatus;
 use ganger_store::{
-    EvidenceStore, FleetRecord, NewQueued, QueueItem, QueueKind, QueueStore, SqliteStore, Store,
-    now_ms,
+    EvidenceStore, FleetRecord, NewQueued, QueueItem, QueueKind, QueueState, QueueStore,
+    SqliteStore, Store, now_ms,
 };
 
 /// Writes a queued round's prompt beside the task's round files.
@@ -204,6 +204,32 @@ pub struct Submitted {
     pub finished: Vec<String>,
 }
 
+/// Marks `ended` the delivered items whose round has ended while no scheduler looked (it was
+/// killed, or stopped), so that a task interrupted then is resumed, not taken for pending.
+fn end_finished_deliveries(store: &mut SqliteStore) -> Result<()> {
+    for item in store.open_items()? {
+        if item.state != QueueState::Delivered {
+            continue;
+        }
+        let Some(task) = store.task(&item.slug)? else {
+            continue;
+        };
+        let Some(round) = store.round(task.id, item.round)? else {
+            continue;
+        };
+        if round.status != RoundStatus::Running {
+            store.move_item(
+                item.id,
+                QueueState::Delivered,
+                QueueState::Ended,
+                Some(round.status.as_str()),
+                None,
+            )?;
+        }
+    }
+    Ok(())
+}
+
 /// The prompt of a round that continues an interrupted one.
 pub const CONTINUE: &str = "continue";
 
@@ -229,6 +255,7 @@ pub fn submit_fleet(ws: &Workspace, fleet: &Fleet, as_name: Option<&str>) -> Res
     if fleet.budget.usd.is_some() || fleet.budget.tokens.is_some() {
         store.set_fleet_budget(&fleet.name, fleet.budget.usd, fleet.budget.tokens)?;
     }
+    end_finished_deliveries(&mut store)?;
     let open = store.open_items()?;
     let commander = commander(as_name);
     let mut submitted = Submitted::default();
