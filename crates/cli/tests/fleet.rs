@@ -94,6 +94,15 @@ fn twenty_tasks_run_in_dependency_order_within_the_limits() {
         tasks_status.iter().all(|t| t["last_status"] == "done"),
         "{status:#}"
     );
+    // Each worker's DONE: line is in the fleet's table (the command agent's answers; the
+    // stand-in opencode answers in its own words).
+    for task in tasks_status {
+        let slug = task["slug"].as_str().unwrap();
+        let n: u32 = slug[1..].parse().unwrap();
+        if n % 2 == 1 {
+            assert_eq!(task["done"], format!("DONE: {slug} finished"), "{task:#}");
+        }
+    }
     // The file's labels reached the tasks.
     let groups = fw
         .world

@@ -300,17 +300,22 @@ fn status_text(status: &FleetStatus) -> String {
         .unwrap_or(4)
         .max(4);
     out.push_str(&format!(
-        "{:width$}  {:10}  {:6}  {:11}  reason\n",
+        "{:width$}  {:10}  {:6}  {:11}  result\n",
         "task", "queue", "rounds", "last"
     ));
     for task in &status.tasks {
+        // The worker's DONE: line when it gave one, else why the item ended as it did.
+        let result = match (&task.done, &task.reason) {
+            (Some(done), _) => done.as_str(),
+            (None, Some(reason)) if reason != "done" => reason.as_str(),
+            _ => "",
+        };
         out.push_str(&format!(
-            "{:width$}  {:10}  {:6}  {:11}  {}\n",
+            "{:width$}  {:10}  {:6}  {:11}  {result}\n",
             task.slug,
             task.queue,
             task.rounds,
             task.last_status.as_deref().unwrap_or("-"),
-            task.reason.as_deref().unwrap_or("")
         ));
     }
     for pause in &status.paused {

@@ -26,7 +26,7 @@ code=$(curl -s -o /dev/null -w '%{http_code}' \
 echo "end $(now) $code" >> "$WITNESS_DIR/$slug.log"
 if [ "$code" = 429 ]; then echo "error: HTTP 429 Too Many Requests from the model"; exit 1; fi
 if [ "$code" != 200 ]; then echo "error: HTTP $code"; exit 1; fi
-echo "done $slug"
+echo "DONE: $slug finished"
 "#;
 
 /// The stand-in `opencode`, calling the server first with the model it is given.

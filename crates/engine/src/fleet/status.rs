@@ -29,6 +29,8 @@ pub struct FleetTaskStatus {
     /// The task's rounds and its last round's status, once it exists.
     pub rounds: u32,
     pub last_status: Option<String>,
+    /// The `DONE:` line of the task's last round that gave one.
+    pub done: Option<String>,
 }
 
 impl FleetStatus {
@@ -57,6 +59,14 @@ pub fn fleet_status(ws: &Workspace, name: Option<&str>) -> Result<FleetStatus> {
     let mut tasks: Vec<FleetTaskStatus> = Vec::new();
     for item in items {
         let task = store.task(&item.slug)?;
+        let done = match &task {
+            Some(task) => store
+                .rounds(task.id)?
+                .into_iter()
+                .rev()
+                .find_map(|r| r.summary.done),
+            None => None,
+        };
         let status = FleetTaskStatus {
             slug: item.slug.clone(),
             kind: item.kind.as_str().to_owned(),
@@ -68,6 +78,7 @@ pub fn fleet_status(ws: &Workspace, name: Option<&str>) -> Result<FleetStatus> {
                 .as_ref()
                 .and_then(|t| t.last_status)
                 .map(|s| s.as_str().to_owned()),
+            done,
         };
         // The last item of a task speaks for it.
         match tasks.iter_mut().find(|t| t.slug == item.slug) {
