@@ -351,6 +351,22 @@ fn a_queued_fix_is_refused_at_delivery_after_a_transfer_and_a_held_task_waits() 
         "{}",
         mallory.stderr
     );
+    // Nor broadcast to a task it does not own: exit 2 naming the owner, nothing queued.
+    let broadcast = world.ganger(&[
+        "broadcast",
+        "--message",
+        "x",
+        "--only",
+        "b,a",
+        "--as",
+        "alice",
+    ]);
+    assert_eq!(broadcast.code, 2, "{}", broadcast.stderr);
+    assert!(
+        broadcast.stderr.contains("owned by bob"),
+        "{}",
+        broadcast.stderr
+    );
     world
         .ganger(&["policy", "b", "hold", "--as", "alice"])
         .expect_code(0);

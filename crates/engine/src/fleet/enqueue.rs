@@ -167,10 +167,32 @@ pub fn broadcast(
             .map(|slug| find_task(&store, slug))
             .collect::<Result<Vec<_>>>()?
     };
-    if tasks.is_empty() {
-        return Err(EngineError::invalid("there are no tasks to broadcast to"));
-    }
     let commander = commander(as_name);
+    // Named tasks: every one must admit the sender, or nothing is queued. Every task: the
+    // ones that admit it and do not refuse new rounds.
+    let tasks: Vec<_> = if only.is_empty() {
+        tasks
+            .into_iter()
+            .filter(|t| {
+                t.admits(&commander)
+                    && crate::ownership::Inbound::of(t) != crate::ownership::Inbound::Refuse
+            })
+            .collect()
+    } else {
+        for task in &tasks {
+            crate::ownership::require_admitted(task, &commander, "broadcast to")?;
+            if crate::ownership::Inbound::of(task) == crate::ownership::Inbound::Refuse {
+                return Err(crate::ownership::refused(task));
+            }
+        }
+        tasks
+    };
+    if tasks.is_empty() {
+        return Err(EngineError::invalid(format!(
+            "there are no tasks {commander} may broadcast to"
+        ))
+        .hint("a task takes rounds from its owner and the commanders it allows"));
+    }
     let mut queued = Vec::new();
     for task in tasks {
         queued.push(enqueue(
