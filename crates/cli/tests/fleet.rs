@@ -400,6 +400,22 @@ fn a_queued_fix_is_refused_at_delivery_after_a_transfer_and_a_held_task_waits() 
         reason.contains("generation 1") && reason.contains("bob"),
         "{reason}"
     );
+    // Alice hears of it in her journal.
+    let journal = world.ganger(&["watch", "--as", "alice", "--json"]).json();
+    let stale: Vec<&serde_json::Value> = journal["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["kind"] == "queue-stale")
+        .collect();
+    assert_eq!(stale.len(), 1, "{journal:#}");
+    assert!(
+        stale[0]["summary"]
+            .as_str()
+            .unwrap()
+            .starts_with("a queued fix was not delivered: "),
+        "{journal:#}"
+    );
     // Held: still queued a while later; released: delivered.
     std::thread::sleep(Duration::from_millis(800));
     assert_eq!(item("b")["queue"], "queued");

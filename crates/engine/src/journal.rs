@@ -163,6 +163,11 @@ fn summarize(entry: &JournalEntry) -> String {
         "attached" => "a person attached to the session".to_owned(),
         "detached" => "the person attached to the session left".to_owned(),
         "merged" => "merged into its base".to_owned(),
+        "queue-refused" | "queue-stale" => format!(
+            "a queued {} was not delivered: {}",
+            text(detail, "kind").unwrap_or_else(|| "round".into()),
+            text(detail, "reason").unwrap_or_else(|| "refused".into())
+        ),
         other => {
             let shown = if detail.as_object().is_some_and(|o| !o.is_empty()) {
                 format!(" {detail}")

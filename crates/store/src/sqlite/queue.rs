@@ -137,12 +137,33 @@ impl QueueStore for SqliteStore {
     ) -> Result<bool, StoreError> {
         let now = now_ms();
         let claimed = (to == QueueState::Delivering).then_some(now);
-        let changed = self.conn.execute(
+        let tx = self.write()?;
+        let changed = tx.execute(
             "UPDATE queue SET state = ?3, reason = COALESCE(?4, reason), \
              round = COALESCE(?5, round), claimed_at = COALESCE(?6, claimed_at), updated_at = ?7 \
              WHERE id = ?1 AND state = ?2",
             params![id, from.as_str(), to.as_str(), reason, round, claimed, now],
         )?;
+        if changed > 0 && matches!(to, QueueState::Refused | QueueState::Stale) {
+            // The commander who queued it learns why from its journal (`ganger watch`).
+            let (task_id, kind, commander): (Option<i64>, String, String) = tx.query_row(
+                "SELECT t.id, q.kind, q.commander FROM queue q \
+                 LEFT JOIN tasks t ON t.slug = q.slug WHERE q.id = ?1",
+                [id],
+                |row| Ok((row.get(0)?, row.get(1)?, row.get(2)?)),
+            )?;
+            if let Some(task_id) = task_id {
+                super::journal(
+                    &tx,
+                    task_id,
+                    None,
+                    &format!("queue-{}", to.as_str()),
+                    Some(&commander),
+                    serde_json::json!({ "item": id, "kind": kind, "reason": reason }),
+                )?;
+            }
+        }
+        tx.commit()?;
         Ok(changed > 0)
     }
 
