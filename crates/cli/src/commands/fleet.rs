@@ -143,6 +143,7 @@ impl Display {
                 format!("paused {model} for {secs:.1}s (rate limit {strikes} in a row): {reason}")
             }
             FleetEvent::Requeued { slug, reason } => format!("requeued {slug}: {reason}"),
+            FleetEvent::Trouble { message } => format!("trouble (carrying on): {message}"),
             FleetEvent::Counts {
                 queued,
                 running,

@@ -32,6 +32,9 @@ pub enum FleetEvent {
     },
     /// A task went back to the queue (to continue after a rate limit or an interruption).
     Requeued { slug: String, reason: String },
+    /// A pass failed (the store was busy beyond its timeout, a file could not be written);
+    /// the scheduler carries on at the next one.
+    Trouble { message: String },
     /// The counts after a pass.
     Counts {
         queued: usize,

@@ -113,7 +113,16 @@ pub fn run_scheduler(
     };
     scheduler.recover(events)?;
     loop {
-        let wake = scheduler.pass(events)?;
+        // A daemon outlives a failed pass (the next one starts from the store again); a
+        // fleet run reports it and stops.
+        let wake = match scheduler.pass(events) {
+            Ok(wake) => wake,
+            Err(e) if scheduler.options.drain == Drain::Forever => {
+                events.event(FleetEvent::Trouble { message: e.message });
+                None
+            }
+            Err(e) => return Err(e),
+        };
         if scheduler.drained()? {
             scheduler.totals.deciding_ms = scheduler.deciding.as_millis() as u64;
             return Ok(scheduler.totals);
