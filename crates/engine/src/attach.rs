@@ -9,7 +9,7 @@ use crate::notice::Notices;
 use crate::workspace::Workspace;
 use ganger_agents::{Adapter, CommandPlan, Permission, RoundRequest};
 use ganger_sandbox::{HostLock, LockState};
-use ganger_store::{OwnershipStore, Task};
+use ganger_store::{EvidenceStore, Task};
 use std::ffi::OsString;
 use std::path::PathBuf;
 
@@ -72,16 +72,12 @@ pub fn attach(
     let env = crate::agent_env::agent_environment(adapter, &ws.config, &plan, &keys);
     let args: Vec<OsString> = plan.args.iter().map(Into::into).collect();
     let detail = serde_json::json!({ "session": session, "program": program });
-    store.note(task.id, "attached", &me, detail)?;
+    store.add_journal(task.id, None, "attached", Some(&me), detail)?;
     let code = ganger_sandbox::run_interactive(&program, &args, &env, &task.worktree);
     lock.release();
     let code = code?;
-    store.note(
-        task.id,
-        "detached",
-        &me,
-        serde_json::json!({ "exit_code": code }),
-    )?;
+    let detail = serde_json::json!({ "exit_code": code });
+    store.add_journal(task.id, None, "detached", Some(&me), detail)?;
     Ok(code)
 }
 

@@ -65,15 +65,6 @@ pub trait OwnershipStore {
         commander: &str,
     ) -> Result<(), StoreError>;
 
-    /// Adds a journal entry about the task (`attached`, `detached`).
-    fn note(
-        &mut self,
-        task_id: i64,
-        kind: &str,
-        commander: &str,
-        detail: serde_json::Value,
-    ) -> Result<(), StoreError>;
-
     /// Records a task for a session a person started by hand (no round yet; its first round
     /// resumes `session`), with an `adopted` journal entry.
     fn adopt_task(&mut self, task: &NewTask, session: &str) -> Result<Task, StoreError>;

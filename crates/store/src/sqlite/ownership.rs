@@ -89,19 +89,6 @@ impl OwnershipStore for SqliteStore {
         Ok(())
     }
 
-    fn note(
-        &mut self,
-        task_id: i64,
-        kind: &str,
-        commander: &str,
-        detail: serde_json::Value,
-    ) -> Result<(), StoreError> {
-        let tx = self.write()?;
-        journal(&tx, task_id, None, kind, Some(commander), detail)?;
-        tx.commit()?;
-        Ok(())
-    }
-
     fn adopt_task(&mut self, task: &NewTask, session: &str) -> Result<Task, StoreError> {
         let tx = self.write()?;
         let id = insert_task(&tx, task)?;
