@@ -152,6 +152,22 @@ fn policy_refuse_and_hold_stop_new_rounds_and_allow_lets_others_in() {
             run.stderr
         );
     }
+    // Hold: a round sent now waits in the queue (nothing runs) until the policy is accept
+    // and a scheduler delivers it (tests/fleet.rs follows one through `ganger serve`).
+    world
+        .ganger(&["policy", "p", "hold", "--as", "alice"])
+        .expect_code(0);
+    let held = world.ganger(&["fix", "p", "--message", "held", "--as", "dave", "--detach"]);
+    held.expect_code(0);
+    assert!(
+        held.stdout
+            .starts_with("task p holds new rounds: the round waits in the queue"),
+        "{}",
+        held.stdout
+    );
+    let status = world.ganger(&["fleet", "status", "--json"]).json();
+    assert_eq!(status["tasks"][0]["queue"], "queued", "{status:#}");
+    assert_eq!(lines(&world, "p"), ["one", "from dave"]);
     world
         .ganger(&["policy", "p", "accept", "--as", "alice"])
         .expect_code(0);

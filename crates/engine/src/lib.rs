@@ -76,7 +76,7 @@ pub use merge_commit::MergeMode;
 pub use models::{ModelCheck, closest};
 pub use notice::{Notice, Notices};
 pub use overlap::Overlap;
-pub use ownership::{Inbound, OwnershipAction, OwnershipReport, change_ownership};
+pub use ownership::{Inbound, OwnershipAction, OwnershipReport, change_ownership, holds_rounds};
 pub use pipeline::{PipelineReport, PlanOptions, approve, plan, reject};
 pub use reaper::settle_running;
 pub use report::{RoundReport, TaskList, round_report};

@@ -111,6 +111,15 @@ pub(crate) fn refused(task: &Task) -> EngineError {
     ))
 }
 
+/// Whether the task named `slug` holds new rounds (a `fix` to it is queued instead); false
+/// when there is no such task (the fix then says so).
+pub fn holds_rounds(ws: &Workspace, slug: &str) -> Result<bool> {
+    let Some(store) = ws.existing_store()? else {
+        return Ok(false);
+    };
+    Ok(ganger_store::Store::task(&store, slug)?.is_some_and(|t| Inbound::of(&t) == Inbound::Hold))
+}
+
 /// The error of a round sent to a task that holds new rounds, where it cannot be queued.
 pub(crate) fn held(task: &Task) -> EngineError {
     EngineError::invalid(format!(

@@ -132,6 +132,22 @@ pub(crate) fn fix(ws: &Workspace, args: FixArgs) -> Outcome {
         let item = ganger_engine::fleet::queue_fix(ws, &options)?;
         return super::fleet::print_queued(&[item], json);
     }
+    // A task on hold takes new rounds into the queue: they run once its policy is accept.
+    if !options.interrupt && ganger_engine::holds_rounds(ws, &options.slug)? {
+        // A queued round always runs detached.
+        let options = FixOptions {
+            detach: false,
+            ..options
+        };
+        let item = ganger_engine::fleet::queue_fix(ws, &options)?;
+        if !json {
+            printer::emit(&format!(
+                "task {} holds new rounds: the round waits in the queue until `ganger policy {} accept`\n",
+                item.slug, item.slug
+            ))?;
+        }
+        return super::fleet::print_queued(&[item], json);
+    }
     let launched = ganger_engine::fix(ws, options, &mut notices(json)).map_err(Failure::Engine)?;
     print_launched(ws, launched, json)
 }
