@@ -167,6 +167,22 @@ fn policy_refuse_and_hold_stop_new_rounds_and_allow_lets_others_in() {
     );
     let status = world.ganger(&["fleet", "status", "--json"]).json();
     assert_eq!(status["tasks"][0]["queue"], "queued", "{status:#}");
+    let looped = world.ganger(&[
+        "fix",
+        "p",
+        "--message",
+        "x",
+        "--until-green",
+        "2",
+        "--as",
+        "alice",
+    ]);
+    looped.expect_code(2);
+    assert!(
+        looped.stderr.contains("holds new rounds"),
+        "{}",
+        looped.stderr
+    );
     assert_eq!(lines(&world, "p"), ["one", "from dave"]);
     world
         .ganger(&["policy", "p", "accept", "--as", "alice"])

@@ -134,6 +134,15 @@ pub(crate) fn fix(ws: &Workspace, args: FixArgs) -> Outcome {
     }
     // A task on hold takes new rounds into the queue: they run once its policy is accept.
     if !options.interrupt && ganger_engine::holds_rounds(ws, &options.slug)? {
+        if options.until_green.is_some() || options.model.is_some() {
+            return Err(Failure::Engine(ganger_engine::EngineError::invalid(
+                format!(
+                    "task {} holds new rounds, so this one would wait in the queue, and a queued \
+                 round takes no --until-green or --model",
+                    options.slug
+                ),
+            )));
+        }
         // A queued round always runs detached.
         let options = FixOptions {
             detach: false,
