@@ -56,6 +56,7 @@ packages = []           # Debian packages the project's checks need, added to wo
 # resume_argv = ["my-agent", "--json", "--resume", "{session}", "{prompt}"]
 # prompt = "argv"                          # or "stdin"
 # format = "text"                          # or opencode, claude, codex, gemini, qwen
+# interactive_argv = ["my-agent", "--resume", "{session}"]   # what `ganger attach` opens
 
 # Checks: run after every round in the task's worktree, in its sandbox; a round whose checks
 # fail is not done, whatever the agent said (--until-green N sends the failures back to it).
