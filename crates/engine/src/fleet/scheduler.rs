@@ -512,17 +512,12 @@ impl Scheduler<'_> {
     /// Looks at how a round the scheduler started ended: a rate limit pauses the model and
     /// sends the task back to the queue to continue.
     fn review(&mut self, item: &QueueItem, events: &mut dyn FleetEvents) -> Result<()> {
-        let Some(task) = self.store.task(&item.slug)? else {
-            self.store.move_item(
-                item.id,
-                QueueState::Delivered,
-                QueueState::Ended,
-                None,
-                None,
-            )?;
-            return Ok(());
+        let found = match self.store.task(&item.slug)? {
+            Some(task) => self.store.round(task.id, item.round)?.map(|r| (task, r)),
+            None => None,
         };
-        let Some(round) = self.store.round(task.id, item.round)? else {
+        // The task or its round is gone (cleaned away): nothing to look at.
+        let Some((task, round)) = found else {
             self.store.move_item(
                 item.id,
                 QueueState::Delivered,
