@@ -148,6 +148,9 @@ pub enum PlanError {
     /// `ganger.toml`'s configuration for the agent cannot be used.
     #[error("[agents.{agent}.config] in ganger.toml: {reason}")]
     Config { agent: &'static str, reason: String },
+    /// `ganger.toml`'s `[agents.command]` (the command agent's own keys) cannot be used.
+    #[error("[agents.command] in ganger.toml: {reason}")]
+    CommandSettings { reason: String },
 }
 
 /// One agent CLI.

@@ -114,9 +114,17 @@ fn uncommitted_changes_are_kept_without_force_and_removed_with_it() {
         ],
         "{forced:#}"
     );
-    assert_eq!(dirty["removed"][0]["detail"], "with 1 uncommitted change");
+    assert_eq!(
+        dirty["removed"][0]["detail"],
+        "with 1 uncommitted change, kept in refs/ganger/dirty/cleaned"
+    );
     assert!(!worktree.exists());
     assert!(!branch_exists(&world, "agent/dirty"));
+    // What --force removed is kept: the worktree's files in a snapshot.
+    assert_eq!(
+        world.git(&["show", "refs/ganger/dirty/cleaned:fake.txt"]),
+        world.git(&["show", "refs/ganger/dirty/round-1:fake.txt"])
+    );
     // The record stays: status says the worktree is gone, diff reads the last snapshot.
     let list = world.ganger(&["status", "--json"]).json();
     assert_eq!(list["tasks"][0]["worktree_gone"], true, "{list:#}");
@@ -152,8 +160,16 @@ fn unmerged_commits_keep_the_branch_without_force_and_go_with_it() {
         ["branch agent/ahead"],
         "{forced:#}"
     );
-    assert_eq!(ahead["removed"][0]["detail"], "with 1 commit not in main");
+    assert_eq!(
+        ahead["removed"][0]["detail"],
+        "with 1 commit not in main, kept in refs/ganger/ahead/branch"
+    );
     assert!(!branch_exists(&world, "agent/ahead"));
+    // The unmerged commit stays reachable from the task's refs.
+    assert_eq!(
+        world.git(&["log", "-1", "--format=%s", "refs/ganger/ahead/branch"]),
+        "the agent's work"
+    );
 }
 
 #[test]

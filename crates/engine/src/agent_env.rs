@@ -168,3 +168,41 @@ pub fn request_env(
         .filter_map(|(key, value)| Some((key.into_string().ok()?, value.into_string().ok()?)))
         .collect()
 }
+
+/// Plans a round of `prompt` for `adapter` without running it, so that what the plan would
+/// refuse (`ganger.toml`'s agent settings, a prompt the command line cannot carry) is refused
+/// before anything is made, not when the round starts.
+pub(crate) fn check_plan(
+    adapter: &dyn Adapter,
+    config: &Config,
+    prompt: &str,
+    session: Option<&str>,
+    worktree: &Path,
+    agent_dir: &Path,
+) -> Result<()> {
+    let overlay = config_overlay(adapter, config);
+    let inherited = inherited_config(adapter, config);
+    let env = request_env(adapter, config, &[]);
+    let plan = adapter.plan(&ganger_agents::RoundRequest {
+        resume_at: None,
+        prompt,
+        session,
+        new_session_id: "00000000-0000-4000-8000-000000000000",
+        title: "check",
+        model: None,
+        worktree,
+        config: overlay.as_ref(),
+        inherited_config: inherited.as_deref(),
+        permission: ganger_agents::Permission::Write,
+        sandboxed: false,
+        env: &env,
+        agent_dir,
+    })?;
+    if plan.args.iter().any(|arg| arg.contains('\0')) {
+        return Err(crate::error::EngineError::invalid(format!(
+            "the task text holds a NUL byte, which {} cannot take in its command line",
+            adapter.display_name()
+        )));
+    }
+    Ok(())
+}

@@ -32,6 +32,11 @@ pub fn read_brief(brief: &Brief) -> Result<String> {
     if text.trim().is_empty() {
         return Err(EngineError::invalid("the task text is empty"));
     }
+    if let Some(at) = text.find('\0') {
+        return Err(EngineError::invalid(format!(
+            "the task text holds a NUL byte (at byte {at}); give text"
+        )));
+    }
     if text.len() > MAX_PROMPT {
         return Err(EngineError::invalid(format!(
             "the task text is {} bytes, over the limit of {MAX_PROMPT}; shorten it or point the worker to files",
@@ -49,6 +54,7 @@ mod tests {
     fn empty_and_oversize_texts_are_refused_and_others_kept_exactly() {
         assert!(read_brief(&Brief::Message("  \n\t".into())).is_err());
         assert!(read_brief(&Brief::Message("x".repeat(MAX_PROMPT + 1))).is_err());
+        assert!(read_brief(&Brief::Message("a\0b".into())).is_err());
         let exact = "  -leading dash and \"quotes\"\n".to_owned();
         assert_eq!(read_brief(&Brief::Message(exact.clone())).unwrap(), exact);
         let missing = read_brief(&Brief::File("/nonexistent/brief.md".into())).unwrap_err();

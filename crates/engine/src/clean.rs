@@ -16,8 +16,8 @@ use crate::reaper::settle_task;
 use crate::workspace::Workspace;
 use ganger_docker::Docker;
 use ganger_events::RoundStatus;
-use ganger_sandbox::{Cgroup, RoundMarker, kill_round, marked_processes};
-use ganger_store::{Round, Store, Task};
+use ganger_sandbox::{Cgroup, HostLock, RoundMarker, kill_round, marked_processes};
+use ganger_store::{ClaimStore, CleanClaim, Round, Store, StoreError, Task};
 use std::collections::BTreeSet;
 
 /// What `ganger clean` was asked.
@@ -43,6 +43,7 @@ pub fn clean(
         dry_run: options.dry_run,
         force: options.force,
         docker: None,
+        settled: Vec::new(),
         tasks: Vec::new(),
     };
     let Some(mut store) = ws.existing_store()? else {
@@ -52,6 +53,12 @@ pub fn clean(
         }
         return Ok(report);
     };
+    // Starts killed before their task was recorded: their half-made worktrees go first.
+    let settled = if options.dry_run {
+        Vec::new()
+    } else {
+        crate::half_made::settle_dead_starts(ws, &mut store)?
+    };
     // Every slug is checked before anything is touched.
     let tasks: Vec<Task> = if options.slugs.is_empty() {
         let mut tasks = Vec::new();
@@ -60,12 +67,18 @@ pub fn clean(
         }
         tasks
     } else {
-        options
-            .slugs
-            .iter()
-            .map(|slug| find_task(&store, slug))
-            .collect::<Result<_>>()?
+        let mut tasks = Vec::new();
+        for slug in &options.slugs {
+            match find_task(&store, slug) {
+                Ok(task) => tasks.push(task),
+                // Only a half-made start of it was left, and it is settled now.
+                Err(_) if settled.iter().any(|(s, _)| s == slug) => {}
+                Err(e) => return Err(e),
+            }
+        }
+        tasks
     };
+    report.settled = settled.into_iter().map(|(_, what)| what).collect();
     let mode = Mode {
         force: options.force,
         dry_run: options.dry_run,
@@ -73,10 +86,23 @@ pub fn clean(
     let mut docker = DockerState::Unasked;
     let commander = commander(options.commander.as_deref());
     for task in tasks {
-        let cleaned = clean_task(ws, &mut store, &task, mode, &mut docker, notices)?;
-        if !options.dry_run && !cleaned.removed.is_empty() {
-            let detail = serde_json::to_value(&cleaned).unwrap_or_default();
-            store.mark_cleaned(task.id, &commander, detail)?;
+        let (cleaned, claim) = clean_task(
+            ws,
+            &mut store,
+            &task,
+            mode,
+            &commander,
+            &mut docker,
+            notices,
+        )?;
+        if let Some(lock) = claim {
+            if cleaned.removed.is_empty() {
+                store.end_clean(task.id, lock.path())?;
+            } else {
+                let detail = serde_json::to_value(&cleaned).unwrap_or_default();
+                store.mark_cleaned(task.id, &commander, detail)?;
+            }
+            lock.release();
         }
         report.tasks.push(cleaned);
     }
@@ -110,14 +136,17 @@ impl DockerState {
     }
 }
 
+/// Cleans one task; with the claim's lock when it changed anything (not a dry run), for the
+/// caller to end the claim.
 fn clean_task(
     ws: &Workspace,
     store: &mut dyn Store,
     task: &Task,
     mode: Mode,
+    commander: &str,
     docker: &mut DockerState,
     notices: &mut dyn Notices,
-) -> Result<TaskCleanup> {
+) -> Result<(TaskCleanup, Option<HostLock>)> {
     let mut report = TaskCleanup::new(&task.slug);
     // A round whose host died is settled first (which stops what is left of it).
     settle_task(ws, store, task, notices)?;
@@ -125,18 +154,93 @@ fn clean_task(
         .filter_map(|number| store.round(task.id, Some(number)).transpose())
         .collect::<std::result::Result<_, _>>()?;
     if let Some(running) = rounds.iter().find(|r| r.status == RoundStatus::Running) {
-        report.skipped = Some(format!(
-            "round {} is running (`ganger cancel {}` stops it)",
-            running.number, task.slug
-        ));
-        return Ok(report);
+        report.skipped = Some(running_skip(running.number, &task.slug));
+        return Ok((report, None));
     }
+    // Recorded before anything is removed: no round of the task begins until the claim ends,
+    // and a store that cannot record it has nothing removed.
+    let claim = if mode.dry_run {
+        None
+    } else {
+        match claim(ws, store, task, commander)? {
+            Claimed::Yes(lock) => Some(lock),
+            Claimed::No(why) => {
+                report.skipped = Some(why);
+                return Ok((report, None));
+            }
+        }
+    };
     stop_processes(ws, &rounds, mode, &mut report);
     if let Some(docker) = docker.get() {
         remove_docker_objects(ws, docker, task, mode, &mut report);
     }
     clean_worktree_and_branch(ws, task, mode, &mut report);
-    Ok(report)
+    remove_agent_home(ws, task, mode, &mut report);
+    Ok((report, claim))
+}
+
+fn running_skip(number: u32, slug: &str) -> String {
+    format!("round {number} is running (`ganger cancel {slug}` stops it)")
+}
+
+/// Whether this clean may go on with a task.
+enum Claimed {
+    Yes(HostLock),
+    No(String),
+}
+
+/// Claims the task for this clean in the store (settling the claim of a clean that died).
+fn claim(ws: &Workspace, store: &mut dyn Store, task: &Task, commander: &str) -> Result<Claimed> {
+    let lock = crate::launch::take_lock(ws, &format!("clean-{}", crate::launch::new_token()))?;
+    let claim = CleanClaim {
+        task_id: task.id,
+        lock_path: lock.path().to_path_buf(),
+        commander: commander.to_owned(),
+        started_at: ganger_store::now_ms(),
+    };
+    let mut settled = false;
+    loop {
+        let why = match store.begin_clean(&claim) {
+            Ok(()) => return Ok(Claimed::Yes(lock)),
+            Err(StoreError::Busy { number, .. }) => running_skip(number, &task.slug),
+            Err(StoreError::BeingCleaned { lock_path, .. }) => {
+                if !settled && !crate::half_made::alive(&lock_path) {
+                    store.end_clean(task.id, &lock_path)?;
+                    settled = true;
+                    continue;
+                }
+                "another `ganger clean` is cleaning it".to_owned()
+            }
+            Err(other) => {
+                lock.release();
+                return Err(other.into());
+            }
+        };
+        lock.release();
+        return Ok(Claimed::No(why));
+    }
+}
+
+/// Removes the agent's home of a task that ran in a sandbox (`.ganger/tasks/SLUG/agent`: its
+/// sessions, which can hold what tools printed), once the task's worktree is gone.
+fn remove_agent_home(ws: &Workspace, task: &Task, mode: Mode, report: &mut TaskCleanup) {
+    let home = ws.state.task_agent_dir(&task.slug);
+    if !home.exists() || task.worktree.exists() {
+        return;
+    }
+    let name = home.display().to_string();
+    match if mode.dry_run {
+        Ok(())
+    } else {
+        std::fs::remove_dir_all(&home)
+    } {
+        Ok(()) => report.removed(LeftoverKind::AgentHome, name, None),
+        Err(e) => report.kept(
+            LeftoverKind::AgentHome,
+            name,
+            format!("removing it failed: {e}"),
+        ),
+    }
 }
 
 /// Stops what is still running of the task's finished rounds (by their marker only: the

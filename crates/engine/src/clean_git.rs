@@ -1,7 +1,10 @@
 //! The git side of `ganger clean`: a task's worktree is removed only if ganger made it and
 //! it holds no uncommitted change (tracked or untracked; ignored files do not count), its
-//! branch is deleted only if its base has every commit of it; `--force` removes both anyway.
-//! Nothing is left half done: a worktree that stays keeps its branch.
+//! branch is deleted only if its base has every commit of it; `--force` removes both anyway,
+//! but first keeps what it removes under the task's refs, as `rewind` does: the worktree's
+//! files (untracked ones included) in `refs/ganger/SLUG/cleaned`, the branch's commits in
+//! `refs/ganger/SLUG/branch`. Nothing is left half done: a worktree that stays keeps its
+//! branch.
 
 use crate::clean_report::{LeftoverKind, TaskCleanup, count};
 use crate::workspace::Workspace;
@@ -76,6 +79,28 @@ fn remove_worktree(ws: &Workspace, task: &Task, mode: Mode, report: &mut TaskCle
         );
         return false;
     }
+    let mut kept_in = None;
+    if changes > 0 && !mode.dry_run {
+        // --force: the uncommitted work is kept in a snapshot before the worktree goes.
+        let name = format!("refs/ganger/{}/cleaned", task.slug);
+        let saved = ws.repo.open_worktree(&task.worktree).and_then(|worktree| {
+            worktree.snapshot(
+                Some(&name),
+                &format!("ganger: {} as clean --force found it", task.slug),
+            )
+        });
+        match saved {
+            Ok(_) => kept_in = Some(name),
+            Err(e) => {
+                report.kept(
+                    LeftoverKind::Worktree,
+                    path,
+                    format!("its changes could not be saved before removing it: {e}"),
+                );
+                return false;
+            }
+        }
+    }
     if !mode.dry_run
         && let Err(e) = ws.repo.remove_worktree(&task.worktree)
     {
@@ -86,10 +111,14 @@ fn remove_worktree(ws: &Workspace, task: &Task, mode: Mode, report: &mut TaskCle
         );
         return false;
     }
+    let detail = match kept_in {
+        Some(name) => format!("with {uncommitted}, kept in {name}"),
+        None => format!("with {uncommitted}"),
+    };
     report.removed(
         LeftoverKind::Worktree,
         path,
-        (changes > 0).then(|| format!("with {uncommitted}")),
+        (changes > 0).then_some(detail),
     );
     true
 }
@@ -128,6 +157,28 @@ fn delete_branch(ws: &Workspace, task: &Task, mode: Mode, report: &mut TaskClean
         );
         return;
     }
+    let backup = format!("refs/ganger/{}/branch", task.slug);
+    if unmerged > 0 && !mode.dry_run {
+        // --force: the commits stay reachable from the task's refs.
+        let saved = ws
+            .repo
+            .resolve(&format!("refs/heads/{}", task.branch))
+            .ok_or_else(|| format!("{} names no commit", task.branch))
+            .and_then(|tip| {
+                ws.repo
+                    .git()
+                    .run(["update-ref", backup.as_str(), tip.as_str()])
+                    .map_err(|e| e.to_string())
+            });
+        if let Err(e) = saved {
+            report.kept(
+                LeftoverKind::Branch,
+                name,
+                format!("its commits could not be saved before deleting it: {e}"),
+            );
+            return;
+        }
+    }
     if !mode.dry_run
         && let Err(e) = ws.repo.delete_branch(&task.branch)
     {
@@ -141,6 +192,6 @@ fn delete_branch(ws: &Workspace, task: &Task, mode: Mode, report: &mut TaskClean
     report.removed(
         LeftoverKind::Branch,
         name,
-        (unmerged > 0).then(|| format!("with {commits}")),
+        (unmerged > 0).then(|| format!("with {commits}, kept in {backup}")),
     );
 }

@@ -16,6 +16,8 @@ pub enum LeftoverKind {
     Volume,
     Worktree,
     Branch,
+    /// The agent's home of a sandboxed task (`.ganger/tasks/SLUG/agent`).
+    AgentHome,
 }
 
 impl LeftoverKind {
@@ -26,6 +28,7 @@ impl LeftoverKind {
             LeftoverKind::Volume => "volume",
             LeftoverKind::Worktree => "worktree",
             LeftoverKind::Branch => "branch",
+            LeftoverKind::AgentHome => "agent-home",
         }
     }
 }
@@ -93,6 +96,10 @@ pub struct CleanReport {
     /// were, or when there is no Docker socket at all.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub docker: Option<String>,
+    /// Starts killed before their task was recorded, whose half-made worktrees and branches
+    /// were settled: a line each.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub settled: Vec<String>,
     pub tasks: Vec<TaskCleanup>,
 }
 

@@ -117,13 +117,7 @@ pub(crate) fn fix_sent_under(
     let checks = crate::checks::planned(&ws.config, &options.checks, permission)?;
     crate::until_green::check_limit(options.until_green)?;
     let keys = parse_key_args(&options.keys)?;
-    if !task.worktree.is_dir() {
-        return Err(EngineError::invalid(format!(
-            "the worktree {} of task {} is gone",
-            task.worktree.display(),
-            task.slug
-        )));
-    }
+    crate::task_worktree::check_task_worktree(ws, &task)?;
     let adapter = known_adapter(ws, &task.agent)?;
     let program = agent_env::resolve_program(adapter, &ws.config)?;
     let sandbox = crate::sandboxing::TaskSandbox::of(&task)?;
@@ -188,18 +182,11 @@ pub(crate) fn fix_sent_under(
         model: options.model.clone(),
         keys,
     };
-    let round = match store.begin_round(task.id, &new_round, &update) {
+    let round = match begin_round(&mut store, task.id, &new_round, &update) {
         Ok(round) => round,
         Err(e) => {
             lock.release();
-            return Err(match e {
-                StoreError::Busy {
-                    slug,
-                    number,
-                    host_pid,
-                } => busy(&slug, number, host_pid),
-                other => other.into(),
-            });
+            return Err(e);
         }
     };
     let task = find_task(&store, &task.slug)?;
@@ -220,6 +207,38 @@ pub(crate) fn fix_sent_under(
     )?;
     drop(store);
     crate::until_green::after_launch(ws, launched, options.until_green, notices)
+}
+
+/// Records the round as running; a clean of the task whose command died is settled first, a
+/// live one refuses the round (the two exclude each other in the store).
+fn begin_round(
+    store: &mut dyn Store,
+    task_id: i64,
+    round: &NewRound,
+    update: &TaskUpdate,
+) -> Result<ganger_store::Round> {
+    let mut settled = false;
+    loop {
+        return match store.begin_round(task_id, round, update) {
+            Ok(round) => Ok(round),
+            Err(StoreError::Busy {
+                slug,
+                number,
+                host_pid,
+            }) => Err(busy(&slug, number, host_pid)),
+            Err(StoreError::BeingCleaned { slug, lock_path }) => {
+                if !settled && !crate::half_made::alive(&lock_path) {
+                    store.end_clean(task_id, &lock_path)?;
+                    settled = true;
+                    continue;
+                }
+                Err(EngineError::invalid(format!(
+                    "task {slug} is being cleaned (`ganger clean`); no round begins"
+                )))
+            }
+            Err(other) => Err(other.into()),
+        };
+    }
 }
 
 pub(crate) fn busy(slug: &str, number: u32, host_pid: Option<i32>) -> EngineError {

@@ -15,6 +15,7 @@ use crate::notice::{Notice, Notices};
 use crate::reaper::settle_running;
 use crate::sandboxing;
 use crate::slug::check_slug;
+use crate::task_worktree;
 use crate::workspace::Workspace;
 use ganger_agents::Adapter;
 use ganger_store::{EvidenceStore, NewRound, NewTask, RoundKind, Store, StoreError};
@@ -141,10 +142,6 @@ pub(crate) fn require_model(
     }
 }
 
-fn fill(template: &str, repo: &str, slug: &str) -> String {
-    template.replace("{repo}", repo).replace("{slug}", slug)
-}
-
 /// Starts a task: round 1 in a new session titled with the slug.
 pub fn start(ws: &Workspace, options: StartOptions, notices: &mut dyn Notices) -> Result<Launched> {
     check_slug(&options.slug)?;
@@ -179,10 +176,49 @@ pub fn start(ws: &Workspace, options: StartOptions, notices: &mut dyn Notices) -
         .as_deref()
         .map(|path| check_given_worktree(ws, path))
         .transpose()?;
+    // The branch and base are checked before git sees them, and before `.ganger/` is made.
+    let place = match given {
+        None => Place::Planned(task_worktree::plan(
+            ws,
+            &slug,
+            options.base.as_deref(),
+            options.branch.as_deref(),
+        )?),
+        Some((path, branch)) => {
+            if options.branch.is_some() {
+                return Err(EngineError::invalid(
+                    "--branch names a new branch; a --worktree keeps its own",
+                ));
+            }
+            let base = options
+                .base
+                .clone()
+                .unwrap_or_else(|| ws.config.defaults.base.clone());
+            task_worktree::base_commit(ws, &base)?;
+            Place::Given { path, branch, base }
+        }
+    };
+    let worktree_path = match &place {
+        Place::Planned(planned) => &planned.path,
+        Place::Given { path, .. } => path,
+    };
+    agent_env::check_plan(
+        adapter,
+        &ws.config,
+        &prompt,
+        None,
+        worktree_path,
+        &ws.state.agent_dir(adapter.name()),
+    )?;
     let sandbox = sandboxing::choose(ws, options.sandbox, options.network, &options.rw)?;
     sandboxing::check_image(ws, &sandbox, &agent_name)?;
-    if let Some((path, _)) = &given {
-        sandboxing::check_round(ws, &sandbox, path)?;
+    match &place {
+        Place::Given { path, .. } => sandboxing::check_round(ws, &sandbox, path)?,
+        // Without a store there is no start of this slug to settle first.
+        Place::Planned(planned) if !ws.has_state() => {
+            task_worktree::refuse_existing(ws, planned)?;
+        }
+        Place::Planned(_) => {}
     }
     let mut store = ws.open_store()?;
     if let Some(fleet) = &options.fleet
@@ -206,26 +242,35 @@ pub fn start(ws: &Workspace, options: StartOptions, notices: &mut dyn Notices) -
     require_model(ws, adapter, &program, model.as_deref(), notices)?;
     warn_untested(ws, adapter, &program, notices);
 
-    let base = options
-        .base
-        .clone()
-        .unwrap_or_else(|| ws.config.defaults.base.clone());
-    let (worktree, branch, made) = match &options.worktree {
-        Some(_) => {
-            let (path, branch) =
-                given.ok_or_else(|| EngineError::invalid("the --worktree was not checked"))?;
-            refuse_busy_worktree(ws, &mut store, &path)?;
-            (path, branch, false)
+    let owner = commander(options.commander.as_deref());
+    let token = new_token();
+    let lock = take_lock(ws, &token)?;
+    let (worktree, branch, base, made) = match &place {
+        Place::Planned(planned) => {
+            // Recorded as under way before the worktree is made: a start killed from here on
+            // leaves a record that `start` again or `clean` settles.
+            let begun =
+                task_worktree::begin(ws, &mut store, planned, &slug, &owner, lock.path(), notices);
+            if let Err(e) = begun {
+                lock.release();
+                return Err(e);
+            }
+            // A start killed here leaves a worktree and a record, no task (tests kill it).
+            crate::faults::pause("start-after-worktree");
+            let planned = planned.clone();
+            (planned.path, planned.branch, planned.base, true)
         }
-        None => {
-            let (path, branch) = make_worktree(ws, &slug, &base, options.branch.clone(), notices)?;
-            (path, branch, true)
+        Place::Given { path, branch, base } => {
+            if let Err(e) = refuse_busy_worktree(ws, &mut store, path) {
+                lock.release();
+                return Err(e);
+            }
+            (path.clone(), branch.clone(), base.clone(), false)
         }
     };
-    let undo = |ws: &Workspace| {
-        if made {
-            let _ = ws.repo.remove_worktree(&worktree);
-            let _ = ws.repo.delete_branch(&branch);
+    let undo = |ws: &Workspace, store: &mut dyn Store, lock: &std::path::Path| {
+        if let Place::Planned(planned) = &place {
+            task_worktree::abandon(ws, store, planned, &slug, lock);
         }
     };
     let base_commit = ws
@@ -233,15 +278,6 @@ pub fn start(ws: &Workspace, options: StartOptions, notices: &mut dyn Notices) -
         .open_worktree(&worktree)
         .ok()
         .and_then(|w| w.head().ok().flatten());
-    let owner = commander(options.commander.as_deref());
-    let token = new_token();
-    let lock = match take_lock(ws, &token) {
-        Ok(lock) => lock,
-        Err(e) => {
-            undo(ws);
-            return Err(e);
-        }
-    };
     let new_task = NewTask {
         slug: slug.clone(),
         agent: agent_name,
@@ -275,8 +311,8 @@ pub fn start(ws: &Workspace, options: StartOptions, notices: &mut dyn Notices) -
     let (task, round) = match store.create_task(&new_task, &new_round) {
         Ok(created) => created,
         Err(e) => {
+            undo(ws, &mut store, lock.path());
             lock.release();
-            undo(ws);
             return Err(match e {
                 StoreError::SlugTaken(slug) => {
                     EngineError::invalid(format!("task {slug} exists already"))
@@ -314,6 +350,16 @@ pub fn start(ws: &Workspace, options: StartOptions, notices: &mut dyn Notices) -
     crate::until_green::after_launch(ws, launched, options.until_green, notices)
 }
 
+/// Where a new task works: a worktree ganger makes, or one the user gave.
+enum Place {
+    Planned(task_worktree::PlannedWorktree),
+    Given {
+        path: PathBuf,
+        branch: String,
+        base: String,
+    },
+}
+
 /// Refuses a budget that could never be spent: not a positive, finite amount.
 fn check_budget(budget: &ganger_store::Budget) -> Result<()> {
     if let Some(usd) = budget.usd
@@ -331,86 +377,6 @@ fn check_budget(budget: &ganger_store::Budget) -> Result<()> {
     Ok(())
 }
 
-/// Makes the worktree and branch of a new task `slug` from `base` (the configured path and
-/// branch name unless `branch` is given), one add at a time per repository.
-pub(crate) fn make_worktree(
-    ws: &Workspace,
-    slug: &str,
-    base: &str,
-    branch: Option<String>,
-    notices: &mut dyn Notices,
-) -> Result<(PathBuf, String)> {
-    let (path, default_branch) = default_worktree(ws, slug);
-    let branch = branch.unwrap_or(default_branch);
-    if path.exists() {
-        return Err(
-            EngineError::invalid(format!("{} exists already", path.display())).hint(format!(
-                "pass --worktree {} to give the task to it",
-                path.display()
-            )),
-        );
-    }
-    // git reads every worktree's entry while it adds one, and a concurrent add's
-    // half-written entry makes it fail: one add at a time per repository.
-    let _serial = worktree_lock(ws)?;
-    ws.repo.add_worktree(&path, &branch, base).map_err(|e| {
-        EngineError::invalid(format!(
-            "failed to create the worktree {}: {e}",
-            path.display()
-        ))
-    })?;
-    notices.notice(Notice::WorktreeCreated {
-        path: path.clone(),
-        branch: branch.clone(),
-        base: base.to_owned(),
-    });
-    Ok((path, branch))
-}
-
-/// The worktree path and branch ganger gives task `slug` unless told otherwise.
-pub(crate) fn default_worktree(ws: &Workspace, slug: &str) -> (PathBuf, String) {
-    let repo = ws.repo_name();
-    let path = ws
-        .repo
-        .main
-        .join(fill(&ws.config.worktree.path, &repo, slug));
-    (
-        normalize(&path),
-        fill(&ws.config.worktree.branch, &repo, slug),
-    )
-}
-
-/// An exclusive lock on the repository's worktree list, held while the guard lives.
-fn worktree_lock(ws: &Workspace) -> Result<std::fs::File> {
-    let dir = ws.state.run_dir();
-    std::fs::create_dir_all(&dir).map_err(|e| EngineError::io("create", &dir, e))?;
-    let path = dir.join("worktrees.lock");
-    let file = std::fs::OpenOptions::new()
-        .create(true)
-        .truncate(false)
-        .write(true)
-        .open(&path)
-        .map_err(|e| EngineError::io("open", &path, e))?;
-    rustix::fs::flock(&file, rustix::fs::FlockOperation::LockExclusive)
-        .map_err(|e| EngineError::io("lock", &path, e.into()))?;
-    Ok(file)
-}
-
-/// `a/b/../c` as `a/c`, without touching the file system (the path may not exist yet).
-fn normalize(path: &Path) -> PathBuf {
-    let mut out = PathBuf::new();
-    for component in path.components() {
-        match component {
-            std::path::Component::ParentDir => {
-                out.pop();
-            }
-            std::path::Component::CurDir => {}
-            other => out.push(other),
-        }
-    }
-    out
-}
-
 /// Checks a `--worktree` given by the user: a worktree of this repository and not the main
 /// checkout. Returns its top directory and branch.
 pub(crate) fn check_given_worktree(ws: &Workspace, path: &Path) -> Result<(PathBuf, String)> {
@@ -426,14 +392,16 @@ pub(crate) fn check_given_worktree(ws: &Workspace, path: &Path) -> Result<(PathB
             path.display()
         )));
     }
-    let branch = opened.branch().unwrap_or_else(|| "(detached)".to_owned());
+    let branch = opened
+        .branch()
+        .unwrap_or_else(|| task_worktree::DETACHED.to_owned());
     Ok((opened.worktree, branch))
 }
 
 /// Refuses a worktree in which a round of another task is running.
 pub(crate) fn refuse_busy_worktree(
     ws: &Workspace,
-    store: &mut ganger_store::SqliteStore,
+    store: &mut dyn Store,
     worktree: &Path,
 ) -> Result<()> {
     settle_running(ws, store, &mut |_: Notice| {})?;

@@ -21,9 +21,13 @@ impl Repo {
     /// How many commits of `branch` are not reachable from `base` (0: it is merged into it).
     pub fn commits_not_in(&self, branch: &str, base: &str) -> Result<u32, GitError> {
         let range = format!("{base}..refs/heads/{branch}");
-        let count = self
-            .git()
-            .text(["rev-list", "--count", range.as_str(), "--"])?;
+        let count = self.git().text([
+            "rev-list",
+            "--count",
+            "--end-of-options",
+            range.as_str(),
+            "--",
+        ])?;
         count.trim().parse().map_err(|_| {
             GitError::format(
                 &self.main,

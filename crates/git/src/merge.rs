@@ -46,6 +46,7 @@ impl Repo {
                 "rev-parse",
                 "--verify",
                 "--quiet",
+                "--end-of-options",
                 &format!("{rev}^{{commit}}"),
             ])
             .ok()
@@ -58,6 +59,7 @@ impl Repo {
                 "rev-parse",
                 "--verify",
                 "--quiet",
+                "--end-of-options",
                 &format!("{rev}^{{tree}}"),
             ])
             .ok()
@@ -80,6 +82,7 @@ impl Repo {
             "rev-list",
             "--reverse",
             "--no-merges",
+            "--end-of-options",
             &format!("{base}..{tip}"),
             "--",
         ])?;
@@ -235,7 +238,15 @@ impl Repo {
     /// staged and only needs its commit).
     pub fn start_merge(&self, rev: &str, message: &str) -> Result<Vec<String>, GitError> {
         let git = self.committer();
-        git.run_code(["merge", "--no-ff", "--no-commit", "-m", message, rev])?;
+        git.run_code([
+            "merge",
+            "--no-ff",
+            "--no-commit",
+            "-m",
+            message,
+            "--end-of-options",
+            rev,
+        ])?;
         if !self.merge_in_progress() {
             return Err(GitError::format(
                 &self.worktree,

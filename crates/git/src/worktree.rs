@@ -25,8 +25,16 @@ impl Repo {
         Git::new(&self.main)
     }
 
-    /// Creates a worktree at `path` on a new branch `branch` starting at `base`.
-    pub fn add_worktree(&self, path: &Path, branch: &str, base: &str) -> Result<(), GitError> {
+    /// Creates a worktree at `path` on a new branch `branch` starting at the commit `base`.
+    /// `branch` must have passed `check_branch_name` (git hands it to `git branch` as it is)
+    /// and `base` is an object id from `resolve_commit`.
+    pub fn add_worktree(&self, path: &Path, branch: &str, base: &Oid) -> Result<(), GitError> {
+        if branch.starts_with('-') || base.starts_with('-') {
+            return Err(GitError::format(
+                path,
+                format!("refusing branch {branch:?} or base {base:?}: git would read an option"),
+            ));
+        }
         let path_arg = path.as_os_str().to_owned();
         self.git().run([
             "worktree".as_ref(),
@@ -34,6 +42,7 @@ impl Repo {
             "-q".as_ref(),
             "-b".as_ref(),
             branch.as_ref(),
+            "--".as_ref(),
             path_arg.as_os_str(),
             base.as_ref(),
         ])?;
@@ -47,6 +56,7 @@ impl Repo {
             "worktree".as_ref(),
             "remove".as_ref(),
             "--force".as_ref(),
+            "--".as_ref(),
             path_arg.as_os_str(),
         ])?;
         Ok(())
@@ -54,7 +64,7 @@ impl Repo {
 
     /// Deletes a branch ganger made.
     pub fn delete_branch(&self, branch: &str) -> Result<(), GitError> {
-        self.git().run(["branch", "-D", "-q", branch])?;
+        self.git().run(["branch", "-D", "-q", "--", branch])?;
         Ok(())
     }
 
@@ -142,7 +152,7 @@ impl Repo {
         if stat {
             args.push("--stat");
         }
-        args.extend([from, to]);
+        args.extend(["--end-of-options", from, to]);
         Git::new(&self.worktree).run(args)
     }
 
@@ -173,7 +183,8 @@ mod tests {
         let repo = TestRepo::new();
         let found = crate::discover(repo.root()).unwrap();
         let path = repo.root().parent().unwrap().join("repo-agent-x");
-        found.add_worktree(&path, "agent/x", "main").unwrap();
+        let main = found.resolve_commit("main").unwrap().unwrap();
+        found.add_worktree(&path, "agent/x", &main).unwrap();
         let opened = found.open_worktree(&path).unwrap();
         assert_eq!(opened.branch().as_deref(), Some("agent/x"));
         assert_eq!(

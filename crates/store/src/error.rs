@@ -14,6 +14,20 @@ pub enum StoreError {
         number: u32,
         host_pid: Option<i32>,
     },
+    /// Another start of this slug is recorded as under way (its command holds `lock_path`
+    /// while it lives).
+    #[error("task {slug} is being started")]
+    StartPending {
+        slug: String,
+        lock_path: std::path::PathBuf,
+    },
+    /// A clean of the task is recorded as under way (its command holds `lock_path` while it
+    /// lives): no round may begin.
+    #[error("task {slug} is being cleaned")]
+    BeingCleaned {
+        slug: String,
+        lock_path: std::path::PathBuf,
+    },
     /// The round was sent under a generation of the task that an ownership change has ended.
     #[error("the round for {slug} was sent under generation {sent}, but the task's ownership changed since (generation {now}, owner {owner})", owner = if owner.is_empty() { "nobody" } else { owner.as_str() })]
     Stale {

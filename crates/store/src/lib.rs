@@ -6,6 +6,7 @@
 //! The per-round files (the prompt as sent, the raw stream, stderr, the full answer) live
 //! beside the database; [`StateDir`] says where.
 
+mod claims;
 mod error;
 mod evidence;
 mod layout;
@@ -16,6 +17,7 @@ mod records;
 mod sqlite;
 mod store;
 
+pub use claims::{ClaimStore, CleanClaim, PendingStart};
 pub use error::StoreError;
 pub use evidence::{Budget, EvidenceStore, LabelledTask, Spent};
 pub use layout::StateDir;

@@ -11,7 +11,7 @@ use ganger_events::RoundSummary;
 use std::path::Path;
 
 /// A backend for ganger's state (with what it keeps for fleets' evidence).
-pub trait Store: Send + crate::evidence::EvidenceStore {
+pub trait Store: Send + crate::evidence::EvidenceStore + crate::claims::ClaimStore {
     /// Creates a task and its first round, running, in one transaction.
     fn create_task(
         &mut self,

@@ -74,11 +74,16 @@ impl World {
         let home = dir.path().join("home");
         std::fs::create_dir_all(&repo).unwrap();
         std::fs::create_dir_all(&home).unwrap();
+        // `GANGER_TEST_BIN` runs the tests against another build (an older one, to see a
+        // regression test fail before its fix).
+        let ganger = std::env::var_os("GANGER_TEST_BIN")
+            .map(PathBuf::from)
+            .unwrap_or_else(|| ganger.to_path_buf());
         let world = World {
             dir,
             repo,
             home,
-            ganger: ganger.to_path_buf(),
+            ganger,
         };
         world.git(&["init", "-q", "-b", "main"]);
         world.write("README.md", "# test repository\n");
@@ -168,6 +173,24 @@ impl World {
                 serde_json::to_string(&program.to_string_lossy()).unwrap()
             ),
         );
+    }
+
+    /// Configures the `command` agent (text format) as `sh -c SCRIPT`, with `extra` appended
+    /// to `[agents.command]` and `defaults` to `[defaults]`.
+    pub fn use_command_agent(&self, script: &str, defaults: &str, extra: &str) {
+        self.write(
+            "ganger.toml",
+            &format!(
+                "[defaults]\nagent = \"command\"\n{defaults}\n\n[agents.command]\n\
+                 argv = [\"sh\", \"-c\", {script}]\nformat = \"text\"\n{extra}\n",
+                script = serde_json::to_string(script).unwrap()
+            ),
+        );
+    }
+
+    /// The `ganger` binary this world runs.
+    pub fn ganger_path(&self) -> &Path {
+        &self.ganger
     }
 
     /// The worktree ganger makes for `slug` by default.

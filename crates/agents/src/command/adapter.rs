@@ -73,10 +73,12 @@ impl Adapter for CommandAgent {
         let settings = Settings::of(request)?;
         let template = match (request.session, &settings.resume_argv) {
             (Some(_), Some(resume)) => resume,
-            _ => settings.argv.as_ref().ok_or_else(|| PlanError::Config {
-                agent: super::NAME,
-                reason: "argv is not set".into(),
-            })?,
+            _ => settings
+                .argv
+                .as_ref()
+                .ok_or_else(|| PlanError::CommandSettings {
+                    reason: "argv is not set".into(),
+                })?,
         };
         let names_session = template.iter().any(|arg| arg.contains("{session}"));
         let session = match request.session {

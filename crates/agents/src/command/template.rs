@@ -24,8 +24,7 @@ impl Settings {
     pub fn of(request: &RoundRequest<'_>) -> Result<Settings, PlanError> {
         let settings: Settings = match request.config {
             Some(value) => {
-                serde_json::from_value(value.clone()).map_err(|e| PlanError::Config {
-                    agent: super::NAME,
+                serde_json::from_value(value.clone()).map_err(|e| PlanError::CommandSettings {
                     reason: e.to_string(),
                 })?
             }
@@ -33,8 +32,7 @@ impl Settings {
         };
         match settings.prompt.as_deref() {
             None | Some("stdin" | "argv") => Ok(settings),
-            Some(other) => Err(PlanError::Config {
-                agent: super::NAME,
+            Some(other) => Err(PlanError::CommandSettings {
                 reason: format!("prompt = {other:?}: expected \"argv\" or \"stdin\""),
             }),
         }

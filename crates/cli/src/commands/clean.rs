@@ -34,6 +34,9 @@ fn clean_text(report: &CleanReport) -> String {
     } else {
         "removed"
     };
+    for what in &report.settled {
+        let _ = writeln!(out, "{what}");
+    }
     let mut nothing = 0;
     for task in &report.tasks {
         if task.is_empty() {
@@ -46,7 +49,7 @@ fn clean_text(report: &CleanReport) -> String {
         let tasks = if nothing == 1 { "task" } else { "tasks" };
         let _ = writeln!(out, "{nothing} {tasks} with nothing left to clean");
     }
-    if report.tasks.is_empty() {
+    if report.tasks.is_empty() && report.settled.is_empty() {
         out.push_str("no tasks\n");
     }
     if let Some(why) = &report.docker {

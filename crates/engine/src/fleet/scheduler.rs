@@ -216,7 +216,7 @@ impl Scheduler<'_> {
 
     /// The worktree and branch a start killed half way made, before its task was recorded.
     fn remove_half_made(&self, slug: &str) {
-        let (path, branch) = crate::start::default_worktree(self.ws, slug);
+        let (path, branch) = crate::task_worktree::default_worktree(self.ws, slug);
         // The killed scheduler's `git worktree add` may still be running, orphaned: let it
         // finish first, or it would make the worktree again after it is removed.
         wait_for_processes_naming(&path, Duration::from_secs(10));

@@ -16,7 +16,8 @@ use crate::error::{EngineError, Result};
 use crate::fix::find_task;
 use crate::notice::{Notice, Notices};
 use crate::slug::check_slug;
-use crate::start::{known_adapter, make_worktree};
+use crate::start::known_adapter;
+use crate::task_worktree;
 use crate::workspace::Workspace;
 use ganger_sandbox::{Network, SandboxKind};
 use ganger_store::{NewTask, PipelineRecord, PipelineStore, ReviewerVerdict, Store, Task};
@@ -228,16 +229,25 @@ fn new_task(
         .unwrap_or_else(|| ws.config.defaults.agent.clone());
     known_adapter(ws, &agent)?;
     let sandbox = crate::sandboxing::choose(ws, options.sandbox, options.network, &[])?;
-    let base = options
-        .base
-        .clone()
-        .unwrap_or_else(|| ws.config.defaults.base.clone());
-    let (worktree, branch) = make_worktree(ws, &options.slug, &base, None, notices)?;
-    let base_commit = ws
-        .repo
-        .open_worktree(&worktree)
-        .ok()
-        .and_then(|w| w.head().ok().flatten());
+    let planned = task_worktree::plan(ws, &options.slug, options.base.as_deref(), None)?;
+    let owner = commander(options.commander.as_deref());
+    let token = crate::launch::new_token();
+    let lock = crate::launch::take_lock(ws, &token)?;
+    task_worktree::begin(
+        ws,
+        store,
+        &planned,
+        &options.slug,
+        &owner,
+        lock.path(),
+        notices,
+    )?;
+    let (worktree, branch, base) = (
+        planned.path.clone(),
+        planned.branch.clone(),
+        planned.base.clone(),
+    );
+    let base_commit = Some(planned.base_commit.clone());
     let task = NewTask {
         slug: options.slug.clone(),
         agent,
@@ -250,7 +260,7 @@ fn new_task(
         branch: branch.clone(),
         worktree: worktree.clone(),
         worktree_made: true,
-        owner: commander(options.commander.as_deref()),
+        owner,
         keys: Default::default(),
         timeout_ms: None,
         stall_ms: None,
@@ -259,13 +269,12 @@ fn new_task(
         network: sandbox.network.as_str().to_owned(),
         rw: Vec::new(),
     };
-    store
+    let created = store
         .create_bare_task(&task)
-        .inspect_err(|_| {
-            let _ = ws.repo.remove_worktree(&worktree);
-            let _ = ws.repo.delete_branch(&branch);
-        })
-        .map_err(Into::into)
+        .inspect_err(|_| task_worktree::abandon(ws, store, &planned, &options.slug, lock.path()))
+        .map_err(Into::into);
+    lock.release();
+    created
 }
 
 /// The planner writes the next version from `body`; ganger saves it and the critic reviews

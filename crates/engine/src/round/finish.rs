@@ -215,7 +215,7 @@ pub(crate) fn record_end(
     before: &BeforeState,
     ended: Ended,
 ) -> Result<HostOutcome> {
-    let (status, mut reason) = ended.status();
+    let (mut status, mut reason) = ended.status();
     let task = &input.task;
     let number = input.round.number;
     if let Some(answer) = &ended.summary.answer {
@@ -224,6 +224,11 @@ pub(crate) fn record_end(
     }
     let after = after_state(ws, worktree, task, number, before.entries.as_deref());
     if let Some(problem) = after.problem {
+        // Work that cannot be seen after the round is not done: a worktree removed under the
+        // round (its writes went nowhere) or one that cannot be snapshotted.
+        if status == RoundStatus::Done {
+            status = RoundStatus::Failed;
+        }
         reason = Some(match reason {
             Some(reason) => format!("{reason}; {problem}"),
             None => problem,

@@ -55,10 +55,12 @@ pub fn run_host(
         }
     }
     let fresh = input.round.number == 1 && input.task.worktree_made;
-    let worktree = ws.repo.open_worktree(&input.task.worktree);
+    // Checked again here, where the agent is about to run: still a linked worktree of this
+    // repository on the task's branch.
+    let worktree = crate::task_worktree::check_task_worktree(ws, &input.task);
     let before = worktree
         .as_ref()
-        .map_err(|e| EngineError::invalid(e.to_string()))
+        .map_err(Clone::clone)
         .and_then(|worktree| before_state(worktree, &input.task.slug, input.round.number, fresh));
     let (before, ended) = match before {
         Ok(before) => {
@@ -77,10 +79,7 @@ pub fn run_host(
         }
         Err(error) => (
             BeforeState::default(),
-            finish::Ended::failed_to_start(format!(
-                "the worktree could not be read: {}",
-                error.message
-            )),
+            finish::Ended::failed_to_start(error.message),
         ),
     };
     let outcome = finish::record_end(ws, store, &input, worktree.as_ref().ok(), &before, ended);

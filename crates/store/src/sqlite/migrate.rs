@@ -16,6 +16,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("../../migrations/0008_ownership.sql"),
     include_str!("../../migrations/0009_queue.sql"),
     include_str!("../../migrations/0010_evidence.sql"),
+    include_str!("../../migrations/0012_claims.sql"),
 ];
 
 /// The schema version this binary writes.

@@ -2,6 +2,7 @@
 //! writes), a busy timeout instead of errors under contention, and `BEGIN IMMEDIATE` for every
 //! change so that a check and the write that depends on it cannot be split by another process.
 
+mod claims;
 mod evidence;
 mod migrate;
 mod ownership;
@@ -31,7 +32,7 @@ pub(crate) fn to_json<T: serde::Serialize>(value: &T) -> Result<String, StoreErr
     serde_json::to_string(value).map_err(|e| StoreError::Corrupt(e.to_string()))
 }
 
-fn path_text(path: &Path) -> String {
+pub(crate) fn path_text(path: &Path) -> String {
     path.to_string_lossy().into_owned()
 }
 
@@ -124,7 +125,7 @@ pub(crate) fn journal(
     Ok(())
 }
 
-fn running_round(
+pub(crate) fn running_round(
     tx: &Transaction<'_>,
     task_id: i64,
 ) -> Result<Option<(u32, Option<i32>)>, StoreError> {
@@ -247,6 +248,8 @@ pub(crate) fn insert_task(tx: &Transaction<'_>, task: &NewTask) -> Result<i64, S
         Err(e) => return Err(e.into()),
     }
     let task_id = tx.last_insert_rowid();
+    // The start under way is over once its task is recorded.
+    tx.execute("DELETE FROM starts_pending WHERE slug = ?1", [&task.slug])?;
     journal(
         tx,
         task_id,
@@ -305,6 +308,7 @@ impl Store for SqliteStore {
                 });
             }
         }
+        claims::refuse_cleaning(&tx, task_id, &task.slug)?;
         let round_id = match insert_round(&tx, task_id, &task.slug, round) {
             Ok(id) => id,
             // A concurrent writer the busy check could not see still hits the unique index.
@@ -445,6 +449,7 @@ impl Store for SqliteStore {
             "UPDATE tasks SET cleaned_at = ?2 WHERE id = ?1",
             params![task_id, now_ms()],
         )?;
+        tx.execute("DELETE FROM task_cleaning WHERE task_id = ?1", [task_id])?;
         journal(&tx, task_id, None, "cleaned", Some(commander), detail)?;
         tx.commit()?;
         Ok(())
