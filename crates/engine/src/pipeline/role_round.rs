@@ -8,7 +8,6 @@
 use super::roles::{Role, role_slug};
 use crate::agent_env;
 use crate::brief::{Brief, MAX_PROMPT};
-use crate::commander::commander;
 use crate::error::{EngineError, Result};
 use crate::fix::{FixOptions, fix};
 use crate::keys::{LoadedKey, load_keys};
@@ -160,7 +159,9 @@ fn run_once(
                     .clone()
                     .filter(|m| Some(m) != task.model.as_ref()),
                 keys: Vec::new(),
-                commander: None,
+                // Only the pipeline's owner drives it (plan, approve, reject check it): its
+                // role rounds are sent as that commander, whatever the environment says.
+                commander: Some(parent.owner.clone()),
                 detach: false,
                 checks: Vec::new(),
                 until_green: None,
@@ -206,7 +207,7 @@ fn start_role(
     require_model(ws, adapter, &program, role.model.as_deref(), notices)?;
     warn_untested(ws, adapter, &program, notices);
     let loaded = load_keys(&ws.config, &parent.keys)?;
-    let owner = commander(None);
+    let owner = parent.owner.clone();
     let token = new_token();
     let lock = take_lock(ws, &token)?;
     let new_task = NewTask {
