@@ -153,6 +153,21 @@ pub enum PlanError {
     CommandSettings { reason: String },
 }
 
+/// How to ask a CLI for a session it saved under the title ganger gave a round: the arguments
+/// that list its sessions, and which of the listed sessions is the round's.
+#[derive(Debug, Clone, Copy)]
+pub struct SessionFinder {
+    pub args: &'static [&'static str],
+    /// The session titled `title` in `directory` and made at `since_ms` (Unix ms) or later,
+    /// the newest if there are several, from what `args` printed.
+    pub pick: fn(
+        listing: &str,
+        title: &str,
+        directory: &std::path::Path,
+        since_ms: i64,
+    ) -> Option<String>,
+}
+
 /// One agent CLI.
 pub trait Adapter: Send + Sync {
     /// The name used in `--agent` and `ganger.toml` (`opencode`).
@@ -196,6 +211,11 @@ pub trait Adapter: Send + Sync {
     /// resumes it), for `ganger attach`; `None` when the CLI has none.
     fn interactive(&self, plan: CommandPlan) -> Option<CommandPlan> {
         let _ = plan;
+        None
+    }
+    /// How to find the session this CLI saved for a round that named none in its stream (its
+    /// host died before the agent's first event); `None` when the CLI cannot be asked.
+    fn session_finder(&self) -> Option<SessionFinder> {
         None
     }
     /// How to point this agent at a scripted model server listening at `base_url`

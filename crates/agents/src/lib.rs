@@ -19,7 +19,8 @@ mod stream;
 pub mod stream_json;
 
 pub use adapter::{
-    Adapter, CommandPlan, Permission, PlanError, RoundRequest, ScriptedEndpoint, adapter, adapters,
+    Adapter, CommandPlan, Permission, PlanError, RoundRequest, ScriptedEndpoint, SessionFinder,
+    adapter, adapters,
 };
 pub use outcome::{AgentExit, Verdict};
 pub use stream::{Feed, ParsedLine, StreamParser, summarize_reader, summarize_stream};

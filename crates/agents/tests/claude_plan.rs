@@ -53,6 +53,8 @@ fn a_new_session_edits_and_runs_commands_and_the_prompt_goes_on_stdin_untouched(
                 "--output-format",
                 "stream-json",
                 "--verbose",
+                "--session-id",
+                "00000000-0000-4000-8000-000000000000",
                 "--model",
                 "claude-fake",
                 "--permission-mode",
@@ -67,7 +69,8 @@ fn a_new_session_edits_and_runs_commands_and_the_prompt_goes_on_stdin_untouched(
             stdin: Some(PROMPT.as_bytes().to_vec()),
             files: vec![],
             dirs: vec![],
-            session: None,
+            // Named up front, so that a round killed before its first event can be resumed.
+            session: Some("00000000-0000-4000-8000-000000000000".into()),
         }
     );
 }

@@ -109,7 +109,7 @@ pub(crate) fn fix_sent_under(
         ))
         .hint("no new round starts on a spent budget; start a new task to go on"));
     }
-    let prompt = crate::rewind::with_resume_note(&task, read_brief(brief)?);
+    let brief_text = read_brief(brief)?;
     let permission = task
         .permission
         .parse::<ganger_agents::Permission>()
@@ -162,6 +162,10 @@ pub(crate) fn fix_sent_under(
     all_keys.extend(keys.clone());
     let loaded = load_keys(&ws.config, &all_keys)?;
     let commander = sender;
+    // A task whose earlier rounds never named a session: the session is looked for, else
+    // the earlier prompts go first; the brief is never lost.
+    let continued = crate::lost_session::continue_task(ws, &store, &task, brief_text)?;
+    let prompt = continued.prompt;
     // Between the ownership check above and the store's own check as the round begins.
     crate::faults::pause("before-begin-round");
     let token = new_token();
@@ -169,7 +173,7 @@ pub(crate) fn fix_sent_under(
     let new_round = NewRound {
         kind: RoundKind::Fix,
         model: model.clone(),
-        session_before: task.session.clone(),
+        session_before: continued.session,
         commander,
         token,
         lock_path: lock.path().to_path_buf(),

@@ -5,6 +5,7 @@
 
 mod adopt;
 mod agent_env;
+mod agent_query;
 pub mod agents;
 mod attach;
 mod brief;
@@ -32,6 +33,7 @@ pub mod labels;
 mod launch;
 mod leftovers;
 mod log;
+mod lost_session;
 mod merge;
 mod merge_commit;
 mod merge_fix;
@@ -43,6 +45,7 @@ pub mod pipeline;
 mod reaper;
 mod redact;
 pub mod report;
+mod resume_note;
 mod rewind;
 mod rewind_fork;
 mod round;

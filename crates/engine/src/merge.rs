@@ -281,7 +281,7 @@ fn prompts(ws: &Workspace, task: &Task, kept: &[&Round]) -> Vec<String> {
             let prompt =
                 std::fs::read_to_string(ws.state.round_file(&task.slug, r.number, "prompt.md"))
                     .unwrap_or_default();
-            crate::rewind::strip_note(&prompt).to_owned()
+            crate::resume_note::strip_note(&prompt).to_owned()
         })
         .collect()
 }

@@ -6,10 +6,9 @@
 //! up once more in a fresh list before it is declared missing.
 
 use crate::agent_env;
-use crate::error::{EngineError, Result};
+use crate::error::Result;
 use crate::workspace::Workspace;
-use ganger_agents::{Adapter, CommandPlan};
-use ganger_sandbox::{AgentCommand, run_captured};
+use ganger_agents::Adapter;
 use serde::{Deserialize, Serialize};
 use std::hash::{Hash, Hasher};
 use std::path::{Path, PathBuf};
@@ -120,69 +119,8 @@ fn list_models(
     program: &Path,
     args: &[&str],
 ) -> Result<Vec<String>> {
-    let plan = CommandPlan::new(
-        Vec::new(),
-        vec![("PWD".into(), ws.repo.main.to_string_lossy().into_owned())],
-        None,
-    );
-    let mut env = agent_env::agent_environment(adapter, &ws.config, &plan, &[]);
-    if let (Some(name), Some(overlay)) = (
-        adapter.inherited_config_env(),
-        agent_env::config_overlay(adapter, &ws.config),
-    ) {
-        // The same configuration the rounds get, so that configured providers are listed.
-        let inherited = agent_env::inherited_config(adapter, &ws.config);
-        let request_env = agent_env::request_env(adapter, &ws.config, &[]);
-        let agent_dir = ws.state.agent_dir(adapter.name());
-        let request = ganger_agents::RoundRequest {
-            resume_at: None,
-            prompt: "",
-            session: None,
-            new_session_id: "",
-            title: "",
-            model: None,
-            worktree: &ws.repo.main,
-            config: Some(&overlay),
-            inherited_config: inherited.as_deref(),
-            permission: ganger_agents::Permission::Write,
-            sandboxed: false,
-            env: &request_env,
-            agent_dir: &agent_dir,
-        };
-        if let Some((_, value)) = adapter
-            .plan(&request)?
-            .env
-            .into_iter()
-            .find(|(k, _)| k == name)
-        {
-            env.retain(|(k, _)| k != name);
-            env.push((name.into(), value.into()));
-        }
-    }
-    let captured = run_captured(
-        &AgentCommand {
-            program: program.to_path_buf(),
-            args: args.iter().map(Into::into).collect(),
-            env,
-            cwd: ws.repo.main.clone(),
-            stdin: None,
-            token: format!("models-{}", crate::launch::new_token()),
-            use_cgroup: false,
-        },
-        LIST_LIMIT,
-    )?;
-    match captured.exit {
-        Some(exit) if exit.code == Some(0) => {}
-        _ => {
-            return Err(EngineError::invalid(format!(
-                "`{} {}` failed: {}",
-                adapter.program(),
-                args.join(" "),
-                String::from_utf8_lossy(&captured.stderr).trim()
-            )));
-        }
-    }
-    Ok(adapter.parse_models(&String::from_utf8_lossy(&captured.stdout)))
+    let stdout = crate::agent_query::ask(ws, adapter, program, args, &ws.repo.main, LIST_LIMIT)?;
+    Ok(adapter.parse_models(&stdout))
 }
 
 /// Checks `model` against the agent's list, using and refreshing the cache.

@@ -19,8 +19,6 @@ use serde::Serialize;
 
 /// The schema of a rewind's report.
 pub const REWIND_SCHEMA: &str = "ganger.rewind/1";
-/// The most characters of each kept round's prompt and answer in the summary.
-const SUMMARY_CHARS: usize = 2000;
 
 /// What `ganger rewind` was asked.
 #[derive(Debug, Clone, Default)]
@@ -180,78 +178,13 @@ fn target_round<'a>(task: &Task, rounds: &'a [Round], to: u32) -> Result<&'a Rou
     Ok(round)
 }
 
-fn clip(text: &str, limit: usize) -> String {
-    let text = text.trim();
-    match text.char_indices().nth(limit) {
-        Some((at, _)) => format!("{} [...]", &text[..at]),
-        None => text.to_owned(),
-    }
-}
-
-fn quoted(text: &str) -> String {
-    text.lines()
-        .map(|line| format!("> {line}\n"))
-        .collect::<String>()
-}
-
-/// The summary a new session starts with: the rounds kept, their prompts and answers.
+/// The summary a new session starts with after a rewind: the rounds kept.
 fn summary_note(ws: &Workspace, task: &Task, kept: &[&Round]) -> String {
-    let mut note = String::from(
+    crate::resume_note::summary(
+        ws,
+        task,
+        kept,
         "This task continues earlier work in this same directory. Later work was undone: the \
          files are exactly as the rounds below left them. The earlier rounds, in order:\n\n",
-    );
-    for round in kept {
-        let read = |ext: &str| {
-            std::fs::read_to_string(ws.state.round_file(&task.slug, round.number, ext)).ok()
-        };
-        let prompt = read("prompt.md").unwrap_or_default();
-        let prompt = strip_note(&prompt);
-        let answer = read("answer.md")
-            .or_else(|| round.summary.answer.clone())
-            .unwrap_or_else(|| "(no answer)".into());
-        note.push_str(&format!(
-            "Round {} ({}):\n{}Your answer:\n{}\n",
-            round.number,
-            round.status.as_str(),
-            quoted(&clip(prompt, SUMMARY_CHARS)),
-            quoted(&clip(&answer, SUMMARY_CHARS)),
-        ));
-    }
-    note.push_str(NOTE_END);
-    note
-}
-
-/// The line between a summary and the round's own prompt.
-const NOTE_END: &str = "Now the request of this round:\n\n";
-
-/// A prompt without the summary it began with, if any (a round after an earlier rewind).
-pub(crate) fn strip_note(prompt: &str) -> &str {
-    match prompt.find(NOTE_END) {
-        Some(at) if prompt.starts_with("This task continues earlier work") => {
-            &prompt[at + NOTE_END.len()..]
-        }
-        _ => prompt,
-    }
-}
-
-/// The prompt a round sends: the task's note first when its session was not kept.
-pub(crate) fn with_resume_note(task: &Task, prompt: String) -> String {
-    match (&task.resume_note, &task.session) {
-        (Some(note), None) => format!("{note}{prompt}"),
-        _ => prompt,
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_kept_prompt_loses_the_summary_it_began_with() {
-        let prompt = format!("This task continues earlier work, rounds...\n{NOTE_END}Do b.");
-        assert_eq!(strip_note(&prompt), "Do b.");
-        assert_eq!(strip_note("Do a."), "Do a.");
-        assert_eq!(clip("abcdef", 3), "abc [...]");
-        assert_eq!(quoted("a\nb"), "> a\n> b\n");
-    }
+    )
 }

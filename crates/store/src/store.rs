@@ -31,12 +31,15 @@ pub trait Store: Send + crate::evidence::EvidenceStore + crate::claims::ClaimSto
     /// Records the round's host (a detached host replaces the command that started it).
     fn record_host(&mut self, round_id: i64, host: ProcessRef) -> Result<(), StoreError>;
 
-    /// Records the agent process and its cgroup once started.
+    /// Records the agent process and its cgroup once started, and the session the round
+    /// named up front (if it did), so that a round whose host dies before the agent's first
+    /// event still leaves its session to continue.
     fn record_agent(
         &mut self,
         round_id: i64,
         agent: ProcessRef,
         cgroup: Option<&Path>,
+        session: Option<&str>,
     ) -> Result<(), StoreError>;
 
     /// Records a running round's summary so far and when it last showed progress.

@@ -3,7 +3,9 @@
 //! - `-p --output-format stream-json --verbose`: headless, one JSON event per line (`--verbose`
 //!   is required with stream-json).
 //! - `--resume ID` continues a session; Claude finds sessions by working directory, and ganger
-//!   runs every round of a task in the same worktree. There is no title option.
+//!   runs every round of a task in the same worktree. There is no title option. A new session
+//!   is named up front (`--session-id UUID`): Claude saves it with the prompt before the model
+//!   answers, so even a round whose host died before the first event can be continued.
 //! - The prompt always goes on stdin: `--allowedTools` and `--disallowedTools` take any number
 //!   of values and would swallow a prompt given after them.
 //! - Permissions ([`Permission`]): write without a sandbox accepts edits and allows the shell;
@@ -31,6 +33,12 @@ pub fn plan(request: &RoundRequest<'_>) -> Result<CommandPlan, PlanError> {
     let mut args: Vec<String> = ["-p", "--output-format", "stream-json", "--verbose"]
         .map(String::from)
         .to_vec();
+    let named = request.session.is_none();
+    if named {
+        // Named up front: Claude writes the session (the prompt in it) before the model
+        // answers, so a round killed before its first event can still be resumed.
+        args.extend(["--session-id".into(), request.new_session_id.to_owned()]);
+    }
     if let Some(session) = request.session {
         args.extend(["--resume".into(), session.to_owned()]);
         if let Some(at) = request.resume_at {
@@ -68,11 +76,11 @@ pub fn plan(request: &RoundRequest<'_>) -> Result<CommandPlan, PlanError> {
             args.extend(WRITING_TOOLS.map(String::from));
         }
     }
-    Ok(CommandPlan::new(
-        args,
-        env,
-        Some(request.prompt.as_bytes().to_vec()),
-    ))
+    let mut plan = CommandPlan::new(args, env, Some(request.prompt.as_bytes().to_vec()));
+    if named {
+        plan.session = Some(request.new_session_id.to_owned());
+    }
+    Ok(plan)
 }
 
 /// `ganger.toml`'s table as compact JSON for `--settings`, or `None` when there is nothing.

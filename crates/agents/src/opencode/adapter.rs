@@ -1,6 +1,8 @@
 //! OpenCode as an [`Adapter`]: the pieces of this folder behind the contract the engine uses.
 
-use crate::adapter::{Adapter, CommandPlan, PlanError, RoundRequest, ScriptedEndpoint};
+use crate::adapter::{
+    Adapter, CommandPlan, PlanError, RoundRequest, ScriptedEndpoint, SessionFinder,
+};
 use crate::opencode::{OpenCodeStream, command, models};
 use crate::{AgentExit, StreamParser, Verdict};
 use ganger_events::RoundSummary;
@@ -85,6 +87,15 @@ impl Adapter for OpenCode {
             }
             .strip(plan),
         )
+    }
+
+    /// OpenCode saves a session, titled as ganger asked and with the prompt in it, before
+    /// the model answers; `session list` finds it.
+    fn session_finder(&self) -> Option<SessionFinder> {
+        Some(SessionFinder {
+            args: &["session", "list", "--format", "json"],
+            pick: super::sessions::pick_session,
+        })
     }
 
     fn scripted_endpoint(&self, base_url: &str) -> ScriptedEndpoint {

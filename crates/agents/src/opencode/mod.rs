@@ -14,6 +14,7 @@ mod fast;
 mod lenient;
 mod models;
 mod normalize;
+mod sessions;
 mod summarize;
 mod verdict;
 pub mod wire;
@@ -22,6 +23,7 @@ pub use adapter::OpenCode;
 pub use lenient::Lenient;
 pub use models::{parse_models, parse_version};
 pub use normalize::{is_permission_refusal, parse_line};
+pub use sessions::pick_session;
 pub use summarize::summarize_bytes;
 pub use verdict::verdict;
 

@@ -382,9 +382,12 @@ pub(crate) fn settle_dead_round(
         status,
         snapshot_before: None,
         reason: Some(reason),
+        // The stream's session, else the one the round named up front, else the one it
+        // continued.
         session: summary
             .session
             .clone()
+            .or_else(|| current.session.clone())
             .or_else(|| current.session_before.clone()),
         exit_code: None,
         exit_signal: None,

@@ -226,6 +226,7 @@ fn run_agent(ws: &Workspace, store: &mut dyn Store, input: &RoundInput) -> Resul
             start_ticks: agent.process.start_ticks,
         },
         agent.marker.cgroup.as_ref().map(|c| c.path()),
+        named_session.as_deref(),
     )?;
     let progress = Arc::new(Mutex::new(Progress {
         summary: ganger_events::RoundSummary {

@@ -353,14 +353,17 @@ impl Store for SqliteStore {
         round_id: i64,
         agent: ProcessRef,
         cgroup: Option<&Path>,
+        session: Option<&str>,
     ) -> Result<(), StoreError> {
         self.conn.execute(
-            "UPDATE rounds SET agent_pid = ?2, agent_start = ?3, cgroup = ?4 WHERE id = ?1",
+            "UPDATE rounds SET agent_pid = ?2, agent_start = ?3, cgroup = ?4, \
+             session = COALESCE(?5, session) WHERE id = ?1",
             params![
                 round_id,
                 agent.pid,
                 agent.start_ticks as i64,
-                cgroup.map(path_text)
+                cgroup.map(path_text),
+                session
             ],
         )?;
         Ok(())
