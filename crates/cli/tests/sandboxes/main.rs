@@ -63,6 +63,11 @@ mod bwrap {
     fn checks_run_in_the_sandbox() {
         crate::scenarios::checks_run_in_the_sandbox("bwrap");
     }
+
+    #[test]
+    fn the_agent_home_is_private_and_goes_with_clean() {
+        crate::scenarios::the_agent_home_is_private_and_goes_with_clean("bwrap");
+    }
 }
 
 mod docker {

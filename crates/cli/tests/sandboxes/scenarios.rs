@@ -393,3 +393,49 @@ pub fn checks_run_in_the_sandbox(sandbox: &str) {
         "{report:#}"
     );
 }
+
+/// Issue 13.5: an agent's own session store (in a sandboxed task's home) kept what its tools
+/// printed, the key included, in files any user could read, and `clean` left it.
+pub fn the_agent_home_is_private_and_goes_with_clean(sandbox: &str) {
+    use std::os::unix::fs::PermissionsExt;
+    let test = format!("{sandbox}::the_agent_home_is_private_and_goes_with_clean");
+    if !crate::engines::available(sandbox, &test) {
+        return;
+    }
+    let world = World::new(env!("CARGO_BIN_EXE_ganger").as_ref());
+    let key = "sk-agent-home-0123456789";
+    let key_file = world.root().join("key");
+    std::fs::write(&key_file, key).unwrap();
+    // Like an agent that saves a tool's output in its session store.
+    let script = "cat >/dev/null; mkdir -p \"$HOME/.local/share/agent\"; \
+                  echo \"$MOCK_API_KEY\" > \"$HOME/.local/share/agent/session.json\"; echo 'DONE: ok'";
+    world.write(
+        "ganger.toml",
+        &format!(
+            "[defaults]\nagent = \"command\"\n\n[sandbox]\ndefault = {sandbox:?}\n\n\
+             [agents.command]\nargv = [\"/bin/sh\", \"-c\", {script}]\nformat = \"text\"\n",
+            script = serde_json::to_string(script).unwrap()
+        ),
+    );
+    let key_arg = format!("mock={}", key_file.display());
+    world
+        .ganger(&["start", "h", "--message", "hi", "--key", &key_arg])
+        .expect_code(0);
+    let home = world.repo.join(".ganger/tasks/h/agent");
+    let stored = home.join(".local/share/agent/session.json");
+    assert!(
+        std::fs::read_to_string(&stored).unwrap().contains(key),
+        "the agent's store in its home does not hold what its tool printed"
+    );
+    let mode = std::fs::metadata(&home).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode, 0o700, "the agent home is {mode:o}");
+    world.ganger(&["clean", "h", "--force"]).expect_code(0);
+    assert!(!home.exists(), "clean left the agent home");
+    for (path, bytes) in world.everything_written() {
+        assert!(
+            !String::from_utf8_lossy(&bytes).contains(key),
+            "the key is in {}",
+            path.display()
+        );
+    }
+}

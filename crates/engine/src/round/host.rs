@@ -148,10 +148,11 @@ fn agent_command(
         env: &request_env,
         agent_dir: &agent_dir,
     })?;
+    if isolated {
+        private_home(&agent_dir)?;
+    }
     write_plan_files(&plan)?;
     let env = if isolated {
-        std::fs::create_dir_all(&agent_dir)
-            .map_err(|e| EngineError::io("create", &agent_dir, e))?;
         sandbox_environment(adapter, &ws.config, &plan, keys, &agent_dir, worktree)
     } else {
         agent_env::agent_environment(adapter, &ws.config, &plan, keys)
@@ -174,6 +175,16 @@ fn agent_command(
         grace: input.grace,
     };
     Ok((confine(ws, adapter, &confined, command)?, plan.session))
+}
+
+/// Makes a sandboxed task's agent home, readable by its owner only: the agent keeps its
+/// sessions there, and they hold whatever its tools printed (ganger cannot redact another
+/// program's own files). Existing homes are made private again at every round.
+fn private_home(dir: &std::path::Path) -> Result<()> {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::create_dir_all(dir).map_err(|e| EngineError::io("create", dir, e))?;
+    std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700))
+        .map_err(|e| EngineError::io("restrict", dir, e))
 }
 
 /// Creates the directories and writes the files the plan asks for (settings the agent reads
