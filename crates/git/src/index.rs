@@ -46,6 +46,17 @@ fn be16(data: &[u8], at: usize) -> Result<u16, String> {
 }
 
 pub(crate) fn parse_index(data: &[u8]) -> Result<Vec<IndexEntry>, String> {
+    parse_index_and_trees(data).map(|(entries, _)| entries)
+}
+
+/// The trees git already wrote for an index, from its cache-tree extension (`TREE`): by
+/// directory (`""` for the root, else `dir/sub/`), the tree's id and how many index entries it
+/// covers. Only the directories git still holds valid are listed (a change invalidates its
+/// directory and every one above it).
+pub(crate) type CacheTree = std::collections::HashMap<Vec<u8>, ([u8; OID_LEN], usize)>;
+
+/// The entries of an index and the trees of its cache-tree extension.
+pub(crate) fn parse_index_and_trees(data: &[u8]) -> Result<(Vec<IndexEntry>, CacheTree), String> {
     if data.get(..4) != Some(b"DIRC") {
         return Err("not an index file (no DIRC signature)".into());
     }
@@ -111,6 +122,7 @@ pub(crate) fn parse_index(data: &[u8]) -> Result<Vec<IndexEntry>, String> {
     }
     // Extensions follow the entries; a split index keeps most entries elsewhere.
     let end = data.len().saturating_sub(OID_LEN);
+    let mut trees = CacheTree::new();
     while at + 8 <= end {
         let signature = &data[at..at + 4];
         if signature == b"link" {
@@ -119,9 +131,60 @@ pub(crate) fn parse_index(data: &[u8]) -> Result<Vec<IndexEntry>, String> {
         if signature == b"sdir" {
             return Err("the index is sparse".into());
         }
-        at += 8 + be32(data, at + 4)? as usize;
+        let size = be32(data, at + 4)? as usize;
+        if signature == b"TREE"
+            && let Some(body) = data.get(at + 8..at + 8 + size)
+        {
+            // A cache tree that does not read is only a lost shortcut: trees get written.
+            let mut read = CacheTreeReader { data: body, at: 0 };
+            if read.node(&[], &mut trees).is_none() {
+                trees.clear();
+            }
+        }
+        at += 8 + size;
     }
-    Ok(entries)
+    Ok((entries, trees))
+}
+
+/// Reads git's cache-tree extension: per directory, depth first, its name (NUL-terminated),
+/// `ENTRIES SUBTREES\n` in ASCII (ENTRIES is -1 when invalid), then the tree's id if valid,
+/// then its subtrees.
+struct CacheTreeReader<'a> {
+    data: &'a [u8],
+    at: usize,
+}
+
+impl CacheTreeReader<'_> {
+    fn until(&mut self, byte: u8) -> Option<&[u8]> {
+        let rest = self.data.get(self.at..)?;
+        let len = rest.iter().position(|&b| b == byte)?;
+        self.at += len + 1;
+        Some(&rest[..len])
+    }
+
+    fn number(&mut self, end: u8) -> Option<i64> {
+        std::str::from_utf8(self.until(end)?).ok()?.parse().ok()
+    }
+
+    fn node(&mut self, parent: &[u8], trees: &mut CacheTree) -> Option<()> {
+        let name = self.until(0)?.to_vec();
+        let entries = self.number(b' ')?;
+        let subtrees = self.number(b'\n')?;
+        let mut path = parent.to_vec();
+        if !name.is_empty() {
+            path.extend_from_slice(&name);
+            path.push(b'/');
+        }
+        if entries >= 0 {
+            let oid: [u8; OID_LEN] = self.data.get(self.at..self.at + OID_LEN)?.try_into().ok()?;
+            self.at += OID_LEN;
+            trees.insert(path.clone(), (oid, usize::try_from(entries).ok()?));
+        }
+        for _ in 0..subtrees.max(0) {
+            self.node(&path, trees)?;
+        }
+        Some(())
+    }
 }
 
 fn nul(data: &[u8], from: usize) -> Result<usize, String> {

@@ -7,7 +7,7 @@
 
 use crate::command::Git;
 use crate::error::GitError;
-use crate::index::{IndexEntry, parse_index};
+use crate::index::{CacheTree, IndexEntry, parse_index_and_trees};
 use crate::objects::{self, Kind};
 use crate::{Oid, refs};
 use std::fs;
@@ -158,10 +158,10 @@ pub(crate) fn take(
     let git = Git::new(place.worktree).with_env("GIT_INDEX_FILE", &temp.0);
     git.run(["add", "-A", "--ignore-errors", "."])?;
     let data = fs::read(&temp.0).map_err(|e| GitError::io(&temp.0, e))?;
-    let (tree, commit, entries) = match parse_index(&data) {
-        Ok(entries) if place.in_process() => {
+    let (tree, commit, entries) = match parse_index_and_trees(&data) {
+        Ok((entries, trees)) if place.in_process() => {
             let objects_dir = place.common_dir.join("objects");
-            let tree = write_tree(&objects_dir, &entries)?;
+            let tree = write_tree(&objects_dir, &entries, &trees)?;
             let body = commit_body(&tree, head.as_deref(), message);
             let commit = objects::hex(&objects::write(
                 &objects_dir,
@@ -219,9 +219,16 @@ fn commit_body(tree: &str, parent: Option<&str>, message: &str) -> String {
     body
 }
 
-/// Writes the trees for `entries` (sorted by path) and returns the root tree's id.
-fn write_tree(objects_dir: &Path, entries: &[IndexEntry]) -> Result<Oid, GitError> {
-    let (oid, _) = write_subtree(objects_dir, entries, 0)?;
+/// Writes the trees for `entries` (sorted by path) and returns the root tree's id. A
+/// directory whose tree git still holds valid in the index's cache tree (`trees`) is taken
+/// from there, unwritten: after a round that changed a few files, only the trees above them
+/// are written, whatever the size of the repository.
+fn write_tree(
+    objects_dir: &Path,
+    entries: &[IndexEntry],
+    trees: &CacheTree,
+) -> Result<Oid, GitError> {
+    let (oid, _) = write_subtree(objects_dir, entries, 0, trees)?;
     Ok(objects::hex(&oid))
 }
 
@@ -232,7 +239,14 @@ fn write_subtree(
     objects_dir: &Path,
     entries: &[IndexEntry],
     depth: usize,
+    trees: &CacheTree,
 ) -> Result<([u8; 20], usize), GitError> {
+    let prefix = entries.first().map_or(&[][..], |e| &e.path[..depth]);
+    if let Some((oid, count)) = trees.get(prefix)
+        && *count == entries.len()
+    {
+        return Ok((*oid, *count));
+    }
     let mut content = Vec::new();
     let mut used = 0;
     while used < entries.len() {
@@ -255,7 +269,7 @@ fn write_subtree(
                     .take_while(|e| e.path.starts_with(prefix))
                     .count();
                 let (oid, _) =
-                    write_subtree(objects_dir, &entries[used..used + count], prefix_len)?;
+                    write_subtree(objects_dir, &entries[used..used + count], prefix_len, trees)?;
                 content.extend_from_slice(b"40000 ");
                 content.extend_from_slice(name);
                 content.push(0);
@@ -419,5 +433,87 @@ mod tests {
             .map(|c| format!("{}{}", c.kind.letter(), c.path))
             .collect();
         assert_eq!(changes, ["Da", "Mb", "Ac", "Ae"]);
+    }
+
+    /// The loose objects of a repository, by id.
+    fn loose_objects(repo: &TestRepo) -> std::collections::BTreeSet<String> {
+        let mut found = std::collections::BTreeSet::new();
+        for dir in std::fs::read_dir(repo.root().join(".git/objects")).unwrap() {
+            let dir = dir.unwrap();
+            let name = dir.file_name().to_string_lossy().into_owned();
+            if name.len() != 2 {
+                continue;
+            }
+            for object in std::fs::read_dir(dir.path()).unwrap() {
+                found.insert(format!(
+                    "{name}{}",
+                    object.unwrap().file_name().to_string_lossy()
+                ));
+            }
+        }
+        found
+    }
+
+    #[test]
+    fn trees_git_holds_valid_are_reused_and_only_changed_ones_are_written() {
+        let repo = TestRepo::new();
+        // Files older than the index (as after a checkout), so that git trusts its stat data
+        // (a file as new as the index is "racily clean" and re-read, which invalidates trees).
+        let past = std::time::SystemTime::now() - std::time::Duration::from_secs(10);
+        for dir in ["a", "b/c", "d"] {
+            std::fs::create_dir_all(repo.root().join(dir)).unwrap();
+            std::fs::write(repo.root().join(dir).join("f.txt"), dir).unwrap();
+        }
+        for file in [
+            "a/f.txt",
+            "b/c/f.txt",
+            "d/f.txt",
+            "README.md",
+            "src/lib.txt",
+        ] {
+            std::fs::File::options()
+                .write(true)
+                .open(repo.root().join(file))
+                .unwrap()
+                .set_modified(past)
+                .unwrap();
+        }
+        repo.git(&["add", "-A"]);
+        repo.git(&["commit", "-q", "-m", "dirs"]);
+        // Everything packed: a tree written again would show up as a loose object.
+        repo.git(&["gc", "-q", "--prune=now"]);
+        let kind = |oid: &str| repo.git(&["cat-file", "-t", oid]);
+        let packed = loose_objects(&repo);
+        let unchanged = snap(&repo, None);
+        assert_eq!(unchanged.tree, repo.git(&["rev-parse", "HEAD^{tree}"]));
+        let written: Vec<String> = loose_objects(&repo).difference(&packed).cloned().collect();
+        // git's `add -A` invalidates the root's entry, so the root tree is written again.
+        let trees = written.iter().filter(|o| kind(o) == "tree").count();
+        assert!(
+            trees <= 1,
+            "an unchanged worktree's snapshot wrote trees: {written:?}"
+        );
+        let before = loose_objects(&repo);
+        std::fs::write(repo.root().join("b/c/f.txt"), "changed").unwrap();
+        let snapshot = snap(&repo, None);
+        let written: Vec<String> = loose_objects(&repo).difference(&before).cloned().collect();
+        let trees: Vec<&String> = written.iter().filter(|o| kind(o) == "tree").collect();
+        // b/c, b and the root: the trees of a and d are reused, not written.
+        assert_eq!(trees.len(), 3, "{written:?}");
+        // The same tree git itself writes.
+        let git_tree = {
+            let temp = repo.root().join(".git/check.index");
+            std::fs::copy(repo.root().join(".git/index"), &temp).unwrap();
+            let out = std::process::Command::new("sh")
+                .arg("-c")
+                .arg("git add -A && git write-tree")
+                .current_dir(repo.root())
+                .env("GIT_INDEX_FILE", &temp)
+                .output()
+                .unwrap();
+            String::from_utf8_lossy(&out.stdout).trim().to_owned()
+        };
+        assert_eq!(snapshot.tree, git_tree);
+        assert_eq!(repo.git(&["fsck", "--strict", "--no-dangling"]), "");
     }
 }
