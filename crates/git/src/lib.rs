@@ -17,6 +17,7 @@ mod discover;
 mod error;
 mod index;
 mod merge;
+mod nested;
 mod objects;
 mod refname;
 mod refs;

@@ -8,6 +8,7 @@
 use crate::command::Git;
 use crate::error::GitError;
 use crate::index::{CacheTree, IndexEntry, parse_index_and_trees};
+use crate::nested;
 use crate::objects::{self, Kind};
 use crate::{Oid, refs};
 use std::fs;
@@ -159,7 +160,22 @@ pub(crate) fn take(
     git.run(["add", "-A", "--ignore-errors", "."])?;
     let data = fs::read(&temp.0).map_err(|e| GitError::io(&temp.0, e))?;
     let (tree, commit, entries) = match parse_index_and_trees(&data) {
-        Ok((entries, trees)) if place.in_process() => {
+        Ok((entries, mut trees)) if place.in_process() => {
+            // Repositories the worker made inside the worktree are kept as their files.
+            let recorded = crate::index::read_index(&place.index())
+                .map(|index| nested::recorded_gitlinks(&index))
+                .unwrap_or_default();
+            let entries = if nested::has_new_nested(&entries, &recorded) {
+                let (entries, expanded) =
+                    nested::expand(place.worktree, place.git_dir, entries, &recorded)?;
+                // The trees above an expanded directory differ from git's.
+                for dir in expanded {
+                    trees.retain(|path, _| !dir.starts_with(path));
+                }
+                entries
+            } else {
+                entries
+            };
             let objects_dir = place.common_dir.join("objects");
             let tree = write_tree(&objects_dir, &entries, &trees)?;
             let body = commit_body(&tree, head.as_deref(), message);
