@@ -213,6 +213,11 @@ pub trait Adapter: Send + Sync {
         let _ = plan;
         None
     }
+    /// Why `model` cannot name one of this CLI's models whatever it offers (`None`: it may).
+    fn model_name_problem(&self, model: &str) -> Option<String> {
+        let _ = model;
+        None
+    }
     /// How to find the session this CLI saved for a round that named none in its stream (its
     /// host died before the agent's first event); `None` when the CLI cannot be asked.
     fn session_finder(&self) -> Option<SessionFinder> {

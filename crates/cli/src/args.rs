@@ -207,13 +207,13 @@ pub struct StartArgs {
     #[arg(long = "key", value_name = "PROVIDER=FILE")]
     pub keys: Vec<String>,
     /// The wall-clock limit of each round: 90, 90s, 10m, 2h.
-    #[arg(long, value_name = "DURATION", value_parser = duration)]
+    #[arg(long, value_name = "DURATION", value_parser = limit)]
     pub timeout: Option<std::time::Duration>,
     /// Stop a round after this long with no new event and no process activity.
-    #[arg(long, value_name = "DURATION", value_parser = duration)]
+    #[arg(long, value_name = "DURATION", value_parser = limit)]
     pub stall: Option<std::time::Duration>,
     /// The commander who owns the task (default: GANGER_COMMANDER, else the user name).
-    #[arg(long = "as", value_name = "NAME")]
+    #[arg(long = "as", value_name = "NAME", value_parser = crate::args::commander_name)]
     pub as_name: Option<String>,
     /// A label on the task, for `status --group-by KEY` (repeatable).
     #[arg(long = "label", value_name = "KEY=VALUE")]
@@ -262,7 +262,7 @@ pub struct FixArgs {
     #[arg(long = "key", value_name = "PROVIDER=FILE")]
     pub keys: Vec<String>,
     /// The commander sending the round.
-    #[arg(long = "as", value_name = "NAME")]
+    #[arg(long = "as", value_name = "NAME", value_parser = crate::args::commander_name)]
     pub as_name: Option<String>,
     #[command(flatten)]
     pub checks: CheckArgs,
@@ -302,7 +302,7 @@ pub struct PlanArgs {
     #[arg(long, value_name = "REV")]
     pub base: Option<String>,
     /// The commander who owns the task.
-    #[arg(long = "as", value_name = "NAME")]
+    #[arg(long = "as", value_name = "NAME", value_parser = crate::args::commander_name)]
     pub as_name: Option<String>,
     /// Print JSON.
     #[arg(long)]
@@ -314,7 +314,7 @@ pub struct PipelineArgs {
     /// The task.
     pub slug: String,
     /// Who you are (default: GANGER_COMMANDER, else the user name); only the owner approves.
-    #[arg(long = "as", value_name = "NAME")]
+    #[arg(long = "as", value_name = "NAME", value_parser = crate::args::commander_name)]
     pub as_name: Option<String>,
     /// Print JSON.
     #[arg(long)]
@@ -328,7 +328,7 @@ pub struct RejectArgs {
     #[command(flatten)]
     pub text: TaskText,
     /// Who you are (default: GANGER_COMMANDER, else the user name); only the owner rejects.
-    #[arg(long = "as", value_name = "NAME")]
+    #[arg(long = "as", value_name = "NAME", value_parser = crate::args::commander_name)]
     pub as_name: Option<String>,
     /// Print JSON.
     #[arg(long)]
@@ -367,7 +367,7 @@ pub struct CancelArgs {
     /// The task.
     pub slug: String,
     /// The commander cancelling.
-    #[arg(long = "as", value_name = "NAME")]
+    #[arg(long = "as", value_name = "NAME", value_parser = crate::args::commander_name)]
     pub as_name: Option<String>,
     /// Print JSON.
     #[arg(long)]
@@ -398,7 +398,7 @@ pub struct WatchArgs {
     #[arg(long)]
     pub follow: bool,
     /// The commander whose journal to show (default: GANGER_COMMANDER, else the user name).
-    #[arg(long = "as", value_name = "NAME")]
+    #[arg(long = "as", value_name = "NAME", value_parser = crate::args::commander_name)]
     pub as_name: Option<String>,
     /// Print JSON (with --follow: one entry per line).
     #[arg(long)]
@@ -411,7 +411,7 @@ pub struct AckArgs {
     #[arg(value_name = "N")]
     pub upto: i64,
     /// The commander acknowledging.
-    #[arg(long = "as", value_name = "NAME")]
+    #[arg(long = "as", value_name = "NAME", value_parser = crate::args::commander_name)]
     pub as_name: Option<String>,
     /// Print JSON.
     #[arg(long)]
@@ -439,7 +439,7 @@ pub struct CleanArgs {
     #[arg(long)]
     pub dry_run: bool,
     /// The commander cleaning (recorded in the journal).
-    #[arg(long = "as", value_name = "NAME")]
+    #[arg(long = "as", value_name = "NAME", value_parser = crate::args::commander_name)]
     pub as_name: Option<String>,
     /// Print JSON.
     #[arg(long)]
@@ -454,7 +454,7 @@ pub struct RewindArgs {
     #[arg(long, value_name = "N")]
     pub to: u32,
     /// The commander rewinding (recorded in the journal).
-    #[arg(long = "as", value_name = "NAME")]
+    #[arg(long = "as", value_name = "NAME", value_parser = crate::args::commander_name)]
     pub as_name: Option<String>,
     /// Print JSON.
     #[arg(long)]
@@ -475,7 +475,7 @@ pub struct MergeArgs {
     #[arg(long)]
     pub fix: bool,
     /// The commander merging (and sending the resolving round).
-    #[arg(long = "as", value_name = "NAME")]
+    #[arg(long = "as", value_name = "NAME", value_parser = crate::args::commander_name)]
     pub as_name: Option<String>,
     /// Print JSON.
     #[arg(long)]
@@ -487,10 +487,10 @@ pub struct AssignArgs {
     /// The task.
     pub slug: String,
     /// The commander to give it to (default: you).
-    #[arg(long, value_name = "NAME")]
+    #[arg(long, value_name = "NAME", value_parser = commander_name)]
     pub to: Option<String>,
     /// Who you are (default: GANGER_COMMANDER, else the user name).
-    #[arg(long = "as", value_name = "NAME")]
+    #[arg(long = "as", value_name = "NAME", value_parser = crate::args::commander_name)]
     pub as_name: Option<String>,
     /// Print JSON.
     #[arg(long)]
@@ -502,10 +502,10 @@ pub struct TransferArgs {
     /// The task.
     pub slug: String,
     /// The commander who owns it next.
-    #[arg(long, value_name = "NAME", required = true)]
+    #[arg(long, value_name = "NAME", required = true, value_parser = commander_name)]
     pub to: String,
     /// Who you are (default: GANGER_COMMANDER, else the user name).
-    #[arg(long = "as", value_name = "NAME")]
+    #[arg(long = "as", value_name = "NAME", value_parser = crate::args::commander_name)]
     pub as_name: Option<String>,
     /// Print JSON.
     #[arg(long)]
@@ -517,7 +517,7 @@ pub struct OwnerArgs {
     /// The task.
     pub slug: String,
     /// Who you are (default: GANGER_COMMANDER, else the user name).
-    #[arg(long = "as", value_name = "NAME")]
+    #[arg(long = "as", value_name = "NAME", value_parser = crate::args::commander_name)]
     pub as_name: Option<String>,
     /// Print JSON.
     #[arg(long)]
@@ -532,7 +532,7 @@ pub struct PolicyArgs {
     #[arg(value_name = "accept|hold|refuse", value_parser = inbound)]
     pub policy: ganger_engine::Inbound,
     /// Who you are (default: GANGER_COMMANDER, else the user name).
-    #[arg(long = "as", value_name = "NAME")]
+    #[arg(long = "as", value_name = "NAME", value_parser = crate::args::commander_name)]
     pub as_name: Option<String>,
     /// Print JSON.
     #[arg(long)]
@@ -544,13 +544,13 @@ pub struct AllowArgs {
     /// The task.
     pub slug: String,
     /// The commanders.
-    #[arg(required = true, value_name = "NAME")]
+    #[arg(required = true, value_name = "NAME", value_parser = commander_name)]
     pub names: Vec<String>,
     /// Stop letting them send rounds.
     #[arg(long)]
     pub remove: bool,
     /// Who you are (default: GANGER_COMMANDER, else the user name).
-    #[arg(long = "as", value_name = "NAME")]
+    #[arg(long = "as", value_name = "NAME", value_parser = crate::args::commander_name)]
     pub as_name: Option<String>,
     /// Print JSON.
     #[arg(long)]
@@ -562,7 +562,7 @@ pub struct AttachArgs {
     /// The task.
     pub slug: String,
     /// Who you are (default: GANGER_COMMANDER, else the user name); only the owner attaches.
-    #[arg(long = "as", value_name = "NAME")]
+    #[arg(long = "as", value_name = "NAME", value_parser = crate::args::commander_name)]
     pub as_name: Option<String>,
 }
 
@@ -583,7 +583,7 @@ pub struct AdoptArgs {
     #[arg(short = 'm', long, value_name = "PROVIDER/MODEL")]
     pub model: Option<String>,
     /// The commander who owns the task.
-    #[arg(long = "as", value_name = "NAME")]
+    #[arg(long = "as", value_name = "NAME", value_parser = crate::args::commander_name)]
     pub as_name: Option<String>,
     /// Print JSON.
     #[arg(long)]
@@ -629,6 +629,22 @@ pub struct HostArgs {
 
 fn duration(text: &str) -> Result<std::time::Duration, String> {
     ganger_engine::config::parse_duration(text)
+}
+
+/// A commander's name (`--as`, `--to`): checked, never silently replaced.
+pub(crate) fn commander_name(text: &str) -> Result<String, String> {
+    ganger_engine::check_commander_name(text).map(str::to_owned)
+}
+
+/// A limit of a round (`--timeout`, `--stall`): a duration above zero.
+fn limit(text: &str) -> Result<std::time::Duration, String> {
+    let limit = duration(text)?;
+    if limit.is_zero() {
+        return Err(format!(
+            "{text:?}: a limit of 0 would stop the round at once"
+        ));
+    }
+    Ok(limit)
 }
 
 /// A duration argument (`90`, `90s`, `10m`), for the other argument modules.

@@ -46,7 +46,7 @@ pub enum FleetAction {
         #[command(flatten)]
         limits: LimitArgs,
         /// The commander who owns the tasks.
-        #[arg(long = "as", value_name = "NAME")]
+        #[arg(long = "as", value_name = "NAME", value_parser = crate::args::commander_name)]
         as_name: Option<String>,
         /// Print one JSON line per event.
         #[arg(long)]
@@ -57,7 +57,7 @@ pub enum FleetAction {
         /// The fleet file.
         file: PathBuf,
         /// The commander who owns the tasks.
-        #[arg(long = "as", value_name = "NAME")]
+        #[arg(long = "as", value_name = "NAME", value_parser = crate::args::commander_name)]
         as_name: Option<String>,
         /// Print JSON.
         #[arg(long)]
@@ -81,7 +81,7 @@ pub struct BroadcastArgs {
     #[arg(long, value_name = "SLUG,...", value_delimiter = ',')]
     pub only: Vec<String>,
     /// The commander sending the rounds.
-    #[arg(long = "as", value_name = "NAME")]
+    #[arg(long = "as", value_name = "NAME", value_parser = crate::args::commander_name)]
     pub as_name: Option<String>,
     /// Print JSON.
     #[arg(long)]

@@ -41,6 +41,19 @@ pub fn main() -> ExitCode {
         Err(error) => return argument_error(&error),
     };
     let json = wants_json(&cli.command);
+    // An empty GANGER_COMMANDER is unset; any other value must be a name.
+    if let Some(name) = std::env::var_os("GANGER_COMMANDER")
+        && !name.to_string_lossy().trim().is_empty()
+        && let Err(why) = ganger_engine::check_commander_name(&name.to_string_lossy())
+    {
+        printer::emit_error(
+            json,
+            &format!("GANGER_COMMANDER: {why}"),
+            None,
+            exit::INVALID,
+        );
+        return ExitCode::from(exit::INVALID);
+    }
     match run(cli) {
         Ok(code) => ExitCode::from(code),
         Err(Failure::Io(error)) if error.kind() == std::io::ErrorKind::BrokenPipe => {

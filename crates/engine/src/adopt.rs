@@ -27,6 +27,7 @@ pub fn adopt(ws: &Workspace, options: &AdoptOptions, notices: &mut dyn Notices) 
     check_slug(&options.slug)?;
     check_session(&options.session)?;
     let adapter = crate::start::known_adapter(ws, &options.agent)?;
+    crate::start::check_model_name(adapter, options.model.as_deref())?;
     let program = crate::agent_env::resolve_program(adapter, &ws.config)?;
     let (worktree, branch) = crate::start::check_given_worktree(ws, &options.worktree)?;
     let permission = ws.config.defaults.permission.clone();
@@ -77,13 +78,17 @@ pub fn adopt(ws: &Workspace, options: &AdoptOptions, notices: &mut dyn Notices) 
             StoreError::SlugTaken(slug) => {
                 EngineError::invalid(format!("task {slug} exists already"))
             }
+            StoreError::SessionTaken { session, slug } => EngineError::invalid(format!(
+                "session {session} is task {slug}'s already; one session is one task's"
+            )),
             other => other.into(),
         })
 }
 
 /// A session id as the agents print them: one word of letters, digits, `-`, `_` and `.`.
 fn check_session(session: &str) -> Result<()> {
-    let fine = !session.is_empty()
+    // Never an option to the agent (`--session=--help` reached it as one).
+    let fine = session.starts_with(|c: char| c.is_ascii_alphanumeric())
         && session.len() <= 200
         && session
             .chars()
@@ -109,7 +114,7 @@ mod tests {
         ] {
             assert!(check_session(id).is_ok(), "{id}");
         }
-        for id in ["", "two words", "a/../b", "x;rm"] {
+        for id in ["", "two words", "a/../b", "x;rm", "--help", "-x", ".hidden"] {
             assert!(check_session(id).is_err(), "{id}");
         }
     }

@@ -119,6 +119,7 @@ pub(crate) fn fix_sent_under(
     let keys = parse_key_args(&options.keys)?;
     crate::task_worktree::check_task_worktree(ws, &task)?;
     let adapter = known_adapter(ws, &task.agent)?;
+    crate::start::check_model_name(adapter, options.model.as_deref())?;
     let program = agent_env::resolve_program(adapter, &ws.config)?;
     let sandbox = crate::sandboxing::TaskSandbox::of(&task)?;
     crate::sandboxing::check_round(ws, &sandbox, &task.worktree)?;

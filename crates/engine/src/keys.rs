@@ -63,6 +63,13 @@ pub fn read_key(provider: &str, path: &Path) -> Result<String> {
             path.display()
         )));
     }
+    if let Some(name) = assigned_name(key) {
+        // The value is never printed: only the variable's name.
+        return Err(EngineError::invalid(format!(
+            "the key file for {provider} ({}) holds an assignment ({name}=...); it must hold the key alone",
+            path.display()
+        )));
+    }
     if key.len() < MIN_KEY_LEN || key.contains('\n') {
         return Err(EngineError::invalid(format!(
             "the key file for {provider} ({}) does not hold one key of at least {MIN_KEY_LEN} characters on one line",
@@ -70,6 +77,18 @@ pub fn read_key(provider: &str, path: &Path) -> Result<String> {
         )));
     }
     Ok(key.to_owned())
+}
+
+/// The variable of a shell assignment (`NAME=value`, `export NAME=value`), when that is what
+/// a key file holds instead of a key.
+fn assigned_name(text: &str) -> Option<&str> {
+    let text = text.strip_prefix("export ").unwrap_or(text).trim_start();
+    let (name, _) = text.split_once('=')?;
+    let mut chars = name.chars();
+    let first = chars.next()?;
+    ((first.is_ascii_alphabetic() || first == '_')
+        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_'))
+    .then_some(name)
 }
 
 /// A key read for one run.
@@ -117,5 +136,17 @@ mod tests {
         assert!(parse_key_args(&["mock=/nonexistent".into()]).is_err());
         std::fs::write(&file, "short").unwrap();
         assert!(parse_key_args(&[format!("mock={}", file.display())]).is_err());
+        for assignment in [
+            "MOCK_API_KEY=sk-test-1234567890",
+            "export K=sk-test-1234567890",
+        ] {
+            std::fs::write(&file, assignment).unwrap();
+            let error = parse_key_args(&[format!("mock={}", file.display())]).unwrap_err();
+            assert!(error.message.contains("assignment"), "{error}");
+            assert!(!error.message.contains("sk-test"), "{error}");
+        }
+        // A key with '=' in it (base64 padding) is a key.
+        std::fs::write(&file, "c2stdGVzdC0xMjM0NTY3ODkw==").unwrap();
+        assert!(parse_key_args(&[format!("mock={}", file.display())]).is_ok());
     }
 }

@@ -66,7 +66,7 @@ pub use brief::{Brief, MAX_PROMPT, read_brief};
 pub use cancel::cancel;
 pub use clean::{CleanOptions, clean};
 pub use clean_report::CleanReport;
-pub use commander::commander;
+pub use commander::{check_commander_name, commander};
 pub use diff::diff;
 pub use error::{EngineError, ErrorKind, Result};
 pub use fix::{FixOptions, fix};

@@ -205,12 +205,22 @@ pub(crate) fn check(
             task.slug
         )));
     }
-    let worktree = ws.repo.open_worktree(&task.worktree)?;
-    if worktree.branch().as_deref() != Some(task.branch.as_str()) {
+    let worktree = crate::task_worktree::check_task_worktree(ws, &task)?;
+    // A branch deleted by hand leaves the worktree on an unborn branch: a commit there would
+    // be a root commit with none of the base's history.
+    if main
+        .resolve(&format!("refs/heads/{}", task.branch))
+        .is_none()
+    {
         return Err(EngineError::invalid(format!(
-            "the worktree {} is not on the task's branch {}",
-            task.worktree.display(),
-            task.branch
+            "the branch {} of task {} is gone (deleted outside ganger); nothing was committed",
+            task.branch, task.slug
+        ))
+        .hint(format!(
+            "make it again at the task's base ({}) with `git branch {} {}` and merge again",
+            task.base_commit.as_deref().unwrap_or(&task.base),
+            task.branch,
+            task.base_commit.as_deref().unwrap_or(&task.base)
         )));
     }
     let message = {

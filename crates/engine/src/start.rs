@@ -107,6 +107,26 @@ pub(crate) fn warn_untested(
     }
 }
 
+/// Refuses a model name no model of the agent can have (exit 2), before anything is made;
+/// `require_model` then asks the agent whether it has the model (exit 3).
+pub(crate) fn check_model_name(adapter: &dyn Adapter, model: Option<&str>) -> Result<()> {
+    let Some(model) = model else {
+        return Ok(());
+    };
+    if model.trim().is_empty() {
+        return Err(EngineError::invalid("the model name is empty"));
+    }
+    if model.chars().any(char::is_control) || model.starts_with('-') {
+        return Err(EngineError::invalid(format!(
+            "{model:?} is not a model name"
+        )));
+    }
+    match adapter.model_name_problem(model) {
+        Some(problem) => Err(EngineError::invalid(problem)),
+        None => Ok(()),
+    }
+}
+
 /// Checks `model` and reports it; exit 3 when it is missing.
 pub(crate) fn require_model(
     ws: &Workspace,
@@ -158,6 +178,13 @@ pub fn start(ws: &Workspace, options: StartOptions, notices: &mut dyn Notices) -
         .clone()
         .unwrap_or_else(|| ws.config.defaults.agent.clone());
     let adapter = known_adapter(ws, &agent_name)?;
+    check_model_name(
+        adapter,
+        options
+            .model
+            .as_deref()
+            .or(ws.config.defaults.model.as_deref()),
+    )?;
     let permission = match options.permission {
         Some(permission) => permission,
         None => ws

@@ -110,7 +110,10 @@ pub(crate) fn begin(
     if let Some(dead) = dead {
         crate::half_made::settle_dead_start(ws, store, &dead)?;
     }
-    refuse_existing(ws, planned)?;
+    if let Err(exists) = refuse_existing(ws, planned) {
+        // Made by a start of the same slug that is still under way, or that has recorded it.
+        return Err(being_started(store, slug)?.unwrap_or(exists));
+    }
     let pending = PendingStart {
         slug: slug.to_owned(),
         worktree: planned.path.clone(),
@@ -129,12 +132,7 @@ pub(crate) fn begin(
             }
             Err(StoreError::StartPending { slug, lock_path }) => {
                 if crate::half_made::alive(&lock_path) {
-                    return Err(EngineError::invalid(format!(
-                        "task {slug} is being started by another ganger command"
-                    ))
-                    .hint(format!(
-                        "see it with `ganger status {slug}` once it has started"
-                    )));
+                    return Err(starting(&slug));
                 }
                 let dead = store
                     .pending_starts()?
@@ -151,9 +149,31 @@ pub(crate) fn begin(
             Err(other) => return Err(other.into()),
         }
     }
-    Err(EngineError::invalid(format!(
+    Err(starting(slug))
+}
+
+fn starting(slug: &str) -> EngineError {
+    EngineError::invalid(format!(
         "task {slug} is being started by another ganger command"
-    )))
+    ))
+    .hint(format!(
+        "see it with `ganger status {slug}` once it has started"
+    ))
+}
+
+/// Why a start of `slug` found its worktree or branch made, when another start of it did:
+/// one still under way, or one that has recorded its task.
+fn being_started(store: &dyn Store, slug: &str) -> Result<Option<EngineError>> {
+    if store.task(slug)?.is_some() {
+        return Ok(Some(EngineError::invalid(format!(
+            "task {slug} exists already"
+        ))));
+    }
+    let live = store
+        .pending_starts()?
+        .into_iter()
+        .any(|p| p.slug == slug && crate::half_made::alive(&p.lock_path));
+    Ok(live.then(|| starting(slug)))
 }
 
 /// Undoes a begun start whose task could not be recorded: removes the worktree and branch

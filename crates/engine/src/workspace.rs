@@ -65,17 +65,57 @@ impl Workspace {
 
     /// Opens the store, making the state directory first.
     pub fn open_store(&self) -> Result<SqliteStore> {
+        self.refuse_lost_records()?;
         self.ensure_state_dir()?;
         Ok(SqliteStore::open(&self.state.database())?)
     }
 
     /// Opens the store if there is one; `None` in a repository ganger never wrote to.
     pub fn existing_store(&self) -> Result<Option<SqliteStore>> {
+        self.refuse_lost_records()?;
         if self.has_state() {
             Ok(Some(SqliteStore::open(&self.state.database())?))
         } else {
             Ok(None)
         }
+    }
+
+    /// Refuses to start from an empty store while tasks' files say there were tasks: a
+    /// `state.db` removed or emptied would otherwise be made anew without a word, and the
+    /// tasks, their worktrees and branches would be lost to ganger.
+    fn refuse_lost_records(&self) -> Result<()> {
+        let db = self.state.database();
+        let empty = std::fs::metadata(&db).map_or(true, |m| m.len() == 0);
+        if !empty {
+            return Ok(());
+        }
+        let tasks_dir = self.state.root().join("tasks");
+        let mut slugs: Vec<String> = std::fs::read_dir(&tasks_dir)
+            .map(|entries| {
+                entries
+                    .flatten()
+                    .filter(|e| e.path().is_dir())
+                    .map(|e| e.file_name().to_string_lossy().into_owned())
+                    .collect()
+            })
+            .unwrap_or_default();
+        if slugs.is_empty() {
+            return Ok(());
+        }
+        slugs.sort();
+        let shown = slugs.iter().take(5).cloned().collect::<Vec<_>>().join(", ");
+        let more = if slugs.len() > 5 { ", ..." } else { "" };
+        Err(EngineError::invalid(format!(
+            "the state database {} is missing or empty, but {} holds the files of {} task(s) \
+             ({shown}{more}): their records are lost",
+            db.display(),
+            tasks_dir.display(),
+            slugs.len()
+        ))
+        .hint(
+            "restore state.db from a backup, or move .ganger aside to start afresh (the tasks' \
+             worktrees and branches stay; `git worktree list` shows them)",
+        ))
     }
 
     /// The name of the main checkout's directory (`{repo}` in path templates).

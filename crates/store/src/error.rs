@@ -28,6 +28,9 @@ pub enum StoreError {
         slug: String,
         lock_path: std::path::PathBuf,
     },
+    /// A session adopted by a task already.
+    #[error("session {session} is task {slug}'s already")]
+    SessionTaken { session: String, slug: String },
     /// The round was sent under a generation of the task that an ownership change has ended.
     #[error("the round for {slug} was sent under generation {sent}, but the task's ownership changed since (generation {now}, owner {owner})", owner = if owner.is_empty() { "nobody" } else { owner.as_str() })]
     Stale {
@@ -61,4 +64,18 @@ pub enum StoreError {
         #[source]
         source: std::io::Error,
     },
+}
+
+impl StoreError {
+    /// Whether the store was busy (another writer held it past the wait): trying again later
+    /// can succeed, and nothing was changed.
+    pub fn is_busy(&self) -> bool {
+        matches!(
+            self,
+            StoreError::Sqlite(e) if matches!(
+                e.sqlite_error_code(),
+                Some(rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked)
+            )
+        )
+    }
 }

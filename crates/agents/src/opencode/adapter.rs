@@ -89,6 +89,13 @@ impl Adapter for OpenCode {
         )
     }
 
+    /// OpenCode names every model `provider/model`.
+    fn model_name_problem(&self, model: &str) -> Option<String> {
+        (!model.contains('/') || model.starts_with('/') || model.ends_with('/')).then(|| {
+            format!("OpenCode's models are named provider/model (mock/scripted); {model:?} is not")
+        })
+    }
+
     /// OpenCode saves a session, titled as ganger asked and with the prompt in it, before
     /// the model answers; `session list` finds it.
     fn session_finder(&self) -> Option<SessionFinder> {

@@ -213,18 +213,33 @@ pub struct DurationSetting(pub Duration);
 
 impl<'de> Deserialize<'de> for DurationSetting {
     fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        #[derive(Deserialize)]
-        #[serde(untagged)]
-        enum Raw {
-            Seconds(u64),
-            Text(String),
-        }
-        match Raw::deserialize(deserializer)? {
-            Raw::Seconds(seconds) => Ok(DurationSetting(Duration::from_secs(seconds))),
-            Raw::Text(text) => parse_duration(&text)
-                .map(DurationSetting)
-                .map_err(serde::de::Error::custom),
-        }
+        deserializer.deserialize_any(DurationVisitor)
+    }
+}
+
+/// Reads a number of seconds or a text like `"90s"`, and says what it expected otherwise (an
+/// untagged enum only said that no variant matched).
+struct DurationVisitor;
+
+impl serde::de::Visitor<'_> for DurationVisitor {
+    type Value = DurationSetting;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("a duration: a number of seconds, or text such as \"90s\", \"10m\" or \"2h\"")
+    }
+
+    fn visit_u64<E: serde::de::Error>(self, seconds: u64) -> Result<Self::Value, E> {
+        Ok(DurationSetting(Duration::from_secs(seconds)))
+    }
+
+    fn visit_i64<E: serde::de::Error>(self, seconds: i64) -> Result<Self::Value, E> {
+        u64::try_from(seconds)
+            .map(|s| DurationSetting(Duration::from_secs(s)))
+            .map_err(|_| E::custom(format!("{seconds} is not a duration: it is negative")))
+    }
+
+    fn visit_str<E: serde::de::Error>(self, text: &str) -> Result<Self::Value, E> {
+        parse_duration(text).map(DurationSetting).map_err(E::custom)
     }
 }
 
@@ -245,6 +260,8 @@ pub fn user_config_path() -> Option<PathBuf> {
     Some(base.join("ganger").join("config.toml"))
 }
 
+/// Reads a configuration file as a table, after checking it as a whole configuration from its
+/// text, so that an error names its line and key.
 fn read_table(path: &Path) -> Result<Option<toml::Table>, ConfigError> {
     let text = match std::fs::read_to_string(path) {
         Ok(text) => text,
@@ -256,12 +273,31 @@ fn read_table(path: &Path) -> Result<Option<toml::Table>, ConfigError> {
             });
         }
     };
-    text.parse::<toml::Table>()
-        .map(Some)
-        .map_err(|e| ConfigError {
-            path: path.into(),
-            reason: e.message().to_owned(),
-        })
+    let located = |e: toml::de::Error| ConfigError {
+        path: path.into(),
+        reason: locate(&text, &e),
+    };
+    let table = text.parse::<toml::Table>().map_err(located)?;
+    toml::from_str::<Config>(&text).map_err(located)?;
+    Ok(Some(table))
+}
+
+/// `line N (KEY): MESSAGE` for an error at a place in `text`, else the message alone.
+fn locate(text: &str, error: &toml::de::Error) -> String {
+    let message = error.message().trim();
+    let Some(span) = error.span() else {
+        return message.to_owned();
+    };
+    let at = span.start.min(text.len());
+    let line = text[..at].matches('\n').count() + 1;
+    let start = text[..at].rfind('\n').map_or(0, |i| i + 1);
+    let source = text[start..].lines().next().unwrap_or_default();
+    match source.split_once('=') {
+        Some((key, _)) if !key.trim().is_empty() && !key.trim_start().starts_with('[') => {
+            format!("line {line} ({}): {message}", key.trim())
+        }
+        _ => format!("line {line}: {message}"),
+    }
 }
 
 pub(crate) fn merge(base: &mut toml::Table, overlay: toml::Table) {
@@ -310,6 +346,17 @@ impl Config {
                 path: path.into(),
                 reason: format!("defaults.permission: {reason}"),
             })?;
+        for (key, limit) in [
+            ("defaults.timeout", config.defaults.timeout),
+            ("defaults.stall", config.defaults.stall),
+        ] {
+            if limit.0.is_zero() {
+                return Err(ConfigError {
+                    path: path.into(),
+                    reason: format!("{key}: a limit of 0 would stop every round at once"),
+                });
+            }
+        }
         validate_checks(&config.checks).map_err(|reason| ConfigError {
             path: path.into(),
             reason,

@@ -268,12 +268,28 @@ pub(crate) fn record_end(
         Some(HostStop::Budget(why)) => Some(why.clone()),
         _ => None,
     };
-    let recorded = store.finish_round(input.round.id, &end)?;
+    let recorded = finish_while_busy(store, input.round.id, &end)?;
     let outcome = outcome(store, task, number)?;
     if recorded {
         super::evidence::record(store, &outcome.task, &outcome.round, budget.as_deref());
     }
     Ok(outcome)
+}
+
+/// Records a finished round's end, trying again for as long as the store is busy: the host
+/// holds its lock all the while, so nobody takes the round for dead, and a round whose agent
+/// finished is never recorded as interrupted because another process held the store.
+fn finish_while_busy(store: &mut dyn Store, round_id: i64, end: &RoundEnd) -> Result<bool> {
+    let mut wait = Duration::from_millis(50);
+    loop {
+        match store.finish_round(round_id, end) {
+            Err(e) if e.is_busy() => {
+                std::thread::sleep(wait);
+                wait = (wait * 2).min(Duration::from_secs(2));
+            }
+            other => return Ok(other?),
+        }
+    }
 }
 
 /// The round's own token figures and its cost: session totals (Codex, Qwen) less the previous

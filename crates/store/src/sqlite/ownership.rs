@@ -5,7 +5,7 @@ use super::{SqliteStore, insert_task, journal, load_task, to_json};
 use crate::error::StoreError;
 use crate::ownership::{OwnerChange, OwnershipStore};
 use crate::records::{NewTask, Task};
-use rusqlite::params;
+use rusqlite::{OptionalExtension, params};
 
 impl OwnershipStore for SqliteStore {
     fn change_owner(
@@ -91,6 +91,20 @@ impl OwnershipStore for SqliteStore {
 
     fn adopt_task(&mut self, task: &NewTask, session: &str) -> Result<Task, StoreError> {
         let tx = self.write()?;
+        // One session is one task's: two tasks sending rounds into it would interleave.
+        let owner: Option<String> = tx
+            .query_row(
+                "SELECT slug FROM tasks WHERE agent = ?1 AND session = ?2",
+                params![task.agent, session],
+                |row| row.get(0),
+            )
+            .optional()?;
+        if let Some(slug) = owner {
+            return Err(StoreError::SessionTaken {
+                session: session.to_owned(),
+                slug,
+            });
+        }
         let id = insert_task(&tx, task)?;
         tx.execute(
             "UPDATE tasks SET session = ?2 WHERE id = ?1",
