@@ -3,6 +3,7 @@
 //! change so that a check and the write that depends on it cannot be split by another process.
 
 mod evidence;
+mod fleet_submit;
 mod migrate;
 mod ownership;
 mod pipeline;
