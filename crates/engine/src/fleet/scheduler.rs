@@ -12,10 +12,10 @@
 
 use super::backoff::{jitter, pause_for, rate_limited};
 use super::deliver::{Delivery, deliver};
-use super::enqueue::CONTINUE;
 use super::events::{FleetEvent, FleetEvents};
 use super::limits::{Limits, Running};
 use super::spec::StartSpec;
+use super::submit::CONTINUE;
 use crate::error::Result;
 use crate::notice::Notice;
 use crate::reaper::settle_running;
