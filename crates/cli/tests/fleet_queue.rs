@@ -1,8 +1,8 @@
 //! The queue's invariants end to end (issue 13): a fleet is refused a slug that another
 //! fleet's task (or a task of no fleet) has, with nothing of it written; of racing
 //! `start --queue`s of one slug exactly one is accepted; three `fleet run`s of one file at once
-//! run each task once and show no task `refused`; and `fleet status` over 100,000 queued items
-//! costs about a second, not its square.
+//! run each task once and show no task `refused`; `status` counts the starts still queued; and
+//! `fleet status` over 100,000 queued items costs about a second, not its square.
 //! Queue rows are counted in the database itself, a witness beside ganger's own reports.
 
 #![allow(
@@ -155,6 +155,45 @@ fn of_ten_racing_queued_starts_of_one_slug_exactly_one_is_accepted() {
         .map(|e| std::fs::read_to_string(e.unwrap().path()).unwrap())
         .collect();
     assert_eq!(prompts, vec![format!("m {}", accepted[0])]);
+}
+
+#[test]
+fn status_does_not_call_a_repository_with_queued_starts_empty() {
+    let fw = FleetWorld::new(Script::new(), 0);
+    fw.world
+        .ganger(&["start", "q1", "--message", "one", "--queue"])
+        .expect_code(0);
+    let status = fw.world.ganger(&["status"]);
+    assert_eq!(status.code, 0, "{}", status.stderr);
+    assert!(
+        status
+            .stdout
+            .ends_with(" yet: 1 start is queued; `ganger fleet status` shows the queue\n"),
+        "{}",
+        status.stdout
+    );
+    fw.world
+        .ganger(&["start", "q2", "--message", "two", "--queue"])
+        .expect_code(0);
+    let json = fw.world.ganger(&["status", "--json"]).json();
+    assert_eq!(
+        (
+            json["tasks"].as_array().unwrap().len(),
+            &json["queued_starts"]
+        ),
+        (0, &serde_json::json!(2))
+    );
+    // Beside tasks that exist, the table ends with the count.
+    fw.world
+        .ganger(&["start", "t", "--message", "by hand"])
+        .expect_code(0);
+    let status = fw.world.ganger(&["status"]);
+    let last = status.stdout.lines().last().unwrap();
+    assert_eq!(
+        last, "2 starts are queued; `ganger fleet status` shows the queue",
+        "{}",
+        status.stdout
+    );
 }
 
 #[test]

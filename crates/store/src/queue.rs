@@ -207,6 +207,9 @@ pub trait QueueStore {
         submission: &FleetSubmission,
     ) -> Result<Vec<Option<QueueItem>>, StoreError>;
 
+    /// How many starts are queued or being delivered whose task does not exist yet.
+    fn waiting_starts(&self) -> Result<u64, StoreError>;
+
     /// The items still to do (queued, delivering, delivered), oldest first.
     fn open_items(&self) -> Result<Vec<QueueItem>, StoreError>;
 

@@ -155,6 +155,16 @@ impl QueueStore for SqliteStore {
         Ok(queued)
     }
 
+    fn waiting_starts(&self) -> Result<u64, StoreError> {
+        Ok(self.conn.query_row(
+            "SELECT COUNT(*) FROM queue q WHERE kind = 'start' \
+             AND state IN ('queued', 'delivering') \
+             AND NOT EXISTS (SELECT 1 FROM tasks t WHERE t.slug = q.slug)",
+            [],
+            |row| row.get(0),
+        )?)
+    }
+
     fn move_and_enqueue(
         &mut self,
         id: i64,
