@@ -22,6 +22,7 @@ pub(super) fn write_prompt(ws: &Workspace, slug: &str, prompt: &str) -> Result<s
     Ok(path)
 }
 
+/// An item to queue, before its prompt is written.
 pub(super) struct Item<'a> {
     pub slug: &'a str,
     pub kind: QueueKind,

@@ -85,37 +85,23 @@ fn holder_fleet(holder: SlugHolder) -> Option<String> {
     }
 }
 
-/// Queues a fleet: each task not yet started is queued to start, each interrupted one to
-/// continue, the others are left alone, so that submitting the same file again resumes it.
-pub fn submit_fleet(ws: &Workspace, fleet: &Fleet, as_name: Option<&str>) -> Result<Submitted> {
-    for task in &fleet.tasks {
-        let agent = task.options["agent"]
-            .as_str()
-            .map_or_else(|| ws.config.defaults.agent.clone(), str::to_owned);
-        known_adapter(ws, &agent)?;
-    }
-    let mut store = ws.open_store()?;
-    let slugs: Vec<String> = fleet.tasks.iter().map(|t| t.slug.clone()).collect();
-    // Refused before anything is written; the store checks again as it writes.
-    if let Some((slug, holder)) = store.fleet_conflict(&fleet.name, &slugs)? {
-        return Err(conflict(fleet, slug, holder_fleet(holder)));
-    }
-    crate::reaper::settle_running(ws, &mut store, &mut |_: crate::notice::Notice| {})?;
-    end_finished_deliveries(ws, &mut store)?;
+/// A task to queue, as decided from the store: the item and the task's rounds then.
+type Planned<'a> = (Item<'a>, Option<u32>);
+
+/// What each of the fleet's tasks needs: to start, to continue an interrupted round, or
+/// nothing (pending: queued or running; finished).
+fn plan<'a>(
+    store: &SqliteStore,
+    fleet: &'a Fleet,
+    commander: &str,
+    submitted: &mut Submitted,
+) -> Result<Vec<Planned<'a>>> {
     let open: HashSet<String> = store
         .open_items()?
         .into_iter()
         .map(|item| item.slug)
         .collect();
-    let commander = commander(as_name);
-    let mut submitted = Submitted::default();
-    let mut items: Vec<FleetItem> = Vec::new();
-    let mut written = Vec::new();
-    let remove_all = |written: &[std::path::PathBuf]| {
-        for path in written {
-            let _ = std::fs::remove_file(path);
-        }
-    };
+    let mut planned = Vec::new();
     for task in &fleet.tasks {
         if open.contains(&task.slug) {
             submitted.pending.push(task.slug.clone());
@@ -139,50 +125,85 @@ pub fn submit_fleet(ws: &Workspace, fleet: &Fleet, as_name: Option<&str>) -> Res
                 }
             },
         };
-        let prompt_file = match write_prompt(ws, &task.slug, prompt) {
-            Ok(path) => path,
-            Err(e) => {
-                remove_all(&written);
-                return Err(e);
-            }
-        };
-        written.push(prompt_file.clone());
         let item = Item {
             slug: &task.slug,
             kind,
             prompt,
             options: task.options.clone(),
-            commander: commander.clone(),
+            commander: commander.to_owned(),
             generation,
             fleet: Some(fleet.name.clone()),
             after: task.after.clone(),
         };
-        items.push(FleetItem {
-            item: item.new_queued(prompt_file),
-            rounds: existing.map(|t| t.rounds),
-        });
+        planned.push((item, existing.map(|t| t.rounds)));
     }
-    let budget = (fleet.budget.usd.is_some() || fleet.budget.tokens.is_some()).then_some(Budget {
-        usd: fleet.budget.usd,
-        tokens: fleet.budget.tokens,
-    });
+    Ok(planned)
+}
+
+fn remove_prompts(items: &[FleetItem]) {
+    for wanted in items {
+        let _ = std::fs::remove_file(&wanted.item.prompt_file);
+    }
+}
+
+/// Writes each planned item's prompt file; on a failure, the ones written go again.
+fn write_prompts(ws: &Workspace, planned: Vec<Planned<'_>>) -> Result<Vec<FleetItem>> {
+    let mut items = Vec::with_capacity(planned.len());
+    for (item, rounds) in planned {
+        match write_prompt(ws, item.slug, item.prompt) {
+            Ok(prompt_file) => items.push(FleetItem {
+                item: item.new_queued(prompt_file),
+                rounds,
+            }),
+            Err(e) => {
+                remove_prompts(&items);
+                return Err(e);
+            }
+        }
+    }
+    Ok(items)
+}
+
+/// Queues a fleet: each task not yet started is queued to start, each interrupted one to
+/// continue, the others are left alone, so that submitting the same file again resumes it.
+pub fn submit_fleet(ws: &Workspace, fleet: &Fleet, as_name: Option<&str>) -> Result<Submitted> {
+    for task in &fleet.tasks {
+        let agent = task.options["agent"]
+            .as_str()
+            .map_or_else(|| ws.config.defaults.agent.clone(), str::to_owned);
+        known_adapter(ws, &agent)?;
+    }
+    let limits =
+        serde_json::to_value(&fleet.limits).map_err(|e| EngineError::invalid(e.to_string()))?;
+    let mut store = ws.open_store()?;
+    let slugs: Vec<String> = fleet.tasks.iter().map(|t| t.slug.clone()).collect();
+    // Refused before anything is written; the store checks again as it writes.
+    if let Some((slug, holder)) = store.fleet_conflict(&fleet.name, &slugs)? {
+        return Err(conflict(fleet, slug, holder_fleet(holder)));
+    }
+    crate::reaper::settle_running(ws, &mut store, &mut |_: crate::notice::Notice| {})?;
+    end_finished_deliveries(ws, &mut store)?;
+    let mut submitted = Submitted::default();
+    let planned = plan(&store, fleet, &commander(as_name), &mut submitted)?;
     let submission = FleetSubmission {
         fleet: FleetRecord {
             name: fleet.name.clone(),
             file: Some(fleet.file.to_string_lossy().into_owned()),
-            limits: serde_json::to_value(&fleet.limits)
-                .map_err(|e| EngineError::invalid(e.to_string()))?,
+            limits,
             created_at: now_ms(),
         },
-        budget,
+        budget: (fleet.budget.usd.is_some() || fleet.budget.tokens.is_some()).then_some(Budget {
+            usd: fleet.budget.usd,
+            tokens: fleet.budget.tokens,
+        }),
         slugs,
-        items,
+        items: write_prompts(ws, planned)?,
     };
     crate::faults::pause("before-submit-fleet");
     let queued = match store.submit_fleet(&submission) {
         Ok(queued) => queued,
         Err(e) => {
-            remove_all(&written);
+            remove_prompts(&submission.items);
             return Err(match e {
                 StoreError::FleetConflict { slug, holder, .. } => conflict(fleet, slug, holder),
                 other => other.into(),
