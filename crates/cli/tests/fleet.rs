@@ -480,10 +480,16 @@ fn running_a_fleet_again_continues_an_interrupted_task_in_its_session() {
         (Some("done"), Some(2)),
         "{r1:#}"
     );
-    // Round 2 is the "continue" fix the second run queued; the model server saw r1 twice
-    // (the killed round's request and the continued one) and r2 once, after r1 was done.
+    // Round 2 is the "continue" fix the second run queued; the killed round named no
+    // session (this worker has none), so the brief goes with it, never "continue" alone
+    // (issue 13.16). The model server saw r1 twice (the killed round's request and the
+    // continued one) and r2 once, after r1 was done.
     let prompt = world.repo.join(".ganger/tasks/r1/round-2.prompt.md");
-    assert_eq!(std::fs::read_to_string(prompt).unwrap(), "continue");
+    let prompt = std::fs::read_to_string(prompt).unwrap();
+    assert!(
+        prompt.contains("> task r1") && prompt.ends_with("continue"),
+        "{prompt}"
+    );
     assert_eq!(fw.requests_per_task()["r1"], 2);
     assert!(fw.runs("r2")[0].0 > fw.runs("r1")[0].1);
     let r2 = world.ganger(&["status", "r2", "--json"]).json();

@@ -91,6 +91,31 @@ fn branches_and_bases_that_look_like_options_change_nothing() {
             "{case:?} made the task"
         );
     }
+    // A fleet file's bases are checked before anything is queued.
+    for base in ["--orphan", "-D", "no-such-branch"] {
+        let file = world.root().join("fleet.toml");
+        std::fs::write(
+            &file,
+            format!("[[task]]\nslug = \"f\"\nmessage = \"hi\"\nbase = {base:?}\n"),
+        )
+        .unwrap();
+        let run = world.ganger(&["fleet", "submit", file.to_str().unwrap()]);
+        run.expect_code(2);
+        one_line_error(&run);
+        assert!(run.stderr.contains("task f: base"), "{}", run.stderr);
+        assert_eq!(
+            refs_and_worktrees(&world),
+            before,
+            "fleet base {base:?} changed refs"
+        );
+    }
+    let queued = rusqlite::Connection::open(world.repo.join(".ganger/state.db"))
+        .map(|db| {
+            db.query_row("SELECT count(*) FROM queue", [], |row| row.get::<_, i64>(0))
+                .unwrap_or(0)
+        })
+        .unwrap_or(0);
+    assert_eq!(queued, 0, "a fleet with a bad base was queued");
     // A good branch name and a base given by commit still work.
     let feature = world.git(&["rev-parse", "feature"]);
     world

@@ -187,6 +187,9 @@ pub struct TaskList {
     pub tasks: Vec<TaskRow>,
     /// Running tasks whose worktrees change the same files.
     pub overlaps: Vec<crate::overlap::Overlap>,
+    /// Starts queued or being delivered: tasks that do not exist yet (`fleet status` lists
+    /// them).
+    pub queued_starts: u64,
 }
 
 /// The local time zone, read once per process. Without `TZ` it is `/etc/localtime` read
@@ -351,5 +354,6 @@ pub fn task_list(tasks: Vec<TaskSummary>) -> TaskList {
             })
             .collect(),
         overlaps: Vec::new(),
+        queued_starts: 0,
     }
 }

@@ -49,6 +49,7 @@ pub fn status_of(
                 task_list(store.task_summaries()?)
             };
             list.overlaps = crate::overlap::running_overlaps(ws, &store)?;
+            list.queued_starts = ganger_store::QueueStore::waiting_starts(&store)?;
             let mut done = ganger_store::EvidenceStore::done_lines(&store)?;
             for row in &mut list.tasks {
                 row.done = done.remove(&row.slug);

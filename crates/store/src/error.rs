@@ -1,5 +1,6 @@
-//! The store's errors. The two that callers act on, a taken slug and a busy task, are their
-//! own variants so that the CLI can say exactly what is wrong.
+//! The store's errors. The ones that callers act on (a taken slug, a busy task, work queued
+//! already, a slug of another fleet) are their own variants so that the CLI can say exactly
+//! what is wrong.
 
 /// A failure of the store.
 #[derive(Debug, thiserror::Error)]
@@ -7,6 +8,17 @@ pub enum StoreError {
     /// A task with this slug exists already.
     #[error("task {0} exists already")]
     SlugTaken(String),
+    /// An open item asks for this already: a start of the slug, or a fleet's item of it.
+    #[error("task {0} is queued already")]
+    AlreadyQueued(String),
+    /// A fleet names a slug that another fleet's task (or a task of no fleet) has.
+    #[error("task {slug} belongs to {holder}; fleet {fleet} cannot run a task of that slug", holder = match holder { Some(other) => format!("fleet {other}"), None => "no fleet".to_owned() })]
+    FleetConflict {
+        slug: String,
+        fleet: String,
+        /// The fleet that holds it; `None`: a task or item of no fleet.
+        holder: Option<String>,
+    },
     /// The task has a running round; a second one may not start.
     #[error("round {number} of {slug} is still running{host}", host = host_pid.map(|p| format!(" (host pid {p})")).unwrap_or_default())]
     Busy {

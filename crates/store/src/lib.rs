@@ -23,7 +23,10 @@ pub use evidence::{Budget, EvidenceStore, LabelledTask, Spent};
 pub use layout::StateDir;
 pub use ownership::{OwnerChange, OwnershipStore};
 pub use pipeline::{PipelineRecord, PipelineStore, ReviewerVerdict, RoleLink};
-pub use queue::{FleetRecord, ModelPause, NewQueued, QueueItem, QueueKind, QueueState, QueueStore};
+pub use queue::{
+    FleetItem, FleetRecord, FleetSubmission, ModelPause, NewQueued, QueueItem, QueueKind,
+    QueueState, QueueStore, SlugHolder,
+};
 pub use records::{
     CheckResult, CheckRun, ForkPoint, JournalEntry, NewRound, NewTask, ProcessRef, Rewind, Round,
     RoundEnd, RoundKind, Task, TaskSummary, TaskUpdate, now_ms,

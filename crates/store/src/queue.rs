@@ -141,6 +141,37 @@ pub struct FleetRecord {
     pub created_at: i64,
 }
 
+/// Who a slug belongs to, as a fleet that names it sees it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum SlugHolder {
+    /// No task and no open item has it.
+    Free,
+    /// A task of this fleet, or an open item this fleet queued.
+    Fleet(String),
+    /// A task started outside any fleet, or an open item queued outside one.
+    NoFleet,
+}
+
+/// An item a fleet queues only if its task is still as the submitter saw it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FleetItem {
+    pub item: NewQueued,
+    /// The task's rounds when the submitter looked; `None`: there was no task.
+    pub rounds: Option<u32>,
+}
+
+/// A fleet file's submission (`fleet run|submit`), written in one transaction.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FleetSubmission {
+    pub fleet: FleetRecord,
+    /// The fleet's budget, replacing the one stored; `None`: left as it is.
+    pub budget: Option<crate::Budget>,
+    /// Every slug the file names: each must be free or the fleet's own.
+    pub slugs: Vec<String>,
+    pub items: Vec<FleetItem>,
+}
+
 /// A model paused after a rate limit, until `until` (Unix ms).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ModelPause {
@@ -153,8 +184,31 @@ pub struct ModelPause {
 
 /// What a backend keeps for the scheduler.
 pub trait QueueStore {
-    /// Queues an item.
+    /// Queues an item. A second open `start` of one slug, or a second open item of one
+    /// slug in fleets, is [`StoreError::AlreadyQueued`]: the store holds that under races.
     fn enqueue(&mut self, item: &NewQueued) -> Result<QueueItem, StoreError>;
+
+    /// The first of `slugs` that fleet `fleet` may not use, with who holds it.
+    fn fleet_conflict(
+        &self,
+        fleet: &str,
+        slugs: &[String],
+    ) -> Result<Option<(String, SlugHolder)>, StoreError>;
+
+    /// Submits a fleet in one transaction: checks every slug as [`fleet_conflict`] does
+    /// ([`StoreError::FleetConflict`], and nothing written), saves the fleet and its budget,
+    /// and queues each item whose slug has no open item of the fleet yet and whose task has
+    /// the rounds the submitter saw. One entry per item: `None` for one left out because
+    /// another submission (or the scheduler) got there first.
+    ///
+    /// [`fleet_conflict`]: QueueStore::fleet_conflict
+    fn submit_fleet(
+        &mut self,
+        submission: &FleetSubmission,
+    ) -> Result<Vec<Option<QueueItem>>, StoreError>;
+
+    /// How many starts are queued or being delivered whose task does not exist yet.
+    fn waiting_starts(&self) -> Result<u64, StoreError>;
 
     /// The items still to do (queued, delivering, delivered), oldest first.
     fn open_items(&self) -> Result<Vec<QueueItem>, StoreError>;

@@ -243,8 +243,13 @@ pub(crate) fn fleet(ws: &Workspace, args: FleetArgs) -> Outcome {
             let submitted = ganger_engine::fleet::submit_fleet(ws, &fleet, as_name.as_deref())?;
             let mut display = Display::new(json);
             if !json {
+                // Tasks queued or running already (by an earlier or a concurrent run).
+                let pending = match submitted.pending.len() {
+                    0 => String::new(),
+                    n => format!(", {n} queued or running already"),
+                };
                 display.line(&format!(
-                    "fleet {}: {} to start, {} to continue, {} finished already",
+                    "fleet {}: {} to start, {} to continue, {} finished already{pending}",
                     fleet.name,
                     submitted.started.len(),
                     submitted.resumed.len(),
@@ -264,8 +269,12 @@ pub(crate) fn fleet(ws: &Workspace, args: FleetArgs) -> Outcome {
                     }
                 }
                 Err(_) => {
-                    // `ganger serve` runs: it delivers; this follows the fleet to its end.
-                    display.line("a `ganger serve` runs for this repository; following the fleet");
+                    // Another scheduler (`ganger serve`, or a `fleet run` of its own) runs: it
+                    // delivers; this follows the fleet to its end.
+                    let pid = ganger_engine::fleet::serve_holder(ws).unwrap_or(0);
+                    display.line(&format!(
+                        "a scheduler runs for this repository (pid {pid}); following the fleet"
+                    ));
                     loop {
                         let status = fleet_status(ws, Some(&fleet.name))?;
                         if status.drained() {

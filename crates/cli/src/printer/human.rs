@@ -251,7 +251,16 @@ fn right(out: &mut String, text: &str, width: usize) {
 
 /// The task table.
 pub fn task_table(list: &TaskList, root: &std::path::Path) -> String {
+    // Queued starts are tasks to be: a table without them must not read as an empty queue.
+    let queued = match list.queued_starts {
+        0 => String::new(),
+        1 => "1 start is queued; `ganger fleet status` shows the queue".to_owned(),
+        n => format!("{n} starts are queued; `ganger fleet status` shows the queue"),
+    };
     if list.tasks.is_empty() {
+        if !queued.is_empty() {
+            return format!("no tasks in {} yet: {queued}\n", root.display());
+        }
         return format!("no tasks in {}\n", root.display());
     }
     let mut out = String::with_capacity((list.tasks.len() + 1) * 160);
@@ -307,6 +316,9 @@ pub fn task_table(list: &TaskList, root: &std::path::Path) -> String {
             overlap.tasks[1],
             overlap.files.join(", ")
         );
+    }
+    if !queued.is_empty() {
+        let _ = writeln!(out, "{queued}");
     }
     out
 }

@@ -1,9 +1,9 @@
-//! Writing work into the queue: `start --queue`, `fix --queue`, `broadcast` and `fleet
-//! submit|run`. Nothing here starts a round; the scheduler does. Everything that can be
+//! Writing work into the queue: `start --queue`, `fix --queue` and `broadcast` (fleets in
+//! `submit.rs`). Nothing here starts a round; the scheduler does. Everything that can be
 //! refused is refused before anything is written: a bad slug, no text, an unknown agent, a
-//! task that exists (start) or does not (fix), a cycle in a fleet.
+//! task that exists (start) or does not (fix); a start queued already is refused by the
+//! store itself as it inserts the item.
 
-use super::file::Fleet;
 use super::spec::StartSpec;
 use crate::brief::read_brief;
 use crate::commander::commander;
@@ -11,14 +11,10 @@ use crate::error::{EngineError, Result};
 use crate::fix::{FixOptions, find_task};
 use crate::start::{StartOptions, known_adapter};
 use crate::workspace::Workspace;
-use ganger_events::RoundStatus;
-use ganger_store::{
-    EvidenceStore, FleetRecord, NewQueued, QueueItem, QueueKind, QueueState, QueueStore,
-    SqliteStore, Store, now_ms,
-};
+use ganger_store::{NewQueued, QueueItem, QueueKind, QueueStore, SqliteStore, Store};
 
 /// Writes a queued round's prompt beside the task's round files.
-fn write_prompt(ws: &Workspace, slug: &str, prompt: &str) -> Result<std::path::PathBuf> {
+pub(super) fn write_prompt(ws: &Workspace, slug: &str, prompt: &str) -> Result<std::path::PathBuf> {
     let dir = ws.state.task_dir(slug);
     std::fs::create_dir_all(&dir).map_err(|e| EngineError::io("create", &dir, e))?;
     let path = dir.join(format!("queued-{}.prompt.md", crate::launch::new_token()));
@@ -26,38 +22,46 @@ fn write_prompt(ws: &Workspace, slug: &str, prompt: &str) -> Result<std::path::P
     Ok(path)
 }
 
-/// Whether `slug` has a queued start still to do.
-fn start_queued(store: &SqliteStore, slug: &str) -> Result<bool> {
-    Ok(store
-        .open_items()?
-        .iter()
-        .any(|item| item.slug == slug && item.kind == QueueKind::Start))
+/// An item to queue, before its prompt is written.
+pub(super) struct Item<'a> {
+    pub slug: &'a str,
+    pub kind: QueueKind,
+    pub prompt: &'a str,
+    pub options: serde_json::Value,
+    pub commander: String,
+    pub generation: Option<i64>,
+    pub fleet: Option<String>,
+    pub after: Vec<String>,
 }
 
-struct Item<'a> {
-    slug: &'a str,
-    kind: QueueKind,
-    prompt: &'a str,
-    options: serde_json::Value,
-    commander: String,
-    generation: Option<i64>,
-    fleet: Option<String>,
-    after: Vec<String>,
+impl Item<'_> {
+    /// The item to store, its prompt written to `prompt_file`.
+    pub(super) fn new_queued(self, prompt_file: std::path::PathBuf) -> NewQueued {
+        NewQueued {
+            slug: self.slug.to_owned(),
+            kind: self.kind,
+            options: self.options,
+            prompt_file,
+            commander: self.commander,
+            generation: self.generation,
+            fleet: self.fleet,
+            after: self.after,
+            not_before: 0,
+        }
+    }
 }
 
+/// Writes the item's prompt and queues it; the prompt file goes again when the store
+/// refuses the item (a start of the slug is queued already: the store's unique index, so
+/// that of racing commands exactly one is accepted).
 fn enqueue(ws: &Workspace, store: &mut SqliteStore, item: Item<'_>) -> Result<QueueItem> {
     let prompt_file = write_prompt(ws, item.slug, item.prompt)?;
-    Ok(store.enqueue(&NewQueued {
-        slug: item.slug.to_owned(),
-        kind: item.kind,
-        options: item.options,
-        prompt_file,
-        commander: item.commander,
-        generation: item.generation,
-        fleet: item.fleet,
-        after: item.after,
-        not_before: 0,
-    })?)
+    crate::faults::pause("before-enqueue");
+    let stored = store.enqueue(&item.new_queued(prompt_file.clone()));
+    if stored.is_err() {
+        let _ = std::fs::remove_file(&prompt_file);
+    }
+    Ok(stored?)
 }
 
 /// `ganger start --queue`: a new task's first round, for the scheduler to start.
@@ -79,12 +83,13 @@ pub fn queue_start(ws: &Workspace, options: &StartOptions) -> Result<QueueItem> 
         .unwrap_or_else(|| ws.config.defaults.agent.clone());
     known_adapter(ws, &agent)?;
     let mut store = ws.open_store()?;
-    if store.task(&options.slug)?.is_some() || start_queued(&store, &options.slug)? {
+    if store.task(&options.slug)?.is_some() {
         return Err(EngineError::invalid(format!(
-            "task {} exists already (or its start is queued)",
+            "task {} exists already",
             options.slug
         )));
     }
+    // Whether its start is queued already is the store's to say, as it inserts the item.
     let spec = serde_json::to_value(StartSpec::of(options))
         .map_err(|e| EngineError::invalid(e.to_string()))?;
     enqueue(
@@ -211,117 +216,4 @@ pub fn broadcast(
         )?);
     }
     Ok(queued)
-}
-
-/// What submitting a fleet did with each task.
-#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
-pub struct Submitted {
-    /// Tasks queued to start.
-    pub started: Vec<String>,
-    /// Tasks whose last round was interrupted, queued to continue in their sessions.
-    pub resumed: Vec<String>,
-    /// Tasks already queued or running, left as they are.
-    pub pending: Vec<String>,
-    /// Tasks that have finished (done, failed, ...), skipped.
-    pub finished: Vec<String>,
-}
-
-/// Marks `ended` the delivered items whose round has ended while no scheduler looked (it was
-/// killed, or stopped), so that a task interrupted then is resumed, not taken for pending.
-fn end_finished_deliveries(store: &mut SqliteStore) -> Result<()> {
-    for item in store.open_items()? {
-        if item.state != QueueState::Delivered {
-            continue;
-        }
-        let Some(task) = store.task(&item.slug)? else {
-            continue;
-        };
-        let Some(round) = store.round(task.id, item.round)? else {
-            continue;
-        };
-        if round.status != RoundStatus::Running {
-            store.move_item(
-                item.id,
-                QueueState::Delivered,
-                QueueState::Ended,
-                Some(round.status.as_str()),
-                None,
-            )?;
-        }
-    }
-    Ok(())
-}
-
-/// The prompt of a round that continues an interrupted one.
-pub const CONTINUE: &str = "continue";
-
-/// Queues a fleet: each task not yet started is queued to start, each interrupted one to
-/// continue, the others are left alone, so that submitting the same file again resumes it.
-pub fn submit_fleet(ws: &Workspace, fleet: &Fleet, as_name: Option<&str>) -> Result<Submitted> {
-    for task in &fleet.tasks {
-        let agent = task.options["agent"]
-            .as_str()
-            .map_or_else(|| ws.config.defaults.agent.clone(), str::to_owned);
-        known_adapter(ws, &agent)?;
-    }
-    let mut store = ws.open_store()?;
-    crate::reaper::settle_running(ws, &mut store, &mut |_: crate::notice::Notice| {})?;
-    let limits =
-        serde_json::to_value(&fleet.limits).map_err(|e| EngineError::invalid(e.to_string()))?;
-    store.save_fleet(&FleetRecord {
-        name: fleet.name.clone(),
-        file: Some(fleet.file.to_string_lossy().into_owned()),
-        limits,
-        created_at: now_ms(),
-    })?;
-    if fleet.budget.usd.is_some() || fleet.budget.tokens.is_some() {
-        store.set_fleet_budget(&fleet.name, fleet.budget.usd, fleet.budget.tokens)?;
-    }
-    end_finished_deliveries(&mut store)?;
-    let open = store.open_items()?;
-    let commander = commander(as_name);
-    let mut submitted = Submitted::default();
-    for task in &fleet.tasks {
-        if open.iter().any(|item| item.slug == task.slug) {
-            submitted.pending.push(task.slug.clone());
-            continue;
-        }
-        let existing = store.task(&task.slug)?;
-        let (kind, prompt, generation) = match &existing {
-            None => (QueueKind::Start, task.prompt.as_str(), None),
-            Some(found) => match found.last_status {
-                Some(RoundStatus::Interrupted) => {
-                    (QueueKind::Fix, CONTINUE, Some(found.generation))
-                }
-                Some(RoundStatus::Running) => {
-                    submitted.pending.push(task.slug.clone());
-                    continue;
-                }
-                None if found.rounds == 0 => (QueueKind::Fix, task.prompt.as_str(), None),
-                _ => {
-                    submitted.finished.push(task.slug.clone());
-                    continue;
-                }
-            },
-        };
-        enqueue(
-            ws,
-            &mut store,
-            Item {
-                slug: &task.slug,
-                kind,
-                prompt,
-                options: task.options.clone(),
-                commander: commander.clone(),
-                generation,
-                fleet: Some(fleet.name.clone()),
-                after: task.after.clone(),
-            },
-        )?;
-        match kind {
-            QueueKind::Start => submitted.started.push(task.slug.clone()),
-            _ => submitted.resumed.push(task.slug.clone()),
-        }
-    }
-    Ok(submitted)
 }

@@ -150,6 +150,11 @@ pub fn read_fleet(path: &Path) -> Result<Fleet> {
         let timeout = pick(&task.timeout, &parsed.defaults.timeout)
             .map(|t| {
                 crate::config::parse_duration(&t)
+                    .and_then(|d| {
+                        (!d.is_zero()).then_some(d).ok_or_else(|| {
+                            format!("{t:?}: a limit of 0 would stop the round at once")
+                        })
+                    })
                     .map_err(|e| EngineError::invalid(format!("task {}: timeout: {e}", task.slug)))
             })
             .transpose()?;
@@ -191,7 +196,7 @@ pub fn read_fleet(path: &Path) -> Result<Fleet> {
     if let Some(cycle) = find_cycle(&tasks) {
         return Err(EngineError::invalid(format!(
             "the tasks' `after` make a cycle: {}",
-            cycle.join(" -> ")
+            cycle_text(&cycle)
         ))
         .hint("a task cannot wait for itself; remove one of these dependencies"));
     }
@@ -205,7 +210,8 @@ pub fn read_fleet(path: &Path) -> Result<Fleet> {
 }
 
 /// The first cycle of `after` links, as the slugs along it with the first repeated at the
-/// end (`a -> b -> a`); `None` when there is none. A depth-first search, in file order.
+/// end (`a -> b -> a`); `None` when there is none. A depth-first search in file order, with
+/// its own stack rather than the thread's: a fleet file may chain tens of thousands of tasks.
 pub fn find_cycle(tasks: &[FleetTask]) -> Option<Vec<String>> {
     let links: BTreeMap<&str, &[String]> = tasks
         .iter()
@@ -216,42 +222,67 @@ pub fn find_cycle(tasks: &[FleetTask]) -> Option<Vec<String>> {
         Open,
         Done,
     }
-    fn visit<'a>(
-        slug: &'a str,
-        links: &BTreeMap<&'a str, &'a [String]>,
-        marks: &mut BTreeMap<&'a str, Mark>,
-        path: &mut Vec<&'a str>,
-    ) -> Option<Vec<String>> {
-        match marks.get(slug) {
-            Some(Mark::Done) => return None,
-            Some(Mark::Open) => {
-                let start = path.iter().position(|s| *s == slug).unwrap_or(0);
-                let mut cycle: Vec<String> =
-                    path[start..].iter().map(|s| (*s).to_owned()).collect();
-                cycle.push(slug.to_owned());
-                return Some(cycle);
-            }
-            None => {}
-        }
-        marks.insert(slug, Mark::Open);
-        path.push(slug);
-        for next in links.get(slug).copied().unwrap_or_default() {
-            if let Some(cycle) = visit(next, links, marks, path) {
-                return Some(cycle);
-            }
-        }
-        path.pop();
-        marks.insert(slug, Mark::Done);
-        None
-    }
-    let mut marks = BTreeMap::new();
+    let mut marks: BTreeMap<&str, Mark> = BTreeMap::new();
     for task in tasks {
-        let mut path = Vec::new();
-        if let Some(cycle) = visit(&task.slug, &links, &mut marks, &mut path) {
-            return Some(cycle);
+        if marks.contains_key(task.slug.as_str()) {
+            continue;
+        }
+        // The path from `task`: each slug with how many of its links were followed.
+        let mut path: Vec<(&str, usize)> = vec![(task.slug.as_str(), 0)];
+        marks.insert(task.slug.as_str(), Mark::Open);
+        while let Some((slug, followed)) = path.last_mut() {
+            let after = links.get(*slug).copied().unwrap_or_default();
+            let Some(next) = after.get(*followed) else {
+                marks.insert(*slug, Mark::Done);
+                path.pop();
+                continue;
+            };
+            *followed += 1;
+            match marks.get(next.as_str()) {
+                Some(Mark::Done) => {}
+                Some(Mark::Open) => {
+                    let start = path.iter().position(|(s, _)| *s == next).unwrap_or(0);
+                    let mut cycle: Vec<String> =
+                        path[start..].iter().map(|(s, _)| (*s).to_owned()).collect();
+                    cycle.push(next.clone());
+                    return Some(cycle);
+                }
+                None => {
+                    marks.insert(next.as_str(), Mark::Open);
+                    path.push((next.as_str(), 0));
+                }
+            }
         }
     }
     None
+}
+
+/// A cycle as one readable line: `a -> b -> a`, with the middle of a long one left out.
+pub fn cycle_text(cycle: &[String]) -> String {
+    const SHOWN: usize = 5;
+    if cycle.len() <= 2 * SHOWN + 1 {
+        return cycle.join(" -> ");
+    }
+    let left_out = cycle.len() - 2 * SHOWN;
+    format!(
+        "{} -> ... ({} more) -> {}",
+        cycle[..SHOWN].join(" -> "),
+        thousands(left_out),
+        cycle[cycle.len() - SHOWN..].join(" -> ")
+    )
+}
+
+/// `59991` as `59,991`.
+fn thousands(n: usize) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, digit) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(digit);
+    }
+    out
 }
 
 #[cfg(test)]
@@ -284,6 +315,40 @@ mod tests {
             Some(vec!["a".into(), "a".into()])
         );
         assert_eq!(find_cycle(&[task("a", &[]), task("b", &["a"])]), None);
+    }
+
+    #[test]
+    fn a_dependency_chain_of_60_000_tasks_is_walked_without_recursion() {
+        // Each task after the next: a depth-first search from the first goes 60,000 deep.
+        let n = 60_000;
+        let mut tasks: Vec<FleetTask> = (0..n)
+            .map(|i| {
+                let after = if i + 1 < n {
+                    vec![format!("t{}", i + 1)]
+                } else {
+                    Vec::new()
+                };
+                FleetTask {
+                    slug: format!("t{i}"),
+                    prompt: String::new(),
+                    options: serde_json::Value::Null,
+                    after,
+                }
+            })
+            .collect();
+        assert_eq!(find_cycle(&tasks), None);
+        // Closed at the end: the cycle is found and named, cut short in the middle.
+        tasks[n - 1].after = vec!["t0".into()];
+        let cycle = find_cycle(&tasks).unwrap();
+        assert_eq!(cycle.len(), n + 1);
+        assert_eq!(
+            (cycle[0].as_str(), cycle[n - 1].as_str(), cycle[n].as_str()),
+            ("t0", "t59999", "t0")
+        );
+        assert_eq!(
+            cycle_text(&cycle),
+            "t0 -> t1 -> t2 -> t3 -> t4 -> ... (59,991 more) -> t59996 -> t59997 -> t59998 -> t59999 -> t0"
+        );
     }
 
     #[test]

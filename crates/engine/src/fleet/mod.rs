@@ -13,8 +13,9 @@ mod scheduler;
 mod serve;
 mod spec;
 mod status;
+mod submit;
 
-pub use enqueue::{CONTINUE, Submitted, broadcast, queue_fix, queue_start, submit_fleet};
+pub use enqueue::{broadcast, queue_fix, queue_start};
 pub use events::{FleetEvent, FleetEvents};
 pub use file::{Fleet, FleetTask, find_cycle, read_fleet};
 pub use ganger_store::{ModelPause, QueueItem, QueueKind, QueueState};
@@ -22,3 +23,4 @@ pub use limits::{Limits, Running};
 pub use scheduler::{Drain, Drained, SchedulerOptions, run_scheduler};
 pub use serve::{ServeLock, serve, serve_holder, take_serve_lock};
 pub use status::{FleetStatus, FleetTaskStatus, fleet_status};
+pub use submit::{CONTINUE, Submitted, submit_fleet};

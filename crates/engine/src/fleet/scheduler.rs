@@ -12,10 +12,10 @@
 
 use super::backoff::{jitter, pause_for, rate_limited};
 use super::deliver::{Delivery, deliver};
-use super::enqueue::CONTINUE;
 use super::events::{FleetEvent, FleetEvents};
 use super::limits::{Limits, Running};
 use super::spec::StartSpec;
+use super::submit::CONTINUE;
 use crate::error::Result;
 use crate::notice::Notice;
 use crate::reaper::settle_running;
@@ -182,7 +182,7 @@ impl Scheduler<'_> {
                     )?;
                 }
                 (None, _) if item.kind == QueueKind::Start => {
-                    self.remove_half_made(&item.slug);
+                    self.remove_half_made(&item.slug)?;
                     self.store.requeue(item.id, 0, None)?;
                 }
                 _ => self.store.requeue(item.id, 0, None)?,
@@ -214,19 +214,15 @@ impl Scheduler<'_> {
         Ok(())
     }
 
-    /// The worktree and branch a start killed half way made, before its task was recorded.
-    fn remove_half_made(&self, slug: &str) {
-        let (path, branch) = crate::task_worktree::default_worktree(self.ws, slug);
-        // The killed scheduler's `git worktree add` may still be running, orphaned: let it
-        // finish first, or it would make the worktree again after it is removed.
-        wait_for_processes_naming(&path, Duration::from_secs(10));
-        if path.exists() {
-            let _ = self.ws.repo.remove_worktree(&path);
-            let _ = std::fs::remove_dir_all(&path);
+    /// The worktree and branch a start killed half way made, before its task was recorded:
+    /// the start recorded itself first (`starts_pending`), so its record says what to settle.
+    fn remove_half_made(&mut self, slug: &str) -> Result<()> {
+        for pending in ganger_store::ClaimStore::pending_starts(&self.store)? {
+            if pending.slug == slug {
+                crate::half_made::settle_dead_start(self.ws, &mut self.store, &pending)?;
+            }
         }
-        // A worktree add killed half way leaves git's record of it too.
-        let _ = self.ws.repo.git().run(["worktree", "prune"]);
-        let _ = self.ws.repo.delete_branch(&branch);
+        Ok(())
     }
 
     fn drained(&self) -> Result<bool> {
@@ -606,29 +602,6 @@ impl Scheduler<'_> {
             reason: round.reason.clone(),
         });
         Ok(())
-    }
-}
-
-/// Waits (at most `limit`) until no process has `path` in its command line.
-fn wait_for_processes_naming(path: &std::path::Path, limit: Duration) {
-    let needle = path.as_os_str().as_encoded_bytes();
-    let deadline = Instant::now() + limit;
-    let naming = || {
-        let Ok(dir) = std::fs::read_dir("/proc") else {
-            return false;
-        };
-        dir.flatten().any(|entry| {
-            let is_pid = entry
-                .file_name()
-                .to_str()
-                .is_some_and(|n| n.bytes().all(|b| b.is_ascii_digit()));
-            is_pid
-                && std::fs::read(entry.path().join("cmdline"))
-                    .is_ok_and(|cmdline| cmdline.windows(needle.len()).any(|w| w == needle))
-        })
-    };
-    while naming() && Instant::now() < deadline {
-        std::thread::sleep(Duration::from_millis(20));
     }
 }
 

@@ -26,6 +26,21 @@ fn tokens_out(value: Option<u64>) -> Option<i64> {
     value.map(|v| i64::try_from(v).unwrap_or(i64::MAX))
 }
 
+/// Sets (replaces) a fleet's budget; also part of a fleet's submission.
+pub(super) fn save_fleet_budget(
+    conn: &rusqlite::Connection,
+    fleet: &str,
+    usd: Option<f64>,
+    tokens: Option<u64>,
+) -> Result<(), StoreError> {
+    conn.execute(
+        "INSERT INTO budgets (fleet, usd, tokens) VALUES (?1, ?2, ?3) \
+         ON CONFLICT(fleet) DO UPDATE SET usd = ?2, tokens = ?3",
+        params![fleet, usd, tokens_out(tokens)],
+    )?;
+    Ok(())
+}
+
 fn spent(row: &rusqlite::Row<'_>) -> rusqlite::Result<Spent> {
     Ok(Spent {
         tokens: u64::try_from(row.get::<_, i64>(0)?).unwrap_or(0),
@@ -66,12 +81,7 @@ impl EvidenceStore for SqliteStore {
         usd: Option<f64>,
         tokens: Option<u64>,
     ) -> Result<(), StoreError> {
-        self.conn.execute(
-            "INSERT INTO budgets (fleet, usd, tokens) VALUES (?1, ?2, ?3) \
-             ON CONFLICT(fleet) DO UPDATE SET usd = ?2, tokens = ?3",
-            params![fleet, usd, tokens_out(tokens)],
-        )?;
-        Ok(())
+        save_fleet_budget(&self.conn, fleet, usd, tokens)
     }
 
     fn fleet_budget(&self, fleet: &str) -> Result<Budget, StoreError> {

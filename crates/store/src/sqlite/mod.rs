@@ -4,6 +4,7 @@
 
 mod claims;
 mod evidence;
+mod fleet_submit;
 mod migrate;
 mod ownership;
 mod pipeline;

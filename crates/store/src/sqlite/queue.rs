@@ -5,7 +5,8 @@
 use super::{SqliteStore, to_json};
 use crate::error::StoreError;
 use crate::queue::{
-    FleetRecord, ModelPause, NewQueued, QueueItem, QueueKind, QueueState, QueueStore,
+    FleetRecord, FleetSubmission, ModelPause, NewQueued, QueueItem, QueueKind, QueueState,
+    QueueStore, SlugHolder,
 };
 use crate::records::now_ms;
 use rusqlite::{Row, params};
@@ -21,7 +22,7 @@ fn corrupt(column: &str, e: impl std::fmt::Display) -> rusqlite::Error {
     )
 }
 
-fn item(row: &Row<'_>) -> rusqlite::Result<QueueItem> {
+pub(super) fn item(row: &Row<'_>) -> rusqlite::Result<QueueItem> {
     let kind: String = row.get(2)?;
     let options: String = row.get(3)?;
     let prompt_file: String = row.get(4)?;
@@ -47,8 +48,21 @@ fn item(row: &Row<'_>) -> rusqlite::Result<QueueItem> {
     })
 }
 
-fn insert_item(tx: &rusqlite::Transaction<'_>, new: &NewQueued) -> Result<i64, StoreError> {
-    tx.execute(
+/// Whether `error` is a unique index refusing a row (here: a second open start of a slug,
+/// or a second open fleet item of it; migration 0011).
+fn is_unique_violation(error: &rusqlite::Error) -> bool {
+    matches!(
+        error,
+        rusqlite::Error::SqliteFailure(e, _)
+            if e.extended_code == rusqlite::ffi::SQLITE_CONSTRAINT_UNIQUE
+    )
+}
+
+pub(super) fn insert_item(
+    tx: &rusqlite::Transaction<'_>,
+    new: &NewQueued,
+) -> Result<i64, StoreError> {
+    let inserted = tx.execute(
         "INSERT INTO queue (slug, kind, options, prompt_file, commander, generation, fleet, \
          after, not_before, state, created_at, updated_at) \
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, 'queued', ?10, ?10)",
@@ -64,8 +78,41 @@ fn insert_item(tx: &rusqlite::Transaction<'_>, new: &NewQueued) -> Result<i64, S
             new.not_before,
             now_ms(),
         ],
+    );
+    match inserted {
+        Ok(_) => Ok(tx.last_insert_rowid()),
+        Err(e) if is_unique_violation(&e) => Err(StoreError::AlreadyQueued(new.slug.clone())),
+        Err(e) => Err(e.into()),
+    }
+}
+
+pub(super) fn stored_item(
+    tx: &rusqlite::Transaction<'_>,
+    id: i64,
+) -> Result<QueueItem, StoreError> {
+    Ok(tx.query_row(
+        &format!("SELECT {ITEM_COLUMNS} FROM queue WHERE id = ?1"),
+        [id],
+        item,
+    )?)
+}
+
+/// Creates or replaces a fleet's row (its creation time stays the first one's).
+pub(super) fn save_fleet_row(
+    conn: &rusqlite::Connection,
+    fleet: &FleetRecord,
+) -> Result<(), StoreError> {
+    conn.execute(
+        "INSERT INTO fleets (name, file, limits, created_at) VALUES (?1, ?2, ?3, ?4) \
+         ON CONFLICT(name) DO UPDATE SET file = ?2, limits = ?3",
+        params![
+            fleet.name,
+            fleet.file,
+            fleet.limits.to_string(),
+            fleet.created_at
+        ],
     )?;
-    Ok(tx.last_insert_rowid())
+    Ok(())
 }
 
 impl SqliteStore {
@@ -85,13 +132,37 @@ impl QueueStore for SqliteStore {
     fn enqueue(&mut self, new: &NewQueued) -> Result<QueueItem, StoreError> {
         let tx = self.write()?;
         let id = insert_item(&tx, new)?;
-        let stored = tx.query_row(
-            &format!("SELECT {ITEM_COLUMNS} FROM queue WHERE id = ?1"),
-            [id],
-            item,
-        )?;
+        let stored = stored_item(&tx, id)?;
         tx.commit()?;
         Ok(stored)
+    }
+
+    fn fleet_conflict(
+        &self,
+        fleet: &str,
+        slugs: &[String],
+    ) -> Result<Option<(String, SlugHolder)>, StoreError> {
+        super::fleet_submit::conflict(&self.conn, fleet, slugs)
+    }
+
+    fn submit_fleet(
+        &mut self,
+        submission: &FleetSubmission,
+    ) -> Result<Vec<Option<QueueItem>>, StoreError> {
+        let tx = self.write()?;
+        let queued = super::fleet_submit::submit(&tx, submission)?;
+        tx.commit()?;
+        Ok(queued)
+    }
+
+    fn waiting_starts(&self) -> Result<u64, StoreError> {
+        Ok(self.conn.query_row(
+            "SELECT COUNT(*) FROM queue q WHERE kind = 'start' \
+             AND state IN ('queued', 'delivering') \
+             AND NOT EXISTS (SELECT 1 FROM tasks t WHERE t.slug = q.slug)",
+            [],
+            |row| row.get(0),
+        )?)
     }
 
     fn move_and_enqueue(
@@ -182,17 +253,7 @@ impl QueueStore for SqliteStore {
     }
 
     fn save_fleet(&mut self, fleet: &FleetRecord) -> Result<(), StoreError> {
-        self.conn.execute(
-            "INSERT INTO fleets (name, file, limits, created_at) VALUES (?1, ?2, ?3, ?4) \
-             ON CONFLICT(name) DO UPDATE SET file = ?2, limits = ?3",
-            params![
-                fleet.name,
-                fleet.file,
-                fleet.limits.to_string(),
-                fleet.created_at
-            ],
-        )?;
-        Ok(())
+        save_fleet_row(&self.conn, fleet)
     }
 
     fn fleets(&self) -> Result<Vec<FleetRecord>, StoreError> {
