@@ -17,6 +17,11 @@ const GITLINK: u32 = 0o160000;
 /// How deep repositories inside repositories are followed.
 const MAX_DEPTH: usize = 4;
 
+/// Whether any of `entries` is a gitlink.
+pub(crate) fn has_gitlinks(entries: &[IndexEntry]) -> bool {
+    entries.iter().any(|e| e.mode == GITLINK)
+}
+
 /// Whether any of `entries` is a gitlink the worktree's own index does not record.
 pub(crate) fn has_new_nested(entries: &[IndexEntry], recorded: &BTreeSet<Vec<u8>>) -> bool {
     entries

@@ -162,9 +162,13 @@ pub(crate) fn take(
     let (tree, commit, entries) = match parse_index_and_trees(&data) {
         Ok((entries, mut trees)) if place.in_process() => {
             // Repositories the worker made inside the worktree are kept as their files.
-            let recorded = crate::index::read_index(&place.index())
-                .map(|index| nested::recorded_gitlinks(&index))
-                .unwrap_or_default();
+            let recorded = if nested::has_gitlinks(&entries) {
+                crate::index::read_index(&place.index())
+                    .map(|index| nested::recorded_gitlinks(&index))
+                    .unwrap_or_default()
+            } else {
+                Default::default()
+            };
             let entries = if nested::has_new_nested(&entries, &recorded) {
                 let (entries, expanded) =
                     nested::expand(place.worktree, place.git_dir, entries, &recorded)?;
