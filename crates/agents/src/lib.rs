@@ -22,4 +22,4 @@ pub use adapter::{
     Adapter, CommandPlan, Permission, PlanError, RoundRequest, ScriptedEndpoint, adapter, adapters,
 };
 pub use outcome::{AgentExit, Verdict};
-pub use stream::{Feed, ParsedLine, StreamParser, summarize_reader, summarize_stream};
+pub use stream::{Feed, ParsedLine, StreamParser, feed_line, summarize_reader, summarize_stream};

@@ -41,6 +41,7 @@ mod ownership;
 pub mod pipeline;
 mod reaper;
 mod redact;
+mod redact_stream;
 pub mod report;
 mod rewind;
 mod rewind_fork;

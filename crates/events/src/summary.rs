@@ -27,6 +27,10 @@ pub fn done_line(answer: &str) -> Option<String> {
     })
 }
 
+fn is_zero(n: &u64) -> bool {
+    *n == 0
+}
+
 /// Token totals of a round.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default)]
@@ -54,6 +58,10 @@ pub struct RoundSummary {
     pub malformed: u64,
     /// Well-formed lines of a type the adapter does not know.
     pub unknown: u64,
+    /// Lines too long to read (over the stream's line cap): counted, kept in the raw file,
+    /// neither events nor malformed.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub long_lines: u64,
     /// Errors the agent reported, in order (the first [`KEPT_MESSAGES`]).
     pub errors: Vec<String>,
     /// How many errors the agent reported in all.
@@ -114,6 +122,12 @@ impl RoundSummary {
     pub fn record_malformed(&mut self) {
         self.lines += 1;
         self.malformed += 1;
+    }
+
+    /// Counts a line that was too long to read.
+    pub fn record_long_line(&mut self) {
+        self.lines += 1;
+        self.long_lines += 1;
     }
 
     /// Folds one normalized event into the summary.

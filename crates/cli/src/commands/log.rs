@@ -72,6 +72,9 @@ struct JsonLine<'a> {
     line: u64,
     kind: Option<&'a str>,
     events: &'a [Event],
+    /// The length of a line too long to read.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    too_long: Option<u64>,
 }
 
 pub(crate) fn run(ws: &Workspace, args: LogArgs) -> Outcome {
@@ -87,6 +90,28 @@ pub(crate) fn run(ws: &Workspace, args: LogArgs) -> Outcome {
     let mut write = |line: ganger_engine::LogLine<'_>| -> std::io::Result<()> {
         match line {
             ganger_engine::LogLine::Raw(bytes) => out.write_all(bytes)?,
+            ganger_engine::LogLine::TooLong { number, bytes } => {
+                if json {
+                    let value = JsonLine {
+                        schema: "ganger.log-line/1",
+                        line: number,
+                        kind: None,
+                        events: &[],
+                        too_long: Some(bytes),
+                    };
+                    writeln!(
+                        out,
+                        "{}",
+                        serde_json::to_string(&value).map_err(std::io::Error::other)?
+                    )?;
+                } else {
+                    writeln!(
+                        out,
+                        "{number:>5} not read: a line of {bytes} bytes, over the cap of {} MiB",
+                        ganger_agents::scan::MAX_LINE >> 20
+                    )?;
+                }
+            }
             ganger_engine::LogLine::Parsed {
                 number,
                 line,
@@ -98,6 +123,7 @@ pub(crate) fn run(ws: &Workspace, args: LogArgs) -> Outcome {
                         line: number,
                         kind: parsed.kind.as_deref(),
                         events: &parsed.events,
+                        too_long: None,
                     };
                     writeln!(
                         out,

@@ -397,12 +397,10 @@ pub(crate) fn settle_dead_round(
     Ok(settled)
 }
 
-/// The summary of a round's raw stream file, read again through its adapter.
+/// The summary of a round's raw stream file, read again through its adapter (a block at a
+/// time: the file may be as large as the agent made it).
 pub(crate) fn reread_summary(ws: &Workspace, task: &Task, number: u32) -> Option<RoundSummary> {
     let adapter = crate::agent_env::adapter_for(&task.agent, &ws.config)?;
-    let data = std::fs::read(ws.state.round_file(&task.slug, number, "jsonl")).ok()?;
-    Some(ganger_agents::summarize_stream(
-        adapter.stream_parser().as_mut(),
-        &data,
-    ))
+    let file = std::fs::File::open(ws.state.round_file(&task.slug, number, "jsonl")).ok()?;
+    ganger_agents::summarize_reader(adapter.stream_parser().as_mut(), file).ok()
 }

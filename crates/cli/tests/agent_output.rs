@@ -1,0 +1,181 @@
+//! What an agent prints, treated as hostile: a line of any length leaves the host's memory
+//! bounded. The agents are `command` agents running shell scripts.
+
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "a test fails loudly on what it did not expect"
+)]
+
+use ganger_test_support::{Run, World, wait_until};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::time::Duration;
+
+/// The key every test hands to its agent (it starts with `s`, which the scripts escape).
+const SECRET: &str = "sk-test-7d41c0e2-output-safety";
+
+fn world() -> World {
+    World::new(env!("CARGO_BIN_EXE_ganger").as_ref())
+}
+
+/// Writes `script` as the `command` agent, reading its stream as `format`.
+fn use_script(world: &World, format: &str, script: &str) {
+    let path = world.root().join(format!("agent-{format}.sh"));
+    std::fs::write(&path, script).unwrap();
+    world.write(
+        "ganger.toml",
+        &format!(
+            "[defaults]\nagent = \"command\"\n\n[agents.command]\nargv = [\"/bin/sh\", {}]\nformat = \"{format}\"\n",
+            serde_json::to_string(&path.to_string_lossy()).unwrap()
+        ),
+    );
+}
+
+/// A key file holding [`SECRET`], as a `--key` argument.
+fn key_arg(world: &World) -> String {
+    let file = world.root().join("mock.key");
+    std::fs::write(&file, format!("{SECRET}\n")).unwrap();
+    format!("mock={}", file.display())
+}
+
+fn round_file(world: &World, slug: &str, name: &str) -> PathBuf {
+    world.repo.join(format!(".ganger/tasks/{slug}/{name}"))
+}
+
+/// The peak resident memory of a living process, in bytes.
+fn peak_rss(pid: u32) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    let line = status
+        .lines()
+        .find(|l| l.starts_with("VmHWM:"))
+        .unwrap_or_else(|| panic!("no VmHWM in {status}"));
+    let kb: u64 = line
+        .split_whitespace()
+        .nth(1)
+        .and_then(|n| n.parse().ok())
+        .unwrap();
+    kb * 1024
+}
+
+/// Starts `ganger` with piped stdout and stderr (and stdin, when `stdin`), to watch it while
+/// it runs.
+fn spawn_ganger(world: &World, args: &[&str], stdin: bool) -> std::process::Child {
+    let mut command = world.command(args);
+    command.stdout(Stdio::piped()).stderr(Stdio::piped());
+    if stdin {
+        command.stdin(Stdio::piped());
+    }
+    #[expect(
+        clippy::disallowed_methods,
+        reason = "the test watches ganger's memory while it runs"
+    )]
+    command.spawn().unwrap()
+}
+
+fn file_size(path: &Path) -> u64 {
+    std::fs::metadata(path).map_or(0, |m| m.len())
+}
+
+/// The line cap, which the key below straddles.
+const CAP: u64 = ganger_agents::scan::MAX_LINE as u64;
+/// How long the agent's long line is.
+const LONG: u64 = 128 << 20;
+/// What the host may use at most while it copies that line.
+const BOUND: u64 = 64 << 20;
+
+#[test]
+fn a_line_of_any_length_keeps_the_hosts_memory_bounded_and_the_raw_file_whole() {
+    let world = world();
+    let release = world.root().join("release");
+    use_script(
+        &world,
+        "text",
+        &format!(
+            "cat > /dev/null\n\
+             head -c {before} /dev/zero | tr '\\0' a\n\
+             printf '%s' \"$MOCK_API_KEY\"\n\
+             head -c {after} /dev/zero | tr '\\0' b\n\
+             echo\n\
+             echo 'after the long line'\n\
+             while [ ! -e {release} ]; do sleep 0.05; done\n\
+             echo 'DONE: ok'\n",
+            before = CAP - 8,
+            after = LONG - CAP,
+            release = release.display(),
+        ),
+    );
+    let key = key_arg(&world);
+    let child = spawn_ganger(
+        &world,
+        &["start", "long", "--message", "hi", "--key", &key, "--json"],
+        false,
+    );
+    let raw = round_file(&world, "long", "round-1.jsonl");
+    let expected = (CAP - 8) + "[redacted:mock]".len() as u64 + (LONG - CAP) + 1 + 20;
+    assert!(
+        wait_until(Duration::from_secs(60), || file_size(&raw) >= expected),
+        "the raw file has {} of {expected} bytes",
+        file_size(&raw)
+    );
+    let peak = peak_rss(child.id());
+    std::fs::write(&release, "").unwrap();
+    let output = child.wait_with_output().unwrap();
+    let run = Run::from(output);
+    run.expect_code(0);
+    assert!(
+        peak < BOUND,
+        "the host peaked at {} MiB copying a {} MiB line",
+        peak >> 20,
+        LONG >> 20
+    );
+    let report = run.json();
+    assert_eq!(report["status"], "done", "{report:#}");
+    assert_eq!(report["long_lines"], 1, "{report:#}");
+    assert_eq!(report["done"], "DONE: ok");
+    // The raw file keeps every byte, the key redacted where it straddled the cap.
+    assert_eq!(file_size(&raw), expected + "DONE: ok\n".len() as u64);
+    let mut head = vec![0u8; 64];
+    let mut file = std::fs::File::open(&raw).unwrap();
+    std::io::Seek::seek(&mut file, std::io::SeekFrom::Start(CAP - 16)).unwrap();
+    std::io::Read::read_exact(&mut file, &mut head).unwrap();
+    assert_eq!(
+        String::from_utf8_lossy(&head),
+        format!("aaaaaaaa[redacted:mock]{}", "b".repeat(64 - 23))
+    );
+    let log = world.ganger(&["log", "long"]);
+    log.expect_code(0);
+    assert!(
+        log.stdout
+            .contains("    1 not read: a line of 134217735 bytes, over the cap"),
+        "{}",
+        log.stdout
+    );
+}
+
+#[test]
+fn summarize_reads_an_endless_line_in_bounded_memory() {
+    let world = world();
+    let mut child = spawn_ganger(&world, &["summarize", "/dev/stdin", "--json"], true);
+    let mut stdin = child.stdin.take().unwrap();
+    let block = vec![0u8; 1 << 20];
+    for _ in 0..(LONG >> 20) {
+        stdin.write_all(&block).unwrap();
+    }
+    // Everything but what the pipe holds has been read: the peak is the reading's.
+    let peak = peak_rss(child.id());
+    stdin.write_all(b"\nnot an event\n").unwrap();
+    drop(stdin);
+    let run = Run::from(child.wait_with_output().unwrap());
+    run.expect_code(0);
+    assert!(
+        peak < BOUND,
+        "summarize peaked at {} MiB reading a {} MiB line",
+        peak >> 20,
+        LONG >> 20
+    );
+    let summary = &run.json()["summary"];
+    assert_eq!(summary["lines"], 2, "{summary:#}");
+    assert_eq!(summary["long_lines"], 1, "{summary:#}");
+}
