@@ -1,5 +1,6 @@
-//! What an agent prints, treated as hostile: a line of any length leaves the host's memory
-//! bounded. The agents are `command` agents running shell scripts.
+//! What an agent (or a check) prints, treated as hostile: a key it prints is removed from
+//! everything ganger writes and prints, even through a check; a line of any length leaves the
+//! host's memory bounded. The agents are `command` agents running shell scripts.
 
 #![allow(
     clippy::unwrap_used,
@@ -40,8 +41,67 @@ fn key_arg(world: &World) -> String {
     format!("mock={}", file.display())
 }
 
+/// Panics if the key is in anything ganger wrote under `.ganger/` or in any of `outputs`.
+#[track_caller]
+fn assert_key_nowhere(world: &World, outputs: &[&Run]) {
+    for (path, bytes) in world.everything_written() {
+        let text = String::from_utf8_lossy(&bytes);
+        assert!(!text.contains(SECRET), "the key is in {}", path.display());
+    }
+    for run in outputs {
+        assert!(
+            !run.stdout.contains(SECRET) && !run.stderr.contains(SECRET),
+            "the key was printed:\n{}\n{}",
+            run.stdout,
+            run.stderr
+        );
+    }
+}
+
 fn round_file(world: &World, slug: &str, name: &str) -> PathBuf {
     world.repo.join(format!(".ganger/tasks/{slug}/{name}"))
+}
+
+#[test]
+fn a_check_that_prints_the_key_leaves_it_nowhere() {
+    let world = world();
+    use_script(
+        &world,
+        "text",
+        "cat > /dev/null; echo \"k=$MOCK_API_KEY\" > leaked.txt; echo DONE: ok\n",
+    );
+    let key = key_arg(&world);
+    // The check prints the key whole, then again in two writes a moment apart, so that the
+    // host reads it in two pieces.
+    let check = "cat leaked.txt; k=$(cut -c3- leaked.txt); head=${k%??????????}; \
+                 printf 'again=%s' \"$head\"; sleep 0.3; printf '%s\\n' \"${k#\"$head\"}\"; exit 1";
+    let run = world.ganger(&[
+        "start",
+        "leak",
+        "--message",
+        "hi",
+        "--key",
+        &key,
+        "--check",
+        check,
+        "--json",
+    ]);
+    run.expect_code(1);
+    let report = run.json();
+    assert_eq!(
+        report["reason"],
+        "the agent said it was done, but checks failed: check (exit 1)"
+    );
+    let log =
+        std::fs::read_to_string(round_file(&world, "leak", "round-1.check-check.log")).unwrap();
+    assert_eq!(log, "k=[redacted:mock]\nagain=[redacted:mock]\n");
+    let status = world.ganger(&["status", "leak", "--json"]);
+    assert_eq!(
+        status.json()["checks"][0]["tail"],
+        "k=[redacted:mock]\nagain=[redacted:mock]"
+    );
+    let human = world.ganger(&["status", "leak"]);
+    assert_key_nowhere(&world, &[&run, &status, &human]);
 }
 
 /// The peak resident memory of a living process, in bytes.

@@ -7,6 +7,7 @@
 //! reader of the output cuts (the line cap of a parser, a tail) only ever cuts redacted text.
 
 use crate::redact::Redactor;
+use std::io::Read;
 
 /// A [`Redactor`] over a stream.
 #[derive(Debug, Default)]
@@ -66,6 +67,35 @@ impl StreamRedactor {
         let spans = self.redactor.spans(&held);
         self.redactor.replace_into(&held, &spans, out);
     }
+}
+
+/// How much is read from a pipe at a time by [`copy_redacted`].
+const READ_SIZE: usize = 256 * 1024;
+
+/// Reads `pipe` to its end, handing what can be let through after each read to `out`,
+/// redacted, and `true` with the last of it.
+pub(crate) fn copy_redacted(
+    mut pipe: impl Read,
+    redactor: Redactor,
+    out: &mut dyn FnMut(&[u8], bool),
+) {
+    let mut redacting = StreamRedactor::new(redactor);
+    let mut buffer = vec![0u8; READ_SIZE];
+    let mut clean = Vec::with_capacity(READ_SIZE);
+    loop {
+        let read = match pipe.read(&mut buffer) {
+            Ok(0) => break,
+            Ok(read) => read,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(_) => break,
+        };
+        clean.clear();
+        redacting.push(&buffer[..read], &mut clean);
+        out(&clean, false);
+    }
+    clean.clear();
+    redacting.finish(&mut clean);
+    out(&clean, true);
 }
 
 #[cfg(test)]

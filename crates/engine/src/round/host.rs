@@ -11,6 +11,7 @@ use crate::agent_env;
 use crate::budget::{BudgetWatch, RoundSpend};
 use crate::error::{EngineError, Result};
 use crate::keys;
+use crate::redact::Redactor;
 use crate::sandboxing::{Confinement, TaskSandbox, confine, sandbox_environment};
 use crate::workspace::Workspace;
 use ganger_agents::{Adapter, AgentExit, CommandPlan, Permission, RoundRequest};
@@ -60,14 +61,22 @@ pub fn run_host(
         .as_ref()
         .map_err(|e| EngineError::invalid(e.to_string()))
         .and_then(|worktree| before_state(worktree, &input.task.slug, input.round.number, fresh));
+    // The run's keys, read once: given to the agent, and removed from everything the round
+    // writes (its streams, its checks' output).
+    let keys = keys::load_keys(&ws.config, &input.task.keys);
+    let redactor = keys
+        .as_deref()
+        .map(keys::LoadedKey::redactor)
+        .unwrap_or_default();
     let (before, ended) = match before {
         Ok(before) => {
-            let mut ended = match run_agent(ws, store, &input) {
+            let run = keys.and_then(|keys| run_agent(ws, store, &input, &keys, &redactor));
+            let mut ended = match run {
                 Ok(ended) => ended,
                 Err(error) => finish::Ended::failed_to_start(error.message),
             };
             if ended.agent_done() && !input.round.checks.is_empty() {
-                let (checks, stop) = super::checks::run_checks(ws, store, &input);
+                let (checks, stop) = super::checks::run_checks(ws, store, &input, &redactor);
                 ended.checks = checks;
                 if stop.is_some() {
                     ended.stop = stop;
@@ -201,7 +210,13 @@ pub(super) fn create(path: &std::path::Path) -> Result<File> {
 }
 
 /// Starts the agent and follows it to its end.
-fn run_agent(ws: &Workspace, store: &mut dyn Store, input: &RoundInput) -> Result<finish::Ended> {
+fn run_agent(
+    ws: &Workspace,
+    store: &mut dyn Store,
+    input: &RoundInput,
+    keys: &[keys::LoadedKey],
+    redactor: &Redactor,
+) -> Result<finish::Ended> {
     let adapter = adapter_of(ws, &input.task)?;
     if !input.task.worktree.is_dir() {
         return Err(EngineError::invalid(format!(
@@ -209,9 +224,7 @@ fn run_agent(ws: &Workspace, store: &mut dyn Store, input: &RoundInput) -> Resul
             input.task.worktree.display()
         )));
     }
-    let keys = keys::load_keys(&ws.config, &input.task.keys)?;
-    let redactor = keys::LoadedKey::redactor(&keys);
-    let (command, named_session) = agent_command(ws, input, adapter, &keys)?;
+    let (command, named_session) = agent_command(ws, input, adapter, keys)?;
     let slug = &input.task.slug;
     let number = input.round.number;
     let raw = create(&ws.state.round_file(slug, number, "jsonl"))?;

@@ -9,7 +9,7 @@
 //! running round as it goes.
 
 use crate::redact::Redactor;
-use crate::redact_stream::StreamRedactor;
+use crate::redact_stream::copy_redacted;
 use ganger_agents::StreamParser;
 use ganger_agents::scan::LineCutter;
 use ganger_events::RoundSummary;
@@ -18,9 +18,6 @@ use std::io::{Read, Write};
 use std::sync::mpsc::Sender;
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
-
-/// How much is read from a pipe at a time.
-const READ_SIZE: usize = 256 * 1024;
 
 /// What the stdout reader shares with the host's loop.
 #[derive(Debug)]
@@ -87,30 +84,4 @@ pub(crate) fn read_stderr(
         let _ = file.write_all(clean);
     });
     let _ = closed.send(Closed::Stderr);
-}
-
-/// Reads `pipe` to its end, handing what can be let through after each read to `out`,
-/// redacted, and `true` with the last of it.
-pub(crate) fn copy_redacted(
-    mut pipe: impl Read,
-    redactor: Redactor,
-    out: &mut dyn FnMut(&[u8], bool),
-) {
-    let mut redacting = StreamRedactor::new(redactor);
-    let mut buffer = vec![0u8; READ_SIZE];
-    let mut clean = Vec::with_capacity(READ_SIZE);
-    loop {
-        let read = match pipe.read(&mut buffer) {
-            Ok(0) => break,
-            Ok(read) => read,
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-            Err(_) => break,
-        };
-        clean.clear();
-        redacting.push(&buffer[..read], &mut clean);
-        out(&clean, false);
-    }
-    clean.clear();
-    redacting.finish(&mut clean);
-    out(&clean, true);
 }
