@@ -1,6 +1,7 @@
 //! What an agent (or a check) prints, treated as hostile: a key it prints is removed from
-//! everything ganger writes and prints, even through a check; a line of any length leaves the
-//! host's memory bounded. The agents are `command` agents running shell scripts.
+//! everything ganger writes and prints, whether it came plain, JSON-escaped, split over two
+//! events or through a check; a line of any length leaves the host's memory bounded. The
+//! agents are `command` agents running shell scripts.
 
 #![allow(
     clippy::unwrap_used,
@@ -102,6 +103,95 @@ fn a_check_that_prints_the_key_leaves_it_nowhere() {
     );
     let human = world.ganger(&["status", "leak"]);
     assert_key_nowhere(&world, &[&run, &status, &human]);
+}
+
+/// A line of Claude Code's stream, with `text` inserted as is (escapes and all).
+fn claude_result(text: &str, is_error: bool) -> String {
+    format!(
+        "{{\"type\":\"result\",\"subtype\":\"success\",\"is_error\":{is_error},\"result\":\"{text}\",\"session_id\":\"0d54be32-b686-4109-b4c6-7b2b846a9fd4\",\"usage\":{{\"input_tokens\":1,\"output_tokens\":1}}}}"
+    )
+}
+
+#[test]
+fn a_key_escaped_in_the_stream_or_split_over_events_is_redacted_once_decoded() {
+    let world = world();
+    // Claude's stream: the answer (and a `DONE:` line) holds the key with its first character
+    // JSON-escaped, so that only the decoded text shows it; a prompt with "fail" gets an
+    // error whose message holds it.
+    let escaped = "\\\\u0073${MOCK_API_KEY#s}";
+    use_script(
+        &world,
+        "claude",
+        &format!(
+            "prompt=$(cat)\n\
+             echo '{{\"type\":\"system\",\"subtype\":\"init\",\"session_id\":\"0d54be32-b686-4109-b4c6-7b2b846a9fd4\"}}'\n\
+             case \"$prompt\" in\n\
+             *fail*) printf '%s\\n' \"{error}\"; exit 1;;\n\
+             *) printf '%s\\n' \"{answer}\";;\n\
+             esac\n",
+            answer = claude_result(&format!("the key is {escaped}\\nDONE: {escaped}"), false)
+                .replace('"', "\\\""),
+            error = claude_result(&format!("API Error: 401 bad key {escaped}"), true)
+                .replace('"', "\\\""),
+        ),
+    );
+    let key = key_arg(&world);
+    let done = world.ganger(&["start", "esc", "--message", "hi", "--key", &key, "--json"]);
+    done.expect_code(0);
+    let report = done.json();
+    assert_eq!(report["done"], "DONE: [redacted:mock]", "{report:#}");
+    let answer = std::fs::read_to_string(round_file(&world, "esc", "round-1.answer.md")).unwrap();
+    assert_eq!(answer, "the key is [redacted:mock]\nDONE: [redacted:mock]");
+    // The raw stream holds no escaped form of the key either.
+    let raw = std::fs::read_to_string(round_file(&world, "esc", "round-1.jsonl")).unwrap();
+    assert!(!raw.contains(&SECRET[1..]), "{raw}");
+    let failed = world.ganger(&["start", "err", "--message", "fail", "--key", &key, "--json"]);
+    failed.expect_code(1);
+    let report = failed.json();
+    assert_eq!(
+        report["reason"],
+        "Claude Code reported an error: api_error: API Error: 401 bad key [redacted:mock]",
+        "{report:#}"
+    );
+
+    // Gemini's stream: the answer comes in pieces that are joined; the key is split between
+    // two of them, so that no line of the stream holds it.
+    use_script(
+        &world,
+        "gemini",
+        "cat > /dev/null\n\
+         head=${MOCK_API_KEY%??????????}; tail=${MOCK_API_KEY#\"$head\"}\n\
+         echo '{\"type\":\"init\",\"session_id\":\"8bb81ce9-62f7-4e36-91cf-820ec6841ca1\",\"model\":\"gemini-fake\"}'\n\
+         printf '{\"type\":\"message\",\"role\":\"assistant\",\"content\":\"DONE: %s\",\"delta\":true}\\n' \"$head\"\n\
+         printf '{\"type\":\"message\",\"role\":\"assistant\",\"content\":\"%s\",\"delta\":true}\\n' \"$tail\"\n\
+         echo '{\"type\":\"result\",\"status\":\"success\",\"stats\":{\"input_tokens\":1,\"output_tokens\":1}}'\n",
+    );
+    let joined = world.ganger(&["start", "split", "--message", "hi", "--key", &key, "--json"]);
+    joined.expect_code(0);
+    assert_eq!(joined.json()["done"], "DONE: [redacted:mock]");
+    let answer = std::fs::read_to_string(round_file(&world, "split", "round-1.answer.md")).unwrap();
+    assert_eq!(answer, "DONE: [redacted:mock]");
+
+    let mut outputs = vec![done, failed, joined];
+    for args in [
+        &["status"][..],
+        &["status", "--json"],
+        &["status", "esc"],
+        &["status", "err"],
+        &["status", "split", "--json"],
+        &["log", "esc"],
+        &["log", "esc", "--json"],
+        &["log", "err"],
+        &["log", "split"],
+        &["log", "split", "--json"],
+        &["watch"],
+        &["watch", "--json"],
+    ] {
+        let run = world.ganger(args);
+        run.expect_code(0);
+        outputs.push(run);
+    }
+    assert_key_nowhere(&world, &outputs.iter().collect::<Vec<_>>());
 }
 
 /// The peak resident memory of a living process, in bytes.

@@ -51,6 +51,7 @@ struct Source {
     file: PathBuf,
     lock: PathBuf,
     agent: String,
+    keys: std::collections::BTreeMap<String, PathBuf>,
     running: bool,
 }
 
@@ -73,6 +74,7 @@ fn source(ws: &Workspace, options: &LogOptions) -> Result<Source> {
         file: ws.state.round_file(&task.slug, round.number, "jsonl"),
         lock: round.lock_path.clone(),
         agent: task.agent.clone(),
+        keys: task.keys.clone(),
         running: round.status == RoundStatus::Running,
     })
 }
@@ -85,6 +87,11 @@ pub fn log(
 ) -> Result<()> {
     let source = source(ws, options)?;
     let adapter = crate::start::known_adapter(ws, &source.agent)?;
+    // The raw file is redacted; what the parser decodes from it is redacted again with the
+    // task's keys (a key file that is gone leaves only the raw file's redaction).
+    let redactor = crate::keys::load_keys(&ws.config, &source.keys)
+        .map(|keys| crate::keys::LoadedKey::redactor(&keys))
+        .unwrap_or_default();
     let mut parser = adapter.stream_parser();
     let mut file = loop {
         match File::open(&source.file) {
@@ -129,11 +136,18 @@ pub fn log(
                     return;
                 }
                 result = match line {
-                    Line::Content(content) => out(LogLine::Parsed {
-                        number,
-                        line: content,
-                        parsed: parser.parse_line(content),
-                    }),
+                    Line::Content(content) => {
+                        let mut parsed = parser.parse_line(content);
+                        redactor.redact_events(&mut parsed.events);
+                        if let Some(kind) = &mut parsed.kind {
+                            *kind = redactor.redact_str(kind);
+                        }
+                        out(LogLine::Parsed {
+                            number,
+                            line: content,
+                            parsed,
+                        })
+                    }
                     Line::TooLong(bytes) => out(LogLine::TooLong { number, bytes }),
                 };
             };

@@ -279,15 +279,19 @@ fn run_agent(
         started,
         adapter.linger(),
         spending,
+        redactor,
     );
     drain(&agent, &closed_rx, input.grace);
     if let Ok(sandbox) = TaskSandbox::of(&input.task) {
         crate::sandboxing::after_round(sandbox.kind, &input.round.token);
     }
-    let summary = match progress.lock() {
+    let mut summary = match progress.lock() {
         Ok(shared) => shared.summary.clone(),
         Err(poisoned) => poisoned.into_inner().summary.clone(),
     };
+    // The raw stream was redacted, but a parser decodes escapes and joins pieces of text: what
+    // it made is redacted again before anything is judged, stored or written from it.
+    redactor.redact_summary(&mut summary);
     let verdict_exit = match stop {
         Some(HostStop::Lingered(_)) => AgentExit::Code(0),
         _ => exit,
@@ -325,6 +329,7 @@ fn follow(
     started: Instant,
     linger: Option<Duration>,
     mut spending: Spending,
+    redactor: &Redactor,
 ) -> (AgentExit, Option<HostStop>) {
     let mut watchdog = Watchdog::new(started, input.timeout, input.stall);
     let mut last_store = started;
@@ -366,7 +371,8 @@ fn follow(
                 (shared.last_progress, snapshot)
             };
             let last_seen = stream_progress.max(watchdog.last_active());
-            if let Some(summary) = snapshot {
+            if let Some(mut summary) = snapshot {
+                redactor.redact_summary(&mut summary);
                 last_store = now;
                 let at = now_ms()
                     - i64::try_from(now.duration_since(last_seen).as_millis()).unwrap_or(0);
