@@ -1,7 +1,7 @@
 //! What an agent (or a check) prints, treated as hostile: a key it prints is removed from
 //! everything ganger writes and prints, whether it came plain, JSON-escaped, split over two
-//! events or through a check; a line of any length leaves the host's memory bounded. The
-//! agents are `command` agents running shell scripts.
+//! events or through a check; a line of any length leaves the host's memory bounded; terminal
+//! controls never reach the terminal. The agents are `command` agents running shell scripts.
 
 #![allow(
     clippy::unwrap_used,
@@ -328,4 +328,63 @@ fn summarize_reads_an_endless_line_in_bounded_memory() {
     let summary = &run.json()["summary"];
     assert_eq!(summary["lines"], 2, "{summary:#}");
     assert_eq!(summary["long_lines"], 1, "{summary:#}");
+}
+
+/// What a terminal would act on: C0 controls but newline and tab, DEL, C1 controls.
+fn terminal_controls(text: &str) -> Vec<char> {
+    text.chars()
+        .filter(|c| c.is_control() && *c != '\n' && *c != '\t')
+        .collect()
+}
+
+#[test]
+fn terminal_controls_from_an_agent_or_a_check_never_reach_the_terminal() {
+    let world = world();
+    // Clear the screen and home the cursor, set the window title (OSC ... BEL), a C1 CSI,
+    // and a carriage return that would hide what comes before it.
+    use_script(
+        &world,
+        "text",
+        "cat > /dev/null; echo 'boom \\033[31m' >&2\n\
+         printf 'DONE: \\033[2J\\033[Hx \\033]0;pwned\\007 \\302\\23331m hidden\\rshown\\n'\n",
+    );
+    let check =
+        "printf 'check \\033]8;;http://x\\033\\\\link\\033]8;;\\033\\\\ \\302\\2332J\\n'; exit 1";
+    let start = world.ganger(&["start", "esc", "--message", "hi", "--check", check]);
+    start.expect_code(1);
+    let json = world.ganger(&["status", "esc", "--json"]);
+    json.expect_code(0);
+    // JSON keeps the text exactly, escaped.
+    let report = json.json();
+    assert_eq!(
+        report["done"],
+        "DONE: \u{1b}[2J\u{1b}[Hx \u{1b}]0;pwned\u{7} \u{9b}31m hidden\rshown"
+    );
+    let mut runs = vec![start, json];
+    for args in [
+        &["status"][..],
+        &["status", "esc"],
+        &["status", "--group-by", "none"],
+        &["watch"],
+        &["watch", "--json"],
+        &["log", "esc"],
+        &["log", "esc", "--json"],
+    ] {
+        let run = world.ganger(args);
+        run.expect_code(0);
+        runs.push(run);
+    }
+    for run in &runs {
+        for text in [&run.stdout, &run.stderr] {
+            assert_eq!(terminal_controls(text), Vec::<char>::new(), "in:\n{text}");
+        }
+    }
+    // The human report shows them, escaped.
+    let human = &runs[3].stdout;
+    assert!(
+        human.contains(
+            "DONE: \\u001b[2J\\u001b[Hx \\u001b]0;pwned\\u0007 \\u009b31m hidden\\u000dshown"
+        ),
+        "{human}"
+    );
 }
