@@ -224,6 +224,16 @@ fn spawn_ganger(world: &World, args: &[&str], stdin: bool) -> std::process::Chil
     command.spawn().unwrap()
 }
 
+/// `length` bytes of the file at `path` from `offset`.
+fn bytes_at(path: &Path, offset: u64, length: usize) -> String {
+    use std::io::{Read, Seek};
+    let mut bytes = vec![0u8; length];
+    let mut file = std::fs::File::open(path).unwrap();
+    file.seek(std::io::SeekFrom::Start(offset)).unwrap();
+    file.read_exact(&mut bytes).unwrap();
+    String::from_utf8_lossy(&bytes).into_owned()
+}
+
 fn file_size(path: &Path) -> u64 {
     std::fs::metadata(path).map_or(0, |m| m.len())
 }
@@ -232,7 +242,11 @@ fn file_size(path: &Path) -> u64 {
 const CAP: u64 = ganger_agents::scan::MAX_LINE as u64;
 /// How long the agent's long line is.
 const LONG: u64 = 128 << 20;
-/// What the host may use at most while it copies that line.
+/// Where the key is in the agent's long stderr line (it straddles two reads of a pipe), and
+/// how long that line is besides.
+const ERR_KEY_AT: u64 = (1 << 20) - 6;
+const ERR_LONG: u64 = 96 << 20;
+/// What the host may use at most while it copies those lines.
 const BOUND: u64 = 64 << 20;
 
 #[test]
@@ -244,6 +258,8 @@ fn a_line_of_any_length_keeps_the_hosts_memory_bounded_and_the_raw_file_whole() 
         "text",
         &format!(
             "cat > /dev/null\n\
+             {{ head -c {err_before} /dev/zero | tr '\\0' c; printf '%s' \"$MOCK_API_KEY\"\n\
+             head -c {err_after} /dev/zero | tr '\\0' d; echo; }} >&2\n\
              head -c {before} /dev/zero | tr '\\0' a\n\
              printf '%s' \"$MOCK_API_KEY\"\n\
              head -c {after} /dev/zero | tr '\\0' b\n\
@@ -251,6 +267,8 @@ fn a_line_of_any_length_keeps_the_hosts_memory_bounded_and_the_raw_file_whole() 
              echo 'after the long line'\n\
              while [ ! -e {release} ]; do sleep 0.05; done\n\
              echo 'DONE: ok'\n",
+            err_before = ERR_KEY_AT,
+            err_after = ERR_LONG - ERR_KEY_AT,
             before = CAP - 8,
             after = LONG - CAP,
             release = release.display(),
@@ -263,11 +281,15 @@ fn a_line_of_any_length_keeps_the_hosts_memory_bounded_and_the_raw_file_whole() 
         false,
     );
     let raw = round_file(&world, "long", "round-1.jsonl");
+    let err = round_file(&world, "long", "round-1.err");
     let expected = (CAP - 8) + "[redacted:mock]".len() as u64 + (LONG - CAP) + 1 + 20;
+    let expected_err = ERR_LONG + "[redacted:mock]".len() as u64 + 1;
     assert!(
-        wait_until(Duration::from_secs(60), || file_size(&raw) >= expected),
-        "the raw file has {} of {expected} bytes",
-        file_size(&raw)
+        wait_until(Duration::from_secs(60), || file_size(&raw) >= expected
+            && file_size(&err) >= expected_err),
+        "the raw file has {} of {expected} bytes, stderr {} of {expected_err}",
+        file_size(&raw),
+        file_size(&err)
     );
     let peak = peak_rss(child.id());
     std::fs::write(&release, "").unwrap();
@@ -276,23 +298,26 @@ fn a_line_of_any_length_keeps_the_hosts_memory_bounded_and_the_raw_file_whole() 
     run.expect_code(0);
     assert!(
         peak < BOUND,
-        "the host peaked at {} MiB copying a {} MiB line",
+        "the host peaked at {} MiB copying lines of {} and {} MiB",
         peak >> 20,
-        LONG >> 20
+        LONG >> 20,
+        ERR_LONG >> 20
     );
     let report = run.json();
     assert_eq!(report["status"], "done", "{report:#}");
     assert_eq!(report["long_lines"], 1, "{report:#}");
     assert_eq!(report["done"], "DONE: ok");
-    // The raw file keeps every byte, the key redacted where it straddled the cap.
+    // The raw file keeps every byte, the key redacted where it straddled the cap; so does
+    // stderr, where the key straddled a read of the pipe.
     assert_eq!(file_size(&raw), expected + "DONE: ok\n".len() as u64);
-    let mut head = vec![0u8; 64];
-    let mut file = std::fs::File::open(&raw).unwrap();
-    std::io::Seek::seek(&mut file, std::io::SeekFrom::Start(CAP - 16)).unwrap();
-    std::io::Read::read_exact(&mut file, &mut head).unwrap();
     assert_eq!(
-        String::from_utf8_lossy(&head),
+        bytes_at(&raw, CAP - 16, 64),
         format!("aaaaaaaa[redacted:mock]{}", "b".repeat(64 - 23))
+    );
+    assert_eq!(file_size(&err), expected_err);
+    assert_eq!(
+        bytes_at(&err, ERR_KEY_AT - 8, 64),
+        format!("cccccccc[redacted:mock]{}", "d".repeat(64 - 23))
     );
     let log = world.ganger(&["log", "long"]);
     log.expect_code(0);

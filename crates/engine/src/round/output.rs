@@ -11,7 +11,7 @@
 use crate::redact::Redactor;
 use crate::redact_stream::copy_redacted;
 use ganger_agents::StreamParser;
-use ganger_agents::scan::LineCutter;
+use ganger_agents::scan::{Line, LineCutter};
 use ganger_events::RoundSummary;
 use std::fs::File;
 use std::io::{Read, Write};
@@ -54,7 +54,7 @@ pub(crate) fn read_stdout(
         };
         let shared = &mut *shared;
         let mut fed_any = false;
-        let mut each = |_, line: ganger_agents::scan::Line<'_>| {
+        let mut each = |_, line: Line<'_>| {
             let fed = ganger_agents::feed_line(parser.as_mut(), line, &mut shared.summary);
             fed_any = true;
             if fed.progress {
