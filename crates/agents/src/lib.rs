@@ -23,4 +23,4 @@ pub use adapter::{
     adapter, adapters,
 };
 pub use outcome::{AgentExit, Verdict};
-pub use stream::{Feed, ParsedLine, StreamParser, summarize_reader, summarize_stream};
+pub use stream::{Feed, ParsedLine, StreamParser, feed_line, summarize_reader, summarize_stream};

@@ -1,6 +1,7 @@
 //! The contract between a round host and an adapter's stream reader: one line in, the summary
 //! updated, and whether the line showed progress.
 
+use crate::scan::{Line, LineCutter};
 use ganger_events::{Event, RoundSummary};
 
 /// One line of an agent's stream, fully parsed.
@@ -62,21 +63,38 @@ pub trait StreamParser: Send {
     }
 }
 
-/// The summary of a whole stream: its lines cut as [`crate::scan::lines`] cuts them (blank
-/// lines skipped, `\r\n` endings stripped), each fed to `parser` exactly as a live round feeds
-/// them. `ganger summarize`, the benchmark and the reaper's re-reading of a dead round's file
-/// all go through here.
+/// Feeds one line of a stream to `parser`, as a round does: a line too long to read is only
+/// counted (and is not progress: nothing is known of it).
+pub fn feed_line(
+    parser: &mut dyn StreamParser,
+    line: Line<'_>,
+    summary: &mut RoundSummary,
+) -> Feed {
+    match line {
+        Line::Content(content) => parser.feed(content, summary),
+        Line::TooLong(_) => {
+            summary.record_long_line();
+            Feed { progress: false }
+        }
+    }
+}
+
+/// The summary of a whole stream: its lines cut as [`crate::scan::stream_lines`] cuts them
+/// (blank lines skipped, `\r\n` endings stripped, lines over the cap counted), each fed to
+/// `parser` exactly as a live round feeds them. The benchmark and the tests go through here.
 pub fn summarize_stream(parser: &mut dyn StreamParser, data: &[u8]) -> RoundSummary {
     let mut summary = RoundSummary::default();
-    for line in crate::scan::lines(data) {
-        parser.feed(line, &mut summary);
+    for line in crate::scan::stream_lines(data) {
+        feed_line(parser, line, &mut summary);
     }
     summary
 }
 
 /// The summary of a stream read from `reader`, fed line by line to `parser` exactly as
 /// [`summarize_stream`] does, reading a large block at a time and cutting lines in place (no
-/// copy per line); memory stays at one block plus the longest line.
+/// copy per line). Memory stays at one block plus at most [`crate::scan::MAX_LINE`] of an
+/// unfinished line, whatever the input (`ganger summarize /dev/zero` included); `ganger
+/// summarize` and the reaper's re-reading of a dead round's file go through here.
 pub fn summarize_reader(
     parser: &mut dyn StreamParser,
     mut reader: impl std::io::Read,
@@ -84,33 +102,20 @@ pub fn summarize_reader(
     const BLOCK: usize = 4 << 20;
     let mut summary = RoundSummary::default();
     let mut buffer = vec![0u8; BLOCK];
-    let mut filled = 0;
+    let mut cutter = LineCutter::default();
     loop {
-        if filled == buffer.len() {
-            // A line longer than the buffer: grow it.
-            buffer.resize(buffer.len() * 2, 0);
-        }
-        let read = match reader.read(&mut buffer[filled..]) {
+        let read = match reader.read(&mut buffer) {
+            Ok(0) => break,
             Ok(read) => read,
             Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
             Err(e) => return Err(e),
         };
-        filled += read;
-        let whole = if read == 0 {
-            filled
-        } else {
-            match memchr::memrchr(b'\n', &buffer[..filled]) {
-                Some(last) => last + 1,
-                None => continue,
-            }
-        };
-        for line in crate::scan::lines(&buffer[..whole]) {
-            parser.feed(line, &mut summary);
-        }
-        if read == 0 {
-            return Ok(summary);
-        }
-        buffer.copy_within(whole..filled, 0);
-        filled -= whole;
+        cutter.push(&buffer[..read], |_, line| {
+            feed_line(parser, line, &mut summary);
+        });
     }
+    cutter.finish(|_, line| {
+        feed_line(parser, line, &mut summary);
+    });
+    Ok(summary)
 }

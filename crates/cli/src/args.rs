@@ -381,7 +381,7 @@ pub struct LogArgs {
     /// The round (default: the last).
     #[arg(long, value_name = "N")]
     pub round: Option<u32>,
-    /// The raw stream, byte for byte (keys redacted).
+    /// The raw stream, byte for byte (keys redacted; terminal controls escaped on a terminal).
     #[arg(long)]
     pub raw: bool,
     /// Keep following a running round until it ends.

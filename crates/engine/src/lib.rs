@@ -44,6 +44,7 @@ mod ownership;
 pub mod pipeline;
 mod reaper;
 mod redact;
+mod redact_stream;
 pub mod report;
 mod resume_note;
 mod rewind;

@@ -1,21 +1,26 @@
 //! `ganger log`: a round's stream, raw (the file byte for byte) or normalized through the
 //! agent's adapter (the same full parse the summary is checked against), optionally followed
-//! while the round runs.
+//! while the round runs. The file is read a block at a time and cut into lines as a round cuts
+//! them (`scan::LineCutter`): a line over the cap is reported, not read, so the log of any
+//! stream takes bounded memory.
 
 use crate::error::{EngineError, Result};
 use crate::fix::find_task;
 use crate::workspace::Workspace;
 use ganger_agents::ParsedLine;
+use ganger_agents::scan::{Line, LineCutter};
 use ganger_events::RoundStatus;
 use ganger_sandbox::{HostLock, LockState};
 use ganger_store::Store;
 use std::fs::File;
-use std::io::{BufRead, BufReader, Seek, SeekFrom};
+use std::io::{Read, Seek};
 use std::path::PathBuf;
 use std::time::Duration;
 
 /// How often a followed file is checked for more lines.
 const FOLLOW_EVERY: Duration = Duration::from_millis(50);
+/// How much of the file is read at a time.
+const READ_SIZE: usize = 256 * 1024;
 
 /// What `ganger log` was asked.
 #[derive(Debug, Clone, Default)]
@@ -29,7 +34,7 @@ pub struct LogOptions {
 /// One line of a log.
 #[derive(Debug)]
 pub enum LogLine<'a> {
-    /// A raw line, as the agent printed it (redacted), with its newline.
+    /// Bytes of the raw stream, as the agent printed them (redacted).
     Raw(&'a [u8]),
     /// A line read through the adapter.
     Parsed {
@@ -37,6 +42,8 @@ pub enum LogLine<'a> {
         line: &'a [u8],
         parsed: ParsedLine,
     },
+    /// A line too long to read (over `scan::MAX_LINE`), of `bytes` bytes.
+    TooLong { number: u64, bytes: u64 },
 }
 
 /// Which round `log` shows: its task's adapter, file and whether it still runs.
@@ -44,6 +51,7 @@ struct Source {
     file: PathBuf,
     lock: PathBuf,
     agent: String,
+    keys: std::collections::BTreeMap<String, PathBuf>,
     running: bool,
 }
 
@@ -66,6 +74,7 @@ fn source(ws: &Workspace, options: &LogOptions) -> Result<Source> {
         file: ws.state.round_file(&task.slug, round.number, "jsonl"),
         lock: round.lock_path.clone(),
         agent: task.agent.clone(),
+        keys: task.keys.clone(),
         running: round.status == RoundStatus::Running,
     })
 }
@@ -78,6 +87,11 @@ pub fn log(
 ) -> Result<()> {
     let source = source(ws, options)?;
     let adapter = crate::start::known_adapter(ws, &source.agent)?;
+    // The raw file is redacted; what the parser decodes from it is redacted again with the
+    // task's keys (a key file that is gone leaves only the raw file's redaction).
+    let redactor = crate::keys::load_keys(&ws.config, &source.keys)
+        .map(|keys| crate::keys::LoadedKey::redactor(&keys))
+        .unwrap_or_default();
     let mut parser = adapter.stream_parser();
     let mut file = loop {
         match File::open(&source.file) {
@@ -94,63 +108,70 @@ pub fn log(
             Err(e) => return Err(EngineError::io("open", &source.file, e)),
         }
     };
-    let mut reader = BufReader::new(&mut file);
-    let mut line = Vec::new();
-    let mut number = 0u64;
-    let mut partial = Vec::new();
+    let mut buffer = vec![0u8; READ_SIZE];
+    let mut cutter = LineCutter::default();
     loop {
-        line.clear();
-        let read = reader
-            .read_until(b'\n', &mut line)
-            .map_err(|e| EngineError::io("read", &source.file, e))?;
-        if read > 0 && line.ends_with(b"\n") {
-            let mut whole = std::mem::take(&mut partial);
-            whole.extend_from_slice(&line);
-            number += 1;
-            let result = if options.raw {
-                out(LogLine::Raw(&whole))
-            } else {
-                let raw_line = whole.strip_suffix(b"\n").unwrap_or(&whole);
-                let Some(content) = ganger_agents::scan::line_content(raw_line) else {
-                    continue;
-                };
-                out(LogLine::Parsed {
-                    number,
-                    line: content,
-                    parsed: parser.parse_line(content),
-                })
-            };
-            if let Err(e) = result {
-                // A closed pipe (`ganger log | head`) is a normal end.
-                if e.kind() == std::io::ErrorKind::BrokenPipe {
-                    return Ok(());
+        let read = match file.read(&mut buffer) {
+            Ok(read) => read,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(EngineError::io("read", &source.file, e)),
+        };
+        let ended = read == 0
+            && (!options.follow
+                || !source.running
+                || HostLock::probe(&source.lock) != LockState::Held && {
+                    // The host is gone: read what is left once more, then stop.
+                    let position = file.stream_position().unwrap_or(0);
+                    let length = std::fs::metadata(&source.file).map_or(0, |m| m.len());
+                    position >= length
+                });
+        let mut result = Ok(());
+        if options.raw {
+            if read > 0 {
+                result = out(LogLine::Raw(&buffer[..read]));
+            }
+        } else {
+            let mut each = |number: u64, line: Line<'_>| {
+                if result.is_err() {
+                    return;
                 }
-                return Err(EngineError::invalid(format!(
-                    "failed to write the log: {e}"
-                )));
+                result = match line {
+                    Line::Content(content) => {
+                        let mut parsed = parser.parse_line(content);
+                        redactor.redact_events(&mut parsed.events);
+                        if let Some(kind) = &mut parsed.kind {
+                            *kind = redactor.redact_str(kind);
+                        }
+                        out(LogLine::Parsed {
+                            number,
+                            line: content,
+                            parsed,
+                        })
+                    }
+                    Line::TooLong(bytes) => out(LogLine::TooLong { number, bytes }),
+                };
+            };
+            if read > 0 {
+                cutter.push(&buffer[..read], &mut each);
+            } else if ended && !source.running {
+                // A finished stream's last line needs no newline; a running one's is unfinished.
+                cutter.finish(&mut each);
             }
-            continue;
         }
-        // End of what is written so far; keep a partial line for when it is finished.
-        partial.extend_from_slice(&line);
-        if !options.follow || !source.running {
-            if !partial.is_empty() && options.raw {
-                let _ = out(LogLine::Raw(&partial));
-            }
-            return Ok(());
-        }
-        if HostLock::probe(&source.lock) != LockState::Held {
-            // The host is gone: read what is left once more, then stop.
-            let position = reader.stream_position().unwrap_or(0);
-            let length = std::fs::metadata(&source.file).map_or(0, |m| m.len());
-            if position >= length {
+        if let Err(e) = result {
+            // A closed pipe (`ganger log | head`) is a normal end.
+            if e.kind() == std::io::ErrorKind::BrokenPipe {
                 return Ok(());
             }
-            reader
-                .seek(SeekFrom::Start(position))
-                .map_err(|e| EngineError::io("read", &source.file, e))?;
-            continue;
+            return Err(EngineError::invalid(format!(
+                "failed to write the log: {e}"
+            )));
         }
-        std::thread::sleep(FOLLOW_EVERY);
+        if ended {
+            return Ok(());
+        }
+        if read == 0 {
+            std::thread::sleep(FOLLOW_EVERY);
+        }
     }
 }

@@ -85,6 +85,8 @@ pub struct RoundReport {
     pub events: BTreeMap<String, u64>,
     pub malformed_lines: u64,
     pub unknown_lines: u64,
+    /// Lines over the stream's line cap: kept in the raw file, not read.
+    pub long_lines: u64,
     pub tool_calls: u64,
     pub tool_errors: u64,
     pub cost_usd: Option<f64>,
@@ -226,16 +228,48 @@ fn clip_chars(text: &str, limit: usize) -> String {
     }
 }
 
-/// The last non-empty lines of a file.
+/// How much of the end of a file [`tail_lines`] reads, and how many characters of a line it
+/// keeps: a stderr file may be as large as the agent made it.
+const TAIL_BYTES: u64 = 64 * 1024;
+const TAIL_LINE_CHARS: usize = 500;
+
+/// The last non-empty lines of a file, each clipped to [`TAIL_LINE_CHARS`] characters.
 fn tail_lines(path: &std::path::Path, count: usize) -> Vec<String> {
-    let Ok(bytes) = std::fs::read(path) else {
+    use std::io::{Read, Seek, SeekFrom};
+    let Ok(mut file) = std::fs::File::open(path) else {
         return Vec::new();
     };
+    let length = file.metadata().map_or(0, |m| m.len());
+    // One byte before the end read, to know whether the first line read is whole.
+    let from = length.saturating_sub(TAIL_BYTES + 1);
+    let mut bytes = Vec::new();
+    if file.seek(SeekFrom::Start(from)).is_err()
+        || file.take(TAIL_BYTES + 1).read_to_end(&mut bytes).is_err()
+    {
+        return Vec::new();
+    }
+    let cut = from > 0 && bytes.first() != Some(&b'\n');
+    if from > 0 {
+        bytes.remove(0);
+    }
     let text = String::from_utf8_lossy(&bytes);
-    let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
+    let mut lines: Vec<String> = Vec::new();
+    for (index, line) in text.lines().enumerate() {
+        if line.trim().is_empty() {
+            continue;
+        }
+        lines.push(if index == 0 && cut {
+            format!("[...] {line}")
+        } else {
+            line.to_owned()
+        });
+    }
     lines[lines.len().saturating_sub(count)..]
         .iter()
-        .map(|l| (*l).to_owned())
+        .map(|line| match line.char_indices().nth(TAIL_LINE_CHARS) {
+            Some((at, _)) => format!("{} [...]", &line[..at]),
+            None => line.clone(),
+        })
         .collect()
 }
 
@@ -297,6 +331,7 @@ pub fn round_report(ws: &Workspace, task: &Task, round: &Round) -> RoundReport {
         events: summary.counts.clone(),
         malformed_lines: summary.malformed,
         unknown_lines: summary.unknown,
+        long_lines: summary.long_lines,
         tool_calls: summary.tool_calls,
         tool_errors: summary.tool_errors,
         cost_usd: summary.cost_usd,

@@ -70,6 +70,42 @@ impl Event {
     pub fn is_progress(&self) -> bool {
         !matches!(self, Event::Retry { .. })
     }
+
+    /// Rewrites every text of the event that came from the agent with `rewrite`, which returns
+    /// the new text or `None` to keep it (ganger's redactor goes through here).
+    pub fn rewrite_texts(&mut self, mut rewrite: impl FnMut(&str) -> Option<String>) {
+        let mut one = |text: &mut String| {
+            if let Some(new) = rewrite(text) {
+                *text = new;
+            }
+        };
+        match self {
+            Event::Session { id } => one(id),
+            Event::StepStarted | Event::Ended => {}
+            Event::StepFinished { reason, .. } => reason.iter_mut().for_each(one),
+            Event::Text { text } => one(text),
+            Event::ToolStarted { name, title } => {
+                one(name);
+                title.iter_mut().for_each(one);
+            }
+            Event::Tool {
+                name, title, error, ..
+            } => {
+                one(name);
+                title.iter_mut().chain(error).for_each(one);
+            }
+            Event::PermissionRejected { tool, message } => {
+                one(tool);
+                one(message);
+            }
+            Event::Error { name, message, .. } => {
+                one(name);
+                one(message);
+            }
+            Event::Retry { message } => one(message),
+            Event::Unknown { kind } => one(kind),
+        }
+    }
 }
 
 /// How a tool call ended.

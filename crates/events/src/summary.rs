@@ -27,6 +27,21 @@ pub fn done_line(answer: &str) -> Option<String> {
     })
 }
 
+/// Replaces `text` with what `rewrite` makes of it, if anything; says whether it did.
+fn rewrite_in_place(rewrite: &mut impl FnMut(&str) -> Option<String>, text: &mut String) -> bool {
+    match rewrite(text) {
+        Some(new) => {
+            *text = new;
+            true
+        }
+        None => false,
+    }
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
+}
+
 /// Token totals of a round.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default)]
@@ -54,6 +69,10 @@ pub struct RoundSummary {
     pub malformed: u64,
     /// Well-formed lines of a type the adapter does not know.
     pub unknown: u64,
+    /// Lines too long to read (over the stream's line cap): counted, kept in the raw file,
+    /// neither events nor malformed.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub long_lines: u64,
     /// Errors the agent reported, in order (the first [`KEPT_MESSAGES`]).
     pub errors: Vec<String>,
     /// How many errors the agent reported in all.
@@ -114,6 +133,43 @@ impl RoundSummary {
     pub fn record_malformed(&mut self) {
         self.lines += 1;
         self.malformed += 1;
+    }
+
+    /// Rewrites every text of the summary that came from the agent's stream (ids, event types,
+    /// messages, the answer) with `rewrite`, which returns the new text or `None` to keep it.
+    /// ganger's redactor goes through here, so a field added to the summary is added here too.
+    /// The `DONE:` line is taken again from the rewritten answer, so that its clipping never
+    /// cuts what the rewrite put in.
+    pub fn rewrite_texts(&mut self, mut rewrite: impl FnMut(&str) -> Option<String>) {
+        for text in self
+            .session
+            .iter_mut()
+            .chain(&mut self.errors)
+            .chain(&mut self.rejections)
+            .chain(&mut self.last_retry)
+            .chain(&mut self.finish)
+        {
+            rewrite_in_place(&mut rewrite, text);
+        }
+        if let Some(answer) = &mut self.answer
+            && rewrite_in_place(&mut rewrite, answer)
+        {
+            self.done = done_line(answer);
+        }
+        if let Some(done) = &mut self.done {
+            rewrite_in_place(&mut rewrite, done);
+        }
+        let counts = std::mem::take(&mut self.counts);
+        for (mut kind, count) in counts {
+            rewrite_in_place(&mut rewrite, &mut kind);
+            *self.counts.entry(kind).or_insert(0) += count;
+        }
+    }
+
+    /// Counts a line that was too long to read.
+    pub fn record_long_line(&mut self) {
+        self.lines += 1;
+        self.long_lines += 1;
     }
 
     /// Folds one normalized event into the summary.

@@ -13,8 +13,9 @@
 //! [`MAX_DEPTH`]. A caller treats `Unsure` by running the full parse; tests hold the scanner to
 //! `serde_json` on fixtures, mutations and arbitrary bytes.
 //!
-//! [`lines`](fn@lines) and [`line_content`] cut a stream into the lines parsers see, the same
-//! way for a live round and a finished file.
+//! [`stream_lines`], [`LineCutter`] and [`line_content`] cut a stream into the lines parsers
+//! see, the same way for a live round and a finished file, with a cap on a line's length
+//! ([`MAX_LINE`]).
 
 mod fields;
 mod lines;
@@ -23,5 +24,5 @@ mod scanner;
 mod string;
 
 pub use fields::{Field, FieldTable, Kind, Raw, Scan};
-pub use lines::{line_content, lines};
+pub use lines::{Line, LineCutter, MAX_LINE, line_content, lines, stream_lines};
 pub use scanner::{MAX_DEPTH, scan_fields, scan_fields_into, validate};

@@ -1,11 +1,14 @@
-//! `ganger log`: normalized events as readable lines or JSON lines, or the raw stream.
+//! `ganger log`: normalized events as readable lines or JSON lines, or the raw stream. Terminal
+//! controls from the agent are escaped as the printer escapes them (the raw stream only on a
+//! terminal: in a file or a pipe it stays byte for byte).
 
 use crate::Outcome;
 use crate::args::LogArgs;
 use crate::exit;
+use crate::printer;
 use ganger_engine::{LogOptions, Workspace};
 use ganger_events::Event;
-use std::io::Write;
+use std::io::{IsTerminal, Write};
 
 fn describe(event: &Event) -> String {
     match event {
@@ -65,6 +68,10 @@ fn describe(event: &Event) -> String {
     }
 }
 
+fn json_line(value: &JsonLine<'_>) -> std::io::Result<String> {
+    serde_json::to_string(value).map_err(std::io::Error::other)
+}
+
 /// `ganger.log-line/1` (docs/json.md).
 #[derive(serde::Serialize)]
 struct JsonLine<'a> {
@@ -72,6 +79,9 @@ struct JsonLine<'a> {
     line: u64,
     kind: Option<&'a str>,
     events: &'a [Event],
+    /// The length of a line too long to read.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    too_long: Option<u64>,
 }
 
 pub(crate) fn run(ws: &Workspace, args: LogArgs) -> Outcome {
@@ -83,34 +93,55 @@ pub(crate) fn run(ws: &Workspace, args: LogArgs) -> Outcome {
     };
     let json = args.json;
     let stdout = std::io::stdout();
+    // The raw stream stays exact for a file or a pipe; on a terminal its controls are escaped.
+    let raw_escaped = stdout.is_terminal();
     let mut out = stdout.lock();
     let mut write = |line: ganger_engine::LogLine<'_>| -> std::io::Result<()> {
-        match line {
-            ganger_engine::LogLine::Raw(bytes) => out.write_all(bytes)?,
+        let text = match line {
+            ganger_engine::LogLine::Raw(bytes) => {
+                if raw_escaped {
+                    let text = String::from_utf8_lossy(bytes);
+                    out.write_all(printer::escape_controls(&text).as_bytes())?;
+                } else {
+                    out.write_all(bytes)?;
+                }
+                return out.flush();
+            }
+            ganger_engine::LogLine::TooLong { number, bytes } => {
+                if json {
+                    json_line(&JsonLine {
+                        schema: "ganger.log-line/1",
+                        line: number,
+                        kind: None,
+                        events: &[],
+                        too_long: Some(bytes),
+                    })?
+                } else {
+                    format!(
+                        "{number:>5} not read: a line of {bytes} bytes, over the cap of {} MiB",
+                        ganger_agents::scan::MAX_LINE >> 20
+                    )
+                }
+            }
             ganger_engine::LogLine::Parsed {
                 number,
                 line,
                 parsed,
             } => {
                 if json {
-                    let value = JsonLine {
+                    json_line(&JsonLine {
                         schema: "ganger.log-line/1",
                         line: number,
                         kind: parsed.kind.as_deref(),
                         events: &parsed.events,
-                    };
-                    writeln!(
-                        out,
-                        "{}",
-                        serde_json::to_string(&value).map_err(std::io::Error::other)?
-                    )?;
+                        too_long: None,
+                    })?
                 } else {
                     match &parsed.kind {
-                        None => writeln!(
-                            out,
+                        None => format!(
                             "{number:>5} malformed: {}",
                             String::from_utf8_lossy(&line[..line.len().min(200)])
-                        )?,
+                        ),
                         Some(kind) => {
                             let texts: Vec<String> = parsed
                                 .events
@@ -118,12 +149,14 @@ pub(crate) fn run(ws: &Workspace, args: LogArgs) -> Outcome {
                                 .filter(|e| !matches!(e, Event::Session { .. }))
                                 .map(describe)
                                 .collect();
-                            writeln!(out, "{number:>5} {kind}: {}", texts.join("; "))?;
+                            format!("{number:>5} {kind}: {}", texts.join("; "))
                         }
                     }
                 }
             }
-        }
+        };
+        // Agents' text: terminal controls escaped, as everything the printer writes.
+        writeln!(out, "{}", printer::escape_controls(&text))?;
         out.flush()
     };
     ganger_engine::log(ws, &options, &mut write)?;

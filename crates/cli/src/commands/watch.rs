@@ -111,8 +111,16 @@ pub(crate) fn cancel(ws: &Workspace, args: CancelArgs) -> Outcome {
 }
 
 pub(crate) fn diff(ws: &Workspace, args: DiffArgs) -> Outcome {
-    let color = std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none();
+    let terminal = std::io::stdout().is_terminal();
+    let color = terminal && std::env::var_os("NO_COLOR").is_none();
     let bytes = ganger_engine::diff(ws, &args.slug, args.stat, color)?;
-    printer::emit(&String::from_utf8_lossy(&bytes))?;
+    if terminal {
+        // The agent's files may hold terminal controls: only git's colours reach the terminal.
+        let text = String::from_utf8_lossy(&bytes);
+        printer::emit_verbatim(printer::escape_controls_but_colours(&text).as_bytes())?;
+    } else {
+        // A patch, exact.
+        printer::emit_verbatim(&bytes)?;
+    }
     Ok(exit::OK)
 }

@@ -122,6 +122,14 @@ pub fn report_text(report: &RoundReport) -> String {
     if report.unknown_lines > 0 {
         let _ = write!(line, "; {} of unknown types", report.unknown_lines);
     }
+    if report.long_lines > 0 {
+        let _ = write!(
+            line,
+            "; {} over {} MiB not read",
+            report.long_lines,
+            ganger_agents::scan::MAX_LINE >> 20
+        );
+    }
     let _ = writeln!(out, "{line}");
     let cost = report
         .cost_usd

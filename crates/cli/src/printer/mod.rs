@@ -1,11 +1,14 @@
 //! The one printer: every command's output goes through here, as human text or as one JSON
-//! document (`--json`). Human text uses no colour. A closed stdout (`ganger status | head`) is
-//! a clean end, not a panic.
+//! document (`--json`). Human text uses no colour. Terminal controls in what is printed (it
+//! carries agents' and checks' text) are written as escapes ([`escape_controls`]). A closed
+//! stdout (`ganger status | head`) is a clean end, not a panic.
 
+mod controls;
 mod evidence;
 mod human;
 mod pipeline;
 
+pub use controls::{escape_controls, escape_controls_but_colours};
 pub use evidence::{groups_text, journal_entry_text, journal_text};
 pub use human::{notice_line, report_text, task_table};
 pub use pipeline::pipeline_text;
@@ -13,17 +16,24 @@ pub use pipeline::pipeline_text;
 use serde::Serialize;
 use std::io::Write;
 
-/// Writes to stdout; a broken pipe ends quietly.
+/// Writes to stdout, terminal controls escaped; a broken pipe ends quietly.
 pub fn emit(text: &str) -> std::io::Result<()> {
+    emit_verbatim(escape_controls(text).as_bytes())
+}
+
+/// Writes bytes to stdout as they are: only for output that must stay exact when it goes to a
+/// file or a pipe (a patch, a raw stream), and is escaped by its command on a terminal.
+pub fn emit_verbatim(bytes: &[u8]) -> std::io::Result<()> {
     let mut out = std::io::stdout().lock();
-    out.write_all(text.as_bytes())?;
+    out.write_all(bytes)?;
     out.flush()
 }
 
-/// Writes to stderr (warnings that must be seen even when stdout is JSON).
+/// Writes to stderr (warnings that must be seen even when stdout is JSON), terminal controls
+/// escaped.
 pub fn emit_err(text: &str) -> std::io::Result<()> {
     let mut err = std::io::stderr().lock();
-    err.write_all(text.as_bytes())?;
+    err.write_all(escape_controls(text).as_bytes())?;
     err.flush()
 }
 
@@ -58,9 +68,9 @@ pub fn emit_error(json: bool, message: &str, hint: Option<&str>, code: u8) {
         });
         return;
     }
-    let mut err = std::io::stderr().lock();
-    let _ = writeln!(err, "error: {message}");
+    let mut text = format!("error: {message}\n");
     if let Some(hint) = hint {
-        let _ = writeln!(err, "hint: {hint}");
+        text.push_str(&format!("hint: {hint}\n"));
     }
+    let _ = emit_err(&text);
 }

@@ -1,8 +1,12 @@
-//! A check's output as it runs: both of its streams copied, in the order they come, to the
-//! check's log file, with the last bytes kept in memory for the tail.
+//! A check's output as it runs: both of its streams redacted of the round's keys as they
+//! come (a check may print what the agent left behind, a key included), then copied, in the
+//! order they come, to the check's log file, with the last bytes kept in memory for the tail.
+//! The tail is cut from redacted bytes only, so it can never keep a piece of a key.
 
+use crate::redact::Redactor;
+use crate::redact_stream::copy_redacted;
 use std::fs::File;
-use std::io::{Read, Write};
+use std::io::Write;
 use std::sync::{Arc, Mutex};
 
 /// How many of the last bytes are kept for the tail.
@@ -12,6 +16,7 @@ const KEEP: usize = 64 * 1024;
 #[derive(Clone)]
 pub(crate) struct Capture {
     inner: Arc<Mutex<Inner>>,
+    redactor: Redactor,
 }
 
 struct Inner {
@@ -20,12 +25,13 @@ struct Inner {
 }
 
 impl Capture {
-    pub(crate) fn new(log: File) -> Capture {
+    pub(crate) fn new(log: File, redactor: Redactor) -> Capture {
         Capture {
             inner: Arc::new(Mutex::new(Inner {
                 log,
                 last: Vec::new(),
             })),
+            redactor,
         }
     }
 
@@ -42,19 +48,16 @@ impl Capture {
         }
     }
 
-    /// Copies `stream` until it closes, on a thread of its own.
-    pub(crate) fn follow(&self, mut stream: File) -> std::thread::JoinHandle<()> {
+    /// Copies `stream` until it closes, redacted, on a thread of its own.
+    pub(crate) fn follow(&self, stream: File) -> std::thread::JoinHandle<()> {
         let capture = self.clone();
         std::thread::spawn(move || {
-            let mut buffer = [0u8; 8192];
-            loop {
-                match stream.read(&mut buffer) {
-                    Ok(0) => break,
-                    Ok(n) => capture.append(&buffer[..n]),
-                    Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-                    Err(_) => break,
+            let redactor = capture.redactor.clone();
+            copy_redacted(stream, redactor, &mut |clean, _| {
+                if !clean.is_empty() {
+                    capture.append(clean);
                 }
-            }
+            });
         })
     }
 

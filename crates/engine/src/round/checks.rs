@@ -1,7 +1,8 @@
 //! The host's part of checks: once the agent said it is done, each of the round's checks runs
 //! with `sh -c` in the task's worktree, in the task's sandbox, marked as the round's process
 //! (so that a cancel, the reaper and `ganger clean` find it like the agent), with its time
-//! limit; its output goes to `round-N.check-NAME.log` and its tail to the store.
+//! limit; its output, redacted of the round's keys, goes to `round-N.check-NAME.log` and its
+//! tail to the store.
 
 use super::finish::HostStop;
 use super::host::{cancel_requested, create, stop_for_signal};
@@ -9,6 +10,7 @@ use super::setup::RoundInput;
 use super::signals::SignalWatch;
 use crate::checks::{Capture, tail};
 use crate::error::{EngineError, Result};
+use crate::redact::Redactor;
 use crate::sandboxing::{Confinement, TaskSandbox, confine_check, sandbox_environment};
 use crate::workspace::Workspace;
 use ganger_agents::{CommandPlan, Permission};
@@ -28,6 +30,7 @@ pub(crate) fn run_checks(
     ws: &Workspace,
     store: &mut dyn Store,
     input: &RoundInput,
+    redactor: &Redactor,
 ) -> (Vec<CheckRun>, Option<HostStop>) {
     let mut checks = input.round.checks.clone();
     let signals = match SignalWatch::install() {
@@ -35,7 +38,7 @@ pub(crate) fn run_checks(
         Err(_) => return (checks, None),
     };
     for check in &mut checks {
-        match run_one(ws, store, input, &signals, check) {
+        match run_one(ws, store, input, &signals, check, redactor) {
             Ok((result, None)) => check.result = Some(result),
             Ok((result, Some(stop))) => {
                 check.result = Some(result);
@@ -101,6 +104,7 @@ fn run_one(
     input: &RoundInput,
     signals: &SignalWatch,
     check: &CheckRun,
+    redactor: &Redactor,
 ) -> Result<(CheckResult, Option<HostStop>)> {
     let task = &input.task;
     let sandbox = TaskSandbox::of(task)?;
@@ -125,7 +129,7 @@ fn run_one(
     let command = check_command(ws, input, &confinement, check)?;
     let command = confine_check(ws, &confinement, command)?;
     let log = log_path(ws, input, &check.name);
-    let capture = Capture::new(create(&log)?);
+    let capture = Capture::new(create(&log)?, redactor.clone());
     let started = Instant::now();
     let mut running = spawn_local(&command)?;
     let readers: Vec<_> = [running.take_stdout(), running.take_stderr()]

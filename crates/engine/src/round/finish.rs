@@ -219,7 +219,7 @@ pub(crate) fn record_end(
     let task = &input.task;
     let number = input.round.number;
     if let Some(answer) = &ended.summary.answer {
-        // The stream was redacted line by line before it was parsed; the answer is too.
+        // The summary was redacted after it was decoded from the (redacted) stream.
         let _ = std::fs::write(ws.state.round_file(&task.slug, number, "answer.md"), answer);
     }
     let after = after_state(ws, worktree, task, number, before.entries.as_deref());
@@ -386,6 +386,11 @@ pub(crate) fn settle_dead_round(
     // The raw stream is complete up to the host's death; the stored summary may lag it.
     let mut summary =
         reread_summary(ws, task, round.number).unwrap_or_else(|| current.summary.clone());
+    // What the parser decoded is redacted as the host would have (a key file that is gone
+    // leaves only the raw stream's redaction).
+    if let Ok(keys) = crate::keys::load_keys(&ws.config, &task.keys) {
+        crate::keys::LoadedKey::redactor(&keys).redact_summary(&mut summary);
+    }
     settle_figures(
         ws,
         &*store,
@@ -421,12 +426,10 @@ pub(crate) fn settle_dead_round(
     Ok(settled)
 }
 
-/// The summary of a round's raw stream file, read again through its adapter.
+/// The summary of a round's raw stream file, read again through its adapter (a block at a
+/// time: the file may be as large as the agent made it).
 pub(crate) fn reread_summary(ws: &Workspace, task: &Task, number: u32) -> Option<RoundSummary> {
     let adapter = crate::agent_env::adapter_for(&task.agent, &ws.config)?;
-    let data = std::fs::read(ws.state.round_file(&task.slug, number, "jsonl")).ok()?;
-    Some(ganger_agents::summarize_stream(
-        adapter.stream_parser().as_mut(),
-        &data,
-    ))
+    let file = std::fs::File::open(ws.state.round_file(&task.slug, number, "jsonl")).ok()?;
+    ganger_agents::summarize_reader(adapter.stream_parser().as_mut(), file).ok()
 }

@@ -11,6 +11,7 @@ use crate::agent_env;
 use crate::budget::{BudgetWatch, RoundSpend};
 use crate::error::{EngineError, Result};
 use crate::keys;
+use crate::redact::Redactor;
 use crate::sandboxing::{Confinement, TaskSandbox, confine, sandbox_environment};
 use crate::workspace::Workspace;
 use ganger_agents::{Adapter, AgentExit, CommandPlan, Permission, RoundRequest};
@@ -62,14 +63,22 @@ pub fn run_host(
         .as_ref()
         .map_err(Clone::clone)
         .and_then(|worktree| before_state(worktree, &input.task.slug, input.round.number, fresh));
+    // The run's keys, read once: given to the agent, and removed from everything the round
+    // writes (its streams, its checks' output).
+    let keys = keys::load_keys(&ws.config, &input.task.keys);
+    let redactor = keys
+        .as_deref()
+        .map(keys::LoadedKey::redactor)
+        .unwrap_or_default();
     let (before, ended) = match before {
         Ok(before) => {
-            let mut ended = match run_agent(ws, store, &input) {
+            let run = keys.and_then(|keys| run_agent(ws, store, &input, &keys, &redactor));
+            let mut ended = match run {
                 Ok(ended) => ended,
                 Err(error) => finish::Ended::failed_to_start(error.message),
             };
             if ended.agent_done() && !input.round.checks.is_empty() {
-                let (checks, stop) = super::checks::run_checks(ws, store, &input);
+                let (checks, stop) = super::checks::run_checks(ws, store, &input, &redactor);
                 ended.checks = checks;
                 if stop.is_some() {
                     ended.stop = stop;
@@ -211,7 +220,13 @@ pub(super) fn create(path: &std::path::Path) -> Result<File> {
 }
 
 /// Starts the agent and follows it to its end.
-fn run_agent(ws: &Workspace, store: &mut dyn Store, input: &RoundInput) -> Result<finish::Ended> {
+fn run_agent(
+    ws: &Workspace,
+    store: &mut dyn Store,
+    input: &RoundInput,
+    keys: &[keys::LoadedKey],
+    redactor: &Redactor,
+) -> Result<finish::Ended> {
     let adapter = adapter_of(ws, &input.task)?;
     if !input.task.worktree.is_dir() {
         return Err(EngineError::invalid(format!(
@@ -219,9 +234,7 @@ fn run_agent(ws: &Workspace, store: &mut dyn Store, input: &RoundInput) -> Resul
             input.task.worktree.display()
         )));
     }
-    let keys = keys::load_keys(&ws.config, &input.task.keys)?;
-    let redactor = keys::LoadedKey::redactor(&keys);
-    let (command, named_session) = agent_command(ws, input, adapter, &keys)?;
+    let (command, named_session) = agent_command(ws, input, adapter, keys)?;
     let slug = &input.task.slug;
     let number = input.round.number;
     let raw = create(&ws.state.round_file(slug, number, "jsonl"))?;
@@ -277,15 +290,19 @@ fn run_agent(ws: &Workspace, store: &mut dyn Store, input: &RoundInput) -> Resul
         started,
         adapter.linger(),
         spending,
+        redactor,
     );
     drain(&agent, &closed_rx, input.grace);
     if let Ok(sandbox) = TaskSandbox::of(&input.task) {
         crate::sandboxing::after_round(sandbox.kind, &input.round.token);
     }
-    let summary = match progress.lock() {
+    let mut summary = match progress.lock() {
         Ok(shared) => shared.summary.clone(),
         Err(poisoned) => poisoned.into_inner().summary.clone(),
     };
+    // The raw stream was redacted, but a parser decodes escapes and joins pieces of text: what
+    // it made is redacted again before anything is judged, stored or written from it.
+    redactor.redact_summary(&mut summary);
     let verdict_exit = match stop {
         Some(HostStop::Lingered(_)) => AgentExit::Code(0),
         _ => exit,
@@ -323,6 +340,7 @@ fn follow(
     started: Instant,
     linger: Option<Duration>,
     mut spending: Spending,
+    redactor: &Redactor,
 ) -> (AgentExit, Option<HostStop>) {
     let mut watchdog = Watchdog::new(started, input.timeout, input.stall);
     let mut last_store = started;
@@ -364,7 +382,8 @@ fn follow(
                 (shared.last_progress, snapshot)
             };
             let last_seen = stream_progress.max(watchdog.last_active());
-            if let Some(summary) = snapshot {
+            if let Some(mut summary) = snapshot {
+                redactor.redact_summary(&mut summary);
                 last_store = now;
                 let at = now_ms()
                     - i64::try_from(now.duration_since(last_seen).as_millis()).unwrap_or(0);

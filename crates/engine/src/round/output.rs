@@ -1,14 +1,20 @@
-//! Copying an agent's stdout and stderr to the round's files while it runs. Each line is
-//! redacted of the run's keys before it is written; stdout lines are also fed to the adapter's
-//! stream parser, which keeps the round's summary and says whether the line was progress. The
-//! files are flushed whenever the pipe has nothing more buffered, so `ganger log --follow` and
-//! `ganger status` see a running round as it goes.
+//! Copying an agent's stdout and stderr to the round's files while it runs. What the agent
+//! prints is redacted of the run's keys as it arrives (a key split between two reads is still
+//! found), then written to the raw file; stdout is also cut into lines for the adapter's
+//! stream parser, which keeps the round's summary and says whether the line was progress.
+//! Memory stays bounded whatever the agent prints: a read at a time, the few bytes of an
+//! unfinished line the redactor holds back, and at most `scan::MAX_LINE` of a line for the
+//! parser (a longer line is counted in the summary, not read; the raw file keeps its bytes).
+//! The files are written after every read, so `ganger log --follow` and `ganger status` see a
+//! running round as it goes.
 
 use crate::redact::Redactor;
+use crate::redact_stream::copy_redacted;
 use ganger_agents::StreamParser;
+use ganger_agents::scan::{Line, LineCutter};
 use ganger_events::RoundSummary;
 use std::fs::File;
-use std::io::{BufRead, BufReader, BufWriter, Read, Write};
+use std::io::{Read, Write};
 use std::sync::mpsc::Sender;
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
@@ -33,60 +39,49 @@ pub(crate) enum Closed {
 /// Reads the agent's stdout to its end.
 pub(crate) fn read_stdout(
     pipe: impl Read,
-    file: File,
+    mut file: File,
     redactor: Redactor,
     mut parser: Box<dyn StreamParser>,
     progress: Arc<Mutex<Progress>>,
     closed: Sender<Closed>,
 ) {
-    let mut reader = BufReader::with_capacity(256 * 1024, pipe);
-    let mut writer = BufWriter::with_capacity(256 * 1024, file);
-    let mut line = Vec::with_capacity(4096);
-    loop {
-        line.clear();
-        match reader.read_until(b'\n', &mut line) {
-            Ok(0) | Err(_) => break,
-            Ok(_) => {}
-        }
-        let redacted = redactor.redact(&line);
-        let _ = writer.write_all(&redacted);
-        let raw_line = redacted.strip_suffix(b"\n").unwrap_or(&redacted);
-        // The same cut as a finished stream's (`scan::line_content`): parsers see equal lines.
-        if let Some(content) = ganger_agents::scan::line_content(raw_line) {
-            let mut shared = match progress.lock() {
-                Ok(shared) => shared,
-                Err(poisoned) => poisoned.into_inner(),
-            };
-            let fed = parser.feed(content, &mut shared.summary);
-            shared.dirty = true;
+    let mut cutter = LineCutter::default();
+    let mut feed = |clean: &[u8], end: bool| {
+        let _ = file.write_all(clean);
+        let mut shared = match progress.lock() {
+            Ok(shared) => shared,
+            Err(poisoned) => poisoned.into_inner(),
+        };
+        let shared = &mut *shared;
+        let mut fed_any = false;
+        let mut each = |_, line: Line<'_>| {
+            let fed = ganger_agents::feed_line(parser.as_mut(), line, &mut shared.summary);
+            fed_any = true;
             if fed.progress {
                 shared.last_progress = Instant::now();
             }
+        };
+        cutter.push(clean, &mut each);
+        if end {
+            cutter.finish(&mut each);
         }
-        if reader.buffer().is_empty() {
-            let _ = writer.flush();
+        if fed_any {
+            shared.dirty = true;
         }
-    }
-    let _ = writer.flush();
+    };
+    copy_redacted(pipe, redactor, &mut feed);
     let _ = closed.send(Closed::Stdout);
 }
 
 /// Reads the agent's stderr to its end.
-pub(crate) fn read_stderr(pipe: impl Read, file: File, redactor: Redactor, closed: Sender<Closed>) {
-    let mut reader = BufReader::new(pipe);
-    let mut writer = BufWriter::new(file);
-    let mut line = Vec::new();
-    loop {
-        line.clear();
-        match reader.read_until(b'\n', &mut line) {
-            Ok(0) | Err(_) => break,
-            Ok(_) => {}
-        }
-        let _ = writer.write_all(&redactor.redact(&line));
-        if reader.buffer().is_empty() {
-            let _ = writer.flush();
-        }
-    }
-    let _ = writer.flush();
+pub(crate) fn read_stderr(
+    pipe: impl Read,
+    mut file: File,
+    redactor: Redactor,
+    closed: Sender<Closed>,
+) {
+    copy_redacted(pipe, redactor, &mut |clean, _| {
+        let _ = file.write_all(clean);
+    });
     let _ = closed.send(Closed::Stderr);
 }
