@@ -287,6 +287,13 @@ fn a_round_whose_host_was_killed_is_settled_and_its_leftovers_stopped() {
         .args(["-KILL", &host.to_string()])
         .status()
         .unwrap();
+    // SIGKILL is delivered asynchronously: wait until the host is gone (its agent dies with it,
+    // by the parent-death signal), so that its lock is free, leaving the agent's `sleep`.
+    assert!(wait_until(Duration::from_secs(10), || {
+        let stat = std::fs::read_to_string(format!("/proc/{host}/stat")).unwrap_or_default();
+        let gone = stat.is_empty() || stat.split(") ").nth(1).is_some_and(|r| r.starts_with('Z'));
+        gone && living_pids_with_env(&marker).len() == 1
+    }));
     let cleaned = clean(&world, &["killed", "--force"]);
     let killed = task(&cleaned, "killed");
     assert!(killed["skipped"].is_null(), "{cleaned:#}");
