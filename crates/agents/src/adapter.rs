@@ -218,6 +218,19 @@ pub trait Adapter: Send + Sync {
         let _ = model;
         None
     }
+    /// The file this CLI keeps session `session` of a round in `worktree` in, given the
+    /// round's environment (`HOME` and the like); `None` when no one file tells. A session a
+    /// round named up front is only saved once the CLI wrote it: a round killed at once can
+    /// leave a name with nothing behind it.
+    fn session_file(
+        &self,
+        env: &BTreeMap<String, String>,
+        worktree: &Path,
+        session: &str,
+    ) -> Option<PathBuf> {
+        let _ = (env, worktree, session);
+        None
+    }
     /// How to find the session this CLI saved for a round that named none in its stream (its
     /// host died before the agent's first event); `None` when the CLI cannot be asked.
     fn session_finder(&self) -> Option<SessionFinder> {

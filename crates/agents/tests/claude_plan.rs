@@ -232,3 +232,23 @@ fn a_rewound_session_resumes_up_to_a_point_as_a_fork() {
     request.session = None;
     assert!(!plan(&request).args.iter().any(|a| a == "--fork-session"));
 }
+
+#[test]
+fn a_session_is_kept_under_the_config_dir_by_its_worktree() {
+    let claude = adapter("claude").unwrap();
+    let worktree = Path::new("/tmp/ganger-test.x/repo-agent-k");
+    let home = BTreeMap::from([("HOME".to_owned(), "/home/me".to_owned())]);
+    assert_eq!(
+        claude.session_file(&home, worktree, "u-1"),
+        Some("/home/me/.claude/projects/-tmp-ganger-test-x-repo-agent-k/u-1.jsonl".into())
+    );
+    let config = BTreeMap::from([
+        ("HOME".to_owned(), "/home/me".to_owned()),
+        ("CLAUDE_CONFIG_DIR".to_owned(), "/cfg".to_owned()),
+    ]);
+    assert_eq!(
+        claude.session_file(&config, worktree, "u-1"),
+        Some("/cfg/projects/-tmp-ganger-test-x-repo-agent-k/u-1.jsonl".into())
+    );
+    assert_eq!(claude.session_file(&BTreeMap::new(), worktree, "u-1"), None);
+}

@@ -164,15 +164,22 @@ fn claude_continues_the_session_it_named_up_front() {
         "ganger.toml",
         &agent_toml("claude", &llm.root_url(), "", ""),
     );
-    start_and_kill_host(&world, "k", "THE BRIEF of k", || !work(&llm).is_empty());
+    // Claude writes its transcript a moment after it asks the model: the kill comes once it
+    // has (a kill before that leaves a name with nothing saved, and the next round starts a
+    // new session told the earlier prompts, as for any lost session).
+    start_and_kill_host(&world, "k", "THE BRIEF of k", || {
+        !work(&llm).is_empty() && {
+            std::thread::sleep(Duration::from_millis(1500));
+            true
+        }
+    });
     let fixed = world.ganger(&["fix", "k", "--message", "continue", "--json"]);
     fixed.expect_code(0);
     let report = fixed.json();
     let last = work(&llm).pop().unwrap();
     let sent = prompts(&last);
     assert!(
-        sent.first().is_some_and(|p| p.contains("THE BRIEF of k"))
-            && sent.last().is_some_and(|p| p == "continue"),
+        sent.len() == 2 && sent[0].contains("THE BRIEF of k") && sent[1] == "continue",
         "round 2 did not continue the named session: {sent:?}\n{report:#}"
     );
 }

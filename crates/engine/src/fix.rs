@@ -167,6 +167,8 @@ pub(crate) fn fix_sent_under(
     // the earlier prompts go first; the brief is never lost.
     let continued = crate::lost_session::continue_task(ws, &store, &task, brief_text)?;
     let prompt = continued.prompt;
+    // A lost session is forgotten by the task, so that the round's new one becomes its own.
+    let new_session = continued.session.is_none() && task.session.is_some();
     // Between the ownership check above and the store's own check as the round begins.
     crate::faults::pause("before-begin-round");
     let token = new_token();
@@ -186,6 +188,7 @@ pub(crate) fn fix_sent_under(
     let update = TaskUpdate {
         model: options.model.clone(),
         keys,
+        new_session,
     };
     let round = match begin_round(&mut store, task.id, &new_round, &update) {
         Ok(round) => round,

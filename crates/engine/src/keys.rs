@@ -82,13 +82,17 @@ pub fn read_key(provider: &str, path: &Path) -> Result<String> {
 /// The variable of a shell assignment (`NAME=value`, `export NAME=value`), when that is what
 /// a key file holds instead of a key.
 fn assigned_name(text: &str) -> Option<&str> {
-    let text = text.strip_prefix("export ").unwrap_or(text).trim_start();
-    let (name, _) = text.split_once('=')?;
+    let exported = text.strip_prefix("export ");
+    let text = exported.unwrap_or(text).trim_start();
+    let (name, value) = text.split_once('=')?;
     let mut chars = name.chars();
     let first = chars.next()?;
-    ((first.is_ascii_alphabetic() || first == '_')
-        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_'))
-    .then_some(name)
+    // An environment variable's name (upper case, as keys are named; any case after
+    // `export`), then a value: a base64 key's `=` padding is not an assignment.
+    let named = (first.is_ascii_alphabetic() || first == '_')
+        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
+        && (exported.is_some() || !name.chars().any(|c| c.is_ascii_lowercase()));
+    (named && !value.is_empty() && !value.starts_with('=')).then_some(name)
 }
 
 /// A key read for one run.

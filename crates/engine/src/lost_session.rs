@@ -4,7 +4,10 @@
 //! the session is looked for first: a round may have named it up front (Claude's
 //! `--session-id`, a command agent's `{session}`), or the agent saved it under the round's
 //! title (OpenCode's `session list`). Only when it is not found does the round start a new
-//! session, whose prompt begins with the earlier rounds' prompts and answers.
+//! session, whose prompt begins with the earlier rounds' prompts and answers. A session named
+//! up front by a round that was killed at once may never have been saved (Claude writes its
+//! transcript a moment after it asks the model): where the agent keeps sessions in files, a
+//! name whose file is missing counts as lost too.
 
 use crate::error::Result;
 use crate::workspace::Workspace;
@@ -30,17 +33,21 @@ pub(crate) fn continue_task(
     task: &Task,
     prompt: String,
 ) -> Result<Continued> {
-    if task.session.is_some() || task.fork_from.is_some() || task.resume_note.is_some() {
-        return Ok(Continued {
-            session: task.session.clone(),
-            prompt: crate::resume_note::with_resume_note(task, prompt),
-        });
-    }
     let rounds: Vec<Round> = store
         .rounds(task.id)?
         .into_iter()
         .filter(|r| !r.rewound)
         .collect();
+    let lost = task
+        .session
+        .as_deref()
+        .is_some_and(|session| never_saved(ws, task, &rounds, session));
+    if !lost && (task.session.is_some() || task.fork_from.is_some() || task.resume_note.is_some()) {
+        return Ok(Continued {
+            session: task.session.clone(),
+            prompt: crate::resume_note::with_resume_note(task, prompt),
+        });
+    }
     let Some(first) = rounds.first() else {
         return Ok(Continued {
             session: None,
@@ -50,7 +57,8 @@ pub(crate) fn continue_task(
     let named = rounds
         .iter()
         .rev()
-        .find_map(|r| r.session.clone().or_else(|| r.summary.session.clone()));
+        .find_map(|r| r.session.clone().or_else(|| r.summary.session.clone()))
+        .filter(|_| !lost);
     if let Some(session) = named.or_else(|| saved_session(ws, task, first.started_at)) {
         return Ok(Continued {
             session: Some(session),
@@ -69,6 +77,24 @@ pub(crate) fn continue_task(
         session: None,
         prompt: format!("{note}{prompt}"),
     })
+}
+
+/// Whether the task's session was named by a round that was then killed before the agent
+/// saved it: the agent keeps its sessions in files, and this one's file is not there.
+fn never_saved(ws: &Workspace, task: &Task, rounds: &[Round], session: &str) -> bool {
+    let interrupted = rounds
+        .last()
+        .is_some_and(|r| r.status == ganger_events::RoundStatus::Interrupted);
+    if !interrupted || task.sandbox != ganger_sandbox::SandboxKind::Local.as_str() {
+        return false;
+    }
+    let Some(adapter) = crate::agent_env::adapter_for(&task.agent, &ws.config) else {
+        return false;
+    };
+    let env = crate::agent_env::request_env(adapter, &ws.config, &[]);
+    adapter
+        .session_file(&env, &task.worktree, session)
+        .is_some_and(|file| !file.exists())
 }
 
 /// The session the agent saved for this task's rounds, when it can be asked (rounds run

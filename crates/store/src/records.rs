@@ -251,6 +251,9 @@ pub struct NewTask {
 pub struct TaskUpdate {
     pub model: Option<String>,
     pub keys: BTreeMap<String, PathBuf>,
+    /// The round starts a new session: the task's session (lost) is forgotten, so that the
+    /// new one becomes the task's when the round names it.
+    pub new_session: bool,
 }
 
 /// What a new round is made of.

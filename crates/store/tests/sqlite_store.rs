@@ -107,6 +107,7 @@ fn a_task_and_its_rounds_are_kept_and_listed() {
     let update = TaskUpdate {
         model: Some("mock/other".into()),
         keys: BTreeMap::from([("mock".to_owned(), PathBuf::from("/keys/mock"))]),
+        new_session: false,
     };
     let second = store
         .begin_round(task.id, &new_round(RoundKind::Fix, "c"), &update)
@@ -150,6 +151,7 @@ fn a_busy_task_refuses_a_second_round_and_changes_nothing() {
     let update = TaskUpdate {
         model: Some("mock/other".into()),
         keys: BTreeMap::new(),
+        new_session: false,
     };
     let refused = store.begin_round(task.id, &new_round(RoundKind::Fix, "b"), &update);
     assert!(matches!(

@@ -6,6 +6,8 @@ use crate::claude::{command, version};
 use crate::stream_json::{self, Dialect, StreamJsonParser};
 use crate::{AgentExit, StreamParser, Verdict};
 use ganger_events::RoundSummary;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 /// Claude Code (`@anthropic-ai/claude-code`).
@@ -96,6 +98,31 @@ impl Adapter for Claude {
                 trailing: None,
             }
             .strip(plan),
+        )
+    }
+
+    /// `$CLAUDE_CONFIG_DIR` (else `~/.claude`)`/projects/<the worktree, each character other
+    /// than a letter or digit as '-'>/<session>.jsonl` (measured with 2.1.197).
+    fn session_file(
+        &self,
+        env: &BTreeMap<String, String>,
+        worktree: &Path,
+        session: &str,
+    ) -> Option<PathBuf> {
+        let config = match env.get("CLAUDE_CONFIG_DIR") {
+            Some(dir) if !dir.is_empty() => PathBuf::from(dir),
+            _ => PathBuf::from(env.get("HOME")?).join(".claude"),
+        };
+        let project: String = worktree
+            .to_string_lossy()
+            .chars()
+            .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
+            .collect();
+        Some(
+            config
+                .join("projects")
+                .join(project)
+                .join(format!("{session}.jsonl")),
         )
     }
 

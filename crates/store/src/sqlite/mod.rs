@@ -328,6 +328,9 @@ impl Store for SqliteStore {
                 params![task_id, model],
             )?;
         }
+        if update.new_session {
+            tx.execute("UPDATE tasks SET session = NULL WHERE id = ?1", [task_id])?;
+        }
         if !update.keys.is_empty() {
             let mut keys = task.keys.clone();
             keys.extend(update.keys.clone());
