@@ -17,6 +17,7 @@ a shared machine hits both sides alike.
              overhead over `git worktree add` and the worker; target for ganger: under 50 ms
 
 Usage: python3 bench/compare.py [--runs N] [--seed-dir DIR] [--tasks N] [--stream-mb N] [--big-files N]
+                               [--against EARLIER/target/release/ganger]
 Needs: cargo, git, bash, python3; builds ganger in release mode first.
 """
 
@@ -97,14 +98,19 @@ def add_files(site: Site, count: int) -> None:
     subprocess.run(["git", "commit", "-q", "-m", f"{count} files"], cwd=site.path, check=True)
 
 
-def bench_start(site: Site, ganger: Path, runs: int) -> dict[str, float]:
+def bench_start(sites: dict[str, Site], gangers: dict[str, Path], runs: int) -> dict[str, float]:
+    """`start` in each side's own site (a ganger side each, and the seed in the first), beside
+    `git worktree add` and the worker by hand there."""
     env = dict(os.environ)
-    times: dict[str, list[float]] = {"base_seed": [], "base_ganger": [], "ganger": [], "seed": []}
+    site = sites["ganger"]
+    kinds = ["base_seed", "base_ganger", *gangers, "seed"]
+    times: dict[str, list[float]] = {kind: [] for kind in kinds}
     # The first start lists the models once for ganger's cache (OpenCode takes seconds);
     # later starts are what a user waits for.
-    run([str(ganger), "start", "warm-up", "--message", "hello"], site.path, env)
+    for side, ganger in gangers.items():
+        run([str(ganger), "start", "warm-up", "--message", "hello"], sites[side].path, env)
     for i in range(runs):
-        for kind in ("base_seed", "base_ganger", "ganger", "seed"):
+        for kind in kinds:
             slug = f"{kind.replace('_', '-')}-{i}"
             # The previous run's files reach the disk first, so that its writeback does not
             # slow whichever side runs next (30,000 files are 120 MB).
@@ -121,26 +127,30 @@ def bench_start(site: Site, ganger: Path, runs: int) -> dict[str, float]:
                     run([str(STAND_IN), "run", "--format", "json", "--title", slug, "--model",
                          "opencode/deepseek-v4.1-flash-free"], worktree, worker_env, stdin="hello")
                 times[kind].append(time.perf_counter() - start)
-            elif kind == "ganger":
-                times[kind].append(run([str(ganger), "start", slug, "--message", "hello"], site.path, env))
+            elif kind in gangers:
+                times[kind].append(run([str(gangers[kind]), "start", slug, "--message", "hello"],
+                                       sites[kind].path, env))
             else:
                 times[kind].append(run([sys.executable, str(site.delegate), "start", slug, "--message", "hello"],
                                        site.path, env))
     return {kind: statistics.median(values) for kind, values in times.items()}
 
 
-def bench_wait(site: Site, ganger: Path, runs: int) -> dict[str, float]:
-    latency: dict[str, list[float]] = {"ganger": [], "seed": []}
-    end_file = site.base / "worker-ended"
-    env = dict(os.environ, FAKE_SLEEP="1", BENCH_END_FILE=str(end_file))
-    run([str(ganger), "start", "wait-g", "--message", "hello"], site.path)
-    run([sys.executable, str(site.delegate), "start", "wait-s", "--message", "hello"], site.path)
+def bench_wait(sites: dict[str, Site], gangers: dict[str, Path], runs: int) -> dict[str, float]:
+    latency: dict[str, list[float]] = {side: [] for side in [*gangers, "seed"]}
+    seed_site = sites["ganger"]
+    for side, ganger in gangers.items():
+        run([str(ganger), "start", "wait-g", "--message", "hello"], sites[side].path)
+    run([sys.executable, str(seed_site.delegate), "start", "wait-s", "--message", "hello"], seed_site.path)
     for _ in range(runs):
-        for side in ("ganger", "seed"):
+        for side in latency:
+            site = sites.get(side, seed_site)
+            end_file = site.base / "worker-ended"
+            env = dict(os.environ, FAKE_SLEEP="1", BENCH_END_FILE=str(end_file))
             end_file.unlink(missing_ok=True)
-            if side == "ganger":
-                fix = [str(ganger), "fix", "wait-g", "--message", "again", "--detach"]
-                wait = [str(ganger), "wait", "wait-g"]
+            if side in gangers:
+                fix = [str(gangers[side]), "fix", "wait-g", "--message", "again", "--detach"]
+                wait = [str(gangers[side]), "wait", "wait-g"]
             else:
                 fix = [sys.executable, str(site.delegate), "fix", "wait-s", "--message", "again", "--detach"]
                 wait = [sys.executable, str(site.delegate), "wait", "wait-s"]
@@ -152,19 +162,24 @@ def bench_wait(site: Site, ganger: Path, runs: int) -> dict[str, float]:
     return {side: statistics.median(values) for side, values in latency.items()}
 
 
-def bench_status(root: Path, seed_dir: Path, ganger: Path, bench: Path, tasks: int, runs: int) -> dict[str, float]:
-    # ganger: a repository whose store holds `tasks` finished tasks, recorded by the store API.
-    repo = root / "many"
-    repo.mkdir()
-    subprocess.run(["git", "init", "-q", "-b", "main", str(repo)], check=True)
-    worktree = root / "a-worktree"
-    worktree.mkdir()
-    (repo / ".ganger").mkdir()
-    subprocess.run([str(bench), "fill-store", str(repo / ".ganger" / "state.db"), str(tasks), str(worktree)],
-                   check=True)
+def bench_status(root: Path, seed_dir: Path, gangers: dict[str, Path], tasks: int, runs: int) -> dict[str, float]:
+    # ganger: a repository whose store holds `tasks` finished tasks, recorded by the store API of
+    # that side's own build (its ganger-bench, beside its ganger).
+    repos: dict[str, Path] = {}
+    for side, ganger in gangers.items():
+        repo = root / f"many-{side}"
+        repo.mkdir()
+        subprocess.run(["git", "init", "-q", "-b", "main", str(repo)], check=True)
+        worktree = root / f"a-worktree-{side}"
+        worktree.mkdir()
+        (repo / ".ganger").mkdir()
+        subprocess.run([str(ganger.parent / "ganger-bench"), "fill-store", str(repo / ".ganger" / "state.db"),
+                        str(tasks), str(worktree)], check=True)
+        repos[side] = repo
     # The seed: the same number of state.json files, in its layout.
     seed = Site(root, seed_dir, "many-seed")
     reports = seed.path / "container" / "reports" / "delegate"
+    worktree = root / "a-worktree-ganger"
     for n in range(tasks):
         slug = f"task-{n:05}"
         folder = reports / slug
@@ -177,14 +192,15 @@ def bench_status(root: Path, seed_dir: Path, ganger: Path, bench: Path, tasks: i
                              "status": "done", "model": "opencode/deepseek-v4.1-flash-free", "exit": 0,
                              "ended": "2026-11-30T00:00:01+00:00"}]}
         (folder / "state.json").write_text(json.dumps(state, indent=2) + "\n")
-    times: dict[str, list[float]] = {"ganger": [], "seed": []}
+    times: dict[str, list[float]] = {side: [] for side in [*gangers, "seed"]}
     for _ in range(runs):
-        times["ganger"].append(run([str(ganger), "status"], repo))
+        for side, ganger in gangers.items():
+            times[side].append(run([str(ganger), "status"], repos[side]))
         times["seed"].append(run([sys.executable, str(seed.delegate), "status"], seed.path))
     return {side: statistics.median(values) for side, values in times.items()}
 
 
-def bench_summarize(site: Site, ganger: Path, megabytes: int, runs: int) -> dict[str, float]:
+def bench_summarize(site: Site, gangers: dict[str, Path], megabytes: int, runs: int) -> dict[str, float]:
     stream = site.base / "big.jsonl"
     # Each extra event line of the fake launcher is about 450 bytes.
     events = megabytes * 1_000_000 // 450
@@ -199,15 +215,17 @@ def bench_summarize(site: Site, ganger: Path, megabytes: int, runs: int) -> dict
     delegate = importlib.util.module_from_spec(spec)
     sys.modules["delegate"] = delegate
     spec.loader.exec_module(delegate)
-    times: dict[str, list[float]] = {"ganger": [], "seed": []}
+    times: dict[str, list[float]] = {side: [] for side in [*gangers, "seed"]}
     ours: dict = {}
     theirs = None
     for _ in range(runs):
-        start = time.perf_counter()
-        result = subprocess.run([str(ganger), "summarize", str(stream), "--json"], capture_output=True,
-                                text=True, check=True)
-        times["ganger"].append(time.perf_counter() - start)
-        ours = json.loads(result.stdout)["summary"]
+        for side, ganger in gangers.items():
+            start = time.perf_counter()
+            result = subprocess.run([str(ganger), "summarize", str(stream), "--json"], capture_output=True,
+                                    text=True, check=True)
+            times[side].append(time.perf_counter() - start)
+            if side == "ganger":
+                ours = json.loads(result.stdout)["summary"]
         start = time.perf_counter()
         theirs = delegate.summarize(stream.read_text(encoding="utf-8", errors="replace").splitlines())
         times["seed"].append(time.perf_counter() - start)
@@ -225,47 +243,56 @@ def main() -> None:
     parser.add_argument("--tasks", type=int, default=10_000)
     parser.add_argument("--stream-mb", type=int, default=100)
     parser.add_argument("--big-files", type=int, default=30_000)
+    parser.add_argument("--against", type=Path,
+                        help="an earlier ganger release build (with its ganger-bench beside it), measured "
+                             "in the same interleaved runs as a column of its own")
     args = parser.parse_args()
     if not (args.seed_dir / "delegate.py").is_file():
         sys.exit(f"no delegate.py in {args.seed_dir}: pass --seed-dir")
-    ganger, bench = build()
+    ganger, _bench = build()
+    gangers = {"ganger": ganger}
+    if args.against:
+        gangers["earlier"] = args.against.resolve()
     root = Path(tempfile.mkdtemp(prefix="ganger-bench-"))
     try:
-        site = Site(root, args.seed_dir)
-        start = bench_start(site, ganger, args.runs)
-        wait = bench_wait(site, ganger, max(5, args.runs // 2))
-        status = bench_status(root, args.seed_dir, ganger, bench, args.tasks, max(5, args.runs // 2))
-        summary = bench_summarize(site, ganger, args.stream_mb, 5)
-        big_site = Site(root, args.seed_dir, "big")
-        add_files(big_site, args.big_files)
-        big = bench_start(big_site, ganger, max(5, args.runs // 2))
+        sites = {side: Site(root, args.seed_dir, f"site-{side}") for side in gangers}
+        start = bench_start(sites, gangers, args.runs)
+        wait = bench_wait(sites, gangers, max(5, args.runs // 2))
+        status = bench_status(root, args.seed_dir, gangers, args.tasks, max(5, args.runs // 2))
+        summary = bench_summarize(sites["ganger"], gangers, args.stream_mb, 5)
+        big_sites = {side: Site(root, args.seed_dir, f"big-{side}") for side in gangers}
+        for big_site in big_sites.values():
+            add_files(big_site, args.big_files)
+        big = bench_start(big_sites, gangers, max(5, args.runs // 2))
     finally:
         shutil.rmtree(root, ignore_errors=True)
-    ganger_overhead = start["ganger"] - start["base_ganger"]
-    seed_overhead = start["seed"] - start["base_seed"]
-    big_ganger = big["ganger"] - big["base_ganger"]
-    big_seed = big["seed"] - big["base_seed"]
+    sides = [*gangers, "seed"]
+    overhead = {side: start[side] - start["base_seed" if side == "seed" else "base_ganger"] for side in sides}
+    big_overhead = {side: big[side] - big["base_seed" if side == "seed" else "base_ganger"] for side in sides}
+    rate = lambda side: f"{summary[side]:.0f} MB/s"  # noqa: E731
     rows = [
-        ("start: overhead over worktree + worker", ms(ganger_overhead), ms(seed_overhead), "< 15 ms",
-         ganger_overhead < 0.015),
-        ("  whole command (median)", ms(start["ganger"]), ms(start["seed"]), "", True),
-        ("  git worktree add + worker alone", ms(start["base_ganger"]), ms(start["base_seed"]), "", True),
-        ("wait: worker exit to report", ms(wait["ganger"]), ms(wait["seed"]), "< 100 ms", wait["ganger"] < 0.1),
-        (f"status: {args.tasks:,} tasks", ms(status["ganger"]), ms(status["seed"]), "< 100 ms",
-         status["ganger"] < 0.1),
-        (f"summarize: {summary['bytes'] / 1e6:.0f} MB stream", f"{summary['ganger']:.0f} MB/s",
-         f"{summary['seed']:.0f} MB/s", "> 500 MB/s, >= 5x",
+        ("start: overhead over worktree + worker", {s: ms(overhead[s]) for s in sides}, "< 15 ms",
+         overhead["ganger"] < 0.015),
+        ("  whole command (median)", {s: ms(start[s]) for s in sides}, "", True),
+        ("  git worktree add + worker alone",
+         {s: ms(start["base_seed" if s == "seed" else "base_ganger"]) for s in sides}, "", True),
+        ("wait: worker exit to report", {s: ms(wait[s]) for s in sides}, "< 100 ms", wait["ganger"] < 0.1),
+        (f"status: {args.tasks:,} tasks", {s: ms(status[s]) for s in sides}, "< 100 ms", status["ganger"] < 0.1),
+        (f"summarize: {summary['bytes'] / 1e6:.0f} MB stream", {s: rate(s) for s in sides}, "> 500 MB/s, >= 5x",
          summary["ganger"] > 500 and summary["ganger"] >= 5 * summary["seed"]),
-        (f"start, {args.big_files:,} files: overhead", ms(big_ganger), ms(big_seed), "< 50 ms",
-         big_ganger < 0.05),
-        ("  whole command (median)", ms(big["ganger"]), ms(big["seed"]), "", True),
-        ("  git worktree add + worker alone", ms(big["base_ganger"]), ms(big["base_seed"]), "", True),
+        (f"start, {args.big_files:,} files: overhead", {s: ms(big_overhead[s]) for s in sides}, "< 50 ms",
+         big_overhead["ganger"] < 0.05),
+        ("  whole command (median)", {s: ms(big[s]) for s in sides}, "", True),
+        ("  git worktree add + worker alone",
+         {s: ms(big["base_seed" if s == "seed" else "base_ganger"]) for s in sides}, "", True),
     ]
+    names = {"ganger": "ganger", "earlier": "earlier", "seed": "delegate.py"}
     print(f"ganger vs the seed's delegate.py, same fake worker; medians of {args.runs} interleaved runs "
-          f"({os.cpu_count()} cores)")
-    print(f"{'benchmark':<40} {'ganger':>12} {'delegate.py':>12}  {'target':<18} met")
-    for name, ours, theirs, target, met in rows:
-        print(f"{name:<40} {ours:>12} {theirs:>12}  {target:<18} {'yes' if met else ('' if not target else 'NO')}")
+          f"({os.cpu_count()} cores)" + (f"; earlier: {gangers['earlier']}" if "earlier" in gangers else ""))
+    print(f"{'benchmark':<40} " + " ".join(f"{names[s]:>12}" for s in sides) + f"  {'target':<18} met")
+    for name, values, target, met in rows:
+        print(f"{name:<40} " + " ".join(f"{values[s]:>12}" for s in sides)
+              + f"  {target:<18} {'yes' if met else ('' if not target else 'NO')}")
     print(f"summarize: ganger is {summary['ganger'] / summary['seed']:.1f}x the seed")
 
 
