@@ -183,6 +183,14 @@ pub trait Adapter: Send + Sync {
     /// printed its last event and then lingered until ganger stopped it, `exit` is
     /// `Code(0)`: the stream is what counts.
     fn verdict(&self, summary: &RoundSummary, exit: AgentExit) -> Verdict;
+    /// The event a line of the agent's stderr stands for, if any: for CLIs that report
+    /// something the round's verdict needs only there (Codex logs a call its approval
+    /// settings refused on stderr, with no event in its stream). The engine folds it into the
+    /// round's summary as it folds the stream's events.
+    fn stderr_event(&self, line: &[u8]) -> Option<ganger_events::Event> {
+        let _ = line;
+        None
+    }
     /// How long the process may linger after its last event of the round
     /// ([`ganger_events::Event::Ended`]) before ganger stops it; `None` when the CLI has no
     /// such event and the round ends when the process does.

@@ -46,12 +46,12 @@ fn every_failure_names_its_cause() {
         (
             &[START, ASK, CALLS],
             AgentExit::Code(0),
-            "a tool call was auto-rejected by a permission set to ask: edit: The user rejected permission to use this specific tool call.",
+            "a tool call was refused by OpenCode's permissions (a permission set to ask, auto-rejected in a headless run): edit: The user rejected permission to use this specific tool call.",
         ),
         (
             &[START, DENY, CALLS, START, DENY, STOP],
             AgentExit::Code(0),
-            "a tool call was refused by a permission set to deny: bash: The user has specified a rule which prevents you from using this specific tool call. Relevant rules: bash (and 1 more rejection)",
+            "a tool call was refused by OpenCode's permissions (a permission set to deny): bash: The user has specified a rule which prevents you from using this specific tool call. Relevant rules: bash (and 1 more refusal)",
         ),
         (&ok, AgentExit::Code(1), "OpenCode exited with code 1"),
         (

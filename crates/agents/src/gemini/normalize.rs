@@ -210,7 +210,10 @@ const REFUSAL_CHARS: usize = 300;
 
 /// Whether a tool's error is Gemini's guard refusing the call rather than the tool failing.
 fn is_refusal(error: &ErrorBody) -> bool {
-    error.kind.get().is_some_and(|kind| kind == POLICY_VIOLATION)
+    error
+        .kind
+        .get()
+        .is_some_and(|kind| kind == POLICY_VIOLATION)
         || error
             .message
             .get()

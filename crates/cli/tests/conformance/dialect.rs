@@ -69,6 +69,35 @@ impl Dialect {
         }
     }
 
+    /// A call the agent's own permissions refuse, and the `--permission` of the round: a write
+    /// to the main checkout (outside the task's worktree) where the agent guards its
+    /// workspace (OpenCode's `external_directory`, Claude's working directories, Gemini's
+    /// workspace); where it does not, a write in a read-only round (Codex's sandbox lets the
+    /// test world's `/tmp` be written; Qwen's yolo mode writes anywhere).
+    pub fn refused_write(&self, main: &Path, worktree: &Path) -> (Turn, &'static str) {
+        let outside = main.join("refused.txt").to_string_lossy().into_owned();
+        let content = "refused\n";
+        match self.agent {
+            "opencode" => (
+                Turn::tool("write", json!({"filePath": outside, "content": content})),
+                "write",
+            ),
+            "claude" => (
+                Turn::tool("Write", json!({"file_path": outside, "content": content})),
+                "write",
+            ),
+            "gemini" => (
+                Turn::tool(
+                    "write_file",
+                    json!({"file_path": outside, "content": content}),
+                ),
+                "write",
+            ),
+            "codex" | "qwen" => (self.write(worktree, "refused.txt", content), "read-only"),
+            other => panic!("no dialect for {other}"),
+        }
+    }
+
     /// A call that runs `command` in the shell.
     pub fn shell(&self, command: &str) -> Turn {
         match self.agent {

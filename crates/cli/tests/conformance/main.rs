@@ -30,6 +30,10 @@ macro_rules! suite {
                 crate::scenarios::read_only_writes_nothing(d());
             }
             #[test]
+            fn refused_call_fails() {
+                crate::scenarios::refused_call_fails(d());
+            }
+            #[test]
             fn http_401_fails() {
                 crate::scenarios::http_401_fails(d());
             }

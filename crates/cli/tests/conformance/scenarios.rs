@@ -63,15 +63,6 @@ fn start(s: &Setup, slug: &str, message: &str, extra: &[&str]) -> Value {
     report
 }
 
-fn report_text(report: &Value) -> String {
-    format!(
-        "{} {} {}",
-        report["reason"].as_str().unwrap_or_default(),
-        report["errors"],
-        report["stderr_tail"]
-    )
-}
-
 const FIRST: &str = "Write the first file, round1.txt, then say done.";
 const SECOND: &str = "Now the second file, round2.txt.";
 
@@ -164,6 +155,44 @@ pub fn read_only_writes_nothing(d: Dialect) {
     assert_ne!(report["status"], "running");
 }
 
+/// A call the agent's own permissions refuse fails the round, naming the tool and the reason,
+/// whether the agent stops there (OpenCode) or the model is told and carries on (the others);
+/// nothing is written.
+pub fn refused_call_fails(d: Dialect) {
+    let mut permission = "";
+    let s = setup_with(d, |root| {
+        let (call, asked) = d.refused_write(&root.join("repo"), &root.join("repo-agent-no"));
+        permission = asked;
+        Script::new()
+            .turn(call)
+            .text("I could not write it.")
+            .default_answer("side")
+    });
+    let report = start(
+        &s,
+        "no",
+        "Write refused.txt.",
+        &["--permission", permission],
+    );
+    assert_eq!(report["status"], "failed", "{report:#}");
+    let reason = report["reason"].as_str().unwrap_or_default();
+    assert!(
+        reason.starts_with("a tool call was refused by"),
+        "{report:#}"
+    );
+    let rejections = report["rejections"].as_array().cloned().unwrap_or_default();
+    assert!(!rejections.is_empty(), "{report:#}");
+    assert!(
+        reason.contains(rejections[0].as_str().unwrap()),
+        "the reason names the first refused call: {report:#}"
+    );
+    assert!(!s.world.repo.join("refused.txt").exists(), "{report:#}");
+    assert!(
+        !s.world.worktree("no").join("refused.txt").exists(),
+        "{report:#}"
+    );
+}
+
 fn fails_with(d: Dialect, fault: Turn, needle: &[&str], bound: Duration) {
     let s = setup(d, Script::new().turn(fault).default_answer("side"));
     let clock = Instant::now();
@@ -184,10 +213,12 @@ fn fails_with(d: Dialect, fault: Turn, needle: &[&str], bound: Duration) {
     );
     let took = clock.elapsed();
     assert_eq!(report["status"], "failed", "{report:#}");
-    let text = report_text(&report);
+    // The reason itself names the model's failure: not a line of stderr noise, nor only the
+    // report's other fields (Qwen 0.24.4's reason was "the result line gave no details").
+    let reason = report["reason"].as_str().unwrap_or_default();
     assert!(
-        needle.iter().any(|n| text.contains(n)),
-        "none of {needle:?} in the report: {report:#}"
+        needle.iter().any(|n| reason.contains(n)),
+        "none of {needle:?} in the reason: {report:#}"
     );
     assert!(took < bound, "took {took:?}, more than {bound:?}");
 }

@@ -397,12 +397,18 @@ pub(crate) fn settle_dead_round(
     Ok(settled)
 }
 
-/// The summary of a round's raw stream file, read again through its adapter.
+/// The summary of a round's raw stream file, read again through its adapter, with the events
+/// the adapter reads in its stderr file (as the round host folds them).
 pub(crate) fn reread_summary(ws: &Workspace, task: &Task, number: u32) -> Option<RoundSummary> {
     let adapter = crate::agent_env::adapter_for(&task.agent, &ws.config)?;
     let data = std::fs::read(ws.state.round_file(&task.slug, number, "jsonl")).ok()?;
-    Some(ganger_agents::summarize_stream(
-        adapter.stream_parser().as_mut(),
-        &data,
-    ))
+    let mut summary = ganger_agents::summarize_stream(adapter.stream_parser().as_mut(), &data);
+    if let Ok(stderr) = std::fs::read(ws.state.round_file(&task.slug, number, "err")) {
+        for line in stderr.split(|&byte| byte == b'\n') {
+            if let Some(event) = adapter.stderr_event(line) {
+                summary.apply(&event);
+            }
+        }
+    }
+    Some(summary)
 }

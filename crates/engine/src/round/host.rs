@@ -249,8 +249,11 @@ fn run_agent(ws: &Workspace, store: &mut dyn Store, input: &RoundInput) -> Resul
         });
     }
     if let Some(stderr) = agent.take_stderr() {
-        let (closed, redactor) = (closed_tx.clone(), redactor.clone());
-        std::thread::spawn(move || output::read_stderr(stderr, err, redactor, closed));
+        let (closed, redactor, progress) =
+            (closed_tx.clone(), redactor.clone(), Arc::clone(&progress));
+        std::thread::spawn(move || {
+            output::read_stderr(stderr, err, redactor, adapter, progress, closed)
+        });
     }
     drop(closed_tx);
     let spending = Spending {

@@ -1,11 +1,12 @@
 //! Copying an agent's stdout and stderr to the round's files while it runs. Each line is
 //! redacted of the run's keys before it is written; stdout lines are also fed to the adapter's
-//! stream parser, which keeps the round's summary and says whether the line was progress. The
-//! files are flushed whenever the pipe has nothing more buffered, so `ganger log --follow` and
+//! stream parser, which keeps the round's summary and says whether the line was progress;
+//! stderr lines go to the adapter's [`Adapter::stderr_event`] (Codex logs refused calls only
+//! there), whose events join the summary too. The files are flushed whenever the pipe has nothing more buffered, so `ganger log --follow` and
 //! `ganger status` see a running round as it goes.
 
 use crate::redact::Redactor;
-use ganger_agents::StreamParser;
+use ganger_agents::{Adapter, StreamParser};
 use ganger_events::RoundSummary;
 use std::fs::File;
 use std::io::{BufRead, BufReader, BufWriter, Read, Write};
@@ -71,8 +72,15 @@ pub(crate) fn read_stdout(
     let _ = closed.send(Closed::Stdout);
 }
 
-/// Reads the agent's stderr to its end.
-pub(crate) fn read_stderr(pipe: impl Read, file: File, redactor: Redactor, closed: Sender<Closed>) {
+/// Reads the agent's stderr to its end; the events `adapter` reads in it join the summary.
+pub(crate) fn read_stderr(
+    pipe: impl Read,
+    file: File,
+    redactor: Redactor,
+    adapter: &dyn Adapter,
+    progress: Arc<Mutex<Progress>>,
+    closed: Sender<Closed>,
+) {
     let mut reader = BufReader::new(pipe);
     let mut writer = BufWriter::new(file);
     let mut line = Vec::new();
@@ -82,7 +90,16 @@ pub(crate) fn read_stderr(pipe: impl Read, file: File, redactor: Redactor, close
             Ok(0) | Err(_) => break,
             Ok(_) => {}
         }
-        let _ = writer.write_all(&redactor.redact(&line));
+        let redacted = redactor.redact(&line);
+        let _ = writer.write_all(&redacted);
+        if let Some(event) = adapter.stderr_event(&redacted) {
+            let mut shared = match progress.lock() {
+                Ok(shared) => shared,
+                Err(poisoned) => poisoned.into_inner(),
+            };
+            shared.summary.apply(&event);
+            shared.dirty = true;
+        }
         if reader.buffer().is_empty() {
             let _ = writer.flush();
         }
