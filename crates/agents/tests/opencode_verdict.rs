@@ -93,3 +93,23 @@ fn every_failure_names_its_cause() {
         );
     }
 }
+
+/// `opencode run` stops at a refused call, so the refusal fails a read-only round as well:
+/// its work stopped there.
+#[test]
+fn a_refusal_fails_even_a_read_only_round_since_opencode_stops_there() {
+    let opencode = ganger_agents::adapter("opencode").unwrap();
+    let data = std::fs::read(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/opencode/opencode-perm-ask-autorejected.jsonl"
+    ))
+    .unwrap();
+    let summary = ganger_agents::summarize_stream(opencode.stream_parser().as_mut(), &data);
+    for permission in [
+        ganger_agents::Permission::Write,
+        ganger_agents::Permission::ReadOnly,
+    ] {
+        let verdict = opencode.round_verdict(&summary, AgentExit::Code(0), permission);
+        assert!(!verdict.done, "{permission:?}");
+    }
+}

@@ -296,3 +296,36 @@ fn qwen_cut_before_its_result_or_failing_after_it_is_not_done() {
         Verdict::failed("Qwen Code exited with code 1 after reporting success")
     );
 }
+
+/// A read-only round's refusals are the guard doing what was asked: the round is judged on
+/// the rest. The same refusals in a round that may write (a deny rule of the user's) fail it.
+#[test]
+fn refusals_fail_a_round_that_may_write_and_are_only_listed_in_a_read_only_one() {
+    use ganger_agents::{Permission, adapter};
+    let qwen = adapter("qwen").unwrap();
+    for (name, permission, done) in [
+        ("qwen-0.24.4-perm-default", Permission::ReadOnly, true),
+        ("qwen-0.15.10-perm-default", Permission::ReadOnly, true),
+        ("qwen-0.24.4-perm-deny-rule", Permission::Write, false),
+        ("qwen-0.15.10-perm-deny-rule", Permission::Write, false),
+    ] {
+        let data = recorded("qwen", name);
+        let summary = ganger_agents::summarize_stream(qwen.stream_parser().as_mut(), &data);
+        assert!(summary.rejection_count > 0, "{name}");
+        let verdict = qwen.round_verdict(&summary, AgentExit::Code(0), permission);
+        assert_eq!(verdict.done, done, "{name}: {verdict:?}");
+    }
+    let claude = adapter("claude").unwrap();
+    let data = recorded("claude", "claude-2.1.332-perm-outside");
+    let summary = ganger_agents::summarize_stream(claude.stream_parser().as_mut(), &data);
+    assert!(
+        !claude
+            .round_verdict(&summary, AgentExit::Code(0), Permission::Write)
+            .done
+    );
+    assert!(
+        claude
+            .round_verdict(&summary, AgentExit::Code(0), Permission::ReadOnly)
+            .done
+    );
+}

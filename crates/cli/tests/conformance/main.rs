@@ -34,6 +34,10 @@ macro_rules! suite {
                 crate::scenarios::refused_call_fails(d());
             }
             #[test]
+            fn read_only_refusal_is_listed() {
+                crate::scenarios::read_only_refusal_is_listed(d());
+            }
+            #[test]
             fn http_401_fails() {
                 crate::scenarios::http_401_fails(d());
             }

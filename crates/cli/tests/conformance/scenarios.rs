@@ -155,25 +155,34 @@ pub fn read_only_writes_nothing(d: Dialect) {
     assert_ne!(report["status"], "running");
 }
 
-/// A call the agent's own permissions refuse fails the round, naming the tool and the reason,
-/// whether the agent stops there (OpenCode) or the model is told and carries on (the others);
-/// nothing is written.
+/// A call the agent's own permissions refuse fails a round that may write, naming the tool and
+/// the reason, whether the agent stops there (OpenCode) or the model is told and carries on
+/// (the others); nothing is written.
 pub fn refused_call_fails(d: Dialect) {
-    let mut permission = "";
-    let s = setup_with(d, |root| {
-        let (call, asked) = d.refused_write(&root.join("repo"), &root.join("repo-agent-no"));
-        permission = asked;
+    let world = World::new(env!("CARGO_BIN_EXE_ganger").as_ref());
+    let outside = d.outside(&world.repo);
+    let (call, config) = d.refused_write(&outside, &world.worktree("no"));
+    let llm = FakeLlm::start(
         Script::new()
             .turn(call)
             .text("I could not write it.")
-            .default_answer("side")
-    });
-    let report = start(
-        &s,
-        "no",
-        "Write refused.txt.",
-        &["--permission", permission],
+            .default_answer("side"),
+    )
+    .unwrap();
+    world.write(
+        "ganger.toml",
+        &agent_toml(
+            d.agent,
+            &llm.root_url(),
+            LIMITS,
+            &format!("{PRICES}\n{config}"),
+        ),
     );
+    let s = Setup { world, llm };
+    let report = start(&s, "no", "Write refused.txt.", &[]);
+    let written = outside.exists();
+    let _ = std::fs::remove_file(&outside);
+    assert!(!written, "{} was written: {report:#}", outside.display());
     assert_eq!(report["status"], "failed", "{report:#}");
     let reason = report["reason"].as_str().unwrap_or_default();
     assert!(
@@ -186,11 +195,43 @@ pub fn refused_call_fails(d: Dialect) {
         reason.contains(rejections[0].as_str().unwrap()),
         "the reason names the first refused call: {report:#}"
     );
-    assert!(!s.world.repo.join("refused.txt").exists(), "{report:#}");
     assert!(
         !s.world.worktree("no").join("refused.txt").exists(),
         "{report:#}"
     );
+}
+
+/// In a read-only round a refused call is the guard doing what was asked: the round is
+/// judged on the rest (the report lists the refusals), except where the agent stops its run
+/// at a refusal (OpenCode, which withholds the writing tools instead, so it has none here).
+/// The model tries to write in the worktree, then answers.
+pub fn read_only_refusal_is_listed(d: Dialect) {
+    let s = setup_with(d, |root| {
+        Script::new()
+            .turn(d.write(&root.join("repo-agent-ro"), "by-tool.txt", "written\n"))
+            .text("The answer, without writing.")
+            .default_answer("side")
+    });
+    let report = start(
+        &s,
+        "ro",
+        "Answer without writing.",
+        &["--permission", "read-only"],
+    );
+    assert!(
+        !s.world.worktree("ro").join("by-tool.txt").exists(),
+        "{report:#}"
+    );
+    assert_eq!(report["status"], "done", "{report:#}");
+    assert_eq!(
+        report["answer"], "The answer, without writing.",
+        "{report:#}"
+    );
+    // Codex's sandbox and Qwen's deny rules refuse the call, and the report lists it; the
+    // others withhold their writing tools in read-only, so the call is to an unknown tool.
+    let listed = report["rejections"].as_array().cloned().unwrap_or_default();
+    let refuses = matches!(d.agent, "codex" | "qwen");
+    assert_eq!(!listed.is_empty(), refuses, "{report:#}");
 }
 
 fn fails_with(d: Dialect, fault: Turn, needle: &[&str], bound: Duration) {

@@ -282,7 +282,12 @@ fn run_agent(ws: &Workspace, store: &mut dyn Store, input: &RoundInput) -> Resul
         Some(HostStop::Lingered(_)) => AgentExit::Code(0),
         _ => exit,
     };
-    let verdict = adapter.verdict(&summary, verdict_exit);
+    let permission = input
+        .task
+        .permission
+        .parse::<Permission>()
+        .unwrap_or_default();
+    let verdict = adapter.round_verdict(&summary, verdict_exit, permission);
     Ok(finish::Ended {
         exit: Some(exit),
         summary,
