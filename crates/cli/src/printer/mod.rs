@@ -2,10 +2,12 @@
 //! document (`--json`). Human text uses no colour. A closed stdout (`ganger status | head`) is
 //! a clean end, not a panic.
 
+mod canary;
 mod evidence;
 mod human;
 mod pipeline;
 
+pub use canary::{canary_notice_line, canary_text};
 pub use evidence::{groups_text, journal_entry_text, journal_text};
 pub use human::{notice_line, report_text, task_table};
 pub use pipeline::pipeline_text;

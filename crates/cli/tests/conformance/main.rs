@@ -100,4 +100,8 @@ mod agents_command {
     fn doctor_checks_each_agent() {
         crate::extras::agents_doctor_checks_an_agent();
     }
+    #[test]
+    fn canary_compares_the_newest_release_with_the_pinned_one() {
+        crate::extras::canary_compares_the_newest_release_with_the_pinned_one();
+    }
 }
