@@ -7,18 +7,8 @@ use crate::exit;
 use crate::printer;
 use crate::{Failure, Outcome};
 use ganger_engine::EngineError;
-use ganger_engine::canary::{CanaryOptions, CanaryReport, SCENARIO_LIMIT, Suite};
-use serde::Serialize;
+use ganger_engine::canary::{CanaryOptions, SCENARIO_LIMIT, Suite};
 use std::path::Path;
-
-/// `ganger.agents-canary/1` (docs/json.md).
-#[derive(Serialize)]
-struct CanaryDocument<'a> {
-    schema: &'static str,
-    suite: &'a Path,
-    #[serde(flatten)]
-    report: &'a CanaryReport,
-}
 
 pub(crate) fn run(
     dir: Option<&Path>,
@@ -58,11 +48,7 @@ pub(crate) fn run(
     };
     let report = ganger_engine::canary::run(&options, &notify).map_err(Failure::Engine)?;
     if json {
-        printer::emit_json(&CanaryDocument {
-            schema: "ganger.agents-canary/1",
-            suite: options.suite.binary(),
-            report: &report,
-        })?;
+        printer::emit_json(&report)?;
     } else {
         printer::emit(&printer::canary_text(&report))?;
     }

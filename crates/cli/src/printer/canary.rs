@@ -205,6 +205,8 @@ mod tests {
     #[test]
     fn the_table_lines_up_and_each_agent_gets_a_conclusion() {
         let report = CanaryReport {
+            schema: "ganger.agents-canary/1",
+            suite: PathBuf::from("/s/conformance"),
             agents: vec![
                 agent(
                     "opencode",

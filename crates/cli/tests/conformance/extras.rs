@@ -284,6 +284,12 @@ pub fn canary_compares_the_newest_release_with_the_pinned_one() {
         claude["scenarios"][0]["newest"]["why"],
         "none of [\"401\"] in the reason; the round's reason: Claude Code reported an error: the result line gave no details"
     );
+    // The report is kept for scripts/move-pins.
+    let kept: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(world.home.join(".cache/ganger/canary/last-report.json")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(kept, report);
     let log = claude["scenarios"][0]["newest"]["log"].as_str().unwrap();
     assert!(
         std::fs::read_to_string(log)

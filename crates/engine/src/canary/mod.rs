@@ -8,8 +8,9 @@
 //! naming the program under test, which the suite's agent lookup honours before anything
 //! else. The newest version goes into a scratch cache of its own
 //! (`~/.cache/ganger/canary/NAME-VERSION`), never over ganger's cache of pinned agents; the
-//! pinned one is taken from that cache when it is there. Nothing else changes: moving a pin is
-//! `scripts/move-pins`' business.
+//! pinned one is taken from that cache when it is there. Each run's report is kept beside them
+//! ([`last_report_path`]) for `scripts/move-pins`. Nothing else changes: moving a pin is that
+//! script's business.
 //!
 //! - [`newest`]: the newest published version, and the scratch installs.
 //! - [`suite`]: building, listing and running the suite, and why a scenario failed.
@@ -60,7 +61,15 @@ pub enum CanaryNotice {
 /// `ganger.agents-canary/1` (docs/json.md).
 #[derive(Debug, Clone, Serialize, PartialEq)]
 pub struct CanaryReport {
+    pub schema: &'static str,
+    /// The conformance test binary that ran.
+    pub suite: PathBuf,
     pub agents: Vec<AgentCanary>,
+}
+
+/// Where the last run's report is kept, as `ganger.agents-canary/1`.
+pub fn last_report_path() -> PathBuf {
+    canary_root().join("last-report.json")
 }
 
 /// One agent: its pinned and newest versions and each scenario's result for both.
@@ -201,7 +210,18 @@ pub fn run(
             }
         })
         .collect();
-    Ok(CanaryReport { agents })
+    let report = CanaryReport {
+        schema: "ganger.agents-canary/1",
+        suite: options.suite.binary().to_path_buf(),
+        agents,
+    };
+    let path = last_report_path();
+    let root = canary_root();
+    std::fs::create_dir_all(&root).map_err(|e| EngineError::io("create", &root, e))?;
+    let text = serde_json::to_string_pretty(&report)
+        .map_err(|e| EngineError::invalid(format!("failed to write the canary's report: {e}")))?;
+    std::fs::write(&path, format!("{text}\n")).map_err(|e| EngineError::io("write", &path, e))?;
+    Ok(report)
 }
 
 /// The outcome of a scenario whose run left no result (it cannot happen unless a worker
