@@ -184,20 +184,23 @@ pub trait Adapter: Send + Sync {
     /// `Code(0)`: the stream is what counts. A tool call refused by the agent's permissions
     /// fails the round (docs/design.md, "Refused tool calls").
     fn verdict(&self, summary: &RoundSummary, exit: AgentExit) -> Verdict;
-    /// Whether a round run with `permission` is done: the [`Adapter::verdict`], except that in
-    /// a read-only round refused calls are the guard doing what was asked (the report lists
-    /// them) and the round is judged on the rest, unless the CLI stops its run at a refusal
-    /// ([`Adapter::refusal_stops_the_run`]). This is what the engine asks.
+    /// Whether a round run with `permission`, in ganger's sandbox or not, is done: the
+    /// [`Adapter::verdict`], except where a refused call is a guard doing what was asked (the
+    /// report lists it and the round is judged on the rest): in a read-only round, and in
+    /// ganger's sandbox, which is the boundary there (what it stops is a tool's error for the
+    /// agent; the agents' own guards are told to step aside, and one that cannot, Gemini's
+    /// workspace check, counts as the sandbox would). A CLI that stops its run at a refusal
+    /// ([`Adapter::refusal_stops_the_run`]) fails the round in any case. This is what the
+    /// engine asks.
     fn round_verdict(
         &self,
         summary: &RoundSummary,
         exit: AgentExit,
         permission: Permission,
+        sandboxed: bool,
     ) -> Verdict {
-        if permission == Permission::Write
-            || summary.rejection_count == 0
-            || self.refusal_stops_the_run()
-        {
+        let guarded = permission == Permission::ReadOnly || sandboxed;
+        if !guarded || summary.rejection_count == 0 || self.refusal_stops_the_run() {
             return self.verdict(summary, exit);
         }
         let judged = RoundSummary {

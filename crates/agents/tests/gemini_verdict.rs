@@ -79,6 +79,17 @@ fn a_call_refused_by_gemini_s_guard_fails_the_round() {
         .unwrap()
         .1;
     let summary = ganger_agents::summarize_stream(gemini.stream_parser().as_mut(), &recorded);
+    // In ganger's sandbox Gemini's workspace check (which cannot step aside) stands for the
+    // sandbox, which would have stopped the write anyway: listed, not a failure.
+    assert_eq!(
+        gemini.round_verdict(
+            &summary,
+            AgentExit::Code(0),
+            ganger_agents::Permission::Write,
+            true
+        ),
+        Verdict::done()
+    );
     assert_eq!(
         gemini.verdict(&summary, AgentExit::Code(0)),
         Verdict::failed(

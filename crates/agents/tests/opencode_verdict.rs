@@ -109,7 +109,10 @@ fn a_refusal_fails_even_a_read_only_round_since_opencode_stops_there() {
         ganger_agents::Permission::Write,
         ganger_agents::Permission::ReadOnly,
     ] {
-        let verdict = opencode.round_verdict(&summary, AgentExit::Code(0), permission);
-        assert!(!verdict.done, "{permission:?}");
+        for sandboxed in [false, true] {
+            let verdict =
+                opencode.round_verdict(&summary, AgentExit::Code(0), permission, sandboxed);
+            assert!(!verdict.done, "{permission:?} {sandboxed}");
+        }
     }
 }

@@ -312,20 +312,23 @@ fn refusals_fail_a_round_that_may_write_and_are_only_listed_in_a_read_only_one()
         let data = recorded("qwen", name);
         let summary = ganger_agents::summarize_stream(qwen.stream_parser().as_mut(), &data);
         assert!(summary.rejection_count > 0, "{name}");
-        let verdict = qwen.round_verdict(&summary, AgentExit::Code(0), permission);
+        let verdict = qwen.round_verdict(&summary, AgentExit::Code(0), permission, false);
         assert_eq!(verdict.done, done, "{name}: {verdict:?}");
+        // In ganger's sandbox the sandbox is the boundary: refusals are listed, not failures.
+        let boxed = qwen.round_verdict(&summary, AgentExit::Code(0), permission, true);
+        assert!(boxed.done, "{name}: {boxed:?}");
     }
     let claude = adapter("claude").unwrap();
     let data = recorded("claude", "claude-2.1.332-perm-outside");
     let summary = ganger_agents::summarize_stream(claude.stream_parser().as_mut(), &data);
     assert!(
         !claude
-            .round_verdict(&summary, AgentExit::Code(0), Permission::Write)
+            .round_verdict(&summary, AgentExit::Code(0), Permission::Write, false)
             .done
     );
     assert!(
         claude
-            .round_verdict(&summary, AgentExit::Code(0), Permission::ReadOnly)
+            .round_verdict(&summary, AgentExit::Code(0), Permission::ReadOnly, false)
             .done
     );
 }

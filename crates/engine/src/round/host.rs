@@ -287,7 +287,8 @@ fn run_agent(ws: &Workspace, store: &mut dyn Store, input: &RoundInput) -> Resul
         .permission
         .parse::<Permission>()
         .unwrap_or_default();
-    let verdict = adapter.round_verdict(&summary, verdict_exit, permission);
+    let sandboxed = TaskSandbox::of(&input.task).is_ok_and(|sandbox| sandbox.kind.isolates());
+    let verdict = adapter.round_verdict(&summary, verdict_exit, permission, sandboxed);
     Ok(finish::Ended {
         exit: Some(exit),
         summary,
