@@ -153,7 +153,7 @@ fn qwen_is_known_reads_its_version_and_points_at_a_scripted_server() {
     let qwen = adapter("qwen").unwrap();
     assert_eq!(qwen.program(), "qwen");
     assert_eq!(
-        qwen.parse_version("0.15.10\n").as_deref(),
+        qwen.parse_version("0.24.4\n").as_deref(),
         Some(qwen.tested_version())
     );
     assert_eq!(qwen.models_args(), None);
