@@ -2,8 +2,9 @@
 //! redacted of the run's keys before it is written; stdout lines are also fed to the adapter's
 //! stream parser, which keeps the round's summary and says whether the line was progress;
 //! stderr lines go to the adapter's [`Adapter::stderr_event`] (Codex logs refused calls only
-//! there), whose events join the summary too. The files are flushed whenever the pipe has nothing more buffered, so `ganger log --follow` and
-//! `ganger status` see a running round as it goes.
+//! there), whose events join the summary too. The files are flushed whenever the pipe has
+//! nothing more buffered, so `ganger log --follow` and `ganger status` see a running round as
+//! it goes.
 
 use crate::redact::Redactor;
 use ganger_agents::{Adapter, StreamParser};
