@@ -199,8 +199,48 @@ pub trait Adapter: Send + Sync {
     fn stream_parser(&self) -> Box<dyn StreamParser>;
     /// Whether a round is done, from its summary and how the process ended. When the agent
     /// printed its last event and then lingered until ganger stopped it, `exit` is
-    /// `Code(0)`: the stream is what counts.
+    /// `Code(0)`: the stream is what counts. A tool call refused by the agent's permissions
+    /// fails the round (docs/design.md, "Refused tool calls").
     fn verdict(&self, summary: &RoundSummary, exit: AgentExit) -> Verdict;
+    /// Whether a round run with `permission`, in ganger's sandbox or not, is done: the
+    /// [`Adapter::verdict`], except where a refused call is a guard doing what was asked (the
+    /// report lists it and the round is judged on the rest): in a read-only round, and in
+    /// ganger's sandbox, which is the boundary there (what it stops is a tool's error for the
+    /// agent; the agents' own guards are told to step aside, and one that cannot, Gemini's
+    /// workspace check, counts as the sandbox would). A CLI that stops its run at a refusal
+    /// ([`Adapter::refusal_stops_the_run`]) fails the round in any case. This is what the
+    /// engine asks.
+    fn round_verdict(
+        &self,
+        summary: &RoundSummary,
+        exit: AgentExit,
+        permission: Permission,
+        sandboxed: bool,
+    ) -> Verdict {
+        let guarded = permission == Permission::ReadOnly || sandboxed;
+        if !guarded || summary.rejection_count == 0 || self.refusal_stops_the_run() {
+            return self.verdict(summary, exit);
+        }
+        let judged = RoundSummary {
+            rejections: Vec::new(),
+            rejection_count: 0,
+            ..summary.clone()
+        };
+        self.verdict(&judged, exit)
+    }
+    /// Whether the CLI ends its run at a refused call (OpenCode's `run` does): the round's
+    /// work stopped there, so the refusal fails it in any mode.
+    fn refusal_stops_the_run(&self) -> bool {
+        false
+    }
+    /// The event a line of the agent's stderr stands for, if any: for CLIs that report
+    /// something the round's verdict needs only there (Codex logs a call its approval
+    /// settings refused on stderr, with no event in its stream). The engine folds it into the
+    /// round's summary as it folds the stream's events.
+    fn stderr_event(&self, line: &[u8]) -> Option<ganger_events::Event> {
+        let _ = line;
+        None
+    }
     /// How long the process may linger after its last event of the round
     /// ([`ganger_events::Event::Ended`]) before ganger stops it; `None` when the CLI has no
     /// such event and the round ends when the process does.

@@ -191,7 +191,7 @@ fn claude_is_known_reads_its_version_and_has_no_model_catalog() {
     let claude = adapter("claude").unwrap();
     assert_eq!(claude.program(), "claude");
     assert_eq!(
-        claude.parse_version("2.1.197 (Claude Code)\n").as_deref(),
+        claude.parse_version("2.1.332 (Claude Code)\n").as_deref(),
         Some(claude.tested_version())
     );
     assert_eq!(claude.models_args(), None);

@@ -99,3 +99,26 @@ fn a_turn_started_after_a_completed_one_is_not_done() {
     let lines = [THREAD, TURN, MESSAGE, COMPLETED, TURN];
     assert!(!judge(&lines, AgentExit::Code(0)).done);
 }
+
+/// Issue 14: Codex refuses a patch outside the project with no JSON item, only a stderr log
+/// line (measured with 0.171.0); the round was done with nothing written. The adapter reads
+/// the line as a refusal, and the round fails as the other agents' do.
+#[test]
+fn a_patch_refused_by_codex_s_approval_settings_fails_the_round() {
+    let codex = adapter("codex").unwrap();
+    let stderr = b"2026-12-01T14:36:17.101351Z ERROR codex_core::tools::router: error=patch rejected: writing outside of the project; rejected by user approval settings\n";
+    let mut summary = summary_of(codex, &[THREAD, TURN, MESSAGE, COMPLETED]);
+    assert_eq!(codex.verdict(&summary, AgentExit::Code(0)), Verdict::done());
+    let event = codex.stderr_event(stderr).expect("a refusal");
+    summary.apply(&event);
+    assert_eq!(
+        codex.verdict(&summary, AgentExit::Code(0)),
+        Verdict::failed(
+            "a tool call was refused by Codex's permissions: apply_patch: writing outside of the project (rejected by Codex's approval settings)"
+        )
+    );
+    // Other adapters read nothing from stderr.
+    for name in ["opencode", "claude", "gemini", "qwen"] {
+        assert_eq!(adapter(name).unwrap().stderr_event(stderr), None, "{name}");
+    }
+}

@@ -10,7 +10,9 @@ const INIT: &str = r#"{"type":"init","timestamp":"2026-11-30T02:04:29.368Z","ses
 const USER: &str =
     r#"{"type":"message","timestamp":"2026-11-30T02:04:29.369Z","role":"user","content":"hi"}"#;
 const WRITE: &str = r#"{"type":"tool_use","timestamp":"…","tool_name":"write_file","tool_id":"write_file__1","parameters":{"file_path":"/w/a.txt","content":"x"}}"#;
-const WRITE_FAILED: &str = r#"{"type":"tool_result","timestamp":"…","tool_id":"write_file__1","status":"error","output":"Path not in workspace","error":{"type":"invalid_tool_params","message":"Path not in workspace: /etc/a.txt"}}"#;
+const WRITE_FAILED: &str = r#"{"type":"tool_result","timestamp":"…","tool_id":"write_file__1","status":"error","output":"File path must be absolute: a.txt","error":{"type":"invalid_tool_params","message":"File path must be absolute: a.txt"}}"#;
+const WRITE_OUTSIDE: &str = r#"{"type":"tool_result","timestamp":"…","tool_id":"write_file__1","status":"error","output":"Path not in workspace","error":{"type":"invalid_tool_params","message":"Path not in workspace: Attempted path \"/etc/a.txt\" resolves outside the allowed workspace directories: /w"}}"#;
+const WRITE_POLICY: &str = r#"{"type":"tool_result","timestamp":"…","tool_id":"write_file__1","status":"error","output":"denied","error":{"type":"policy_violation","message":"Tool execution denied by policy. You are in Plan Mode and cannot modify source code."}}"#;
 const ANSWER: &str =
     r#"{"type":"message","timestamp":"…","role":"assistant","content":"Done.","delta":true}"#;
 const SUCCESS: &str = r#"{"type":"result","timestamp":"…","status":"success","stats":{"total_tokens":2080,"input_tokens":2040,"output_tokens":40,"cached":1000,"input":1040,"duration_ms":169,"tool_calls":1}}"#;
@@ -45,6 +47,55 @@ fn a_successful_result_with_exit_zero_is_done_even_after_a_warning_and_a_failed_
         (1040, 1000)
     );
     assert_eq!(summary.error_count, 0);
+}
+
+/// Issue 14: Gemini's own guard refusing a call fails the round as the other agents' refusals
+/// do, naming the tool and the reason; the recorded stream is 0.61.0 writing to the main
+/// checkout from a task's worktree.
+#[test]
+fn a_call_refused_by_gemini_s_guard_fails_the_round() {
+    assert_eq!(
+        judge(
+            &[INIT, USER, WRITE, WRITE_OUTSIDE, ANSWER, SUCCESS],
+            AgentExit::Code(0)
+        ),
+        Verdict::failed(
+            "a tool call was refused by Gemini CLI's permissions: write_file: Path not in workspace: Attempted path \"/etc/a.txt\" resolves outside the allowed workspace directories: /w"
+        )
+    );
+    assert_eq!(
+        judge(
+            &[INIT, USER, WRITE, WRITE_POLICY, ANSWER, SUCCESS],
+            AgentExit::Code(0)
+        ),
+        Verdict::failed(
+            "a tool call was refused by Gemini CLI's permissions: write_file: Tool execution denied by policy. You are in Plan Mode and cannot modify source code."
+        )
+    );
+    let gemini = adapter("gemini").unwrap();
+    let recorded = common::recorded::recorded("gemini")
+        .into_iter()
+        .find(|(name, _)| name == "gemini-perm-outside")
+        .unwrap()
+        .1;
+    let summary = ganger_agents::summarize_stream(gemini.stream_parser().as_mut(), &recorded);
+    // In ganger's sandbox Gemini's workspace check (which cannot step aside) stands for the
+    // sandbox, which would have stopped the write anyway: listed, not a failure.
+    assert_eq!(
+        gemini.round_verdict(
+            &summary,
+            AgentExit::Code(0),
+            ganger_agents::Permission::Write,
+            true
+        ),
+        Verdict::done()
+    );
+    assert_eq!(
+        gemini.verdict(&summary, AgentExit::Code(0)),
+        Verdict::failed(
+            "a tool call was refused by Gemini CLI's permissions: write_file: Path not in workspace: Attempted path \"/home/dev/main/refused.txt\" resolves outside the allowed workspace directories: /home/dev/project or the project temp directory: /home/dev/.gemini/tmp/repo-agent-out"
+        )
+    );
 }
 
 #[test]

@@ -46,12 +46,12 @@ fn every_failure_names_its_cause() {
         (
             &[START, ASK, CALLS],
             AgentExit::Code(0),
-            "a tool call was auto-rejected by a permission set to ask: edit: The user rejected permission to use this specific tool call.",
+            "a tool call was refused by OpenCode's permissions (a permission set to ask, auto-rejected in a headless run): edit: The user rejected permission to use this specific tool call.",
         ),
         (
             &[START, DENY, CALLS, START, DENY, STOP],
             AgentExit::Code(0),
-            "a tool call was refused by a permission set to deny: bash: The user has specified a rule which prevents you from using this specific tool call. Relevant rules: bash (and 1 more rejection)",
+            "a tool call was refused by OpenCode's permissions (a permission set to deny): bash: The user has specified a rule which prevents you from using this specific tool call. Relevant rules: bash (and 1 more refusal)",
         ),
         (&ok, AgentExit::Code(1), "OpenCode exited with code 1"),
         (
@@ -91,5 +91,28 @@ fn every_failure_names_its_cause() {
             Verdict::failed(reason),
             "{lines:?} {exit}"
         );
+    }
+}
+
+/// `opencode run` stops at a refused call, so the refusal fails a read-only round as well:
+/// its work stopped there.
+#[test]
+fn a_refusal_fails_even_a_read_only_round_since_opencode_stops_there() {
+    let opencode = ganger_agents::adapter("opencode").unwrap();
+    let data = std::fs::read(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/opencode/opencode-perm-ask-autorejected.jsonl"
+    ))
+    .unwrap();
+    let summary = ganger_agents::summarize_stream(opencode.stream_parser().as_mut(), &data);
+    for permission in [
+        ganger_agents::Permission::Write,
+        ganger_agents::Permission::ReadOnly,
+    ] {
+        for sandboxed in [false, true] {
+            let verdict =
+                opencode.round_verdict(&summary, AgentExit::Code(0), permission, sandboxed);
+            assert!(!verdict.done, "{permission:?} {sandboxed}");
+        }
     }
 }

@@ -41,11 +41,11 @@ fn strings(list: &[&str]) -> Vec<String> {
 fn settings(plan: &CommandPlan) -> Value {
     let path = PathBuf::from(AGENT_DIR).join("settings.json");
     assert_eq!(
-        plan.env,
-        vec![(
+        plan.env[0],
+        (
             "QWEN_CODE_SYSTEM_SETTINGS_PATH".to_owned(),
             path.to_string_lossy().into_owned()
-        )]
+        )
     );
     assert_eq!(plan.files.len(), 1);
     assert_eq!(plan.files[0].0, path);
@@ -74,6 +74,11 @@ fn a_new_session_runs_in_yolo_mode_with_the_prompt_as_one_exact_argument() {
         settings(&plan),
         json!({"$version": 4, "general": {"enableAutoUpdate": false}})
     );
+    // Qwen 0.24's warning about yolo mode would be the last line of every round's stderr.
+    assert_eq!(
+        plan.env[1..],
+        [("QWEN_CODE_SUPPRESS_YOLO_WARNING".to_owned(), "1".to_owned())]
+    );
 }
 
 #[test]
@@ -84,6 +89,11 @@ fn a_resumed_read_only_session() {
     request.model = None;
     request.permission = Permission::ReadOnly;
     request.sandboxed = true;
+    assert_eq!(
+        plan(&request).env.len(),
+        1,
+        "no yolo, no warning to silence"
+    );
     assert_eq!(
         plan(&request).args,
         strings(&[
@@ -143,7 +153,7 @@ fn qwen_is_known_reads_its_version_and_points_at_a_scripted_server() {
     let qwen = adapter("qwen").unwrap();
     assert_eq!(qwen.program(), "qwen");
     assert_eq!(
-        qwen.parse_version("0.15.10\n").as_deref(),
+        qwen.parse_version("0.24.4\n").as_deref(),
         Some(qwen.tested_version())
     );
     assert_eq!(qwen.models_args(), None);

@@ -10,10 +10,11 @@ use ganger_events::{Event, RoundSummary};
 use serde::Serialize;
 use stream_json_common::{fixture_dir, fixtures};
 
-/// How each recorded run ended (FACTS.md, sections 2 and 5): Claude exits 1 after an API
-/// error, Qwen always exits 0.
+/// How each recorded run ended (docs/agents/claude-measured.md, qwen-measured.md): Claude
+/// exits 1 after an API error; Qwen 0.15.10 always exits 0, Qwen 0.24.4 exits 1 after one.
 fn recorded_exit(name: &str) -> AgentExit {
-    if name.starts_with("claude-error-") {
+    let api_error = name.contains("-error-");
+    if api_error && (name.starts_with("claude-") || name.starts_with("qwen-0.24.4-")) {
         AgentExit::Code(1)
     } else {
         AgentExit::Code(0)

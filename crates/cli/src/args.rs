@@ -124,6 +124,21 @@ pub enum AgentsAction {
         #[arg(value_name = "NAME")]
         names: Vec<String>,
     },
+    /// Run the conformance suite on each agent's newest release (installed into a scratch
+    /// cache) and on the pinned one, and compare them scenario by scenario. Changes nothing
+    /// else; needs ganger's source tree (or --suite) and npm.
+    Canary {
+        /// Agent names; default: every one.
+        #[arg(value_name = "NAME")]
+        names: Vec<String>,
+        /// A built conformance test binary, instead of building it with cargo from the
+        /// ganger source tree this runs in.
+        #[arg(long, value_name = "BIN")]
+        suite: Option<std::path::PathBuf>,
+        /// How many scenarios run at once (default: the number of cores).
+        #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=64))]
+        jobs: Option<u16>,
+    },
 }
 
 #[derive(Debug, Args)]

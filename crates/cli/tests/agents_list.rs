@@ -14,12 +14,18 @@ use std::os::unix::fs::PermissionsExt;
 fn every_agents_version_is_read_even_when_the_version_commands_overlap() {
     let world = World::new(env!("CARGO_BIN_EXE_ganger").as_ref());
     let mut toml = String::new();
+    // Each prints its tested version the way the real CLI words it.
+    let tested = |name: &str| ganger_agents::adapter(name).unwrap().tested_version();
     for (name, version, delay) in [
-        ("opencode", "1.18.33", "1.6"),
-        ("claude", "2.1.197 (Claude Code)", "0.1"),
-        ("codex", "codex-cli 0.171.0", "0.6"),
-        ("gemini", "0.61.0", "2.1"),
-        ("qwen", "0.15.10", "1.1"),
+        ("opencode", tested("opencode").to_owned(), "1.6"),
+        (
+            "claude",
+            format!("{} (Claude Code)", tested("claude")),
+            "0.1",
+        ),
+        ("codex", format!("codex-cli {}", tested("codex")), "0.6"),
+        ("gemini", tested("gemini").to_owned(), "2.1"),
+        ("qwen", tested("qwen").to_owned(), "1.1"),
     ] {
         let program = world.root().join(format!("slow-{name}"));
         // All five run at once and end at different times, each leaving a child behind as

@@ -4,7 +4,7 @@
 
 use crate::error::{EngineError, Result};
 use ganger_agents::Adapter;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 
 /// ganger's cache directory.
@@ -39,9 +39,18 @@ pub fn ensure_installed(adapter: &dyn Adapter) -> Result<PathBuf> {
     if let Some(program) = cached_program(adapter) {
         return Ok(program);
     }
-    let dir = cached_install_dir(adapter);
-    std::fs::create_dir_all(&dir).map_err(|e| EngineError::io("create", &dir, e))?;
-    let package = format!("{}@{}", adapter.npm_package(), adapter.tested_version());
+    npm_install(
+        adapter,
+        adapter.tested_version(),
+        &cached_install_dir(adapter),
+    )
+}
+
+/// Installs `version` of `adapter`'s npm package into `dir` (its own `node_modules`) with
+/// npm, and returns the program it provides.
+pub fn npm_install(adapter: &dyn Adapter, version: &str, dir: &Path) -> Result<PathBuf> {
+    std::fs::create_dir_all(dir).map_err(|e| EngineError::io("create", dir, e))?;
+    let package = format!("{}@{version}", adapter.npm_package());
     let output = Command::new("npm")
         .args([
             "install",
@@ -50,7 +59,7 @@ pub fn ensure_installed(adapter: &dyn Adapter) -> Result<PathBuf> {
             "--loglevel=error",
             "--prefix",
         ])
-        .arg(&dir)
+        .arg(dir)
         .arg(&package)
         .output()
         .map_err(|e| {
@@ -63,11 +72,16 @@ pub fn ensure_installed(adapter: &dyn Adapter) -> Result<PathBuf> {
             String::from_utf8_lossy(&output.stderr).trim()
         )));
     }
-    cached_program(adapter).ok_or_else(|| {
-        EngineError::invalid(format!(
+    let program = dir
+        .join("node_modules")
+        .join(".bin")
+        .join(adapter.program());
+    if !program.is_file() {
+        return Err(EngineError::invalid(format!(
             "npm installed {package} but {} has no {}",
             dir.display(),
             adapter.program()
-        ))
-    })
+        )));
+    }
+    Ok(program)
 }

@@ -10,6 +10,7 @@ pub mod agents;
 mod attach;
 mod brief;
 pub mod budget;
+pub mod canary;
 mod cancel;
 mod checks;
 mod clean;

@@ -40,8 +40,10 @@ pub enum Event {
         /// The error text of a failed call.
         error: Option<String>,
     },
-    /// A tool call the agent's permission settings refused without asking anyone (OpenCode's
-    /// `ask` in a headless run). The agent stops there, so the round failed.
+    /// A tool call the agent's permission settings refused without asking anyone: OpenCode's
+    /// `ask` in a headless run or a `deny` (the agent stops there), Claude Code's and Qwen
+    /// Code's refusals (the model is told and carries on). The round failed either way: the
+    /// agent was kept from something it judged part of the work.
     PermissionRejected { tool: String, message: String },
     /// An error the agent reported: the round failed.
     Error {

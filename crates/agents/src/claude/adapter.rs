@@ -32,7 +32,7 @@ impl Adapter for Claude {
     }
 
     fn tested_version(&self) -> &'static str {
-        "2.1.197"
+        "2.1.332"
     }
 
     fn version_args(&self) -> &'static [&'static str] {

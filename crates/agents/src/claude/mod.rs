@@ -1,6 +1,7 @@
-//! Claude Code (`claude -p --output-format stream-json --verbose`, version 2.1.197): its command
-//! line and its version. Its stream is read by the shared [`crate::stream_json`]
-//! reader in the [`crate::stream_json::Dialect::Claude`] dialect.
+//! Claude Code (`claude -p --output-format stream-json --verbose`; measured with 2.1.197 and
+//! 2.1.332, pinned at the adapter's `tested_version`): its command line and its version. Its
+//! stream is read by the shared [`crate::stream_json`] reader in the
+//! [`crate::stream_json::Dialect::Claude`] dialect.
 //!
 //! - [`command`]: the command for one round, and how to point it at a scripted server.
 //! - [`parse_version`]: reading `claude --version` (also used for Qwen Code's).

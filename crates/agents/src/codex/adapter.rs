@@ -67,6 +67,11 @@ impl Adapter for Codex {
         crate::codex::verdict(summary, exit)
     }
 
+    /// Codex reports a call its approval settings refused only on stderr.
+    fn stderr_event(&self, line: &[u8]) -> Option<ganger_events::Event> {
+        crate::codex::stderr_event(line)
+    }
+
     /// Codex lingers after `turn.completed` (about 5 s offline, waiting for background
     /// network work: FACTS.md §3).
     fn linger(&self) -> Option<Duration> {

@@ -5,18 +5,22 @@
 //! - [`CodexStream`]: the [`StreamParser`] a round host feeds (Codex's lines need no memory
 //!   across lines, so `feed` is the default fold of `parse_line`).
 //! - [`verdict`]: whether the round is done, and if not, why.
+//! - [`stderr_event`]: a call Codex's approval settings refused, which it reports only on
+//!   stderr.
 
 mod adapter;
 pub mod command;
 mod models;
 mod normalize;
 pub mod overrides;
+mod stderr;
 mod verdict;
 pub mod wire;
 
 pub use adapter::Codex;
 pub use models::parse_version;
 pub use normalize::{PATCH_TOOL, SHELL_TOOL, http_status, parse_line};
+pub use stderr::stderr_event;
 pub use verdict::verdict;
 
 use crate::{ParsedLine, StreamParser};

@@ -1,9 +1,10 @@
-//! Whether a Codex round is done: a `turn.completed` was seen, no `turn.failed`, and the
-//! process exited 0 (or lingered after its last event and was stopped, which the engine
+//! Whether a Codex round is done: a `turn.completed` was seen, no `turn.failed`, no call was
+//! refused by Codex's approval settings (reported on stderr: [`super::stderr_event`]), and
+//! the process exited 0 (or lingered after its last event and was stopped, which the engine
 //! reports as 0). Otherwise the reason is the real cause, in this order: the failed turn's
-//! message; a turn that never completed, with Codex's last connection notice when it printed
-//! one (a Codex that cannot reach its server reconnects forever until it is stopped); then the
-//! exit code.
+//! message; a refused call; a turn that never completed, with Codex's last connection notice
+//! when it printed one (a Codex that cannot reach its server reconnects forever until it is
+//! stopped); then the exit code.
 
 use crate::{AgentExit, Verdict};
 use ganger_events::RoundSummary;
@@ -17,6 +18,16 @@ pub fn verdict(summary: &RoundSummary, exit: AgentExit) -> Verdict {
             .first()
             .map_or("(no message kept)", String::as_str);
         return Verdict::failed(format!("Codex's turn failed: {first}"));
+    }
+    if let Some(first) = summary.rejections.first() {
+        let more = match summary.rejection_count {
+            0 | 1 => String::new(),
+            2 => " (and 1 more refusal)".to_owned(),
+            count => format!(" (and {} more refusals)", count - 1),
+        };
+        return Verdict::failed(format!(
+            "a tool call was refused by Codex's permissions: {first}{more}"
+        ));
     }
     if !summary.finished_last_step() {
         let how = match exit {

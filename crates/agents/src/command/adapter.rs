@@ -125,6 +125,16 @@ impl Adapter for CommandAgent {
         }
     }
 
+    fn refusal_stops_the_run(&self) -> bool {
+        self.borrowed()
+            .is_some_and(|adapter| adapter.refusal_stops_the_run())
+    }
+
+    fn stderr_event(&self, line: &[u8]) -> Option<ganger_events::Event> {
+        self.borrowed()
+            .and_then(|adapter| adapter.stderr_event(line))
+    }
+
     fn linger(&self) -> Option<Duration> {
         self.borrowed().and_then(|adapter| adapter.linger())
     }

@@ -8,7 +8,10 @@
 //!   ends the answer; a later piece starts a new one.
 //! - `tool_use` yields [`Event::ToolStarted`] and remembers the call's name by its id;
 //!   `tool_result` yields [`Event::Tool`] under that name (`Error` with the error's text when
-//!   the call failed: an ordinary tool error).
+//!   the call failed: an ordinary tool error), or [`Event::PermissionRejected`] when Gemini's
+//!   own guard refused the call: a `policy_violation`, or a path outside the workspace
+//!   (`Path not in workspace: …`, measured with 0.61.0), the counterpart of Claude Code's
+//!   `workingDir` refusal.
 //! - `error` of severity `error` yields [`Event::Error`]; a `warning` yields nothing beyond the
 //!   count (Gemini goes on after one).
 //! - `result` ends the run with [`Event::Ended`]: `success` after [`Event::StepFinished`] with
@@ -122,13 +125,20 @@ impl GeminiStream {
                     .unwrap_or_else(|| (name_from_id(&id), None));
                 let failed =
                     status.get().is_some_and(|status| status != "success") || error.get().is_some();
+                let error = error.into_inner();
+                let refused = error.as_ref().is_some_and(is_refusal);
                 let error = failed.then(|| {
                     error
-                        .into_inner()
                         .and_then(|error| error.message.into_inner())
                         .or(output.into_inner())
                         .unwrap_or_else(|| "failed".to_owned())
                 });
+                if let Some(message) = error.as_deref().filter(|_| refused) {
+                    return vec![Event::PermissionRejected {
+                        tool: name,
+                        message: first_line(message),
+                    }];
+                }
                 vec![Event::Tool {
                     name,
                     status: if failed {
@@ -187,6 +197,33 @@ fn run_usage(stats: Stats) -> Usage {
         cost_usd: None,
         mode: UsageMode::RoundTotal,
     }
+}
+
+/// Gemini's error type when a policy refused a call (plan mode, `tools.exclude` rules).
+const POLICY_VIOLATION: &str = "policy_violation";
+
+/// How Gemini's tool error starts when a path is outside the workspace.
+const OUTSIDE_WORKSPACE: &str = "Path not in workspace";
+
+/// The longest refusal message kept, in characters.
+const REFUSAL_CHARS: usize = 300;
+
+/// Whether a tool's error is Gemini's guard refusing the call rather than the tool failing.
+fn is_refusal(error: &ErrorBody) -> bool {
+    error
+        .kind
+        .get()
+        .is_some_and(|kind| kind == POLICY_VIOLATION)
+        || error
+            .message
+            .get()
+            .is_some_and(|message| message.trim_start().starts_with(OUTSIDE_WORKSPACE))
+}
+
+/// The first line of a message, clipped.
+fn first_line(message: &str) -> String {
+    let line = message.trim().lines().next().unwrap_or_default();
+    line.chars().take(REFUSAL_CHARS).collect()
 }
 
 /// The error of a `result` that is not a success.

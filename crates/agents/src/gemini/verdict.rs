@@ -1,7 +1,9 @@
-//! Whether a Gemini CLI round is done: a `result` of status `success` was seen and the
-//! process exited 0 (or lingered after it and was stopped, reported as 0). An `error` line of
-//! severity `error` followed by a successful result does not fail the round: Gemini went on and
-//! finished.
+//! Whether a Gemini CLI round is done: a `result` of status `success` was seen, no tool call
+//! was refused by Gemini's own guard (a policy, a path outside the workspace: the model is
+//! told and carries on, but the agent was kept from part of the work, as with the other
+//! agents), and the process exited 0 (or lingered after it and was stopped, reported as 0).
+//! An `error` line of severity `error` followed by a successful result does not fail the
+//! round: Gemini went on and finished.
 //!
 //! Otherwise the reason is the real cause: the first error Gemini reported (an API error with
 //! its HTTP status and message); else a stream without a final `result`, with the exit code
@@ -17,11 +19,21 @@ use ganger_events::RoundSummary;
 /// is done, and if not, why.
 pub fn verdict(summary: &RoundSummary, exit: AgentExit) -> Verdict {
     let succeeded = summary.finish.as_deref() == Some(SUCCESS);
-    if succeeded && exit == AgentExit::Code(0) {
-        return Verdict::done();
-    }
     if !succeeded && let Some(first) = summary.errors.first() {
         return Verdict::failed(format!("Gemini reported an error: {first}"));
+    }
+    if let Some(first) = summary.rejections.first() {
+        let more = match summary.rejection_count {
+            0 | 1 => String::new(),
+            2 => " (and 1 more refusal)".to_owned(),
+            count => format!(" (and {} more refusals)", count - 1),
+        };
+        return Verdict::failed(format!(
+            "a tool call was refused by Gemini CLI's permissions: {first}{more}"
+        ));
+    }
+    if succeeded && exit == AgentExit::Code(0) {
+        return Verdict::done();
     }
     if succeeded {
         return Verdict::failed(format!("Gemini {} after a successful result", how(exit)));

@@ -72,6 +72,11 @@ impl Adapter for OpenCode {
         Box::new(OpenCodeStream)
     }
 
+    /// `opencode run` stops at a refused call (FACTS.md §1): no further model request.
+    fn refusal_stops_the_run(&self) -> bool {
+        true
+    }
+
     fn verdict(&self, summary: &RoundSummary, exit: AgentExit) -> Verdict {
         crate::opencode::verdict(summary, exit)
     }

@@ -36,13 +36,13 @@ pub fn verdict(summary: &RoundSummary, exit: AgentExit) -> Verdict {
             .first()
             .map_or("(no message kept)", String::as_str);
         let how = if is_deny_refusal(first) {
-            "refused by a permission set to deny"
+            "a permission set to deny"
         } else {
-            "auto-rejected by a permission set to ask"
+            "a permission set to ask, auto-rejected in a headless run"
         };
         return Verdict::failed(format!(
-            "a tool call was {how}: {first}{}",
-            more(summary.rejection_count, "rejection")
+            "a tool call was refused by OpenCode's permissions ({how}): {first}{}",
+            more(summary.rejection_count, "refusal")
         ));
     }
     match exit {

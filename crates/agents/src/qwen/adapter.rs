@@ -30,7 +30,7 @@ impl Adapter for Qwen {
     }
 
     fn tested_version(&self) -> &'static str {
-        "0.15.10"
+        "0.24.4"
     }
 
     fn version_args(&self) -> &'static [&'static str] {

@@ -4,7 +4,9 @@
 //! - `--resume ID` continues a session; `-m MODEL` picks the model. No title option exists.
 //! - Permissions ([`Permission`]): write is `--approval-mode yolo` (edits and the shell without
 //!   asking); read-only is `--approval-mode default`, in which headless Qwen withholds its
-//!   writing tools and the shell from the model.
+//!   writing tools and the shell from the model. Qwen 0.24 warns on stderr at every yolo
+//!   start that tools run unsandboxed; `QWEN_CODE_SUPPRESS_YOLO_WARNING=1` silences it (ganger
+//!   decides the sandbox, and a round's stderr is kept for its failures).
 //! - The prompt goes as `--prompt=TEXT`, the one way measured to reach the model exactly
 //!   (docs/agents/qwen-prompt.md): a positional prompt that starts with `-` is read as an
 //!   option and one after `--` is dropped, and a prompt on stdin reaches the model with two
@@ -15,6 +17,9 @@
 use crate::adapter::{CommandPlan, Permission, PlanError, RoundRequest, ScriptedEndpoint};
 use crate::qwen::settings;
 use serde_json::json;
+
+/// The variable that silences Qwen 0.24's stderr warning about yolo mode without a sandbox.
+pub const YOLO_WARNING_ENV: &str = "QWEN_CODE_SUPPRESS_YOLO_WARNING";
 
 /// The longest prompt passed as an argument, in bytes: Linux refuses a single argument over
 /// 128 KiB.
@@ -41,10 +46,13 @@ pub fn plan(request: &RoundRequest<'_>) -> Result<CommandPlan, PlanError> {
         Some(request.prompt.as_bytes().to_vec())
     };
     let settings_path = request.agent_dir.join(settings::FILE_NAME);
-    let env = vec![(
+    let mut env = vec![(
         settings::SYSTEM_SETTINGS_ENV.to_owned(),
         settings_path.to_string_lossy().into_owned(),
     )];
+    if request.permission == Permission::Write {
+        env.push((YOLO_WARNING_ENV.to_owned(), "1".to_owned()));
+    }
     let mut plan = CommandPlan::new(args, env, stdin);
     plan.files
         .push((settings_path, settings::settings(request)?));

@@ -4,7 +4,7 @@
 //! |---|---|---|
 //! | `result.usage` | this run ([`UsageMode::RoundTotal`]) | the whole session ([`UsageMode::SessionTotal`]) |
 //! | cost | `total_cost_usd` (an estimate) | none |
-//! | an API error | `is_error: true`, `api_error_status`, exit 1 | `is_error: false`, exit 0, text `[API Error: 401 …]` |
+//! | an API error | `is_error: true`, `api_error_status`, exit 1 | text `[API Error: 401 …]`: in `result` with `is_error: false` and exit 0 (0.15.10), in `error.message` with `is_error: true` and exit 1 (0.24.4) |
 //! | the error's assistant line | model `<synthetic>` | the model's own name, the same text |
 
 use ganger_events::UsageMode;

@@ -3,10 +3,12 @@
 //! the two differ (usage totals, cost, how an API error shows) is kept in [`Dialect`].
 //!
 //! - [`StreamJsonParser`]: the [`StreamParser`] a round host feeds, for one dialect. It keeps
-//!   the open tool calls across lines (a result names only the call's id), and uses the
-//!   contract's default `feed`: the fold of its full parse.
+//!   the open tool calls across lines (a result names only the call's id) and what it needs to
+//!   name the calls a permission refused ([`denials`]), and uses the contract's default
+//!   `feed`: the fold of its full parse.
 //! - [`verdict`]: whether the round is done, and if not, why.
 
+mod denials;
 mod dialect;
 mod normalize;
 mod tool_calls;
@@ -17,6 +19,7 @@ pub use dialect::{Dialect, TextError};
 pub use verdict::verdict;
 
 use crate::{ParsedLine, StreamParser};
+use denials::Denials;
 use tool_calls::ToolCalls;
 
 /// Reads one round's stream-json output.
@@ -24,6 +27,7 @@ use tool_calls::ToolCalls;
 pub struct StreamJsonParser {
     dialect: Dialect,
     calls: ToolCalls,
+    denials: Denials,
 }
 
 impl StreamJsonParser {
@@ -32,12 +36,13 @@ impl StreamJsonParser {
         StreamJsonParser {
             dialect,
             calls: ToolCalls::default(),
+            denials: Denials::default(),
         }
     }
 }
 
 impl StreamParser for StreamJsonParser {
     fn parse_line(&mut self, line: &[u8]) -> ParsedLine {
-        normalize::parse_line(self.dialect, &mut self.calls, line)
+        normalize::parse_line(self.dialect, &mut self.calls, &mut self.denials, line)
     }
 }

@@ -5,22 +5,26 @@
 //!
 //! - Not a JSON object with a string `type`: malformed (`kind: None`).
 //! - `system`: `init` yields [`Event::Session`]; `api_retry` yields [`Event::Retry`] (not
-//!   progress); any other subtype only counts.
+//!   progress); `permission_denied` (Claude Code 2.1.332) yields [`Event::PermissionRejected`];
+//!   any other subtype only counts.
 //! - `assistant`: each `text` block yields [`Event::Text`], unless the message is an error in
 //!   the model's place (Claude's model `<synthetic>`, Qwen's `[API Error: …]` text): that is
 //!   never the answer, and the `result` line reports it. Each `tool_use` block yields
 //!   [`Event::ToolStarted`] and is remembered by id.
 //! - `user`: each `tool_result` block yields [`Event::Tool`] named after the call it answers,
-//!   [`ToolStatus::Error`] with the result's text when `is_error`. A refused permission is such
-//!   an error: the model is told and carries on, so it is not a round failure.
-//! - `result`: [`Event::StepFinished`] with the usage ([`Dialect::usage_mode`]), then
-//!   [`Event::Text`] with the answer, or [`Event::Error`] when the run failed, then
-//!   [`Event::Ended`].
+//!   [`ToolStatus::Error`] with the result's text when `is_error`.
+//! - `result`: [`Event::StepFinished`] with the usage ([`Dialect::usage_mode`]), then an
+//!   [`Event::PermissionRejected`] for each call its `permission_denials` lists that no
+//!   `permission_denied` line reported ([`Denials`]), then [`Event::Text`] with the answer, or
+//!   [`Event::Error`] when the run failed, then [`Event::Ended`]. A refused call fails the round
+//!   even though the model was told and carried on, as OpenCode's refusals do: the agent was
+//!   kept from something it judged part of the work.
 //! - `stream_event` only counts; any other type yields [`Event::Unknown`], as does an
 //!   `assistant` or `user` line without a message.
 
 use crate::ParsedLine;
 use crate::opencode::Lenient;
+use crate::stream_json::denials::Denials;
 use crate::stream_json::dialect::Dialect;
 use crate::stream_json::tool_calls::{self, OpenCall, ToolCalls};
 use crate::stream_json::wire::{
@@ -35,7 +39,12 @@ const SYNTHETIC_MODEL: &str = "<synthetic>";
 
 /// Reads one line (without its terminator) into its type and events, remembering tool calls
 /// in `calls` across lines.
-pub fn parse_line(dialect: Dialect, calls: &mut ToolCalls, line: &[u8]) -> ParsedLine {
+pub fn parse_line(
+    dialect: Dialect,
+    calls: &mut ToolCalls,
+    denials: &mut Denials,
+    line: &[u8],
+) -> ParsedLine {
     let value = match serde_json::from_slice::<Value>(line) {
         Ok(value @ Value::Object(_)) => value,
         _ => return malformed(),
@@ -49,16 +58,16 @@ pub fn parse_line(dialect: Dialect, calls: &mut ToolCalls, line: &[u8]) -> Parse
     let payload = Payload::deserialize(&value).unwrap_or(Payload::Other);
     let unknown = || vec![Event::Unknown { kind: kind.clone() }];
     let events = match payload {
-        Payload::System(system) => system_events(system),
+        Payload::System(system) => system_events(system, calls, denials),
         Payload::Assistant { message } => message
             .into_inner()
             .map_or_else(unknown, |message| assistant_events(dialect, calls, message)),
         Payload::User { message } => message
             .into_inner()
-            .map_or_else(unknown, |message| user_events(calls, message)),
+            .map_or_else(unknown, |message| user_events(calls, denials, message)),
         Payload::Result(result) => {
             calls.clear();
-            result_events(dialect, result)
+            result_events(dialect, denials, result)
         }
         Payload::StreamEvent => Vec::new(),
         Payload::Other => unknown(),
@@ -76,7 +85,7 @@ fn malformed() -> ParsedLine {
     }
 }
 
-fn system_events(system: SystemLine) -> Vec<Event> {
+fn system_events(system: SystemLine, calls: &ToolCalls, denials: &mut Denials) -> Vec<Event> {
     match system.subtype.get().map(String::as_str) {
         Some("init") => system
             .session_id
@@ -87,6 +96,17 @@ fn system_events(system: SystemLine) -> Vec<Event> {
         Some("api_retry") => vec![Event::Retry {
             message: retry_message(&system),
         }],
+        Some("permission_denied") => {
+            let id = system.tool_use_id.into_inner();
+            let title = calls.get(id.as_deref()).and_then(|call| call.title.clone());
+            vec![denials.refused_now(
+                system.tool_name.into_inner(),
+                id,
+                title.as_deref(),
+                system.decision_reason.into_inner(),
+                system.message.into_inner(),
+            )]
+        }
         _ => Vec::new(),
     }
 }
@@ -154,7 +174,7 @@ fn assistant_events(dialect: Dialect, calls: &mut ToolCalls, message: Message) -
     events
 }
 
-fn user_events(calls: &mut ToolCalls, message: Message) -> Vec<Event> {
+fn user_events(calls: &mut ToolCalls, denials: &mut Denials, message: Message) -> Vec<Event> {
     let mut events = Vec::new();
     for block in blocks(message) {
         let ContentBlock::ToolResult {
@@ -165,8 +185,13 @@ fn user_events(calls: &mut ToolCalls, message: Message) -> Vec<Event> {
         else {
             continue;
         };
-        let call = calls.end(tool_use_id.get().map(String::as_str));
+        let id = tool_use_id.get().map(String::as_str);
+        let call = calls.end(id);
         let failed = is_error.into_inner().unwrap_or(false);
+        let error = failed.then(|| content_text(content.as_ref()));
+        if let Some(error) = &error {
+            denials.tool_failed(id, error);
+        }
         events.push(Event::Tool {
             name: call.name,
             status: if failed {
@@ -175,7 +200,7 @@ fn user_events(calls: &mut ToolCalls, message: Message) -> Vec<Event> {
                 ToolStatus::Completed
             },
             title: call.title,
-            error: failed.then(|| content_text(content.as_ref())),
+            error,
         });
     }
     events
@@ -194,12 +219,13 @@ fn content_text(content: Option<&Value>) -> String {
     }
 }
 
-fn result_events(dialect: Dialect, result: ResultLine) -> Vec<Event> {
+fn result_events(dialect: Dialect, denials: &mut Denials, result: ResultLine) -> Vec<Event> {
     let usage = result.usage.clone().into_inner().unwrap_or_default();
     let mut events = vec![Event::StepFinished {
         reason: result.stop_reason.clone().into_inner(),
         usage: result_usage(dialect, usage, result.total_cost_usd.clone()),
     }];
+    events.extend(denials.listed(result.permission_denials.as_ref()));
     match result_error(dialect, result) {
         Ok(Some(text)) => events.push(Event::Text { text }),
         Ok(None) => {}
@@ -226,8 +252,13 @@ fn result_usage(dialect: Dialect, usage: ResultUsage, cost: Lenient<f64>) -> Usa
 ///
 /// A run failed when `is_error` is true, when `api_error_status` is set (Claude prints
 /// `subtype: "success"` on API errors), or when the dialect reads the text as an error (Qwen).
+/// The text is `result`, else the `error.message` Qwen 0.24 gives in its place.
 fn result_error(dialect: Dialect, result: ResultLine) -> Result<Option<String>, Event> {
-    let text = result.result.into_inner().filter(|text| !text.is_empty());
+    let text = result
+        .result
+        .into_inner()
+        .or_else(|| error_message(result.error.as_ref()))
+        .filter(|text| !text.is_empty());
     let status = result.api_error_status.into_inner();
     if let Some(error) = text.as_deref().and_then(|text| dialect.text_error(text)) {
         return Err(Event::Error {
@@ -253,6 +284,11 @@ fn result_error(dialect: Dialect, result: ResultLine) -> Result<Option<String>, 
         status_code: status,
         retryable: None,
     })
+}
+
+/// The message of a result's `error` object.
+fn error_message(error: Option<&Value>) -> Option<String> {
+    error?.get("message")?.as_str().map(str::to_owned)
 }
 
 /// The `errors` of a result without text, joined.

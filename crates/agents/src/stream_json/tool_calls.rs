@@ -45,6 +45,11 @@ impl ToolCalls {
         }
     }
 
+    /// A call still open, by id.
+    pub fn get(&self, id: Option<&str>) -> Option<&OpenCall> {
+        self.open.get(id?)
+    }
+
     /// The call that ended, forgotten now; an unknown id gives an unnamed call.
     pub fn end(&mut self, id: Option<&str>) -> OpenCall {
         id.and_then(|id| self.open.remove(id))

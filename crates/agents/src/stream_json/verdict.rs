@@ -4,10 +4,12 @@
 //! A round is done only when all of these hold, and the reason names the first that fails:
 //!
 //! 1. no error was reported (an API error explains the exit code that follows it);
-//! 2. the stream reached its `result` line ([`Event::Ended`](ganger_events::Event::Ended));
-//! 3. the process exited with code 0 (a lingering CLI stopped after its result counts as 0).
-//!
-//! A tool call refused by a permission is not a failure: the model is told and carries on.
+//! 2. no tool call was refused by a permission (a `permission_denied` line, or the result's
+//!    `permission_denials`): the model is told and carries on, but the agent was kept from
+//!    something it judged part of the work, so the round fails naming the tool and the reason,
+//!    as an OpenCode round does (docs/design.md, "Refused tool calls");
+//! 3. the stream reached its `result` line ([`Event::Ended`](ganger_events::Event::Ended));
+//! 4. the process exited with code 0 (a lingering CLI stopped after its result counts as 0).
 
 use crate::stream_json::Dialect;
 use crate::{AgentExit, Verdict};
@@ -22,12 +24,20 @@ pub fn verdict(dialect: Dialect, summary: &RoundSummary, exit: AgentExit) -> Ver
             .errors
             .first()
             .map_or("(no message kept)", String::as_str);
-        let more = match summary.error_count {
-            1 => String::new(),
-            2 => " (and 1 more error)".to_owned(),
-            count => format!(" (and {} more errors)", count - 1),
-        };
-        return Verdict::failed(format!("{name} reported an error: {first}{more}"));
+        return Verdict::failed(format!(
+            "{name} reported an error: {first}{}",
+            more(summary.error_count, "error")
+        ));
+    }
+    if summary.rejection_count > 0 {
+        let first = summary
+            .rejections
+            .first()
+            .map_or("(no message kept)", String::as_str);
+        return Verdict::failed(format!(
+            "a tool call was refused by {name}'s permissions: {first}{}",
+            more(summary.rejection_count, "refusal")
+        ));
     }
     if !summary.ended {
         let retries = match summary.retries {
@@ -45,5 +55,14 @@ pub fn verdict(dialect: Dialect, summary: &RoundSummary, exit: AgentExit) -> Ver
         AgentExit::Signal(_) => {
             Verdict::failed(format!("{name} was {exit} after reporting success"))
         }
+    }
+}
+
+/// " (and 2 more errors)", or nothing for a single one.
+fn more(count: u64, what: &str) -> String {
+    match count {
+        0 | 1 => String::new(),
+        2 => format!(" (and 1 more {what})"),
+        count => format!(" (and {} more {what}s)", count - 1),
     }
 }

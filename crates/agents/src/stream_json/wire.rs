@@ -1,5 +1,6 @@
-//! The stream-json lines Claude Code (2.1.197) prints with `-p --output-format stream-json
-//! --verbose`, and Qwen Code (0.15.10) with `--output-format stream-json`, as plain serde types.
+//! The stream-json lines Claude Code (2.1.197 and 2.1.332) prints with `-p --output-format
+//! stream-json --verbose`, and Qwen Code (0.15.10 and 0.24.4) with `--output-format
+//! stream-json`, as plain serde types.
 //!
 //! One JSON object per line:
 //!
@@ -13,6 +14,16 @@
 //!
 //! Each content block of one API message comes on its own `assistant` line. Qwen prints the same
 //! shapes without `api_error_status`, `stop_reason` and `total_cost_usd`.
+//!
+//! Newer releases add (docs/agents/claude-measured.md, qwen-measured.md):
+//!
+//! ```text
+//! {"type":"system","subtype":"permission_denied","tool_name":"Write","tool_use_id":"call_…","decision_reason_type":"workingDir","decision_reason":"Path is outside allowed working directories","message":"Claude requested permissions to write to …, but you haven't granted it yet.",…}   (Claude Code 2.1.332)
+//! {"type":"result","subtype":"error_during_execution","is_error":true,…,"error":{"message":"[API Error: 401 …]"}}   (Qwen Code 0.24.4, exit 1)
+//! {"type":"stream_event",…,"event":{"type":"goal_state",…}}   (Qwen Code 0.24.4, without --include-partial-messages)
+//! ```
+//!
+//! Both versions list the calls a permission refused in the result's `permission_denials`.
 //!
 //! Fields are [`Lenient`]: one of an unexpected type reads as absent. Content lists stay
 //! `serde_json::Value`s and are read block by block in `normalize.rs`, so one odd block never
@@ -82,6 +93,15 @@ pub struct SystemLine {
     pub error_status: Lenient<u16>,
     /// The failure's class: `authentication_failed`, `server_error`, `unknown`, ...
     pub error: Lenient<String>,
+    /// The tool a permission refused (`permission_denied`).
+    pub tool_name: Lenient<String>,
+    /// The refused call (`permission_denied`).
+    pub tool_use_id: Lenient<String>,
+    /// Why it was refused, for people: `Path is outside allowed working directories`
+    /// (`permission_denied`; absent when the mode refused it).
+    pub decision_reason: Lenient<String>,
+    /// What the model was told (`permission_denied`).
+    pub message: Lenient<String>,
 }
 
 /// The `message` of an `assistant` or `user` line.
@@ -155,6 +175,22 @@ pub struct ResultLine {
     pub total_cost_usd: Lenient<f64>,
     /// The run's tokens (Claude: this run; Qwen: the whole session so far).
     pub usage: Lenient<ResultUsage>,
+    /// The calls a permission refused: `[{"tool_name":…,"tool_use_id":…,"tool_input":{…}}]`.
+    pub permission_denials: Option<Value>,
+    /// The error that ended the run, `{"message": …}` (Qwen Code 0.24, with no `result`).
+    pub error: Option<Value>,
+}
+
+/// One entry of a result's `permission_denials`.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(default)]
+pub struct Denial {
+    /// The tool refused.
+    pub tool_name: Lenient<String>,
+    /// The refused call.
+    pub tool_use_id: Lenient<String>,
+    /// The call's arguments.
+    pub tool_input: Option<Value>,
 }
 
 /// The `usage` of a `result` line.

@@ -2,6 +2,7 @@
 //! engine's answer into output and an exit code.
 
 pub(crate) mod agents;
+pub(crate) mod canary;
 pub(crate) mod clean;
 pub(crate) mod demo;
 pub(crate) mod doctor;

@@ -3,11 +3,13 @@
 //! carries agents' and checks' text) are written as escapes ([`escape_controls`]). A closed
 //! stdout (`ganger status | head`) is a clean end, not a panic.
 
+mod canary;
 mod controls;
 mod evidence;
 mod human;
 mod pipeline;
 
+pub use canary::{canary_notice_line, canary_text};
 pub use controls::{escape_controls, escape_controls_but_colours};
 pub use evidence::{groups_text, journal_entry_text, journal_text};
 pub use human::{notice_line, report_text, task_table};

@@ -69,6 +69,62 @@ impl Dialect {
         }
     }
 
+    /// A write the agent's own permissions refuse in a round that may write, and any
+    /// `ganger.toml` it needs: a write to `outside` where the agent guards its workspace
+    /// (OpenCode's `external_directory`, Claude's working directories, Gemini's workspace,
+    /// Codex's writable roots); Qwen's yolo mode writes anywhere, so there a deny rule of the
+    /// user's refuses its file tool in the worktree.
+    pub fn refused_write(&self, outside: &Path, worktree: &Path) -> (Turn, &'static str) {
+        let path = outside.to_string_lossy().into_owned();
+        let content = "refused\n";
+        match self.agent {
+            "opencode" => (
+                Turn::tool("write", json!({"filePath": path, "content": content})),
+                "",
+            ),
+            "claude" => (
+                Turn::tool("Write", json!({"file_path": path, "content": content})),
+                "",
+            ),
+            "gemini" => (
+                Turn::tool("write_file", json!({"file_path": path, "content": content})),
+                "",
+            ),
+            "codex" => (
+                Turn::tool(
+                    "apply_patch",
+                    json!(format!(
+                        "*** Begin Patch\n*** Add File: {path}\n+refused\n*** End Patch\n"
+                    )),
+                ),
+                "",
+            ),
+            "qwen" => (
+                self.write(worktree, "refused.txt", content),
+                "[agents.qwen.config.permissions]\ndeny = [\"Write\"]\n",
+            ),
+            other => panic!("no dialect for {other}"),
+        }
+    }
+
+    /// Where [`Dialect::refused_write`] writes outside the worktree, in a test world whose
+    /// main checkout is `main`: the main checkout, except for Codex, whose sandbox lets all
+    /// of `/tmp` (where test worlds live) be written; for it a path outside the project and
+    /// `/tmp`, named after the world.
+    pub fn outside(&self, main: &Path) -> std::path::PathBuf {
+        match self.agent {
+            "codex" => {
+                let world = main
+                    .parent()
+                    .and_then(Path::file_name)
+                    .map(|name| name.to_string_lossy().into_owned())
+                    .unwrap_or_default();
+                std::path::PathBuf::from(format!("/usr/local/{world}-refused.txt"))
+            }
+            _ => main.join("refused.txt"),
+        }
+    }
+
     /// A call that runs `command` in the shell.
     pub fn shell(&self, command: &str) -> Turn {
         match self.agent {

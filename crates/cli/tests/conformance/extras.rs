@@ -127,7 +127,10 @@ pub fn agents_install_into_the_cache() {
         String::from_utf8_lossy(&output.stderr)
     );
     let installed: serde_json::Value = serde_json::from_str(&stdout).unwrap();
-    assert_eq!(installed["installed"][0]["version"], "0.15.10");
+    assert_eq!(
+        installed["installed"][0]["version"],
+        ganger_agents::adapter("qwen").unwrap().tested_version()
+    );
     let path = installed["installed"][0]["path"].as_str().unwrap();
     assert!(
         path.starts_with(&home),
@@ -172,4 +175,172 @@ pub fn agents_doctor_checks_an_agent() {
     assert_eq!(agents[1]["name"], "codex");
     assert_eq!(agents[1]["result"], "failed", "{report:#}");
     run.expect_code(1);
+}
+
+/// A stand-in `npm`: `view` names 9.9.9 the newest release; `install --prefix DIR PKG@V`
+/// makes `DIR/node_modules/.bin/claude` print V as its version, and logs the install.
+const FAKE_NPM: &str = r#"#!/bin/sh
+case "$1" in
+view) echo 9.9.9 ;;
+install)
+  while [ $# -gt 0 ]; do
+    case "$1" in --prefix) dir=$2; shift ;; *@*) spec=$1 ;; esac
+    shift
+  done
+  mkdir -p "$dir/node_modules/.bin"
+  printf '#!/bin/sh\necho "%s (Claude Code)"\n' "${spec##*@}" > "$dir/node_modules/.bin/claude"
+  chmod +x "$dir/node_modules/.bin/claude"
+  echo "$spec $dir" >> "$CANARY_NPM_LOG" ;;
+*) exit 3 ;;
+esac
+"#;
+
+/// A stand-in conformance binary, speaking libtest's `--list` and `--exact`: its
+/// `claude::http_401_fails` fails for version 9.9.9 of the program `GANGER_TEST_CLAUDE` names.
+const FAKE_SUITE: &str = r#"#!/bin/sh
+if [ "$1" = --list ]; then
+  printf 'agents_command::doctor: test\nclaude::http_401_fails: test\nclaude::writes_a_file: test\nqwen::writes_a_file: test\n'
+  exit 0
+fi
+name=$2
+version=$("$GANGER_TEST_CLAUDE" --version | cut -d' ' -f1)
+echo "running 1 test"
+if [ "$name" = claude::http_401_fails ] && [ "$version" = 9.9.9 ]; then
+  echo "test $name ... FAILED"
+  echo "thread '$name' (7) panicked at crates/cli/tests/conformance/scenarios.rs:188:5:"
+  echo 'none of ["401"] in the reason: {'
+  echo '  "reason": "Claude Code reported an error: the result line gave no details",'
+  echo '}'
+  echo "note: run with RUST_BACKTRACE=1"
+  exit 101
+fi
+echo "test $name ... ok"
+"#;
+
+fn executable(path: &std::path::Path, text: &str) {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::write(path, text).unwrap();
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755)).unwrap();
+}
+
+/// `ganger agents canary` installs the newest release into a scratch cache (not ganger's
+/// cache of pinned agents), runs every scenario of the suite on it and on the pinned version
+/// with `GANGER_TEST_<AGENT>` naming each, and reports both; a failing newest version is exit
+/// 1 with the scenario and why. Stand-ins for npm and the suite make it fast and offline.
+pub fn canary_compares_the_newest_release_with_the_pinned_one() {
+    let world = World::new(env!("CARGO_BIN_EXE_ganger").as_ref());
+    let bin = world.root().join("bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    executable(&bin.join("npm"), FAKE_NPM);
+    let suite = world.root().join("conformance-suite");
+    executable(&suite, FAKE_SUITE);
+    let npm_log = world.root().join("npm.log");
+    let path = format!(
+        "{}:{}",
+        bin.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let canary = |args: &[&str]| {
+        let mut command = world.command(args);
+        command.env("PATH", &path).env("CANARY_NPM_LOG", &npm_log);
+        ganger_test_support::Run::from(command.output().unwrap())
+    };
+    let suite_arg = suite.to_string_lossy().into_owned();
+    let pinned = ganger_agents::adapter("claude").unwrap().tested_version();
+
+    let run = canary(&[
+        "agents", "canary", "claude", "--suite", &suite_arg, "--json",
+    ]);
+    run.expect_code(1);
+    let report = run.json();
+    assert_eq!(report["schema"], "ganger.agents-canary/1");
+    let claude = &report["agents"][0];
+    assert_eq!(claude["name"], "claude");
+    assert_eq!(claude["pinned"], pinned);
+    assert_eq!(claude["newest"], "9.9.9");
+    assert_eq!(claude["newest_passes"], false);
+    let results: Vec<(String, String, String)> = claude["scenarios"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| {
+            (
+                s["name"].as_str().unwrap().to_owned(),
+                s["pinned"]["result"].as_str().unwrap().to_owned(),
+                s["newest"]["result"].as_str().unwrap().to_owned(),
+            )
+        })
+        .collect();
+    let result =
+        |name: &str, old: &str, new: &str| (name.to_owned(), old.to_owned(), new.to_owned());
+    assert_eq!(
+        results,
+        vec![
+            result("http_401_fails", "pass", "fail"),
+            result("writes_a_file", "pass", "pass"),
+        ]
+    );
+    assert_eq!(
+        claude["scenarios"][0]["newest"]["why"],
+        "none of [\"401\"] in the reason; the round's reason: Claude Code reported an error: the result line gave no details"
+    );
+    // The report is kept for scripts/move-pins.
+    let kept: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(world.home.join(".cache/ganger/canary/last-report.json")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(kept, report);
+    let log = claude["scenarios"][0]["newest"]["log"].as_str().unwrap();
+    assert!(
+        std::fs::read_to_string(log)
+            .unwrap()
+            .contains("panicked at"),
+        "{log}"
+    );
+    // Both versions went into the canary's own cache; ganger's cache of pinned agents was
+    // not touched.
+    let cache = world.home.join(".cache/ganger");
+    let installs = std::fs::read_to_string(&npm_log).unwrap();
+    assert_eq!(
+        installs,
+        format!(
+            "@anthropic-ai/claude-code@{pinned} {}\n@anthropic-ai/claude-code@9.9.9 {}\n",
+            cache.join(format!("canary/claude-{pinned}")).display(),
+            cache.join("canary/claude-9.9.9").display()
+        )
+    );
+    assert!(!cache.join("agents").exists());
+
+    // As text: the table and the conclusion; the scratch installs are used again.
+    let run = canary(&["agents", "canary", "claude", "--suite", &suite_arg]);
+    run.expect_code(1);
+    assert!(run.stdout.starts_with("agent   pinned"), "{}", run.stdout);
+    assert!(
+        run.stdout.contains(&format!(
+            "claude: 9.9.9 fails 1 of 2 scenarios; the pin stays at {pinned}:\n  http_401_fails: fail (none of"
+        )),
+        "{}",
+        run.stdout
+    );
+    assert_eq!(std::fs::read_to_string(&npm_log).unwrap(), installs);
+
+    // Bad input: exit 2, one line, nothing run.
+    for (args, message) in [
+        (
+            vec!["agents", "canary", "nope", "--suite", &suite_arg],
+            "unknown agent \"nope\"",
+        ),
+        (
+            vec!["agents", "canary", "claude"],
+            "is not in a ganger source tree",
+        ),
+        (
+            vec!["agents", "canary", "claude", "--suite", "no-such-suite"],
+            "no conformance test binary at",
+        ),
+    ] {
+        let run = canary(&args);
+        run.expect_code(2);
+        assert!(run.stderr.contains(message), "{args:?}: {}", run.stderr);
+    }
 }

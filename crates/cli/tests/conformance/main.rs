@@ -30,6 +30,14 @@ macro_rules! suite {
                 crate::scenarios::read_only_writes_nothing(d());
             }
             #[test]
+            fn refused_call_fails() {
+                crate::scenarios::refused_call_fails(d());
+            }
+            #[test]
+            fn read_only_refusal_is_listed() {
+                crate::scenarios::read_only_refusal_is_listed(d());
+            }
+            #[test]
             fn http_401_fails() {
                 crate::scenarios::http_401_fails(d());
             }
@@ -91,5 +99,9 @@ mod agents_command {
     #[test]
     fn doctor_checks_each_agent() {
         crate::extras::agents_doctor_checks_an_agent();
+    }
+    #[test]
+    fn canary_compares_the_newest_release_with_the_pinned_one() {
+        crate::extras::canary_compares_the_newest_release_with_the_pinned_one();
     }
 }

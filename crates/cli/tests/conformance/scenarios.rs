@@ -63,15 +63,6 @@ fn start(s: &Setup, slug: &str, message: &str, extra: &[&str]) -> Value {
     report
 }
 
-fn report_text(report: &Value) -> String {
-    format!(
-        "{} {} {}",
-        report["reason"].as_str().unwrap_or_default(),
-        report["errors"],
-        report["stderr_tail"]
-    )
-}
-
 const FIRST: &str = "Write the first file, round1.txt, then say done.";
 const SECOND: &str = "Now the second file, round2.txt.";
 
@@ -164,6 +155,85 @@ pub fn read_only_writes_nothing(d: Dialect) {
     assert_ne!(report["status"], "running");
 }
 
+/// A call the agent's own permissions refuse fails a round that may write, naming the tool and
+/// the reason, whether the agent stops there (OpenCode) or the model is told and carries on
+/// (the others); nothing is written.
+pub fn refused_call_fails(d: Dialect) {
+    let world = World::new(env!("CARGO_BIN_EXE_ganger").as_ref());
+    let outside = d.outside(&world.repo);
+    let (call, config) = d.refused_write(&outside, &world.worktree("no"));
+    let llm = FakeLlm::start(
+        Script::new()
+            .turn(call)
+            .text("I could not write it.")
+            .default_answer("side"),
+    )
+    .unwrap();
+    world.write(
+        "ganger.toml",
+        &agent_toml(
+            d.agent,
+            &llm.root_url(),
+            LIMITS,
+            &format!("{PRICES}\n{config}"),
+        ),
+    );
+    let s = Setup { world, llm };
+    let report = start(&s, "no", "Write refused.txt.", &[]);
+    let written = outside.exists();
+    let _ = std::fs::remove_file(&outside);
+    assert!(!written, "{} was written: {report:#}", outside.display());
+    assert_eq!(report["status"], "failed", "{report:#}");
+    let reason = report["reason"].as_str().unwrap_or_default();
+    assert!(
+        reason.starts_with("a tool call was refused by"),
+        "{report:#}"
+    );
+    let rejections = report["rejections"].as_array().cloned().unwrap_or_default();
+    assert!(!rejections.is_empty(), "{report:#}");
+    assert!(
+        reason.contains(rejections[0].as_str().unwrap()),
+        "the reason names the first refused call: {report:#}"
+    );
+    assert!(
+        !s.world.worktree("no").join("refused.txt").exists(),
+        "{report:#}"
+    );
+}
+
+/// In a read-only round a refused call is the guard doing what was asked: the round is
+/// judged on the rest (the report lists the refusals), except where the agent stops its run
+/// at a refusal (OpenCode, which withholds the writing tools instead, so it has none here).
+/// The model tries to write in the worktree, then answers.
+pub fn read_only_refusal_is_listed(d: Dialect) {
+    let s = setup_with(d, |root| {
+        Script::new()
+            .turn(d.write(&root.join("repo-agent-ro"), "by-tool.txt", "written\n"))
+            .text("The answer, without writing.")
+            .default_answer("side")
+    });
+    let report = start(
+        &s,
+        "ro",
+        "Answer without writing.",
+        &["--permission", "read-only"],
+    );
+    assert!(
+        !s.world.worktree("ro").join("by-tool.txt").exists(),
+        "{report:#}"
+    );
+    assert_eq!(report["status"], "done", "{report:#}");
+    assert_eq!(
+        report["answer"], "The answer, without writing.",
+        "{report:#}"
+    );
+    // Codex's sandbox and Qwen's deny rules refuse the call, and the report lists it; the
+    // others withhold their writing tools in read-only, so the call is to an unknown tool.
+    let listed = report["rejections"].as_array().cloned().unwrap_or_default();
+    let refuses = matches!(d.agent, "codex" | "qwen");
+    assert_eq!(!listed.is_empty(), refuses, "{report:#}");
+}
+
 fn fails_with(d: Dialect, fault: Turn, needle: &[&str], bound: Duration) {
     let s = setup(d, Script::new().turn(fault).default_answer("side"));
     let clock = Instant::now();
@@ -184,10 +254,12 @@ fn fails_with(d: Dialect, fault: Turn, needle: &[&str], bound: Duration) {
     );
     let took = clock.elapsed();
     assert_eq!(report["status"], "failed", "{report:#}");
-    let text = report_text(&report);
+    // The reason itself names the model's failure: not a line of stderr noise, nor only the
+    // report's other fields (Qwen 0.24.4's reason was "the result line gave no details").
+    let reason = report["reason"].as_str().unwrap_or_default();
     assert!(
-        needle.iter().any(|n| text.contains(n)),
-        "none of {needle:?} in the report: {report:#}"
+        needle.iter().any(|n| reason.contains(n)),
+        "none of {needle:?} in the reason: {report:#}"
     );
     assert!(took < bound, "took {took:?}, more than {bound:?}");
 }

@@ -426,10 +426,32 @@ pub(crate) fn settle_dead_round(
     Ok(settled)
 }
 
-/// The summary of a round's raw stream file, read again through its adapter (a block at a
-/// time: the file may be as large as the agent made it).
+/// The summary of a round's raw stream file, read again through its adapter a block at a
+/// time (the file may be as large as the agent made it), with the events the adapter reads
+/// in its stderr file (as the round host folds them).
 pub(crate) fn reread_summary(ws: &Workspace, task: &Task, number: u32) -> Option<RoundSummary> {
     let adapter = crate::agent_env::adapter_for(&task.agent, &ws.config)?;
     let file = std::fs::File::open(ws.state.round_file(&task.slug, number, "jsonl")).ok()?;
-    ganger_agents::summarize_reader(adapter.stream_parser().as_mut(), file).ok()
+    let mut summary =
+        ganger_agents::summarize_reader(adapter.stream_parser().as_mut(), file).ok()?;
+    if let Ok(mut stderr) = std::fs::File::open(ws.state.round_file(&task.slug, number, "err")) {
+        use std::io::Read;
+        let mut cutter = ganger_agents::scan::LineCutter::default();
+        let mut block = vec![0u8; 64 * 1024];
+        let mut fold = |_: u64, line: ganger_agents::scan::Line<'_>| {
+            if let ganger_agents::scan::Line::Content(line) = line
+                && let Some(event) = adapter.stderr_event(line)
+            {
+                summary.apply(&event);
+            }
+        };
+        while let Ok(read) = stderr.read(&mut block) {
+            if read == 0 {
+                break;
+            }
+            cutter.push(&block[..read], &mut fold);
+        }
+        cutter.finish(&mut fold);
+    }
+    Some(summary)
 }

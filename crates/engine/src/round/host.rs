@@ -273,8 +273,11 @@ fn run_agent(
         });
     }
     if let Some(stderr) = agent.take_stderr() {
-        let (closed, redactor) = (closed_tx.clone(), redactor.clone());
-        std::thread::spawn(move || output::read_stderr(stderr, err, redactor, closed));
+        let (closed, redactor, progress) =
+            (closed_tx.clone(), redactor.clone(), Arc::clone(&progress));
+        std::thread::spawn(move || {
+            output::read_stderr(stderr, err, redactor, adapter, progress, closed)
+        });
     }
     drop(closed_tx);
     let spending = Spending {
@@ -307,7 +310,13 @@ fn run_agent(
         Some(HostStop::Lingered(_)) => AgentExit::Code(0),
         _ => exit,
     };
-    let verdict = adapter.verdict(&summary, verdict_exit);
+    let permission = input
+        .task
+        .permission
+        .parse::<Permission>()
+        .unwrap_or_default();
+    let sandboxed = TaskSandbox::of(&input.task).is_ok_and(|sandbox| sandbox.kind.isolates());
+    let verdict = adapter.round_verdict(&summary, verdict_exit, permission, sandboxed);
     Ok(finish::Ended {
         exit: Some(exit),
         summary,

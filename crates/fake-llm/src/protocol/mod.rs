@@ -14,6 +14,7 @@ pub(crate) mod anthropic;
 pub(crate) mod gemini;
 pub(crate) mod openai_chat;
 pub(crate) mod openai_responses;
+pub(crate) mod reminders;
 
 /// A response body in protocol terms.
 #[derive(Debug, Clone, PartialEq)]

@@ -10,16 +10,14 @@
 //!   text is the result's content), so the request continues a round instead of opening one.
 //!   Text blocks beside the results are added to the last result's text.
 //! - Text blocks of a user message that start with `<system-reminder>` are context the agent
-//!   adds, not the person's prompt: they are left out of the prompt text, and a user message
-//!   made only of them becomes a system message. So `new_prompt()` and `{{history}}` see what
-//!   was typed.
+//!   adds, not the person's prompt ([`reminders`]): they are left out of the prompt text, and
+//!   a user message made only of them becomes a system message. So `new_prompt()` and
+//!   `{{history}}` see what was typed.
 
 use serde_json::Value;
 
 use crate::conversation::{Conversation, Message, Role};
-
-/// How Claude Code marks context it adds to user messages.
-const REMINDER_TAG: &str = "<system-reminder>";
+use crate::protocol::reminders;
 
 /// Parses a Messages request body.
 pub(super) fn parse(body: &Value) -> Result<Conversation, String> {
@@ -113,13 +111,10 @@ fn user(content: &Value) -> Vec<Message> {
         }
         return messages;
     }
-    let (reminders, typed): (Vec<&str>, Vec<&str>) = texts
-        .iter()
-        .partition(|text| text.trim_start().starts_with(REMINDER_TAG));
-    let only_reminders =
-        typed.is_empty() && !reminders.is_empty() && blocks.len() == reminders.len();
+    let (context, typed) = reminders::split(&texts);
+    let only_reminders = typed.is_empty() && !context.is_empty() && blocks.len() == context.len();
     if only_reminders {
-        vec![plain(Role::System, reminders.join("\n"))]
+        vec![plain(Role::System, context.join("\n"))]
     } else {
         vec![plain(Role::User, typed.join("\n"))]
     }

@@ -3,10 +3,16 @@
 //! Lenient where agents differ (content as a string, an array of parts or null; roles
 //! `developer` and `function`), strict where a missing field means the body is not a chat
 //! request at all (no `messages` array).
+//!
+//! Text parts of a user message that start with `<system-reminder>` are context the agent
+//! adds (Qwen Code 0.24 sends its skills, tools and date so, beside the prompt): they are left
+//! out of the prompt's text, and a user message made only of them is a system message
+//! ([`reminders`]).
 
 use serde_json::Value;
 
 use crate::conversation::{Conversation, Message, Role};
+use crate::protocol::reminders;
 
 /// Parses a chat completions request body.
 pub(super) fn parse(body: &Value) -> Result<Conversation, String> {
@@ -63,24 +69,39 @@ fn parse_message(message: &Value) -> Result<Message, String> {
                 .collect()
         })
         .unwrap_or_default();
+    let texts = content_texts(message.get("content"));
+    if role == Role::User {
+        let (context, typed) = reminders::split(&texts);
+        if typed.is_empty() && !context.is_empty() {
+            return Ok(Message {
+                role: Role::System,
+                text: context.join("\n"),
+                tool_calls,
+            });
+        }
+        return Ok(Message {
+            role,
+            text: typed.join("\n"),
+            tool_calls,
+        });
+    }
     Ok(Message {
         role,
-        text: content_text(message.get("content")),
+        text: texts.join("\n"),
         tool_calls,
     })
 }
 
-/// The text of a `content` field: a string, or the `text` of every text part joined by
-/// newlines; images and other parts are left out.
-fn content_text(content: Option<&Value>) -> String {
+/// The texts of a `content` field: a string, or the `text` of every text part; images and
+/// other parts are left out.
+fn content_texts(content: Option<&Value>) -> Vec<&str> {
     match content {
-        Some(Value::String(text)) => text.clone(),
+        Some(Value::String(text)) => vec![text.as_str()],
         Some(Value::Array(parts)) => parts
             .iter()
             .filter_map(|part| part.get("text").and_then(Value::as_str))
-            .collect::<Vec<_>>()
-            .join("\n"),
-        _ => String::new(),
+            .collect(),
+        _ => Vec::new(),
     }
 }
 
@@ -128,6 +149,44 @@ mod tests {
                 tools: vec!["write".to_owned(), "bash".to_owned()],
             })
         );
+    }
+
+    #[test]
+    fn reminder_parts_of_a_user_message_are_not_the_prompt() {
+        // Qwen Code 0.24.4's first request (texts shortened): four reminder parts, then the
+        // prompt, in one user message; a later round's prompt follows one reminder.
+        let body = json!({
+            "model": "qwen-fake",
+            "messages": [
+                {"role": "system", "content": "You are Qwen Code."},
+                {"role": "user", "content": [
+                    {"type": "text", "text": "<system-reminder>\nThe following skills are available\n</system-reminder>"},
+                    {"type": "text", "text": "<system-reminder>\nThis is the Qwen Code. We are setting up the context\n</system-reminder>"},
+                    {"type": "text", "text": "Please do round one: create hello.txt"}
+                ]},
+                {"role": "assistant", "content": "Done round 1."},
+                {"role": "user", "content": [
+                    {"type": "text", "text": "<system-reminder>\nThe current date is today.\n</system-reminder>"},
+                    {"type": "text", "text": "Now round two"}
+                ]},
+                {"role": "user", "content": "<system-reminder>only context</system-reminder>"}
+            ],
+            "tools": [{"type": "function", "function": {"name": "write_file"}}]
+        });
+        let conversation = parse(&body).unwrap();
+        assert_eq!(
+            conversation.prompts(),
+            vec!["Please do round one: create hello.txt", "Now round two"]
+        );
+        assert_eq!(
+            conversation.messages.last(),
+            Some(&Message {
+                role: Role::System,
+                text: "<system-reminder>only context</system-reminder>".to_owned(),
+                tool_calls: Vec::new(),
+            })
+        );
+        assert_eq!(conversation.new_prompt(), Some("Now round two"));
     }
 
     #[test]
