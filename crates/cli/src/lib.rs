@@ -10,7 +10,7 @@ mod printer;
 
 use args::{Cli, Command};
 use clap::Parser;
-use ganger_engine::{EngineError, ErrorKind, Workspace};
+use ganger_engine::{EngineError, Workspace};
 use std::process::ExitCode;
 
 /// Why a command did not complete.
@@ -64,16 +64,22 @@ pub fn main() -> ExitCode {
                 json,
                 &format!("failed to write the output: {error}"),
                 None,
-                exit::INVALID,
+                exit::ENVIRONMENT,
             );
-            ExitCode::from(exit::INVALID)
+            ExitCode::from(exit::ENVIRONMENT)
         }
         Err(Failure::Engine(error)) => {
-            let code = match error.kind {
-                ErrorKind::Invalid => exit::INVALID,
-                ErrorKind::ModelUnavailable => exit::MODEL_UNAVAILABLE,
-            };
-            printer::emit_error(json, &error.message, error.hint.as_deref(), code);
+            let code = error.kind.exit_code();
+            printer::emit_failure(
+                json,
+                &printer::Failure {
+                    kind: error.kind.as_str(),
+                    message: &error.message,
+                    causes: &error.causes(),
+                    hint: error.hint.as_deref(),
+                    code,
+                },
+            );
             ExitCode::from(code)
         }
     }
