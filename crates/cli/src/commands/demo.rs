@@ -5,9 +5,9 @@
 //! session, and the report.
 
 use crate::args::DemoArgs;
-use crate::commands::round::notices;
 use crate::exit;
 use crate::printer;
+use crate::printer::Printer;
 use crate::{Failure, Outcome};
 use ganger_engine::{
     Brief, EngineError, Launched, StartOptions, StatusView, Workspace, round_report,
@@ -182,12 +182,14 @@ pub(crate) fn run(args: DemoArgs) -> Outcome {
             until_green: Some(1),
             ..StartOptions::default()
         },
-        &mut notices(false),
+        &mut Printer::new(false).notices(),
     )?;
     let done = report(&ws, started)?;
 
     say("ganger status")?;
-    if let StatusView::List(list) = ganger_engine::status(&ws, None, &mut notices(false))? {
+    if let StatusView::List(list) =
+        ganger_engine::status(&ws, None, &mut Printer::new(false).notices())?
+    {
         printer::emit(&printer::task_table(&list, ws.state.root()))?;
     }
     say("ganger diff hello")?;

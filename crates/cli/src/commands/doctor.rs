@@ -6,7 +6,7 @@
 use super::agents::{chosen, config_here};
 use super::demo::git;
 use crate::exit;
-use crate::printer;
+use crate::printer::Printer;
 use crate::{Failure, Outcome};
 use ganger_engine::{Brief, EngineError, FixOptions, Launched, StartOptions, Workspace};
 use ganger_fake_llm::{FakeLlm, Script, Turn};
@@ -44,6 +44,7 @@ fn script() -> Script {
 }
 
 pub(crate) fn run(dir: Option<&Path>, names: &[String], json: bool) -> Outcome {
+    let out = Printer::new(json);
     let config = config_here(dir)?;
     let mut checks = Vec::new();
     for adapter in chosen(names)? {
@@ -62,9 +63,7 @@ pub(crate) fn run(dir: Option<&Path>, names: &[String], json: bool) -> Outcome {
             }
             continue;
         };
-        if !json {
-            printer::emit(&format!("{:<9} ", adapter.name()))?;
-        }
+        out.progress(&format!("{:<9} ", adapter.name()))?;
         let clock = Instant::now();
         let version = ganger_engine::agents::version_of(adapter, &program);
         let problem = check(adapter, &program).err();
@@ -75,8 +74,8 @@ pub(crate) fn run(dir: Option<&Path>, names: &[String], json: bool) -> Outcome {
             problem,
             seconds: clock.elapsed().as_secs_f64(),
         };
-        if !json {
-            printer::emit(&format!(
+        {
+            out.progress(&format!(
                 "{} {} in {:.1} s{}\n",
                 result.version.as_deref().unwrap_or("(unknown version)"),
                 result.result,
@@ -91,14 +90,19 @@ pub(crate) fn run(dir: Option<&Path>, names: &[String], json: bool) -> Outcome {
         checks.push(result);
     }
     let all_ok = !checks.is_empty() && checks.iter().all(|c| c.result == "ok");
-    if json {
-        printer::emit_json(&DoctorReport {
-            schema: "ganger.doctor/1",
-            agents: checks,
-        })?;
-    } else if checks.is_empty() {
-        printer::emit("no agent CLI is installed: ganger agents install NAME\n")?;
-    }
+    let nothing = checks.is_empty();
+    let report = DoctorReport {
+        schema: "ganger.doctor/1",
+        agents: checks,
+    };
+    // The lines above were the human report, but for an empty one.
+    out.print(&report, || {
+        if nothing {
+            "no agent CLI is installed: ganger agents install NAME\n".to_owned()
+        } else {
+            String::new()
+        }
+    })?;
     Ok(if all_ok { exit::OK } else { exit::NOT_DONE })
 }
 

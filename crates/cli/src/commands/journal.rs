@@ -4,7 +4,7 @@
 use crate::Outcome;
 use crate::args::{AckArgs, WatchArgs};
 use crate::exit;
-use crate::printer;
+use crate::printer::{self, Printer};
 use ganger_engine::Workspace;
 use std::time::Duration;
 
@@ -15,13 +15,10 @@ const POLL: Duration = Duration::from_millis(300);
 const SETTLE_EVERY: u32 = 10;
 
 pub(crate) fn watch(ws: &Workspace, args: WatchArgs) -> Outcome {
+    let out = Printer::new(args.json);
     let page = ganger_engine::journal::watch(ws, args.as_name.as_deref(), None, true)?;
     if !args.follow {
-        if args.json {
-            printer::emit_json(&page)?;
-        } else {
-            printer::emit(&printer::journal_text(&page))?;
-        }
+        out.print(&page, || printer::journal_text(&page))?;
         return Ok(exit::OK);
     }
     let mut last = page.cursor;
@@ -29,11 +26,7 @@ pub(crate) fn watch(ws: &Workspace, args: WatchArgs) -> Outcome {
     let mut looks: u32 = 0;
     loop {
         for entry in &page.entries {
-            if args.json {
-                printer::emit_json_line(entry)?;
-            } else {
-                printer::emit(&printer::journal_entry_text(entry))?;
-            }
+            out.item(entry, || printer::journal_entry_text(entry))?;
             last = last.max(entry.id);
         }
         std::thread::sleep(POLL);
@@ -46,13 +39,11 @@ pub(crate) fn watch(ws: &Workspace, args: WatchArgs) -> Outcome {
 /// `ganger.ack/1` (docs/json.md).
 pub(crate) fn ack(ws: &Workspace, args: AckArgs) -> Outcome {
     let report = ganger_engine::journal::ack(ws, args.as_name.as_deref(), args.upto)?;
-    if args.json {
-        printer::emit_json(&report)?;
-    } else {
-        printer::emit(&format!(
+    Printer::new(args.json).print(&report, || {
+        format!(
             "{}: journal acknowledged up to entry {}\n",
             report.commander, report.cursor
-        ))?;
-    }
+        )
+    })?;
     Ok(exit::OK)
 }

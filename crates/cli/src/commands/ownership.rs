@@ -1,13 +1,12 @@
 //! `assign`, `transfer`, `release`, `policy`, `allow`: who owns a task and what it lets in;
 //! `adopt`: a session started by hand becomes a task; `attach`: a person takes over.
 
-use super::round::notices;
 use crate::Outcome;
 use crate::args::{
     AdoptArgs, AllowArgs, AssignArgs, AttachArgs, OwnerArgs, PolicyArgs, TransferArgs,
 };
 use crate::exit;
-use crate::printer;
+use crate::printer::Printer;
 use ganger_engine::{OwnershipAction, OwnershipReport, Workspace, change_ownership};
 
 fn run(
@@ -17,12 +16,9 @@ fn run(
     as_name: Option<&str>,
     json: bool,
 ) -> Outcome {
-    let report = change_ownership(ws, slug, &action, as_name, &mut notices(json))?;
-    if json {
-        printer::emit_json(&report)?;
-    } else {
-        printer::emit(&describe(&report))?;
-    }
+    let out = Printer::new(json);
+    let report = change_ownership(ws, slug, &action, as_name, &mut out.notices())?;
+    out.print(&report, || describe(&report))?;
     Ok(exit::OK)
 }
 
@@ -98,19 +94,19 @@ pub(crate) fn adopt(ws: &Workspace, args: AdoptArgs) -> Outcome {
         model: args.model,
         commander: args.as_name,
     };
-    let task = ganger_engine::adopt(ws, &options, &mut notices(args.json))?;
-    if args.json {
-        printer::emit_json(&Adopted {
-            schema: "ganger.adopted/1",
-            task: &task.slug,
-            agent: &task.agent,
-            session: task.session.as_deref(),
-            worktree: &task.worktree,
-            branch: &task.branch,
-            owner: &task.owner,
-        })?;
-    } else {
-        printer::emit(&format!(
+    let out = Printer::new(args.json);
+    let task = ganger_engine::adopt(ws, &options, &mut out.notices())?;
+    let adopted = Adopted {
+        schema: "ganger.adopted/1",
+        task: &task.slug,
+        agent: &task.agent,
+        session: task.session.as_deref(),
+        worktree: &task.worktree,
+        branch: &task.branch,
+        owner: &task.owner,
+    };
+    out.print(&adopted, || {
+        format!(
             "adopted session {} of {} in {} as task {} (owned by {}); send its next round with `ganger fix {}`\n",
             task.session.as_deref().unwrap_or("?"),
             task.agent,
@@ -118,13 +114,18 @@ pub(crate) fn adopt(ws: &Workspace, args: AdoptArgs) -> Outcome {
             task.slug,
             task.owner,
             task.slug
-        ))?;
-    }
+        )
+    })?;
     Ok(exit::OK)
 }
 
 /// Exits with the agent's own exit code (capped at 255), so a script can tell how it ended.
 pub(crate) fn attach(ws: &Workspace, args: AttachArgs) -> Outcome {
-    let code = ganger_engine::attach(ws, &args.slug, args.as_name.as_deref(), &mut notices(false))?;
+    let code = ganger_engine::attach(
+        ws,
+        &args.slug,
+        args.as_name.as_deref(),
+        &mut Printer::new(false).notices(),
+    )?;
     Ok(u8::try_from(code).unwrap_or(1))
 }

@@ -3,9 +3,9 @@
 
 use crate::args::{FixArgs, StartArgs, TaskText};
 use crate::exit;
-use crate::printer;
+use crate::printer::{self, Printer};
 use crate::{Failure, Outcome};
-use ganger_engine::{Brief, FixOptions, Launched, Notice, StartOptions, Workspace, round_report};
+use ganger_engine::{Brief, FixOptions, Launched, StartOptions, Workspace, round_report};
 use ganger_events::RoundStatus;
 
 pub(crate) fn brief(text: TaskText) -> Option<Brief> {
@@ -13,18 +13,6 @@ pub(crate) fn brief(text: TaskText) -> Option<Brief> {
         (Some(file), _) => Some(Brief::File(file)),
         (None, Some(message)) => Some(Brief::Message(message)),
         (None, None) => None,
-    }
-}
-
-/// Prints notices as they come in human mode; JSON mode prints only the final document.
-pub(crate) fn notices(json: bool) -> impl FnMut(Notice) {
-    move |notice| {
-        if matches!(notice, Notice::UntestedVersion { .. }) {
-            // A warning: on stderr, so that it is seen even with --json.
-            let _ = printer::emit_err(&printer::notice_line(&notice));
-        } else if !json {
-            let _ = printer::emit(&printer::notice_line(&notice));
-        }
     }
 }
 
@@ -47,15 +35,11 @@ struct Detached<'a> {
     events: std::path::PathBuf,
 }
 
-fn print_launched(ws: &Workspace, launched: Launched, json: bool) -> Outcome {
+fn print_launched(ws: &Workspace, launched: Launched, out: Printer) -> Outcome {
     match launched {
         Launched::Finished(outcome) => {
             let report = round_report(ws, &outcome.task, &outcome.round);
-            if json {
-                printer::emit_json(&report)?;
-            } else {
-                printer::emit(&printer::report_text(&report))?;
-            }
+            out.print(&report, || printer::report_text(&report))?;
             Ok(status_code(outcome.round.status))
         }
         Launched::Detached {
@@ -63,23 +47,23 @@ fn print_launched(ws: &Workspace, launched: Launched, json: bool) -> Outcome {
             round,
             host_pid,
         } => {
-            if json {
-                printer::emit_json(&Detached {
-                    schema: "ganger.detached/1",
-                    task: &task.slug,
-                    round: round.number,
-                    status: "running",
-                    host_pid,
-                    events: ws.state.round_file(&task.slug, round.number, "jsonl"),
-                })?;
-            }
+            let detached = Detached {
+                schema: "ganger.detached/1",
+                task: &task.slug,
+                round: round.number,
+                status: "running",
+                host_pid,
+                events: ws.state.round_file(&task.slug, round.number, "jsonl"),
+            };
+            // The human form was the notice that the round is detached.
+            out.print(&detached, String::new)?;
             Ok(exit::OK)
         }
     }
 }
 
 pub(crate) fn start(ws: &Workspace, args: StartArgs) -> Outcome {
-    let json = args.json;
+    let out = Printer::new(args.json);
     let options = StartOptions {
         slug: args.slug,
         brief: brief(args.text),
@@ -108,15 +92,15 @@ pub(crate) fn start(ws: &Workspace, args: StartArgs) -> Outcome {
     };
     if args.queue {
         let item = ganger_engine::fleet::queue_start(ws, &options)?;
-        return super::fleet::print_queued(&[item], json);
+        return super::fleet::print_queued(&[item], out);
     }
     let launched =
-        ganger_engine::start(ws, options, &mut notices(json)).map_err(Failure::Engine)?;
-    print_launched(ws, launched, json)
+        ganger_engine::start(ws, options, &mut out.notices()).map_err(Failure::Engine)?;
+    print_launched(ws, launched, out)
 }
 
 pub(crate) fn fix(ws: &Workspace, args: FixArgs) -> Outcome {
-    let json = args.json;
+    let out = Printer::new(args.json);
     let options = FixOptions {
         slug: args.slug,
         brief: brief(args.text),
@@ -130,7 +114,7 @@ pub(crate) fn fix(ws: &Workspace, args: FixArgs) -> Outcome {
     };
     if args.queue {
         let item = ganger_engine::fleet::queue_fix(ws, &options)?;
-        return super::fleet::print_queued(&[item], json);
+        return super::fleet::print_queued(&[item], out);
     }
     // A task on hold takes new rounds into the queue: they run once its policy is accept.
     if !options.interrupt && ganger_engine::holds_rounds(ws, &options.slug)? {
@@ -149,14 +133,12 @@ pub(crate) fn fix(ws: &Workspace, args: FixArgs) -> Outcome {
             ..options
         };
         let item = ganger_engine::fleet::queue_fix(ws, &options)?;
-        if !json {
-            printer::emit(&format!(
-                "task {} holds new rounds: the round waits in the queue until `ganger policy {} accept`\n",
-                item.slug, item.slug
-            ))?;
-        }
-        return super::fleet::print_queued(&[item], json);
+        out.progress(&format!(
+            "task {} holds new rounds: the round waits in the queue until `ganger policy {} accept`\n",
+            item.slug, item.slug
+        ))?;
+        return super::fleet::print_queued(&[item], out);
     }
-    let launched = ganger_engine::fix(ws, options, &mut notices(json)).map_err(Failure::Engine)?;
-    print_launched(ws, launched, json)
+    let launched = ganger_engine::fix(ws, options, &mut out.notices()).map_err(Failure::Engine)?;
+    print_launched(ws, launched, out)
 }

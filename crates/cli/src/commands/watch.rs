@@ -1,47 +1,27 @@
 //! The commands that look at tasks: `status`, `wait`, `cancel`, `diff`.
 
-use super::round::{notices, status_code};
+use super::round::status_code;
 use crate::Outcome;
 use crate::args::{CancelArgs, DiffArgs, StatusArgs, WaitArgs};
 use crate::exit;
-use crate::printer;
+use crate::printer::{self, Printer};
 use ganger_engine::{StatusView, WaitOutcome, Workspace};
 use std::io::IsTerminal;
 
 pub(crate) fn status(ws: &Workspace, args: StatusArgs) -> Outcome {
+    let out = Printer::new(args.json);
     if let Some(key) = &args.group_by {
         let groups = ganger_engine::labels::task_groups(ws, key)?;
-        if args.json {
-            printer::emit_json(&groups)?;
-        } else {
-            printer::emit(&printer::groups_text(&groups))?;
-        }
+        out.print(&groups, || printer::groups_text(&groups))?;
         return Ok(exit::OK);
     }
-    let view =
-        ganger_engine::status_of(ws, args.slug.as_deref(), args.tree, &mut notices(args.json))?;
+    let view = ganger_engine::status_of(ws, args.slug.as_deref(), args.tree, &mut out.notices())?;
     match view {
         StatusView::List(list) => {
-            if args.json {
-                printer::emit_json(&list)?;
-            } else {
-                printer::emit(&printer::task_table(&list, ws.state.root()))?;
-            }
+            out.print(&list, || printer::task_table(&list, ws.state.root()))?
         }
-        StatusView::Round(report) => {
-            if args.json {
-                printer::emit_json(&report)?;
-            } else {
-                printer::emit(&printer::report_text(&report))?;
-            }
-        }
-        StatusView::Pipeline(report) => {
-            if args.json {
-                printer::emit_json(&report)?;
-            } else {
-                printer::emit(&printer::pipeline_text(&report))?;
-            }
-        }
+        StatusView::Round(report) => out.print(&report, || printer::report_text(&report))?,
+        StatusView::Pipeline(report) => out.print(&report, || printer::pipeline_text(&report))?,
     }
     Ok(exit::OK)
 }
@@ -58,13 +38,10 @@ struct StillRunning<'a> {
 }
 
 pub(crate) fn wait(ws: &Workspace, args: WaitArgs) -> Outcome {
-    match ganger_engine::wait(ws, &args.slug, args.timeout, &mut notices(args.json))? {
+    let out = Printer::new(args.json);
+    match ganger_engine::wait(ws, &args.slug, args.timeout, &mut out.notices())? {
         WaitOutcome::Ended(report) => {
-            if args.json {
-                printer::emit_json(&report)?;
-            } else {
-                printer::emit(&printer::report_text(&report))?;
-            }
+            out.print(&report, || printer::report_text(&report))?;
             Ok(status_code(report.status))
         }
         WaitOutcome::StillRunning {
@@ -72,41 +49,33 @@ pub(crate) fn wait(ws: &Workspace, args: WaitArgs) -> Outcome {
             host_pid,
             started_at,
         } => {
-            if args.json {
-                printer::emit_json(&StillRunning {
-                    schema: "ganger.still-running/1",
-                    task: &args.slug,
-                    round: number,
-                    status: "running",
-                    host_pid,
-                    started_at: &started_at,
-                })?;
-            } else {
+            let still = StillRunning {
+                schema: "ganger.still-running/1",
+                task: &args.slug,
+                round: number,
+                status: "running",
+                host_pid,
+                started_at: &started_at,
+            };
+            out.print(&still, || {
                 let host = host_pid
                     .map(|p| format!("host pid {p}, "))
                     .unwrap_or_default();
-                printer::emit(&format!(
+                format!(
                     "round {number} of {} is still running ({host}started {started_at}); wait again\n",
                     args.slug
-                ))?;
-            }
+                )
+            })?;
             Ok(exit::STILL_RUNNING)
         }
     }
 }
 
 pub(crate) fn cancel(ws: &Workspace, args: CancelArgs) -> Outcome {
-    let report = ganger_engine::cancel(
-        ws,
-        &args.slug,
-        args.as_name.as_deref(),
-        &mut notices(args.json),
-    )?;
-    if args.json {
-        printer::emit_json(&report)?;
-    } else {
-        printer::emit(&printer::report_text(&report))?;
-    }
+    let out = Printer::new(args.json);
+    let report =
+        ganger_engine::cancel(ws, &args.slug, args.as_name.as_deref(), &mut out.notices())?;
+    out.print(&report, || printer::report_text(&report))?;
     Ok(exit::OK)
 }
 

@@ -4,16 +4,20 @@
 //! stdout (`ganger status | head`) is a clean end, not a panic.
 
 mod canary;
+mod choice;
 mod controls;
 mod evidence;
 mod human;
 mod pipeline;
+mod status_line;
 
 pub use canary::{canary_notice_line, canary_text};
+pub use choice::Printer;
 pub use controls::{escape_controls, escape_controls_but_colours};
 pub use evidence::{groups_text, journal_entry_text, journal_text};
 pub use human::{notice_line, report_text, task_table};
 pub use pipeline::pipeline_text;
+pub use status_line::StatusLine;
 
 use serde::Serialize;
 use std::io::Write;
@@ -40,13 +44,13 @@ pub fn emit_err(text: &str) -> std::io::Result<()> {
 }
 
 /// Writes a value as pretty JSON with a trailing newline.
-pub fn emit_json<T: Serialize>(value: &T) -> std::io::Result<()> {
+pub fn emit_json<T: Serialize + ?Sized>(value: &T) -> std::io::Result<()> {
     let text = serde_json::to_string_pretty(value).map_err(std::io::Error::other)?;
     emit(&format!("{text}\n"))
 }
 
 /// Writes a value as one line of JSON (a stream of documents, as `watch --follow --json`).
-pub fn emit_json_line<T: Serialize>(value: &T) -> std::io::Result<()> {
+pub fn emit_json_line<T: Serialize + ?Sized>(value: &T) -> std::io::Result<()> {
     let text = serde_json::to_string(value).map_err(std::io::Error::other)?;
     emit(&format!("{text}\n"))
 }
