@@ -6,10 +6,10 @@ use crate::args::CleanArgs;
 use crate::exit;
 use crate::printer::Printer;
 use ganger_engine::clean_report::{CleanReport, TaskCleanup};
-use ganger_engine::{CleanOptions, Workspace};
+use ganger_engine::{CleanOptions, Engine};
 use std::fmt::Write;
 
-pub(crate) fn run(ws: &Workspace, args: CleanArgs) -> Outcome {
+pub(crate) fn run(engine: &Engine, args: CleanArgs) -> Outcome {
     let options = CleanOptions {
         slugs: args.slugs,
         force: args.force,
@@ -17,7 +17,7 @@ pub(crate) fn run(ws: &Workspace, args: CleanArgs) -> Outcome {
         commander: args.as_name,
     };
     let out = Printer::new(args.json);
-    let report = ganger_engine::clean(ws, &options, &mut out.notices())?;
+    let report = engine.clean(options, &mut out.notices())?;
     out.print(&report, || clean_text(&report))?;
     Ok(exit::OK)
 }

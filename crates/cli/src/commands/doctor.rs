@@ -8,7 +8,7 @@ use super::demo::git;
 use crate::exit;
 use crate::printer::Printer;
 use crate::{Failure, Outcome};
-use ganger_engine::{Brief, EngineError, FixOptions, Launched, StartOptions, Workspace};
+use ganger_engine::{Brief, Engine, EngineError, FixOptions, Launched, Sent, StartOptions};
 use ganger_fake_llm::{FakeLlm, Script, Turn};
 use serde::Serialize;
 use std::path::Path;
@@ -139,31 +139,31 @@ fn check(adapter: &dyn ganger_agents::Adapter, program: &Path) -> Result<(), Str
         "",
     );
     std::fs::write(repo.join("ganger.toml"), toml).map_err(|e| e.to_string())?;
-    let ws = Workspace::discover(&repo).map_err(|e| e.message)?;
+    let engine = Engine::open(&repo, "doctor").map_err(|e| e.message)?;
     let mut quiet = |_notice| {};
-    let first = ganger_engine::start(
-        &ws,
-        StartOptions {
-            slug: "doctor".into(),
-            brief: Some(Brief::Message(FIRST.into())),
-            commander: Some("doctor".into()),
-            ..StartOptions::default()
-        },
-        &mut quiet,
-    )
-    .map_err(|e| format!("round 1 did not start: {}", e.message))?;
+    let first = engine
+        .start(
+            StartOptions {
+                slug: "doctor".into(),
+                brief: Some(Brief::Message(FIRST.into())),
+                ..StartOptions::default()
+            },
+            false,
+            &mut quiet,
+        )
+        .map_err(|e| format!("round 1 did not start: {}", e.message))?;
     let (session, tokens) = finished("round 1", first)?;
-    let second = ganger_engine::fix(
-        &ws,
-        FixOptions {
-            slug: "doctor".into(),
-            brief: Some(Brief::Message(SECOND.into())),
-            commander: Some("doctor".into()),
-            ..FixOptions::default()
-        },
-        &mut quiet,
-    )
-    .map_err(|e| format!("round 2 did not start: {}", e.message))?;
+    let second = engine
+        .fix(
+            FixOptions {
+                slug: "doctor".into(),
+                brief: Some(Brief::Message(SECOND.into())),
+                ..FixOptions::default()
+            },
+            false,
+            &mut quiet,
+        )
+        .map_err(|e| format!("round 2 did not start: {}", e.message))?;
     let (resumed, _) = finished("round 2", second)?;
     if resumed != session {
         return Err(format!(
@@ -187,9 +187,9 @@ fn check(adapter: &dyn ganger_agents::Adapter, program: &Path) -> Result<(), Str
 }
 
 /// The session and input tokens of a round that must be done.
-fn finished(what: &str, launched: Launched) -> Result<(String, u64), String> {
-    let Launched::Finished(outcome) = launched else {
-        return Err(format!("{what} was detached"));
+fn finished(what: &str, sent: Sent) -> Result<(String, u64), String> {
+    let Sent::Launched(Launched::Finished(outcome)) = sent else {
+        return Err(format!("{what} was detached or queued"));
     };
     let round = outcome.round;
     if round.status != ganger_events::RoundStatus::Done {

@@ -5,11 +5,8 @@
 use crate::fleet_args::{BroadcastArgs, FleetAction, FleetArgs, LimitArgs, ServeArgs};
 use crate::printer::{self, Printer};
 use crate::{Failure, Outcome, exit};
-use ganger_engine::fleet::{
-    Drain, FleetEvent, FleetStatus, Limits, QueueItem, SchedulerOptions, fleet_status,
-};
-use ganger_engine::{EngineError, Workspace};
-use std::time::Duration;
+use ganger_engine::fleet::{Drain, FleetEvent, FleetStatus, Limits, QueueItem, SchedulerOptions};
+use ganger_engine::{Engine, EngineError};
 
 /// `ganger.queued/1` (docs/json.md).
 #[derive(serde::Serialize)]
@@ -89,13 +86,6 @@ impl Display {
         }
     }
 
-    /// A line of progress, for a person.
-    fn line(&mut self, text: &str) {
-        self.status.above(|| {
-            let _ = self.out.progress(&format!("{text}\n"));
-        });
-    }
-
     fn event(&mut self, event: FleetEvent) {
         if let FleetEvent::Counts {
             queued,
@@ -168,7 +158,7 @@ fn ganger_store_now() -> i64 {
         .map_or(0, |d| d.as_millis() as i64)
 }
 
-pub(crate) fn serve(ws: &Workspace, args: ServeArgs) -> Outcome {
+pub(crate) fn serve(engine: &Engine, args: ServeArgs) -> Outcome {
     let options = options(&args.limits, Drain::Forever)?;
     let out = Printer::new(args.json);
     let mut display = Display::new(out);
@@ -176,11 +166,11 @@ pub(crate) fn serve(ws: &Workspace, args: ServeArgs) -> Outcome {
         "ganger serve: scheduling queued rounds (pid {})\n",
         std::process::id()
     ))?;
-    ganger_engine::fleet::serve(ws, options, &mut |e| display.event(e))?;
+    engine.serve(options, &mut |e| display.event(e))?;
     Ok(exit::OK)
 }
 
-pub(crate) fn fleet(ws: &Workspace, args: FleetArgs) -> Outcome {
+pub(crate) fn fleet(engine: &Engine, args: FleetArgs) -> Outcome {
     match args.action {
         FleetAction::Submit {
             file,
@@ -188,7 +178,7 @@ pub(crate) fn fleet(ws: &Workspace, args: FleetArgs) -> Outcome {
             json,
         } => {
             let fleet = ganger_engine::fleet::read_fleet(&file)?;
-            let submitted = ganger_engine::fleet::submit_fleet(ws, &fleet, as_name.as_deref())?;
+            let submitted = engine.submit_fleet(&fleet, as_name.as_deref())?;
             let document = serde_json::json!({
                 "schema": "ganger.fleet-submitted/1",
                 "fleet": fleet.name,
@@ -203,7 +193,7 @@ pub(crate) fn fleet(ws: &Workspace, args: FleetArgs) -> Outcome {
                     submitted.pending.len(),
                     submitted.finished.len()
                 );
-                if ganger_engine::fleet::serve_holder(ws).is_none() {
+                if engine.scheduler().is_none() {
                     text.push_str("no `ganger serve` runs for this repository yet; start one\n");
                 }
                 text
@@ -211,7 +201,7 @@ pub(crate) fn fleet(ws: &Workspace, args: FleetArgs) -> Outcome {
             Ok(exit::OK)
         }
         FleetAction::Status { name, json } => {
-            let status = fleet_status(ws, name.as_deref())?;
+            let status = engine.fleet_status(name.as_deref())?;
             Printer::new(json).print(&status, || format!("{}\n", status_text(&status)))?;
             Ok(exit::OK)
         }
@@ -222,60 +212,42 @@ pub(crate) fn fleet(ws: &Workspace, args: FleetArgs) -> Outcome {
             json,
         } => {
             let fleet = ganger_engine::fleet::read_fleet(&file)?;
-            let mut options = options(&limits, Drain::Fleet(fleet.name.clone()))?;
-            // The file's global limit holds for everything this loop starts.
-            if options.limits.global.is_none() {
-                options.limits.global = fleet.limits.global;
-            }
-            let submitted = ganger_engine::fleet::submit_fleet(ws, &fleet, as_name.as_deref())?;
+            let options = options(&limits, Drain::Fleet(fleet.name.clone()))?;
             let out = Printer::new(json);
             let mut display = Display::new(out);
-            // Tasks queued or running already (by an earlier or a concurrent run).
-            let pending = match submitted.pending.len() {
-                0 => String::new(),
-                n => format!(", {n} queued or running already"),
-            };
-            display.line(&format!(
-                "fleet {}: {} to start, {} to continue, {} finished already{pending}",
-                fleet.name,
-                submitted.started.len(),
-                submitted.resumed.len(),
-                submitted.finished.len()
-            ));
-            match ganger_engine::fleet::take_serve_lock(ws) {
-                Ok(lock) => {
-                    let drained = ganger_engine::fleet::run_scheduler(ws, options, &mut |e| {
-                        display.event(e);
-                    })?;
-                    drop(lock);
-                    let mut line = serde_json::to_value(&drained).unwrap_or_default();
-                    line["event"] = "drained".into();
-                    // The drained line is for programs; a person reads the table below.
-                    out.item(&line, String::new)?;
-                }
-                Err(_) => {
-                    // Another scheduler (`ganger serve`, or a `fleet run` of its own) runs: it
-                    // delivers; this follows the fleet to its end.
-                    let pid = ganger_engine::fleet::serve_holder(ws).unwrap_or(0);
-                    display.line(&format!(
-                        "a scheduler runs for this repository (pid {pid}); following the fleet"
+            let mut told = |submitted: &ganger_engine::fleet::Submitted, follows: Option<u32>| {
+                // Tasks queued or running already (by an earlier or a concurrent run).
+                let pending = match submitted.pending.len() {
+                    0 => String::new(),
+                    n => format!(", {n} queued or running already"),
+                };
+                let line = format!(
+                    "fleet {}: {} to start, {} to continue, {} finished already{pending}",
+                    fleet.name,
+                    submitted.started.len(),
+                    submitted.resumed.len(),
+                    submitted.finished.len()
+                );
+                let _ = out.progress(&format!("{line}\n"));
+                if let Some(pid) = follows {
+                    let _ = out.progress(&format!(
+                        "a scheduler runs for this repository (pid {pid}); following the fleet\n"
                     ));
-                    loop {
-                        let status = fleet_status(ws, Some(&fleet.name))?;
-                        if status.drained() {
-                            break;
-                        }
-                        std::thread::sleep(Duration::from_millis(500));
-                    }
                 }
+            };
+            let run = {
+                let mut events = |e| display.event(e);
+                engine.run_fleet(&fleet, options, as_name.as_deref(), &mut told, &mut events)?
+            };
+            if let Some(drained) = &run.drained {
+                let mut line = serde_json::to_value(drained).unwrap_or_default();
+                line["event"] = "drained".into();
+                // The drained line is for programs; a person reads the table below.
+                out.item(&line, String::new)?;
             }
             display.finish();
-            let status = fleet_status(ws, Some(&fleet.name))?;
-            out.print(&status, || format!("{}\n", status_text(&status)))?;
-            let all_done = status
-                .tasks
-                .iter()
-                .all(|t| t.last_status.as_deref() == Some("done"));
+            out.print(&run.status, || format!("{}\n", status_text(&run.status)))?;
+            let all_done = run.all_done();
             Ok(if all_done { exit::OK } else { exit::NOT_DONE })
         }
     }
@@ -324,10 +296,10 @@ fn status_text(status: &FleetStatus) -> String {
     out.trim_end().to_owned()
 }
 
-pub(crate) fn broadcast(ws: &Workspace, args: BroadcastArgs) -> Outcome {
+pub(crate) fn broadcast(engine: &Engine, args: BroadcastArgs) -> Outcome {
     let brief = super::round::brief(args.text)
         .ok_or_else(|| EngineError::invalid("give the text with --brief FILE or --message TEXT"))?;
     let prompt = ganger_engine::read_brief(&brief).map_err(Failure::Engine)?;
-    let items = ganger_engine::fleet::broadcast(ws, &prompt, &args.only, args.as_name.as_deref())?;
+    let items = engine.broadcast(&prompt, &args.only, args.as_name.as_deref())?;
     print_queued(&items, Printer::new(args.json))
 }

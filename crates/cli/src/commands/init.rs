@@ -3,11 +3,11 @@
 use crate::Outcome;
 use crate::exit;
 use crate::printer::Printer;
-use ganger_engine::Workspace;
+use ganger_engine::Engine;
 use std::fmt::Write;
 
-pub(crate) fn run(ws: &Workspace, json: bool) -> Outcome {
-    let report = ganger_engine::init(ws)?;
+pub(crate) fn run(engine: &Engine, json: bool) -> Outcome {
+    let report = engine.init()?;
     Printer::new(json).print(&report, || init_text(&report))?;
     Ok(exit::OK)
 }

@@ -6,7 +6,7 @@ use crate::Outcome;
 use crate::args::LogArgs;
 use crate::exit;
 use crate::printer::{self, Printer};
-use ganger_engine::{LogOptions, Workspace};
+use ganger_engine::{Engine, LogOptions};
 use ganger_events::Event;
 use std::io::{IsTerminal, Write};
 
@@ -80,7 +80,7 @@ struct JsonLine<'a> {
     too_long: Option<u64>,
 }
 
-pub(crate) fn run(ws: &Workspace, args: LogArgs) -> Outcome {
+pub(crate) fn run(engine: &Engine, args: LogArgs) -> Outcome {
     let options = LogOptions {
         slug: args.slug,
         round: args.round,
@@ -148,6 +148,6 @@ pub(crate) fn run(ws: &Workspace, args: LogArgs) -> Outcome {
             }
         }
     };
-    ganger_engine::log(ws, &options, &mut write)?;
+    engine.log(&options, &mut write)?;
     Ok(exit::OK)
 }

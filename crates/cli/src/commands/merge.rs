@@ -6,18 +6,18 @@ use crate::args::{MergeArgs, RewindArgs};
 use crate::exit;
 use crate::printer::Printer;
 use ganger_engine::{
-    MergeMode, MergeOptions, MergeOutcome, MergeReport, RewindOptions, RewindReport, Workspace,
+    Engine, MergeMode, MergeOptions, MergeOutcome, MergeReport, RewindOptions, RewindReport,
 };
 use std::fmt::Write;
 
-pub(crate) fn rewind(ws: &Workspace, args: RewindArgs) -> Outcome {
+pub(crate) fn rewind(engine: &Engine, args: RewindArgs) -> Outcome {
     let options = RewindOptions {
         slug: args.slug,
         to: args.to,
         commander: args.as_name,
     };
     let out = Printer::new(args.json);
-    let report = ganger_engine::rewind(ws, &options, &mut out.notices())?;
+    let report = engine.rewind(options, &mut out.notices())?;
     out.print(&report, || rewind_text(&report))?;
     Ok(exit::OK)
 }
@@ -71,7 +71,7 @@ fn rewind_text(report: &RewindReport) -> String {
     out
 }
 
-pub(crate) fn merge(ws: &Workspace, args: MergeArgs) -> Outcome {
+pub(crate) fn merge(engine: &Engine, args: MergeArgs) -> Outcome {
     let mode = if args.squash {
         MergeMode::Squash
     } else if args.rebase {
@@ -86,7 +86,7 @@ pub(crate) fn merge(ws: &Workspace, args: MergeArgs) -> Outcome {
         commander: args.as_name,
     };
     let out = Printer::new(args.json);
-    let report = ganger_engine::merge(ws, &options, &mut out.notices())?;
+    let report = engine.merge(options, &mut out.notices())?;
     out.print(&report, || merge_text(&report))?;
     Ok(match report.outcome {
         MergeOutcome::Merged => exit::OK,

@@ -7,17 +7,17 @@ use crate::args::{
 };
 use crate::exit;
 use crate::printer::Printer;
-use ganger_engine::{OwnershipAction, OwnershipReport, Workspace, change_ownership};
+use ganger_engine::{Engine, OwnershipAction, OwnershipReport};
 
 fn run(
-    ws: &Workspace,
+    engine: &Engine,
     slug: &str,
     action: OwnershipAction,
     as_name: Option<&str>,
     json: bool,
 ) -> Outcome {
     let out = Printer::new(json);
-    let report = change_ownership(ws, slug, &action, as_name, &mut out.notices())?;
+    let report = engine.ownership(slug, &action, as_name, &mut out.notices())?;
     out.print(&report, || describe(&report))?;
     Ok(exit::OK)
 }
@@ -40,19 +40,31 @@ fn describe(report: &OwnershipReport) -> String {
     )
 }
 
-pub(crate) fn assign(ws: &Workspace, args: AssignArgs) -> Outcome {
+pub(crate) fn assign(engine: &Engine, args: AssignArgs) -> Outcome {
     let action = OwnershipAction::Assign { to: args.to };
-    run(ws, &args.slug, action, args.as_name.as_deref(), args.json)
-}
-
-pub(crate) fn transfer(ws: &Workspace, args: TransferArgs) -> Outcome {
-    let action = OwnershipAction::Transfer { to: args.to };
-    run(ws, &args.slug, action, args.as_name.as_deref(), args.json)
-}
-
-pub(crate) fn release(ws: &Workspace, args: OwnerArgs) -> Outcome {
     run(
-        ws,
+        engine,
+        &args.slug,
+        action,
+        args.as_name.as_deref(),
+        args.json,
+    )
+}
+
+pub(crate) fn transfer(engine: &Engine, args: TransferArgs) -> Outcome {
+    let action = OwnershipAction::Transfer { to: args.to };
+    run(
+        engine,
+        &args.slug,
+        action,
+        args.as_name.as_deref(),
+        args.json,
+    )
+}
+
+pub(crate) fn release(engine: &Engine, args: OwnerArgs) -> Outcome {
+    run(
+        engine,
         &args.slug,
         OwnershipAction::Release,
         args.as_name.as_deref(),
@@ -60,17 +72,29 @@ pub(crate) fn release(ws: &Workspace, args: OwnerArgs) -> Outcome {
     )
 }
 
-pub(crate) fn policy(ws: &Workspace, args: PolicyArgs) -> Outcome {
+pub(crate) fn policy(engine: &Engine, args: PolicyArgs) -> Outcome {
     let action = OwnershipAction::Policy(args.policy);
-    run(ws, &args.slug, action, args.as_name.as_deref(), args.json)
+    run(
+        engine,
+        &args.slug,
+        action,
+        args.as_name.as_deref(),
+        args.json,
+    )
 }
 
-pub(crate) fn allow(ws: &Workspace, args: AllowArgs) -> Outcome {
+pub(crate) fn allow(engine: &Engine, args: AllowArgs) -> Outcome {
     let action = OwnershipAction::Allow {
         names: args.names,
         remove: args.remove,
     };
-    run(ws, &args.slug, action, args.as_name.as_deref(), args.json)
+    run(
+        engine,
+        &args.slug,
+        action,
+        args.as_name.as_deref(),
+        args.json,
+    )
 }
 
 /// `ganger.adopted/1` (docs/json.md).
@@ -85,7 +109,7 @@ struct Adopted<'a> {
     owner: &'a str,
 }
 
-pub(crate) fn adopt(ws: &Workspace, args: AdoptArgs) -> Outcome {
+pub(crate) fn adopt(engine: &Engine, args: AdoptArgs) -> Outcome {
     let options = ganger_engine::AdoptOptions {
         slug: args.slug,
         agent: args.agent,
@@ -95,7 +119,7 @@ pub(crate) fn adopt(ws: &Workspace, args: AdoptArgs) -> Outcome {
         commander: args.as_name,
     };
     let out = Printer::new(args.json);
-    let task = ganger_engine::adopt(ws, &options, &mut out.notices())?;
+    let task = engine.adopt(options, &mut out.notices())?;
     let adopted = Adopted {
         schema: "ganger.adopted/1",
         task: &task.slug,
@@ -120,9 +144,8 @@ pub(crate) fn adopt(ws: &Workspace, args: AdoptArgs) -> Outcome {
 }
 
 /// Exits with the agent's own exit code (capped at 255), so a script can tell how it ended.
-pub(crate) fn attach(ws: &Workspace, args: AttachArgs) -> Outcome {
-    let code = ganger_engine::attach(
-        ws,
+pub(crate) fn attach(engine: &Engine, args: AttachArgs) -> Outcome {
+    let code = engine.attach(
         &args.slug,
         args.as_name.as_deref(),
         &mut Printer::new(false).notices(),

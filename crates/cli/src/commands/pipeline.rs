@@ -6,7 +6,7 @@ use super::round::brief;
 use crate::args::{PipelineArgs, PlanArgs, RejectArgs};
 use crate::printer::{self, Printer};
 use crate::{Failure, Outcome, exit};
-use ganger_engine::{EngineError, PipelineReport, PlanOptions, Workspace};
+use ganger_engine::{Engine, EngineError, PipelineReport, PlanOptions};
 
 fn print(report: &PipelineReport, out: Printer, wanted: &str) -> Outcome {
     out.print(report, || printer::pipeline_text(report))?;
@@ -17,7 +17,7 @@ fn print(report: &PipelineReport, out: Printer, wanted: &str) -> Outcome {
     })
 }
 
-pub(crate) fn plan(ws: &Workspace, args: PlanArgs) -> Outcome {
+pub(crate) fn plan(engine: &Engine, args: PlanArgs) -> Outcome {
     let out = Printer::new(args.json);
     let options = PlanOptions {
         slug: args.slug,
@@ -29,24 +29,24 @@ pub(crate) fn plan(ws: &Workspace, args: PlanArgs) -> Outcome {
         network: args.network,
         commander: args.as_name,
     };
-    let report = ganger_engine::plan(ws, options, &mut out.notices()).map_err(Failure::Engine)?;
+    let report = engine
+        .plan(options, &mut out.notices())
+        .map_err(Failure::Engine)?;
     print(&report, out, "awaiting-approval")
 }
 
-pub(crate) fn approve(ws: &Workspace, args: PipelineArgs) -> Outcome {
+pub(crate) fn approve(engine: &Engine, args: PipelineArgs) -> Outcome {
     let out = Printer::new(args.json);
-    let report =
-        ganger_engine::approve(ws, &args.slug, args.as_name.as_deref(), &mut out.notices())?;
+    let report = engine.approve(&args.slug, args.as_name.as_deref(), &mut out.notices())?;
     print(&report, out, "done")
 }
 
-pub(crate) fn reject(ws: &Workspace, args: RejectArgs) -> Outcome {
+pub(crate) fn reject(engine: &Engine, args: RejectArgs) -> Outcome {
     let out = Printer::new(args.json);
     let notes = brief(args.text).ok_or_else(|| {
         EngineError::invalid("give the notes with --message TEXT or --brief FILE")
     })?;
-    let report = ganger_engine::reject(
-        ws,
+    let report = engine.reject(
         &args.slug,
         &notes,
         args.as_name.as_deref(),

@@ -5,7 +5,7 @@ use crate::args::{FixArgs, StartArgs, TaskText};
 use crate::exit;
 use crate::printer::{self, Printer};
 use crate::{Failure, Outcome};
-use ganger_engine::{Brief, FixOptions, Launched, StartOptions, Workspace, round_report};
+use ganger_engine::{Brief, Engine, FixOptions, Launched, Sent, StartOptions};
 use ganger_events::RoundStatus;
 
 pub(crate) fn brief(text: TaskText) -> Option<Brief> {
@@ -35,10 +35,22 @@ struct Detached<'a> {
     events: std::path::PathBuf,
 }
 
-fn print_launched(ws: &Workspace, launched: Launched, out: Printer) -> Outcome {
+fn print_sent(engine: &Engine, sent: Sent, out: Printer) -> Outcome {
+    let launched = match sent {
+        Sent::Launched(launched) => launched,
+        Sent::Queued { item, held } => {
+            if held {
+                out.progress(&format!(
+                    "task {} holds new rounds: the round waits in the queue until `ganger policy {} accept`\n",
+                    item.slug, item.slug
+                ))?;
+            }
+            return super::fleet::print_queued(&[item], out);
+        }
+    };
     match launched {
         Launched::Finished(outcome) => {
-            let report = round_report(ws, &outcome.task, &outcome.round);
+            let report = engine.round_report(&outcome.task, &outcome.round);
             out.print(&report, || printer::report_text(&report))?;
             Ok(status_code(outcome.round.status))
         }
@@ -53,7 +65,10 @@ fn print_launched(ws: &Workspace, launched: Launched, out: Printer) -> Outcome {
                 round: round.number,
                 status: "running",
                 host_pid,
-                events: ws.state.round_file(&task.slug, round.number, "jsonl"),
+                events: engine
+                    .workspace()
+                    .state
+                    .round_file(&task.slug, round.number, "jsonl"),
             };
             // The human form was the notice that the round is detached.
             out.print(&detached, String::new)?;
@@ -62,7 +77,7 @@ fn print_launched(ws: &Workspace, launched: Launched, out: Printer) -> Outcome {
     }
 }
 
-pub(crate) fn start(ws: &Workspace, args: StartArgs) -> Outcome {
+pub(crate) fn start(engine: &Engine, args: StartArgs) -> Outcome {
     let out = Printer::new(args.json);
     let options = StartOptions {
         slug: args.slug,
@@ -90,16 +105,13 @@ pub(crate) fn start(ws: &Workspace, args: StartArgs) -> Outcome {
         },
         fleet: None,
     };
-    if args.queue {
-        let item = ganger_engine::fleet::queue_start(ws, &options)?;
-        return super::fleet::print_queued(&[item], out);
-    }
-    let launched =
-        ganger_engine::start(ws, options, &mut out.notices()).map_err(Failure::Engine)?;
-    print_launched(ws, launched, out)
+    let sent = engine
+        .start(options, args.queue, &mut out.notices())
+        .map_err(Failure::Engine)?;
+    print_sent(engine, sent, out)
 }
 
-pub(crate) fn fix(ws: &Workspace, args: FixArgs) -> Outcome {
+pub(crate) fn fix(engine: &Engine, args: FixArgs) -> Outcome {
     let out = Printer::new(args.json);
     let options = FixOptions {
         slug: args.slug,
@@ -112,33 +124,8 @@ pub(crate) fn fix(ws: &Workspace, args: FixArgs) -> Outcome {
         until_green: args.checks.until_green,
         interrupt: args.interrupt,
     };
-    if args.queue {
-        let item = ganger_engine::fleet::queue_fix(ws, &options)?;
-        return super::fleet::print_queued(&[item], out);
-    }
-    // A task on hold takes new rounds into the queue: they run once its policy is accept.
-    if !options.interrupt && ganger_engine::holds_rounds(ws, &options.slug)? {
-        if options.until_green.is_some() || options.model.is_some() {
-            return Err(Failure::Engine(ganger_engine::EngineError::invalid(
-                format!(
-                    "task {} holds new rounds, so this one would wait in the queue, and a queued \
-                 round takes no --until-green or --model",
-                    options.slug
-                ),
-            )));
-        }
-        // A queued round always runs detached.
-        let options = FixOptions {
-            detach: false,
-            ..options
-        };
-        let item = ganger_engine::fleet::queue_fix(ws, &options)?;
-        out.progress(&format!(
-            "task {} holds new rounds: the round waits in the queue until `ganger policy {} accept`\n",
-            item.slug, item.slug
-        ))?;
-        return super::fleet::print_queued(&[item], out);
-    }
-    let launched = ganger_engine::fix(ws, options, &mut out.notices()).map_err(Failure::Engine)?;
-    print_launched(ws, launched, out)
+    let sent = engine
+        .fix(options, args.queue, &mut out.notices())
+        .map_err(Failure::Engine)?;
+    print_sent(engine, sent, out)
 }

@@ -5,21 +5,24 @@ use crate::Outcome;
 use crate::args::{CancelArgs, DiffArgs, StatusArgs, WaitArgs};
 use crate::exit;
 use crate::printer::{self, Printer};
-use ganger_engine::{StatusView, WaitOutcome, Workspace};
+use ganger_engine::{Engine, StatusRequest, StatusView, WaitOutcome};
 use std::io::IsTerminal;
 
-pub(crate) fn status(ws: &Workspace, args: StatusArgs) -> Outcome {
+pub(crate) fn status(engine: &Engine, args: StatusArgs) -> Outcome {
     let out = Printer::new(args.json);
     if let Some(key) = &args.group_by {
-        let groups = ganger_engine::labels::task_groups(ws, key)?;
+        let groups = engine.groups(key)?;
         out.print(&groups, || printer::groups_text(&groups))?;
         return Ok(exit::OK);
     }
-    let view = ganger_engine::status_of(ws, args.slug.as_deref(), args.tree, &mut out.notices())?;
+    let request = StatusRequest {
+        slug: args.slug.clone(),
+        tree: args.tree,
+    };
+    let view = engine.status(&request, &mut out.notices())?;
+    let root = engine.workspace().state.root();
     match view {
-        StatusView::List(list) => {
-            out.print(&list, || printer::task_table(&list, ws.state.root()))?
-        }
+        StatusView::List(list) => out.print(&list, || printer::task_table(&list, root))?,
         StatusView::Round(report) => out.print(&report, || printer::report_text(&report))?,
         StatusView::Pipeline(report) => out.print(&report, || printer::pipeline_text(&report))?,
     }
@@ -37,9 +40,9 @@ struct StillRunning<'a> {
     started_at: &'a str,
 }
 
-pub(crate) fn wait(ws: &Workspace, args: WaitArgs) -> Outcome {
+pub(crate) fn wait(engine: &Engine, args: WaitArgs) -> Outcome {
     let out = Printer::new(args.json);
-    match ganger_engine::wait(ws, &args.slug, args.timeout, &mut out.notices())? {
+    match engine.wait(&args.slug, args.timeout, &mut out.notices())? {
         WaitOutcome::Ended(report) => {
             out.print(&report, || printer::report_text(&report))?;
             Ok(status_code(report.status))
@@ -71,18 +74,17 @@ pub(crate) fn wait(ws: &Workspace, args: WaitArgs) -> Outcome {
     }
 }
 
-pub(crate) fn cancel(ws: &Workspace, args: CancelArgs) -> Outcome {
+pub(crate) fn cancel(engine: &Engine, args: CancelArgs) -> Outcome {
     let out = Printer::new(args.json);
-    let report =
-        ganger_engine::cancel(ws, &args.slug, args.as_name.as_deref(), &mut out.notices())?;
+    let report = engine.cancel(&args.slug, args.as_name.as_deref(), &mut out.notices())?;
     out.print(&report, || printer::report_text(&report))?;
     Ok(exit::OK)
 }
 
-pub(crate) fn diff(ws: &Workspace, args: DiffArgs) -> Outcome {
+pub(crate) fn diff(engine: &Engine, args: DiffArgs) -> Outcome {
     let terminal = std::io::stdout().is_terminal();
     let color = terminal && std::env::var_os("NO_COLOR").is_none();
-    let bytes = ganger_engine::diff(ws, &args.slug, args.stat, color)?;
+    let bytes = engine.diff(&args.slug, args.stat, color)?;
     if terminal {
         // The agent's files may hold terminal controls: only git's colours reach the terminal.
         let text = String::from_utf8_lossy(&bytes);
