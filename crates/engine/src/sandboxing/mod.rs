@@ -41,6 +41,13 @@ impl TaskSandbox {
     }
 }
 
+/// Whether the task's agent runs isolated (a home of its own, a clean environment, no git):
+/// then its sessions are where only its sandbox sees them. A record that names no known
+/// sandbox counts as isolated.
+pub(crate) fn isolated(task: &Task) -> bool {
+    TaskSandbox::of(task).map_or(true, |sandbox| sandbox.kind.isolates())
+}
+
 /// The sandbox of a new task from its options and `ganger.toml`, refused when it cannot
 /// run on this machine or its options make no sense for it.
 pub(crate) fn choose(
@@ -196,12 +203,11 @@ pub(crate) fn confine(
             bwrap::wrap(ws, c.task, command, c.home, c.sandbox.network, c.writable)
         }
         SandboxKind::Docker => {
-            // The image has the agent's CLI on its PATH; the command agent's program is the
-            // one its template names.
-            let program = if adapter.name() == ganger_agents::command::NAME {
-                command.program.to_string_lossy().into_owned()
-            } else {
-                adapter.program().to_owned()
+            // The image has an installed agent's CLI on its PATH; the program of a CLI the
+            // user brings is the one its settings name.
+            let program = match adapter.package() {
+                Some(_) => adapter.program().to_owned(),
+                None => command.program.to_string_lossy().into_owned(),
             };
             confine_in_docker(ws, adapter.name(), program, c, command)
         }
