@@ -1,13 +1,13 @@
 //! The next round of a task whose earlier rounds never named an agent session: a round whose
 //! host died before the agent's first event, or an agent that failed before it made one. A new
 //! session would never have seen the brief (and a fleet's "continue" would be all it got), so
-//! the session is looked for first: a round may have named it up front (Claude's
-//! `--session-id`, a command agent's `{session}`), or the agent saved it under the round's
-//! title (OpenCode's `session list`). Only when it is not found does the round start a new
-//! session, whose prompt begins with the earlier rounds' prompts and answers. A session named
-//! up front by a round that was killed at once may never have been saved (Claude writes its
-//! transcript a moment after it asks the model): where the agent keeps sessions in files, a
-//! name whose file is missing counts as lost too.
+//! the session is looked for first: a round may have named it up front (the plan's `session`),
+//! or the agent saved it under the round's title where its adapter says how to find it
+//! (`session_finder`). Only when it is not found does the round start a new session, whose
+//! prompt begins with the earlier rounds' prompts and answers. A session named up front by a
+//! round that was killed at once may never have been saved (an agent may write its transcript
+//! a moment after it asks the model): where the adapter names the file an agent keeps a
+//! session in (`session_file`), a name whose file is missing counts as lost too.
 
 use crate::error::Result;
 use crate::workspace::Workspace;

@@ -11,7 +11,7 @@ pub use checks::{CheckConfig, DEFAULT_CHECK_TIMEOUT, valid_check_name, validate_
 
 pub use duration::{format_duration, parse_duration};
 pub use ganger_agents::AgentConfig;
-pub use template::TEMPLATE;
+pub use template::template;
 
 use serde::Deserialize;
 use std::collections::BTreeMap;
@@ -378,7 +378,7 @@ mod tests {
 
     #[test]
     fn the_template_is_a_valid_configuration_equal_to_the_defaults() {
-        let from_template = Config::from_text(TEMPLATE).unwrap();
+        let from_template = Config::from_text(&template()).unwrap();
         let defaults = Config::default();
         assert_eq!(from_template.defaults.agent, defaults.defaults.agent);
         assert_eq!(from_template.defaults.timeout, defaults.defaults.timeout);

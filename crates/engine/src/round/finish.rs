@@ -292,8 +292,8 @@ fn finish_while_busy(store: &mut dyn Store, round_id: i64, end: &RoundEnd) -> Re
     }
 }
 
-/// The round's own token figures and its cost: session totals (Codex, Qwen) less the previous
-/// round's totals in the same session, and a cost from `ganger.toml`'s price table when the
+/// The round's own token figures and its cost: session totals (of agents that report them) less
+/// the previous round's totals in the same session, and a cost from `ganger.toml`'s price table when the
 /// agent reports none.
 fn settle_figures(
     ws: &Workspace,

@@ -422,7 +422,7 @@ fn follow(
         if let (Some(linger), Some(at)) = (linger, ended_at)
             && now.duration_since(at) >= linger
         {
-            // The agent printed its last event and lingers (Codex waits on background work):
+            // The agent printed its last event and lingers (waiting on background work):
             // the round is over, and the stream decides how it went.
             let exit = agent.stop(input.grace);
             return (convert(exit), Some(HostStop::Lingered(linger)));
