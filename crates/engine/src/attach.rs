@@ -45,7 +45,7 @@ pub fn attach(
             "task {slug} has no session yet: its first round did not name one"
         ))
     })?;
-    if task.sandbox != ganger_sandbox::SandboxKind::Local.as_str() {
+    if crate::sandboxing::isolated(ws, &task) {
         return Err(EngineError::invalid(format!(
             "task {slug} runs in {}: attach opens the agent locally, where that session is not",
             task.sandbox

@@ -85,7 +85,7 @@ fn never_saved(ws: &Workspace, task: &Task, rounds: &[Round], session: &str) -> 
     let interrupted = rounds
         .last()
         .is_some_and(|r| r.status == ganger_events::RoundStatus::Interrupted);
-    if !interrupted || task.sandbox != ganger_sandbox::SandboxKind::Local.as_str() {
+    if !interrupted || crate::sandboxing::isolated(ws, task) {
         return false;
     }
     let Some(adapter) = crate::agent_env::adapter_for(&task.agent, &ws.config) else {
@@ -98,9 +98,9 @@ fn never_saved(ws: &Workspace, task: &Task, rounds: &[Round], session: &str) -> 
 }
 
 /// The session the agent saved for this task's rounds, when it can be asked (rounds run
-/// locally: a sandbox's sessions live in its own home).
+/// unisolated: a sandbox's sessions live in its own home).
 fn saved_session(ws: &Workspace, task: &Task, since_ms: i64) -> Option<String> {
-    if task.sandbox != ganger_sandbox::SandboxKind::Local.as_str() {
+    if crate::sandboxing::isolated(ws, task) {
         return None;
     }
     let adapter = crate::agent_env::adapter_for(&task.agent, &ws.config)?;

@@ -114,7 +114,7 @@ pub fn rewind(
             }
             // A sandboxed agent keeps its sessions where only its sandbox sees them.
             Some((adapter, SessionFork::Copy(copy)))
-                if !crate::sandboxing::isolated(&task) && task.session.is_some() =>
+                if !crate::sandboxing::isolated(ws, &task) && task.session.is_some() =>
             {
                 let cut = target.ended_at.unwrap_or(target.started_at);
                 match crate::rewind_fork::copy_session(ws, &task, adapter, &copy, cut) {

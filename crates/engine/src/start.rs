@@ -220,7 +220,7 @@ pub fn start(ws: &Workspace, options: StartOptions, notices: &mut dyn Notices) -
         &ws.state.agent_dir(adapter.name()),
     )?;
     let sandbox = sandboxing::choose(ws, options.sandbox, options.network, &options.rw)?;
-    sandboxing::check_image(ws, &sandbox, &agent_name)?;
+    sandboxing::check_ready(ws, &sandbox, &agent_name)?;
     match &place {
         Place::Given { path, .. } => sandboxing::check_round(ws, &sandbox, path)?,
         // Without a store there is no start of this slug to settle first.
@@ -301,7 +301,7 @@ pub fn start(ws: &Workspace, options: StartOptions, notices: &mut dyn Notices) -
         timeout_ms: options.timeout.map(|d| d.as_millis() as u64),
         stall_ms: options.stall.map(|d| d.as_millis() as u64),
         permission: permission.as_str().to_owned(),
-        sandbox: sandbox.kind.as_str().to_owned(),
+        sandbox: sandbox.kind().as_str().to_owned(),
         network: sandbox.network.as_str().to_owned(),
         rw: sandbox.rw.clone(),
     };

@@ -1,17 +1,24 @@
 //! What differs between agents is asked of their adapters (`crates/agents`: each agent's facts
-//! and capabilities in its folder), so that an engine file never names an agent. This test
-//! reads every source file of the engine and fails on:
+//! and capabilities in its folder), and what differs between sandboxes of the sandbox trait
+//! (`ganger_sandbox::Sandbox`), so that an engine file never names an agent and never matches
+//! a sandbox kind outside the one place that chooses a sandbox. This test reads every source
+//! file of the engine and fails on:
 //!
 //! - the name, display name or program of an agent ganger installs, in any case, as the
 //!   agents crate gives them (so that a new agent is covered too);
 //! - for every agent, the one configured by a command template included (whose name is an
 //!   ordinary word): a path into its folder of the agents crate (`NAME::`) and a comparison
-//!   with its name (`== "NAME"`, `"NAME" =>`).
+//!   with its name (`== "NAME"`, `"NAME" =>`);
+//! - a sandbox kind matched or compared (`SandboxKind::Docker =>`, `== SandboxKind::Local`,
+//!   `== "local"`) anywhere but `src/sandboxing/mod.rs`, which turns a kind into its sandbox.
 //!
-//! Nothing is allowed.
+//! Nothing is allowed anywhere else.
 #![cfg(test)]
 
 use std::path::{Path, PathBuf};
+
+/// The one file that turns a sandbox kind into its sandbox.
+const SANDBOX_CHOOSER: &str = "src/sandboxing/mod.rs";
 
 /// Every `.rs` file under `dir`, sorted.
 fn sources(dir: &Path) -> Vec<PathBuf> {
@@ -95,6 +102,21 @@ fn names_an_agent(line: &str) -> bool {
             .any(|name| names_agent_in_code(line, name))
 }
 
+/// Whether `line` matches or compares a sandbox kind.
+fn matches_a_sandbox_kind(line: &str) -> bool {
+    ["Local", "Bwrap", "Docker"].iter().any(|kind| {
+        let variant = format!("SandboxKind::{kind}");
+        let name = format!("\"{}\"", kind.to_lowercase());
+        line.contains(&format!("{variant} =>"))
+            || line.contains(&format!("== {variant}"))
+            || line.contains(&format!("!= {variant}"))
+            || line.contains(&format!("== ganger_sandbox::{variant}"))
+            || line.contains(&format!("!= ganger_sandbox::{variant}"))
+            || line.contains(&format!("== {name}"))
+            || line.contains(&format!("!= {name}"))
+    })
+}
+
 #[test]
 fn no_engine_file_names_an_agent() {
     let files = engine_files();
@@ -102,6 +124,19 @@ fn no_engine_file_names_an_agent() {
     assert!(
         found.is_empty(),
         "engine files name agents (ask the adapter instead):\n{}",
+        found.join("\n")
+    );
+}
+
+#[test]
+fn sandbox_kinds_are_matched_only_where_a_sandbox_is_chosen() {
+    let files = engine_files();
+    let found = hits(&files, |file, line| {
+        file != SANDBOX_CHOOSER && matches_a_sandbox_kind(line)
+    });
+    assert!(
+        found.is_empty(),
+        "engine files match sandbox kinds (ask the sandbox instead):\n{}",
         found.join("\n")
     );
 }
@@ -138,7 +173,17 @@ fn the_checks_find_what_they_look_for() {
         "let c = std::process::Command::new(\"x\");".to_owned(),
         format!("let k = sub{configured}::run();"),
         format!("table.insert(\"{configured}\".into(), program);"),
+        "let kind = sandbox.kind();".to_owned(),
     ] {
         assert!(!names_an_agent(&line), "{line}");
+        assert!(!matches_a_sandbox_kind(&line), "{line}");
+    }
+    for line in [
+        "SandboxKind::Docker => {}",
+        "if kind == SandboxKind::Local {",
+        "task.sandbox != ganger_sandbox::SandboxKind::Local.as_str()",
+        "task.sandbox == \"local\"",
+    ] {
+        assert!(matches_a_sandbox_kind(line), "{line}");
     }
 }
