@@ -1,7 +1,12 @@
 //! The adapter contract: everything the engine needs to know of one agent CLI, as pure
-//! functions. An adapter builds the command for a new or a resumed session, says how to list
-//! its models, reads its stream and judges its rounds; it never starts a process itself.
+//! functions. An adapter hands out its agent's static facts, builds the command for a new or a
+//! resumed session, says how to list its models, reads its stream, judges its rounds and says
+//! what its CLI can do (an interactive interface, a reasoning effort, forking a session, finding
+//! a lost one); it never starts a process itself.
 
+use crate::capabilities::{Interactive, NamedProgram, SessionFork};
+use crate::facts::{AgentFacts, Package};
+use crate::settings::AgentConfig;
 use crate::{AgentExit, StreamParser, Verdict};
 use ganger_events::RoundSummary;
 use std::collections::BTreeMap;
@@ -151,6 +156,9 @@ pub enum PlanError {
     /// `ganger.toml`'s `[agents.command]` (the command agent's own keys) cannot be used.
     #[error("[agents.command] in ganger.toml: {reason}")]
     CommandSettings { reason: String },
+    /// A setting the agent needs is missing or cannot be used; the message says which.
+    #[error("{0}")]
+    Setting(String),
 }
 
 /// How to ask a CLI for a session it saved under the title ganger gave a round: the arguments
@@ -170,29 +178,69 @@ pub struct SessionFinder {
 
 /// One agent CLI.
 pub trait Adapter: Send + Sync {
+    /// The agent's static facts: one constant in its folder.
+    fn facts(&self) -> &'static AgentFacts;
     /// The name used in `--agent` and `ganger.toml` (`opencode`).
-    fn name(&self) -> &'static str;
+    fn name(&self) -> &'static str {
+        self.facts().name
+    }
     /// The CLI's own name for people (`OpenCode`).
-    fn display_name(&self) -> &'static str;
+    fn display_name(&self) -> &'static str {
+        self.facts().display_name
+    }
     /// The program looked up on `PATH` unless `ganger.toml` names another.
-    fn program(&self) -> &'static str;
-    /// The npm package and version ganger is tested with.
-    fn npm_package(&self) -> &'static str;
-    fn tested_version(&self) -> &'static str;
+    fn program(&self) -> &'static str {
+        self.facts().program
+    }
+    /// The package ganger installs and tests; `None` for a CLI the user brings.
+    fn package(&self) -> Option<Package> {
+        self.facts().package
+    }
+    /// The npm package ganger installs (empty without a [`Adapter::package`]).
+    fn npm_package(&self) -> &'static str {
+        self.package().map_or("", |package| package.npm)
+    }
+    /// The version ganger is tested with (empty without a [`Adapter::package`]).
+    fn tested_version(&self) -> &'static str {
+        self.package().map_or("", |package| package.tested_version)
+    }
     /// The arguments that print the CLI's version.
-    fn version_args(&self) -> &'static [&'static str];
+    fn version_args(&self) -> &'static [&'static str] {
+        self.facts().version_args
+    }
     /// Reads the version out of what `version_args` printed.
     fn parse_version(&self, stdout: &str) -> Option<String>;
     /// The arguments that list available models, or `None` when the CLI has no catalog (the
     /// model is then reported as unchecked).
-    fn models_args(&self) -> Option<&'static [&'static str]>;
+    fn models_args(&self) -> Option<&'static [&'static str]> {
+        self.facts().models_args
+    }
     /// Reads the model list out of what `models_args` printed.
-    fn parse_models(&self, stdout: &str) -> Vec<String>;
+    fn parse_models(&self, stdout: &str) -> Vec<String> {
+        let _ = stdout;
+        Vec::new()
+    }
     /// Environment variables that change which models the CLI offers (part of the model
     /// cache key).
-    fn config_env(&self) -> &'static [&'static str];
+    fn config_env(&self) -> &'static [&'static str] {
+        self.facts().config_env
+    }
     /// The environment variable holding inherited agent configuration, if any.
-    fn inherited_config_env(&self) -> Option<&'static str>;
+    fn inherited_config_env(&self) -> Option<&'static str> {
+        self.facts().inherited_config_env
+    }
+    /// The configuration this adapter plans with ([`RoundRequest::config`]), from its table
+    /// in `ganger.toml`: its `config` table, as JSON.
+    fn configuration(&self, settings: &AgentConfig) -> Option<serde_json::Value> {
+        serde_json::to_value(settings.config.as_ref()?).ok()
+    }
+    /// The program the agent's settings name in place of its own (`None`: its own, from
+    /// `ganger.toml`'s `command`, ganger's install or `PATH`), or why they name none when
+    /// they must.
+    fn named_program(&self, settings: &AgentConfig) -> Result<Option<NamedProgram>, PlanError> {
+        let _ = settings;
+        Ok(None)
+    }
     /// The command for one round.
     fn plan(&self, request: &RoundRequest<'_>) -> Result<CommandPlan, PlanError>;
     /// A fresh reader for one round's stream.
@@ -247,10 +295,27 @@ pub trait Adapter: Send + Sync {
     fn linger(&self) -> Option<Duration> {
         None
     }
-    /// The agent's own interactive interface on the session of `plan` (a round's command that
-    /// resumes it), for `ganger attach`; `None` when the CLI has none.
-    fn interactive(&self, plan: CommandPlan) -> Option<CommandPlan> {
-        let _ = plan;
+    /// The agent's own interactive interface on the session `request` resumes (its prompt
+    /// empty), for `ganger attach`: the round's command with what makes it headless taken out,
+    /// so that the person sees the same session, model, settings and permissions; `None` when
+    /// the CLI has none.
+    fn interactive(
+        &self,
+        request: &RoundRequest<'_>,
+        settings: &AgentConfig,
+    ) -> Result<Option<Interactive>, PlanError> {
+        let _ = (request, settings);
+        Ok(None)
+    }
+    /// The entries of its `config` table that give a role's reasoning effort to the agent
+    /// (`ganger.toml`'s `roles.NAME.effort`); `None` when ganger cannot give it one.
+    fn effort(&self, effort: &str) -> Option<toml::Table> {
+        let _ = effort;
+        None
+    }
+    /// How a session goes back to the end of an earlier round (`ganger rewind`); `None`:
+    /// the next round starts a new session told what the kept rounds did.
+    fn session_fork(&self) -> Option<SessionFork> {
         None
     }
     /// Why `model` cannot name one of this CLI's models whatever it offers (`None`: it may).
@@ -279,39 +344,4 @@ pub trait Adapter: Send + Sync {
     /// How to point this agent at a scripted model server listening at `base_url`
     /// (`http://127.0.0.1:PORT`, no path).
     fn scripted_endpoint(&self, base_url: &str) -> ScriptedEndpoint;
-}
-
-/// The adapters ganger knows, by name.
-pub fn adapter(name: &str) -> Option<&'static dyn Adapter> {
-    KNOWN.iter().copied().find(|a| a.name() == name)
-}
-
-/// Every adapter, in the order `ganger init` lists them.
-pub fn adapters() -> &'static [&'static dyn Adapter] {
-    KNOWN
-}
-
-static KNOWN: &[&dyn Adapter] = &[
-    &crate::opencode::OpenCode,
-    &crate::claude::Claude,
-    &crate::codex::Codex,
-    &crate::gemini::Gemini,
-    &crate::qwen::Qwen,
-];
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn every_adapter_is_pinned_at_the_version_the_tests_install() {
-        let pinned = include_str!("../../../pinned-agents.txt");
-        for adapter in adapters() {
-            let spec = format!("{}@{}", adapter.npm_package(), adapter.tested_version());
-            assert!(
-                pinned.lines().any(|line| line.trim() == spec),
-                "{spec} is not in pinned-agents.txt"
-            );
-        }
-    }
 }

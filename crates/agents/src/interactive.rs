@@ -4,6 +4,7 @@
 //! permissions the rounds use, and stdin is theirs.
 
 use crate::adapter::CommandPlan;
+use crate::capabilities::Interactive;
 
 /// What makes one CLI's round command headless.
 #[derive(Debug, Clone, Copy)]
@@ -52,5 +53,13 @@ impl Headless {
         plan.args = kept;
         plan.stdin = None;
         plan
+    }
+
+    /// The round's command made interactive, with the round's own program.
+    pub(crate) fn interactive(&self, plan: CommandPlan) -> Interactive {
+        Interactive {
+            program: None,
+            plan: self.strip(plan),
+        }
     }
 }

@@ -3,7 +3,7 @@
 //! permissions kept, and stdin left to the person.
 #![cfg(test)]
 
-use ganger_agents::{Permission, RoundRequest, adapter};
+use ganger_agents::{AgentConfig, NamedProgram, Permission, RoundRequest, adapter};
 use std::collections::BTreeMap;
 use std::path::Path;
 
@@ -25,7 +25,12 @@ fn interactive(name: &str) -> (Vec<String>, Vec<(String, String)>, bool) {
         agent_dir: Path::new("/w/.ganger/agents/x"),
     };
     let agent = adapter(name).unwrap();
-    let plan = agent.interactive(agent.plan(&request).unwrap()).unwrap();
+    let interactive = agent
+        .interactive(&request, &AgentConfig::default())
+        .unwrap()
+        .unwrap();
+    assert_eq!(interactive.program, None, "{name} opens its own program");
+    let plan = interactive.plan;
     (plan.args, plan.env, plan.stdin.is_some())
 }
 
@@ -82,9 +87,8 @@ fn every_agent_opens_its_own_interface_on_the_session() {
 }
 
 #[test]
-fn the_command_agent_has_no_interface_of_its_own() {
+fn the_command_agent_opens_the_program_its_settings_name() {
     let env = BTreeMap::new();
-    let config = serde_json::json!({ "argv": ["tool", "{prompt}"] });
     let request = RoundRequest {
         resume_at: None,
         prompt: "",
@@ -93,7 +97,7 @@ fn the_command_agent_has_no_interface_of_its_own() {
         title: "t",
         model: None,
         worktree: Path::new("/w/t"),
-        config: Some(&config),
+        config: None,
         inherited_config: None,
         permission: Permission::Write,
         sandboxed: false,
@@ -102,5 +106,36 @@ fn the_command_agent_has_no_interface_of_its_own() {
     };
     let agent = ganger_agents::command::CommandAgent { format: "text" };
     use ganger_agents::Adapter;
-    assert!(agent.interactive(agent.plan(&request).unwrap()).is_none());
+    let unset = agent.interactive(&request, &AgentConfig::default());
+    assert_eq!(
+        unset.unwrap_err().to_string(),
+        "the command agent has no interactive interface: set [agents.command] interactive_argv in ganger.toml"
+    );
+    let settings = AgentConfig {
+        interactive_argv: Some(
+            ["tool", "--resume", "{session}", "--model", "{model}"]
+                .map(String::from)
+                .to_vec(),
+        ),
+        ..AgentConfig::default()
+    };
+    let interactive = agent.interactive(&request, &settings).unwrap().unwrap();
+    assert_eq!(
+        interactive.program,
+        Some(NamedProgram {
+            program: "tool".into(),
+            named_in: "agents.command.interactive_argv",
+        })
+    );
+    // No model given: `--model {model}` goes whole.
+    assert_eq!(interactive.plan.args, ["--resume", "S-1"]);
+    assert_eq!(interactive.plan.stdin, None);
+    let empty = AgentConfig {
+        interactive_argv: Some(Vec::new()),
+        ..AgentConfig::default()
+    };
+    assert_eq!(
+        agent.interactive(&request, &empty).unwrap_err().to_string(),
+        "agents.command.interactive_argv is empty"
+    );
 }

@@ -1,6 +1,6 @@
-//! How an agent is run for this repository: which program (the `command` of `ganger.toml`,
-//! else the one on `PATH`, else ganger's cached install of the tested version) and with which
-//! environment. With the local sandbox the agent runs as if the user ran it by hand: the
+//! How an agent is run for this repository: which program (the one its settings name, else
+//! the `command` of `ganger.toml`, else ganger's cached install of the tested version, else the
+//! one on `PATH`) and with which environment. With the local sandbox the agent runs as if the user ran it by hand: the
 //! user's whole environment and home, plus the adapter's settings, `ganger.toml`'s `env`, and
 //! the keys of this run.
 
@@ -15,35 +15,18 @@ use std::path::{Path, PathBuf};
 /// Variables ganger uses for itself and never passes to an agent.
 const PRIVATE_VARS: [&str; 2] = ["GANGER_HOST_LOCK_FD", "GANGER_HOST_LOCK_PATH"];
 
-/// The adapter of the agent `name`; for `command`, the one that reads the stream format
-/// `ganger.toml` names for it.
+/// The adapter of the agent `name`, reading the stream format its settings name.
 pub fn adapter_for(name: &str, config: &Config) -> Option<&'static dyn Adapter> {
-    if name == ganger_agents::command::NAME {
-        let format = config.agent(name).format;
-        return ganger_agents::command::adapter(format.as_deref().unwrap_or("text"));
-    }
-    ganger_agents::adapter(name)
+    ganger_agents::configured(name, &config.agent(name)).ok()
 }
 
-/// Finds the agent's program: `ganger.toml`'s `command`, else the tested version in ganger's
-/// cache (`ganger agents install` put it there to be used), else the one on `PATH`.
+/// Finds the agent's program: the one its settings name (a `command` agent's template),
+/// else `ganger.toml`'s `command`, else the tested version in ganger's cache (`ganger agents
+/// install` put it there to be used), else the one on `PATH`.
 pub fn resolve_program(adapter: &dyn Adapter, config: &Config) -> Result<PathBuf> {
     let agent_config = config.agent(adapter.name());
-    if adapter.name() == ganger_agents::command::NAME {
-        let program = agent_config
-            .argv
-            .as_ref()
-            .and_then(|argv| argv.first())
-            .ok_or_else(|| {
-                EngineError::invalid(
-                    "the command agent has no program: set [agents.command] argv in ganger.toml",
-                )
-            })?;
-        return find_executable(Path::new(program)).ok_or_else(|| {
-            EngineError::invalid(format!(
-                "agents.command.argv in ganger.toml starts with {program}, which is not an executable"
-            ))
-        });
+    if let Some(named) = adapter.named_program(&agent_config)? {
+        return find_named(&named);
     }
     if let Some(command) = agent_config.command {
         return find_executable(&command).ok_or_else(|| {
@@ -67,6 +50,16 @@ pub fn resolve_program(adapter: &dyn Adapter, config: &Config) -> Result<PathBuf
             "`ganger agents install {}` installs the tested version, or set agents.{}.command in ganger.toml",
             adapter.name(),
             adapter.name()
+        ))
+    })
+}
+
+/// A program named in an agent's settings, found, or an error saying where it is named.
+pub(crate) fn find_named(named: &ganger_agents::NamedProgram) -> Result<PathBuf> {
+    find_executable(Path::new(&named.program)).ok_or_else(|| {
+        EngineError::invalid(format!(
+            "{} starts with {}, which is not an executable",
+            named.named_in, named.program
         ))
     })
 }
@@ -128,8 +121,8 @@ pub(crate) fn add_settings(
     }
 }
 
-/// The inherited agent configuration the adapter merges over (OpenCode's
-/// `OPENCODE_CONFIG_CONTENT`), as the agent would see it.
+/// The inherited agent configuration the adapter merges over (the variable its facts name),
+/// as the agent would see it.
 pub fn inherited_config(adapter: &dyn Adapter, config: &Config) -> Option<String> {
     let name = adapter.inherited_config_env()?;
     config
@@ -140,19 +133,10 @@ pub fn inherited_config(adapter: &dyn Adapter, config: &Config) -> Option<String
         .or_else(|| std::env::var(name).ok())
 }
 
-/// `ganger.toml`'s agent configuration as JSON for the adapter. For the `command` agent, its
-/// templates and formats.
+/// `ganger.toml`'s agent configuration as JSON for the adapter: what of its table it plans
+/// with.
 pub fn config_overlay(adapter: &dyn Adapter, config: &Config) -> Option<serde_json::Value> {
-    let agent = config.agent(adapter.name());
-    if adapter.name() == "command" {
-        return Some(serde_json::json!({
-            "argv": agent.argv,
-            "resume_argv": agent.resume_argv,
-            "prompt": agent.prompt,
-            "format": agent.format,
-        }));
-    }
-    serde_json::to_value(agent.config?).ok()
+    adapter.configuration(&config.agent(adapter.name()))
 }
 
 /// The environment an adapter sees when it plans a round: what the agent would start with

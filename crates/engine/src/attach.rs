@@ -45,7 +45,7 @@ pub fn attach(
             "task {slug} has no session yet: its first round did not name one"
         ))
     })?;
-    if task.sandbox != ganger_sandbox::SandboxKind::Local.as_str() {
+    if crate::sandboxing::isolated(ws, &task) {
         return Err(EngineError::invalid(format!(
             "task {slug} runs in {}: attach opens the agent locally, where that session is not",
             task.sandbox
@@ -88,33 +88,6 @@ fn interactive_command(
     task: &Task,
     session: &str,
 ) -> Result<(PathBuf, CommandPlan)> {
-    if adapter.name() == ganger_agents::command::NAME {
-        let template = ws
-            .config
-            .agent(adapter.name())
-            .interactive_argv
-            .ok_or_else(|| {
-                EngineError::invalid(
-                    "the command agent has no interactive interface: set [agents.command] \
-                     interactive_argv in ganger.toml",
-                )
-            })?;
-        let filled = ganger_agents::command::fill_argv(
-            &template,
-            &[("session", Some(session)), ("model", task.model.as_deref())],
-        );
-        let (first, rest) = filled
-            .split_first()
-            .ok_or_else(|| EngineError::invalid("agents.command.interactive_argv is empty"))?;
-        let program = crate::agent_env::find_executable(std::path::Path::new(first))
-            .ok_or_else(|| {
-                EngineError::invalid(format!(
-                    "agents.command.interactive_argv starts with {first}, which is not an executable"
-                ))
-            })?;
-        return Ok((program, CommandPlan::new(rest.to_vec(), Vec::new(), None)));
-    }
-    let program = crate::agent_env::resolve_program(adapter, &ws.config)?;
     let overlay = crate::agent_env::config_overlay(adapter, &ws.config);
     let inherited = crate::agent_env::inherited_config(adapter, &ws.config);
     let keys = crate::keys::load_keys(&ws.config, &task.keys)?;
@@ -125,7 +98,7 @@ fn interactive_command(
         .parse::<Permission>()
         .map_err(EngineError::invalid)?;
     let new_session_id = crate::launch::new_uuid();
-    let round = adapter.plan(&RoundRequest {
+    let request = RoundRequest {
         resume_at: None,
         prompt: "",
         session: Some(session),
@@ -139,13 +112,18 @@ fn interactive_command(
         sandboxed: false,
         env: &request_env,
         agent_dir: &agent_dir,
-    })?;
-    let plan = adapter.interactive(round).ok_or_else(|| {
+    };
+    let settings = ws.config.agent(adapter.name());
+    let interactive = adapter.interactive(&request, &settings)?.ok_or_else(|| {
         EngineError::invalid(format!(
             "{} has no interactive interface ganger can open",
             adapter.display_name()
         ))
     })?;
-    crate::round::write_plan_files(&plan)?;
-    Ok((program, plan))
+    let program = match &interactive.program {
+        Some(named) => crate::agent_env::find_named(named)?,
+        None => crate::agent_env::resolve_program(adapter, &ws.config)?,
+    };
+    crate::round::write_plan_files(&interactive.plan)?;
+    Ok((program, interactive.plan))
 }

@@ -1,6 +1,6 @@
 //! The task text of a round, from `--brief FILE` or `--message TEXT`: never empty, at most
-//! 100 KB, and sent exactly as written (OpenCode reads it from stdin, so a leading dash or
-//! quotes are harmless).
+//! 100 KB, and sent exactly as written (an agent that reads it from stdin sees a leading dash
+//! or quotes as text).
 
 use crate::error::{EngineError, Result};
 use std::path::PathBuf;

@@ -15,7 +15,8 @@ use std::time::{Duration, Instant};
 /// How often a running round re-reads what the rest of its fleet spent.
 const FLEET_REREAD: Duration = Duration::from_secs(1);
 
-/// Turns a running round's summary into its own figures: session totals (Codex, Qwen) less
+/// Turns a running round's summary into its own figures: session totals (of agents that report
+/// them) less
 /// what the session had before the round, and a cost from the price table when the agent
 /// reports none. The host stores this settled copy while the round runs, so that sums over
 /// the stored summaries count every round's own spending.
@@ -314,7 +315,7 @@ mod tests {
         use ganger_store::{NewRound, NewTask, RoundKind};
         let task = NewTask {
             slug: slug.into(),
-            agent: "opencode".into(),
+            agent: ganger_agents::DEFAULT_AGENT.into(),
             model: None,
             base: "main".into(),
             base_commit: None,

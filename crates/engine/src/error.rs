@@ -193,7 +193,22 @@ impl From<ganger_git::GitError> for EngineError {
 
 impl From<ganger_sandbox::SandboxError> for EngineError {
     fn from(error: ganger_sandbox::SandboxError) -> Self {
-        EngineError::environment("failed to run a process", error)
+        use ganger_sandbox::SandboxError as E;
+        match &error {
+            // The request asks what the sandbox cannot do here: the asker can change it.
+            E::Unusable { hint, .. } => {
+                let hint = hint.clone();
+                let refused = EngineError::invalid(error.to_string());
+                match hint {
+                    Some(hint) => refused.hint(hint),
+                    None => refused,
+                }
+            }
+            E::Unavailable { message, .. } => {
+                EngineError::environment_message(message.clone()).caused_by(error)
+            }
+            _ => EngineError::environment("failed to run a process", error),
+        }
     }
 }
 

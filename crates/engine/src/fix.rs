@@ -121,9 +121,9 @@ pub(crate) fn fix_sent_under(
     let adapter = known_adapter(ws, &task.agent)?;
     crate::start::check_model_name(adapter, options.model.as_deref())?;
     let program = agent_env::resolve_program(adapter, &ws.config)?;
-    let sandbox = crate::sandboxing::TaskSandbox::of(&task)?;
+    let sandbox = crate::sandboxing::TaskSandbox::of(ws, &task)?;
     crate::sandboxing::check_round(ws, &sandbox, &task.worktree)?;
-    crate::sandboxing::check_image(ws, &sandbox, &task.agent)?;
+    crate::sandboxing::check_ready(ws, &sandbox, &task.agent)?;
     let running = store
         .round(task.id, None)?
         .filter(|r| r.status == ganger_events::RoundStatus::Running);

@@ -2,7 +2,7 @@
 //! is none, and reports which agent CLIs are installed and their versions.
 
 use crate::agents::AgentFound;
-use crate::config::{FILE_NAME, TEMPLATE};
+use crate::config::{FILE_NAME, template};
 use crate::error::{EngineError, Result};
 use crate::workspace::Workspace;
 use serde::Serialize;
@@ -28,7 +28,7 @@ pub fn init(ws: &Workspace) -> Result<InitReport> {
     let config = ws.repo.main.join(FILE_NAME);
     let wrote_config = !config.exists();
     if wrote_config {
-        std::fs::write(&config, TEMPLATE).map_err(|e| EngineError::io("write", &config, e))?;
+        std::fs::write(&config, template()).map_err(|e| EngineError::io("write", &config, e))?;
     }
     let agents = crate::agents::find_all(&ws.config);
     Ok(InitReport {

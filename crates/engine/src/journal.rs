@@ -354,9 +354,9 @@ mod tests {
                 journal(
                     "task-created",
                     None,
-                    json!({"agent": "opencode", "model": "mock/scripted"}),
+                    json!({"agent": "a-cli", "model": "mock/scripted"}),
                 ),
-                "task started (agent opencode, model mock/scripted)",
+                "task started (agent a-cli, model mock/scripted)",
             ),
         ];
         for (entry, expected) in cases {

@@ -1,13 +1,13 @@
 //! The next round of a task whose earlier rounds never named an agent session: a round whose
 //! host died before the agent's first event, or an agent that failed before it made one. A new
 //! session would never have seen the brief (and a fleet's "continue" would be all it got), so
-//! the session is looked for first: a round may have named it up front (Claude's
-//! `--session-id`, a command agent's `{session}`), or the agent saved it under the round's
-//! title (OpenCode's `session list`). Only when it is not found does the round start a new
-//! session, whose prompt begins with the earlier rounds' prompts and answers. A session named
-//! up front by a round that was killed at once may never have been saved (Claude writes its
-//! transcript a moment after it asks the model): where the agent keeps sessions in files, a
-//! name whose file is missing counts as lost too.
+//! the session is looked for first: a round may have named it up front (the plan's `session`),
+//! or the agent saved it under the round's title where its adapter says how to find it
+//! (`session_finder`). Only when it is not found does the round start a new session, whose
+//! prompt begins with the earlier rounds' prompts and answers. A session named up front by a
+//! round that was killed at once may never have been saved (an agent may write its transcript
+//! a moment after it asks the model): where the adapter names the file an agent keeps a
+//! session in (`session_file`), a name whose file is missing counts as lost too.
 
 use crate::error::Result;
 use crate::workspace::Workspace;
@@ -85,7 +85,7 @@ fn never_saved(ws: &Workspace, task: &Task, rounds: &[Round], session: &str) -> 
     let interrupted = rounds
         .last()
         .is_some_and(|r| r.status == ganger_events::RoundStatus::Interrupted);
-    if !interrupted || task.sandbox != ganger_sandbox::SandboxKind::Local.as_str() {
+    if !interrupted || crate::sandboxing::isolated(ws, task) {
         return false;
     }
     let Some(adapter) = crate::agent_env::adapter_for(&task.agent, &ws.config) else {
@@ -98,9 +98,9 @@ fn never_saved(ws: &Workspace, task: &Task, rounds: &[Round], session: &str) -> 
 }
 
 /// The session the agent saved for this task's rounds, when it can be asked (rounds run
-/// locally: a sandbox's sessions live in its own home).
+/// unisolated: a sandbox's sessions live in its own home).
 fn saved_session(ws: &Workspace, task: &Task, since_ms: i64) -> Option<String> {
-    if task.sandbox != ganger_sandbox::SandboxKind::Local.as_str() {
+    if crate::sandboxing::isolated(ws, task) {
         return None;
     }
     let adapter = crate::agent_env::adapter_for(&task.agent, &ws.config)?;

@@ -1,5 +1,6 @@
-//! Checking a model before anything is created. OpenCode lists what it can use with
-//! `opencode models`, which takes seconds (measured: 5.7 s for 1.18.33), so the list is cached
+//! Checking a model before anything is created. An agent with a catalog lists what it can use
+//! (the arguments its facts give, `models_args`), which takes seconds (5.7 s measured:
+//! docs/design.md, Agents), so the list is cached
 //! in `.ganger/cache/` per agent, program (path, size, modification time: its version) and
 //! configuration (the variables and files that change what it offers, and `ganger.toml`'s
 //! settings for it), for `defaults.models_cache`. A model missing from a cached list is looked
@@ -8,7 +9,7 @@
 use crate::agent_env;
 use crate::error::Result;
 use crate::workspace::Workspace;
-use ganger_agents::Adapter;
+use ganger_agents::{Adapter, ConfigFile};
 use serde::{Deserialize, Serialize};
 use std::hash::{Hash, Hasher};
 use std::path::{Path, PathBuf};
@@ -102,13 +103,12 @@ fn cache_key(ws: &Workspace, adapter: &dyn Adapter, program: &Path) -> String {
     let home = std::env::var_os("HOME")
         .map(PathBuf::from)
         .unwrap_or_default();
-    for file in [
-        home.join(".config/opencode/opencode.json"),
-        home.join(".config/opencode/opencode.jsonc"),
-        ws.repo.main.join("opencode.json"),
-        ws.repo.main.join("opencode.jsonc"),
-    ] {
-        file_identity(&file, &mut hasher);
+    for file in adapter.facts().config_files {
+        let path = match file {
+            ConfigFile::InHome(path) => home.join(path),
+            ConfigFile::InRepo(path) => ws.repo.main.join(path),
+        };
+        file_identity(&path, &mut hasher);
     }
     format!("models-{}-{:016x}.json", adapter.name(), hasher.finish())
 }
@@ -200,7 +200,7 @@ mod tests {
     #[test]
     fn the_closest_model_is_found_by_name() {
         let available: Vec<String> = [
-            "opencode/big-pickle",
+            "zen/big-pickle",
             "mock/scripted",
             "openrouter/deepseek/deepseek-v4.1-flash",
         ]
@@ -211,7 +211,7 @@ mod tests {
             Some("mock/scripted")
         );
         assert_eq!(
-            closest("opencode/deepseek-v4.1-flash", &available).as_deref(),
+            closest("zen/deepseek-v4.1-flash", &available).as_deref(),
             Some("openrouter/deepseek/deepseek-v4.1-flash")
         );
         assert_eq!(closest("x/y", &[]), None);

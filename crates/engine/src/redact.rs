@@ -6,8 +6,8 @@
 //! characters escaped (`\u0073k-...`, `\/`), because the stream is JSON that ganger decodes, and
 //! a key a parser would decode must not stay in the raw file either. Decoded texts are redacted
 //! again ([`Redactor::redact_summary`], [`Redactor::redact_events`]): a parser may join pieces
-//! of text from several lines (Gemini's deltas), and a key split between two lines is whole only
-//! once joined.
+//! of text from several lines (an answer streamed in pieces), and a key split between two lines
+//! is whole only once joined.
 //!
 //! Every place a key occurs is found first (overlapping occurrences of different keys included)
 //! and the union of those places is replaced, so no piece of a key is left beside a

@@ -2,18 +2,19 @@
 //! files become round N's snapshot exactly (files made later are removed; the branch and the
 //! index stay, so the worker's work is still uncommitted against the base), what they were is
 //! kept under `refs/ganger/SLUG/rewind-K` (K: the last round), the later rounds are marked
-//! rewound, and the agent's conversation goes back too: an OpenCode session is forked at the
-//! end of round N (`rewind_fork.rs`) and the next round resumes the fork; a Claude Code
-//! session is forked by the next round itself, at round N's last answer; for the other agents
-//! (none forks a session at a given point from its command line), or when a fork cannot be
-//! made, the next round starts a new session whose prompt begins with a summary of the rounds
-//! kept (their prompts and answers, trimmed).
+//! rewound, and the agent's conversation goes back too, as its adapter says
+//! ([`ganger_agents::SessionFork`], `rewind_fork.rs`): a session ganger copies up to the end of
+//! round N is resumed by the next round, or the next round forks the session itself at round
+//! N's last answer; for an agent that can do neither, or when a fork cannot be made, the next
+//! round starts a new session whose prompt begins with a summary of the rounds kept (their
+//! prompts and answers, trimmed).
 
 use crate::commander::commander;
 use crate::error::{EngineError, Result};
 use crate::fix::{idle_rounds, settled_task};
 use crate::notice::Notices;
 use crate::workspace::Workspace;
+use ganger_agents::SessionFork;
 use ganger_store::{Rewind, Round, Store, Task};
 use serde::Serialize;
 
@@ -47,10 +48,10 @@ pub struct RewindReport {
     /// `forked` (the next round resumes a copy of the session as it was after round N), or
     /// `new` (the next round starts a new session with a summary of the rounds kept).
     pub session: &'static str,
-    /// The session the next round resumes, when kept or forked ahead (OpenCode).
+    /// The session the next round resumes, when kept or copied ahead.
     pub session_id: Option<String>,
     /// Where the next round forks the session from, when the agent forks while it runs the
-    /// next prompt (Claude Code): the session and the point in it.
+    /// next prompt: the session and the point in it.
     pub fork_from: Option<ganger_store::ForkPoint>,
     /// Why the session was not forked, when it could have been.
     pub fork_error: Option<String>,
@@ -96,29 +97,35 @@ pub fn rewind(
     let (session, resume_note, mode) = if !later {
         fork_from = task.fork_from.clone();
         (task.session.clone(), task.resume_note.clone(), "kept")
-    } else if task.agent == "claude" {
-        match crate::rewind_fork::claude_point(ws, &task, target) {
-            Ok(point) => {
-                fork_from = Some(point);
-                (None, None, "forked")
-            }
-            Err(why) => {
-                fork_error = Some(why);
-                (None, Some(summary_note(ws, &task, &kept)), "new")
-            }
-        }
     } else {
-        let forked = if crate::rewind_fork::can_fork(&task) {
-            let cut = target.ended_at.unwrap_or(target.started_at);
-            crate::rewind_fork::fork_opencode(ws, &task, cut)
-                .map_err(|why| fork_error = Some(why))
-                .ok()
-        } else {
-            None
-        };
-        match forked {
-            Some(id) => (Some(id), None, "forked"),
-            None => (None, Some(summary_note(ws, &task, &kept)), "new"),
+        let adapter = crate::agent_env::adapter_for(&task.agent, &ws.config);
+        match adapter.and_then(|adapter| Some((adapter, adapter.session_fork()?))) {
+            Some((_, SessionFork::AtNextRound { point })) => {
+                match crate::rewind_fork::fork_point(ws, &task, target, point) {
+                    Ok(point) => {
+                        fork_from = Some(point);
+                        (None, None, "forked")
+                    }
+                    Err(why) => {
+                        fork_error = Some(why);
+                        (None, Some(summary_note(ws, &task, &kept)), "new")
+                    }
+                }
+            }
+            // A sandboxed agent keeps its sessions where only its sandbox sees them.
+            Some((adapter, SessionFork::Copy(copy)))
+                if !crate::sandboxing::isolated(ws, &task) && task.session.is_some() =>
+            {
+                let cut = target.ended_at.unwrap_or(target.started_at);
+                match crate::rewind_fork::copy_session(ws, &task, adapter, &copy, cut) {
+                    Ok(id) => (Some(id), None, "forked"),
+                    Err(why) => {
+                        fork_error = Some(why);
+                        (None, Some(summary_note(ws, &task, &kept)), "new")
+                    }
+                }
+            }
+            _ => (None, Some(summary_note(ws, &task, &kept)), "new"),
         }
     };
     let detail = serde_json::json!({

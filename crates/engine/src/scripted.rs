@@ -54,23 +54,31 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_opencode_set_up_reads_back_as_a_valid_configuration() {
-        let adapter = ganger_agents::adapter("opencode").unwrap();
-        let text = scripted_toml(
-            adapter,
-            Path::new("/opt/opencode"),
-            "http://127.0.0.1:9",
-            &[("HOME".into(), "/h".into())],
-            "stall = \"5s\"",
-            "",
-        );
-        let config = crate::config::Config::from_text(&text).unwrap();
-        assert_eq!(config.defaults.agent, "opencode");
-        assert_eq!(config.defaults.model.as_deref(), Some("mock/scripted"));
-        let agent = config.agent("opencode");
-        assert_eq!(agent.env["HOME"], "/h");
-        assert_eq!(agent.env["OPENCODE_DISABLE_MODELS_FETCH"], "1");
-        let options = &agent.config.unwrap()["provider"]["mock"]["options"];
-        assert_eq!(options["baseURL"].as_str(), Some("http://127.0.0.1:9/v1"));
+    fn every_agent_s_set_up_reads_back_as_a_valid_configuration() {
+        for &adapter in ganger_agents::adapters() {
+            let name = adapter.name();
+            let text = scripted_toml(
+                adapter,
+                Path::new("/opt/agent"),
+                "http://127.0.0.1:9",
+                &[("HOME".into(), "/h".into())],
+                "stall = \"5s\"",
+                "",
+            );
+            let config = crate::config::Config::from_text(&text).unwrap();
+            let endpoint = adapter.scripted_endpoint("http://127.0.0.1:9");
+            assert_eq!(config.defaults.agent, name);
+            assert_eq!(config.defaults.model, Some(endpoint.model));
+            let agent = config.agent(name);
+            assert_eq!(agent.command.as_deref(), Some(Path::new("/opt/agent")));
+            assert_eq!(agent.env["HOME"], "/h", "{name}");
+            for (key, value) in &endpoint.env {
+                assert_eq!(&agent.env[key], value, "{name}");
+            }
+            let read_back = agent
+                .config
+                .map(|table| serde_json::to_value(table).unwrap());
+            assert_eq!(read_back, endpoint.config, "{name}");
+        }
     }
 }

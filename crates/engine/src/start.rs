@@ -58,29 +58,11 @@ pub struct StartOptions {
     pub fleet: Option<String>,
 }
 
-/// The adapter named `name`, or a clear error listing the known ones.
+/// The adapter named `name` (reading the stream format its settings name), or a clear error
+/// listing the known ones.
 pub(crate) fn known_adapter(ws: &Workspace, name: &str) -> Result<&'static dyn Adapter> {
-    if name == ganger_agents::command::NAME {
-        let format = ws
-            .config
-            .agent(name)
-            .format
-            .unwrap_or_else(|| "text".into());
-        return crate::agent_env::adapter_for(name, &ws.config).ok_or_else(|| {
-            EngineError::invalid(format!(
-                "agents.command.format in ganger.toml is {format:?}; formats: {}",
-                ganger_agents::command::FORMATS.join(", ")
-            ))
-        });
-    }
-    ganger_agents::adapter(name).ok_or_else(|| {
-        let mut known: Vec<&str> = ganger_agents::adapters().iter().map(|a| a.name()).collect();
-        known.push(ganger_agents::command::NAME);
-        EngineError::invalid(format!(
-            "unknown agent {name:?}; known agents: {}",
-            known.join(", ")
-        ))
-    })
+    ganger_agents::configured(name, &ws.config.agent(name))
+        .map_err(|unknown| EngineError::invalid(unknown.to_string()))
 }
 
 /// Says so when the agent's program is not the version ganger is tested with: it is used
@@ -92,17 +74,17 @@ pub(crate) fn warn_untested(
     program: &Path,
     notices: &mut dyn Notices,
 ) {
-    // Any CLI can be the command agent: there is no tested version to compare with.
-    if adapter.name() == ganger_agents::command::NAME {
+    // A CLI the user brings has no tested version to compare with.
+    let Some(package) = adapter.package() else {
         return;
-    }
+    };
     let found = crate::agents::cached_version(adapter, program, &ws.state.cache_dir());
-    if found.as_deref() != Some(adapter.tested_version()) {
+    if found.as_deref() != Some(package.tested_version) {
         notices.notice(Notice::UntestedVersion {
             agent: adapter.display_name().into(),
             program: program.to_path_buf(),
             version: found,
-            tested: adapter.tested_version().into(),
+            tested: package.tested_version.into(),
         });
     }
 }
@@ -238,7 +220,7 @@ pub fn start(ws: &Workspace, options: StartOptions, notices: &mut dyn Notices) -
         &ws.state.agent_dir(adapter.name()),
     )?;
     let sandbox = sandboxing::choose(ws, options.sandbox, options.network, &options.rw)?;
-    sandboxing::check_image(ws, &sandbox, &agent_name)?;
+    sandboxing::check_ready(ws, &sandbox, &agent_name)?;
     match &place {
         Place::Given { path, .. } => sandboxing::check_round(ws, &sandbox, path)?,
         // Without a store there is no start of this slug to settle first.
@@ -319,7 +301,7 @@ pub fn start(ws: &Workspace, options: StartOptions, notices: &mut dyn Notices) -
         timeout_ms: options.timeout.map(|d| d.as_millis() as u64),
         stall_ms: options.stall.map(|d| d.as_millis() as u64),
         permission: permission.as_str().to_owned(),
-        sandbox: sandbox.kind.as_str().to_owned(),
+        sandbox: sandbox.kind().as_str().to_owned(),
         network: sandbox.network.as_str().to_owned(),
         rw: sandbox.rw.clone(),
     };

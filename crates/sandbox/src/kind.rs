@@ -25,11 +25,6 @@ impl SandboxKind {
             SandboxKind::Docker => "docker",
         }
     }
-
-    /// Whether the agent runs isolated (its own home, no git, a boundary of ganger's).
-    pub fn isolates(self) -> bool {
-        self != SandboxKind::Local
-    }
 }
 
 impl fmt::Display for SandboxKind {

@@ -1,4 +1,5 @@
-//! Where a round's agent runs, and everything about its processes: starting it in its own
+//! Where a round's agent runs, and everything about its processes: the [`Sandbox`] trait with
+//! the local and bubblewrap sandboxes (Docker's is in `ganger-docker`), and starting it in its own
 //! session and process group with a parent-death signal and an explicit environment, putting
 //! it in a cgroup of its own where the system allows, marking every process of the round so
 //! that even the agent's detached children can be found, measuring the round's activity for
@@ -10,28 +11,34 @@
 
 mod activity;
 mod bwrap;
+mod bwrap_sandbox;
 mod capture;
 mod cgroup;
+mod confinement;
 mod detach;
 mod error;
 mod host_lock;
 mod interactive;
 mod kind;
 mod local;
+mod local_sandbox;
 mod members;
 mod proc_stat;
 mod raw_spawn;
 
 pub use activity::Activity;
 pub use bwrap::{BwrapSpec, bwrap_args, installation_dirs, wrap_in_bwrap};
+pub use bwrap_sandbox::BwrapSandbox;
 pub use capture::{Captured, run_captured};
 pub use cgroup::Cgroup;
+pub use confinement::{Confinement, Sandbox};
 pub use detach::{DetachedHost, spawn_detached_host, take_inherited_lock};
 pub use error::SandboxError;
 pub use host_lock::{HostLock, LockState};
 pub use interactive::run_interactive;
 pub use kind::{Network, SandboxKind};
 pub use local::{AgentCommand, AgentExit, RunningAgent, Waited, spawn_local};
+pub use local_sandbox::LocalSandbox;
 pub use members::{RoundMarker, kill_round, marked_processes, round_members};
 pub use proc_stat::{ProcStat, ProcessId, proc_stat};
 

@@ -2,7 +2,10 @@
 //! behind the contract the engine uses.
 
 use crate::adapter::{Adapter, CommandPlan, PlanError, RoundRequest, ScriptedEndpoint};
+use crate::capabilities::{Interactive, SessionFork};
 use crate::claude::{command, version};
+use crate::facts::{AgentFacts, Package};
+use crate::settings::AgentConfig;
 use crate::stream_json::{self, Dialect, StreamJsonParser};
 use crate::{AgentExit, StreamParser, Verdict};
 use ganger_events::RoundSummary;
@@ -14,61 +17,41 @@ use std::time::Duration;
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Claude;
 
+/// Claude Code's static facts.
+pub const FACTS: AgentFacts = AgentFacts {
+    name: "claude",
+    display_name: "Claude Code",
+    program: "claude",
+    package: Some(Package {
+        npm: "@anthropic-ai/claude-code",
+        tested_version: "2.1.332",
+    }),
+    version_args: &["--version"],
+    // No model catalog: any name is passed through to the API.
+    models_args: None,
+    config_env: &[
+        "ANTHROPIC_BASE_URL",
+        "ANTHROPIC_MODEL",
+        "ANTHROPIC_DEFAULT_OPUS_MODEL",
+        "ANTHROPIC_DEFAULT_SONNET_MODEL",
+        "ANTHROPIC_DEFAULT_HAIKU_MODEL",
+        "ANTHROPIC_SMALL_FAST_MODEL",
+        "CLAUDE_CODE_USE_BEDROCK",
+        "CLAUDE_CODE_USE_VERTEX",
+        "CLAUDE_CONFIG_DIR",
+        "HOME",
+    ],
+    inherited_config_env: None,
+    config_files: &[],
+};
+
 impl Adapter for Claude {
-    fn name(&self) -> &'static str {
-        "claude"
-    }
-
-    fn display_name(&self) -> &'static str {
-        "Claude Code"
-    }
-
-    fn program(&self) -> &'static str {
-        "claude"
-    }
-
-    fn npm_package(&self) -> &'static str {
-        "@anthropic-ai/claude-code"
-    }
-
-    fn tested_version(&self) -> &'static str {
-        "2.1.332"
-    }
-
-    fn version_args(&self) -> &'static [&'static str] {
-        &["--version"]
+    fn facts(&self) -> &'static AgentFacts {
+        &FACTS
     }
 
     fn parse_version(&self, stdout: &str) -> Option<String> {
         version::parse_version(stdout)
-    }
-
-    /// Claude Code has no model catalog: any name is passed through to the API.
-    fn models_args(&self) -> Option<&'static [&'static str]> {
-        None
-    }
-
-    fn parse_models(&self, _stdout: &str) -> Vec<String> {
-        Vec::new()
-    }
-
-    fn config_env(&self) -> &'static [&'static str] {
-        &[
-            "ANTHROPIC_BASE_URL",
-            "ANTHROPIC_MODEL",
-            "ANTHROPIC_DEFAULT_OPUS_MODEL",
-            "ANTHROPIC_DEFAULT_SONNET_MODEL",
-            "ANTHROPIC_DEFAULT_HAIKU_MODEL",
-            "ANTHROPIC_SMALL_FAST_MODEL",
-            "CLAUDE_CODE_USE_BEDROCK",
-            "CLAUDE_CODE_USE_VERTEX",
-            "CLAUDE_CONFIG_DIR",
-            "HOME",
-        ]
-    }
-
-    fn inherited_config_env(&self) -> Option<&'static str> {
-        None
     }
 
     fn plan(&self, request: &RoundRequest<'_>) -> Result<CommandPlan, PlanError> {
@@ -88,17 +71,27 @@ impl Adapter for Claude {
         Some(Duration::from_secs(3))
     }
 
-    fn interactive(&self, plan: CommandPlan) -> Option<CommandPlan> {
-        Some(
-            crate::interactive::Headless {
-                leading: &[],
-                flags: &["-p", "--verbose"],
-                valued: &["--output-format"],
-                joined: &[],
-                trailing: None,
-            }
-            .strip(plan),
-        )
+    fn interactive(
+        &self,
+        request: &RoundRequest<'_>,
+        _settings: &AgentConfig,
+    ) -> Result<Option<Interactive>, PlanError> {
+        let headless = crate::interactive::Headless {
+            leading: &[],
+            flags: &["-p", "--verbose"],
+            valued: &["--output-format"],
+            joined: &[],
+            trailing: None,
+        };
+        Ok(Some(headless.interactive(self.plan(request)?)))
+    }
+
+    /// Claude Code forks a session at a point while it runs the next prompt
+    /// (`--resume-session-at UUID --fork-session`, verified with 2.1.197 and 2.1.332).
+    fn session_fork(&self) -> Option<SessionFork> {
+        Some(SessionFork::AtNextRound {
+            point: super::fork::point,
+        })
     }
 
     /// `$CLAUDE_CONFIG_DIR` (else `~/.claude`)`/projects/<the worktree, each character other

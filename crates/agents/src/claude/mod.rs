@@ -5,12 +5,15 @@
 //!
 //! - [`command`]: the command for one round, and how to point it at a scripted server.
 //! - [`parse_version`]: reading `claude --version` (also used for Qwen Code's).
+//! - [`FACTS`]: its name, program, package, tested version and configuration variables.
+//! - `fork`: the point of a session a rewind goes back to, read from a round's stream.
 
 mod adapter;
 pub mod command;
+mod fork;
 mod version;
 
-pub use adapter::Claude;
+pub use adapter::{Claude, FACTS};
 pub use version::parse_version;
 
 use crate::stream_json::{Dialect, StreamJsonParser};

@@ -1,7 +1,10 @@
 //! Codex as an [`Adapter`]: the pieces of this folder behind the contract the engine uses.
 
 use crate::adapter::{Adapter, CommandPlan, PlanError, RoundRequest, ScriptedEndpoint};
+use crate::capabilities::Interactive;
 use crate::codex::{CodexStream, command, models};
+use crate::facts::{AgentFacts, Package};
+use crate::settings::AgentConfig;
 use crate::{AgentExit, StreamParser, Verdict};
 use ganger_events::RoundSummary;
 use std::time::Duration;
@@ -10,49 +13,29 @@ use std::time::Duration;
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Codex;
 
+/// Codex's static facts.
+pub const FACTS: AgentFacts = AgentFacts {
+    name: "codex",
+    display_name: "Codex",
+    program: "codex",
+    package: Some(Package {
+        npm: "@openai/codex",
+        tested_version: "0.171.0",
+    }),
+    version_args: &["--version"],
+    models_args: None,
+    config_env: &["CODEX_HOME", "HOME"],
+    inherited_config_env: None,
+    config_files: &[],
+};
+
 impl Adapter for Codex {
-    fn name(&self) -> &'static str {
-        "codex"
-    }
-
-    fn display_name(&self) -> &'static str {
-        "Codex"
-    }
-
-    fn program(&self) -> &'static str {
-        "codex"
-    }
-
-    fn npm_package(&self) -> &'static str {
-        "@openai/codex"
-    }
-
-    fn tested_version(&self) -> &'static str {
-        "0.171.0"
-    }
-
-    fn version_args(&self) -> &'static [&'static str] {
-        &["--version"]
+    fn facts(&self) -> &'static AgentFacts {
+        &FACTS
     }
 
     fn parse_version(&self, stdout: &str) -> Option<String> {
         models::parse_version(stdout)
-    }
-
-    fn models_args(&self) -> Option<&'static [&'static str]> {
-        None
-    }
-
-    fn parse_models(&self, _stdout: &str) -> Vec<String> {
-        Vec::new()
-    }
-
-    fn config_env(&self) -> &'static [&'static str] {
-        &["CODEX_HOME", "HOME"]
-    }
-
-    fn inherited_config_env(&self) -> Option<&'static str> {
-        None
     }
 
     fn plan(&self, request: &RoundRequest<'_>) -> Result<CommandPlan, PlanError> {
@@ -78,17 +61,26 @@ impl Adapter for Codex {
         Some(Duration::from_secs(2))
     }
 
-    fn interactive(&self, plan: CommandPlan) -> Option<CommandPlan> {
-        Some(
-            crate::interactive::Headless {
-                leading: &["exec"],
-                flags: &["--json", "--skip-git-repo-check"],
-                valued: &[],
-                joined: &[],
-                trailing: Some("-"),
-            }
-            .strip(plan),
-        )
+    fn interactive(
+        &self,
+        request: &RoundRequest<'_>,
+        _settings: &AgentConfig,
+    ) -> Result<Option<Interactive>, PlanError> {
+        let headless = crate::interactive::Headless {
+            leading: &["exec"],
+            flags: &["--json", "--skip-git-repo-check"],
+            valued: &[],
+            joined: &[],
+            trailing: Some("-"),
+        };
+        Ok(Some(headless.interactive(self.plan(request)?)))
+    }
+
+    /// `model_reasoning_effort`, passed as a `-c` option.
+    fn effort(&self, effort: &str) -> Option<toml::Table> {
+        let mut table = toml::Table::new();
+        table.insert("model_reasoning_effort".into(), effort.into());
+        Some(table)
     }
 
     fn scripted_endpoint(&self, base_url: &str) -> ScriptedEndpoint {

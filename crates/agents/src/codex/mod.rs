@@ -17,7 +17,7 @@ mod stderr;
 mod verdict;
 pub mod wire;
 
-pub use adapter::Codex;
+pub use adapter::{Codex, FACTS};
 pub use models::parse_version;
 pub use normalize::{PATCH_TOOL, SHELL_TOOL, http_status, parse_line};
 pub use stderr::stderr_event;

@@ -4,6 +4,9 @@
 use super::template::{Settings, fill_argv};
 use super::text::TextStream;
 use crate::adapter::{Adapter, CommandPlan, PlanError, RoundRequest, ScriptedEndpoint};
+use crate::capabilities::{Interactive, NamedProgram};
+use crate::facts::AgentFacts;
+use crate::settings::AgentConfig;
 use crate::{AgentExit, StreamParser, Verdict};
 use ganger_events::RoundSummary;
 use std::time::Duration;
@@ -23,50 +26,55 @@ impl CommandAgent {
     }
 }
 
+/// The `command` agent's static facts: any CLI, so no package, version or catalog of its own.
+pub const FACTS: AgentFacts = AgentFacts {
+    name: super::NAME,
+    display_name: "a configured command",
+    // Not used: the program is the first word of `argv`.
+    program: super::NAME,
+    package: None,
+    version_args: &["--version"],
+    models_args: None,
+    config_env: &[],
+    inherited_config_env: None,
+    config_files: &[],
+};
+
 impl Adapter for CommandAgent {
-    fn name(&self) -> &'static str {
-        super::NAME
-    }
-
-    fn display_name(&self) -> &'static str {
-        "a configured command"
-    }
-
-    /// Not used: the program is the first word of `argv`.
-    fn program(&self) -> &'static str {
-        super::NAME
-    }
-
-    fn npm_package(&self) -> &'static str {
-        ""
-    }
-
-    fn tested_version(&self) -> &'static str {
-        ""
-    }
-
-    fn version_args(&self) -> &'static [&'static str] {
-        &["--version"]
+    fn facts(&self) -> &'static AgentFacts {
+        &FACTS
     }
 
     fn parse_version(&self, stdout: &str) -> Option<String> {
         stdout.lines().next().map(|l| l.trim().to_owned())
     }
 
-    fn models_args(&self) -> Option<&'static [&'static str]> {
-        None
+    /// Its templates and formats (`[agents.command]`'s own keys), not a `config` table.
+    fn configuration(&self, settings: &AgentConfig) -> Option<serde_json::Value> {
+        Some(serde_json::json!({
+            "argv": settings.argv,
+            "resume_argv": settings.resume_argv,
+            "prompt": settings.prompt,
+            "format": settings.format,
+        }))
     }
 
-    fn parse_models(&self, _stdout: &str) -> Vec<String> {
-        Vec::new()
-    }
-
-    fn config_env(&self) -> &'static [&'static str] {
-        &[]
-    }
-
-    fn inherited_config_env(&self) -> Option<&'static str> {
-        None
+    /// The first word of `argv`.
+    fn named_program(&self, settings: &AgentConfig) -> Result<Option<NamedProgram>, PlanError> {
+        let program = settings
+            .argv
+            .as_ref()
+            .and_then(|argv| argv.first())
+            .ok_or_else(|| {
+                PlanError::Setting(
+                    "the command agent has no program: set [agents.command] argv in ganger.toml"
+                        .into(),
+                )
+            })?;
+        Ok(Some(NamedProgram {
+            program: program.clone(),
+            named_in: "agents.command.argv in ganger.toml",
+        }))
     }
 
     fn plan(&self, request: &RoundRequest<'_>) -> Result<CommandPlan, PlanError> {
@@ -137,6 +145,35 @@ impl Adapter for CommandAgent {
 
     fn linger(&self) -> Option<Duration> {
         self.borrowed().and_then(|adapter| adapter.linger())
+    }
+
+    /// `interactive_argv`, with the session and the model filled in.
+    fn interactive(
+        &self,
+        request: &RoundRequest<'_>,
+        settings: &AgentConfig,
+    ) -> Result<Option<Interactive>, PlanError> {
+        let template = settings.interactive_argv.as_ref().ok_or_else(|| {
+            PlanError::Setting(
+                "the command agent has no interactive interface: set [agents.command] \
+                 interactive_argv in ganger.toml"
+                    .into(),
+            )
+        })?;
+        let filled = fill_argv(
+            template,
+            &[("session", request.session), ("model", request.model)],
+        );
+        let (first, rest) = filled
+            .split_first()
+            .ok_or_else(|| PlanError::Setting("agents.command.interactive_argv is empty".into()))?;
+        Ok(Some(Interactive {
+            program: Some(NamedProgram {
+                program: first.clone(),
+                named_in: "agents.command.interactive_argv",
+            }),
+            plan: CommandPlan::new(rest.to_vec(), Vec::new(), None),
+        }))
     }
 
     /// A command is configured by hand; pointing it at a model is its own business.

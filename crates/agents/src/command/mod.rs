@@ -7,7 +7,7 @@ mod adapter;
 mod template;
 mod text;
 
-pub use adapter::CommandAgent;
+pub use adapter::{CommandAgent, FACTS};
 pub use template::{Settings, fill_argv};
 pub use text::TextStream;
 

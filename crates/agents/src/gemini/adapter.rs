@@ -1,7 +1,10 @@
 //! Gemini CLI as an [`Adapter`]: the pieces of this folder behind the contract the engine uses.
 
 use crate::adapter::{Adapter, CommandPlan, PlanError, RoundRequest, ScriptedEndpoint};
+use crate::capabilities::Interactive;
+use crate::facts::{AgentFacts, Package};
 use crate::gemini::{GeminiStream, command, models};
+use crate::settings::AgentConfig;
 use crate::{AgentExit, StreamParser, Verdict};
 use ganger_events::RoundSummary;
 use std::time::Duration;
@@ -10,53 +13,33 @@ use std::time::Duration;
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Gemini;
 
+/// Gemini CLI's static facts.
+pub const FACTS: AgentFacts = AgentFacts {
+    name: "gemini",
+    display_name: "Gemini CLI",
+    program: "gemini",
+    package: Some(Package {
+        npm: "@google/gemini-cli",
+        tested_version: "0.61.0",
+    }),
+    version_args: &["--version"],
+    models_args: None,
+    config_env: &[
+        crate::gemini::settings::BASE_URL_ENV,
+        crate::gemini::settings::HOME_ENV,
+        "HOME",
+    ],
+    inherited_config_env: None,
+    config_files: &[],
+};
+
 impl Adapter for Gemini {
-    fn name(&self) -> &'static str {
-        "gemini"
-    }
-
-    fn display_name(&self) -> &'static str {
-        "Gemini CLI"
-    }
-
-    fn program(&self) -> &'static str {
-        "gemini"
-    }
-
-    fn npm_package(&self) -> &'static str {
-        "@google/gemini-cli"
-    }
-
-    fn tested_version(&self) -> &'static str {
-        "0.61.0"
-    }
-
-    fn version_args(&self) -> &'static [&'static str] {
-        &["--version"]
+    fn facts(&self) -> &'static AgentFacts {
+        &FACTS
     }
 
     fn parse_version(&self, stdout: &str) -> Option<String> {
         models::parse_version(stdout)
-    }
-
-    fn models_args(&self) -> Option<&'static [&'static str]> {
-        None
-    }
-
-    fn parse_models(&self, _stdout: &str) -> Vec<String> {
-        Vec::new()
-    }
-
-    fn config_env(&self) -> &'static [&'static str] {
-        &[
-            crate::gemini::settings::BASE_URL_ENV,
-            crate::gemini::settings::HOME_ENV,
-            "HOME",
-        ]
-    }
-
-    fn inherited_config_env(&self) -> Option<&'static str> {
-        None
     }
 
     fn plan(&self, request: &RoundRequest<'_>) -> Result<CommandPlan, PlanError> {
@@ -76,17 +59,19 @@ impl Adapter for Gemini {
         Some(Duration::from_secs(2))
     }
 
-    fn interactive(&self, plan: CommandPlan) -> Option<CommandPlan> {
-        Some(
-            crate::interactive::Headless {
-                leading: &[],
-                flags: &[],
-                valued: &["--output-format", "-p"],
-                joined: &[],
-                trailing: None,
-            }
-            .strip(plan),
-        )
+    fn interactive(
+        &self,
+        request: &RoundRequest<'_>,
+        _settings: &AgentConfig,
+    ) -> Result<Option<Interactive>, PlanError> {
+        let headless = crate::interactive::Headless {
+            leading: &[],
+            flags: &[],
+            valued: &["--output-format", "-p"],
+            joined: &[],
+            trailing: None,
+        };
+        Ok(Some(headless.interactive(self.plan(request)?)))
     }
 
     fn scripted_endpoint(&self, base_url: &str) -> ScriptedEndpoint {

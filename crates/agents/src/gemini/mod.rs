@@ -14,7 +14,7 @@ pub mod settings;
 mod verdict;
 pub mod wire;
 
-pub use adapter::Gemini;
+pub use adapter::{FACTS, Gemini};
 pub use models::parse_version;
 pub use normalize::{GeminiStream, SUCCESS, api_error};
 pub use verdict::verdict;

@@ -3,7 +3,10 @@
 use crate::adapter::{
     Adapter, CommandPlan, PlanError, RoundRequest, ScriptedEndpoint, SessionFinder,
 };
+use crate::capabilities::{Interactive, SessionFork};
+use crate::facts::{AgentFacts, ConfigFile, Package};
 use crate::opencode::{OpenCodeStream, command, models};
+use crate::settings::AgentConfig;
 use crate::{AgentExit, StreamParser, Verdict};
 use ganger_events::RoundSummary;
 
@@ -11,57 +14,46 @@ use ganger_events::RoundSummary;
 #[derive(Debug, Clone, Copy, Default)]
 pub struct OpenCode;
 
+/// OpenCode's static facts.
+pub const FACTS: AgentFacts = AgentFacts {
+    name: "opencode",
+    display_name: "OpenCode",
+    program: "opencode",
+    package: Some(Package {
+        npm: "opencode-ai",
+        tested_version: "1.18.33",
+    }),
+    version_args: &["--version"],
+    models_args: Some(&["models"]),
+    config_env: &[
+        command::CONFIG_CONTENT_ENV,
+        "OPENCODE_CONFIG",
+        "OPENCODE_CONFIG_DIR",
+        "OPENCODE_DISABLE_MODELS_FETCH",
+        "OPENCODE_DISABLE_PROJECT_CONFIG",
+        "XDG_CONFIG_HOME",
+        "HOME",
+    ],
+    inherited_config_env: Some(command::CONFIG_CONTENT_ENV),
+    config_files: &[
+        ConfigFile::InHome(".config/opencode/opencode.json"),
+        ConfigFile::InHome(".config/opencode/opencode.jsonc"),
+        ConfigFile::InRepo("opencode.json"),
+        ConfigFile::InRepo("opencode.jsonc"),
+    ],
+};
+
 impl Adapter for OpenCode {
-    fn name(&self) -> &'static str {
-        "opencode"
-    }
-
-    fn display_name(&self) -> &'static str {
-        "OpenCode"
-    }
-
-    fn program(&self) -> &'static str {
-        "opencode"
-    }
-
-    fn npm_package(&self) -> &'static str {
-        "opencode-ai"
-    }
-
-    fn tested_version(&self) -> &'static str {
-        "1.18.33"
-    }
-
-    fn version_args(&self) -> &'static [&'static str] {
-        &["--version"]
+    fn facts(&self) -> &'static AgentFacts {
+        &FACTS
     }
 
     fn parse_version(&self, stdout: &str) -> Option<String> {
         models::parse_version(stdout)
     }
 
-    fn models_args(&self) -> Option<&'static [&'static str]> {
-        Some(&["models"])
-    }
-
     fn parse_models(&self, stdout: &str) -> Vec<String> {
         models::parse_models(stdout)
-    }
-
-    fn config_env(&self) -> &'static [&'static str] {
-        &[
-            command::CONFIG_CONTENT_ENV,
-            "OPENCODE_CONFIG",
-            "OPENCODE_CONFIG_DIR",
-            "OPENCODE_DISABLE_MODELS_FETCH",
-            "OPENCODE_DISABLE_PROJECT_CONFIG",
-            "XDG_CONFIG_HOME",
-            "HOME",
-        ]
-    }
-
-    fn inherited_config_env(&self) -> Option<&'static str> {
-        Some(command::CONFIG_CONTENT_ENV)
     }
 
     fn plan(&self, request: &RoundRequest<'_>) -> Result<CommandPlan, PlanError> {
@@ -81,17 +73,37 @@ impl Adapter for OpenCode {
         crate::opencode::verdict(summary, exit)
     }
 
-    fn interactive(&self, plan: CommandPlan) -> Option<CommandPlan> {
-        Some(
-            crate::interactive::Headless {
-                leading: &["run"],
-                flags: &[],
-                valued: &["--format", "--title"],
-                joined: &[],
-                trailing: None,
-            }
-            .strip(plan),
-        )
+    fn interactive(
+        &self,
+        request: &RoundRequest<'_>,
+        _settings: &AgentConfig,
+    ) -> Result<Option<Interactive>, PlanError> {
+        let headless = crate::interactive::Headless {
+            leading: &["run"],
+            flags: &[],
+            valued: &["--format", "--title"],
+            joined: &[],
+            trailing: None,
+        };
+        Ok(Some(headless.interactive(self.plan(request)?)))
+    }
+
+    /// The build agent's `reasoningEffort`: a model option its provider sends
+    /// (`reasoning_effort` for OpenAI-compatible ones).
+    fn effort(&self, effort: &str) -> Option<toml::Table> {
+        let mut build = toml::Table::new();
+        build.insert("reasoningEffort".into(), effort.into());
+        let mut agents = toml::Table::new();
+        agents.insert("build".into(), toml::Value::Table(build));
+        let mut table = toml::Table::new();
+        table.insert("agent".into(), toml::Value::Table(agents));
+        Some(table)
+    }
+
+    /// OpenCode forks a session at a message only through its server (`run --fork` copies a
+    /// whole session), so ganger copies it through `export` and `import`.
+    fn session_fork(&self) -> Option<SessionFork> {
+        Some(SessionFork::Copy(super::fork::COPY))
     }
 
     /// OpenCode names every model `provider/model`.

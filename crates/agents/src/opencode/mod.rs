@@ -7,10 +7,13 @@
 //!   [`parse_line`].
 //! - [`summarize_bytes`]: a whole finished stream, line by line through that same `feed`.
 //! - [`verdict`]: whether the round is done, and if not, why.
+//! - [`FACTS`]: its name, program, package, tested version and configuration variables.
+//! - `fork`: copying a session up to a rewound point through `export` and `import`.
 
 mod adapter;
 pub mod command;
 mod fast;
+mod fork;
 mod lenient;
 mod models;
 mod normalize;
@@ -19,7 +22,7 @@ mod summarize;
 mod verdict;
 pub mod wire;
 
-pub use adapter::OpenCode;
+pub use adapter::{FACTS, OpenCode};
 pub use lenient::Lenient;
 pub use models::{parse_models, parse_version};
 pub use normalize::{is_permission_refusal, parse_line};

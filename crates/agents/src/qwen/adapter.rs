@@ -2,7 +2,10 @@
 //! behind the contract the engine uses.
 
 use crate::adapter::{Adapter, CommandPlan, PlanError, RoundRequest, ScriptedEndpoint};
+use crate::capabilities::Interactive;
+use crate::facts::{AgentFacts, Package};
 use crate::qwen::command;
+use crate::settings::AgentConfig;
 use crate::stream_json::{self, Dialect, StreamJsonParser};
 use crate::{AgentExit, StreamParser, Verdict};
 use ganger_events::RoundSummary;
@@ -12,29 +15,32 @@ use std::time::Duration;
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Qwen;
 
+/// Qwen Code's static facts.
+pub const FACTS: AgentFacts = AgentFacts {
+    name: "qwen",
+    display_name: "Qwen Code",
+    program: "qwen",
+    package: Some(Package {
+        npm: "@qwen-code/qwen-code",
+        tested_version: "0.24.4",
+    }),
+    version_args: &["--version"],
+    // No model catalog: the OpenAI endpoint decides.
+    models_args: None,
+    config_env: &[
+        "OPENAI_BASE_URL",
+        "OPENAI_MODEL",
+        crate::qwen::settings::SYSTEM_SETTINGS_ENV,
+        "QWEN_HOME",
+        "HOME",
+    ],
+    inherited_config_env: None,
+    config_files: &[],
+};
+
 impl Adapter for Qwen {
-    fn name(&self) -> &'static str {
-        "qwen"
-    }
-
-    fn display_name(&self) -> &'static str {
-        "Qwen Code"
-    }
-
-    fn program(&self) -> &'static str {
-        "qwen"
-    }
-
-    fn npm_package(&self) -> &'static str {
-        "@qwen-code/qwen-code"
-    }
-
-    fn tested_version(&self) -> &'static str {
-        "0.24.4"
-    }
-
-    fn version_args(&self) -> &'static [&'static str] {
-        &["--version"]
+    fn facts(&self) -> &'static AgentFacts {
+        &FACTS
     }
 
     fn parse_version(&self, stdout: &str) -> Option<String> {
@@ -42,28 +48,6 @@ impl Adapter for Qwen {
     }
 
     /// Qwen Code has no model catalog: the OpenAI endpoint decides.
-    fn models_args(&self) -> Option<&'static [&'static str]> {
-        None
-    }
-
-    fn parse_models(&self, _stdout: &str) -> Vec<String> {
-        Vec::new()
-    }
-
-    fn config_env(&self) -> &'static [&'static str] {
-        &[
-            "OPENAI_BASE_URL",
-            "OPENAI_MODEL",
-            crate::qwen::settings::SYSTEM_SETTINGS_ENV,
-            "QWEN_HOME",
-            "HOME",
-        ]
-    }
-
-    fn inherited_config_env(&self) -> Option<&'static str> {
-        None
-    }
-
     fn plan(&self, request: &RoundRequest<'_>) -> Result<CommandPlan, PlanError> {
         command::plan(request)
     }
@@ -81,17 +65,19 @@ impl Adapter for Qwen {
         Some(Duration::from_secs(3))
     }
 
-    fn interactive(&self, plan: CommandPlan) -> Option<CommandPlan> {
-        Some(
-            crate::interactive::Headless {
-                leading: &[],
-                flags: &[],
-                valued: &["--output-format"],
-                joined: &["--prompt="],
-                trailing: None,
-            }
-            .strip(plan),
-        )
+    fn interactive(
+        &self,
+        request: &RoundRequest<'_>,
+        _settings: &AgentConfig,
+    ) -> Result<Option<Interactive>, PlanError> {
+        let headless = crate::interactive::Headless {
+            leading: &[],
+            flags: &[],
+            valued: &["--output-format"],
+            joined: &["--prompt="],
+            trailing: None,
+        };
+        Ok(Some(headless.interactive(self.plan(request)?)))
     }
 
     fn scripted_endpoint(&self, base_url: &str) -> ScriptedEndpoint {

@@ -12,7 +12,7 @@ mod adapter;
 pub mod command;
 pub mod settings;
 
-pub use adapter::Qwen;
+pub use adapter::{FACTS, Qwen};
 
 use crate::stream_json::{Dialect, StreamJsonParser};
 

@@ -85,7 +85,7 @@ impl Suite {
         &self.binary
     }
 
-    /// The suite's test names (`claude::writes_a_file`, ...).
+    /// The suite's test names (`AGENT::writes_a_file`, ...).
     pub fn list(&self) -> Result<Vec<String>> {
         let output = Command::new(&self.binary)
             .args(["--list", "--format", "terse"])
@@ -226,19 +226,19 @@ fn last_lines(text: &str, count: usize) -> String {
 mod tests {
     use super::*;
 
-    /// libtest's output of a failed conformance scenario (Claude with no working program),
-    /// the report shortened.
+    /// libtest's output of a failed conformance scenario (an agent with no working program),
+    /// the report shortened; the agent's name is `an_agent`.
     const FAILED: &str = r#"
 running 1 test
-test claude::writes_a_file ... FAILED
+test an_agent::writes_a_file ... FAILED
 
 failures:
 
----- claude::writes_a_file stdout ----
+---- an_agent::writes_a_file stdout ----
 
-thread 'claude::writes_a_file' (1673) panicked at crates/cli/tests/conformance/scenarios.rs:99:5:
+thread 'an_agent::writes_a_file' (1673) panicked at crates/cli/tests/conformance/scenarios.rs:99:5:
 assertion `left == right` failed: {
-  "agent": "claude",
+  "agent": "an_agent",
   "reason": "the stream ended without a result line (exited with code 1)",
   "rejections": [],
   "tokens": {
@@ -251,7 +251,7 @@ note: run with `RUST_BACKTRACE=1` environment variable to display a backtrace
 
 
 failures:
-    claude::writes_a_file
+    an_agent::writes_a_file
 
 test result: FAILED. 0 passed; 1 failed; 0 ignored; 0 measured; 64 filtered out; finished in 0.31s
 "#;
@@ -264,16 +264,16 @@ test result: FAILED. 0 passed; 1 failed; 0 ignored; 0 measured; 64 filtered out;
                 "assertion `left == right` failed; the round's reason: the stream ended without a result line (exited with code 1); left: String(\"failed\"); right: \"done\""
             )
         );
-        let plain = "thread 'qwen::x' (9) panicked at scenarios.rs:1:1:\nno request carried both rounds' prompts\nnote: run with\n";
+        let plain = "thread 'an_agent::x' (9) panicked at scenarios.rs:1:1:\nno request carried both rounds' prompts\nnote: run with\n";
         assert_eq!(
             failure_summary(plain).as_deref(),
             Some("no request carried both rounds' prompts")
         );
         assert_eq!(failure_summary("test result: ok.\n"), None);
-        assert!(!ran_one(FAILED, "claude::writes_a_file"));
+        assert!(!ran_one(FAILED, "an_agent::writes_a_file"));
         assert!(ran_one(
-            "test claude::writes_a_file ... ok\n",
-            "claude::writes_a_file"
+            "test an_agent::writes_a_file ... ok\n",
+            "an_agent::writes_a_file"
         ));
     }
 

@@ -10,7 +10,8 @@ mod template;
 pub use checks::{CheckConfig, DEFAULT_CHECK_TIMEOUT, valid_check_name, validate_checks};
 
 pub use duration::{format_duration, parse_duration};
-pub use template::TEMPLATE;
+pub use ganger_agents::AgentConfig;
+pub use template::template;
 
 use serde::Deserialize;
 use std::collections::BTreeMap;
@@ -32,7 +33,7 @@ pub struct Config {
     pub agents: BTreeMap<String, AgentConfig>,
     pub sandbox: SandboxConfig,
     /// Prices by model name, in US dollars per million tokens, for agents that report no
-    /// cost of their own (Codex, Gemini CLI, Qwen Code).
+    /// cost of their own.
     pub prices: BTreeMap<String, Price>,
     /// The pipeline's roles by name (`[roles.planner]`, ...) and its settings.
     pub roles: BTreeMap<String, roles::RoleConfig>,
@@ -84,7 +85,7 @@ pub struct Defaults {
 impl Default for Defaults {
     fn default() -> Self {
         Defaults {
-            agent: "opencode".into(),
+            agent: ganger_agents::DEFAULT_AGENT.into(),
             permission: "write".into(),
             model: None,
             base: "main".into(),
@@ -112,31 +113,6 @@ impl Default for WorktreeConfig {
             branch: "agent/{slug}".into(),
         }
     }
-}
-
-/// Settings of one agent.
-#[derive(Debug, Clone, Default, Deserialize)]
-#[serde(deny_unknown_fields, default)]
-pub struct AgentConfig {
-    /// The program to run instead of the one on `PATH`.
-    pub command: Option<PathBuf>,
-    /// Extra environment for the agent.
-    pub env: BTreeMap<String, String>,
-    /// Agent configuration merged into the agent's own (OpenCode: `OPENCODE_CONFIG_CONTENT`;
-    /// Codex: `-c` options; Claude Code: `--settings`).
-    pub config: Option<toml::Table>,
-    /// The `command` agent: the argument template of a new session (program first), with
-    /// `{prompt}`, `{session}`, `{model}` and `{title}` filled in.
-    pub argv: Option<Vec<String>>,
-    /// The `command` agent: the template of a resumed session (default: `argv`).
-    pub resume_argv: Option<Vec<String>>,
-    /// The `command` agent: how the prompt is passed, `argv` or `stdin` (default `stdin`).
-    pub prompt: Option<String>,
-    /// The `command` agent: which stream format it prints (`text`, or an agent's name).
-    pub format: Option<String>,
-    /// The `command` agent: the program and arguments of its interactive interface on a
-    /// session, for `ganger attach` (`{session}` and `{model}` filled in).
-    pub interactive_argv: Option<Vec<String>>,
 }
 
 /// Settings of the sandbox.
@@ -402,7 +378,7 @@ mod tests {
 
     #[test]
     fn the_template_is_a_valid_configuration_equal_to_the_defaults() {
-        let from_template = Config::from_text(TEMPLATE).unwrap();
+        let from_template = Config::from_text(&template()).unwrap();
         let defaults = Config::default();
         assert_eq!(from_template.defaults.agent, defaults.defaults.agent);
         assert_eq!(from_template.defaults.timeout, defaults.defaults.timeout);

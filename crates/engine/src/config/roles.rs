@@ -21,7 +21,7 @@ pub struct RoleConfig {
     pub agent: Option<String>,
     /// The model, `PROVIDER/MODEL` (default: the task's).
     pub model: Option<String>,
-    /// Reasoning effort, for agents that take one (Codex: `model_reasoning_effort`).
+    /// Reasoning effort, for agents that take one (their adapter's `effort` says how).
     pub effort: Option<String>,
     /// `read-only` or `write` (default: `write` for the executor, `read-only` for the others).
     pub permission: Option<String>,

@@ -1,14 +1,27 @@
 //! The commented `ganger.toml` that `ganger init` writes when there is none. Every setting is
-//! shown with its default, commented out where the default is "unset".
+//! shown with its default, commented out where the default is "unset". What concerns the agents
+//! (the default one, their names, examples of their tables) comes from the agents crate.
 
 /// The template.
-pub const TEMPLATE: &str = r#"# ganger.toml: how ganger runs agents on this repository. Commit it.
+pub fn template() -> String {
+    let agent = format!("agent = \"{}\"", ganger_agents::DEFAULT_AGENT);
+    format!(
+        "{BEFORE_AGENT}{agent:<24}# the agent of new tasks (--agent): {}\n{AFTER_AGENT}{}{AFTER_AGENTS}",
+        ganger_agents::names().join(", "),
+        ganger_agents::SETTINGS_TEMPLATE,
+    )
+}
+
+/// Up to the default agent's line.
+const BEFORE_AGENT: &str = r#"# ganger.toml: how ganger runs agents on this repository. Commit it.
 # Per-user settings (key file locations, your own defaults) go in ~/.config/ganger/config.toml,
 # which this file overrides key by key. Durations read 90, "90s", "10m", "2h".
 
 [defaults]
-agent = "opencode"      # the agent of new tasks (--agent): opencode, claude, codex, gemini, qwen, command
-permission = "write"    # what agents may do (--permission): write, or read-only
+"#;
+
+/// From after the default agent's line up to the agents' tables.
+const AFTER_AGENT: &str = r#"permission = "write"    # what agents may do (--permission): write, or read-only
 # model = "provider/model"   # the model of new tasks (-m); unset: the agent's own default
 base = "main"           # the revision new worktrees start from (--base)
 timeout = "60m"         # wall-clock limit of a round (--timeout)
@@ -42,22 +55,10 @@ packages = []           # Debian packages the project's checks need, added to wo
 # mirror = "http://deb.debian.org/debian"
 # image = "my-worker:1" # use this image instead of the one ganger image build names
 
-# [agents.opencode]
-# command = "/usr/local/bin/opencode"      # instead of the opencode on PATH
-# env = { OPENCODE_DISABLE_MODELS_FETCH = "1" }
-# [agents.opencode.config]                 # merged into OpenCode's own configuration
-# share = "disabled"
-#
-# [agents.codex.config]                    # passed to Codex as -c key=value options
-# model_provider = "mine"
-#
-# [agents.command]                         # any other CLI (--agent command)
-# argv = ["my-agent", "--json", "{prompt}"]            # {prompt} {session} {model} {title}
-# resume_argv = ["my-agent", "--json", "--resume", "{session}", "{prompt}"]
-# prompt = "argv"                          # or "stdin"
-# format = "text"                          # or opencode, claude, codex, gemini, qwen
-# interactive_argv = ["my-agent", "--resume", "{session}"]   # what `ganger attach` opens
+"#;
 
+/// After the agents' tables.
+const AFTER_AGENTS: &str = r#"
 # Checks: run after every round in the task's worktree, in its sandbox; a round whose checks
 # fail is not done, whatever the agent said (--until-green N sends the failures back to it).
 # [[checks]]

@@ -12,7 +12,7 @@ use std::collections::BTreeMap;
 pub struct Limits {
     /// All rounds.
     pub global: Option<u32>,
-    /// Rounds per agent (`command`, `opencode`, ...).
+    /// Rounds per agent, by the agent's name.
     #[serde(default)]
     pub agents: BTreeMap<String, u32>,
     /// Rounds per model (`provider/model`).

@@ -1,7 +1,7 @@
 //! The base image: a minimal Debian root made by `mmdebstrap --variant=minbase` from the
 //! distribution's packages and streamed into `docker import`, with the host's extra CA
-//! certificates trusted and the host user's uid given a passwd entry (Qwen Code fails at start
-//! without one). No image is pulled.
+//! certificates trusted and the host user's uid given a passwd entry (an agent CLI may fail at
+//! start without one: docs/sandboxes.md). No image is pulled.
 
 use super::naming::{BASE_PACKAGES, HOST_CA_DIR, Recipe};
 use crate::error::{EngineError, Result};

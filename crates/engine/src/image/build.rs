@@ -2,7 +2,7 @@
 //! missing; `force` builds both again and removes the images they replace (when no container
 //! uses them).
 
-use super::naming::{COMMAND_AGENT, Recipe, known_agent};
+use super::naming::{Recipe, known_agent};
 use super::{base, layer};
 use crate::config::Config;
 use crate::error::{EngineError, Result};
@@ -33,25 +33,16 @@ pub fn connect() -> Result<Docker> {
     Docker::connect().map_err(EngineError::from)
 }
 
-/// The agents `names` stands for: `all` is every agent CLI; unknown names are errors.
-fn chosen(names: &[String]) -> Result<Vec<Option<&'static dyn ganger_agents::Adapter>>> {
+/// The agents `names` stands for: `all` is every agent CLI ganger installs; unknown names
+/// are errors.
+fn chosen(names: &[String]) -> Result<Vec<&'static dyn ganger_agents::Adapter>> {
     if names.iter().any(|n| n == "all") {
-        return Ok(ganger_agents::adapters()
-            .iter()
-            .copied()
-            .map(Some)
-            .collect());
+        return Ok(ganger_agents::adapters().to_vec());
     }
-    names
-        .iter()
-        .map(|name| match name.as_str() {
-            COMMAND_AGENT => Ok(None),
-            name => known_agent(name).map(Some),
-        })
-        .collect()
+    names.iter().map(|name| known_agent(name)).collect()
 }
 
-/// Builds the worker images of `agents` (names, `command`, or `all`) that are missing, or all
+/// Builds the worker images of `agents` (their names, or `all`) that are missing, or all
 /// of them with `force`. `progress` receives a line per step.
 pub fn build(
     config: &Config,
@@ -89,11 +80,14 @@ pub fn build(
             base_built = true;
         }
         base_done = true;
-        let (image, version, built) = match adapter {
+        let (image, version, built) = match adapter.package() {
+            // A CLI ganger does not install runs in the base image.
             None => (base_name.clone(), None, base_built),
-            Some(adapter) => {
-                let name = recipe.agent_image(adapter.name(), adapter.tested_version());
-                let existing = docker.image(&name).map_err(EngineError::from)?;
+            Some(package) => {
+                let name = recipe.agent_image(adapter.name(), package.tested_version);
+                let existing = docker
+                    .image(&name)
+                    .map_err(|e| EngineError::invalid(e.to_string()))?;
                 let built = existing.is_none() || force;
                 if built {
                     let layer_started = Instant::now();
@@ -112,7 +106,7 @@ pub fn build(
                         layer_started.elapsed().as_secs_f64()
                     ));
                 }
-                (name, Some(adapter.tested_version().to_owned()), built)
+                (name, Some(package.tested_version.to_owned()), built)
             }
         };
         let size = docker
@@ -122,7 +116,7 @@ pub fn build(
             .map(|i| i.size)
             .unwrap_or_default();
         results.push(Built {
-            agent: adapter.map_or(COMMAND_AGENT, |a| a.name()).to_owned(),
+            agent: adapter.name().to_owned(),
             version,
             image,
             base: base_name.clone(),

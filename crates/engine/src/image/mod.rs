@@ -13,4 +13,4 @@ mod naming;
 pub use build::{Built, build, connect};
 pub use layer::AGENT_DIR;
 pub use list::{ImageEntry, list};
-pub use naming::{BASE_PACKAGES, COMMAND_AGENT, RECIPE_VERSION, Recipe, known_agent, worker_image};
+pub use naming::{BASE_PACKAGES, RECIPE_VERSION, Recipe, known_agent, worker_image};

@@ -19,9 +19,6 @@ pub const BASE_PACKAGES: &[&str] = &["ca-certificates", "nodejs", "bash", "ripgr
 /// Where the host keeps the extra CA certificates it trusts (a TLS-intercepting proxy's).
 pub const HOST_CA_DIR: &str = "/usr/local/share/ca-certificates";
 
-/// The agent whose rounds run a configured command: its image is the base image.
-pub const COMMAND_AGENT: &str = "command";
-
 /// Everything the base image is made of.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Recipe {
@@ -113,32 +110,23 @@ fn host_certificates(dir: &Path) -> Vec<(String, Vec<u8>)> {
 
 /// The agent `name`'s adapter; an unknown name is an error that lists the known ones.
 pub fn known_agent(name: &str) -> Result<&'static dyn ganger_agents::Adapter> {
-    let all = ganger_agents::adapters();
-    all.iter()
-        .copied()
-        .find(|adapter| adapter.name() == name)
-        .ok_or_else(|| {
-            let known: Vec<&str> = all.iter().map(|a| a.name()).collect();
-            EngineError::invalid(format!(
-                "unknown agent {name:?}; known agents: {}, {COMMAND_AGENT}",
-                known.join(", ")
-            ))
-        })
+    ganger_agents::named(name).map_err(|unknown| EngineError::invalid(unknown.to_string()))
 }
 
 /// The worker image a round of `agent` runs in: the configured `image` if there is one, else
-/// the name `ganger image build` gives it (the base image for the `command` agent). No Docker
-/// call: whether the image exists is the caller's question.
+/// the name `ganger image build` gives it (the base image for an agent ganger does not
+/// install: its settings name its program). No Docker call: whether the image exists is the
+/// caller's question.
 pub fn worker_image(config: &Config, agent: &str) -> Result<String> {
     if let Some(image) = &config.sandbox.docker.image {
         return Ok(image.clone());
     }
-    let recipe = Recipe::from_config(config);
-    if agent == COMMAND_AGENT {
-        return Ok(recipe.base_image());
-    }
     let adapter = known_agent(agent)?;
-    Ok(recipe.agent_image(adapter.name(), adapter.tested_version()))
+    let recipe = Recipe::from_config(config);
+    Ok(match adapter.package() {
+        Some(package) => recipe.agent_image(adapter.name(), package.tested_version),
+        None => recipe.base_image(),
+    })
 }
 
 #[cfg(test)]
@@ -167,15 +155,20 @@ mod tests {
     #[test]
     fn names_record_the_suite_the_agent_and_its_version() {
         let config = Config::default();
-        let base = worker_image(&config, COMMAND_AGENT).unwrap();
+        let base = Recipe::from_config(&config).base_image();
         assert!(base.starts_with("ganger-base:trixie-"), "{base}");
-        let opencode = worker_image(&config, "opencode").unwrap();
-        let version = ganger_agents::adapter("opencode").unwrap().tested_version();
-        assert!(
-            opencode.starts_with(&format!("ganger-opencode:{version}-")),
-            "{opencode}"
-        );
-        assert_eq!(opencode.rsplit('-').next(), base.rsplit('-').next());
+        for name in ganger_agents::names() {
+            let image = worker_image(&config, name).unwrap();
+            match ganger_agents::named(name).unwrap().package() {
+                Some(package) => {
+                    let prefix = format!("ganger-{name}:{}-", package.tested_version);
+                    assert!(image.starts_with(&prefix), "{image}");
+                    assert_eq!(image.rsplit('-').next(), base.rsplit('-').next());
+                }
+                // A CLI ganger does not install runs in the base image.
+                None => assert_eq!(image, base),
+            }
+        }
     }
 
     #[test]
@@ -183,6 +176,9 @@ mod tests {
         let mut config = Config::default();
         assert!(worker_image(&config, "nosuch").is_err());
         config.sandbox.docker.image = Some("mine:1".into());
-        assert_eq!(worker_image(&config, "opencode").unwrap(), "mine:1");
+        assert_eq!(
+            worker_image(&config, ganger_agents::DEFAULT_AGENT).unwrap(),
+            "mine:1"
+        );
     }
 }

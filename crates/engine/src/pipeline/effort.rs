@@ -1,9 +1,8 @@
-//! A role's reasoning effort, passed to its agent the way that agent takes it: Codex as
-//! `model_reasoning_effort` (a `-c` option), OpenCode as its build agent's `reasoningEffort`
-//! (a model option its provider sends, `reasoning_effort` for OpenAI-compatible ones). Other
-//! agents take none ganger knows how to set, and a role that names one for them is refused
-//! rather than silently ignored. A pipeline's rounds run in the foreground, so the setting
-//! reaches the round through the configuration this process hands its round host.
+//! A role's reasoning effort, passed to its agent the way that agent takes it: the adapter
+//! says which entries of the agent's configuration carry it ([`ganger_agents::Adapter::effort`]).
+//! Agents that take none ganger knows how to set are refused rather than silently ignored. A
+//! pipeline's rounds run in the foreground, so the setting reaches the round through the
+//! configuration this process hands its round host.
 
 use super::roles::Role;
 use crate::error::{EngineError, Result};
@@ -11,22 +10,21 @@ use crate::workspace::Workspace;
 
 /// The agent configuration that carries `effort`, for the agents that take one.
 fn overlay(agent: &str, effort: &str) -> Option<toml::Table> {
-    let value = toml::Value::String(effort.to_owned());
-    let mut table = toml::Table::new();
-    match agent {
-        "codex" => {
-            table.insert("model_reasoning_effort".into(), value);
-        }
-        "opencode" => {
-            let mut build = toml::Table::new();
-            build.insert("reasoningEffort".into(), value);
-            let mut agents = toml::Table::new();
-            agents.insert("build".into(), toml::Value::Table(build));
-            table.insert("agent".into(), toml::Value::Table(agents));
-        }
-        _ => return None,
+    ganger_agents::named(agent).ok()?.effort(effort)
+}
+
+/// The agents that take an effort, by name in alphabetical order, as a sentence lists them.
+fn taking_an_effort() -> String {
+    let mut names: Vec<&str> = ganger_agents::names()
+        .into_iter()
+        .filter(|name| overlay(name, "high").is_some())
+        .collect();
+    names.sort_unstable();
+    match names.split_last() {
+        Some((last, rest)) if !rest.is_empty() => format!("{} and {last}", rest.join(", ")),
+        Some((only, _)) => (*only).to_owned(),
+        None => "no agent".to_owned(),
     }
-    Some(table)
 }
 
 /// Refuses an effort for an agent that takes none.
@@ -34,8 +32,10 @@ pub fn check(role: &Role) -> Result<()> {
     match &role.effort {
         Some(effort) if overlay(&role.agent, effort).is_none() => {
             Err(EngineError::invalid(format!(
-                "roles.{}.effort: ganger passes a reasoning effort to codex and opencode, not to {}",
-                role.name, role.agent
+                "roles.{}.effort: ganger passes a reasoning effort to {}, not to {}",
+                role.name,
+                taking_an_effort(),
+                role.agent
             )))
         }
         _ => Ok(()),
@@ -69,15 +69,43 @@ pub fn workspace_for(ws: &Workspace, role: &Role) -> Result<Option<Workspace>> {
 mod tests {
     use super::*;
 
+    fn role(agent: &str, effort: &str) -> Role {
+        Role {
+            name: "executor".into(),
+            agent: agent.into(),
+            model: None,
+            effort: Some(effort.into()),
+            permission: ganger_agents::Permission::Write,
+            instructions: String::new(),
+            source: "built-in".into(),
+        }
+    }
+
     #[test]
-    fn codex_and_opencode_take_an_effort_and_others_are_refused() {
-        let codex = overlay("codex", "high").unwrap_or_default();
-        assert_eq!(codex["model_reasoning_effort"].as_str(), Some("high"));
-        let opencode = overlay("opencode", "low").unwrap_or_default();
-        assert_eq!(
-            opencode["agent"]["build"]["reasoningEffort"].as_str(),
-            Some("low")
-        );
-        assert!(overlay("claude", "high").is_none());
+    fn an_effort_is_taken_where_the_adapter_says_how_and_refused_elsewhere() {
+        let mut taking = Vec::new();
+        for name in ganger_agents::names() {
+            let role = role(name, "low");
+            let adapter = ganger_agents::named(name).unwrap();
+            match adapter.effort("low") {
+                Some(table) => {
+                    assert!(check(&role).is_ok(), "{name}");
+                    assert_eq!(overlay(name, "low"), Some(table));
+                    taking.push(name);
+                }
+                None => {
+                    let refused = check(&role).map_err(|e| e.to_string());
+                    let expected = format!(
+                        "roles.executor.effort: ganger passes a reasoning effort to {}, not to {name}",
+                        taking_an_effort(),
+                    );
+                    assert_eq!(refused, Err(expected));
+                }
+            }
+        }
+        // Some agents take one, and some (the command agent at least) do not.
+        assert!(!taking.is_empty() && taking.len() < ganger_agents::names().len());
+        taking.sort_unstable();
+        assert_eq!(taking_an_effort(), taking.join(" and "));
     }
 }

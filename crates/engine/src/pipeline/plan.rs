@@ -265,7 +265,7 @@ fn new_task(
         timeout_ms: None,
         stall_ms: None,
         permission: ws.config.defaults.permission.clone(),
-        sandbox: sandbox.kind.as_str().to_owned(),
+        sandbox: sandbox.kind().as_str().to_owned(),
         network: sandbox.network.as_str().to_owned(),
         rw: Vec::new(),
     };

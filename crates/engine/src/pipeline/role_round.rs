@@ -201,8 +201,8 @@ fn start_role(
 ) -> Result<Launched> {
     let adapter = known_adapter(ws, &role.agent)?;
     let program = agent_env::resolve_program(adapter, &ws.config)?;
-    let sandbox = TaskSandbox::of(parent)?;
-    sandboxing::check_image(ws, &sandbox, &role.agent)?;
+    let sandbox = TaskSandbox::of(ws, parent)?;
+    sandboxing::check_ready(ws, &sandbox, &role.agent)?;
     sandboxing::check_round(ws, &sandbox, &parent.worktree)?;
     require_model(ws, adapter, &program, role.model.as_deref(), notices)?;
     warn_untested(ws, adapter, &program, notices);

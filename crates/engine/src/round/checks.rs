@@ -77,7 +77,7 @@ fn check_command(
     check: &CheckRun,
 ) -> Result<AgentCommand> {
     let task = &input.task;
-    let env: Vec<(OsString, OsString)> = if c.sandbox.kind.isolates() {
+    let env: Vec<(OsString, OsString)> = if c.sandbox.isolates() {
         let adapter = super::host::adapter_of(ws, task)?;
         let nothing = CommandPlan::new(Vec::new(), Vec::new(), None);
         sandbox_environment(adapter, &ws.config, &nothing, &[], c.home, &task.worktree)
@@ -107,8 +107,8 @@ fn run_one(
     redactor: &Redactor,
 ) -> Result<(CheckResult, Option<HostStop>)> {
     let task = &input.task;
-    let sandbox = TaskSandbox::of(task)?;
-    let home = if sandbox.kind.isolates() {
+    let sandbox = TaskSandbox::of(ws, task)?;
+    let home = if sandbox.isolates() {
         ws.state.task_agent_dir(&task.slug)
     } else {
         ws.state.root().to_path_buf()

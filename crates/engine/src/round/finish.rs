@@ -218,9 +218,11 @@ pub(crate) fn record_end(
     let (mut status, mut reason) = ended.status();
     let task = &input.task;
     let number = input.round.number;
-    // A docker round whose daemon failed it says so, not only "exited with code 125".
+    // A round its sandbox failed (a Docker daemon that went away) says so, not only "the
+    // command exited with code 125".
     if status == RoundStatus::Failed
-        && let Some(why) = crate::sandboxing::docker_failure(
+        && let Ok(sandbox) = crate::sandboxing::TaskSandbox::of(ws, task)
+        && let Some(why) = sandbox.sandbox.failure(
             match ended.exit {
                 Some(AgentExit::Code(code)) => Some(code),
                 _ => None,
@@ -304,8 +306,8 @@ fn finish_while_busy(store: &mut dyn Store, round_id: i64, end: &RoundEnd) -> Re
     }
 }
 
-/// The round's own token figures and its cost: session totals (Codex, Qwen) less the previous
-/// round's totals in the same session, and a cost from `ganger.toml`'s price table when the
+/// The round's own token figures and its cost: session totals (of agents that report them) less
+/// the previous round's totals in the same session, and a cost from `ganger.toml`'s price table when the
 /// agent reports none.
 fn settle_figures(
     ws: &Workspace,

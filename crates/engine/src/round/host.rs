@@ -115,8 +115,8 @@ fn agent_command(
     let program = agent_env::resolve_program(adapter, &ws.config)?;
     let overlay = agent_env::config_overlay(adapter, &ws.config);
     let inherited = agent_env::inherited_config(adapter, &ws.config);
-    let sandbox = TaskSandbox::of(&input.task)?;
-    let isolated = sandbox.kind.isolates();
+    let sandbox = TaskSandbox::of(ws, &input.task)?;
+    let isolated = sandbox.isolates();
     let worktree = &input.task.worktree;
     let agent_dir = if isolated {
         ws.state.task_agent_dir(&input.task.slug)
@@ -296,8 +296,8 @@ fn run_agent(
         redactor,
     );
     drain(&agent, &closed_rx, input.grace);
-    if let Ok(sandbox) = TaskSandbox::of(&input.task) {
-        crate::sandboxing::after_round(sandbox.kind, &input.round.token);
+    if let Ok(sandbox) = TaskSandbox::of(ws, &input.task) {
+        sandbox.after_round(&input.round.token);
     }
     let mut summary = match progress.lock() {
         Ok(shared) => shared.summary.clone(),
@@ -315,7 +315,7 @@ fn run_agent(
         .permission
         .parse::<Permission>()
         .unwrap_or_default();
-    let sandboxed = TaskSandbox::of(&input.task).is_ok_and(|sandbox| sandbox.kind.isolates());
+    let sandboxed = TaskSandbox::of(ws, &input.task).is_ok_and(|sandbox| sandbox.isolates());
     let verdict = adapter.round_verdict(&summary, verdict_exit, permission, sandboxed);
     Ok(finish::Ended {
         exit: Some(exit),
@@ -422,7 +422,7 @@ fn follow(
         if let (Some(linger), Some(at)) = (linger, ended_at)
             && now.duration_since(at) >= linger
         {
-            // The agent printed its last event and lingers (Codex waits on background work):
+            // The agent printed its last event and lingers (waiting on background work):
             // the round is over, and the stream decides how it went.
             let exit = agent.stop(input.grace);
             return (convert(exit), Some(HostStop::Lingered(linger)));

@@ -2,8 +2,8 @@
 //! prints is redacted of the run's keys as it arrives (a key split between two reads is still
 //! found), then written to the raw file; stdout is also cut into lines for the adapter's
 //! stream parser, which keeps the round's summary and says whether the line was progress, and
-//! stderr's lines go to the adapter's [`Adapter::stderr_event`] (Codex logs refused calls only
-//! there), whose events join the summary too. Memory stays bounded whatever the agent prints:
+//! stderr's lines go to the adapter's [`Adapter::stderr_event`] (an agent may log refused calls
+//! only there), whose events join the summary too. Memory stays bounded whatever the agent prints:
 //! a read at a time, the few bytes of an unfinished line the redactor holds back, and at most
 //! `scan::MAX_LINE` of a line for the parser (a longer line is counted in the summary, not
 //! read; the raw file keeps its bytes). The files are written after every read, so `ganger log

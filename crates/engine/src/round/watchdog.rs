@@ -1,9 +1,10 @@
 //! The limits of a running round: a wall-clock limit, and a stall limit on "no progress".
 //!
 //! Progress is a new event in the agent's stream (retry notices are not progress) or activity
-//! of the round's processes: OpenCode prints a tool call only when it ends, so a long build in
-//! one call prints nothing for minutes while its processes burn CPU; and OpenCode retries a
-//! failing model for over a minute without a word, using almost none. So the processes are
+//! of the round's processes: an agent may print a tool call only when it ends, so a long build
+//! in one call prints nothing for minutes while its processes burn CPU; and it may retry a
+//! failing model for over a minute without a word, using almost none (measured: docs/design.md,
+//! "Limits: wall clock and stall"). So the processes are
 //! sampled while the stream is quiet, and a sample counts as progress when the round used at
 //! least `ACTIVE_CPU` of CPU or moved `ACTIVE_IO` bytes since the last one, or started a
 //! process. The trade-off: a tool that waits without using the CPU or the network (a `sleep`,
@@ -15,9 +16,9 @@ use std::time::{Duration, Instant};
 /// How often the processes of a quiet round are sampled, at most (a short stall limit samples
 /// more often: four times within the limit, so that work is seen before the limit passes).
 pub(crate) const SAMPLE_EVERY: Duration = Duration::from_secs(10);
-/// CPU time per second between samples that counts as work: 10% of a core. OpenCode waiting
-/// on a hung model or between retries uses 2 to 4.4% (docs/agents/opencode-measured.md); a
-/// build or a test run uses far more.
+/// CPU time per second between samples that counts as work: 10% of a core. An agent waiting
+/// on a hung model or between retries used 2 to 4.4% (measured: docs/design.md, "Limits: wall
+/// clock and stall"); a build or a test run uses far more.
 pub(crate) const ACTIVE_CPU_PER_SECOND_USEC: u64 = 100_000;
 /// Bytes read or written per second between samples that count as work (idle: under 200).
 pub(crate) const ACTIVE_IO_PER_SECOND: u64 = 25_000;
@@ -114,7 +115,7 @@ mod tests {
             let now = start + Duration::from_secs(second);
             // Half a core: well above the idle floor of 2 to 4.4%.
             cpu += 2_500_000;
-            // Idle: 4% of a core, the most OpenCode used while waiting.
+            // Idle: 4% of a core, the most an agent used while waiting.
             let idle_limit = idle.check(now, start, || activity(second * 40_000));
             let busy_limit = busy.check(now, start, || activity(cpu));
             assert_eq!(busy_limit, None, "at {second}s");

@@ -52,7 +52,8 @@ pub(crate) fn sandbox_environment(
     let path = std::env::var_os("PATH").unwrap_or_else(|| DEFAULT_PATH.into());
     env.push(("PATH".into(), path));
     env.push(("HOME".into(), home.into()));
-    // OpenCode takes its directory from PWD (FACTS.md section 1); bwrap's --chdir does not set it.
+    // Agents that take their directory from PWD get the worktree; bwrap's --chdir does not set
+    // it.
     env.push(("PWD".into(), worktree.into()));
     env.push(("TERM".into(), "dumb".into()));
     crate::agent_env::add_settings(&mut env, adapter, config, plan, keys);

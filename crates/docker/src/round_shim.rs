@@ -2,10 +2,12 @@
 //! the agent's variables to a file on `/dev/shm` (memory, never disk), makes the task's
 //! volume, runs the container to its end through the Docker Engine API with the prompt on
 //! its stdin and its output on this process's, deletes the file, and exits with the
-//! container's status. SIGTERM stops the container and still removes it.
+//! container's status. SIGTERM stops the container and still removes it. So the host follows
+//! a docker round exactly as it follows a local one (its process group, its pipes, its
+//! signals).
 
-use super::docker::{SPEC_ENV, ShimSpec};
-use ganger_docker::Docker;
+use crate::client::Docker;
+use crate::round_spec::{SPEC_ENV, ShimSpec};
 use std::io::Write;
 use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
 use std::path::Path;
@@ -46,7 +48,7 @@ pub const FAILURE_PREFIX: &str = "ganger docker-round: ";
 
 /// Why Docker failed a round, from its exit code and the last lines of its stderr: the
 /// shim's own line, when it wrote one.
-pub(crate) fn docker_failure(exit_code: Option<i32>, stderr_tail: &[String]) -> Option<String> {
+pub fn docker_failure(exit_code: Option<i32>, stderr_tail: &[String]) -> Option<String> {
     if exit_code != Some(DOCKER_FAILED) {
         return None;
     }
