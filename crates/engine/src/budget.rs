@@ -336,7 +336,7 @@ mod tests {
             session_before: None,
             commander: "boss".into(),
             token: slug.into(),
-            lock_path: format!("/tmp/{slug}.lock").into(),
+            claim: ganger_store::ClaimKey::new(format!("/tmp/{slug}.lock")),
             host: None,
             snapshot_before: None,
             checks: Vec::new(),

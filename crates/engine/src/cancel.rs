@@ -58,9 +58,12 @@ pub fn cancel(
     store.request_cancel(round.id, &me)?;
     signal_host(round.host, Signal::TERM);
     let limit = ws.config.defaults.grace.0 + EXTRA;
-    if !HostLock::wait_released(&round.lock_path, Some(limit)) {
+    if !HostLock::wait_released(std::path::Path::new(round.claim.as_str()), Some(limit)) {
         signal_host(round.host, Signal::KILL);
-        HostLock::wait_released(&round.lock_path, Some(Duration::from_secs(5)));
+        HostLock::wait_released(
+            std::path::Path::new(round.claim.as_str()),
+            Some(Duration::from_secs(5)),
+        );
     }
     settle_task(ws, &mut store, &task, notices)?;
     let task = find_task(&store, slug)?;

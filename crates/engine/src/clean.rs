@@ -97,7 +97,10 @@ pub fn clean(
         )?;
         if let Some(lock) = claim {
             if cleaned.removed.is_empty() {
-                store.end_clean(task.id, lock.path())?;
+                store.end_clean(
+                    task.id,
+                    &ganger_store::ClaimKey::new(lock.path().to_string_lossy()),
+                )?;
             } else {
                 let detail = serde_json::to_value(&cleaned).unwrap_or_default();
                 store.mark_cleaned(task.id, &commander, detail)?;
@@ -194,7 +197,7 @@ fn claim(ws: &Workspace, store: &mut dyn Store, task: &Task, commander: &str) ->
     let lock = crate::launch::take_lock(ws, &format!("clean-{}", crate::launch::new_token()))?;
     let claim = CleanClaim {
         task_id: task.id,
-        lock_path: lock.path().to_path_buf(),
+        claim: ganger_store::ClaimKey::new(lock.path().to_string_lossy()),
         commander: commander.to_owned(),
         started_at: ganger_store::now_ms(),
     };
@@ -203,9 +206,9 @@ fn claim(ws: &Workspace, store: &mut dyn Store, task: &Task, commander: &str) ->
         let why = match store.begin_clean(&claim) {
             Ok(()) => return Ok(Claimed::Yes(lock)),
             Err(StoreError::Busy { number, .. }) => running_skip(number, &task.slug),
-            Err(StoreError::BeingCleaned { lock_path, .. }) => {
-                if !settled && !crate::half_made::alive(&lock_path) {
-                    store.end_clean(task.id, &lock_path)?;
+            Err(StoreError::BeingCleaned { claim, .. }) => {
+                if !settled && !crate::half_made::alive(&claim) {
+                    store.end_clean(task.id, &claim)?;
                     settled = true;
                     continue;
                 }

@@ -179,7 +179,7 @@ pub(crate) fn fix_sent_under(
         session_before: continued.session,
         commander,
         token,
-        lock_path: lock.path().to_path_buf(),
+        claim: ganger_store::ClaimKey::new(lock.path().to_string_lossy()),
         host: this_process(),
         snapshot_before: None,
         checks,
@@ -234,9 +234,9 @@ fn begin_round(
                 number,
                 host_pid,
             }) => Err(busy(&slug, number, host_pid)),
-            Err(StoreError::BeingCleaned { slug, lock_path }) => {
-                if !settled && !crate::half_made::alive(&lock_path) {
-                    store.end_clean(task_id, &lock_path)?;
+            Err(StoreError::BeingCleaned { slug, claim }) => {
+                if !settled && !crate::half_made::alive(&claim) {
+                    store.end_clean(task_id, &claim)?;
                     settled = true;
                     continue;
                 }

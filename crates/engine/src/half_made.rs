@@ -14,8 +14,8 @@ use std::time::{Duration, Instant};
 const ORPHAN_WAIT: Duration = Duration::from_secs(10);
 
 /// Whether the command holding `lock` is alive.
-pub(crate) fn alive(lock: &std::path::Path) -> bool {
-    HostLock::probe(lock) == LockState::Held
+pub(crate) fn alive(claim: &ganger_store::ClaimKey) -> bool {
+    HostLock::probe(std::path::Path::new(claim.as_str())) == LockState::Held
 }
 
 /// Settles every start whose command died; returns the slug and what it did, per start.
@@ -40,7 +40,7 @@ pub(crate) fn settle_dead_start(
     store: &mut dyn Store,
     pending: &PendingStart,
 ) -> Result<Option<String>> {
-    if alive(&pending.lock_path) {
+    if alive(&pending.claim) {
         return Ok(None);
     }
     // The dead command's `git worktree add` may still run, orphaned: let it finish first, or
@@ -74,8 +74,8 @@ pub(crate) fn settle_dead_start(
             kept.push(format!("branch {} (it has moved)", pending.branch));
         }
     }
-    store.end_start(&pending.slug, &pending.lock_path)?;
-    let _ = std::fs::remove_file(&pending.lock_path);
+    store.end_start(&pending.slug, &pending.claim)?;
+    let _ = std::fs::remove_file(pending.claim.as_str());
     let mut what = format!(
         "settled the start of {} that was killed before its task was recorded",
         pending.slug

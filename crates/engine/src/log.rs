@@ -72,7 +72,7 @@ fn source(ws: &Workspace, options: &LogOptions) -> Result<Source> {
         })?;
     Ok(Source {
         file: ws.state.round_file(&task.slug, round.number, "jsonl"),
-        lock: round.lock_path.clone(),
+        lock: PathBuf::from(round.claim.as_str()),
         agent: task.agent.clone(),
         keys: task.keys.clone(),
         running: round.status == RoundStatus::Running,

@@ -329,7 +329,7 @@ pub fn start(ws: &Workspace, options: StartOptions, notices: &mut dyn Notices) -
         session_before: None,
         commander: owner,
         token,
-        lock_path: lock.path().to_path_buf(),
+        claim: ganger_store::ClaimKey::new(lock.path().to_string_lossy()),
         host: this_process(),
         snapshot_before: None,
         checks,

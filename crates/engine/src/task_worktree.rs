@@ -106,7 +106,7 @@ pub(crate) fn begin(
     let dead = store
         .pending_starts()?
         .into_iter()
-        .find(|p| p.slug == slug && !crate::half_made::alive(&p.lock_path));
+        .find(|p| p.slug == slug && !crate::half_made::alive(&p.claim));
     if let Some(dead) = dead {
         crate::half_made::settle_dead_start(ws, store, &dead)?;
     }
@@ -119,7 +119,7 @@ pub(crate) fn begin(
         worktree: planned.path.clone(),
         branch: planned.branch.clone(),
         base_commit: planned.base_commit.clone(),
-        lock_path: lock.to_path_buf(),
+        claim: ganger_store::ClaimKey::new(lock.to_string_lossy()),
         commander: commander.to_owned(),
         started_at: now_ms(),
     };
@@ -127,17 +127,18 @@ pub(crate) fn begin(
         match store.begin_start(&pending) {
             Ok(()) => {
                 return make(ws, planned, notices).inspect_err(|_| {
-                    let _ = store.end_start(slug, lock);
+                    let _ =
+                        store.end_start(slug, &ganger_store::ClaimKey::new(lock.to_string_lossy()));
                 });
             }
-            Err(StoreError::StartPending { slug, lock_path }) => {
-                if crate::half_made::alive(&lock_path) {
+            Err(StoreError::StartPending { slug, claim }) => {
+                if crate::half_made::alive(&claim) {
                     return Err(starting(&slug));
                 }
                 let dead = store
                     .pending_starts()?
                     .into_iter()
-                    .find(|p| p.slug == slug && p.lock_path == lock_path);
+                    .find(|p| p.slug == slug && p.claim == claim);
                 if let Some(dead) = dead {
                     crate::half_made::settle_dead_start(ws, store, &dead)?;
                 }
@@ -172,7 +173,7 @@ fn being_started(store: &dyn Store, slug: &str) -> Result<Option<EngineError>> {
     let live = store
         .pending_starts()?
         .into_iter()
-        .any(|p| p.slug == slug && crate::half_made::alive(&p.lock_path));
+        .any(|p| p.slug == slug && crate::half_made::alive(&p.claim));
     Ok(live.then(|| starting(slug)))
 }
 
@@ -187,7 +188,7 @@ pub(crate) fn abandon(
 ) {
     let _ = ws.repo.remove_worktree(&planned.path);
     let _ = ws.repo.delete_branch(&planned.branch);
-    let _ = store.end_start(slug, lock);
+    let _ = store.end_start(slug, &ganger_store::ClaimKey::new(lock.to_string_lossy()));
 }
 
 /// Makes the planned worktree and branch, one add at a time per repository.

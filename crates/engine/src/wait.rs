@@ -70,7 +70,7 @@ pub fn wait(
                 started_at: crate::report::local_time(round.started_at),
             });
         }
-        if HostLock::wait_released(&round.lock_path, left) {
+        if HostLock::wait_released(std::path::Path::new(round.claim.as_str()), left) {
             // The host is gone: either it recorded the end, or it died and we settle it.
             settle_task(ws, &mut store, &task, notices)?;
         }

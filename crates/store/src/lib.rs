@@ -6,21 +6,27 @@
 //! The per-round files (the prompt as sent, the raw stream, stderr, the full answer) live
 //! beside the database; [`StateDir`] says where.
 
+mod backend;
 mod claims;
 mod error;
 mod evidence;
+mod follow;
 mod layout;
+mod liveness;
 mod ownership;
 mod pipeline;
 mod queue;
 mod records;
 mod sqlite;
 mod store;
+mod streams;
 
+pub use backend::Backend;
 pub use claims::{ClaimStore, CleanClaim, PendingStart};
-pub use error::StoreError;
+pub use error::{BackendError, StoreError};
 pub use evidence::{Budget, EvidenceStore, LabelledTask, Spent};
 pub use layout::StateDir;
+pub use liveness::{Claim, ClaimHold, ClaimKey, Handover, Liveness};
 pub use ownership::{OwnerChange, OwnershipStore};
 pub use pipeline::{PipelineRecord, PipelineStore, ReviewerVerdict, RoleLink};
 pub use queue::{
@@ -33,3 +39,4 @@ pub use records::{
 };
 pub use sqlite::SqliteStore;
 pub use store::Store;
+pub use streams::{RoundStream, StreamKind, Streams};

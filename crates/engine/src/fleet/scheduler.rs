@@ -268,10 +268,13 @@ impl Scheduler<'_> {
             running.add(&task.agent, round.model.as_deref());
             busy.insert(task.slug.clone());
         }
-        self.watched
-            .retain(|lock| running_rounds.iter().any(|(_, r)| &r.lock_path == lock));
+        self.watched.retain(|lock| {
+            running_rounds
+                .iter()
+                .any(|(_, r)| std::path::Path::new(r.claim.as_str()) == lock)
+        });
         for (_, round) in &running_rounds {
-            self.watch(round.lock_path.clone());
+            self.watch(PathBuf::from(round.claim.as_str()));
         }
         let items = self.store.open_items()?;
         for item in items.iter().filter(|i| i.state == QueueState::Delivered) {
@@ -405,7 +408,7 @@ impl Scheduler<'_> {
                         None,
                         Some(round.number),
                     )?;
-                    self.watch(round.lock_path.clone());
+                    self.watch(PathBuf::from(round.claim.as_str()));
                     self.totals.started += 1;
                     events.event(FleetEvent::Started {
                         slug: task.slug.clone(),

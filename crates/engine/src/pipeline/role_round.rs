@@ -234,7 +234,7 @@ fn start_role(
         session_before: None,
         commander: owner,
         token,
-        lock_path: lock.path().to_path_buf(),
+        claim: ganger_store::ClaimKey::new(lock.path().to_string_lossy()),
         host: this_process(),
         snapshot_before: None,
         // The task's checks, as `ganger start` plans them: none for a read-only role.

@@ -337,7 +337,7 @@ pub(crate) fn settle_dead_round(
     task: &Task,
     round: &Round,
 ) -> Result<bool> {
-    if HostLock::probe(&round.lock_path) == LockState::Held {
+    if HostLock::probe(std::path::Path::new(round.claim.as_str())) == LockState::Held {
         return Ok(false);
     }
     // Re-read: the host may have finished between our look at the row and at the lock.
@@ -422,7 +422,7 @@ pub(crate) fn settle_dead_round(
     if settled && let Ok(Some(ended)) = store.round(task.id, Some(round.number)) {
         super::evidence::record(store, task, &ended, None);
     }
-    let _ = std::fs::remove_file(&round.lock_path);
+    let _ = std::fs::remove_file(round.claim.as_str());
     Ok(settled)
 }
 
