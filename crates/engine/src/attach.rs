@@ -9,7 +9,7 @@ use crate::notice::Notices;
 use crate::workspace::Workspace;
 use ganger_agents::{Adapter, CommandPlan, Permission, RoundRequest};
 use ganger_sandbox::{HostLock, LockState};
-use ganger_store::{EvidenceStore, Task};
+use ganger_store::Task;
 use std::ffi::OsString;
 use std::path::PathBuf;
 
@@ -39,7 +39,7 @@ pub fn attach(
     let me = commander(as_name);
     let (mut store, task) = crate::fix::settled_task(ws, slug, notices)?;
     crate::ownership::require_owner(&task, &me, "attach to")?;
-    crate::fix::idle_rounds(&store, &task)?;
+    crate::fix::idle_rounds(&*store, &task)?;
     let session = task.session.clone().ok_or_else(|| {
         EngineError::invalid(format!(
             "task {slug} has no session yet: its first round did not name one"
@@ -64,7 +64,7 @@ pub fn attach(
     let lock = HostLock::acquire(&lock_path(ws, slug))
         .map_err(|_| EngineError::invalid(format!("someone is attached to task {slug} already")))?;
     // A round that began between the check above and the lock would be running now.
-    if let Err(error) = crate::fix::idle_rounds(&store, &task) {
+    if let Err(error) = crate::fix::idle_rounds(&*store, &task) {
         lock.release();
         return Err(error);
     }

@@ -17,7 +17,7 @@ use crate::workspace::Workspace;
 use ganger_docker::Docker;
 use ganger_events::RoundStatus;
 use ganger_sandbox::{Cgroup, HostLock, RoundMarker, kill_round, marked_processes};
-use ganger_store::{ClaimStore, CleanClaim, Round, Store, StoreError, Task};
+use ganger_store::{CleanClaim, Round, Store, StoreError, Task};
 use std::collections::BTreeSet;
 
 /// What `ganger clean` was asked.
@@ -57,19 +57,19 @@ pub fn clean(
     let settled = if options.dry_run {
         Vec::new()
     } else {
-        crate::half_made::settle_dead_starts(ws, &mut store)?
+        crate::half_made::settle_dead_starts(ws, &mut *store)?
     };
     // Every slug is checked before anything is touched.
     let tasks: Vec<Task> = if options.slugs.is_empty() {
         let mut tasks = Vec::new();
         for summary in store.task_summaries()? {
-            tasks.push(find_task(&store, &summary.slug)?);
+            tasks.push(find_task(&*store, &summary.slug)?);
         }
         tasks
     } else {
         let mut tasks = Vec::new();
         for slug in &options.slugs {
-            match find_task(&store, slug) {
+            match find_task(&*store, slug) {
                 Ok(task) => tasks.push(task),
                 // Only a half-made start of it was left, and it is settled now.
                 Err(_) if settled.iter().any(|(s, _)| s == slug) => {}
@@ -88,7 +88,7 @@ pub fn clean(
     for task in tasks {
         let (cleaned, claim) = clean_task(
             ws,
-            &mut store,
+            &mut *store,
             &task,
             mode,
             &commander,

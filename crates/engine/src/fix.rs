@@ -47,13 +47,13 @@ pub(crate) fn settled_task(
     ws: &Workspace,
     slug: &str,
     notices: &mut dyn Notices,
-) -> Result<(ganger_store::SqliteStore, ganger_store::Task)> {
+) -> Result<(Box<dyn ganger_store::Backend>, ganger_store::Task)> {
     let Some(mut store) = ws.existing_store()? else {
         crate::slug::check_task_name(slug)?;
         return Err(EngineError::invalid(format!("no task {slug}")));
     };
-    let task = find_task(&store, slug)?;
-    settle_task(ws, &mut store, &task, notices)?;
+    let task = find_task(&*store, slug)?;
+    settle_task(ws, &mut *store, &task, notices)?;
     Ok((store, task))
 }
 
@@ -102,7 +102,7 @@ pub(crate) fn fix_sent_under(
     let brief = options.brief.as_ref().ok_or_else(|| {
         EngineError::invalid("give the task text with --brief FILE or --message TEXT")
     })?;
-    if let Some(why) = crate::budget::exhausted(&store, &task) {
+    if let Some(why) = crate::budget::exhausted(&*store, &task) {
         return Err(EngineError::invalid(format!(
             "task {} has spent its budget: {why}",
             task.slug
@@ -133,7 +133,7 @@ pub(crate) fn fix_sent_under(
             drop(store);
             crate::cancel::cancel(ws, &task.slug, Some(&sender), notices)?;
             store = ws.open_store()?;
-            let now = find_task(&store, &task.slug)?;
+            let now = find_task(&*store, &task.slug)?;
             if now.generation != task.generation {
                 return Err(ganger_store::StoreError::Stale {
                     slug: now.slug,
@@ -165,7 +165,7 @@ pub(crate) fn fix_sent_under(
     let commander = sender;
     // A task whose earlier rounds never named a session: the session is looked for, else
     // the earlier prompts go first; the brief is never lost.
-    let continued = crate::lost_session::continue_task(ws, &store, &task, brief_text)?;
+    let continued = crate::lost_session::continue_task(ws, &*store, &task, brief_text)?;
     let prompt = continued.prompt;
     // A lost session is forgotten by the task, so that the round's new one becomes its own.
     let new_session = continued.session.is_none() && task.session.is_some();
@@ -190,18 +190,18 @@ pub(crate) fn fix_sent_under(
         keys,
         new_session,
     };
-    let round = match begin_round(&mut store, task.id, &new_round, &update) {
+    let round = match begin_round(&mut *store, task.id, &new_round, &update) {
         Ok(round) => round,
         Err(e) => {
             lock.release();
             return Err(e);
         }
     };
-    let task = find_task(&store, &task.slug)?;
+    let task = find_task(&*store, &task.slug)?;
     let redactor = LoadedKey::redactor(&loaded);
     let launched = launch(
         ws,
-        &mut store,
+        &mut *store,
         Launch {
             task,
             round,

@@ -8,7 +8,6 @@ use crate::notice::Notice;
 use crate::round::{HostOutcome, RoundInput, run_host};
 use crate::workspace::Workspace;
 use ganger_events::RoundStatus;
-use ganger_store::Store;
 use std::io::Read;
 
 /// Runs round `number` of `slug` as a detached host, then, with `until_green`, the fix
@@ -27,7 +26,7 @@ pub fn run_detached_host(
         .read_to_string(&mut prompt)
         .map_err(|e| EngineError::invalid(format!("failed to read the prompt: {e}")))?;
     let mut store = ws.open_store()?;
-    let task = find_task(&store, slug)?;
+    let task = find_task(&*store, slug)?;
     let round = store
         .round(task.id, Some(number))?
         .ok_or_else(|| EngineError::invalid(format!("task {slug} has no round {number}")))?;
@@ -42,7 +41,7 @@ pub fn run_detached_host(
         None => None,
     };
     let input = RoundInput::new(ws, task, round, prompt);
-    let outcome = run_host(ws, &mut store, input, lock)?;
+    let outcome = run_host(ws, &mut *store, input, lock)?;
     drop(store);
     let last = match until_green {
         Some(limit) => crate::until_green::until_green(ws, outcome, limit, &mut |_: Notice| {}),

@@ -11,7 +11,6 @@ use ganger_agents::ParsedLine;
 use ganger_agents::scan::{Line, LineCutter};
 use ganger_events::RoundStatus;
 use ganger_sandbox::{HostLock, LockState};
-use ganger_store::Store;
 use std::fs::File;
 use std::io::{Read, Seek};
 use std::path::PathBuf;
@@ -60,7 +59,7 @@ fn source(ws: &Workspace, options: &LogOptions) -> Result<Source> {
         crate::slug::check_slug(&options.slug)?;
         return Err(EngineError::invalid(format!("no task {}", options.slug)));
     };
-    let task = find_task(&store, &options.slug)?;
+    let task = find_task(&*store, &options.slug)?;
     let round = store
         .round(task.id, options.round)?
         .ok_or_else(|| match options.round {

@@ -18,7 +18,7 @@ use crate::slug::check_slug;
 use crate::task_worktree;
 use crate::workspace::Workspace;
 use ganger_agents::Adapter;
-use ganger_store::{EvidenceStore, NewRound, NewTask, RoundKind, Store, StoreError};
+use ganger_store::{NewRound, NewTask, RoundKind, Store, StoreError};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -249,7 +249,7 @@ pub fn start(ws: &Workspace, options: StartOptions, notices: &mut dyn Notices) -
     }
     let mut store = ws.open_store()?;
     if let Some(fleet) = &options.fleet
-        && let Some(why) = crate::budget::fleet_exhausted(&store, fleet)
+        && let Some(why) = crate::budget::fleet_exhausted(&*store, fleet)
     {
         return Err(EngineError::invalid(format!(
             "task {slug} of fleet {fleet} was not started: {why}"
@@ -276,8 +276,15 @@ pub fn start(ws: &Workspace, options: StartOptions, notices: &mut dyn Notices) -
         Place::Planned(planned) => {
             // Recorded as under way before the worktree is made: a start killed from here on
             // leaves a record that `start` again or `clean` settles.
-            let begun =
-                task_worktree::begin(ws, &mut store, planned, &slug, &owner, lock.path(), notices);
+            let begun = task_worktree::begin(
+                ws,
+                &mut *store,
+                planned,
+                &slug,
+                &owner,
+                lock.path(),
+                notices,
+            );
             if let Err(e) = begun {
                 lock.release();
                 return Err(e);
@@ -288,7 +295,7 @@ pub fn start(ws: &Workspace, options: StartOptions, notices: &mut dyn Notices) -
             (planned.path, planned.branch, planned.base, true)
         }
         Place::Given { path, branch, base } => {
-            if let Err(e) = refuse_busy_worktree(ws, &mut store, path) {
+            if let Err(e) = refuse_busy_worktree(ws, &mut *store, path) {
                 lock.release();
                 return Err(e);
             }
@@ -338,7 +345,7 @@ pub fn start(ws: &Workspace, options: StartOptions, notices: &mut dyn Notices) -
     let (task, round) = match store.create_task(&new_task, &new_round) {
         Ok(created) => created,
         Err(e) => {
-            undo(ws, &mut store, lock.path());
+            undo(ws, &mut *store, lock.path());
             lock.release();
             return Err(match e {
                 StoreError::SlugTaken(slug) => {
@@ -361,7 +368,7 @@ pub fn start(ws: &Workspace, options: StartOptions, notices: &mut dyn Notices) -
     let redactor = LoadedKey::redactor(&loaded);
     let launched = launch(
         ws,
-        &mut store,
+        &mut *store,
         Launch {
             task,
             round,

@@ -60,7 +60,7 @@ pub(crate) fn until_green(
         }
         if let Some(why) = ws
             .existing_store()?
-            .and_then(|store| crate::budget::exhausted(&store, &outcome.task))
+            .and_then(|store| crate::budget::exhausted(&*store, &outcome.task))
         {
             notices.notice(Notice::BudgetSpent {
                 slug: outcome.task.slug.clone(),

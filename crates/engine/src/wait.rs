@@ -11,7 +11,6 @@ use crate::report::{RoundReport, round_report};
 use crate::workspace::Workspace;
 use ganger_events::RoundStatus;
 use ganger_sandbox::HostLock;
-use ganger_store::Store;
 use std::time::{Duration, Instant};
 
 /// How a wait ended.
@@ -41,7 +40,7 @@ pub fn wait(
             "no task {slug}"
         )));
     };
-    let task = find_task(&store, slug)?;
+    let task = find_task(&*store, slug)?;
     loop {
         let round = store.round(task.id, None)?.ok_or_else(|| {
             crate::error::EngineError::invalid(format!("task {slug} has no rounds"))
@@ -58,7 +57,7 @@ pub fn wait(
             continue;
         }
         if round.status != RoundStatus::Running {
-            let task = find_task(&store, slug)?;
+            let task = find_task(&*store, slug)?;
             return Ok(WaitOutcome::Ended(Box::new(round_report(
                 ws, &task, &round,
             ))));
@@ -72,7 +71,7 @@ pub fn wait(
         }
         if HostLock::wait_released(std::path::Path::new(round.claim.as_str()), left) {
             // The host is gone: either it recorded the end, or it died and we settle it.
-            settle_task(ws, &mut store, &task, notices)?;
+            settle_task(ws, &mut *store, &task, notices)?;
         }
     }
 }

@@ -21,10 +21,7 @@ use crate::notice::Notice;
 use crate::reaper::settle_running;
 use crate::workspace::Workspace;
 use ganger_events::RoundStatus;
-use ganger_store::{
-    ModelPause, NewQueued, QueueItem, QueueKind, QueueState, QueueStore, SqliteStore, Store, Task,
-    now_ms,
-};
+use ganger_store::{ModelPause, NewQueued, QueueItem, QueueKind, QueueState, Task, now_ms};
 use std::collections::{BTreeMap, BTreeSet, HashSet};
 use std::path::PathBuf;
 use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender, channel};
@@ -84,7 +81,7 @@ pub struct Drained {
 
 struct Scheduler<'a> {
     ws: &'a Workspace,
-    store: SqliteStore,
+    store: Box<dyn ganger_store::Backend>,
     options: SchedulerOptions,
     tx: Sender<Message>,
     rx: Receiver<Message>,
@@ -141,7 +138,7 @@ impl Scheduler<'_> {
     /// Items a killed scheduler had claimed: delivered if their round was recorded, else
     /// back in the queue (a start's half-made worktree removed first).
     fn recover(&mut self, events: &mut dyn FleetEvents) -> Result<()> {
-        settle_running(self.ws, &mut self.store, &mut |_: Notice| {})?;
+        settle_running(self.ws, &mut *self.store, &mut |_: Notice| {})?;
         for item in self.store.open_items()? {
             if item.state != QueueState::Delivering {
                 continue;
@@ -217,9 +214,9 @@ impl Scheduler<'_> {
     /// The worktree and branch a start killed half way made, before its task was recorded:
     /// the start recorded itself first (`starts_pending`), so its record says what to settle.
     fn remove_half_made(&mut self, slug: &str) -> Result<()> {
-        for pending in ganger_store::ClaimStore::pending_starts(&self.store)? {
+        for pending in ganger_store::ClaimStore::pending_starts(&*self.store)? {
             if pending.slug == slug {
-                crate::half_made::settle_dead_start(self.ws, &mut self.store, &pending)?;
+                crate::half_made::settle_dead_start(self.ws, &mut *self.store, &pending)?;
             }
         }
         Ok(())
@@ -260,7 +257,7 @@ impl Scheduler<'_> {
     fn pass(&mut self, events: &mut dyn FleetEvents) -> Result<Option<Duration>> {
         let began = Instant::now();
         let mut delivering = Duration::ZERO;
-        settle_running(self.ws, &mut self.store, &mut |_: Notice| {})?;
+        settle_running(self.ws, &mut *self.store, &mut |_: Notice| {})?;
         let running_rounds = self.store.running_rounds()?;
         let mut running = Running::default();
         let mut busy: BTreeSet<String> = BTreeSet::new();
@@ -381,7 +378,7 @@ impl Scheduler<'_> {
                     .iter()
                     .map(|item| {
                         scope.spawn(move || match ws.open_store() {
-                            Ok(store) => deliver(ws, &store, item, &mut |_: Notice| {}),
+                            Ok(store) => deliver(ws, &*store, item, &mut |_: Notice| {}),
                             Err(e) => Delivery::Later(e.message),
                         })
                     })

@@ -17,7 +17,7 @@ use crate::sandboxing::{self, TaskSandbox};
 use crate::start::{known_adapter, require_model, warn_untested};
 use crate::workspace::Workspace;
 use ganger_events::RoundStatus;
-use ganger_store::{NewRound, NewTask, PipelineStore, Round, RoundKind, Store, Task};
+use ganger_store::{NewRound, NewTask, Round, RoundKind, Task};
 
 /// A role's round, ended.
 #[derive(Debug, Clone)]
@@ -251,7 +251,7 @@ fn start_role(
     };
     launch(
         ws,
-        &mut store,
+        &mut *store,
         Launch {
             task,
             round,
