@@ -11,7 +11,7 @@ use crate::reaper::settle_task;
 use crate::report::{RoundReport, round_report};
 use crate::workspace::Workspace;
 use ganger_events::RoundStatus;
-use ganger_sandbox::{HostLock, ProcessId};
+use ganger_sandbox::ProcessId;
 use rustix::process::{Pid, Signal, kill_process};
 use std::time::Duration;
 
@@ -57,12 +57,9 @@ pub fn cancel(
     store.request_cancel(round.id, &me)?;
     signal_host(round.host, Signal::TERM);
     let limit = ws.config.defaults.grace.0 + EXTRA;
-    if !HostLock::wait_released(std::path::Path::new(round.claim.as_str()), Some(limit)) {
+    if !store.wait_for_end(&round.claim, Some(limit))? {
         signal_host(round.host, Signal::KILL);
-        HostLock::wait_released(
-            std::path::Path::new(round.claim.as_str()),
-            Some(Duration::from_secs(5)),
-        );
+        store.wait_for_end(&round.claim, Some(Duration::from_secs(5)))?;
     }
     settle_task(ws, &mut *store, &task, notices)?;
     let task = find_task(&*store, slug)?;

@@ -7,12 +7,12 @@ use crate::brief::{Brief, read_brief};
 use crate::commander::commander;
 use crate::error::{EngineError, Result};
 use crate::keys::{LoadedKey, load_keys, parse_key_args};
-use crate::launch::{Launch, Launched, launch, new_token, take_lock, this_process};
+use crate::launch::{Launch, Launched, launch, new_token, take_claim, this_process};
 use crate::notice::Notices;
 use crate::reaper::settle_task;
 use crate::start::{known_adapter, require_model, warn_untested};
 use crate::workspace::Workspace;
-use ganger_store::{NewRound, RoundKind, Store, StoreError, TaskUpdate};
+use ganger_store::{Backend, NewRound, RoundKind, Store, StoreError, TaskUpdate};
 
 /// What `ganger fix` was asked.
 #[derive(Debug, Clone, Default)]
@@ -93,7 +93,7 @@ pub(crate) fn fix_sent_under(
     let (mut store, task) = settled_task(ws, &options.slug, notices)?;
     let sender = commander(options.commander.as_deref());
     crate::ownership::require_admitted(&task, &sender, "send rounds to")?;
-    crate::attach::refuse_attached(ws, &task)?;
+    crate::attach::refuse_attached(&*store, &task)?;
     match crate::ownership::Inbound::of(&task) {
         crate::ownership::Inbound::Refuse => return Err(crate::ownership::refused(&task)),
         crate::ownership::Inbound::Hold => return Err(crate::ownership::held(&task)),
@@ -172,14 +172,14 @@ pub(crate) fn fix_sent_under(
     // Between the ownership check above and the store's own check as the round begins.
     crate::faults::pause("before-begin-round");
     let token = new_token();
-    let lock = take_lock(ws, &token)?;
+    let claim = take_claim(&*store, &token)?;
     let new_round = NewRound {
         kind: RoundKind::Fix,
         model: model.clone(),
         session_before: continued.session,
         commander,
         token,
-        claim: ganger_store::ClaimKey::new(lock.path().to_string_lossy()),
+        claim: claim.key().clone(),
         host: this_process(),
         snapshot_before: None,
         checks,
@@ -193,7 +193,7 @@ pub(crate) fn fix_sent_under(
     let round = match begin_round(&mut *store, task.id, &new_round, &update) {
         Ok(round) => round,
         Err(e) => {
-            lock.release();
+            claim.release();
             return Err(e);
         }
     };
@@ -206,7 +206,7 @@ pub(crate) fn fix_sent_under(
             task,
             round,
             prompt,
-            lock,
+            claim,
             redactor,
             detach: options.detach,
             until_green: options.until_green,
@@ -220,7 +220,7 @@ pub(crate) fn fix_sent_under(
 /// Records the round as running; a clean of the task whose command died is settled first, a
 /// live one refuses the round (the two exclude each other in the store).
 fn begin_round(
-    store: &mut dyn Store,
+    store: &mut dyn Backend,
     task_id: i64,
     round: &NewRound,
     update: &TaskUpdate,
@@ -235,7 +235,7 @@ fn begin_round(
                 host_pid,
             }) => Err(busy(&slug, number, host_pid)),
             Err(StoreError::BeingCleaned { slug, claim }) => {
-                if !settled && !crate::half_made::alive(&claim) {
+                if !settled && !store.is_alive(&claim)? {
                     store.end_clean(task_id, &claim)?;
                     settled = true;
                     continue;

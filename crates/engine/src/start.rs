@@ -9,7 +9,7 @@ use crate::brief::{Brief, read_brief};
 use crate::commander::commander;
 use crate::error::{EngineError, Result};
 use crate::keys::{LoadedKey, load_keys, parse_key_args};
-use crate::launch::{Launch, Launched, launch, new_token, take_lock, this_process};
+use crate::launch::{Launch, Launched, launch, new_token, take_claim, this_process};
 use crate::models::{ModelCheck, check_model};
 use crate::notice::{Notice, Notices};
 use crate::reaper::settle_running;
@@ -18,7 +18,7 @@ use crate::slug::check_slug;
 use crate::task_worktree;
 use crate::workspace::Workspace;
 use ganger_agents::Adapter;
-use ganger_store::{NewRound, NewTask, RoundKind, Store, StoreError};
+use ganger_store::{Backend, NewRound, NewTask, RoundKind, StoreError};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -271,7 +271,7 @@ pub fn start(ws: &Workspace, options: StartOptions, notices: &mut dyn Notices) -
 
     let owner = commander(options.commander.as_deref());
     let token = new_token();
-    let lock = take_lock(ws, &token)?;
+    let claim = take_claim(&*store, &token)?;
     let (worktree, branch, base, made) = match &place {
         Place::Planned(planned) => {
             // Recorded as under way before the worktree is made: a start killed from here on
@@ -282,11 +282,11 @@ pub fn start(ws: &Workspace, options: StartOptions, notices: &mut dyn Notices) -
                 planned,
                 &slug,
                 &owner,
-                lock.path(),
+                claim.key(),
                 notices,
             );
             if let Err(e) = begun {
-                lock.release();
+                claim.release();
                 return Err(e);
             }
             // A start killed here leaves a worktree and a record, no task (tests kill it).
@@ -296,15 +296,15 @@ pub fn start(ws: &Workspace, options: StartOptions, notices: &mut dyn Notices) -
         }
         Place::Given { path, branch, base } => {
             if let Err(e) = refuse_busy_worktree(ws, &mut *store, path) {
-                lock.release();
+                claim.release();
                 return Err(e);
             }
             (path.clone(), branch.clone(), base.clone(), false)
         }
     };
-    let undo = |ws: &Workspace, store: &mut dyn Store, lock: &std::path::Path| {
+    let undo = |ws: &Workspace, store: &mut dyn Backend, claim: &ganger_store::ClaimKey| {
         if let Place::Planned(planned) = &place {
-            task_worktree::abandon(ws, store, planned, &slug, lock);
+            task_worktree::abandon(ws, store, planned, &slug, claim);
         }
     };
     let base_commit = ws
@@ -336,7 +336,7 @@ pub fn start(ws: &Workspace, options: StartOptions, notices: &mut dyn Notices) -
         session_before: None,
         commander: owner,
         token,
-        claim: ganger_store::ClaimKey::new(lock.path().to_string_lossy()),
+        claim: claim.key().clone(),
         host: this_process(),
         snapshot_before: None,
         checks,
@@ -345,8 +345,8 @@ pub fn start(ws: &Workspace, options: StartOptions, notices: &mut dyn Notices) -
     let (task, round) = match store.create_task(&new_task, &new_round) {
         Ok(created) => created,
         Err(e) => {
-            undo(ws, &mut *store, lock.path());
-            lock.release();
+            undo(ws, &mut *store, claim.key());
+            claim.release();
             return Err(match e {
                 StoreError::SlugTaken(slug) => {
                     EngineError::invalid(format!("task {slug} exists already"))
@@ -373,7 +373,7 @@ pub fn start(ws: &Workspace, options: StartOptions, notices: &mut dyn Notices) -
             task,
             round,
             prompt,
-            lock,
+            claim,
             redactor,
             detach: options.detach,
             until_green: options.until_green,
@@ -435,7 +435,7 @@ pub(crate) fn check_given_worktree(ws: &Workspace, path: &Path) -> Result<(PathB
 /// Refuses a worktree in which a round of another task is running.
 pub(crate) fn refuse_busy_worktree(
     ws: &Workspace,
-    store: &mut dyn Store,
+    store: &mut dyn Backend,
     worktree: &Path,
 ) -> Result<()> {
     settle_running(ws, store, &mut |_: Notice| {})?;

@@ -1,7 +1,7 @@
 //! `ganger wait`: blocks until the task's running round ends and returns its report. It
-//! sleeps on the round's host lock, so it wakes the moment the host is gone (finished or
-//! dead), with no polling interval to wait out; while a fix loop (`--until-green`) holds the
-//! task's loop lock, it waits for the loop's last round.
+//! waits on the round's claim in the store, so it wakes the moment the host is gone (finished
+//! or dead), with no polling interval to wait out; while a fix loop (`--until-green`) holds
+//! the task's loop claim, it waits for the loop's last round.
 
 use crate::error::Result;
 use crate::fix::find_task;
@@ -10,7 +10,6 @@ use crate::reaper::settle_task;
 use crate::report::{RoundReport, round_report};
 use crate::workspace::Workspace;
 use ganger_events::RoundStatus;
-use ganger_sandbox::HostLock;
 use std::time::{Duration, Instant};
 
 /// How a wait ended.
@@ -46,14 +45,14 @@ pub fn wait(
             crate::error::EngineError::invalid(format!("task {slug} has no rounds"))
         })?;
         let left = deadline.map(|d| d.saturating_duration_since(Instant::now()));
-        let looping = crate::until_green::loop_lock_path(ws, slug);
+        let looping = store.claim_key(&crate::until_green::loop_claim_name(slug));
         if round.status != RoundStatus::Running
-            && HostLock::probe(&looping) == ganger_sandbox::LockState::Held
             && left != Some(Duration::ZERO)
+            && store.is_alive(&looping)?
         {
             // A fix loop (`--until-green`) is between rounds, or after its last: its end is
             // what the caller waits for.
-            HostLock::wait_released(&looping, left);
+            store.wait_for_end(&looping, left)?;
             continue;
         }
         if round.status != RoundStatus::Running {
@@ -69,7 +68,7 @@ pub fn wait(
                 started_at: crate::report::local_time(round.started_at),
             });
         }
-        if HostLock::wait_released(std::path::Path::new(round.claim.as_str()), left) {
+        if store.wait_for_end(&round.claim, left)? {
             // The host is gone: either it recorded the end, or it died and we settle it.
             settle_task(ws, &mut *store, &task, notices)?;
         }

@@ -5,8 +5,9 @@
 //! the stall limit, and stopping it all (SIGTERM, a grace period, SIGKILL).
 //!
 //! This is the only crate that starts agent processes (`clippy.toml` forbids `spawn`
-//! elsewhere). It also holds the host lock: an `flock` that a round's host keeps for its whole
-//! life, so that anyone can tell a live host from a dead one, a zombie or a reused pid.
+//! elsewhere), the detached round host included; whether a host is alive is the store's to
+//! say (`ganger_store::Liveness`), and a detached host inherits whatever file the store's
+//! claim hands over.
 
 mod activity;
 mod bwrap;
@@ -14,7 +15,6 @@ mod capture;
 mod cgroup;
 mod detach;
 mod error;
-mod host_lock;
 mod interactive;
 mod kind;
 mod local;
@@ -26,9 +26,8 @@ pub use activity::Activity;
 pub use bwrap::{BwrapSpec, bwrap_args, installation_dirs, wrap_in_bwrap};
 pub use capture::{Captured, run_captured};
 pub use cgroup::Cgroup;
-pub use detach::{DetachedHost, spawn_detached_host, take_inherited_lock};
+pub use detach::{DetachedHost, spawn_detached_host};
 pub use error::SandboxError;
-pub use host_lock::{HostLock, LockState};
 pub use interactive::run_interactive;
 pub use kind::{Network, SandboxKind};
 pub use local::{AgentCommand, AgentExit, RunningAgent, Waited, spawn_local};

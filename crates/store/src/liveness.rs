@@ -64,7 +64,7 @@ pub trait ClaimHold: Send + std::fmt::Debug {
 }
 
 /// A held claim: the work it names is alive while this (or a process it was handed to)
-/// holds it.
+/// holds it. It does not borrow the connection it was made on.
 #[derive(Debug)]
 pub struct Claim {
     key: ClaimKey,
@@ -113,6 +113,10 @@ pub trait Liveness {
     /// Waits until the claim is dead, at most `timeout` (`None`: no limit); true when it is.
     /// A release wakes the waiter at once.
     fn wait_for_end(&self, key: &ClaimKey, timeout: Option<Duration>) -> Result<bool, StoreError>;
+
+    /// Calls `then`, on a thread of the backend's, once the claim is dead (at once if it is);
+    /// an error when the backend cannot watch it now, and the caller finds the end by asking.
+    fn when_ended(&self, key: &ClaimKey, then: Box<dyn FnOnce() + Send>) -> Result<(), StoreError>;
 
     /// Forgets what a dead claim left behind (SQLite: its lock file), once its work is settled.
     fn forget_claim(&self, key: &ClaimKey);

@@ -21,9 +21,10 @@ use crate::notice::Notice;
 use crate::reaper::settle_running;
 use crate::workspace::Workspace;
 use ganger_events::RoundStatus;
-use ganger_store::{ModelPause, NewQueued, QueueItem, QueueKind, QueueState, Task, now_ms};
+use ganger_store::{
+    ClaimKey, ModelPause, NewQueued, QueueItem, QueueKind, QueueState, Task, now_ms,
+};
 use std::collections::{BTreeMap, BTreeSet, HashSet};
-use std::path::PathBuf;
 use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender, channel};
 use std::time::{Duration, Instant};
 
@@ -85,8 +86,8 @@ struct Scheduler<'a> {
     options: SchedulerOptions,
     tx: Sender<Message>,
     rx: Receiver<Message>,
-    /// Rounds a watcher thread follows, by lock path.
-    watched: HashSet<PathBuf>,
+    /// Rounds the store watches for the loop, by their host's claim.
+    watched: HashSet<ClaimKey>,
     totals: Drained,
     deciding: Duration,
 }
@@ -233,23 +234,21 @@ impl Scheduler<'_> {
         })
     }
 
-    /// Starts a thread that says when the round holding `lock` ends.
-    fn watch(&mut self, lock: PathBuf) {
-        if !self.watched.insert(lock.clone()) {
+    /// Has the store say (on the loop's channel) when the round whose host holds `claim`
+    /// ends.
+    fn watch(&mut self, claim: ClaimKey) {
+        if !self.watched.insert(claim.clone()) {
             return;
         }
         let tx = self.tx.clone();
-        let spawned = std::thread::Builder::new()
-            .name("round-watch".into())
-            .stack_size(64 * 1024)
-            .spawn(move || {
-                if let Ok(file) = std::fs::File::open(&lock) {
-                    let _ = rustix::fs::flock(&file, rustix::fs::FlockOperation::LockShared);
-                }
+        let told = self.store.when_ended(
+            &claim,
+            Box::new(move || {
                 let _ = tx.send(Message::RoundEnded);
-            });
-        if spawned.is_err() {
-            // No thread: the poll finds the end instead.
+            }),
+        );
+        if told.is_err() {
+            // Not watched: the poll finds the end instead.
         }
     }
 
@@ -265,13 +264,10 @@ impl Scheduler<'_> {
             running.add(&task.agent, round.model.as_deref());
             busy.insert(task.slug.clone());
         }
-        self.watched.retain(|lock| {
-            running_rounds
-                .iter()
-                .any(|(_, r)| std::path::Path::new(r.claim.as_str()) == lock)
-        });
+        self.watched
+            .retain(|claim| running_rounds.iter().any(|(_, r)| &r.claim == claim));
         for (_, round) in &running_rounds {
-            self.watch(PathBuf::from(round.claim.as_str()));
+            self.watch(round.claim.clone());
         }
         let items = self.store.open_items()?;
         for item in items.iter().filter(|i| i.state == QueueState::Delivered) {
@@ -405,7 +401,7 @@ impl Scheduler<'_> {
                         None,
                         Some(round.number),
                     )?;
-                    self.watch(PathBuf::from(round.claim.as_str()));
+                    self.watch(round.claim.clone());
                     self.totals.started += 1;
                     events.event(FleetEvent::Started {
                         slug: task.slug.clone(),

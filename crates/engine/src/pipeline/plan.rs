@@ -232,14 +232,14 @@ fn new_task(
     let planned = task_worktree::plan(ws, &options.slug, options.base.as_deref(), None)?;
     let owner = commander(options.commander.as_deref());
     let token = crate::launch::new_token();
-    let lock = crate::launch::take_lock(ws, &token)?;
+    let claim = crate::launch::take_claim(&*store, &token)?;
     task_worktree::begin(
         ws,
         store,
         &planned,
         &options.slug,
         &owner,
-        lock.path(),
+        claim.key(),
         notices,
     )?;
     let (worktree, branch, base) = (
@@ -271,9 +271,9 @@ fn new_task(
     };
     let created = store
         .create_bare_task(&task)
-        .inspect_err(|_| task_worktree::abandon(ws, store, &planned, &options.slug, lock.path()))
+        .inspect_err(|_| task_worktree::abandon(ws, store, &planned, &options.slug, claim.key()))
         .map_err(Into::into);
-    lock.release();
+    claim.release();
     created
 }
 

@@ -12,8 +12,8 @@ use crate::workspace::Workspace;
 use ganger_agents::{AgentExit, Verdict};
 use ganger_events::{RoundStatus, RoundSummary};
 use ganger_git::{IndexEntry, Repo, diff_entries};
-use ganger_sandbox::{Cgroup, HostLock, LockState, RoundMarker, kill_round};
-use ganger_store::{CheckRun, Round, RoundEnd, Store, Task};
+use ganger_sandbox::{Cgroup, RoundMarker, kill_round};
+use ganger_store::{Backend, CheckRun, Round, RoundEnd, Store, Task};
 use std::time::Duration;
 
 use super::host::HostOutcome;
@@ -333,11 +333,11 @@ fn outcome(store: &dyn Store, task: &Task, number: u32) -> Result<HostOutcome> {
 /// as interrupted. Returns whether it settled the round.
 pub(crate) fn settle_dead_round(
     ws: &Workspace,
-    store: &mut dyn Store,
+    store: &mut dyn Backend,
     task: &Task,
     round: &Round,
 ) -> Result<bool> {
-    if HostLock::probe(std::path::Path::new(round.claim.as_str())) == LockState::Held {
+    if store.is_alive(&round.claim)? {
         return Ok(false);
     }
     // Re-read: the host may have finished between our look at the row and at the lock.
@@ -422,7 +422,7 @@ pub(crate) fn settle_dead_round(
     if settled && let Ok(Some(ended)) = store.round(task.id, Some(round.number)) {
         super::evidence::record(store, task, &ended, None);
     }
-    let _ = std::fs::remove_file(round.claim.as_str());
+    store.forget_claim(&round.claim);
     Ok(settled)
 }
 

@@ -74,6 +74,13 @@ impl FileLock {
         }
     }
 
+    /// Blocks until the lock at `path` is free or missing.
+    pub(crate) fn block_until_released(path: &Path) {
+        if let Ok(file) = File::open(path) {
+            let _ = flock(&file, FlockOperation::LockShared);
+        }
+    }
+
     /// Blocks until the lock at `path` is free or missing, at most `timeout` (`None`: no
     /// limit). True when it is free or missing.
     pub(crate) fn wait_released(path: &Path, timeout: Option<Duration>) -> bool {

@@ -117,6 +117,21 @@ impl Liveness for SqliteStore {
         Ok(FileLock::wait_released(Path::new(key.as_str()), timeout))
     }
 
+    fn when_ended(&self, key: &ClaimKey, then: Box<dyn FnOnce() + Send>) -> Result<(), StoreError> {
+        let path = PathBuf::from(key.as_str());
+        let watched = path.clone();
+        // A thread per watched claim, blocked in the kernel: a small stack is plenty.
+        std::thread::Builder::new()
+            .name("claim-watch".into())
+            .stack_size(64 * 1024)
+            .spawn(move || {
+                FileLock::block_until_released(&watched);
+                then();
+            })
+            .map(drop)
+            .map_err(|source| StoreError::Io { path, source })
+    }
+
     fn forget_claim(&self, key: &ClaimKey) {
         let path = Path::new(key.as_str());
         if FileLock::probe(path) != LockState::Held {

@@ -49,6 +49,16 @@ pub fn a_released_claim_wakes_its_waiter_at_once(site: &dyn Site) {
     let holder = site.connect();
     let claim = holder.claim("r-waited").unwrap();
     let key = claim.key().clone();
+    // One waiter is told on a thread of the backend's, another waits itself.
+    let (told, telling) = std::sync::mpsc::channel();
+    holder
+        .when_ended(
+            &key,
+            Box::new(move || {
+                let _ = told.send(Instant::now());
+            }),
+        )
+        .unwrap();
     let (woke, released) = std::thread::scope(|scope| {
         let waiter = scope.spawn(|| {
             let observer = site.connect();
@@ -63,6 +73,10 @@ pub fn a_released_claim_wakes_its_waiter_at_once(site: &dyn Site) {
             !waiter.is_finished(),
             "the waiter woke while the claim lived"
         );
+        assert!(
+            telling.try_recv().is_err(),
+            "told of an end while the claim lived"
+        );
         let released = Instant::now();
         claim.release();
         (waiter.join().unwrap(), released)
@@ -74,7 +88,23 @@ pub fn a_released_claim_wakes_its_waiter_at_once(site: &dyn Site) {
         "woke {:?} after the release",
         at.duration_since(released)
     );
-    // A wait for a claim that has ended returns at once.
+    let told_at = telling.recv_timeout(Duration::from_secs(10)).unwrap();
+    assert!(
+        told_at.duration_since(released) < WAKES_WITHIN,
+        "told {:?} after the release",
+        told_at.duration_since(released)
+    );
+    // A wait for a claim that has ended returns at once, and so does a watch.
+    let (told, telling) = std::sync::mpsc::channel();
+    holder
+        .when_ended(
+            &key,
+            Box::new(move || {
+                let _ = told.send(());
+            }),
+        )
+        .unwrap();
+    telling.recv_timeout(WAKES_WITHIN).unwrap();
     let started = Instant::now();
     assert!(holder.wait_for_end(&key, None).unwrap());
     assert!(started.elapsed() < WAKES_WITHIN);
