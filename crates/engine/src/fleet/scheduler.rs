@@ -523,7 +523,7 @@ impl Scheduler<'_> {
             return Ok(());
         }
         let model = round.model.clone().or_else(|| task.model.clone());
-        if let Some(line) = rate_limited(self.ws, &task, &round) {
+        if let Some(line) = rate_limited(&*self.store, &task, &round) {
             let model_name = model
                 .clone()
                 .unwrap_or_else(|| format!("{}'s default", task.agent));

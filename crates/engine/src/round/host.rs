@@ -16,7 +16,9 @@ use crate::sandboxing::{Confinement, TaskSandbox, confine, sandbox_environment};
 use crate::workspace::Workspace;
 use ganger_agents::{Adapter, AgentExit, CommandPlan, Permission, RoundRequest};
 use ganger_sandbox::{Activity, AgentCommand, ProcessId, RunningAgent, Waited, spawn_local};
-use ganger_store::{Backend, Claim, ProcessRef, Round, Store, Task, now_ms};
+use ganger_store::{
+    Backend, Claim, ProcessRef, Round, RoundStream, Store, StreamKind, Task, now_ms,
+};
 use std::fs::File;
 use std::sync::mpsc;
 use std::sync::{Arc, Mutex};
@@ -217,10 +219,11 @@ pub(super) fn create(path: &std::path::Path) -> Result<File> {
     File::create(path).map_err(|e| EngineError::io("create", path, e))
 }
 
-/// Starts the agent and follows it to its end.
+/// Starts the agent and follows it to its end; its stdout and stderr go to the round's
+/// streams in the store.
 fn run_agent(
     ws: &Workspace,
-    store: &mut dyn Store,
+    store: &mut dyn Backend,
     input: &RoundInput,
     keys: &[keys::LoadedKey],
     redactor: &Redactor,
@@ -233,10 +236,9 @@ fn run_agent(
         )));
     }
     let (command, named_session) = agent_command(ws, input, adapter, keys)?;
-    let slug = &input.task.slug;
-    let number = input.round.number;
-    let raw = create(&ws.state.round_file(slug, number, "jsonl"))?;
-    let err = create(&ws.state.round_file(slug, number, "err"))?;
+    let stream = |kind| RoundStream::of(&input.task, &input.round, kind);
+    let raw = store.create_stream(&stream(StreamKind::Stdout))?;
+    let err = store.create_stream(&stream(StreamKind::Stderr))?;
     let signals = SignalWatch::install()
         .map_err(|e| EngineError::invalid(format!("failed to watch signals: {e}")))?;
     let started = Instant::now();
