@@ -92,6 +92,9 @@ impl FileLock {
         // the caller stops waiting.
         std::thread::spawn(move || {
             let _ = flock(&file, FlockOperation::LockShared);
+            // Let the shared lock go before saying so: a waiter told the holder is gone may
+            // take the lock itself at once.
+            drop(file);
             let _ = done.send(());
         });
         match timeout {

@@ -15,6 +15,8 @@ use std::time::Duration;
 
 /// The descriptor a detached host finds its lock on.
 const HANDOVER_FD: RawFd = 3;
+/// How many more times a claim is tried when its lock is taken (10 ms apart).
+const CLAIM_TRIES: u32 = 5;
 /// The environment variables that tell a detached host where its lock is.
 const LOCK_FD_ENV: &str = "GANGER_HOST_LOCK_FD";
 const LOCK_PATH_ENV: &str = "GANGER_HOST_LOCK_PATH";
@@ -64,12 +66,23 @@ impl Liveness for SqliteStore {
         let path = self.lock_file(name)?;
         let dir = self.state.run_dir();
         std::fs::create_dir_all(&dir).map_err(|source| StoreError::Io { path: dir, source })?;
-        match FileLock::acquire(&path) {
-            Ok(lock) => Ok(Claim::new(key_of(&path), Box::new(LockHold(lock)))),
-            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => Err(StoreError::ClaimHeld {
-                name: name.to_owned(),
-            }),
-            Err(source) => Err(StoreError::Io { path, source }),
+        // A shared lock is also what a look at the claim takes, for an instant: a claim
+        // refused only by such a look is tried again a few times before it counts as held.
+        let mut tries = 0;
+        loop {
+            match FileLock::acquire(&path) {
+                Ok(lock) => return Ok(Claim::new(key_of(&path), Box::new(LockHold(lock)))),
+                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock && tries < CLAIM_TRIES => {
+                    tries += 1;
+                    std::thread::sleep(Duration::from_millis(10));
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
+                    return Err(StoreError::ClaimHeld {
+                        name: name.to_owned(),
+                    });
+                }
+                Err(source) => return Err(StoreError::Io { path, source }),
+            }
         }
     }
 
