@@ -90,12 +90,23 @@ pub enum Command {
     Fleet(crate::fleet_args::FleetArgs),
     /// Queue one fix round for many tasks at once, run by the scheduler under its limits.
     Broadcast(crate::fleet_args::BroadcastArgs),
+    /// Print a shell's completions for ganger (bash, zsh, fish), from its definitions.
+    Completions(CompletionsArgs),
+    /// Print ganger's manual page (roff), from its definitions: `ganger man | man -l -`.
+    Man,
     /// Run a detached round (started by start/fix --detach; not for people).
     #[command(hide = true)]
     Host(HostArgs),
     /// Run one round's container (started by a docker round's host; not for people).
     #[command(name = "docker-round", hide = true)]
     DockerRound,
+}
+
+#[derive(Debug, Args)]
+pub struct CompletionsArgs {
+    /// The shell.
+    #[arg(value_enum)]
+    pub shell: clap_complete::Shell,
 }
 
 #[derive(Debug, Args)]

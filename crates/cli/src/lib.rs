@@ -10,7 +10,7 @@ mod printer;
 
 use args::{Cli, Command};
 use clap::Parser;
-use ganger_engine::{EngineError, ErrorKind, Workspace};
+use ganger_engine::{Engine, EngineError, Workspace};
 use std::process::ExitCode;
 
 /// Why a command did not complete.
@@ -64,16 +64,22 @@ pub fn main() -> ExitCode {
                 json,
                 &format!("failed to write the output: {error}"),
                 None,
-                exit::INVALID,
+                exit::ENVIRONMENT,
             );
-            ExitCode::from(exit::INVALID)
+            ExitCode::from(exit::ENVIRONMENT)
         }
         Err(Failure::Engine(error)) => {
-            let code = match error.kind {
-                ErrorKind::Invalid => exit::INVALID,
-                ErrorKind::ModelUnavailable => exit::MODEL_UNAVAILABLE,
-            };
-            printer::emit_error(json, &error.message, error.hint.as_deref(), code);
+            let code = error.kind.exit_code();
+            printer::emit_failure(
+                json,
+                &printer::Failure {
+                    kind: error.kind.as_str(),
+                    message: &error.message,
+                    causes: &error.causes(),
+                    hint: error.hint.as_deref(),
+                    code,
+                },
+            );
             ExitCode::from(code)
         }
     }
@@ -149,55 +155,71 @@ fn wants_json(command: &Command) -> bool {
         Command::Diff(_)
         | Command::FakeLlm(_)
         | Command::Demo(_)
+        | Command::Completions(_)
+        | Command::Man
         | Command::Host(_)
         | Command::Attach(_)
         | Command::DockerRound => false,
     }
 }
 
-fn workspace(cli_dir: Option<&std::path::Path>) -> Result<Workspace, Failure> {
-    let dir = match cli_dir {
+fn here(cli_dir: Option<&std::path::Path>) -> Result<std::path::PathBuf, Failure> {
+    Ok(match cli_dir {
         Some(dir) => dir.to_path_buf(),
         None => std::env::current_dir()
-            .map_err(|e| EngineError::invalid(format!("no current directory: {e}")))?,
-    };
-    Ok(Workspace::discover(&dir)?)
+            .map_err(|e| EngineError::environment("there is no current directory", e))?,
+    })
+}
+
+fn workspace(cli_dir: Option<&std::path::Path>) -> Result<Workspace, Failure> {
+    Ok(Workspace::discover(&here(cli_dir)?)?)
+}
+
+/// The engine for this run: the repository, and the commander who acts unless a command
+/// names one (`GANGER_COMMANDER`, else the user name; `--as` is per command).
+fn engine(cli_dir: Option<&std::path::Path>) -> Result<Engine, Failure> {
+    Ok(Engine::open(
+        &here(cli_dir)?,
+        &ganger_engine::commander(None),
+    )?)
 }
 
 fn run(cli: Cli) -> Outcome {
     let dir = cli.directory.as_deref();
     match cli.command {
-        Command::Init(args) => commands::init::run(&workspace(dir)?, args.json),
-        Command::Start(args) => commands::round::start(&workspace(dir)?, *args),
-        Command::Fix(args) => commands::round::fix(&workspace(dir)?, args),
-        Command::Status(args) => commands::watch::status(&workspace(dir)?, args),
-        Command::Plan(args) => commands::pipeline::plan(&workspace(dir)?, args),
-        Command::Approve(args) => commands::pipeline::approve(&workspace(dir)?, args),
-        Command::Reject(args) => commands::pipeline::reject(&workspace(dir)?, args),
-        Command::Wait(args) => commands::watch::wait(&workspace(dir)?, args),
-        Command::Cancel(args) => commands::watch::cancel(&workspace(dir)?, args),
-        Command::Log(args) => commands::log::run(&workspace(dir)?, args),
-        Command::Watch(args) => commands::journal::watch(&workspace(dir)?, args),
-        Command::Ack(args) => commands::journal::ack(&workspace(dir)?, args),
-        Command::Diff(args) => commands::watch::diff(&workspace(dir)?, args),
-        Command::Clean(args) => commands::clean::run(&workspace(dir)?, args),
-        Command::Rewind(args) => commands::merge::rewind(&workspace(dir)?, args),
-        Command::Merge(args) => commands::merge::merge(&workspace(dir)?, args),
+        Command::Init(args) => commands::init::run(&engine(dir)?, args.json),
+        Command::Start(args) => commands::round::start(&engine(dir)?, *args),
+        Command::Fix(args) => commands::round::fix(&engine(dir)?, args),
+        Command::Status(args) => commands::watch::status(&engine(dir)?, args),
+        Command::Plan(args) => commands::pipeline::plan(&engine(dir)?, args),
+        Command::Approve(args) => commands::pipeline::approve(&engine(dir)?, args),
+        Command::Reject(args) => commands::pipeline::reject(&engine(dir)?, args),
+        Command::Wait(args) => commands::watch::wait(&engine(dir)?, args),
+        Command::Cancel(args) => commands::watch::cancel(&engine(dir)?, args),
+        Command::Log(args) => commands::log::run(&engine(dir)?, args),
+        Command::Watch(args) => commands::journal::watch(&engine(dir)?, args),
+        Command::Ack(args) => commands::journal::ack(&engine(dir)?, args),
+        Command::Diff(args) => commands::watch::diff(&engine(dir)?, args),
+        Command::Clean(args) => commands::clean::run(&engine(dir)?, args),
+        Command::Rewind(args) => commands::merge::rewind(&engine(dir)?, args),
+        Command::Merge(args) => commands::merge::merge(&engine(dir)?, args),
         Command::Summarize(args) => commands::summarize::run(args),
-        Command::Attach(args) => commands::ownership::attach(&workspace(dir)?, args),
-        Command::Adopt(args) => commands::ownership::adopt(&workspace(dir)?, args),
-        Command::Assign(args) => commands::ownership::assign(&workspace(dir)?, args),
-        Command::Transfer(args) => commands::ownership::transfer(&workspace(dir)?, args),
-        Command::Release(args) => commands::ownership::release(&workspace(dir)?, args),
-        Command::Policy(args) => commands::ownership::policy(&workspace(dir)?, args),
-        Command::Allow(args) => commands::ownership::allow(&workspace(dir)?, args),
+        Command::Attach(args) => commands::ownership::attach(&engine(dir)?, args),
+        Command::Adopt(args) => commands::ownership::adopt(&engine(dir)?, args),
+        Command::Assign(args) => commands::ownership::assign(&engine(dir)?, args),
+        Command::Transfer(args) => commands::ownership::transfer(&engine(dir)?, args),
+        Command::Release(args) => commands::ownership::release(&engine(dir)?, args),
+        Command::Policy(args) => commands::ownership::policy(&engine(dir)?, args),
+        Command::Allow(args) => commands::ownership::allow(&engine(dir)?, args),
         Command::FakeLlm(args) => commands::fake_llm::run(args),
         Command::Agents(args) => commands::agents::run(dir, args),
         Command::Image(args) => commands::image::run(dir, args),
         Command::Demo(args) => commands::demo::run(args),
-        Command::Serve(args) => commands::fleet::serve(&workspace(dir)?, args),
-        Command::Fleet(args) => commands::fleet::fleet(&workspace(dir)?, args),
-        Command::Broadcast(args) => commands::fleet::broadcast(&workspace(dir)?, args),
+        Command::Serve(args) => commands::fleet::serve(&engine(dir)?, args),
+        Command::Fleet(args) => commands::fleet::fleet(&engine(dir)?, args),
+        Command::Broadcast(args) => commands::fleet::broadcast(&engine(dir)?, args),
+        Command::Completions(args) => commands::reference::completions(args),
+        Command::Man => commands::reference::man(),
         Command::Host(args) => commands::host::run(&workspace(dir)?, args),
         Command::DockerRound => Ok(u8::try_from(ganger_engine::run_docker_round()).unwrap_or(125)),
     }

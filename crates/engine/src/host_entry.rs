@@ -26,7 +26,7 @@ pub fn run_detached_host(
     let mut prompt = String::new();
     std::io::stdin()
         .read_to_string(&mut prompt)
-        .map_err(|e| EngineError::invalid(format!("failed to read the prompt: {e}")))?;
+        .map_err(|e| EngineError::environment("failed to read the prompt", e))?;
     let task = find_task(&*store, slug)?;
     let round = store
         .round(task.id, Some(number))?

@@ -63,7 +63,7 @@ pub fn npm_install(adapter: &dyn Adapter, version: &str, dir: &Path) -> Result<P
         .arg(&package)
         .output()
         .map_err(|e| {
-            EngineError::invalid(format!("failed to run npm to install {package}: {e}"))
+            EngineError::environment(format!("failed to run npm to install {package}"), e)
                 .hint("install Node.js 20 and npm, or install the agent yourself")
         })?;
     if !output.status.success() {

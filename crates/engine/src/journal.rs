@@ -163,6 +163,32 @@ fn summarize(entry: &JournalEntry) -> String {
         "attached" => "a person attached to the session".to_owned(),
         "detached" => "the person attached to the session left".to_owned(),
         "merged" => "merged into its base".to_owned(),
+        "clean-started" => "clean started".to_owned(),
+        "cleaned" => {
+            let listed = |key: &str| -> Vec<String> {
+                detail[key]
+                    .as_array()
+                    .map(|items| {
+                        items
+                            .iter()
+                            .map(|i| {
+                                format!(
+                                    "{} {}",
+                                    i["kind"].as_str().unwrap_or("?"),
+                                    i["name"].as_str().unwrap_or("?")
+                                )
+                            })
+                            .collect()
+                    })
+                    .unwrap_or_default()
+            };
+            let (removed, kept) = (listed("removed"), listed("kept"));
+            let mut line = format!("cleaned: removed {}", join_or_nothing(&removed));
+            if !kept.is_empty() {
+                line.push_str(&format!("; kept {}", kept.join(", ")));
+            }
+            line
+        }
         "queue-refused" | "queue-stale" => format!(
             "a queued {} was not delivered: {}",
             text(detail, "kind").unwrap_or_else(|| "round".into()),
@@ -176,6 +202,14 @@ fn summarize(entry: &JournalEntry) -> String {
             };
             format!("{round}{other}{shown}")
         }
+    }
+}
+
+fn join_or_nothing(items: &[String]) -> String {
+    if items.is_empty() {
+        "nothing".to_owned()
+    } else {
+        items.join(", ")
     }
 }
 

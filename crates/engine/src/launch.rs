@@ -144,7 +144,7 @@ pub(crate) fn launch(
         let program = match std::env::current_exe() {
             Ok(program) => program,
             Err(e) => {
-                let error = EngineError::invalid(format!("cannot find ganger's own binary: {e}"));
+                let error = EngineError::environment("cannot find ganger's own binary", e);
                 return Err(fail(store, error, claim));
             }
         };

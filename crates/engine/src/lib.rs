@@ -7,6 +7,7 @@ mod adopt;
 mod agent_env;
 mod agent_query;
 pub mod agents;
+mod api;
 mod attach;
 mod brief;
 pub mod budget;
@@ -63,6 +64,7 @@ mod workspace;
 
 pub use adopt::{AdoptOptions, adopt};
 pub use agents::AgentFound;
+pub use api::{Engine, Sent, StatusRequest};
 pub use attach::attach;
 pub use brief::{Brief, MAX_PROMPT, read_brief};
 pub use cancel::cancel;

@@ -165,9 +165,7 @@ pub fn log(
             if e.kind() == std::io::ErrorKind::BrokenPipe {
                 return Ok(());
             }
-            return Err(EngineError::invalid(format!(
-                "failed to write the log: {e}"
-            )));
+            return Err(EngineError::environment("failed to write the log", e));
         }
         if ended {
             return Ok(());

@@ -198,10 +198,10 @@ fn make(ws: &Workspace, planned: &PlannedWorktree, notices: &mut dyn Notices) ->
     ws.repo
         .add_worktree(&planned.path, &planned.branch, &planned.base_commit)
         .map_err(|e| {
-            EngineError::invalid(format!(
-                "failed to create the worktree {}: {e}",
-                planned.path.display()
-            ))
+            EngineError::environment(
+                format!("failed to create the worktree {}", planned.path.display()),
+                e,
+            )
         })?;
     notices.notice(Notice::WorktreeCreated {
         path: planned.path.clone(),

@@ -28,9 +28,10 @@ const EXCLUDE_LINE: &str = "/.ganger/";
 impl Workspace {
     /// The repository containing `dir`.
     pub fn discover(dir: &Path) -> Result<Workspace> {
-        let repo = ganger_git::discover(dir).map_err(|e| {
-            EngineError::invalid(e.to_string())
-                .hint("run ganger inside a git repository (or one of its worktrees)")
+        let repo = ganger_git::discover(dir).map_err(|e| match e {
+            ganger_git::GitError::NotARepo { .. } => EngineError::invalid(e.to_string())
+                .hint("run ganger inside a git repository (or one of its worktrees)"),
+            other => EngineError::from(other),
         })?;
         let config = Config::load(&repo.main)?;
         let state = StateDir::of_checkout(&repo.main);

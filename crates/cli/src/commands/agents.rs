@@ -5,7 +5,7 @@
 
 use crate::args::{AgentsAction, AgentsArgs};
 use crate::exit;
-use crate::printer;
+use crate::printer::Printer;
 use crate::{Failure, Outcome};
 use ganger_engine::agents::{AgentFound, Source};
 use ganger_engine::config::Config;
@@ -116,28 +116,25 @@ pub(crate) fn run(dir: Option<&Path>, args: AgentsArgs) -> Outcome {
 fn list(dir: Option<&Path>, json: bool) -> Outcome {
     let config = config_here(dir)?;
     let agents = ganger_engine::agents::find_all(&config);
-    if json {
-        printer::emit_json(&AgentList {
-            schema: "ganger.agents/1",
-            agents,
-        })?;
-        return Ok(exit::OK);
-    }
-    let mut out = String::new();
-    for agent in &agents {
-        out.push_str(&describe(agent));
-        out.push('\n');
-    }
-    printer::emit(&out)?;
+    let text: String = agents
+        .iter()
+        .map(|a| format!("{}\n", describe(a)))
+        .collect();
+    let list = AgentList {
+        schema: "ganger.agents/1",
+        agents,
+    };
+    Printer::new(json).print(&list, || text)?;
     Ok(exit::OK)
 }
 
 fn install(names: &[String], json: bool) -> Outcome {
+    let out = Printer::new(json);
     let adapters = chosen(names)?;
     let mut installed = Vec::new();
     for adapter in adapters {
-        if !json {
-            printer::emit(&format!(
+        {
+            out.progress(&format!(
                 "{}@{} into {} ...\n",
                 adapter.npm_package(),
                 adapter.tested_version(),
@@ -154,8 +151,8 @@ fn install(names: &[String], json: bool) -> Outcome {
                 adapter.tested_version()
             ))));
         }
-        if !json {
-            printer::emit(&format!(
+        {
+            out.progress(&format!(
                 "{} {version} at {}\n",
                 adapter.name(),
                 path.display()
@@ -168,11 +165,11 @@ fn install(names: &[String], json: bool) -> Outcome {
             path,
         });
     }
-    if json {
-        printer::emit_json(&Installed {
-            schema: "ganger.agents-install/1",
-            installed,
-        })?;
-    }
+    let report = Installed {
+        schema: "ganger.agents-install/1",
+        installed,
+    };
+    // The lines above were the human report.
+    out.print(&report, String::new)?;
     Ok(exit::OK)
 }

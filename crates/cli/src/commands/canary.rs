@@ -4,7 +4,7 @@
 
 use super::agents::chosen;
 use crate::exit;
-use crate::printer;
+use crate::printer::{self, Printer};
 use crate::{Failure, Outcome};
 use ganger_engine::EngineError;
 use ganger_engine::canary::{CanaryOptions, SCENARIO_LIMIT, Suite};
@@ -17,6 +17,7 @@ pub(crate) fn run(
     jobs: Option<usize>,
     json: bool,
 ) -> Outcome {
+    let out = Printer::new(json);
     let agents = chosen(names)?;
     let here = match dir {
         Some(dir) => dir.to_path_buf(),
@@ -26,9 +27,7 @@ pub(crate) fn run(
     let suite = match suite {
         Some(binary) => Suite::at(&here.join(binary))?,
         None => {
-            if !json {
-                printer::emit_err("building the conformance suite with cargo ...\n")?;
-            }
+            out.note("building the conformance suite with cargo ...\n")?;
             Suite::build(&here)?
         }
     };
@@ -42,16 +41,10 @@ pub(crate) fn run(
         limit: SCENARIO_LIMIT,
     };
     let notify = |notice: ganger_engine::canary::CanaryNotice| {
-        if !json {
-            let _ = printer::emit_err(&printer::canary_notice_line(&notice));
-        }
+        let _ = out.note(&printer::canary_notice_line(&notice));
     };
     let report = ganger_engine::canary::run(&options, &notify).map_err(Failure::Engine)?;
-    if json {
-        printer::emit_json(&report)?;
-    } else {
-        printer::emit(&printer::canary_text(&report))?;
-    }
+    out.print(&report, || printer::canary_text(&report))?;
     Ok(if report.agents.iter().all(|a| a.newest_passes) {
         exit::OK
     } else {

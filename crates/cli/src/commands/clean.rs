@@ -1,28 +1,24 @@
 //! `ganger clean`: the engine's clean-up, printed per task as what was removed and what was
 //! kept and why (or as `ganger.clean/1` with `--json`).
 
-use super::round::notices;
 use crate::Outcome;
 use crate::args::CleanArgs;
 use crate::exit;
-use crate::printer;
+use crate::printer::Printer;
 use ganger_engine::clean_report::{CleanReport, TaskCleanup};
-use ganger_engine::{CleanOptions, Workspace};
+use ganger_engine::{CleanOptions, Engine};
 use std::fmt::Write;
 
-pub(crate) fn run(ws: &Workspace, args: CleanArgs) -> Outcome {
+pub(crate) fn run(engine: &Engine, args: CleanArgs) -> Outcome {
     let options = CleanOptions {
         slugs: args.slugs,
         force: args.force,
         dry_run: args.dry_run,
         commander: args.as_name,
     };
-    let report = ganger_engine::clean(ws, &options, &mut notices(args.json))?;
-    if args.json {
-        printer::emit_json(&report)?;
-    } else {
-        printer::emit(&clean_text(&report))?;
-    }
+    let out = Printer::new(args.json);
+    let report = engine.clean(options, &mut out.notices())?;
+    out.print(&report, || clean_text(&report))?;
     Ok(exit::OK)
 }
 

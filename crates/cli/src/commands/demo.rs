@@ -5,12 +5,12 @@
 //! session, and the report.
 
 use crate::args::DemoArgs;
-use crate::commands::round::notices;
 use crate::exit;
 use crate::printer;
+use crate::printer::Printer;
 use crate::{Failure, Outcome};
 use ganger_engine::{
-    Brief, EngineError, Launched, StartOptions, StatusView, Workspace, round_report,
+    Brief, Engine, EngineError, Launched, Sent, StartOptions, StatusRequest, StatusView,
 };
 use ganger_fake_llm::{FakeLlm, Script, Turn};
 use serde_json::json;
@@ -100,14 +100,14 @@ fn say(text: &str) -> Result<(), Failure> {
     Ok(())
 }
 
-fn report(ws: &Workspace, launched: Launched) -> Result<bool, Failure> {
-    match launched {
-        Launched::Finished(outcome) => {
-            let report = round_report(ws, &outcome.task, &outcome.round);
+fn report(engine: &Engine, sent: Sent) -> Result<bool, Failure> {
+    match sent {
+        Sent::Launched(Launched::Finished(outcome)) => {
+            let report = engine.round_report(&outcome.task, &outcome.round);
             printer::emit(&printer::report_text(&report))?;
             Ok(outcome.round.status == ganger_events::RoundStatus::Done)
         }
-        Launched::Detached { .. } => Ok(false),
+        Sent::Launched(Launched::Detached { .. }) | Sent::Queued { .. } => Ok(false),
     }
 }
 
@@ -169,29 +169,31 @@ pub(crate) fn run(args: DemoArgs) -> Outcome {
     git(&repo, &["commit", "-q", "-m", "demo repository"])?;
     say(&format!("a repository at {}", repo.display()))?;
 
-    let ws = Workspace::discover(&repo)?;
+    let engine = Engine::open(&repo, "demo")?;
     say(&format!(
         "ganger start hello --message {FIRST:?} --until-green 1   (ganger.toml has a check)"
     ))?;
-    let started = ganger_engine::start(
-        &ws,
+    let started = engine.start(
         StartOptions {
             slug: "hello".into(),
             brief: Some(Brief::Message(FIRST.into())),
-            commander: Some("demo".into()),
             until_green: Some(1),
             ..StartOptions::default()
         },
-        &mut notices(false),
+        false,
+        &mut Printer::new(false).notices(),
     )?;
-    let done = report(&ws, started)?;
+    let done = report(&engine, started)?;
 
     say("ganger status")?;
-    if let StatusView::List(list) = ganger_engine::status(&ws, None, &mut notices(false))? {
-        printer::emit(&printer::task_table(&list, ws.state.root()))?;
+    if let StatusView::List(list) = engine.status(
+        &StatusRequest::default(),
+        &mut Printer::new(false).notices(),
+    )? {
+        printer::emit(&printer::task_table(&list, engine.workspace().state.root()))?;
     }
     say("ganger diff hello")?;
-    let diff = ganger_engine::diff(&ws, "hello", false, false)?;
+    let diff = engine.diff("hello", false, false)?;
     printer::emit(&String::from_utf8_lossy(&diff))?;
 
     let requests = llm.requests();

@@ -6,9 +6,9 @@
 use super::agents::{chosen, config_here};
 use super::demo::git;
 use crate::exit;
-use crate::printer;
+use crate::printer::Printer;
 use crate::{Failure, Outcome};
-use ganger_engine::{Brief, EngineError, FixOptions, Launched, StartOptions, Workspace};
+use ganger_engine::{Brief, Engine, EngineError, FixOptions, Launched, Sent, StartOptions};
 use ganger_fake_llm::{FakeLlm, Script, Turn};
 use serde::Serialize;
 use std::path::Path;
@@ -44,6 +44,7 @@ fn script() -> Script {
 }
 
 pub(crate) fn run(dir: Option<&Path>, names: &[String], json: bool) -> Outcome {
+    let out = Printer::new(json);
     let config = config_here(dir)?;
     let mut checks = Vec::new();
     for adapter in chosen(names)? {
@@ -62,9 +63,7 @@ pub(crate) fn run(dir: Option<&Path>, names: &[String], json: bool) -> Outcome {
             }
             continue;
         };
-        if !json {
-            printer::emit(&format!("{:<9} ", adapter.name()))?;
-        }
+        out.progress(&format!("{:<9} ", adapter.name()))?;
         let clock = Instant::now();
         let version = ganger_engine::agents::version_of(adapter, &program);
         let problem = check(adapter, &program).err();
@@ -75,8 +74,8 @@ pub(crate) fn run(dir: Option<&Path>, names: &[String], json: bool) -> Outcome {
             problem,
             seconds: clock.elapsed().as_secs_f64(),
         };
-        if !json {
-            printer::emit(&format!(
+        {
+            out.progress(&format!(
                 "{} {} in {:.1} s{}\n",
                 result.version.as_deref().unwrap_or("(unknown version)"),
                 result.result,
@@ -91,14 +90,19 @@ pub(crate) fn run(dir: Option<&Path>, names: &[String], json: bool) -> Outcome {
         checks.push(result);
     }
     let all_ok = !checks.is_empty() && checks.iter().all(|c| c.result == "ok");
-    if json {
-        printer::emit_json(&DoctorReport {
-            schema: "ganger.doctor/1",
-            agents: checks,
-        })?;
-    } else if checks.is_empty() {
-        printer::emit("no agent CLI is installed: ganger agents install NAME\n")?;
-    }
+    let nothing = checks.is_empty();
+    let report = DoctorReport {
+        schema: "ganger.doctor/1",
+        agents: checks,
+    };
+    // The lines above were the human report, but for an empty one.
+    out.print(&report, || {
+        if nothing {
+            "no agent CLI is installed: ganger agents install NAME\n".to_owned()
+        } else {
+            String::new()
+        }
+    })?;
     Ok(if all_ok { exit::OK } else { exit::NOT_DONE })
 }
 
@@ -135,31 +139,31 @@ fn check(adapter: &dyn ganger_agents::Adapter, program: &Path) -> Result<(), Str
         "",
     );
     std::fs::write(repo.join("ganger.toml"), toml).map_err(|e| e.to_string())?;
-    let ws = Workspace::discover(&repo).map_err(|e| e.message)?;
+    let engine = Engine::open(&repo, "doctor").map_err(|e| e.message)?;
     let mut quiet = |_notice| {};
-    let first = ganger_engine::start(
-        &ws,
-        StartOptions {
-            slug: "doctor".into(),
-            brief: Some(Brief::Message(FIRST.into())),
-            commander: Some("doctor".into()),
-            ..StartOptions::default()
-        },
-        &mut quiet,
-    )
-    .map_err(|e| format!("round 1 did not start: {}", e.message))?;
+    let first = engine
+        .start(
+            StartOptions {
+                slug: "doctor".into(),
+                brief: Some(Brief::Message(FIRST.into())),
+                ..StartOptions::default()
+            },
+            false,
+            &mut quiet,
+        )
+        .map_err(|e| format!("round 1 did not start: {}", e.message))?;
     let (session, tokens) = finished("round 1", first)?;
-    let second = ganger_engine::fix(
-        &ws,
-        FixOptions {
-            slug: "doctor".into(),
-            brief: Some(Brief::Message(SECOND.into())),
-            commander: Some("doctor".into()),
-            ..FixOptions::default()
-        },
-        &mut quiet,
-    )
-    .map_err(|e| format!("round 2 did not start: {}", e.message))?;
+    let second = engine
+        .fix(
+            FixOptions {
+                slug: "doctor".into(),
+                brief: Some(Brief::Message(SECOND.into())),
+                ..FixOptions::default()
+            },
+            false,
+            &mut quiet,
+        )
+        .map_err(|e| format!("round 2 did not start: {}", e.message))?;
     let (resumed, _) = finished("round 2", second)?;
     if resumed != session {
         return Err(format!(
@@ -183,9 +187,9 @@ fn check(adapter: &dyn ganger_agents::Adapter, program: &Path) -> Result<(), Str
 }
 
 /// The session and input tokens of a round that must be done.
-fn finished(what: &str, launched: Launched) -> Result<(String, u64), String> {
-    let Launched::Finished(outcome) = launched else {
-        return Err(format!("{what} was detached"));
+fn finished(what: &str, sent: Sent) -> Result<(String, u64), String> {
+    let Sent::Launched(Launched::Finished(outcome)) = sent else {
+        return Err(format!("{what} was detached or queued"));
     };
     let round = outcome.round;
     if round.status != ganger_events::RoundStatus::Done {

@@ -3,14 +3,10 @@
 //! `--json`); on a terminal a status line of counts is kept at the bottom.
 
 use crate::fleet_args::{BroadcastArgs, FleetAction, FleetArgs, LimitArgs, ServeArgs};
-use crate::printer;
+use crate::printer::{self, Printer};
 use crate::{Failure, Outcome, exit};
-use ganger_engine::fleet::{
-    Drain, FleetEvent, FleetStatus, Limits, QueueItem, SchedulerOptions, fleet_status,
-};
-use ganger_engine::{EngineError, Workspace};
-use std::io::{IsTerminal, Write};
-use std::time::Duration;
+use ganger_engine::fleet::{Drain, FleetEvent, FleetStatus, Limits, QueueItem, SchedulerOptions};
+use ganger_engine::{Engine, EngineError};
 
 /// `ganger.queued/1` (docs/json.md).
 #[derive(serde::Serialize)]
@@ -19,28 +15,25 @@ struct Queued<'a> {
     items: &'a [QueueItem],
 }
 
-pub(crate) fn print_queued(items: &[QueueItem], json: bool) -> Outcome {
-    if json {
-        printer::emit_json(&Queued {
-            schema: "ganger.queued/1",
-            items,
-        })?;
-    } else {
-        for item in items {
-            line_out(&format!(
-                "queued {} {} (item {}); `ganger serve` starts it",
-                item.kind.as_str(),
-                item.slug,
-                item.id
-            ))?;
-        }
-    }
+pub(crate) fn print_queued(items: &[QueueItem], out: Printer) -> Outcome {
+    let queued = Queued {
+        schema: "ganger.queued/1",
+        items,
+    };
+    out.print(&queued, || {
+        items
+            .iter()
+            .map(|item| {
+                format!(
+                    "queued {} {} (item {}); `ganger serve` starts it\n",
+                    item.kind.as_str(),
+                    item.slug,
+                    item.id
+                )
+            })
+            .collect()
+    })?;
     Ok(exit::OK)
-}
-
-/// One line on stdout.
-fn line_out(text: &str) -> std::io::Result<()> {
-    printer::emit(&format!("{text}\n"))
 }
 
 fn pair(text: &str, what: &str) -> Result<(String, u32), EngineError> {
@@ -78,95 +71,84 @@ fn options(args: &LimitArgs, drain: Drain) -> Result<SchedulerOptions, EngineErr
     Ok(options)
 }
 
-/// Prints events: JSON lines, or text lines with a status line at the bottom on a terminal.
+/// Prints events: JSON lines, or text lines with a status line of counts kept at the bottom
+/// on a terminal (the printer's).
 struct Display {
-    json: bool,
-    live: bool,
-    last_counts: Option<String>,
+    out: Printer,
+    status: printer::StatusLine,
 }
 
 impl Display {
-    fn new(json: bool) -> Display {
+    fn new(out: Printer) -> Display {
         Display {
-            json,
-            live: !json && std::io::stderr().is_terminal(),
-            last_counts: None,
-        }
-    }
-
-    fn line(&mut self, text: &str) {
-        if self.live {
-            let _ = write!(std::io::stderr(), "\r\x1b[K");
-        }
-        let _ = line_out(text);
-        if self.live
-            && let Some(counts) = &self.last_counts
-        {
-            let _ = write!(std::io::stderr(), "{counts}");
+            out,
+            status: printer::StatusLine::for_run(out),
         }
     }
 
     fn event(&mut self, event: FleetEvent) {
-        if self.json {
-            if !matches!(event, FleetEvent::Counts { .. }) {
-                let _ = line_out(&serde_json::to_string(&event).unwrap_or_default());
-            }
+        if let FleetEvent::Counts {
+            queued,
+            running,
+            ended,
+            refused,
+        } = &event
+        {
+            self.status.show(&format!(
+                "[{queued} queued, {running} running, {ended} ended, {refused} refused]"
+            ));
             return;
         }
-        let text = match event {
-            FleetEvent::Started {
-                slug,
-                round,
-                agent,
-                model,
-            } => format!(
-                "started {slug} round {round} ({agent}, {})",
-                model.as_deref().unwrap_or("default model")
-            ),
-            FleetEvent::Ended {
-                slug,
-                round,
-                status,
-                reason,
-            } => match reason {
-                Some(reason) => format!("{slug} round {round}: {status}: {reason}"),
-                None => format!("{slug} round {round}: {status}"),
-            },
-            FleetEvent::Refused { slug, reason } => format!("refused {slug}: {reason}"),
-            FleetEvent::Paused {
-                model,
-                until,
-                strikes,
-                reason,
-            } => {
-                let secs = (until - ganger_store_now()) as f64 / 1000.0;
-                format!("paused {model} for {secs:.1}s (rate limit {strikes} in a row): {reason}")
-            }
-            FleetEvent::Requeued { slug, reason } => format!("requeued {slug}: {reason}"),
-            FleetEvent::Trouble { message } => format!("trouble (carrying on): {message}"),
-            FleetEvent::Counts {
-                queued,
-                running,
-                ended,
-                refused,
-            } => {
-                let counts = format!(
-                    "[{queued} queued, {running} running, {ended} ended, {refused} refused]"
-                );
-                if self.live && self.last_counts.as_deref() != Some(&counts) {
-                    let _ = write!(std::io::stderr(), "\r\x1b[K{counts}");
-                }
-                self.last_counts = Some(counts);
-                return;
-            }
-        };
-        self.line(&text);
+        let text = describe_event(&event);
+        self.status.above(|| {
+            let _ = self.out.item(&event, || format!("{text}\n"));
+        });
     }
 
     fn finish(&mut self) {
-        if self.live {
-            let _ = writeln!(std::io::stderr());
+        self.status.end();
+    }
+}
+
+/// A fleet event as a line for a person.
+fn describe_event(event: &FleetEvent) -> String {
+    match event {
+        FleetEvent::Started {
+            slug,
+            round,
+            agent,
+            model,
+        } => format!(
+            "started {slug} round {round} ({agent}, {})",
+            model.as_deref().unwrap_or("default model")
+        ),
+        FleetEvent::Ended {
+            slug,
+            round,
+            status,
+            reason,
+        } => match reason {
+            Some(reason) => format!("{slug} round {round}: {status}: {reason}"),
+            None => format!("{slug} round {round}: {status}"),
+        },
+        FleetEvent::Refused { slug, reason } => format!("refused {slug}: {reason}"),
+        FleetEvent::Paused {
+            model,
+            until,
+            strikes,
+            reason,
+        } => {
+            let secs = (until - ganger_store_now()) as f64 / 1000.0;
+            format!("paused {model} for {secs:.1}s (rate limit {strikes} in a row): {reason}")
         }
+        FleetEvent::Requeued { slug, reason } => format!("requeued {slug}: {reason}"),
+        FleetEvent::Trouble { message } => format!("trouble (carrying on): {message}"),
+        FleetEvent::Counts {
+            queued,
+            running,
+            ended,
+            refused,
+        } => format!("[{queued} queued, {running} running, {ended} ended, {refused} refused]"),
     }
 }
 
@@ -176,20 +158,19 @@ fn ganger_store_now() -> i64 {
         .map_or(0, |d| d.as_millis() as i64)
 }
 
-pub(crate) fn serve(ws: &Workspace, args: ServeArgs) -> Outcome {
+pub(crate) fn serve(engine: &Engine, args: ServeArgs) -> Outcome {
     let options = options(&args.limits, Drain::Forever)?;
-    let mut display = Display::new(args.json);
-    if !args.json {
-        line_out(&format!(
-            "ganger serve: scheduling queued rounds (pid {})",
-            std::process::id()
-        ))?;
-    }
-    ganger_engine::fleet::serve(ws, options, &mut |e| display.event(e))?;
+    let out = Printer::new(args.json);
+    let mut display = Display::new(out);
+    out.progress(&format!(
+        "ganger serve: scheduling queued rounds (pid {})\n",
+        std::process::id()
+    ))?;
+    engine.serve(options, &mut |e| display.event(e))?;
     Ok(exit::OK)
 }
 
-pub(crate) fn fleet(ws: &Workspace, args: FleetArgs) -> Outcome {
+pub(crate) fn fleet(engine: &Engine, args: FleetArgs) -> Outcome {
     match args.action {
         FleetAction::Submit {
             file,
@@ -197,35 +178,31 @@ pub(crate) fn fleet(ws: &Workspace, args: FleetArgs) -> Outcome {
             json,
         } => {
             let fleet = ganger_engine::fleet::read_fleet(&file)?;
-            let submitted = ganger_engine::fleet::submit_fleet(ws, &fleet, as_name.as_deref())?;
-            if json {
-                printer::emit_json(&serde_json::json!({
-                    "schema": "ganger.fleet-submitted/1",
-                    "fleet": fleet.name,
-                    "submitted": submitted,
-                }))?;
-            } else {
-                line_out(&format!(
-                    "fleet {}: {} queued to start, {} to continue, {} pending, {} finished",
+            let submitted = engine.submit_fleet(&fleet, as_name.as_deref())?;
+            let document = serde_json::json!({
+                "schema": "ganger.fleet-submitted/1",
+                "fleet": fleet.name,
+                "submitted": submitted,
+            });
+            Printer::new(json).print(&document, || {
+                let mut text = format!(
+                    "fleet {}: {} queued to start, {} to continue, {} pending, {} finished\n",
                     fleet.name,
                     submitted.started.len(),
                     submitted.resumed.len(),
                     submitted.pending.len(),
                     submitted.finished.len()
-                ))?;
-                if ganger_engine::fleet::serve_holder(ws).is_none() {
-                    line_out("no `ganger serve` runs for this repository yet; start one")?;
+                );
+                if engine.scheduler().is_none() {
+                    text.push_str("no `ganger serve` runs for this repository yet; start one\n");
                 }
-            }
+                text
+            })?;
             Ok(exit::OK)
         }
         FleetAction::Status { name, json } => {
-            let status = fleet_status(ws, name.as_deref())?;
-            if json {
-                printer::emit_json(&status)?;
-            } else {
-                line_out(&status_text(&status))?;
-            }
+            let status = engine.fleet_status(name.as_deref())?;
+            Printer::new(json).print(&status, || format!("{}\n", status_text(&status)))?;
             Ok(exit::OK)
         }
         FleetAction::Run {
@@ -235,66 +212,42 @@ pub(crate) fn fleet(ws: &Workspace, args: FleetArgs) -> Outcome {
             json,
         } => {
             let fleet = ganger_engine::fleet::read_fleet(&file)?;
-            let mut options = options(&limits, Drain::Fleet(fleet.name.clone()))?;
-            // The file's global limit holds for everything this loop starts.
-            if options.limits.global.is_none() {
-                options.limits.global = fleet.limits.global;
-            }
-            let submitted = ganger_engine::fleet::submit_fleet(ws, &fleet, as_name.as_deref())?;
-            let mut display = Display::new(json);
-            if !json {
+            let options = options(&limits, Drain::Fleet(fleet.name.clone()))?;
+            let out = Printer::new(json);
+            let mut display = Display::new(out);
+            let mut told = |submitted: &ganger_engine::fleet::Submitted, follows: Option<u32>| {
                 // Tasks queued or running already (by an earlier or a concurrent run).
                 let pending = match submitted.pending.len() {
                     0 => String::new(),
                     n => format!(", {n} queued or running already"),
                 };
-                display.line(&format!(
+                let line = format!(
                     "fleet {}: {} to start, {} to continue, {} finished already{pending}",
                     fleet.name,
                     submitted.started.len(),
                     submitted.resumed.len(),
                     submitted.finished.len()
-                ));
-            }
-            match ganger_engine::fleet::take_serve_lock(ws) {
-                Ok(lock) => {
-                    let drained = ganger_engine::fleet::run_scheduler(ws, options, &mut |e| {
-                        display.event(e);
-                    })?;
-                    drop(lock);
-                    if json {
-                        let mut line = serde_json::to_value(&drained).unwrap_or_default();
-                        line["event"] = "drained".into();
-                        line_out(&line.to_string())?;
-                    }
-                }
-                Err(_) => {
-                    // Another scheduler (`ganger serve`, or a `fleet run` of its own) runs: it
-                    // delivers; this follows the fleet to its end.
-                    let pid = ganger_engine::fleet::serve_holder(ws).unwrap_or(0);
-                    display.line(&format!(
-                        "a scheduler runs for this repository (pid {pid}); following the fleet"
+                );
+                let _ = out.progress(&format!("{line}\n"));
+                if let Some(pid) = follows {
+                    let _ = out.progress(&format!(
+                        "a scheduler runs for this repository (pid {pid}); following the fleet\n"
                     ));
-                    loop {
-                        let status = fleet_status(ws, Some(&fleet.name))?;
-                        if status.drained() {
-                            break;
-                        }
-                        std::thread::sleep(Duration::from_millis(500));
-                    }
                 }
+            };
+            let run = {
+                let mut events = |e| display.event(e);
+                engine.run_fleet(&fleet, options, as_name.as_deref(), &mut told, &mut events)?
+            };
+            if let Some(drained) = &run.drained {
+                let mut line = serde_json::to_value(drained).unwrap_or_default();
+                line["event"] = "drained".into();
+                // The drained line is for programs; a person reads the table below.
+                out.item(&line, String::new)?;
             }
             display.finish();
-            let status = fleet_status(ws, Some(&fleet.name))?;
-            if json {
-                printer::emit_json(&status)?;
-            } else {
-                line_out(&status_text(&status))?;
-            }
-            let all_done = status
-                .tasks
-                .iter()
-                .all(|t| t.last_status.as_deref() == Some("done"));
+            out.print(&run.status, || format!("{}\n", status_text(&run.status)))?;
+            let all_done = run.all_done();
             Ok(if all_done { exit::OK } else { exit::NOT_DONE })
         }
     }
@@ -343,10 +296,10 @@ fn status_text(status: &FleetStatus) -> String {
     out.trim_end().to_owned()
 }
 
-pub(crate) fn broadcast(ws: &Workspace, args: BroadcastArgs) -> Outcome {
+pub(crate) fn broadcast(engine: &Engine, args: BroadcastArgs) -> Outcome {
     let brief = super::round::brief(args.text)
         .ok_or_else(|| EngineError::invalid("give the text with --brief FILE or --message TEXT"))?;
     let prompt = ganger_engine::read_brief(&brief).map_err(Failure::Engine)?;
-    let items = ganger_engine::fleet::broadcast(ws, &prompt, &args.only, args.as_name.as_deref())?;
-    print_queued(&items, args.json)
+    let items = engine.broadcast(&prompt, &args.only, args.as_name.as_deref())?;
+    print_queued(&items, Printer::new(args.json))
 }

@@ -4,7 +4,7 @@
 use crate::args::{ImageAction, ImageArgs};
 use crate::commands::agents::config_here;
 use crate::exit;
-use crate::printer;
+use crate::printer::{self, Printer};
 use crate::{Failure, Outcome};
 use ganger_engine::image::{Built, ImageEntry};
 use serde::Serialize;
@@ -42,15 +42,18 @@ fn build(dir: Option<&Path>, agents: &[String], force: bool, json: bool) -> Outc
         let _ = printer::emit_err(&format!("{line}\n"));
     };
     let built = ganger_engine::image::build(&config, agents, force, &mut progress)?;
-    if json {
-        printer::emit_json(&BuildReport {
-            schema: "ganger.image-build/1",
-            images: built,
-        })?;
-        return Ok(exit::OK);
-    }
+    let text = build_text(&built);
+    let report = BuildReport {
+        schema: "ganger.image-build/1",
+        images: built,
+    };
+    Printer::new(json).print(&report, || text)?;
+    Ok(exit::OK)
+}
+
+fn build_text(built: &[ganger_engine::image::Built]) -> String {
     let mut out = String::new();
-    for image in &built {
+    for image in built {
         let what = if image.built {
             format!("built in {:.0} s", image.seconds)
         } else {
@@ -63,21 +66,23 @@ fn build(dir: Option<&Path>, agents: &[String], force: bool, json: bool) -> Outc
             megabytes(image.size)
         ));
     }
-    printer::emit(&out)?;
-    Ok(exit::OK)
+    out
 }
 
 fn list(json: bool) -> Result<u8, Failure> {
     let images = ganger_engine::image::list()?;
-    if json {
-        printer::emit_json(&ImageList {
-            schema: "ganger.images/1",
-            images,
-        })?;
-        return Ok(exit::OK);
-    }
+    let text = list_text(&images);
+    let list = ImageList {
+        schema: "ganger.images/1",
+        images,
+    };
+    Printer::new(json).print(&list, || text)?;
+    Ok(exit::OK)
+}
+
+fn list_text(images: &[ganger_engine::image::ImageEntry]) -> String {
     let mut out = String::new();
-    for image in &images {
+    for image in images {
         let packages = if image.packages.is_empty() {
             "-".to_owned()
         } else {
@@ -94,6 +99,5 @@ fn list(json: bool) -> Result<u8, Failure> {
     if images.is_empty() {
         out.push_str("no worker images: `ganger image build --agent NAME` builds one\n");
     }
-    printer::emit(&out)?;
-    Ok(exit::OK)
+    out
 }

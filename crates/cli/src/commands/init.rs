@@ -2,16 +2,17 @@
 
 use crate::Outcome;
 use crate::exit;
-use crate::printer;
-use ganger_engine::Workspace;
+use crate::printer::Printer;
+use ganger_engine::Engine;
 use std::fmt::Write;
 
-pub(crate) fn run(ws: &Workspace, json: bool) -> Outcome {
-    let report = ganger_engine::init(ws)?;
-    if json {
-        printer::emit_json(&report)?;
-        return Ok(exit::OK);
-    }
+pub(crate) fn run(engine: &Engine, json: bool) -> Outcome {
+    let report = engine.init()?;
+    Printer::new(json).print(&report, || init_text(&report))?;
+    Ok(exit::OK)
+}
+
+fn init_text(report: &ganger_engine::InitReport) -> String {
     let mut out = String::new();
     let made = if report.created_state_dir {
         "created"
@@ -33,6 +34,5 @@ pub(crate) fn run(ws: &Workspace, json: bool) -> Outcome {
     for agent in &report.agents {
         let _ = writeln!(out, "  {}", super::agents::describe(agent));
     }
-    printer::emit(&out)?;
-    Ok(exit::OK)
+    out
 }

@@ -4,8 +4,8 @@
 use crate::Outcome;
 use crate::args::{AckArgs, WatchArgs};
 use crate::exit;
-use crate::printer;
-use ganger_engine::Workspace;
+use crate::printer::{self, Printer};
+use ganger_engine::Engine;
 use std::time::Duration;
 
 /// How often `--follow` looks for new entries.
@@ -14,14 +14,11 @@ const POLL: Duration = Duration::from_millis(300);
 /// running round), so that their ends reach the journal.
 const SETTLE_EVERY: u32 = 10;
 
-pub(crate) fn watch(ws: &Workspace, args: WatchArgs) -> Outcome {
-    let page = ganger_engine::journal::watch(ws, args.as_name.as_deref(), None, true)?;
+pub(crate) fn watch(engine: &Engine, args: WatchArgs) -> Outcome {
+    let out = Printer::new(args.json);
+    let page = engine.watch(args.as_name.as_deref(), None, true)?;
     if !args.follow {
-        if args.json {
-            printer::emit_json(&page)?;
-        } else {
-            printer::emit(&printer::journal_text(&page))?;
-        }
+        out.print(&page, || printer::journal_text(&page))?;
         return Ok(exit::OK);
     }
     let mut last = page.cursor;
@@ -29,30 +26,24 @@ pub(crate) fn watch(ws: &Workspace, args: WatchArgs) -> Outcome {
     let mut looks: u32 = 0;
     loop {
         for entry in &page.entries {
-            if args.json {
-                printer::emit_json_line(entry)?;
-            } else {
-                printer::emit(&printer::journal_entry_text(entry))?;
-            }
+            out.item(entry, || printer::journal_entry_text(entry))?;
             last = last.max(entry.id);
         }
         std::thread::sleep(POLL);
         looks = looks.wrapping_add(1);
         let settle = looks.is_multiple_of(SETTLE_EVERY);
-        page = ganger_engine::journal::watch(ws, args.as_name.as_deref(), Some(last), settle)?;
+        page = engine.watch(args.as_name.as_deref(), Some(last), settle)?;
     }
 }
 
 /// `ganger.ack/1` (docs/json.md).
-pub(crate) fn ack(ws: &Workspace, args: AckArgs) -> Outcome {
-    let report = ganger_engine::journal::ack(ws, args.as_name.as_deref(), args.upto)?;
-    if args.json {
-        printer::emit_json(&report)?;
-    } else {
-        printer::emit(&format!(
+pub(crate) fn ack(engine: &Engine, args: AckArgs) -> Outcome {
+    let report = engine.ack(args.as_name.as_deref(), args.upto)?;
+    Printer::new(args.json).print(&report, || {
+        format!(
             "{}: journal acknowledged up to entry {}\n",
             report.commander, report.cursor
-        ))?;
-    }
+        )
+    })?;
     Ok(exit::OK)
 }

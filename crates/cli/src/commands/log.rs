@@ -5,8 +5,8 @@
 use crate::Outcome;
 use crate::args::LogArgs;
 use crate::exit;
-use crate::printer;
-use ganger_engine::{LogOptions, Workspace};
+use crate::printer::{self, Printer};
+use ganger_engine::{Engine, LogOptions};
 use ganger_events::Event;
 use std::io::{IsTerminal, Write};
 
@@ -68,10 +68,6 @@ fn describe(event: &Event) -> String {
     }
 }
 
-fn json_line(value: &JsonLine<'_>) -> std::io::Result<String> {
-    serde_json::to_string(value).map_err(std::io::Error::other)
-}
-
 /// `ganger.log-line/1` (docs/json.md).
 #[derive(serde::Serialize)]
 struct JsonLine<'a> {
@@ -84,81 +80,74 @@ struct JsonLine<'a> {
     too_long: Option<u64>,
 }
 
-pub(crate) fn run(ws: &Workspace, args: LogArgs) -> Outcome {
+pub(crate) fn run(engine: &Engine, args: LogArgs) -> Outcome {
     let options = LogOptions {
         slug: args.slug,
         round: args.round,
         raw: args.raw,
         follow: args.follow,
     };
-    let json = args.json;
+    let printer = Printer::new(args.json);
     let stdout = std::io::stdout();
     // The raw stream stays exact for a file or a pipe; on a terminal its controls are escaped.
     let raw_escaped = stdout.is_terminal();
-    let mut out = stdout.lock();
     let mut write = |line: ganger_engine::LogLine<'_>| -> std::io::Result<()> {
-        let text = match line {
+        match line {
             ganger_engine::LogLine::Raw(bytes) => {
+                let mut out = stdout.lock();
                 if raw_escaped {
                     let text = String::from_utf8_lossy(bytes);
                     out.write_all(printer::escape_controls(&text).as_bytes())?;
                 } else {
                     out.write_all(bytes)?;
                 }
-                return out.flush();
+                out.flush()
             }
             ganger_engine::LogLine::TooLong { number, bytes } => {
-                if json {
-                    json_line(&JsonLine {
-                        schema: "ganger.log-line/1",
-                        line: number,
-                        kind: None,
-                        events: &[],
-                        too_long: Some(bytes),
-                    })?
-                } else {
+                let document = JsonLine {
+                    schema: "ganger.log-line/1",
+                    line: number,
+                    kind: None,
+                    events: &[],
+                    too_long: Some(bytes),
+                };
+                printer.item(&document, || {
                     format!(
-                        "{number:>5} not read: a line of {bytes} bytes, over the cap of {} MiB",
+                        "{number:>5} not read: a line of {bytes} bytes, over the cap of {} MiB\n",
                         ganger_agents::scan::MAX_LINE >> 20
                     )
-                }
+                })
             }
             ganger_engine::LogLine::Parsed {
                 number,
                 line,
                 parsed,
             } => {
-                if json {
-                    json_line(&JsonLine {
-                        schema: "ganger.log-line/1",
-                        line: number,
-                        kind: parsed.kind.as_deref(),
-                        events: &parsed.events,
-                        too_long: None,
-                    })?
-                } else {
-                    match &parsed.kind {
-                        None => format!(
-                            "{number:>5} malformed: {}",
-                            String::from_utf8_lossy(&line[..line.len().min(200)])
-                        ),
-                        Some(kind) => {
-                            let texts: Vec<String> = parsed
-                                .events
-                                .iter()
-                                .filter(|e| !matches!(e, Event::Session { .. }))
-                                .map(describe)
-                                .collect();
-                            format!("{number:>5} {kind}: {}", texts.join("; "))
-                        }
+                let document = JsonLine {
+                    schema: "ganger.log-line/1",
+                    line: number,
+                    kind: parsed.kind.as_deref(),
+                    events: &parsed.events,
+                    too_long: None,
+                };
+                printer.item(&document, || match &parsed.kind {
+                    None => format!(
+                        "{number:>5} malformed: {}\n",
+                        String::from_utf8_lossy(&line[..line.len().min(200)])
+                    ),
+                    Some(kind) => {
+                        let texts: Vec<String> = parsed
+                            .events
+                            .iter()
+                            .filter(|e| !matches!(e, Event::Session { .. }))
+                            .map(describe)
+                            .collect();
+                        format!("{number:>5} {kind}: {}\n", texts.join("; "))
                     }
-                }
+                })
             }
-        };
-        // Agents' text: terminal controls escaped, as everything the printer writes.
-        writeln!(out, "{}", printer::escape_controls(&text))?;
-        out.flush()
+        }
     };
-    ganger_engine::log(ws, &options, &mut write)?;
+    engine.log(&options, &mut write)?;
     Ok(exit::OK)
 }

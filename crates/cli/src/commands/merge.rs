@@ -1,28 +1,24 @@
 //! `ganger rewind` and `ganger merge`: the engine's report, printed as what changed (or as
 //! `ganger.rewind/1` and `ganger.merge/1` with `--json`).
 
-use super::round::notices;
 use crate::Outcome;
 use crate::args::{MergeArgs, RewindArgs};
 use crate::exit;
-use crate::printer;
+use crate::printer::Printer;
 use ganger_engine::{
-    MergeMode, MergeOptions, MergeOutcome, MergeReport, RewindOptions, RewindReport, Workspace,
+    Engine, MergeMode, MergeOptions, MergeOutcome, MergeReport, RewindOptions, RewindReport,
 };
 use std::fmt::Write;
 
-pub(crate) fn rewind(ws: &Workspace, args: RewindArgs) -> Outcome {
+pub(crate) fn rewind(engine: &Engine, args: RewindArgs) -> Outcome {
     let options = RewindOptions {
         slug: args.slug,
         to: args.to,
         commander: args.as_name,
     };
-    let report = ganger_engine::rewind(ws, &options, &mut notices(args.json))?;
-    if args.json {
-        printer::emit_json(&report)?;
-    } else {
-        printer::emit(&rewind_text(&report))?;
-    }
+    let out = Printer::new(args.json);
+    let report = engine.rewind(options, &mut out.notices())?;
+    out.print(&report, || rewind_text(&report))?;
     Ok(exit::OK)
 }
 
@@ -75,7 +71,7 @@ fn rewind_text(report: &RewindReport) -> String {
     out
 }
 
-pub(crate) fn merge(ws: &Workspace, args: MergeArgs) -> Outcome {
+pub(crate) fn merge(engine: &Engine, args: MergeArgs) -> Outcome {
     let mode = if args.squash {
         MergeMode::Squash
     } else if args.rebase {
@@ -89,12 +85,9 @@ pub(crate) fn merge(ws: &Workspace, args: MergeArgs) -> Outcome {
         fix: args.fix,
         commander: args.as_name,
     };
-    let report = ganger_engine::merge(ws, &options, &mut notices(args.json))?;
-    if args.json {
-        printer::emit_json(&report)?;
-    } else {
-        printer::emit(&merge_text(&report))?;
-    }
+    let out = Printer::new(args.json);
+    let report = engine.merge(options, &mut out.notices())?;
+    out.print(&report, || merge_text(&report))?;
     Ok(match report.outcome {
         MergeOutcome::Merged => exit::OK,
         MergeOutcome::Conflict | MergeOutcome::Unresolved => exit::NOT_DONE,

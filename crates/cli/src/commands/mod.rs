@@ -16,6 +16,7 @@ pub(crate) mod log;
 pub(crate) mod merge;
 pub(crate) mod ownership;
 pub(crate) mod pipeline;
+pub(crate) mod reference;
 pub(crate) mod round;
 pub(crate) mod summarize;
 pub(crate) mod watch;

@@ -1,28 +1,24 @@
 //! `assign`, `transfer`, `release`, `policy`, `allow`: who owns a task and what it lets in;
 //! `adopt`: a session started by hand becomes a task; `attach`: a person takes over.
 
-use super::round::notices;
 use crate::Outcome;
 use crate::args::{
     AdoptArgs, AllowArgs, AssignArgs, AttachArgs, OwnerArgs, PolicyArgs, TransferArgs,
 };
 use crate::exit;
-use crate::printer;
-use ganger_engine::{OwnershipAction, OwnershipReport, Workspace, change_ownership};
+use crate::printer::Printer;
+use ganger_engine::{Engine, OwnershipAction, OwnershipReport};
 
 fn run(
-    ws: &Workspace,
+    engine: &Engine,
     slug: &str,
     action: OwnershipAction,
     as_name: Option<&str>,
     json: bool,
 ) -> Outcome {
-    let report = change_ownership(ws, slug, &action, as_name, &mut notices(json))?;
-    if json {
-        printer::emit_json(&report)?;
-    } else {
-        printer::emit(&describe(&report))?;
-    }
+    let out = Printer::new(json);
+    let report = engine.ownership(slug, &action, as_name, &mut out.notices())?;
+    out.print(&report, || describe(&report))?;
     Ok(exit::OK)
 }
 
@@ -44,19 +40,31 @@ fn describe(report: &OwnershipReport) -> String {
     )
 }
 
-pub(crate) fn assign(ws: &Workspace, args: AssignArgs) -> Outcome {
+pub(crate) fn assign(engine: &Engine, args: AssignArgs) -> Outcome {
     let action = OwnershipAction::Assign { to: args.to };
-    run(ws, &args.slug, action, args.as_name.as_deref(), args.json)
-}
-
-pub(crate) fn transfer(ws: &Workspace, args: TransferArgs) -> Outcome {
-    let action = OwnershipAction::Transfer { to: args.to };
-    run(ws, &args.slug, action, args.as_name.as_deref(), args.json)
-}
-
-pub(crate) fn release(ws: &Workspace, args: OwnerArgs) -> Outcome {
     run(
-        ws,
+        engine,
+        &args.slug,
+        action,
+        args.as_name.as_deref(),
+        args.json,
+    )
+}
+
+pub(crate) fn transfer(engine: &Engine, args: TransferArgs) -> Outcome {
+    let action = OwnershipAction::Transfer { to: args.to };
+    run(
+        engine,
+        &args.slug,
+        action,
+        args.as_name.as_deref(),
+        args.json,
+    )
+}
+
+pub(crate) fn release(engine: &Engine, args: OwnerArgs) -> Outcome {
+    run(
+        engine,
         &args.slug,
         OwnershipAction::Release,
         args.as_name.as_deref(),
@@ -64,17 +72,29 @@ pub(crate) fn release(ws: &Workspace, args: OwnerArgs) -> Outcome {
     )
 }
 
-pub(crate) fn policy(ws: &Workspace, args: PolicyArgs) -> Outcome {
+pub(crate) fn policy(engine: &Engine, args: PolicyArgs) -> Outcome {
     let action = OwnershipAction::Policy(args.policy);
-    run(ws, &args.slug, action, args.as_name.as_deref(), args.json)
+    run(
+        engine,
+        &args.slug,
+        action,
+        args.as_name.as_deref(),
+        args.json,
+    )
 }
 
-pub(crate) fn allow(ws: &Workspace, args: AllowArgs) -> Outcome {
+pub(crate) fn allow(engine: &Engine, args: AllowArgs) -> Outcome {
     let action = OwnershipAction::Allow {
         names: args.names,
         remove: args.remove,
     };
-    run(ws, &args.slug, action, args.as_name.as_deref(), args.json)
+    run(
+        engine,
+        &args.slug,
+        action,
+        args.as_name.as_deref(),
+        args.json,
+    )
 }
 
 /// `ganger.adopted/1` (docs/json.md).
@@ -89,7 +109,7 @@ struct Adopted<'a> {
     owner: &'a str,
 }
 
-pub(crate) fn adopt(ws: &Workspace, args: AdoptArgs) -> Outcome {
+pub(crate) fn adopt(engine: &Engine, args: AdoptArgs) -> Outcome {
     let options = ganger_engine::AdoptOptions {
         slug: args.slug,
         agent: args.agent,
@@ -98,19 +118,19 @@ pub(crate) fn adopt(ws: &Workspace, args: AdoptArgs) -> Outcome {
         model: args.model,
         commander: args.as_name,
     };
-    let task = ganger_engine::adopt(ws, &options, &mut notices(args.json))?;
-    if args.json {
-        printer::emit_json(&Adopted {
-            schema: "ganger.adopted/1",
-            task: &task.slug,
-            agent: &task.agent,
-            session: task.session.as_deref(),
-            worktree: &task.worktree,
-            branch: &task.branch,
-            owner: &task.owner,
-        })?;
-    } else {
-        printer::emit(&format!(
+    let out = Printer::new(args.json);
+    let task = engine.adopt(options, &mut out.notices())?;
+    let adopted = Adopted {
+        schema: "ganger.adopted/1",
+        task: &task.slug,
+        agent: &task.agent,
+        session: task.session.as_deref(),
+        worktree: &task.worktree,
+        branch: &task.branch,
+        owner: &task.owner,
+    };
+    out.print(&adopted, || {
+        format!(
             "adopted session {} of {} in {} as task {} (owned by {}); send its next round with `ganger fix {}`\n",
             task.session.as_deref().unwrap_or("?"),
             task.agent,
@@ -118,13 +138,17 @@ pub(crate) fn adopt(ws: &Workspace, args: AdoptArgs) -> Outcome {
             task.slug,
             task.owner,
             task.slug
-        ))?;
-    }
+        )
+    })?;
     Ok(exit::OK)
 }
 
 /// Exits with the agent's own exit code (capped at 255), so a script can tell how it ended.
-pub(crate) fn attach(ws: &Workspace, args: AttachArgs) -> Outcome {
-    let code = ganger_engine::attach(ws, &args.slug, args.as_name.as_deref(), &mut notices(false))?;
+pub(crate) fn attach(engine: &Engine, args: AttachArgs) -> Outcome {
+    let code = engine.attach(
+        &args.slug,
+        args.as_name.as_deref(),
+        &mut Printer::new(false).notices(),
+    )?;
     Ok(u8::try_from(code).unwrap_or(1))
 }

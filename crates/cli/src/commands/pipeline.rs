@@ -2,17 +2,14 @@
 //! print the pipeline's report. Exit 0 when it reached what was asked (a plan waiting for a
 //! decision, or the work done with every reviewer passing), 1 when it failed.
 
-use super::round::{brief, notices};
+use super::round::brief;
 use crate::args::{PipelineArgs, PlanArgs, RejectArgs};
-use crate::{Failure, Outcome, exit, printer};
-use ganger_engine::{EngineError, PipelineReport, PlanOptions, Workspace};
+use crate::printer::{self, Printer};
+use crate::{Failure, Outcome, exit};
+use ganger_engine::{Engine, EngineError, PipelineReport, PlanOptions};
 
-fn print(report: &PipelineReport, json: bool, wanted: &str) -> Outcome {
-    if json {
-        printer::emit_json(report)?;
-    } else {
-        printer::emit(&printer::pipeline_text(report))?;
-    }
+fn print(report: &PipelineReport, out: Printer, wanted: &str) -> Outcome {
+    out.print(report, || printer::pipeline_text(report))?;
     Ok(if report.stage == wanted {
         exit::OK
     } else {
@@ -20,8 +17,8 @@ fn print(report: &PipelineReport, json: bool, wanted: &str) -> Outcome {
     })
 }
 
-pub(crate) fn plan(ws: &Workspace, args: PlanArgs) -> Outcome {
-    let json = args.json;
+pub(crate) fn plan(engine: &Engine, args: PlanArgs) -> Outcome {
+    let out = Printer::new(args.json);
     let options = PlanOptions {
         slug: args.slug,
         brief: brief(args.text),
@@ -32,31 +29,28 @@ pub(crate) fn plan(ws: &Workspace, args: PlanArgs) -> Outcome {
         network: args.network,
         commander: args.as_name,
     };
-    let report = ganger_engine::plan(ws, options, &mut notices(json)).map_err(Failure::Engine)?;
-    print(&report, json, "awaiting-approval")
+    let report = engine
+        .plan(options, &mut out.notices())
+        .map_err(Failure::Engine)?;
+    print(&report, out, "awaiting-approval")
 }
 
-pub(crate) fn approve(ws: &Workspace, args: PipelineArgs) -> Outcome {
-    let report = ganger_engine::approve(
-        ws,
-        &args.slug,
-        args.as_name.as_deref(),
-        &mut notices(args.json),
-    )?;
-    print(&report, args.json, "done")
+pub(crate) fn approve(engine: &Engine, args: PipelineArgs) -> Outcome {
+    let out = Printer::new(args.json);
+    let report = engine.approve(&args.slug, args.as_name.as_deref(), &mut out.notices())?;
+    print(&report, out, "done")
 }
 
-pub(crate) fn reject(ws: &Workspace, args: RejectArgs) -> Outcome {
-    let json = args.json;
+pub(crate) fn reject(engine: &Engine, args: RejectArgs) -> Outcome {
+    let out = Printer::new(args.json);
     let notes = brief(args.text).ok_or_else(|| {
         EngineError::invalid("give the notes with --message TEXT or --brief FILE")
     })?;
-    let report = ganger_engine::reject(
-        ws,
+    let report = engine.reject(
         &args.slug,
         &notes,
         args.as_name.as_deref(),
-        &mut notices(json),
+        &mut out.notices(),
     )?;
-    print(&report, json, "awaiting-approval")
+    print(&report, out, "awaiting-approval")
 }

@@ -3,9 +3,9 @@
 
 use crate::args::{FixArgs, StartArgs, TaskText};
 use crate::exit;
-use crate::printer;
+use crate::printer::{self, Printer};
 use crate::{Failure, Outcome};
-use ganger_engine::{Brief, FixOptions, Launched, Notice, StartOptions, Workspace, round_report};
+use ganger_engine::{Brief, Engine, FixOptions, Launched, Sent, StartOptions};
 use ganger_events::RoundStatus;
 
 pub(crate) fn brief(text: TaskText) -> Option<Brief> {
@@ -13,18 +13,6 @@ pub(crate) fn brief(text: TaskText) -> Option<Brief> {
         (Some(file), _) => Some(Brief::File(file)),
         (None, Some(message)) => Some(Brief::Message(message)),
         (None, None) => None,
-    }
-}
-
-/// Prints notices as they come in human mode; JSON mode prints only the final document.
-pub(crate) fn notices(json: bool) -> impl FnMut(Notice) {
-    move |notice| {
-        if matches!(notice, Notice::UntestedVersion { .. }) {
-            // A warning: on stderr, so that it is seen even with --json.
-            let _ = printer::emit_err(&printer::notice_line(&notice));
-        } else if !json {
-            let _ = printer::emit(&printer::notice_line(&notice));
-        }
     }
 }
 
@@ -47,15 +35,23 @@ struct Detached<'a> {
     events: std::path::PathBuf,
 }
 
-fn print_launched(ws: &Workspace, launched: Launched, json: bool) -> Outcome {
+fn print_sent(engine: &Engine, sent: Sent, out: Printer) -> Outcome {
+    let launched = match sent {
+        Sent::Launched(launched) => launched,
+        Sent::Queued { item, held } => {
+            if held {
+                out.progress(&format!(
+                    "task {} holds new rounds: the round waits in the queue until `ganger policy {} accept`\n",
+                    item.slug, item.slug
+                ))?;
+            }
+            return super::fleet::print_queued(&[item], out);
+        }
+    };
     match launched {
         Launched::Finished(outcome) => {
-            let report = round_report(ws, &outcome.task, &outcome.round);
-            if json {
-                printer::emit_json(&report)?;
-            } else {
-                printer::emit(&printer::report_text(&report))?;
-            }
+            let report = engine.round_report(&outcome.task, &outcome.round);
+            out.print(&report, || printer::report_text(&report))?;
             Ok(status_code(outcome.round.status))
         }
         Launched::Detached {
@@ -63,23 +59,26 @@ fn print_launched(ws: &Workspace, launched: Launched, json: bool) -> Outcome {
             round,
             host_pid,
         } => {
-            if json {
-                printer::emit_json(&Detached {
-                    schema: "ganger.detached/1",
-                    task: &task.slug,
-                    round: round.number,
-                    status: "running",
-                    host_pid,
-                    events: ws.state.round_file(&task.slug, round.number, "jsonl"),
-                })?;
-            }
+            let detached = Detached {
+                schema: "ganger.detached/1",
+                task: &task.slug,
+                round: round.number,
+                status: "running",
+                host_pid,
+                events: engine
+                    .workspace()
+                    .state
+                    .round_file(&task.slug, round.number, "jsonl"),
+            };
+            // The human form was the notice that the round is detached.
+            out.print(&detached, String::new)?;
             Ok(exit::OK)
         }
     }
 }
 
-pub(crate) fn start(ws: &Workspace, args: StartArgs) -> Outcome {
-    let json = args.json;
+pub(crate) fn start(engine: &Engine, args: StartArgs) -> Outcome {
+    let out = Printer::new(args.json);
     let options = StartOptions {
         slug: args.slug,
         brief: brief(args.text),
@@ -106,17 +105,14 @@ pub(crate) fn start(ws: &Workspace, args: StartArgs) -> Outcome {
         },
         fleet: None,
     };
-    if args.queue {
-        let item = ganger_engine::fleet::queue_start(ws, &options)?;
-        return super::fleet::print_queued(&[item], json);
-    }
-    let launched =
-        ganger_engine::start(ws, options, &mut notices(json)).map_err(Failure::Engine)?;
-    print_launched(ws, launched, json)
+    let sent = engine
+        .start(options, args.queue, &mut out.notices())
+        .map_err(Failure::Engine)?;
+    print_sent(engine, sent, out)
 }
 
-pub(crate) fn fix(ws: &Workspace, args: FixArgs) -> Outcome {
-    let json = args.json;
+pub(crate) fn fix(engine: &Engine, args: FixArgs) -> Outcome {
+    let out = Printer::new(args.json);
     let options = FixOptions {
         slug: args.slug,
         brief: brief(args.text),
@@ -128,35 +124,8 @@ pub(crate) fn fix(ws: &Workspace, args: FixArgs) -> Outcome {
         until_green: args.checks.until_green,
         interrupt: args.interrupt,
     };
-    if args.queue {
-        let item = ganger_engine::fleet::queue_fix(ws, &options)?;
-        return super::fleet::print_queued(&[item], json);
-    }
-    // A task on hold takes new rounds into the queue: they run once its policy is accept.
-    if !options.interrupt && ganger_engine::holds_rounds(ws, &options.slug)? {
-        if options.until_green.is_some() || options.model.is_some() {
-            return Err(Failure::Engine(ganger_engine::EngineError::invalid(
-                format!(
-                    "task {} holds new rounds, so this one would wait in the queue, and a queued \
-                 round takes no --until-green or --model",
-                    options.slug
-                ),
-            )));
-        }
-        // A queued round always runs detached.
-        let options = FixOptions {
-            detach: false,
-            ..options
-        };
-        let item = ganger_engine::fleet::queue_fix(ws, &options)?;
-        if !json {
-            printer::emit(&format!(
-                "task {} holds new rounds: the round waits in the queue until `ganger policy {} accept`\n",
-                item.slug, item.slug
-            ))?;
-        }
-        return super::fleet::print_queued(&[item], json);
-    }
-    let launched = ganger_engine::fix(ws, options, &mut notices(json)).map_err(Failure::Engine)?;
-    print_launched(ws, launched, json)
+    let sent = engine
+        .fix(options, args.queue, &mut out.notices())
+        .map_err(Failure::Engine)?;
+    print_sent(engine, sent, out)
 }

@@ -4,7 +4,7 @@
 use crate::Outcome;
 use crate::args::SummarizeArgs;
 use crate::exit;
-use crate::printer;
+use crate::printer::Printer;
 use ganger_engine::EngineError;
 
 pub(crate) fn run(args: SummarizeArgs) -> Outcome {
@@ -18,26 +18,25 @@ pub(crate) fn run(args: SummarizeArgs) -> Outcome {
     let reader = std::io::BufReader::with_capacity(1 << 20, file);
     let summary =
         ganger_agents::summarize_reader(agent.stream_parser().as_mut(), reader).map_err(cannot)?;
-    if args.json {
-        /// `ganger.summary/1` (docs/json.md).
-        #[derive(serde::Serialize)]
-        struct Summary<'a> {
-            schema: &'static str,
-            bytes: u64,
-            summary: &'a ganger_events::RoundSummary,
-        }
-        printer::emit_json(&Summary {
-            schema: "ganger.summary/1",
-            bytes,
-            summary: &summary,
-        })?;
-    } else {
+    /// `ganger.summary/1` (docs/json.md).
+    #[derive(serde::Serialize)]
+    struct Summary<'a> {
+        schema: &'static str,
+        bytes: u64,
+        summary: &'a ganger_events::RoundSummary,
+    }
+    let document = Summary {
+        schema: "ganger.summary/1",
+        bytes,
+        summary: &summary,
+    };
+    Printer::new(args.json).print(&document, || {
         let events: Vec<String> = summary
             .counts
             .iter()
             .map(|(k, v)| format!("{k} {v}"))
             .collect();
-        printer::emit(&format!(
+        format!(
             "{}: {} bytes, {} lines ({} malformed)\nsession: {}\nevents: {}\nfinish: {}\ncost: {}, tokens {} in / {} out\nerrors: {}\n",
             args.file.display(),
             bytes,
@@ -52,7 +51,7 @@ pub(crate) fn run(args: SummarizeArgs) -> Outcome {
             summary.tokens.input,
             summary.tokens.output,
             summary.error_count,
-        ))?;
-    }
+        )
+    })?;
     Ok(exit::OK)
 }

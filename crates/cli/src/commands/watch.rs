@@ -1,47 +1,30 @@
 //! The commands that look at tasks: `status`, `wait`, `cancel`, `diff`.
 
-use super::round::{notices, status_code};
+use super::round::status_code;
 use crate::Outcome;
 use crate::args::{CancelArgs, DiffArgs, StatusArgs, WaitArgs};
 use crate::exit;
-use crate::printer;
-use ganger_engine::{StatusView, WaitOutcome, Workspace};
+use crate::printer::{self, Printer};
+use ganger_engine::{Engine, StatusRequest, StatusView, WaitOutcome};
 use std::io::IsTerminal;
 
-pub(crate) fn status(ws: &Workspace, args: StatusArgs) -> Outcome {
+pub(crate) fn status(engine: &Engine, args: StatusArgs) -> Outcome {
+    let out = Printer::new(args.json);
     if let Some(key) = &args.group_by {
-        let groups = ganger_engine::labels::task_groups(ws, key)?;
-        if args.json {
-            printer::emit_json(&groups)?;
-        } else {
-            printer::emit(&printer::groups_text(&groups))?;
-        }
+        let groups = engine.groups(key)?;
+        out.print(&groups, || printer::groups_text(&groups))?;
         return Ok(exit::OK);
     }
-    let view =
-        ganger_engine::status_of(ws, args.slug.as_deref(), args.tree, &mut notices(args.json))?;
+    let request = StatusRequest {
+        slug: args.slug.clone(),
+        tree: args.tree,
+    };
+    let view = engine.status(&request, &mut out.notices())?;
+    let root = engine.workspace().state.root();
     match view {
-        StatusView::List(list) => {
-            if args.json {
-                printer::emit_json(&list)?;
-            } else {
-                printer::emit(&printer::task_table(&list, ws.state.root()))?;
-            }
-        }
-        StatusView::Round(report) => {
-            if args.json {
-                printer::emit_json(&report)?;
-            } else {
-                printer::emit(&printer::report_text(&report))?;
-            }
-        }
-        StatusView::Pipeline(report) => {
-            if args.json {
-                printer::emit_json(&report)?;
-            } else {
-                printer::emit(&printer::pipeline_text(&report))?;
-            }
-        }
+        StatusView::List(list) => out.print(&list, || printer::task_table(&list, root))?,
+        StatusView::Round(report) => out.print(&report, || printer::report_text(&report))?,
+        StatusView::Pipeline(report) => out.print(&report, || printer::pipeline_text(&report))?,
     }
     Ok(exit::OK)
 }
@@ -57,14 +40,11 @@ struct StillRunning<'a> {
     started_at: &'a str,
 }
 
-pub(crate) fn wait(ws: &Workspace, args: WaitArgs) -> Outcome {
-    match ganger_engine::wait(ws, &args.slug, args.timeout, &mut notices(args.json))? {
+pub(crate) fn wait(engine: &Engine, args: WaitArgs) -> Outcome {
+    let out = Printer::new(args.json);
+    match engine.wait(&args.slug, args.timeout, &mut out.notices())? {
         WaitOutcome::Ended(report) => {
-            if args.json {
-                printer::emit_json(&report)?;
-            } else {
-                printer::emit(&printer::report_text(&report))?;
-            }
+            out.print(&report, || printer::report_text(&report))?;
             Ok(status_code(report.status))
         }
         WaitOutcome::StillRunning {
@@ -72,48 +52,39 @@ pub(crate) fn wait(ws: &Workspace, args: WaitArgs) -> Outcome {
             host_pid,
             started_at,
         } => {
-            if args.json {
-                printer::emit_json(&StillRunning {
-                    schema: "ganger.still-running/1",
-                    task: &args.slug,
-                    round: number,
-                    status: "running",
-                    host_pid,
-                    started_at: &started_at,
-                })?;
-            } else {
+            let still = StillRunning {
+                schema: "ganger.still-running/1",
+                task: &args.slug,
+                round: number,
+                status: "running",
+                host_pid,
+                started_at: &started_at,
+            };
+            out.print(&still, || {
                 let host = host_pid
                     .map(|p| format!("host pid {p}, "))
                     .unwrap_or_default();
-                printer::emit(&format!(
+                format!(
                     "round {number} of {} is still running ({host}started {started_at}); wait again\n",
                     args.slug
-                ))?;
-            }
+                )
+            })?;
             Ok(exit::STILL_RUNNING)
         }
     }
 }
 
-pub(crate) fn cancel(ws: &Workspace, args: CancelArgs) -> Outcome {
-    let report = ganger_engine::cancel(
-        ws,
-        &args.slug,
-        args.as_name.as_deref(),
-        &mut notices(args.json),
-    )?;
-    if args.json {
-        printer::emit_json(&report)?;
-    } else {
-        printer::emit(&printer::report_text(&report))?;
-    }
+pub(crate) fn cancel(engine: &Engine, args: CancelArgs) -> Outcome {
+    let out = Printer::new(args.json);
+    let report = engine.cancel(&args.slug, args.as_name.as_deref(), &mut out.notices())?;
+    out.print(&report, || printer::report_text(&report))?;
     Ok(exit::OK)
 }
 
-pub(crate) fn diff(ws: &Workspace, args: DiffArgs) -> Outcome {
+pub(crate) fn diff(engine: &Engine, args: DiffArgs) -> Outcome {
     let terminal = std::io::stdout().is_terminal();
     let color = terminal && std::env::var_os("NO_COLOR").is_none();
-    let bytes = ganger_engine::diff(ws, &args.slug, args.stat, color)?;
+    let bytes = engine.diff(&args.slug, args.stat, color)?;
     if terminal {
         // The agent's files may hold terminal controls: only git's colours reach the terminal.
         let text = String::from_utf8_lossy(&bytes);

@@ -4,16 +4,20 @@
 //! stdout (`ganger status | head`) is a clean end, not a panic.
 
 mod canary;
+mod choice;
 mod controls;
 mod evidence;
 mod human;
 mod pipeline;
+mod status_line;
 
 pub use canary::{canary_notice_line, canary_text};
+pub use choice::Printer;
 pub use controls::{escape_controls, escape_controls_but_colours};
 pub use evidence::{groups_text, journal_entry_text, journal_text};
 pub use human::{notice_line, report_text, task_table};
 pub use pipeline::pipeline_text;
+pub use status_line::StatusLine;
 
 use serde::Serialize;
 use std::io::Write;
@@ -40,38 +44,81 @@ pub fn emit_err(text: &str) -> std::io::Result<()> {
 }
 
 /// Writes a value as pretty JSON with a trailing newline.
-pub fn emit_json<T: Serialize>(value: &T) -> std::io::Result<()> {
+pub fn emit_json<T: Serialize + ?Sized>(value: &T) -> std::io::Result<()> {
     let text = serde_json::to_string_pretty(value).map_err(std::io::Error::other)?;
     emit(&format!("{text}\n"))
 }
 
 /// Writes a value as one line of JSON (a stream of documents, as `watch --follow --json`).
-pub fn emit_json_line<T: Serialize>(value: &T) -> std::io::Result<()> {
+pub fn emit_json_line<T: Serialize + ?Sized>(value: &T) -> std::io::Result<()> {
     let text = serde_json::to_string(value).map_err(std::io::Error::other)?;
     emit(&format!("{text}\n"))
 }
 
 /// Writes one error line (and a hint line), to stderr or as JSON on stdout.
 pub fn emit_error(json: bool, message: &str, hint: Option<&str>, code: u8) {
+    emit_failure(
+        json,
+        &Failure {
+            kind: kind_of_code(code),
+            message,
+            causes: &[],
+            hint,
+            code,
+        },
+    );
+}
+
+/// An error to print: what failed, why (its causes, outermost first), what to do.
+pub struct Failure<'a> {
+    pub kind: &'static str,
+    pub message: &'a str,
+    pub causes: &'a [String],
+    pub hint: Option<&'a str>,
+    pub code: u8,
+}
+
+/// The kind an exit code stands for, for errors that were not the engine's.
+fn kind_of_code(code: u8) -> &'static str {
+    match code {
+        1 => "round-failed",
+        3 => "model-unavailable",
+        4 => "wait-timeout",
+        70 => "environment",
+        _ => "invalid",
+    }
+}
+
+/// Prints an error: `error: MESSAGE`, a `caused by:` line per cause, then `hint: HINT` (or
+/// `ganger.error/1` with `--json`, its kind and causes included).
+pub fn emit_failure(json: bool, failure: &Failure<'_>) {
     if json {
         /// `ganger.error/1` (docs/json.md).
         #[derive(Serialize)]
         struct ErrorReport<'a> {
             schema: &'static str,
+            kind: &'a str,
             error: &'a str,
+            #[serde(skip_serializing_if = "<[String]>::is_empty")]
+            causes: &'a [String],
             hint: Option<&'a str>,
             exit_code: u8,
         }
         let _ = emit_json(&ErrorReport {
             schema: "ganger.error/1",
-            error: message,
-            hint,
-            exit_code: code,
+            kind: failure.kind,
+            error: failure.message,
+            causes: failure.causes,
+            hint: failure.hint,
+            exit_code: failure.code,
         });
         return;
     }
-    let mut text = format!("error: {message}\n");
-    if let Some(hint) = hint {
+    let mut text = format!("error: {}\n", failure.message);
+    for cause in failure.causes {
+        text.push_str(&format!("  caused by: {cause}\n"));
+    }
+    if let Some(hint) = failure.hint {
         text.push_str(&format!("hint: {hint}\n"));
     }
     let _ = emit_err(&text);

@@ -219,7 +219,7 @@ pub fn run(
     let root = canary_root();
     std::fs::create_dir_all(&root).map_err(|e| EngineError::io("create", &root, e))?;
     let text = serde_json::to_string_pretty(&report)
-        .map_err(|e| EngineError::invalid(format!("failed to write the canary's report: {e}")))?;
+        .map_err(|e| EngineError::environment("failed to write the canary's report", e))?;
     std::fs::write(&path, format!("{text}\n")).map_err(|e| EngineError::io("write", &path, e))?;
     Ok(report)
 }

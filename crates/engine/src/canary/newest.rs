@@ -15,7 +15,7 @@ pub fn newest_version(adapter: &dyn Adapter) -> Result<String> {
         .args(["view", package, "version"])
         .output()
         .map_err(|e| {
-            EngineError::invalid(format!("failed to run npm to look up {package}: {e}"))
+            EngineError::environment(format!("failed to run npm to look up {package}"), e)
                 .hint("the canary needs Node.js 20 and npm, and the npm registry")
         })?;
     if !output.status.success() {

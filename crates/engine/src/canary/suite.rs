@@ -66,7 +66,7 @@ impl Suite {
             .current_dir(root)
             .output()
             .map_err(|e| {
-                EngineError::invalid(format!("failed to run cargo in {}: {e}", root.display()))
+                EngineError::environment(format!("failed to run cargo in {}", root.display()), e)
             })?;
         let stdout = String::from_utf8_lossy(&output.stdout);
         let built = built_executable(&stdout);
@@ -91,7 +91,7 @@ impl Suite {
             .args(["--list", "--format", "terse"])
             .output()
             .map_err(|e| {
-                EngineError::invalid(format!("failed to run {}: {e}", self.binary.display()))
+                EngineError::environment(format!("failed to run {}", self.binary.display()), e)
             })?;
         if !output.status.success() {
             return Err(EngineError::invalid(format!(

@@ -95,7 +95,7 @@ pub fn queue_start(ws: &Workspace, options: &StartOptions) -> Result<QueueItem> 
     }
     // Whether its start is queued already is the store's to say, as it inserts the item.
     let spec = serde_json::to_value(StartSpec::of(options))
-        .map_err(|e| EngineError::invalid(e.to_string()))?;
+        .map_err(|e| EngineError::environment("failed to encode the queued start", e))?;
     enqueue(
         ws,
         &mut *store,

@@ -178,8 +178,8 @@ pub fn submit_fleet(ws: &Workspace, fleet: &Fleet, as_name: Option<&str>) -> Res
                 .map_err(|e| EngineError::invalid(format!("task {}: {}", task.slug, e.message)))?;
         }
     }
-    let limits =
-        serde_json::to_value(&fleet.limits).map_err(|e| EngineError::invalid(e.to_string()))?;
+    let limits = serde_json::to_value(&fleet.limits)
+        .map_err(|e| EngineError::environment("failed to encode the fleet's limits", e))?;
     let mut store = ws.open_store()?;
     let slugs: Vec<String> = fleet.tasks.iter().map(|t| t.slug.clone()).collect();
     // Refused before anything is written; the store checks again as it writes.

@@ -116,7 +116,7 @@ pub(super) fn build_base(docker: &Docker, recipe: &Recipe) -> Result<String> {
                     "mmdebstrap is not installed, and the base image is built with it: run `apt-get install mmdebstrap`",
                 )
             } else {
-                EngineError::invalid(format!("failed to run mmdebstrap: {e}"))
+                EngineError::environment("failed to run mmdebstrap", e)
             }
         })?;
     let (Some(stdout), Some(stderr)) = (child.stdout.take(), child.stderr.take()) else {
@@ -147,14 +147,15 @@ pub(super) fn build_base(docker: &Docker, recipe: &Recipe) -> Result<String> {
     match (imported, failed) {
         (_, Some(message)) => {
             let _ = docker.remove_image(&name);
-            Err(EngineError::invalid(format!(
+            Err(EngineError::environment_message(format!(
                 "{message} building {name}: {}",
                 tail.join(" | ")
             )))
         }
-        (Err(error), None) => Err(EngineError::invalid(format!(
-            "docker import of {name} failed: {error}"
-        ))),
+        (Err(error), None) => Err(EngineError::environment(
+            format!("docker import of {name} failed"),
+            error,
+        )),
         (Ok(id), None) => Ok(id),
     }
 }

@@ -30,7 +30,7 @@ pub struct Built {
 
 /// Connects to Docker, or says which socket does not answer.
 pub fn connect() -> Result<Docker> {
-    Docker::connect().map_err(|e| EngineError::invalid(e.to_string()))
+    Docker::connect().map_err(EngineError::from)
 }
 
 /// The agents `names` stands for: `all` is every agent CLI; unknown names are errors.
@@ -72,9 +72,7 @@ pub fn build(
     for adapter in chosen {
         let started = Instant::now();
         let mut base_built = false;
-        let existing_base = docker
-            .image(&base_name)
-            .map_err(|e| EngineError::invalid(e.to_string()))?;
+        let existing_base = docker.image(&base_name).map_err(EngineError::from)?;
         if existing_base.is_none() || (force && !base_done) {
             progress(&format!(
                 "building {base_name} with mmdebstrap ({} packages; about a minute)",
@@ -95,9 +93,7 @@ pub fn build(
             None => (base_name.clone(), None, base_built),
             Some(adapter) => {
                 let name = recipe.agent_image(adapter.name(), adapter.tested_version());
-                let existing = docker
-                    .image(&name)
-                    .map_err(|e| EngineError::invalid(e.to_string()))?;
+                let existing = docker.image(&name).map_err(EngineError::from)?;
                 let built = existing.is_none() || force;
                 if built {
                     let layer_started = Instant::now();

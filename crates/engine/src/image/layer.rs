@@ -45,7 +45,7 @@ pub(super) fn build_layer(
     ]));
     docker
         .build_image(&name, &labels, context, output)
-        .map_err(|e| EngineError::invalid(format!("docker build of {name} failed: {e}")))
+        .map_err(|e| EngineError::environment(format!("docker build of {name} failed"), e))
 }
 
 #[cfg(test)]

@@ -25,7 +25,7 @@ pub fn list() -> Result<Vec<ImageEntry>> {
     let docker = super::connect()?;
     let images = docker
         .images_labelled(labels::MANAGED)
-        .map_err(|e| EngineError::invalid(e.to_string()))?;
+        .map_err(EngineError::from)?;
     Ok(images
         .into_iter()
         .map(|image| {

@@ -240,7 +240,7 @@ fn run_agent(
     let raw = store.create_stream(&stream(StreamKind::Stdout))?;
     let err = store.create_stream(&stream(StreamKind::Stderr))?;
     let signals = SignalWatch::install()
-        .map_err(|e| EngineError::invalid(format!("failed to watch signals: {e}")))?;
+        .map_err(|e| EngineError::environment("failed to watch signals", e))?;
     let started = Instant::now();
     let mut agent = spawn_local(&command)?;
     store.record_agent(

@@ -203,7 +203,7 @@ pub(crate) fn wrap(r: &DockerRound<'_>, command: AgentCommand) -> Result<AgentCo
     let json = serde_json::to_string(&spec)
         .map_err(|e| EngineError::invalid(format!("the container's description: {e}")))?;
     let ganger = std::env::current_exe()
-        .map_err(|e| EngineError::invalid(format!("cannot find ganger's own program: {e}")))?;
+        .map_err(|e| EngineError::environment("cannot find ganger's own program", e))?;
     let mut env: Vec<(OsString, OsString)> = command
         .env
         .iter()

@@ -86,7 +86,7 @@ pub(crate) fn choose(
         }
         SandboxKind::Docker => {
             ganger_docker::Docker::connect()
-                .map_err(|e| EngineError::invalid(format!("--sandbox docker: {e}")))?;
+                .map_err(|e| EngineError::from(e).context("--sandbox docker"))?;
         }
         SandboxKind::Local => {}
     }
@@ -142,7 +142,7 @@ pub(crate) fn check_image(ws: &Workspace, sandbox: &TaskSandbox, agent: &str) ->
     }
     let image = worker_image(ws, agent)?;
     let docker = ganger_docker::Docker::connect()
-        .map_err(|e| EngineError::invalid(format!("--sandbox docker: {e}")))?;
+        .map_err(|e| EngineError::from(e).context("--sandbox docker"))?;
     match docker.image(&image) {
         Ok(Some(_)) => Ok(()),
         Ok(None) => Err(
@@ -150,7 +150,7 @@ pub(crate) fn check_image(ws: &Workspace, sandbox: &TaskSandbox, agent: &str) ->
                 "`ganger image build --agent {agent}` builds it offline"
             )),
         ),
-        Err(e) => Err(EngineError::invalid(format!("--sandbox docker: {e}"))),
+        Err(e) => Err(EngineError::from(e).context("--sandbox docker")),
     }
 }
 

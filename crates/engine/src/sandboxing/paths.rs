@@ -36,9 +36,9 @@ pub(crate) fn check_ignored(worktree: &Path, mounted: &[&str]) -> Result<()> {
         "--",
     ];
     args.extend(mounted.iter().copied());
-    let out = ganger_git::Git::new(worktree)
-        .text(args)
-        .map_err(|e| EngineError::invalid(format!("git status in {}: {e}", worktree.display())))?;
+    let out = ganger_git::Git::new(worktree).text(args).map_err(|e| {
+        EngineError::from(e).context(format!("git status in {}", worktree.display()))
+    })?;
     let ignored: Vec<&str> = out
         .lines()
         .filter_map(|line| line.strip_prefix("!! "))
