@@ -234,7 +234,7 @@ const TAIL_BYTES: u64 = 64 * 1024;
 const TAIL_LINE_CHARS: usize = 500;
 
 /// The last non-empty lines of a file, each clipped to [`TAIL_LINE_CHARS`] characters.
-fn tail_lines(path: &std::path::Path, count: usize) -> Vec<String> {
+pub(crate) fn tail_lines(path: &std::path::Path, count: usize) -> Vec<String> {
     use std::io::{Read, Seek, SeekFrom};
     let Ok(mut file) = std::fs::File::open(path) else {
         return Vec::new();

@@ -19,6 +19,7 @@
 )]
 mod dialect;
 mod engines;
+mod private_daemon;
 mod scenarios;
 
 macro_rules! agents {
@@ -72,6 +73,11 @@ mod bwrap {
 
 mod docker {
     agents!(docker: opencode, claude, codex, gemini, qwen);
+
+    #[test]
+    fn a_daemon_that_stops_mid_round_is_named_and_loses_nothing() {
+        crate::private_daemon::a_daemon_that_stops_mid_round_is_named_and_loses_nothing();
+    }
 
     #[test]
     fn network_none_reaches_nothing() {

@@ -218,6 +218,18 @@ pub(crate) fn record_end(
     let (mut status, mut reason) = ended.status();
     let task = &input.task;
     let number = input.round.number;
+    // A docker round whose daemon failed it says so, not only "exited with code 125".
+    if status == RoundStatus::Failed
+        && let Some(why) = crate::sandboxing::docker_failure(
+            match ended.exit {
+                Some(AgentExit::Code(code)) => Some(code),
+                _ => None,
+            },
+            &crate::report::tail_lines(&ws.state.round_file(&task.slug, number, "err"), 5),
+        )
+    {
+        reason = Some(why);
+    }
     if let Some(answer) = &ended.summary.answer {
         // The summary was redacted after it was decoded from the (redacted) stream.
         let _ = std::fs::write(ws.state.round_file(&task.slug, number, "answer.md"), answer);

@@ -37,12 +37,32 @@ fn write_env_file(dir: &Path, names: &[String]) -> std::io::Result<()> {
     file.write_all(text.as_bytes())
 }
 
+/// The exit code of a docker round whose container Docker could not run or follow to its
+/// end (`docker run`'s own code for a failure of the daemon).
+pub const DOCKER_FAILED: i32 = 125;
+
+/// What begins the shim's line on stderr when Docker failed it.
+pub const FAILURE_PREFIX: &str = "ganger docker-round: ";
+
+/// Why Docker failed a round, from its exit code and the last lines of its stderr: the
+/// shim's own line, when it wrote one.
+pub(crate) fn docker_failure(exit_code: Option<i32>, stderr_tail: &[String]) -> Option<String> {
+    if exit_code != Some(DOCKER_FAILED) {
+        return None;
+    }
+    stderr_tail
+        .iter()
+        .rev()
+        .find_map(|line| line.strip_prefix(FAILURE_PREFIX))
+        .map(|why| format!("Docker failed during the round: {why}"))
+}
+
 /// Runs the docker round described in this process's environment; returns the exit status.
 pub fn run_docker_round() -> i32 {
     let mut stderr = std::io::stderr();
     let fail = |stderr: &mut std::io::Stderr, message: String| {
-        let _ = writeln!(stderr, "ganger docker-round: {message}");
-        125
+        let _ = writeln!(stderr, "{FAILURE_PREFIX}{message}");
+        DOCKER_FAILED
     };
     let Some(spec) = std::env::var(SPEC_ENV)
         .ok()
@@ -86,7 +106,7 @@ pub fn run_docker_round() -> i32 {
     );
     let _ = std::fs::remove_dir_all(&spec.env_dir);
     match ran {
-        Ok(code) => i32::try_from(code.clamp(0, 255)).unwrap_or(125),
+        Ok(code) => i32::try_from(code.clamp(0, 255)).unwrap_or(DOCKER_FAILED),
         Err(e) => fail(&mut stderr, e.to_string()),
     }
 }

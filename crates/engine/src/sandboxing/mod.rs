@@ -13,6 +13,7 @@ mod env;
 mod paths;
 
 use docker::DockerRound;
+pub(crate) use docker_shim::docker_failure;
 pub use docker_shim::run_docker_round;
 pub(crate) use env::sandbox_environment;
 pub(crate) use paths::{check_ignored, check_rw_paths};
