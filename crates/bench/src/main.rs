@@ -41,7 +41,7 @@ fn fill(db: &str, count: usize, worktree: &str) -> Result<(), String> {
             session_before: None,
             commander: "bench".into(),
             token: format!("bench-{n}"),
-            lock_path: PathBuf::from(format!("/nonexistent/bench-{n}.lock")),
+            claim: ganger_store::ClaimKey::new(format!("/nonexistent/bench-{n}.lock")),
             host: None,
             snapshot_before: None,
             checks: Vec::new(),

@@ -1,6 +1,7 @@
 //! `ganger image build` with a real Docker daemon and mmdebstrap: the OpenCode image builds
 //! (once per machine: later runs find it), is listed with its labels, and runs the tested CLI;
-//! a second build is a no-op; bad agents and an unreachable daemon are one-line errors.
+//! a second build is a no-op; a bad agent is a one-line error, an unreachable daemon an
+//! environment failure naming its socket.
 
 #![allow(
     clippy::unwrap_used,
@@ -97,6 +98,9 @@ fn an_unknown_agent_and_an_unreachable_daemon_are_one_line_errors() {
         &["image", "build", "--agent", "opencode"],
         &[("DOCKER_HOST", "unix:///nonexistent")],
     );
-    let line = one_error_line(&unreachable);
-    assert!(line.contains("/nonexistent"), "{line}");
+    // The environment failed, not the input: exit 70, the socket named in the cause.
+    assert_eq!(unreachable.status.code(), Some(70), "{unreachable:?}");
+    let stderr = String::from_utf8_lossy(&unreachable.stderr);
+    assert!(stderr.starts_with("error: "), "{stderr}");
+    assert!(stderr.contains("/nonexistent"), "{stderr}");
 }

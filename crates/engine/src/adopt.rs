@@ -8,7 +8,7 @@ use crate::error::{EngineError, Result};
 use crate::notice::Notices;
 use crate::slug::check_slug;
 use crate::workspace::Workspace;
-use ganger_store::{NewTask, OwnershipStore, Store, StoreError, Task};
+use ganger_store::{NewTask, StoreError, Task};
 use std::path::PathBuf;
 
 /// What `ganger adopt` was asked.
@@ -41,7 +41,7 @@ pub fn adopt(ws: &Workspace, options: &AdoptOptions, notices: &mut dyn Notices) 
             options.slug
         )));
     }
-    crate::start::refuse_busy_worktree(ws, &mut store, &worktree)?;
+    crate::start::refuse_busy_worktree(ws, &mut *store, &worktree)?;
     let model = options
         .model
         .clone()

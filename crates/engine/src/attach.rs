@@ -1,25 +1,25 @@
 //! `ganger attach`: a person takes over a task's session in the agent's own interactive
 //! interface, in the task's worktree, with the configuration its rounds use; when they quit,
 //! the next round continues the same session from there. Refused while a round runs; while a
-//! person is attached, no round starts (an attach lock, like a round's host lock).
+//! person is attached, no round starts (an attach claim in the store, like a round's host's).
 
 use crate::commander::commander;
 use crate::error::{EngineError, Result};
 use crate::notice::Notices;
 use crate::workspace::Workspace;
 use ganger_agents::{Adapter, CommandPlan, Permission, RoundRequest};
-use ganger_sandbox::{HostLock, LockState};
-use ganger_store::{EvidenceStore, Task};
+use ganger_store::{Backend, StoreError, Task};
 use std::ffi::OsString;
 use std::path::PathBuf;
 
-fn lock_path(ws: &Workspace, slug: &str) -> PathBuf {
-    ws.state.run_dir().join(format!("attach-{slug}.lock"))
+/// The claim a person attached to task `slug` holds.
+fn claim_name(slug: &str) -> String {
+    format!("attach-{slug}")
 }
 
 /// Refuses a new round of a task a person is attached to.
-pub(crate) fn refuse_attached(ws: &Workspace, task: &Task) -> Result<()> {
-    if HostLock::probe(&lock_path(ws, &task.slug)) == LockState::Held {
+pub(crate) fn refuse_attached(store: &dyn Backend, task: &Task) -> Result<()> {
+    if store.is_alive(&store.claim_key(&claim_name(&task.slug)))? {
         return Err(EngineError::invalid(format!(
             "a person is attached to task {} (`ganger attach`); no round starts until they quit",
             task.slug
@@ -39,7 +39,7 @@ pub fn attach(
     let me = commander(as_name);
     let (mut store, task) = crate::fix::settled_task(ws, slug, notices)?;
     crate::ownership::require_owner(&task, &me, "attach to")?;
-    crate::fix::idle_rounds(&store, &task)?;
+    crate::fix::idle_rounds(&*store, &task)?;
     let session = task.session.clone().ok_or_else(|| {
         EngineError::invalid(format!(
             "task {slug} has no session yet: its first round did not name one"
@@ -59,12 +59,14 @@ pub fn attach(
     }
     let adapter = crate::start::known_adapter(ws, &task.agent)?;
     let (program, plan) = interactive_command(ws, adapter, &task, &session)?;
-    let dir = ws.state.run_dir();
-    std::fs::create_dir_all(&dir).map_err(|e| EngineError::io("create", &dir, e))?;
-    let lock = HostLock::acquire(&lock_path(ws, slug))
-        .map_err(|_| EngineError::invalid(format!("someone is attached to task {slug} already")))?;
+    let lock = store.claim(&claim_name(slug)).map_err(|e| match e {
+        StoreError::ClaimHeld { .. } => {
+            EngineError::invalid(format!("someone is attached to task {slug} already"))
+        }
+        other => other.into(),
+    })?;
     // A round that began between the check above and the lock would be running now.
-    if let Err(error) = crate::fix::idle_rounds(&store, &task) {
+    if let Err(error) = crate::fix::idle_rounds(&*store, &task) {
         lock.release();
         return Err(error);
     }

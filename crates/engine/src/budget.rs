@@ -311,7 +311,7 @@ mod tests {
         assert_eq!(reached(&Budget::default(), over, "task a"), None);
     }
 
-    fn stored_task(store: &mut ganger_store::SqliteStore, slug: &str) -> (Task, Round) {
+    fn stored_task(store: &mut dyn ganger_store::Backend, slug: &str) -> (Task, Round) {
         use ganger_store::{NewRound, NewTask, RoundKind};
         let task = NewTask {
             slug: slug.into(),
@@ -337,7 +337,7 @@ mod tests {
             session_before: None,
             commander: "boss".into(),
             token: slug.into(),
-            lock_path: format!("/tmp/{slug}.lock").into(),
+            claim: ganger_store::ClaimKey::new(format!("/tmp/{slug}.lock")),
             host: None,
             snapshot_before: None,
             checks: Vec::new(),
@@ -356,9 +356,9 @@ mod tests {
     #[test]
     fn a_fleets_budget_counts_its_other_tasks_and_stops_the_round_that_reaches_it() {
         let dir = tempfile::tempdir().unwrap();
-        let mut store = ganger_store::SqliteStore::open(&dir.path().join("state.db")).unwrap();
-        let (first, first_round) = stored_task(&mut store, "first");
-        let (second, second_round) = stored_task(&mut store, "second");
+        let mut store = crate::workspace::open_backend(&dir.path().join("state.db")).unwrap();
+        let (first, first_round) = stored_task(&mut *store, "first");
+        let (second, second_round) = stored_task(&mut *store, "second");
         store.set_fleet_budget("nightly", Some(1.0), None).unwrap();
         store.set_task_fleet(first.id, Some("nightly")).unwrap();
         store.set_task_fleet(second.id, Some("nightly")).unwrap();
@@ -366,23 +366,23 @@ mod tests {
         store
             .record_progress(first_round.id, &costing(0.7), 0)
             .unwrap();
-        let mut watch = BudgetWatch::of(&store, &second, &second_round);
+        let mut watch = BudgetWatch::of(&*store, &second, &second_round);
         assert!(watch.is_set());
-        assert_eq!(watch.check(&store, &costing(0.2)), None);
+        assert_eq!(watch.check(&*store, &costing(0.2)), None);
         assert_eq!(
-            watch.check(&store, &costing(0.3)).as_deref(),
+            watch.check(&*store, &costing(0.3)).as_deref(),
             Some("budget of $1.0000 for fleet nightly reached (spent $1.0000)")
         );
-        assert_eq!(exhausted(&store, &second), None);
+        assert_eq!(exhausted(&*store, &second), None);
         store
             .record_progress(second_round.id, &costing(0.3), 0)
             .unwrap();
         assert_eq!(
-            exhausted(&store, &second).as_deref(),
+            exhausted(&*store, &second).as_deref(),
             Some("budget of $1.0000 for fleet nightly reached (spent $1.0000)")
         );
-        assert!(fleet_exhausted(&store, "nightly").is_some());
-        assert_eq!(fleet_exhausted(&store, "other"), None);
+        assert!(fleet_exhausted(&*store, "nightly").is_some());
+        assert_eq!(fleet_exhausted(&*store, "other"), None);
         // A task's own budget is checked first, and named.
         store
             .set_task_budget(
@@ -394,7 +394,7 @@ mod tests {
             )
             .unwrap();
         assert_eq!(
-            exhausted(&store, &first).as_deref(),
+            exhausted(&*store, &first).as_deref(),
             Some("budget of $0.5000 for task first reached (spent $0.7000)")
         );
     }
@@ -402,7 +402,7 @@ mod tests {
     #[test]
     fn a_running_round_is_priced_from_its_own_tokens() {
         let dir = tempfile::tempdir().unwrap();
-        let store = ganger_store::SqliteStore::open(&dir.path().join("state.db")).unwrap();
+        let store = crate::workspace::open_backend(&dir.path().join("state.db")).unwrap();
         let mut spend = RoundSpend {
             previous: Some(Some(Tokens {
                 input: 1000,
@@ -428,7 +428,7 @@ mod tests {
             }),
             ..RoundSummary::default()
         };
-        let settled = spend.settle(&store, &summary);
+        let settled = spend.settle(&*store, &summary);
         assert_eq!(settled.tokens.input, 2000);
         let expected = 2000.0 / 1_000_000.0 + 100.0 * 10.0 / 1_000_000.0;
         assert!((settled.cost_usd.unwrap() - expected).abs() < 1e-12);

@@ -11,8 +11,7 @@ use crate::reaper::settle_task;
 use crate::report::{RoundReport, round_report};
 use crate::workspace::Workspace;
 use ganger_events::RoundStatus;
-use ganger_sandbox::{HostLock, ProcessId};
-use ganger_store::Store;
+use ganger_sandbox::ProcessId;
 use rustix::process::{Pid, Signal, kill_process};
 use std::time::Duration;
 
@@ -43,7 +42,7 @@ pub fn cancel(
     crate::ownership::require_owner(&task, &me, "cancel")?;
     // A pipeline's task has no round of its own running: its running role's round is the
     // one to stop (which stops the pipeline).
-    let task = crate::pipeline::running_role(&store, &task)?.unwrap_or(task);
+    let task = crate::pipeline::running_role(&*store, &task)?.unwrap_or(task);
     let slug = task.slug.clone();
     let slug = slug.as_str();
     let round = store
@@ -58,12 +57,12 @@ pub fn cancel(
     store.request_cancel(round.id, &me)?;
     signal_host(round.host, Signal::TERM);
     let limit = ws.config.defaults.grace.0 + EXTRA;
-    if !HostLock::wait_released(&round.lock_path, Some(limit)) {
+    if !store.wait_for_end(&round.claim, Some(limit))? {
         signal_host(round.host, Signal::KILL);
-        HostLock::wait_released(&round.lock_path, Some(Duration::from_secs(5)));
+        store.wait_for_end(&round.claim, Some(Duration::from_secs(5)))?;
     }
-    settle_task(ws, &mut store, &task, notices)?;
-    let task = find_task(&store, slug)?;
+    settle_task(ws, &mut *store, &task, notices)?;
+    let task = find_task(&*store, slug)?;
     let round = store.round(task.id, Some(round.number))?.ok_or_else(|| {
         EngineError::invalid(format!("round {} of {slug} vanished", round.number))
     })?;

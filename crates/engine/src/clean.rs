@@ -16,8 +16,8 @@ use crate::reaper::settle_task;
 use crate::workspace::Workspace;
 use ganger_docker::Docker;
 use ganger_events::RoundStatus;
-use ganger_sandbox::{Cgroup, HostLock, RoundMarker, kill_round, marked_processes};
-use ganger_store::{ClaimStore, CleanClaim, Round, Store, StoreError, Task};
+use ganger_sandbox::{Cgroup, RoundMarker, kill_round, marked_processes};
+use ganger_store::{Backend, Claim, CleanClaim, Round, StoreError, Task};
 use std::collections::BTreeSet;
 
 /// What `ganger clean` was asked.
@@ -57,19 +57,19 @@ pub fn clean(
     let settled = if options.dry_run {
         Vec::new()
     } else {
-        crate::half_made::settle_dead_starts(ws, &mut store)?
+        crate::half_made::settle_dead_starts(ws, &mut *store)?
     };
     // Every slug is checked before anything is touched.
     let tasks: Vec<Task> = if options.slugs.is_empty() {
         let mut tasks = Vec::new();
         for summary in store.task_summaries()? {
-            tasks.push(find_task(&store, &summary.slug)?);
+            tasks.push(find_task(&*store, &summary.slug)?);
         }
         tasks
     } else {
         let mut tasks = Vec::new();
         for slug in &options.slugs {
-            match find_task(&store, slug) {
+            match find_task(&*store, slug) {
                 Ok(task) => tasks.push(task),
                 // Only a half-made start of it was left, and it is settled now.
                 Err(_) if settled.iter().any(|(s, _)| s == slug) => {}
@@ -88,21 +88,21 @@ pub fn clean(
     for task in tasks {
         let (cleaned, claim) = clean_task(
             ws,
-            &mut store,
+            &mut *store,
             &task,
             mode,
             &commander,
             &mut docker,
             notices,
         )?;
-        if let Some(lock) = claim {
+        if let Some(claim) = claim {
             if cleaned.removed.is_empty() {
-                store.end_clean(task.id, lock.path())?;
+                store.end_clean(task.id, claim.key())?;
             } else {
                 let detail = serde_json::to_value(&cleaned).unwrap_or_default();
                 store.mark_cleaned(task.id, &commander, detail)?;
             }
-            lock.release();
+            claim.release();
         }
         report.tasks.push(cleaned);
     }
@@ -140,13 +140,13 @@ impl DockerState {
 /// caller to end the claim.
 fn clean_task(
     ws: &Workspace,
-    store: &mut dyn Store,
+    store: &mut dyn Backend,
     task: &Task,
     mode: Mode,
     commander: &str,
     docker: &mut DockerState,
     notices: &mut dyn Notices,
-) -> Result<(TaskCleanup, Option<HostLock>)> {
+) -> Result<(TaskCleanup, Option<Claim>)> {
     let mut report = TaskCleanup::new(&task.slug);
     // A round whose host died is settled first (which stops what is left of it).
     settle_task(ws, store, task, notices)?;
@@ -162,8 +162,8 @@ fn clean_task(
     let claim = if mode.dry_run {
         None
     } else {
-        match claim(ws, store, task, commander)? {
-            Claimed::Yes(lock) => Some(lock),
+        match claim(store, task, commander)? {
+            Claimed::Yes(claim) => Some(claim),
             Claimed::No(why) => {
                 report.skipped = Some(why);
                 return Ok((report, None));
@@ -185,38 +185,39 @@ fn running_skip(number: u32, slug: &str) -> String {
 
 /// Whether this clean may go on with a task.
 enum Claimed {
-    Yes(HostLock),
+    Yes(Claim),
     No(String),
 }
 
 /// Claims the task for this clean in the store (settling the claim of a clean that died).
-fn claim(ws: &Workspace, store: &mut dyn Store, task: &Task, commander: &str) -> Result<Claimed> {
-    let lock = crate::launch::take_lock(ws, &format!("clean-{}", crate::launch::new_token()))?;
+fn claim(store: &mut dyn Backend, task: &Task, commander: &str) -> Result<Claimed> {
+    let held =
+        crate::launch::take_claim(&*store, &format!("clean-{}", crate::launch::new_token()))?;
     let claim = CleanClaim {
         task_id: task.id,
-        lock_path: lock.path().to_path_buf(),
+        claim: held.key().clone(),
         commander: commander.to_owned(),
         started_at: ganger_store::now_ms(),
     };
     let mut settled = false;
     loop {
         let why = match store.begin_clean(&claim) {
-            Ok(()) => return Ok(Claimed::Yes(lock)),
+            Ok(()) => return Ok(Claimed::Yes(held)),
             Err(StoreError::Busy { number, .. }) => running_skip(number, &task.slug),
-            Err(StoreError::BeingCleaned { lock_path, .. }) => {
-                if !settled && !crate::half_made::alive(&lock_path) {
-                    store.end_clean(task.id, &lock_path)?;
+            Err(StoreError::BeingCleaned { claim, .. }) => {
+                if !settled && !store.is_alive(&claim)? {
+                    store.end_clean(task.id, &claim)?;
                     settled = true;
                     continue;
                 }
                 "another `ganger clean` is cleaning it".to_owned()
             }
             Err(other) => {
-                lock.release();
+                held.release();
                 return Err(other.into());
             }
         };
-        lock.release();
+        held.release();
         return Ok(Claimed::No(why));
     }
 }

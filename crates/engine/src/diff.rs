@@ -5,7 +5,6 @@
 use crate::error::{EngineError, Result};
 use crate::fix::find_task;
 use crate::workspace::Workspace;
-use ganger_store::Store;
 
 /// The task's diff against its base: a patch, or a diffstat with `stat`.
 pub fn diff(ws: &Workspace, slug: &str, stat: bool, color: bool) -> Result<Vec<u8>> {
@@ -13,7 +12,7 @@ pub fn diff(ws: &Workspace, slug: &str, stat: bool, color: bool) -> Result<Vec<u
         crate::slug::check_slug(slug)?;
         return Err(EngineError::invalid(format!("no task {slug}")));
     };
-    let task = find_task(&store, slug)?;
+    let task = find_task(&*store, slug)?;
     let base = task
         .base_commit
         .clone()

@@ -173,7 +173,8 @@ impl From<ganger_store::StoreError> for EngineError {
             | E::NotAllowed { .. }
             | E::SessionTaken { .. }
             | E::AlreadyQueued(_)
-            | E::FleetConflict { .. } => EngineError::invalid(error.to_string()),
+            | E::FleetConflict { .. }
+            | E::ClaimHeld { .. } => EngineError::invalid(error.to_string()),
             // The database itself: its cause is kept, and it is never "bad input".
             _ => EngineError::environment("failed to use the state database", error),
         }

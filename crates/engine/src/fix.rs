@@ -7,12 +7,12 @@ use crate::brief::{Brief, read_brief};
 use crate::commander::commander;
 use crate::error::{EngineError, Result};
 use crate::keys::{LoadedKey, load_keys, parse_key_args};
-use crate::launch::{Launch, Launched, launch, new_token, take_lock, this_process};
+use crate::launch::{Launch, Launched, launch, new_token, take_claim, this_process};
 use crate::notice::Notices;
 use crate::reaper::settle_task;
 use crate::start::{known_adapter, require_model, warn_untested};
 use crate::workspace::Workspace;
-use ganger_store::{NewRound, RoundKind, Store, StoreError, TaskUpdate};
+use ganger_store::{Backend, NewRound, RoundKind, Store, StoreError, TaskUpdate};
 
 /// What `ganger fix` was asked.
 #[derive(Debug, Clone, Default)]
@@ -47,13 +47,13 @@ pub(crate) fn settled_task(
     ws: &Workspace,
     slug: &str,
     notices: &mut dyn Notices,
-) -> Result<(ganger_store::SqliteStore, ganger_store::Task)> {
+) -> Result<(Box<dyn ganger_store::Backend>, ganger_store::Task)> {
     let Some(mut store) = ws.existing_store()? else {
         crate::slug::check_task_name(slug)?;
         return Err(EngineError::invalid(format!("no task {slug}")));
     };
-    let task = find_task(&store, slug)?;
-    settle_task(ws, &mut store, &task, notices)?;
+    let task = find_task(&*store, slug)?;
+    settle_task(ws, &mut *store, &task, notices)?;
     Ok((store, task))
 }
 
@@ -93,7 +93,7 @@ pub(crate) fn fix_sent_under(
     let (mut store, task) = settled_task(ws, &options.slug, notices)?;
     let sender = commander(options.commander.as_deref());
     crate::ownership::require_admitted(&task, &sender, "send rounds to")?;
-    crate::attach::refuse_attached(ws, &task)?;
+    crate::attach::refuse_attached(&*store, &task)?;
     match crate::ownership::Inbound::of(&task) {
         crate::ownership::Inbound::Refuse => return Err(crate::ownership::refused(&task)),
         crate::ownership::Inbound::Hold => return Err(crate::ownership::held(&task)),
@@ -102,7 +102,7 @@ pub(crate) fn fix_sent_under(
     let brief = options.brief.as_ref().ok_or_else(|| {
         EngineError::invalid("give the task text with --brief FILE or --message TEXT")
     })?;
-    if let Some(why) = crate::budget::exhausted(&store, &task) {
+    if let Some(why) = crate::budget::exhausted(&*store, &task) {
         return Err(EngineError::invalid(format!(
             "task {} has spent its budget: {why}",
             task.slug
@@ -133,7 +133,7 @@ pub(crate) fn fix_sent_under(
             drop(store);
             crate::cancel::cancel(ws, &task.slug, Some(&sender), notices)?;
             store = ws.open_store()?;
-            let now = find_task(&store, &task.slug)?;
+            let now = find_task(&*store, &task.slug)?;
             if now.generation != task.generation {
                 return Err(ganger_store::StoreError::Stale {
                     slug: now.slug,
@@ -165,21 +165,21 @@ pub(crate) fn fix_sent_under(
     let commander = sender;
     // A task whose earlier rounds never named a session: the session is looked for, else
     // the earlier prompts go first; the brief is never lost.
-    let continued = crate::lost_session::continue_task(ws, &store, &task, brief_text)?;
+    let continued = crate::lost_session::continue_task(ws, &*store, &task, brief_text)?;
     let prompt = continued.prompt;
     // A lost session is forgotten by the task, so that the round's new one becomes its own.
     let new_session = continued.session.is_none() && task.session.is_some();
     // Between the ownership check above and the store's own check as the round begins.
     crate::faults::pause("before-begin-round");
     let token = new_token();
-    let lock = take_lock(ws, &token)?;
+    let claim = take_claim(&*store, &token)?;
     let new_round = NewRound {
         kind: RoundKind::Fix,
         model: model.clone(),
         session_before: continued.session,
         commander,
         token,
-        lock_path: lock.path().to_path_buf(),
+        claim: claim.key().clone(),
         host: this_process(),
         snapshot_before: None,
         checks,
@@ -190,23 +190,23 @@ pub(crate) fn fix_sent_under(
         keys,
         new_session,
     };
-    let round = match begin_round(&mut store, task.id, &new_round, &update) {
+    let round = match begin_round(&mut *store, task.id, &new_round, &update) {
         Ok(round) => round,
         Err(e) => {
-            lock.release();
+            claim.release();
             return Err(e);
         }
     };
-    let task = find_task(&store, &task.slug)?;
+    let task = find_task(&*store, &task.slug)?;
     let redactor = LoadedKey::redactor(&loaded);
     let launched = launch(
         ws,
-        &mut store,
+        &mut *store,
         Launch {
             task,
             round,
             prompt,
-            lock,
+            claim,
             redactor,
             detach: options.detach,
             until_green: options.until_green,
@@ -220,7 +220,7 @@ pub(crate) fn fix_sent_under(
 /// Records the round as running; a clean of the task whose command died is settled first, a
 /// live one refuses the round (the two exclude each other in the store).
 fn begin_round(
-    store: &mut dyn Store,
+    store: &mut dyn Backend,
     task_id: i64,
     round: &NewRound,
     update: &TaskUpdate,
@@ -234,9 +234,9 @@ fn begin_round(
                 number,
                 host_pid,
             }) => Err(busy(&slug, number, host_pid)),
-            Err(StoreError::BeingCleaned { slug, lock_path }) => {
-                if !settled && !crate::half_made::alive(&lock_path) {
-                    store.end_clean(task_id, &lock_path)?;
+            Err(StoreError::BeingCleaned { slug, claim }) => {
+                if !settled && !store.is_alive(&claim)? {
+                    store.end_clean(task_id, &claim)?;
                     settled = true;
                     continue;
                 }

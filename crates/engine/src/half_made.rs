@@ -1,27 +1,21 @@
 //! Work a killed command left half done, settled by whoever finds it: a `start` recorded as
 //! under way whose command died (its worktree and branch may exist, half made, with no task
 //! to show them), and a `clean` whose command died (its claim would otherwise keep the task's
-//! rounds from beginning). Liveness is the command's lock, as for round hosts: a free lock is
-//! a dead command, however it died.
+//! rounds from beginning). Liveness is the command's claim in the store, as for round hosts:
+//! a dead claim is a dead command, however it died.
 
 use crate::error::Result;
 use crate::workspace::Workspace;
-use ganger_sandbox::{HostLock, LockState};
-use ganger_store::{PendingStart, Store};
+use ganger_store::{Backend, PendingStart};
 use std::time::{Duration, Instant};
 
 /// How long a settle waits for an orphaned `git worktree add` of the dead command.
 const ORPHAN_WAIT: Duration = Duration::from_secs(10);
 
-/// Whether the command holding `lock` is alive.
-pub(crate) fn alive(lock: &std::path::Path) -> bool {
-    HostLock::probe(lock) == LockState::Held
-}
-
 /// Settles every start whose command died; returns the slug and what it did, per start.
 pub(crate) fn settle_dead_starts(
     ws: &Workspace,
-    store: &mut dyn Store,
+    store: &mut dyn Backend,
 ) -> Result<Vec<(String, String)>> {
     let mut done = Vec::new();
     for pending in store.pending_starts()? {
@@ -37,10 +31,10 @@ pub(crate) fn settle_dead_starts(
 /// still at its base commit) and forgets it. `None` while its command lives.
 pub(crate) fn settle_dead_start(
     ws: &Workspace,
-    store: &mut dyn Store,
+    store: &mut dyn Backend,
     pending: &PendingStart,
 ) -> Result<Option<String>> {
-    if alive(&pending.lock_path) {
+    if store.is_alive(&pending.claim)? {
         return Ok(None);
     }
     // The dead command's `git worktree add` may still run, orphaned: let it finish first, or
@@ -74,8 +68,8 @@ pub(crate) fn settle_dead_start(
             kept.push(format!("branch {} (it has moved)", pending.branch));
         }
     }
-    store.end_start(&pending.slug, &pending.lock_path)?;
-    let _ = std::fs::remove_file(&pending.lock_path);
+    store.end_start(&pending.slug, &pending.claim)?;
+    store.forget_claim(&pending.claim);
     let mut what = format!(
         "settled the start of {} that was killed before its task was recorded",
         pending.slug

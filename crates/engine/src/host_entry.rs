@@ -1,6 +1,6 @@
 //! The detached round host's entry point (`ganger host SLUG N`, hidden): it takes over the
-//! host lock the starting command handed it as a file descriptor, reads the prompt from its
-//! stdin, and runs the round that command recorded.
+//! round's claim the starting command handed it, reads the prompt from its stdin, and runs
+//! the round that command recorded.
 
 use crate::error::{EngineError, Result};
 use crate::fix::find_task;
@@ -8,7 +8,6 @@ use crate::notice::Notice;
 use crate::round::{HostOutcome, RoundInput, run_host};
 use crate::workspace::Workspace;
 use ganger_events::RoundStatus;
-use ganger_store::Store;
 use std::io::Read;
 
 /// Runs round `number` of `slug` as a detached host, then, with `until_green`, the fix
@@ -19,15 +18,16 @@ pub fn run_detached_host(
     number: u32,
     until_green: Option<u32>,
 ) -> Result<HostOutcome> {
-    let lock = ganger_sandbox::take_inherited_lock().ok_or_else(|| {
+    // Opening the store starts no thread: the claim is still taken before any is.
+    let mut store = ws.open_store()?;
+    let claim = store.inherited_claim()?.ok_or_else(|| {
         EngineError::invalid("`ganger host` is started by `ganger start/fix --detach`, not by hand")
     })?;
     let mut prompt = String::new();
     std::io::stdin()
         .read_to_string(&mut prompt)
         .map_err(|e| EngineError::environment("failed to read the prompt", e))?;
-    let mut store = ws.open_store()?;
-    let task = find_task(&store, slug)?;
+    let task = find_task(&*store, slug)?;
     let round = store
         .round(task.id, Some(number))?
         .ok_or_else(|| EngineError::invalid(format!("task {slug} has no round {number}")))?;
@@ -38,11 +38,11 @@ pub fn run_detached_host(
     }
     // Taken before the first round can end, so that a `wait` never sees the loop's gap.
     let held = match until_green {
-        Some(_) => Some(crate::until_green::take_loop_lock(ws, slug)?),
+        Some(_) => Some(crate::until_green::take_loop_claim(&*store, slug)?),
         None => None,
     };
     let input = RoundInput::new(ws, task, round, prompt);
-    let outcome = run_host(ws, &mut store, input, lock)?;
+    let outcome = run_host(ws, &mut *store, input, claim)?;
     drop(store);
     let last = match until_green {
         Some(limit) => crate::until_green::until_green(ws, outcome, limit, &mut |_: Notice| {}),

@@ -8,7 +8,7 @@ use crate::error::{EngineError, Result};
 use crate::notice::Notice;
 use crate::report::local_time;
 use crate::workspace::Workspace;
-use ganger_store::{EvidenceStore, JournalEntry};
+use ganger_store::JournalEntry;
 use serde::Serialize;
 use serde_json::Value;
 
@@ -245,7 +245,7 @@ pub fn watch(
         });
     };
     if settle {
-        crate::reaper::settle_running(ws, &mut store, &mut |_: Notice| {})?;
+        crate::reaper::settle_running(ws, &mut *store, &mut |_: Notice| {})?;
     }
     let cursor = store.journal_cursor(&commander)?;
     let entries = store

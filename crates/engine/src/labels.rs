@@ -4,7 +4,7 @@
 
 use crate::error::{EngineError, Result};
 use crate::workspace::Workspace;
-use ganger_store::{EvidenceStore, LabelledTask};
+use ganger_store::LabelledTask;
 use serde::Serialize;
 use std::collections::BTreeMap;
 
@@ -116,7 +116,7 @@ pub fn task_groups(ws: &Workspace, key: &str) -> Result<TaskGroups> {
     let Some(mut store) = ws.existing_store()? else {
         return Ok(group(key, Vec::new()));
     };
-    crate::reaper::settle_running(ws, &mut store, &mut |_: crate::Notice| {})?;
+    crate::reaper::settle_running(ws, &mut *store, &mut |_: crate::Notice| {})?;
     Ok(group(key, store.labelled_tasks(key)?))
 }
 

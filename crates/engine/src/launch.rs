@@ -1,6 +1,7 @@
-//! Starting a round once its task exists or is about to: the host lock is taken before the
-//! round is recorded (so a running round always has a holder), the prompt file is written,
-//! and the round runs here in the foreground or in a detached host that inherits the lock.
+//! Starting a round once its task exists or is about to: the round's claim (its liveness, in
+//! the store) is taken before the round is recorded (so a running round always has a
+//! holder), the prompt file is written, and the round runs here in the foreground or in a
+//! detached host that the claim is handed over to.
 
 use crate::error::{EngineError, Result};
 use crate::notice::{Notice, Notices};
@@ -8,8 +9,8 @@ use crate::redact::Redactor;
 use crate::round::{HostOutcome, RoundInput, run_host};
 use crate::workspace::Workspace;
 use ganger_events::RoundStatus;
-use ganger_sandbox::{HostLock, ProcessId, spawn_detached_host};
-use ganger_store::{ProcessRef, Round, RoundEnd, Store, Task};
+use ganger_sandbox::{ProcessId, spawn_detached_host};
+use ganger_store::{Backend, Claim, Liveness, ProcessRef, Round, RoundEnd, Store, Task};
 use std::ffi::OsString;
 
 /// How a launched round went.
@@ -72,11 +73,9 @@ pub(crate) fn this_process() -> Option<ProcessRef> {
     })
 }
 
-/// Takes a new round's host lock.
-pub(crate) fn take_lock(ws: &Workspace, token: &str) -> Result<HostLock> {
-    let dir = ws.state.run_dir();
-    std::fs::create_dir_all(&dir).map_err(|e| EngineError::io("create", &dir, e))?;
-    Ok(HostLock::acquire(&ws.state.lock_file(token))?)
+/// Claims the work named `name` (a new round's token) for this process.
+pub(crate) fn take_claim(store: &dyn Liveness, name: &str) -> Result<Claim> {
+    Ok(store.claim(name)?)
 }
 
 /// A recorded round, ready to run.
@@ -84,8 +83,8 @@ pub(crate) struct Launch {
     pub task: Task,
     pub round: Round,
     pub prompt: String,
-    /// The round's host lock, taken before the round was recorded.
-    pub lock: HostLock,
+    /// The round's claim, taken before the round was recorded.
+    pub claim: Claim,
     /// Removes the run's keys from the prompt file.
     pub redactor: Redactor,
     pub detach: bool,
@@ -96,7 +95,7 @@ pub(crate) struct Launch {
 /// Runs a recorded round, in the foreground or detached.
 pub(crate) fn launch(
     ws: &Workspace,
-    store: &mut dyn Store,
+    store: &mut dyn Backend,
     launch: Launch,
     notices: &mut dyn Notices,
 ) -> Result<Launched> {
@@ -104,14 +103,14 @@ pub(crate) fn launch(
         task,
         round,
         prompt,
-        lock,
+        claim,
         redactor,
         detach,
         until_green,
     } = launch;
     // From here the round is recorded as running: a failure ends it as failed, with the
     // reason, rather than leaving it to be found interrupted.
-    let fail = |store: &mut dyn Store, error: EngineError, lock: HostLock| -> EngineError {
+    let fail = |store: &mut dyn Store, error: EngineError, claim: Claim| -> EngineError {
         let end = RoundEnd {
             status: RoundStatus::Failed,
             snapshot_before: None,
@@ -126,7 +125,7 @@ pub(crate) fn launch(
             checks: Vec::new(),
         };
         let _ = store.finish_round(round.id, &end);
-        lock.release();
+        claim.release();
         error
     };
     let prompt_file = ws.state.round_file(&task.slug, round.number, "prompt.md");
@@ -135,14 +134,18 @@ pub(crate) fn launch(
         .map_or(Ok(()), std::fs::create_dir_all)
         .and_then(|()| std::fs::write(&prompt_file, redactor.redact_str(&prompt)));
     if let Err(e) = written {
-        return Err(fail(store, EngineError::io("write", &prompt_file, e), lock));
+        return Err(fail(
+            store,
+            EngineError::io("write", &prompt_file, e),
+            claim,
+        ));
     }
     if detach {
         let program = match std::env::current_exe() {
             Ok(program) => program,
             Err(e) => {
                 let error = EngineError::environment("cannot find ganger's own binary", e);
-                return Err(fail(store, error, lock));
+                return Err(fail(store, error, claim));
             }
         };
         let log = ws.state.round_file(&task.slug, round.number, "host.log");
@@ -157,9 +160,18 @@ pub(crate) fn launch(
             args.push("--until-green".into());
             args.push(limit.to_string().into());
         }
-        let host = match spawn_detached_host(&program, &args, &lock, prompt.as_bytes(), &log) {
+        let handover = claim.handover();
+        let spawned = spawn_detached_host(
+            &program,
+            &args,
+            handover.inherit,
+            &handover.env,
+            prompt.as_bytes(),
+            &log,
+        );
+        let host = match spawned {
             Ok(host) => host,
-            Err(e) => return Err(fail(store, e.into(), lock)),
+            Err(e) => return Err(fail(store, e.into(), claim)),
         };
         if let Some(stat) = ganger_sandbox::proc_stat(host.pid as i32) {
             let _ = store.record_host(
@@ -170,8 +182,8 @@ pub(crate) fn launch(
                 },
             );
         }
-        // The host holds the lock now; this process lets its copy go without removing it.
-        drop(lock);
+        // The host holds the claim now; this process lets its hold go without ending it.
+        drop(claim);
         notices.notice(Notice::Detached {
             slug: task.slug.clone(),
             number: round.number,
@@ -190,5 +202,5 @@ pub(crate) fn launch(
         events: ws.state.round_file(&task.slug, round.number, "jsonl"),
     });
     let input = RoundInput::new(ws, task, round, prompt);
-    Ok(Launched::Finished(run_host(ws, store, input, lock)?))
+    Ok(Launched::Finished(run_host(ws, store, input, claim)?))
 }

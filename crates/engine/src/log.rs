@@ -1,8 +1,8 @@
-//! `ganger log`: a round's stream, raw (the file byte for byte) or normalized through the
-//! agent's adapter (the same full parse the summary is checked against), optionally followed
-//! while the round runs. The file is read a block at a time and cut into lines as a round cuts
-//! them (`scan::LineCutter`): a line over the cap is reported, not read, so the log of any
-//! stream takes bounded memory.
+//! `ganger log`: a round's stream, raw (byte for byte) or normalized through the agent's
+//! adapter (the same full parse the summary is checked against), optionally followed while
+//! the round runs (the store's follow: it ends when the round's claim does). The stream is
+//! read a block at a time and cut into lines as a round cuts them (`scan::LineCutter`): a line
+//! over the cap is reported, not read, so the log of any stream takes bounded memory.
 
 use crate::error::{EngineError, Result};
 use crate::fix::find_task;
@@ -10,16 +10,11 @@ use crate::workspace::Workspace;
 use ganger_agents::ParsedLine;
 use ganger_agents::scan::{Line, LineCutter};
 use ganger_events::RoundStatus;
-use ganger_sandbox::{HostLock, LockState};
-use ganger_store::Store;
-use std::fs::File;
-use std::io::{Read, Seek};
+use ganger_store::{Backend, ClaimKey, RoundStream, StreamKind};
+use std::io::Read;
 use std::path::PathBuf;
-use std::time::Duration;
 
-/// How often a followed file is checked for more lines.
-const FOLLOW_EVERY: Duration = Duration::from_millis(50);
-/// How much of the file is read at a time.
+/// How much of the stream is read at a time.
 const READ_SIZE: usize = 256 * 1024;
 
 /// What `ganger log` was asked.
@@ -46,10 +41,14 @@ pub enum LogLine<'a> {
     TooLong { number: u64, bytes: u64 },
 }
 
-/// Which round `log` shows: its task's adapter, file and whether it still runs.
+/// Which round `log` shows: its stream and claim in the store, its task's adapter, and
+/// whether it still runs.
 struct Source {
+    store: Box<dyn Backend>,
+    stream: RoundStream,
+    claim: ClaimKey,
+    /// Where the stream is, for a message (the round's file on SQLite).
     file: PathBuf,
-    lock: PathBuf,
     agent: String,
     keys: std::collections::BTreeMap<String, PathBuf>,
     running: bool,
@@ -60,7 +59,7 @@ fn source(ws: &Workspace, options: &LogOptions) -> Result<Source> {
         crate::slug::check_slug(&options.slug)?;
         return Err(EngineError::invalid(format!("no task {}", options.slug)));
     };
-    let task = find_task(&store, &options.slug)?;
+    let task = find_task(&*store, &options.slug)?;
     let round = store
         .round(task.id, options.round)?
         .ok_or_else(|| match options.round {
@@ -71,12 +70,22 @@ fn source(ws: &Workspace, options: &LogOptions) -> Result<Source> {
             None => EngineError::invalid(format!("task {} has no rounds", task.slug)),
         })?;
     Ok(Source {
+        stream: RoundStream::of(&task, &round, StreamKind::Stdout),
         file: ws.state.round_file(&task.slug, round.number, "jsonl"),
-        lock: round.lock_path.clone(),
+        claim: round.claim.clone(),
         agent: task.agent.clone(),
         keys: task.keys.clone(),
         running: round.status == RoundStatus::Running,
+        store,
     })
+}
+
+/// The round's agent never started, so it has no stream.
+fn no_stream(source: &Source) -> EngineError {
+    EngineError::invalid(format!(
+        "round {} of {} has no output: its agent never started",
+        source.stream.number, source.stream.slug
+    ))
 }
 
 /// Writes the round's log line by line to `out`; with `follow`, until the round ends.
@@ -87,44 +96,37 @@ pub fn log(
 ) -> Result<()> {
     let source = source(ws, options)?;
     let adapter = crate::start::known_adapter(ws, &source.agent)?;
-    // The raw file is redacted; what the parser decodes from it is redacted again with the
-    // task's keys (a key file that is gone leaves only the raw file's redaction).
+    // The raw stream is redacted; what the parser decodes from it is redacted again with the
+    // task's keys (a key file that is gone leaves only the raw stream's redaction).
     let redactor = crate::keys::load_keys(&ws.config, &source.keys)
         .map(|keys| crate::keys::LoadedKey::redactor(&keys))
         .unwrap_or_default();
     let mut parser = adapter.stream_parser();
-    let mut file = loop {
-        match File::open(&source.file) {
-            Ok(file) => break file,
-            // A detached host that has not made the file yet: wait while it lives.
-            Err(e)
-                if e.kind() == std::io::ErrorKind::NotFound
-                    && source.running
-                    && options.follow
-                    && HostLock::probe(&source.lock) == LockState::Held =>
-            {
-                std::thread::sleep(FOLLOW_EVERY);
-            }
-            Err(e) => return Err(EngineError::io("open", &source.file, e)),
-        }
+    let following = options.follow && source.running;
+    let mut reader: Box<dyn Read + '_> = if following {
+        // A detached host that has not made the stream yet is waited for while it lives.
+        source
+            .store
+            .follow_stream(&source.stream, &source.claim, 0)?
+    } else {
+        source
+            .store
+            .read_stream(&source.stream, 0)?
+            .ok_or_else(|| no_stream(&source))?
     };
     let mut buffer = vec![0u8; READ_SIZE];
     let mut cutter = LineCutter::default();
     loop {
-        let read = match file.read(&mut buffer) {
+        // A follow returns 0 only once the round has ended and all of its stream is read.
+        let read = match reader.read(&mut buffer) {
             Ok(read) => read,
             Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound && following => {
+                return Err(no_stream(&source));
+            }
             Err(e) => return Err(EngineError::io("read", &source.file, e)),
         };
-        let ended = read == 0
-            && (!options.follow
-                || !source.running
-                || HostLock::probe(&source.lock) != LockState::Held && {
-                    // The host is gone: read what is left once more, then stop.
-                    let position = file.stream_position().unwrap_or(0);
-                    let length = std::fs::metadata(&source.file).map_or(0, |m| m.len());
-                    position >= length
-                });
+        let ended = read == 0;
         let mut result = Ok(());
         if options.raw {
             if read > 0 {
@@ -167,9 +169,6 @@ pub fn log(
         }
         if ended {
             return Ok(());
-        }
-        if read == 0 {
-            std::thread::sleep(FOLLOW_EVERY);
         }
     }
 }

@@ -21,7 +21,7 @@ use crate::notice::Notices;
 use crate::workspace::Workspace;
 use ganger_events::RoundStatus;
 use ganger_git::Repo;
-use ganger_store::{Round, Store, Task};
+use ganger_store::{Round, Task};
 use serde::Serialize;
 
 /// The schema of a merge's report.
@@ -163,8 +163,8 @@ pub(crate) fn check(
 ) -> Result<Ready> {
     let (store, task) = settled_task(ws, &options.slug, notices)?;
     crate::ownership::require_owner(&task, &merge_commander(options), "merge")?;
-    let task = pipeline_executor(&store, task)?;
-    let rounds = idle_rounds(&store, &task)?;
+    let task = pipeline_executor(&*store, task)?;
+    let rounds = idle_rounds(&*store, &task)?;
     let kept: Vec<Round> = rounds.into_iter().filter(|r| !r.rewound).collect();
     let last = kept
         .last()
@@ -241,8 +241,7 @@ pub(crate) fn check(
 /// A pipeline's work is its executor's (the role tasks share the pipeline's worktree and
 /// branch): merged once the pipeline is done, every reviewer having passed, with the evidence
 /// of the executor's last round. Any other task is itself.
-fn pipeline_executor(store: &ganger_store::SqliteStore, task: Task) -> Result<Task> {
-    use ganger_store::PipelineStore;
+fn pipeline_executor(store: &dyn ganger_store::Backend, task: Task) -> Result<Task> {
     let Some(pipeline) = store.pipeline(task.id)? else {
         return Ok(task);
     };

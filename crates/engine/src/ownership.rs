@@ -10,7 +10,7 @@ use crate::commander::commander;
 use crate::error::{EngineError, Result};
 use crate::notice::Notices;
 use crate::workspace::Workspace;
-use ganger_store::{OwnerChange, OwnershipStore, Task};
+use ganger_store::{OwnerChange, Task};
 use serde::Serialize;
 
 /// A task's owner as people read it.
@@ -117,7 +117,7 @@ pub fn holds_rounds(ws: &Workspace, slug: &str) -> Result<bool> {
     let Some(store) = ws.existing_store()? else {
         return Ok(false);
     };
-    Ok(ganger_store::Store::task(&store, slug)?.is_some_and(|t| Inbound::of(&t) == Inbound::Hold))
+    Ok(ganger_store::Store::task(&*store, slug)?.is_some_and(|t| Inbound::of(&t) == Inbound::Hold))
 }
 
 /// The error of a round sent to a task that holds new rounds, where it cannot be queued.
@@ -229,7 +229,7 @@ pub fn change_ownership(
         OwnershipAction::Policy(inbound) => {
             require_owner(&task, &me, "set the policy of")?;
             store.set_inbound(task.id, inbound.as_str(), &me)?;
-            reload(&store, slug)?
+            reload(&*store, slug)?
         }
         OwnershipAction::Allow { names, remove } => {
             require_owner(&task, &me, "change who may send rounds to")?;
@@ -242,7 +242,7 @@ pub fn change_ownership(
                 }
             }
             store.set_allowed(task.id, &allowed, &me)?;
-            reload(&store, slug)?
+            reload(&*store, slug)?
         }
     };
     let change = match action {

@@ -1,5 +1,5 @@
 //! The reaper: every command that looks at rounds first settles the ones whose host is dead
-//! (its lock is free), stopping whatever of them is left and recording them as
+//! (its claim has ended without the round ending), stopping whatever of them is left and recording them as
 //! `interrupted`, so that a killed host is never shown as running and never blocks a fix.
 
 use crate::error::Result;
@@ -7,15 +7,15 @@ use crate::notice::{Notice, Notices};
 use crate::round::settle_dead_round;
 use crate::workspace::Workspace;
 use ganger_events::RoundStatus;
-use ganger_store::{Store, Task};
+use ganger_store::{Backend, Task};
 
 /// Settles every running round whose host is gone.
 pub fn settle_running(
     ws: &Workspace,
-    store: &mut dyn Store,
+    store: &mut dyn Backend,
     notices: &mut dyn Notices,
 ) -> Result<()> {
-    for (task, round) in store.running_rounds()? {
+    for (task, round) in store.dead_rounds()? {
         if settle_dead_round(ws, store, &task, &round)? {
             notices.notice(Notice::Settled {
                 slug: task.slug.clone(),
@@ -29,7 +29,7 @@ pub fn settle_running(
 /// Settles the running round of one task, if its host is gone.
 pub fn settle_task(
     ws: &Workspace,
-    store: &mut dyn Store,
+    store: &mut dyn Backend,
     task: &Task,
     notices: &mut dyn Notices,
 ) -> Result<()> {

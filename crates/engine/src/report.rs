@@ -356,7 +356,7 @@ pub fn round_report(ws: &Workspace, task: &Task, round: &Round) -> RoundReport {
             .existing_store()
             .ok()
             .flatten()
-            .and_then(|store| crate::budget::budgets_of(&store, task)),
+            .and_then(|store| crate::budget::budgets_of(&*store, task)),
         files: RoundFiles {
             prompt: state.round_file(&task.slug, round.number, "prompt.md"),
             events: state.round_file(&task.slug, round.number, "jsonl"),

@@ -15,7 +15,7 @@ use crate::fix::{idle_rounds, settled_task};
 use crate::notice::Notices;
 use crate::workspace::Workspace;
 use ganger_agents::SessionFork;
-use ganger_store::{Rewind, Round, Store, Task};
+use ganger_store::{Rewind, Round, Task};
 use serde::Serialize;
 
 /// The schema of a rewind's report.
@@ -66,7 +66,7 @@ pub fn rewind(
 ) -> Result<RewindReport> {
     let (mut store, task) = settled_task(ws, &options.slug, notices)?;
     crate::ownership::require_owner(&task, &commander(options.commander.as_deref()), "rewind")?;
-    let rounds = idle_rounds(&store, &task)?;
+    let rounds = idle_rounds(&*store, &task)?;
     let target = target_round(&task, &rounds, options.to)?;
     let snapshot = target.snapshot_after.clone().ok_or_else(|| {
         EngineError::invalid(format!(

@@ -9,7 +9,7 @@ use crate::brief::{Brief, read_brief};
 use crate::commander::commander;
 use crate::error::{EngineError, Result};
 use crate::keys::{LoadedKey, load_keys, parse_key_args};
-use crate::launch::{Launch, Launched, launch, new_token, take_lock, this_process};
+use crate::launch::{Launch, Launched, launch, new_token, take_claim, this_process};
 use crate::models::{ModelCheck, check_model};
 use crate::notice::{Notice, Notices};
 use crate::reaper::settle_running;
@@ -18,7 +18,7 @@ use crate::slug::check_slug;
 use crate::task_worktree;
 use crate::workspace::Workspace;
 use ganger_agents::Adapter;
-use ganger_store::{EvidenceStore, NewRound, NewTask, RoundKind, Store, StoreError};
+use ganger_store::{Backend, NewRound, NewTask, RoundKind, StoreError};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -231,7 +231,7 @@ pub fn start(ws: &Workspace, options: StartOptions, notices: &mut dyn Notices) -
     }
     let mut store = ws.open_store()?;
     if let Some(fleet) = &options.fleet
-        && let Some(why) = crate::budget::fleet_exhausted(&store, fleet)
+        && let Some(why) = crate::budget::fleet_exhausted(&*store, fleet)
     {
         return Err(EngineError::invalid(format!(
             "task {slug} of fleet {fleet} was not started: {why}"
@@ -253,15 +253,22 @@ pub fn start(ws: &Workspace, options: StartOptions, notices: &mut dyn Notices) -
 
     let owner = commander(options.commander.as_deref());
     let token = new_token();
-    let lock = take_lock(ws, &token)?;
+    let claim = take_claim(&*store, &token)?;
     let (worktree, branch, base, made) = match &place {
         Place::Planned(planned) => {
             // Recorded as under way before the worktree is made: a start killed from here on
             // leaves a record that `start` again or `clean` settles.
-            let begun =
-                task_worktree::begin(ws, &mut store, planned, &slug, &owner, lock.path(), notices);
+            let begun = task_worktree::begin(
+                ws,
+                &mut *store,
+                planned,
+                &slug,
+                &owner,
+                claim.key(),
+                notices,
+            );
             if let Err(e) = begun {
-                lock.release();
+                claim.release();
                 return Err(e);
             }
             // A start killed here leaves a worktree and a record, no task (tests kill it).
@@ -270,16 +277,16 @@ pub fn start(ws: &Workspace, options: StartOptions, notices: &mut dyn Notices) -
             (planned.path, planned.branch, planned.base, true)
         }
         Place::Given { path, branch, base } => {
-            if let Err(e) = refuse_busy_worktree(ws, &mut store, path) {
-                lock.release();
+            if let Err(e) = refuse_busy_worktree(ws, &mut *store, path) {
+                claim.release();
                 return Err(e);
             }
             (path.clone(), branch.clone(), base.clone(), false)
         }
     };
-    let undo = |ws: &Workspace, store: &mut dyn Store, lock: &std::path::Path| {
+    let undo = |ws: &Workspace, store: &mut dyn Backend, claim: &ganger_store::ClaimKey| {
         if let Place::Planned(planned) = &place {
-            task_worktree::abandon(ws, store, planned, &slug, lock);
+            task_worktree::abandon(ws, store, planned, &slug, claim);
         }
     };
     let base_commit = ws
@@ -311,7 +318,7 @@ pub fn start(ws: &Workspace, options: StartOptions, notices: &mut dyn Notices) -
         session_before: None,
         commander: owner,
         token,
-        lock_path: lock.path().to_path_buf(),
+        claim: claim.key().clone(),
         host: this_process(),
         snapshot_before: None,
         checks,
@@ -320,8 +327,8 @@ pub fn start(ws: &Workspace, options: StartOptions, notices: &mut dyn Notices) -
     let (task, round) = match store.create_task(&new_task, &new_round) {
         Ok(created) => created,
         Err(e) => {
-            undo(ws, &mut store, lock.path());
-            lock.release();
+            undo(ws, &mut *store, claim.key());
+            claim.release();
             return Err(match e {
                 StoreError::SlugTaken(slug) => {
                     EngineError::invalid(format!("task {slug} exists already"))
@@ -343,12 +350,12 @@ pub fn start(ws: &Workspace, options: StartOptions, notices: &mut dyn Notices) -
     let redactor = LoadedKey::redactor(&loaded);
     let launched = launch(
         ws,
-        &mut store,
+        &mut *store,
         Launch {
             task,
             round,
             prompt,
-            lock,
+            claim,
             redactor,
             detach: options.detach,
             until_green: options.until_green,
@@ -410,7 +417,7 @@ pub(crate) fn check_given_worktree(ws: &Workspace, path: &Path) -> Result<(PathB
 /// Refuses a worktree in which a round of another task is running.
 pub(crate) fn refuse_busy_worktree(
     ws: &Workspace,
-    store: &mut dyn Store,
+    store: &mut dyn Backend,
     worktree: &Path,
 ) -> Result<()> {
     settle_running(ws, store, &mut |_: Notice| {})?;

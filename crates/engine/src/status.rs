@@ -8,7 +8,6 @@ use crate::notice::Notices;
 use crate::reaper::{settle_running, settle_task};
 use crate::report::{RoundReport, TaskList, round_report, task_list};
 use crate::workspace::Workspace;
-use ganger_store::Store;
 
 /// What `ganger status` shows.
 #[derive(Debug, Clone)]
@@ -42,27 +41,27 @@ pub fn status_of(
     };
     match slug {
         None => {
-            settle_running(ws, &mut store, notices)?;
+            settle_running(ws, &mut *store, notices)?;
             let mut list = if tree {
-                crate::pipeline::task_tree(&store)?
+                crate::pipeline::task_tree(&*store)?
             } else {
                 task_list(store.task_summaries()?)
             };
-            list.overlaps = crate::overlap::running_overlaps(ws, &store)?;
-            list.queued_starts = ganger_store::QueueStore::waiting_starts(&store)?;
-            let mut done = ganger_store::EvidenceStore::done_lines(&store)?;
+            list.overlaps = crate::overlap::running_overlaps(ws, &*store)?;
+            list.queued_starts = ganger_store::QueueStore::waiting_starts(&*store)?;
+            let mut done = ganger_store::EvidenceStore::done_lines(&*store)?;
             for row in &mut list.tasks {
                 row.done = done.remove(&row.slug);
             }
             Ok(StatusView::List(list))
         }
         Some(slug) => {
-            let task = find_task(&store, slug)?;
-            settle_task(ws, &mut store, &task, notices)?;
-            let task = find_task(&store, slug)?;
-            if crate::pipeline::has_pipeline(&store, task.id)? {
-                for role in ganger_store::PipelineStore::role_tasks(&store, task.id)? {
-                    settle_task(ws, &mut store, &role, notices)?;
+            let task = find_task(&*store, slug)?;
+            settle_task(ws, &mut *store, &task, notices)?;
+            let task = find_task(&*store, slug)?;
+            if crate::pipeline::has_pipeline(&*store, task.id)? {
+                for role in ganger_store::PipelineStore::role_tasks(&*store, task.id)? {
+                    settle_task(ws, &mut *store, &role, notices)?;
                 }
                 return Ok(StatusView::Pipeline(Box::new(
                     crate::pipeline::pipeline_report(ws, slug)?,

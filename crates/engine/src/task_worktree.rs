@@ -8,7 +8,7 @@ use crate::error::{EngineError, Result};
 use crate::notice::{Notice, Notices};
 use crate::workspace::Workspace;
 use ganger_git::Oid;
-use ganger_store::{PendingStart, Store, StoreError, now_ms};
+use ganger_store::{Backend, ClaimKey, PendingStart, StoreError, now_ms};
 use std::path::{Path, PathBuf};
 
 /// A new task's worktree, checked and not yet made.
@@ -91,24 +91,22 @@ pub(crate) fn refuse_existing(ws: &Workspace, planned: &PlannedWorktree) -> Resu
 
 /// Records the start of task `slug` as under way (settling a dead start of the same slug
 /// first), then makes its planned worktree, so that a start killed at any point leaves a
-/// record that `start` again or `clean` settles. `lock` is the starting command's, held
+/// record that `start` again or `clean` settles. `claim` is the starting command's, held
 /// until its task is recorded (which ends the record) or `abandon` is called.
 pub(crate) fn begin(
     ws: &Workspace,
-    store: &mut dyn Store,
+    store: &mut dyn Backend,
     planned: &PlannedWorktree,
     slug: &str,
     commander: &str,
-    lock: &Path,
+    claim: &ClaimKey,
     notices: &mut dyn Notices,
 ) -> Result<()> {
     // A dead start of the same slug left what it made: settled before anything is judged.
-    let dead = store
-        .pending_starts()?
-        .into_iter()
-        .find(|p| p.slug == slug && !crate::half_made::alive(&p.lock_path));
-    if let Some(dead) = dead {
-        crate::half_made::settle_dead_start(ws, store, &dead)?;
+    // (`settle_dead_start` leaves one whose command lives.)
+    let earlier = store.pending_starts()?.into_iter().find(|p| p.slug == slug);
+    if let Some(earlier) = earlier {
+        crate::half_made::settle_dead_start(ws, store, &earlier)?;
     }
     if let Err(exists) = refuse_existing(ws, planned) {
         // Made by a start of the same slug that is still under way, or that has recorded it.
@@ -119,7 +117,7 @@ pub(crate) fn begin(
         worktree: planned.path.clone(),
         branch: planned.branch.clone(),
         base_commit: planned.base_commit.clone(),
-        lock_path: lock.to_path_buf(),
+        claim: claim.clone(),
         commander: commander.to_owned(),
         started_at: now_ms(),
     };
@@ -127,17 +125,17 @@ pub(crate) fn begin(
         match store.begin_start(&pending) {
             Ok(()) => {
                 return make(ws, planned, notices).inspect_err(|_| {
-                    let _ = store.end_start(slug, lock);
+                    let _ = store.end_start(slug, claim);
                 });
             }
-            Err(StoreError::StartPending { slug, lock_path }) => {
-                if crate::half_made::alive(&lock_path) {
+            Err(StoreError::StartPending { slug, claim }) => {
+                if store.is_alive(&claim)? {
                     return Err(starting(&slug));
                 }
                 let dead = store
                     .pending_starts()?
                     .into_iter()
-                    .find(|p| p.slug == slug && p.lock_path == lock_path);
+                    .find(|p| p.slug == slug && p.claim == claim);
                 if let Some(dead) = dead {
                     crate::half_made::settle_dead_start(ws, store, &dead)?;
                 }
@@ -163,31 +161,32 @@ fn starting(slug: &str) -> EngineError {
 
 /// Why a start of `slug` found its worktree or branch made, when another start of it did:
 /// one still under way, or one that has recorded its task.
-fn being_started(store: &dyn Store, slug: &str) -> Result<Option<EngineError>> {
+fn being_started(store: &dyn Backend, slug: &str) -> Result<Option<EngineError>> {
     if store.task(slug)?.is_some() {
         return Ok(Some(EngineError::invalid(format!(
             "task {slug} exists already"
         ))));
     }
-    let live = store
-        .pending_starts()?
-        .into_iter()
-        .any(|p| p.slug == slug && crate::half_made::alive(&p.lock_path));
-    Ok(live.then(|| starting(slug)))
+    for pending in store.pending_starts()? {
+        if pending.slug == slug && store.is_alive(&pending.claim)? {
+            return Ok(Some(starting(slug)));
+        }
+    }
+    Ok(None)
 }
 
 /// Undoes a begun start whose task could not be recorded: removes the worktree and branch
 /// it made and its record.
 pub(crate) fn abandon(
     ws: &Workspace,
-    store: &mut dyn Store,
+    store: &mut dyn Backend,
     planned: &PlannedWorktree,
     slug: &str,
-    lock: &Path,
+    claim: &ClaimKey,
 ) {
     let _ = ws.repo.remove_worktree(&planned.path);
     let _ = ws.repo.delete_branch(&planned.branch);
-    let _ = store.end_start(slug, lock);
+    let _ = store.end_start(slug, claim);
 }
 
 /// Makes the planned worktree and branch, one add at a time per repository.

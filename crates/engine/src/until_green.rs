@@ -11,23 +11,20 @@ use crate::launch::Launched;
 use crate::notice::{Notice, Notices};
 use crate::round::HostOutcome;
 use crate::workspace::Workspace;
+use ganger_store::{Claim, Liveness};
 
 /// The most fix rounds `--until-green` may ask for.
 pub const UNTIL_GREEN_MAX: u32 = 50;
 
-/// The lock a fix loop holds from before its first round ends to its last round's end, so
-/// that `ganger wait` waits for the loop, not for one of its rounds.
-pub(crate) fn loop_lock_path(ws: &Workspace, slug: &str) -> std::path::PathBuf {
-    ws.state.run_dir().join(format!("loop-{slug}.lock"))
+/// The name of the claim a fix loop holds from before its first round ends to its last
+/// round's end, so that `ganger wait` waits for the loop, not for one of its rounds.
+pub(crate) fn loop_claim_name(slug: &str) -> String {
+    format!("loop-{slug}")
 }
 
-/// Takes the loop lock of `slug`.
-pub(crate) fn take_loop_lock(ws: &Workspace, slug: &str) -> Result<ganger_sandbox::HostLock> {
-    let dir = ws.state.run_dir();
-    std::fs::create_dir_all(&dir).map_err(|e| crate::error::EngineError::io("create", &dir, e))?;
-    Ok(ganger_sandbox::HostLock::acquire(&loop_lock_path(
-        ws, slug,
-    ))?)
+/// Claims the fix loop of `slug` for this process.
+pub(crate) fn take_loop_claim(store: &dyn Liveness, slug: &str) -> Result<Claim> {
+    Ok(store.claim(&loop_claim_name(slug))?)
 }
 
 /// Runs fix rounds after `outcome` while its checks fail, at most `limit` of them; returns
@@ -60,7 +57,7 @@ pub(crate) fn until_green(
         }
         if let Some(why) = ws
             .existing_store()?
-            .and_then(|store| crate::budget::exhausted(&store, &outcome.task))
+            .and_then(|store| crate::budget::exhausted(&*store, &outcome.task))
         {
             notices.notice(Notice::BudgetSpent {
                 slug: outcome.task.slug.clone(),
@@ -101,7 +98,7 @@ pub(crate) fn after_launch(
 ) -> Result<Launched> {
     match (launched, limit) {
         (Launched::Finished(outcome), Some(limit)) => {
-            let held = take_loop_lock(ws, &outcome.task.slug)?;
+            let held = take_loop_claim(&*ws.open_store()?, &outcome.task.slug)?;
             let last = until_green(ws, outcome, limit, notices);
             held.release();
             Ok(Launched::Finished(last?))

@@ -1,7 +1,7 @@
 //! `ganger wait`: blocks until the task's running round ends and returns its report. It
-//! sleeps on the round's host lock, so it wakes the moment the host is gone (finished or
-//! dead), with no polling interval to wait out; while a fix loop (`--until-green`) holds the
-//! task's loop lock, it waits for the loop's last round.
+//! waits on the round's claim in the store, so it wakes the moment the host is gone (finished
+//! or dead), with no polling interval to wait out; while a fix loop (`--until-green`) holds
+//! the task's loop claim, it waits for the loop's last round.
 
 use crate::error::Result;
 use crate::fix::find_task;
@@ -10,8 +10,6 @@ use crate::reaper::settle_task;
 use crate::report::{RoundReport, round_report};
 use crate::workspace::Workspace;
 use ganger_events::RoundStatus;
-use ganger_sandbox::HostLock;
-use ganger_store::Store;
 use std::time::{Duration, Instant};
 
 /// How a wait ended.
@@ -41,24 +39,24 @@ pub fn wait(
             "no task {slug}"
         )));
     };
-    let task = find_task(&store, slug)?;
+    let task = find_task(&*store, slug)?;
     loop {
         let round = store.round(task.id, None)?.ok_or_else(|| {
             crate::error::EngineError::invalid(format!("task {slug} has no rounds"))
         })?;
         let left = deadline.map(|d| d.saturating_duration_since(Instant::now()));
-        let looping = crate::until_green::loop_lock_path(ws, slug);
+        let looping = store.claim_key(&crate::until_green::loop_claim_name(slug));
         if round.status != RoundStatus::Running
-            && HostLock::probe(&looping) == ganger_sandbox::LockState::Held
             && left != Some(Duration::ZERO)
+            && store.is_alive(&looping)?
         {
             // A fix loop (`--until-green`) is between rounds, or after its last: its end is
             // what the caller waits for.
-            HostLock::wait_released(&looping, left);
+            store.wait_for_end(&looping, left)?;
             continue;
         }
         if round.status != RoundStatus::Running {
-            let task = find_task(&store, slug)?;
+            let task = find_task(&*store, slug)?;
             return Ok(WaitOutcome::Ended(Box::new(round_report(
                 ws, &task, &round,
             ))));
@@ -70,9 +68,9 @@ pub fn wait(
                 started_at: crate::report::local_time(round.started_at),
             });
         }
-        if HostLock::wait_released(&round.lock_path, left) {
+        if store.wait_for_end(&round.claim, left)? {
             // The host is gone: either it recorded the end, or it died and we settle it.
-            settle_task(ws, &mut store, &task, notices)?;
+            settle_task(ws, &mut *store, &task, notices)?;
         }
     }
 }

@@ -5,7 +5,7 @@
 use crate::config::Config;
 use crate::error::{EngineError, Result};
 use ganger_git::Repo;
-use ganger_store::{SqliteStore, StateDir};
+use ganger_store::{Backend, SqliteStore, StateDir};
 use std::path::Path;
 
 /// A repository ganger works on.
@@ -14,6 +14,12 @@ pub struct Workspace {
     pub repo: Repo,
     pub state: StateDir,
     pub config: Config,
+}
+
+/// Opens the backend whose database is `database`. This is where the backend is chosen:
+/// everything else holds it as a [`Backend`].
+pub(crate) fn open_backend(database: &Path) -> Result<Box<dyn Backend>> {
+    Ok(Box::new(SqliteStore::open(database)?))
 }
 
 /// The line `.git/info/exclude` gets.
@@ -65,17 +71,17 @@ impl Workspace {
     }
 
     /// Opens the store, making the state directory first.
-    pub fn open_store(&self) -> Result<SqliteStore> {
+    pub fn open_store(&self) -> Result<Box<dyn Backend>> {
         self.refuse_lost_records()?;
         self.ensure_state_dir()?;
-        Ok(SqliteStore::open(&self.state.database())?)
+        open_backend(&self.state.database())
     }
 
     /// Opens the store if there is one; `None` in a repository ganger never wrote to.
-    pub fn existing_store(&self) -> Result<Option<SqliteStore>> {
+    pub fn existing_store(&self) -> Result<Option<Box<dyn Backend>>> {
         self.refuse_lost_records()?;
         if self.has_state() {
-            Ok(Some(SqliteStore::open(&self.state.database())?))
+            Ok(Some(open_backend(&self.state.database())?))
         } else {
             Ok(None)
         }

@@ -1,22 +1,16 @@
 //! Starting a detached round host: the same `ganger` binary in a new session, with no
-//! terminal, its output in a log file, and the host lock handed over as file descriptor 3,
-//! so that killing the command that started it, or its terminal, never touches the round.
+//! terminal, its output in a log file, and an open file it must inherit at a given descriptor
+//! (the store's claim on the round, handed over so that killing the command that started it,
+//! or its terminal, never touches the round, and the round has a holder at every moment).
 
 use crate::error::SandboxError;
-use crate::host_lock::HostLock;
 use rustix::io::{FdFlags, fcntl_setfd};
 use std::ffi::OsString;
-use std::fs::{File, OpenOptions};
-use std::os::fd::{AsRawFd, FromRawFd};
+use std::fs::OpenOptions;
+use std::os::fd::{AsRawFd, BorrowedFd, FromRawFd, RawFd};
 use std::os::unix::process::CommandExt;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Stdio};
-
-/// The file descriptor a detached host finds its lock on.
-const LOCK_FD: i32 = 3;
-/// The environment variables that tell a detached host where its lock is.
-const LOCK_FD_ENV: &str = "GANGER_HOST_LOCK_FD";
-const LOCK_PATH_ENV: &str = "GANGER_HOST_LOCK_PATH";
 
 /// A started detached host.
 #[derive(Debug, Clone, Copy)]
@@ -24,12 +18,14 @@ pub struct DetachedHost {
     pub pid: u32,
 }
 
-/// Starts `program args` detached, holding `lock` as fd 3, reading `input` on its stdin (then
-/// end of file) and writing its output to `log`.
+/// Starts `program args` detached with `env` added to its environment, holding `inherit`'s
+/// file at its descriptor number, reading `input` on its stdin (then end of file) and writing
+/// its output to `log`.
 pub fn spawn_detached_host(
     program: &Path,
     args: &[OsString],
-    lock: &HostLock,
+    inherit: Option<(BorrowedFd<'_>, RawFd)>,
+    env: &[(OsString, OsString)],
     input: &[u8],
     log: &Path,
 ) -> Result<DetachedHost, SandboxError> {
@@ -39,25 +35,27 @@ pub fn spawn_detached_host(
         .open(log)
         .map_err(|e| SandboxError::io(log, e))?;
     let err = out.try_clone().map_err(|e| SandboxError::io(log, e))?;
-    let lock_fd = lock.file().as_raw_fd();
+    let inherit = inherit.map(|(file, at)| (file.as_raw_fd(), at));
     let mut command = Command::new(program);
     command
         .args(args)
-        .env(LOCK_FD_ENV, LOCK_FD.to_string())
-        .env(LOCK_PATH_ENV, lock.path())
+        .envs(env.iter().map(|(k, v)| (k, v)))
         .stdin(Stdio::piped())
         .stdout(out)
         .stderr(err);
     // SAFETY: only system calls between fork and exec (setsid, dup2, fcntl).
     let hook = move || {
         rustix::process::setsid().map_err(std::io::Error::from)?;
-        // SAFETY: the lock fd is open in the parent until spawn returns.
-        let source = unsafe { std::os::fd::BorrowedFd::borrow_raw(lock_fd) };
-        if lock_fd == LOCK_FD {
+        let Some((fd, at)) = inherit else {
+            return Ok(());
+        };
+        // SAFETY: the inherited file is open in the parent until spawn returns.
+        let source = unsafe { BorrowedFd::borrow_raw(fd) };
+        if fd == at {
             fcntl_setfd(source, FdFlags::empty()).map_err(std::io::Error::from)?;
         } else {
-            // SAFETY: fd 3 is replaced in the child only; dup2 clears its close-on-exec.
-            let mut target = unsafe { std::os::fd::OwnedFd::from_raw_fd(LOCK_FD) };
+            // SAFETY: `at` is replaced in the child only; dup2 clears its close-on-exec.
+            let mut target = unsafe { std::os::fd::OwnedFd::from_raw_fd(at) };
             let duplicated = rustix::io::dup2(source, &mut target);
             std::mem::forget(target);
             duplicated.map_err(std::io::Error::from)?;
@@ -94,55 +92,46 @@ pub fn spawn_detached_host(
     Ok(DetachedHost { pid: child.id() })
 }
 
-/// In a detached host: the lock handed over by the command that started it, if any.
-pub fn take_inherited_lock() -> Option<HostLock> {
-    let fd: i32 = std::env::var(LOCK_FD_ENV).ok()?.parse().ok()?;
-    let path = PathBuf::from(std::env::var_os(LOCK_PATH_ENV)?);
-    // SAFETY: the variable names a descriptor the parent opened for this process on purpose
-    // and nothing else here owns it.
-    let file = unsafe { File::from_raw_fd(fd) };
-    // The agent must not inherit the lock, or the host would look alive after its death.
-    fcntl_setfd(&file, FdFlags::CLOEXEC).ok()?;
-    // SAFETY: removing variables before any other thread of this process reads them; the
-    // host calls this first thing in `main`'s host path, single-threaded.
-    unsafe {
-        std::env::remove_var(LOCK_FD_ENV);
-        std::env::remove_var(LOCK_PATH_ENV);
-    }
-    Some(HostLock::from_inherited(file, path))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::host_lock::LockState;
+    use rustix::fs::{FlockOperation, flock};
+    use std::os::fd::AsFd;
+
+    fn is_locked(path: &Path) -> bool {
+        let file = std::fs::File::open(path).unwrap();
+        flock(&file, FlockOperation::NonBlockingLockShared).is_err()
+    }
 
     #[test]
-    fn the_lock_lives_on_in_the_detached_child() {
+    fn the_inherited_file_and_its_lock_live_on_in_the_detached_child() {
         let dir = tempfile::tempdir().unwrap();
         let lock_path = dir.path().join("host.lock");
         let log = dir.path().join("host.log");
-        let lock = HostLock::acquire(&lock_path).unwrap();
-        // The child proves it holds fd 3 and got its input, then keeps the lock for a while.
+        let lock = std::fs::File::create(&lock_path).unwrap();
+        flock(&lock, FlockOperation::NonBlockingLockExclusive).unwrap();
+        // The child proves it holds fd 5, has its variable and got its input, then keeps the
+        // lock for a while.
         let host = spawn_detached_host(
             Path::new("/bin/sh"),
             &[
                 "-c".into(),
-                "ls -l /proc/self/fd/3 >/dev/null && cat; sleep 1".into(),
+                "ls -l /proc/self/fd/5 >/dev/null && echo \"$HANDED\" && cat; sleep 1".into(),
             ],
-            &lock,
+            Some((lock.as_fd(), 5)),
+            &[("HANDED".into(), "over".into())],
             b"ok\n",
             &log,
         )
         .unwrap();
         drop(lock);
-        assert_eq!(HostLock::probe(&lock_path), LockState::Held);
-        assert!(HostLock::wait_released(
-            &lock_path,
-            Some(std::time::Duration::from_secs(10))
-        ));
-        assert_eq!(HostLock::probe(&lock_path), LockState::Free);
-        assert_eq!(std::fs::read_to_string(&log).unwrap(), "ok\n");
+        assert!(is_locked(&lock_path), "the child holds the lock");
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        while is_locked(&lock_path) && std::time::Instant::now() < deadline {
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        assert!(!is_locked(&lock_path), "the lock went with the child");
+        assert_eq!(std::fs::read_to_string(&log).unwrap(), "over\nok\n");
         assert!(host.pid > 0);
     }
 }

@@ -6,8 +6,9 @@
 //! the stall limit, and stopping it all (SIGTERM, a grace period, SIGKILL).
 //!
 //! This is the only crate that starts agent processes (`clippy.toml` forbids `spawn`
-//! elsewhere). It also holds the host lock: an `flock` that a round's host keeps for its whole
-//! life, so that anyone can tell a live host from a dead one, a zombie or a reused pid.
+//! elsewhere), the detached round host included; whether a host is alive is the store's to
+//! say (`ganger_store::Liveness`), and a detached host inherits whatever file the store's
+//! claim hands over.
 
 mod activity;
 mod bwrap;
@@ -17,7 +18,6 @@ mod cgroup;
 mod confinement;
 mod detach;
 mod error;
-mod host_lock;
 mod interactive;
 mod kind;
 mod local;
@@ -32,9 +32,8 @@ pub use bwrap_sandbox::BwrapSandbox;
 pub use capture::{Captured, run_captured};
 pub use cgroup::Cgroup;
 pub use confinement::{Confinement, Sandbox};
-pub use detach::{DetachedHost, spawn_detached_host, take_inherited_lock};
+pub use detach::{DetachedHost, spawn_detached_host};
 pub use error::SandboxError;
-pub use host_lock::{HostLock, LockState};
 pub use interactive::run_interactive;
 pub use kind::{Network, SandboxKind};
 pub use local::{AgentCommand, AgentExit, RunningAgent, Waited, spawn_local};

@@ -5,6 +5,7 @@
 //! and a clean of one task exclude each other in the store's own transactions.
 
 use crate::error::StoreError;
+use crate::liveness::ClaimKey;
 use std::path::PathBuf;
 
 /// A start under way, recorded before its worktree is made.
@@ -15,8 +16,8 @@ pub struct PendingStart {
     pub branch: String,
     /// The commit the branch starts at (a half-made branch still pointing here holds no work).
     pub base_commit: String,
-    /// Held by the starting command while it lives.
-    pub lock_path: PathBuf,
+    /// The starting command's claim, held while it lives.
+    pub claim: ClaimKey,
     pub commander: String,
     pub started_at: i64,
 }
@@ -25,8 +26,8 @@ pub struct PendingStart {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CleanClaim {
     pub task_id: i64,
-    /// Held by the cleaning command while it lives.
-    pub lock_path: PathBuf,
+    /// The cleaning command's claim, held while it lives.
+    pub claim: ClaimKey,
     pub commander: String,
     pub started_at: i64,
 }
@@ -42,7 +43,7 @@ pub trait ClaimStore {
 
     /// Forgets a start under way (one that failed, or was settled); false when it was not
     /// recorded (with that lock).
-    fn end_start(&mut self, slug: &str, lock_path: &std::path::Path) -> Result<bool, StoreError>;
+    fn end_start(&mut self, slug: &str, claim: &ClaimKey) -> Result<bool, StoreError>;
 
     /// Records, with a journal entry, that a clean of the task begins: `Busy` while a round
     /// of it runs, `BeingCleaned` when another clean is recorded (live or dead). No round of
@@ -54,5 +55,5 @@ pub trait ClaimStore {
 
     /// Ends a clean's claim (one that removed nothing, or a dead one being settled); false
     /// when it was not recorded (with that lock).
-    fn end_clean(&mut self, task_id: i64, lock_path: &std::path::Path) -> Result<bool, StoreError>;
+    fn end_clean(&mut self, task_id: i64, claim: &ClaimKey) -> Result<bool, StoreError>;
 }

@@ -26,19 +26,19 @@ pub enum StoreError {
         number: u32,
         host_pid: Option<i32>,
     },
-    /// Another start of this slug is recorded as under way (its command holds `lock_path`
+    /// Another start of this slug is recorded as under way (its command holds `claim`
     /// while it lives).
     #[error("task {slug} is being started")]
     StartPending {
         slug: String,
-        lock_path: std::path::PathBuf,
+        claim: crate::liveness::ClaimKey,
     },
-    /// A clean of the task is recorded as under way (its command holds `lock_path` while it
+    /// A clean of the task is recorded as under way (its command holds `claim` while it
     /// lives): no round may begin.
     #[error("task {slug} is being cleaned")]
     BeingCleaned {
         slug: String,
-        lock_path: std::path::PathBuf,
+        claim: crate::liveness::ClaimKey,
     },
     /// A session adopted by a task already.
     #[error("session {session} is task {slug}'s already")]
@@ -58,6 +58,10 @@ pub enum StoreError {
         commander: String,
         owner: String,
     },
+    /// A live holder has the claim already (another fix loop of the task, another person
+    /// attached to it).
+    #[error("{name} is held by another ganger process")]
+    ClaimHeld { name: String },
     /// The database was written by a newer ganger.
     #[error(
         "the state database has schema {found}, newer than this ganger's {known}; use a newer ganger"
@@ -66,9 +70,25 @@ pub enum StoreError {
     /// A stored value could not be read back.
     #[error("unreadable state: {0}")]
     Corrupt(String),
-    /// The database failed.
-    #[error("state database error: {0}")]
-    Sqlite(#[from] rusqlite::Error),
+    /// The store was held by another writer past the wait: nothing was changed, and trying
+    /// again later can succeed.
+    #[error("state database error: {source}")]
+    Contended {
+        #[source]
+        source: BackendError,
+    },
+    /// The store's data is damaged (or is not a store at all).
+    #[error("state database error: {source}")]
+    Damaged {
+        #[source]
+        source: BackendError,
+    },
+    /// Any other failure of the backend (a disk that is full or read-only, a lost connection).
+    #[error("state database error: {source}")]
+    Backend {
+        #[source]
+        source: BackendError,
+    },
     /// A file of the state directory failed.
     #[error("failed to access {path}: {source}")]
     Io {
@@ -78,16 +98,21 @@ pub enum StoreError {
     },
 }
 
+/// The backend's own error, kept as the source of a [`StoreError`] without naming its type:
+/// nothing above the backend depends on which database it is.
+pub type BackendError = Box<dyn std::error::Error + Send + Sync + 'static>;
+
 impl StoreError {
     /// Whether the store was busy (another writer held it past the wait): trying again later
     /// can succeed, and nothing was changed.
     pub fn is_busy(&self) -> bool {
-        matches!(
-            self,
-            StoreError::Sqlite(e) if matches!(
-                e.sqlite_error_code(),
-                Some(rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked)
-            )
-        )
+        matches!(self, StoreError::Contended { .. })
+    }
+
+    /// A failure of the backend that is none of the store's own refusals.
+    pub fn backend(source: impl Into<BackendError>) -> StoreError {
+        StoreError::Backend {
+            source: source.into(),
+        }
     }
 }

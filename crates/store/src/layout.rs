@@ -28,6 +28,13 @@ impl StateDir {
         }
     }
 
+    /// The state directory at `root` (the directory `state.db` is in).
+    pub fn at(root: &Path) -> StateDir {
+        StateDir {
+            root: root.to_path_buf(),
+        }
+    }
+
     pub fn root(&self) -> &Path {
         &self.root
     }

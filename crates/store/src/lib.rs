@@ -1,26 +1,35 @@
-//! ganger's state. The [`Store`] trait is what the engine asks of any backend: tasks, their
-//! rounds and a journal, every change one transaction, "at most one running round per task"
-//! enforced by the store itself. SQLite (WAL) is the backend for one machine; a PostgreSQL
-//! backend for many machines will implement the same trait and pass the same tests.
+//! ganger's state. The [`Backend`] trait is what the engine asks of any backend, as one
+//! trait object: tasks, their rounds and a journal ([`Store`]), the queue, ownership,
+//! pipelines, evidence, work under way, whether the process doing a piece of work lives
+//! ([`Liveness`]) and rounds' output ([`Streams`]). Every change is one transaction, and the
+//! invariants ("at most one running round per task") are the store's own. SQLite (WAL) is the
+//! backend for one machine; a PostgreSQL backend for many machines will implement the same
+//! traits and pass the same conformance suite (`tests/conformance/`).
 //!
-//! The per-round files (the prompt as sent, the raw stream, stderr, the full answer) live
-//! beside the database; [`StateDir`] says where.
+//! The files beside the database (SQLite's streams and claims, the prompt as sent, the full
+//! answer) live where [`StateDir`] says.
 
+mod backend;
 mod claims;
 mod error;
 mod evidence;
+mod follow;
 mod layout;
+mod liveness;
 mod ownership;
 mod pipeline;
 mod queue;
 mod records;
 mod sqlite;
 mod store;
+mod streams;
 
+pub use backend::Backend;
 pub use claims::{ClaimStore, CleanClaim, PendingStart};
-pub use error::StoreError;
+pub use error::{BackendError, StoreError};
 pub use evidence::{Budget, EvidenceStore, LabelledTask, Spent};
 pub use layout::StateDir;
+pub use liveness::{Claim, ClaimHold, ClaimKey, Handover, Liveness};
 pub use ownership::{OwnerChange, OwnershipStore};
 pub use pipeline::{PipelineRecord, PipelineStore, ReviewerVerdict, RoleLink};
 pub use queue::{
@@ -33,3 +42,4 @@ pub use records::{
 };
 pub use sqlite::SqliteStore;
 pub use store::Store;
+pub use streams::{RoundStream, StreamKind, Streams};

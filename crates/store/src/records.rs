@@ -1,6 +1,7 @@
 //! The records the store keeps: tasks, rounds, journal entries, and the inputs that create or
 //! change them. Times are Unix milliseconds.
 
+use crate::liveness::ClaimKey;
 use ganger_events::{RoundStatus, RoundSummary};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -141,9 +142,10 @@ pub struct Round {
     pub session: Option<String>,
     /// Who started the round.
     pub commander: String,
-    /// The round's token: its processes carry it, its lock file is named by it.
+    /// The round's token: its processes carry it, its host's claim is named by it.
     pub token: String,
-    pub lock_path: PathBuf,
+    /// Its host's claim ([`Liveness`](crate::Liveness)): alive while the host lives.
+    pub claim: ClaimKey,
     pub host: Option<ProcessRef>,
     pub agent: Option<ProcessRef>,
     pub cgroup: Option<PathBuf>,
@@ -264,7 +266,8 @@ pub struct NewRound {
     pub session_before: Option<String>,
     pub commander: String,
     pub token: String,
-    pub lock_path: PathBuf,
+    /// The claim its host holds (taken before the round is recorded).
+    pub claim: ClaimKey,
     pub host: Option<ProcessRef>,
     pub snapshot_before: Option<String>,
     /// The checks to run after the agent's part of the round.

@@ -1,6 +1,7 @@
-//! The store trait: everything the engine asks of a backend. Every method that changes state
-//! is one transaction; the ones that end a round only act on a round that is still running,
-//! so that a host finishing and an observer settling a dead host can never both win.
+//! The store trait: tasks, their rounds and the journal, the core of a
+//! [`Backend`](crate::Backend). Every method that changes state is one transaction; the ones
+//! that end a round only act on a round that is still running, so that a host finishing and
+//! an observer settling a dead host can never both win.
 
 use crate::error::StoreError;
 use crate::records::{

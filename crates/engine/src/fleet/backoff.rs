@@ -3,9 +3,8 @@
 //! capped at ten minutes), and its task goes back to the queue as a "continue" in its session.
 //! The first round on the model that ends well clears the pause.
 
-use crate::workspace::Workspace;
 use ganger_events::RoundStatus;
-use ganger_store::{Round, Task};
+use ganger_store::{Backend, Round, RoundStream, StreamKind, Task};
 use std::time::Duration;
 
 /// The longest pause.
@@ -22,7 +21,7 @@ const NEEDLES: [&str; 6] = [
 ];
 
 /// The line that says the round hit a rate limit, if it did.
-pub fn rate_limited(ws: &Workspace, task: &Task, round: &Round) -> Option<String> {
+pub fn rate_limited(store: &dyn Backend, task: &Task, round: &Round) -> Option<String> {
     if round.status != RoundStatus::Failed || round.failed_checks().next().is_some() {
         return None;
     }
@@ -30,8 +29,13 @@ pub fn rate_limited(ws: &Workspace, task: &Task, round: &Round) -> Option<String
     texts.extend(round.reason.clone());
     texts.extend(round.summary.errors.iter().cloned());
     texts.extend(round.summary.answer.clone());
-    let stderr = ws.state.round_file(&task.slug, round.number, "err");
-    if let Ok(text) = std::fs::read_to_string(stderr) {
+    let stderr = RoundStream::of(task, round, StreamKind::Stderr);
+    if let Ok(Some(mut reader)) = store.read_stream(&stderr, 0)
+        && let Ok(text) = {
+            let mut text = String::new();
+            std::io::Read::read_to_string(&mut reader, &mut text).map(|_| text)
+        }
+    {
         let tail: Vec<&str> = text.lines().rev().take(20).collect();
         texts.extend(tail.into_iter().rev().map(str::to_owned));
     }

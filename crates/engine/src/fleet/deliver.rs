@@ -12,7 +12,7 @@ use crate::launch::Launched;
 use crate::notice::Notices;
 use crate::start::start;
 use crate::workspace::Workspace;
-use ganger_store::{QueueItem, QueueKind, Round, SqliteStore, Task};
+use ganger_store::{Backend, QueueItem, QueueKind, Round, Task};
 
 /// How a delivery went.
 #[derive(Debug)]
@@ -30,7 +30,7 @@ pub enum Delivery {
 /// Delivers `item`, which the scheduler has claimed.
 pub fn deliver(
     ws: &Workspace,
-    store: &SqliteStore,
+    store: &dyn Backend,
     item: &QueueItem,
     notices: &mut dyn Notices,
 ) -> Delivery {

@@ -11,7 +11,7 @@ use crate::error::{EngineError, Result};
 use crate::fix::{FixOptions, find_task};
 use crate::start::{StartOptions, known_adapter};
 use crate::workspace::Workspace;
-use ganger_store::{NewQueued, QueueItem, QueueKind, QueueStore, SqliteStore, Store};
+use ganger_store::{NewQueued, QueueItem, QueueKind};
 
 /// Writes a queued round's prompt beside the task's round files.
 pub(super) fn write_prompt(ws: &Workspace, slug: &str, prompt: &str) -> Result<std::path::PathBuf> {
@@ -54,7 +54,11 @@ impl Item<'_> {
 /// Writes the item's prompt and queues it; the prompt file goes again when the store
 /// refuses the item (a start of the slug is queued already: the store's unique index, so
 /// that of racing commands exactly one is accepted).
-fn enqueue(ws: &Workspace, store: &mut SqliteStore, item: Item<'_>) -> Result<QueueItem> {
+fn enqueue(
+    ws: &Workspace,
+    store: &mut dyn ganger_store::Backend,
+    item: Item<'_>,
+) -> Result<QueueItem> {
     let prompt_file = write_prompt(ws, item.slug, item.prompt)?;
     crate::faults::pause("before-enqueue");
     let stored = store.enqueue(&item.new_queued(prompt_file.clone()));
@@ -94,7 +98,7 @@ pub fn queue_start(ws: &Workspace, options: &StartOptions) -> Result<QueueItem> 
         .map_err(|e| EngineError::environment("failed to encode the queued start", e))?;
     enqueue(
         ws,
-        &mut store,
+        &mut *store,
         Item {
             slug: &options.slug,
             kind: QueueKind::Start,
@@ -124,7 +128,7 @@ pub fn queue_fix(ws: &Workspace, options: &FixOptions) -> Result<QueueItem> {
         crate::slug::check_task_name(&options.slug)?;
         return Err(EngineError::invalid(format!("no task {}", options.slug)));
     };
-    let task = find_task(&store, &options.slug)?;
+    let task = find_task(&*store, &options.slug)?;
     let sender = commander(options.commander.as_deref());
     crate::ownership::require_admitted(&task, &sender, "send rounds to")?;
     if crate::ownership::Inbound::of(&task) == crate::ownership::Inbound::Refuse {
@@ -132,7 +136,7 @@ pub fn queue_fix(ws: &Workspace, options: &FixOptions) -> Result<QueueItem> {
     }
     enqueue(
         ws,
-        &mut store,
+        &mut *store,
         Item {
             slug: &task.slug,
             kind: QueueKind::Fix,
@@ -169,7 +173,7 @@ pub fn broadcast(
         tasks
     } else {
         only.iter()
-            .map(|slug| find_task(&store, slug))
+            .map(|slug| find_task(&*store, slug))
             .collect::<Result<Vec<_>>>()?
     };
     let commander = commander(as_name);
@@ -202,7 +206,7 @@ pub fn broadcast(
     for task in tasks {
         queued.push(enqueue(
             ws,
-            &mut store,
+            &mut *store,
             Item {
                 slug: &task.slug,
                 kind: QueueKind::Broadcast,

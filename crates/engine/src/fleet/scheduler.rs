@@ -22,11 +22,9 @@ use crate::reaper::settle_running;
 use crate::workspace::Workspace;
 use ganger_events::RoundStatus;
 use ganger_store::{
-    ModelPause, NewQueued, QueueItem, QueueKind, QueueState, QueueStore, SqliteStore, Store, Task,
-    now_ms,
+    ClaimKey, ModelPause, NewQueued, QueueItem, QueueKind, QueueState, Task, now_ms,
 };
 use std::collections::{BTreeMap, BTreeSet, HashSet};
-use std::path::PathBuf;
 use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender, channel};
 use std::time::{Duration, Instant};
 
@@ -84,12 +82,12 @@ pub struct Drained {
 
 struct Scheduler<'a> {
     ws: &'a Workspace,
-    store: SqliteStore,
+    store: Box<dyn ganger_store::Backend>,
     options: SchedulerOptions,
     tx: Sender<Message>,
     rx: Receiver<Message>,
-    /// Rounds a watcher thread follows, by lock path.
-    watched: HashSet<PathBuf>,
+    /// Rounds the store watches for the loop, by their host's claim.
+    watched: HashSet<ClaimKey>,
     totals: Drained,
     deciding: Duration,
 }
@@ -141,7 +139,7 @@ impl Scheduler<'_> {
     /// Items a killed scheduler had claimed: delivered if their round was recorded, else
     /// back in the queue (a start's half-made worktree removed first).
     fn recover(&mut self, events: &mut dyn FleetEvents) -> Result<()> {
-        settle_running(self.ws, &mut self.store, &mut |_: Notice| {})?;
+        settle_running(self.ws, &mut *self.store, &mut |_: Notice| {})?;
         for item in self.store.open_items()? {
             if item.state != QueueState::Delivering {
                 continue;
@@ -217,9 +215,9 @@ impl Scheduler<'_> {
     /// The worktree and branch a start killed half way made, before its task was recorded:
     /// the start recorded itself first (`starts_pending`), so its record says what to settle.
     fn remove_half_made(&mut self, slug: &str) -> Result<()> {
-        for pending in ganger_store::ClaimStore::pending_starts(&self.store)? {
+        for pending in ganger_store::ClaimStore::pending_starts(&*self.store)? {
             if pending.slug == slug {
-                crate::half_made::settle_dead_start(self.ws, &mut self.store, &pending)?;
+                crate::half_made::settle_dead_start(self.ws, &mut *self.store, &pending)?;
             }
         }
         Ok(())
@@ -236,23 +234,21 @@ impl Scheduler<'_> {
         })
     }
 
-    /// Starts a thread that says when the round holding `lock` ends.
-    fn watch(&mut self, lock: PathBuf) {
-        if !self.watched.insert(lock.clone()) {
+    /// Has the store say (on the loop's channel) when the round whose host holds `claim`
+    /// ends.
+    fn watch(&mut self, claim: ClaimKey) {
+        if !self.watched.insert(claim.clone()) {
             return;
         }
         let tx = self.tx.clone();
-        let spawned = std::thread::Builder::new()
-            .name("round-watch".into())
-            .stack_size(64 * 1024)
-            .spawn(move || {
-                if let Ok(file) = std::fs::File::open(&lock) {
-                    let _ = rustix::fs::flock(&file, rustix::fs::FlockOperation::LockShared);
-                }
+        let told = self.store.when_ended(
+            &claim,
+            Box::new(move || {
                 let _ = tx.send(Message::RoundEnded);
-            });
-        if spawned.is_err() {
-            // No thread: the poll finds the end instead.
+            }),
+        );
+        if told.is_err() {
+            // Not watched: the poll finds the end instead.
         }
     }
 
@@ -260,7 +256,7 @@ impl Scheduler<'_> {
     fn pass(&mut self, events: &mut dyn FleetEvents) -> Result<Option<Duration>> {
         let began = Instant::now();
         let mut delivering = Duration::ZERO;
-        settle_running(self.ws, &mut self.store, &mut |_: Notice| {})?;
+        settle_running(self.ws, &mut *self.store, &mut |_: Notice| {})?;
         let running_rounds = self.store.running_rounds()?;
         let mut running = Running::default();
         let mut busy: BTreeSet<String> = BTreeSet::new();
@@ -269,9 +265,9 @@ impl Scheduler<'_> {
             busy.insert(task.slug.clone());
         }
         self.watched
-            .retain(|lock| running_rounds.iter().any(|(_, r)| &r.lock_path == lock));
+            .retain(|claim| running_rounds.iter().any(|(_, r)| &r.claim == claim));
         for (_, round) in &running_rounds {
-            self.watch(round.lock_path.clone());
+            self.watch(round.claim.clone());
         }
         let items = self.store.open_items()?;
         for item in items.iter().filter(|i| i.state == QueueState::Delivered) {
@@ -378,7 +374,7 @@ impl Scheduler<'_> {
                     .iter()
                     .map(|item| {
                         scope.spawn(move || match ws.open_store() {
-                            Ok(store) => deliver(ws, &store, item, &mut |_: Notice| {}),
+                            Ok(store) => deliver(ws, &*store, item, &mut |_: Notice| {}),
                             Err(e) => Delivery::Later(e.message),
                         })
                     })
@@ -405,7 +401,7 @@ impl Scheduler<'_> {
                         None,
                         Some(round.number),
                     )?;
-                    self.watch(round.lock_path.clone());
+                    self.watch(round.claim.clone());
                     self.totals.started += 1;
                     events.event(FleetEvent::Started {
                         slug: task.slug.clone(),
@@ -527,7 +523,7 @@ impl Scheduler<'_> {
             return Ok(());
         }
         let model = round.model.clone().or_else(|| task.model.clone());
-        if let Some(line) = rate_limited(self.ws, &task, &round) {
+        if let Some(line) = rate_limited(&*self.store, &task, &round) {
             let model_name = model
                 .clone()
                 .unwrap_or_else(|| format!("{}'s default", task.agent));

@@ -4,7 +4,7 @@
 
 use crate::error::{EngineError, Result};
 use crate::workspace::Workspace;
-use ganger_store::{EvidenceStore, ModelPause, QueueState, QueueStore, Store, TaskSummary, now_ms};
+use ganger_store::{ModelPause, QueueState, TaskSummary, now_ms};
 use serde::Serialize;
 use std::collections::HashMap;
 

@@ -13,8 +13,8 @@ use crate::start::known_adapter;
 use crate::workspace::Workspace;
 use ganger_events::RoundStatus;
 use ganger_store::{
-    Budget, FleetItem, FleetRecord, FleetSubmission, QueueKind, QueueState, QueueStore, SlugHolder,
-    SqliteStore, Store, StoreError, now_ms,
+    Backend, Budget, FleetItem, FleetRecord, FleetSubmission, QueueKind, QueueState, SlugHolder,
+    StoreError, now_ms,
 };
 use std::collections::HashSet;
 
@@ -38,7 +38,7 @@ pub const CONTINUE: &str = "continue";
 /// killed, or stopped), so that a task interrupted then is resumed, not taken for pending.
 /// Only while no scheduler runs: a live one reviews its rounds' ends itself (a rate limit
 /// pauses the model and requeues the task), and ending its items here would skip that.
-fn end_finished_deliveries(ws: &Workspace, store: &mut SqliteStore) -> Result<()> {
+fn end_finished_deliveries(ws: &Workspace, store: &mut dyn Backend) -> Result<()> {
     if super::serve::serve_holder(ws).is_some() {
         return Ok(());
     }
@@ -91,7 +91,7 @@ type Planned<'a> = (Item<'a>, Option<u32>);
 /// What each of the fleet's tasks needs: to start, to continue an interrupted round, or
 /// nothing (pending: queued or running; finished).
 fn plan<'a>(
-    store: &SqliteStore,
+    store: &dyn Backend,
     fleet: &'a Fleet,
     commander: &str,
     submitted: &mut Submitted,
@@ -186,10 +186,10 @@ pub fn submit_fleet(ws: &Workspace, fleet: &Fleet, as_name: Option<&str>) -> Res
     if let Some((slug, holder)) = store.fleet_conflict(&fleet.name, &slugs)? {
         return Err(conflict(fleet, slug, holder_fleet(holder)));
     }
-    crate::reaper::settle_running(ws, &mut store, &mut |_: crate::notice::Notice| {})?;
-    end_finished_deliveries(ws, &mut store)?;
+    crate::reaper::settle_running(ws, &mut *store, &mut |_: crate::notice::Notice| {})?;
+    end_finished_deliveries(ws, &mut *store)?;
     let mut submitted = Submitted::default();
-    let planned = plan(&store, fleet, &commander(as_name), &mut submitted)?;
+    let planned = plan(&*store, fleet, &commander(as_name), &mut submitted)?;
     let submission = FleetSubmission {
         fleet: FleetRecord {
             name: fleet.name.clone(),

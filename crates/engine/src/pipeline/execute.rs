@@ -18,7 +18,7 @@ use crate::fix::find_task;
 use crate::notice::{Notice, Notices};
 use crate::workspace::Workspace;
 use ganger_events::RoundStatus;
-use ganger_store::{PipelineRecord, PipelineStore, ReviewerVerdict, Store, Task};
+use ganger_store::{PipelineRecord, ReviewerVerdict, Task};
 
 /// Approves the plan and runs the pipeline to its end.
 pub fn approve(
@@ -28,12 +28,12 @@ pub fn approve(
     notices: &mut dyn Notices,
 ) -> Result<PipelineReport> {
     let mut store = super::plan::existing_store(ws, slug)?;
-    let task = find_task(&store, slug)?;
+    let task = find_task(&*store, slug)?;
     let me = crate::commander::commander(as_name);
     crate::ownership::require_owner(&task, &me, "approve the plan of")?;
     let _held = super::state::lock(ws, slug)?;
     let mut record = store.pipeline(task.id)?.ok_or_else(|| no_pipeline(slug))?;
-    let at = settled_stage(ws, &mut store, &record, notices)?;
+    let at = settled_stage(ws, &mut *store, &record, notices)?;
     let resumable = at == Stage::Failed && store.task(&role_slug(slug, EXECUTOR))?.is_some();
     if at != Stage::AwaitingApproval && !resumable {
         return Err(EngineError::invalid(format!(

@@ -20,7 +20,7 @@ use crate::start::known_adapter;
 use crate::task_worktree;
 use crate::workspace::Workspace;
 use ganger_sandbox::{Network, SandboxKind};
-use ganger_store::{NewTask, PipelineRecord, PipelineStore, ReviewerVerdict, Store, Task};
+use ganger_store::{NewTask, PipelineRecord, ReviewerVerdict, Task};
 
 /// What `ganger plan` was asked.
 #[derive(Debug, Clone, Default)]
@@ -53,7 +53,7 @@ pub fn plan(
             Some(task) => {
                 let me = commander(options.commander.as_deref());
                 crate::ownership::require_owner(&task, &me, "plan")?;
-                refuse_existing(&store, &task)?;
+                refuse_existing(&*store, &task)?;
                 Some(task)
             }
             None => None,
@@ -77,7 +77,7 @@ pub fn plan(
     let mut store = ws.open_store()?;
     let task = match existing {
         Some(task) => task,
-        None => new_task(ws, &mut store, &options, notices)?,
+        None => new_task(ws, &mut *store, &options, notices)?,
     };
     let _held = super::state::lock(ws, &options.slug)?;
     if store.pipeline(task.id)?.is_some() {
@@ -107,7 +107,7 @@ pub fn plan(
 }
 
 /// Refuses to plan a role's task, or a task that has a pipeline already.
-fn refuse_existing(store: &ganger_store::SqliteStore, task: &Task) -> Result<()> {
+fn refuse_existing(store: &dyn ganger_store::Backend, task: &Task) -> Result<()> {
     if task.parent.is_some() {
         return Err(EngineError::invalid(format!(
             "{} is a role's task in a pipeline; plan its pipeline's task",
@@ -137,11 +137,11 @@ pub fn reject(
 ) -> Result<PipelineReport> {
     let notes = read_brief(notes)?;
     let mut store = existing_store(ws, slug)?;
-    let task = find_task(&store, slug)?;
+    let task = find_task(&*store, slug)?;
     crate::ownership::require_owner(&task, &commander(as_name), "reject the plan of")?;
     let _held = super::state::lock(ws, slug)?;
     let mut record = store.pipeline(task.id)?.ok_or_else(|| no_pipeline(slug))?;
-    let at = settled_stage(ws, &mut store, &record, notices)?;
+    let at = settled_stage(ws, &mut *store, &record, notices)?;
     let planning_failed = at == Stage::Failed
         && store
             .task(&role_slug(slug, super::roles::EXECUTOR))?
@@ -185,7 +185,7 @@ pub(crate) fn guarded(
 }
 
 /// The store, when there is one; without one there is no task `slug` (and nothing is made).
-pub(crate) fn existing_store(ws: &Workspace, slug: &str) -> Result<ganger_store::SqliteStore> {
+pub(crate) fn existing_store(ws: &Workspace, slug: &str) -> Result<Box<dyn ganger_store::Backend>> {
     match ws.existing_store()? {
         Some(store) => Ok(store),
         None => {
@@ -219,7 +219,7 @@ pub(crate) fn pending_verdicts(ws: &Workspace) -> Vec<ReviewerVerdict> {
 /// The pipeline's task and its worktree, made as `ganger start` makes them, with no round.
 fn new_task(
     ws: &Workspace,
-    store: &mut ganger_store::SqliteStore,
+    store: &mut dyn ganger_store::Backend,
     options: &PlanOptions,
     notices: &mut dyn Notices,
 ) -> Result<Task> {
@@ -232,14 +232,14 @@ fn new_task(
     let planned = task_worktree::plan(ws, &options.slug, options.base.as_deref(), None)?;
     let owner = commander(options.commander.as_deref());
     let token = crate::launch::new_token();
-    let lock = crate::launch::take_lock(ws, &token)?;
+    let claim = crate::launch::take_claim(&*store, &token)?;
     task_worktree::begin(
         ws,
         store,
         &planned,
         &options.slug,
         &owner,
-        lock.path(),
+        claim.key(),
         notices,
     )?;
     let (worktree, branch, base) = (
@@ -271,9 +271,9 @@ fn new_task(
     };
     let created = store
         .create_bare_task(&task)
-        .inspect_err(|_| task_worktree::abandon(ws, store, &planned, &options.slug, lock.path()))
+        .inspect_err(|_| task_worktree::abandon(ws, store, &planned, &options.slug, claim.key()))
         .map_err(Into::into);
-    lock.release();
+    claim.release();
     created
 }
 

@@ -111,7 +111,7 @@ pub(crate) fn test_round(status: &str, reason: Option<&str>, checks: serde_json:
     serde_json::from_value(serde_json::json!({
         "id": 1, "task_id": 1, "number": 3, "kind": "fix", "status": status,
         "reason": reason, "model": null, "session_before": null, "session": null,
-        "commander": "t", "token": "t", "lock_path": "/x", "host": null, "agent": null,
+        "commander": "t", "token": "t", "claim": "/x", "host": null, "agent": null,
         "cgroup": null, "cancel_requested": false, "started_at": 0, "progress_at": null,
         "ended_at": null, "exit_code": null, "exit_signal": null, "summary": {},
         "snapshot_before": null, "snapshot_after": null, "changed": [],

@@ -10,7 +10,7 @@ use crate::fix::find_task;
 use crate::report::{TaskList, task_list};
 use crate::workspace::Workspace;
 use ganger_events::RoundStatus;
-use ganger_store::{PipelineStore, ReviewerVerdict, Store, TaskSummary};
+use ganger_store::{ReviewerVerdict, TaskSummary};
 use serde::Serialize;
 use std::path::PathBuf;
 
@@ -65,7 +65,7 @@ pub struct RoleTask {
 /// The report of the pipeline of task `slug`.
 pub fn pipeline_report(ws: &Workspace, slug: &str) -> Result<PipelineReport> {
     let store = ws.open_store()?;
-    let task = find_task(&store, slug)?;
+    let task = find_task(&*store, slug)?;
     let record = store.pipeline(task.id)?.ok_or_else(|| no_pipeline(slug))?;
     let files = PlanFiles::of(ws, slug);
     let file = files.current();
@@ -116,7 +116,7 @@ pub fn pipeline_report(ws: &Workspace, slug: &str) -> Result<PipelineReport> {
 
 /// The role task of `task`'s pipeline whose round is running, if any.
 pub fn running_role(
-    store: &ganger_store::SqliteStore,
+    store: &dyn ganger_store::Backend,
     task: &ganger_store::Task,
 ) -> Result<Option<ganger_store::Task>> {
     Ok(store
@@ -126,12 +126,12 @@ pub fn running_role(
 }
 
 /// Whether task `slug` has a pipeline.
-pub fn has_pipeline(store: &ganger_store::SqliteStore, task_id: i64) -> Result<bool> {
+pub fn has_pipeline(store: &dyn ganger_store::Backend, task_id: i64) -> Result<bool> {
     Ok(store.pipeline(task_id)?.is_some())
 }
 
 /// The task table with every role task right under its pipeline's task.
-pub fn task_tree(store: &ganger_store::SqliteStore) -> Result<TaskList> {
+pub fn task_tree(store: &dyn ganger_store::Backend) -> Result<TaskList> {
     let summaries: Vec<TaskSummary> = store.task_summaries()?;
     let links = store.role_links()?;
     let child_of = |slug: &str| links.iter().find(|l| l.slug == slug);

@@ -11,13 +11,13 @@ use crate::brief::{Brief, MAX_PROMPT};
 use crate::error::{EngineError, Result};
 use crate::fix::{FixOptions, fix};
 use crate::keys::{LoadedKey, load_keys};
-use crate::launch::{Launch, Launched, launch, new_token, take_lock, this_process};
+use crate::launch::{Launch, Launched, launch, new_token, take_claim, this_process};
 use crate::notice::{Notice, Notices};
 use crate::sandboxing::{self, TaskSandbox};
 use crate::start::{known_adapter, require_model, warn_untested};
 use crate::workspace::Workspace;
 use ganger_events::RoundStatus;
-use ganger_store::{NewRound, NewTask, PipelineStore, Round, RoundKind, Store, Task};
+use ganger_store::{NewRound, NewTask, Round, RoundKind, Task};
 
 /// A role's round, ended.
 #[derive(Debug, Clone)]
@@ -209,7 +209,8 @@ fn start_role(
     let loaded = load_keys(&ws.config, &parent.keys)?;
     let owner = parent.owner.clone();
     let token = new_token();
-    let lock = take_lock(ws, &token)?;
+    let mut store = ws.open_store()?;
+    let claim = take_claim(&*store, &token)?;
     let new_task = NewTask {
         slug: slug.to_owned(),
         agent: role.agent.clone(),
@@ -234,29 +235,28 @@ fn start_role(
         session_before: None,
         commander: owner,
         token,
-        lock_path: lock.path().to_path_buf(),
+        claim: claim.key().clone(),
         host: this_process(),
         snapshot_before: None,
         // The task's checks, as `ganger start` plans them: none for a read-only role.
         checks: crate::checks::planned(&ws.config, &[], role.permission)?,
         generation: None,
     };
-    let mut store = ws.open_store()?;
     let (task, round) = match store.create_role_task(parent.id, &role.name, &new_task, &new_round) {
         Ok(created) => created,
         Err(e) => {
-            lock.release();
+            claim.release();
             return Err(e.into());
         }
     };
     launch(
         ws,
-        &mut store,
+        &mut *store,
         Launch {
             task,
             round,
             prompt,
-            lock,
+            claim,
             redactor: LoadedKey::redactor(&loaded),
             detach: false,
             until_green: None,

@@ -72,11 +72,10 @@ pub fn stage(record: &PipelineRecord) -> Result<Stage> {
 /// first), counts as failed.
 pub fn settled_stage(
     ws: &Workspace,
-    store: &mut ganger_store::SqliteStore,
+    store: &mut dyn ganger_store::Backend,
     record: &PipelineRecord,
     notices: &mut dyn crate::notice::Notices,
 ) -> Result<Stage> {
-    use ganger_store::PipelineStore;
     let at = stage(record)?;
     if matches!(at, Stage::AwaitingApproval | Stage::Done | Stage::Failed) {
         return Ok(at);

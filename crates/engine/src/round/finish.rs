@@ -12,8 +12,8 @@ use crate::workspace::Workspace;
 use ganger_agents::{AgentExit, Verdict};
 use ganger_events::{RoundStatus, RoundSummary};
 use ganger_git::{IndexEntry, Repo, diff_entries};
-use ganger_sandbox::{Cgroup, HostLock, LockState, RoundMarker, kill_round};
-use ganger_store::{CheckRun, Round, RoundEnd, Store, Task};
+use ganger_sandbox::{Cgroup, RoundMarker, kill_round};
+use ganger_store::{Backend, CheckRun, Round, RoundEnd, RoundStream, Store, StreamKind, Task};
 use std::time::Duration;
 
 use super::host::HostOutcome;
@@ -347,11 +347,11 @@ fn outcome(store: &dyn Store, task: &Task, number: u32) -> Result<HostOutcome> {
 /// as interrupted. Returns whether it settled the round.
 pub(crate) fn settle_dead_round(
     ws: &Workspace,
-    store: &mut dyn Store,
+    store: &mut dyn Backend,
     task: &Task,
     round: &Round,
 ) -> Result<bool> {
-    if HostLock::probe(&round.lock_path) == LockState::Held {
+    if store.is_alive(&round.claim)? {
         return Ok(false);
     }
     // Re-read: the host may have finished between our look at the row and at the lock.
@@ -399,7 +399,7 @@ pub(crate) fn settle_dead_round(
     let after = after_state(ws, None, task, round.number, None);
     // The raw stream is complete up to the host's death; the stored summary may lag it.
     let mut summary =
-        reread_summary(ws, task, round.number).unwrap_or_else(|| current.summary.clone());
+        reread_summary(ws, &*store, task, &current).unwrap_or_else(|| current.summary.clone());
     // What the parser decoded is redacted as the host would have (a key file that is gone
     // leaves only the raw stream's redaction).
     if let Ok(keys) = crate::keys::load_keys(&ws.config, &task.keys) {
@@ -436,19 +436,29 @@ pub(crate) fn settle_dead_round(
     if settled && let Ok(Some(ended)) = store.round(task.id, Some(round.number)) {
         super::evidence::record(store, task, &ended, None);
     }
-    let _ = std::fs::remove_file(&round.lock_path);
+    store.forget_claim(&round.claim);
     Ok(settled)
 }
 
-/// The summary of a round's raw stream file, read again through its adapter a block at a
-/// time (the file may be as large as the agent made it), with the events the adapter reads
-/// in its stderr file (as the round host folds them).
-pub(crate) fn reread_summary(ws: &Workspace, task: &Task, number: u32) -> Option<RoundSummary> {
+/// The summary of a round's raw stream, read again from the store through its adapter a
+/// block at a time (the stream may be as large as the agent made it), with the events the
+/// adapter reads in its stderr (as the round host folds them). `None` when the agent never
+/// made a stream, it cannot be read, or its adapter is unknown: the stored summary stands.
+pub(crate) fn reread_summary(
+    ws: &Workspace,
+    store: &dyn Backend,
+    task: &Task,
+    round: &Round,
+) -> Option<RoundSummary> {
     let adapter = crate::agent_env::adapter_for(&task.agent, &ws.config)?;
-    let file = std::fs::File::open(ws.state.round_file(&task.slug, number, "jsonl")).ok()?;
+    let stream = |kind| RoundStream::of(task, round, kind);
+    let stdout = store
+        .read_stream(&stream(StreamKind::Stdout), 0)
+        .ok()
+        .flatten()?;
     let mut summary =
-        ganger_agents::summarize_reader(adapter.stream_parser().as_mut(), file).ok()?;
-    if let Ok(mut stderr) = std::fs::File::open(ws.state.round_file(&task.slug, number, "err")) {
+        ganger_agents::summarize_reader(adapter.stream_parser().as_mut(), stdout).ok()?;
+    if let Ok(Some(mut stderr)) = store.read_stream(&stream(StreamKind::Stderr), 0) {
         use std::io::Read;
         let mut cutter = ganger_agents::scan::LineCutter::default();
         let mut block = vec![0u8; 64 * 1024];

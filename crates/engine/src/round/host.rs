@@ -1,6 +1,6 @@
 //! The round host: runs one round from start to its recorded end. It is the foreground
 //! command itself, or a detached `ganger` process started for `--detach`; either way it holds
-//! the round's host lock for its whole life, so that its death is visible to everyone.
+//! the round's claim for its whole life, so that its death is visible to everyone.
 
 use super::finish::{self, HostStop};
 use super::output::{self, Closed, Progress};
@@ -15,10 +15,10 @@ use crate::redact::Redactor;
 use crate::sandboxing::{Confinement, TaskSandbox, confine, sandbox_environment};
 use crate::workspace::Workspace;
 use ganger_agents::{Adapter, AgentExit, CommandPlan, Permission, RoundRequest};
-use ganger_sandbox::{
-    Activity, AgentCommand, HostLock, ProcessId, RunningAgent, Waited, spawn_local,
+use ganger_sandbox::{Activity, AgentCommand, ProcessId, RunningAgent, Waited, spawn_local};
+use ganger_store::{
+    Backend, Claim, ProcessRef, Round, RoundStream, Store, StreamKind, Task, now_ms,
 };
-use ganger_store::{ProcessRef, Round, Store, Task, now_ms};
 use std::fs::File;
 use std::sync::mpsc;
 use std::sync::{Arc, Mutex};
@@ -38,12 +38,12 @@ pub struct HostOutcome {
     pub round: Round,
 }
 
-/// Runs the round in `input` to its end and records it. The lock is released at the end.
+/// Runs the round in `input` to its end and records it. The claim is released at the end.
 pub fn run_host(
     ws: &Workspace,
-    store: &mut dyn Store,
+    store: &mut dyn Backend,
     input: RoundInput,
-    lock: HostLock,
+    claim: Claim,
 ) -> Result<HostOutcome> {
     if let Some(me) = ProcessId::current() {
         let me = ProcessRef {
@@ -92,7 +92,7 @@ pub fn run_host(
         ),
     };
     let outcome = finish::record_end(ws, store, &input, worktree.as_ref().ok(), &before, ended);
-    lock.release();
+    claim.release();
     outcome
 }
 
@@ -219,10 +219,11 @@ pub(super) fn create(path: &std::path::Path) -> Result<File> {
     File::create(path).map_err(|e| EngineError::io("create", path, e))
 }
 
-/// Starts the agent and follows it to its end.
+/// Starts the agent and follows it to its end; its stdout and stderr go to the round's
+/// streams in the store.
 fn run_agent(
     ws: &Workspace,
-    store: &mut dyn Store,
+    store: &mut dyn Backend,
     input: &RoundInput,
     keys: &[keys::LoadedKey],
     redactor: &Redactor,
@@ -235,10 +236,9 @@ fn run_agent(
         )));
     }
     let (command, named_session) = agent_command(ws, input, adapter, keys)?;
-    let slug = &input.task.slug;
-    let number = input.round.number;
-    let raw = create(&ws.state.round_file(slug, number, "jsonl"))?;
-    let err = create(&ws.state.round_file(slug, number, "err"))?;
+    let stream = |kind| RoundStream::of(&input.task, &input.round, kind);
+    let raw = store.create_stream(&stream(StreamKind::Stdout))?;
+    let err = store.create_stream(&stream(StreamKind::Stderr))?;
     let signals = SignalWatch::install()
         .map_err(|e| EngineError::environment("failed to watch signals", e))?;
     let started = Instant::now();

@@ -1,12 +1,12 @@
-//! Copying an agent's stdout and stderr to the round's files while it runs. What the agent
+//! Copying an agent's stdout and stderr to the round's streams while it runs. What the agent
 //! prints is redacted of the run's keys as it arrives (a key split between two reads is still
-//! found), then written to the raw file; stdout is also cut into lines for the adapter's
+//! found), then appended to the round's stream in the store; stdout is also cut into lines for the adapter's
 //! stream parser, which keeps the round's summary and says whether the line was progress, and
 //! stderr's lines go to the adapter's [`Adapter::stderr_event`] (an agent may log refused calls
 //! only there), whose events join the summary too. Memory stays bounded whatever the agent prints:
 //! a read at a time, the few bytes of an unfinished line the redactor holds back, and at most
 //! `scan::MAX_LINE` of a line for the parser (a longer line is counted in the summary, not
-//! read; the raw file keeps its bytes). The files are written after every read, so `ganger log
+//! read; the stream keeps its bytes). Each read is appended as it comes, so `ganger log
 //! --follow` and `ganger status` see a running round as it goes.
 
 use crate::redact::Redactor;
@@ -14,7 +14,6 @@ use crate::redact_stream::copy_redacted;
 use ganger_agents::scan::{Line, LineCutter};
 use ganger_agents::{Adapter, StreamParser};
 use ganger_events::RoundSummary;
-use std::fs::File;
 use std::io::{Read, Write};
 use std::sync::mpsc::Sender;
 use std::sync::{Arc, Mutex};
@@ -40,7 +39,7 @@ pub(crate) enum Closed {
 /// Reads the agent's stdout to its end.
 pub(crate) fn read_stdout(
     pipe: impl Read,
-    mut file: File,
+    mut stream: Box<dyn Write + Send>,
     redactor: Redactor,
     mut parser: Box<dyn StreamParser>,
     progress: Arc<Mutex<Progress>>,
@@ -48,7 +47,7 @@ pub(crate) fn read_stdout(
 ) {
     let mut cutter = LineCutter::default();
     let mut feed = |clean: &[u8], end: bool| {
-        let _ = file.write_all(clean);
+        let _ = stream.write_all(clean);
         let mut shared = match progress.lock() {
             Ok(shared) => shared,
             Err(poisoned) => poisoned.into_inner(),
@@ -77,7 +76,7 @@ pub(crate) fn read_stdout(
 /// Reads the agent's stderr to its end; the events `adapter` reads in it join the summary.
 pub(crate) fn read_stderr(
     pipe: impl Read,
-    mut file: File,
+    mut stream: Box<dyn Write + Send>,
     redactor: Redactor,
     adapter: &dyn Adapter,
     progress: Arc<Mutex<Progress>>,
@@ -85,7 +84,7 @@ pub(crate) fn read_stderr(
 ) {
     let mut cutter = LineCutter::default();
     copy_redacted(pipe, redactor, &mut |clean, end| {
-        let _ = file.write_all(clean);
+        let _ = stream.write_all(clean);
         let mut each = |_, line: Line<'_>| {
             if let Line::Content(line) = line
                 && let Some(event) = adapter.stderr_event(line)

@@ -3,8 +3,9 @@
 use super::{SqliteStore, journal, path_text, running_round};
 use crate::claims::{ClaimStore, CleanClaim, PendingStart};
 use crate::error::StoreError;
+use crate::liveness::ClaimKey;
 use rusqlite::{OptionalExtension, Transaction, params};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 /// `BeingCleaned` when a clean of the task is recorded.
 pub(crate) fn refuse_cleaning(
@@ -22,7 +23,7 @@ pub(crate) fn refuse_cleaning(
     match claimed {
         Some(lock) => Err(StoreError::BeingCleaned {
             slug: slug.to_owned(),
-            lock_path: PathBuf::from(lock),
+            claim: ClaimKey::new(lock),
         }),
         None => Ok(()),
     }
@@ -34,7 +35,7 @@ fn pending_start(row: &rusqlite::Row<'_>) -> rusqlite::Result<PendingStart> {
         worktree: PathBuf::from(row.get::<_, String>(1)?),
         branch: row.get(2)?,
         base_commit: row.get(3)?,
-        lock_path: PathBuf::from(row.get::<_, String>(4)?),
+        claim: ClaimKey::new(row.get::<_, String>(4)?),
         commander: row.get(5)?,
         started_at: row.get(6)?,
     })
@@ -65,7 +66,7 @@ impl ClaimStore for SqliteStore {
         if let Some(pending) = pending {
             return Err(StoreError::StartPending {
                 slug: pending.slug,
-                lock_path: pending.lock_path,
+                claim: pending.claim,
             });
         }
         tx.execute(
@@ -77,7 +78,7 @@ impl ClaimStore for SqliteStore {
                 path_text(&start.worktree),
                 start.branch,
                 start.base_commit,
-                path_text(&start.lock_path),
+                start.claim.as_str(),
                 start.commander,
                 start.started_at,
             ],
@@ -96,10 +97,10 @@ impl ClaimStore for SqliteStore {
         Ok(starts)
     }
 
-    fn end_start(&mut self, slug: &str, lock_path: &Path) -> Result<bool, StoreError> {
+    fn end_start(&mut self, slug: &str, claim: &ClaimKey) -> Result<bool, StoreError> {
         let changed = self.conn.execute(
             "DELETE FROM starts_pending WHERE slug = ?1 AND lock_path = ?2",
-            params![slug, path_text(lock_path)],
+            params![slug, claim.as_str()],
         )?;
         Ok(changed > 0)
     }
@@ -124,7 +125,7 @@ impl ClaimStore for SqliteStore {
              VALUES (?1, ?2, ?3, ?4)",
             params![
                 claim.task_id,
-                path_text(&claim.lock_path),
+                claim.claim.as_str(),
                 claim.commander,
                 claim.started_at
             ],
@@ -152,7 +153,7 @@ impl ClaimStore for SqliteStore {
                 |row| {
                     Ok(CleanClaim {
                         task_id: row.get(0)?,
-                        lock_path: PathBuf::from(row.get::<_, String>(1)?),
+                        claim: ClaimKey::new(row.get::<_, String>(1)?),
                         commander: row.get(2)?,
                         started_at: row.get(3)?,
                     })
@@ -161,10 +162,10 @@ impl ClaimStore for SqliteStore {
             .optional()?)
     }
 
-    fn end_clean(&mut self, task_id: i64, lock_path: &Path) -> Result<bool, StoreError> {
+    fn end_clean(&mut self, task_id: i64, claim: &ClaimKey) -> Result<bool, StoreError> {
         let changed = self.conn.execute(
             "DELETE FROM task_cleaning WHERE task_id = ?1 AND lock_path = ?2",
-            params![task_id, path_text(lock_path)],
+            params![task_id, claim.as_str()],
         )?;
         Ok(changed > 0)
     }

@@ -3,20 +3,26 @@
 //! change so that a check and the write that depends on it cannot be split by another process.
 
 mod claims;
+mod errors;
 mod evidence;
 mod fleet_submit;
+mod flock;
+mod liveness;
 mod migrate;
 mod ownership;
 mod pipeline;
 mod queue;
 mod rows;
+mod streams;
 
 use crate::error::StoreError;
+use crate::layout::StateDir;
 use crate::records::{
     JournalEntry, NewRound, NewTask, ProcessRef, Rewind, Round, RoundEnd, Task, TaskSummary,
     TaskUpdate, now_ms,
 };
 use crate::store::Store;
+use errors::{is_busy, is_unique_violation};
 use ganger_events::{RoundStatus, RoundSummary};
 use rows::{ROUND_COLUMNS, TASK_COLUMNS};
 use rusqlite::{Connection, OptionalExtension, Transaction, TransactionBehavior, params};
@@ -27,6 +33,8 @@ use std::time::Duration;
 #[derive(Debug)]
 pub struct SqliteStore {
     conn: Connection,
+    /// The directory the database is in: claims' lock files and streams' files live there.
+    state: StateDir,
 }
 
 pub(crate) fn to_json<T: serde::Serialize>(value: &T) -> Result<String, StoreError> {
@@ -59,15 +67,9 @@ fn set_wal(conn: &Connection) -> Result<(), StoreError> {
     }
 }
 
-fn is_busy(error: &rusqlite::Error) -> bool {
-    matches!(
-        error.sqlite_error_code(),
-        Some(rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked)
-    )
-}
-
 impl SqliteStore {
-    /// Opens (creating if needed) the database at `path` and brings its schema up to date.
+    /// Opens (creating if needed) the database at `path` and brings its schema up to date;
+    /// claims and streams live in the directory it is in (`StateDir`'s layout).
     pub fn open(path: &Path) -> Result<SqliteStore, StoreError> {
         if let Some(dir) = path.parent() {
             std::fs::create_dir_all(dir).map_err(|source| StoreError::Io {
@@ -96,7 +98,8 @@ impl SqliteStore {
         conn.pragma_update(None, "wal_autocheckpoint", 64)?;
         conn.pragma_update(None, "journal_size_limit", 4 * 1024 * 1024)?;
         migrate::migrate(&mut conn)?;
-        Ok(SqliteStore { conn })
+        let state = StateDir::at(path.parent().unwrap_or(Path::new(".")));
+        Ok(SqliteStore { conn, state })
     }
 
     /// The schema version this build writes.
@@ -157,7 +160,7 @@ pub(crate) fn insert_round(
         [task_id],
         |row| row.get(0),
     )?;
-    tx.execute(
+    let inserted = tx.execute(
         "INSERT INTO rounds (task_id, number, kind, status, model, session_before, commander, token, \
          lock_path, host_pid, host_start, started_at, snapshot_before, checks) \
          VALUES (?1, ?2, ?3, 'running', ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
@@ -169,14 +172,26 @@ pub(crate) fn insert_round(
             round.session_before,
             round.commander,
             round.token,
-            path_text(&round.lock_path),
+            round.claim.as_str(),
             round.host.map(|h| h.pid),
             round.host.map(|h| h.start_ticks as i64),
             now_ms(),
             round.snapshot_before,
             to_json(&round.checks)?,
         ],
-    )?;
+    );
+    match inserted {
+        Ok(_) => {}
+        // A concurrent writer the busy check could not see still hits the unique index.
+        Err(e) if is_unique_violation(&e) => {
+            return Err(StoreError::Busy {
+                slug: slug.to_owned(),
+                number: number.saturating_sub(1),
+                host_pid: None,
+            });
+        }
+        Err(e) => return Err(e.into()),
+    }
     let id = tx.last_insert_rowid();
     // A fork point a rewind left is this round's to use.
     tx.execute(
@@ -262,13 +277,6 @@ pub(crate) fn insert_task(tx: &Transaction<'_>, task: &NewTask) -> Result<i64, S
     Ok(task_id)
 }
 
-fn is_unique_violation(error: &rusqlite::Error) -> bool {
-    matches!(
-        error,
-        rusqlite::Error::SqliteFailure(e, _) if e.extended_code == rusqlite::ffi::SQLITE_CONSTRAINT_UNIQUE
-    )
-}
-
 impl Store for SqliteStore {
     fn create_task(
         &mut self,
@@ -310,18 +318,7 @@ impl Store for SqliteStore {
             }
         }
         claims::refuse_cleaning(&tx, task_id, &task.slug)?;
-        let round_id = match insert_round(&tx, task_id, &task.slug, round) {
-            Ok(id) => id,
-            // A concurrent writer the busy check could not see still hits the unique index.
-            Err(StoreError::Sqlite(e)) if is_unique_violation(&e) => {
-                return Err(StoreError::Busy {
-                    slug: task.slug,
-                    number: task.rounds,
-                    host_pid: None,
-                });
-            }
-            Err(e) => return Err(e),
-        };
+        let round_id = insert_round(&tx, task_id, &task.slug, round)?;
         if let Some(model) = &update.model {
             tx.execute(
                 "UPDATE tasks SET model = ?2 WHERE id = ?1",
@@ -623,3 +620,5 @@ impl Store for SqliteStore {
         Ok(entries)
     }
 }
+
+impl crate::backend::Backend for SqliteStore {}

@@ -2,6 +2,7 @@
 //! (migration 0009). Every move of an item is one `UPDATE … WHERE state = ?from`, so two
 //! schedulers (which the serve lock forbids anyway) could never both claim one item.
 
+use super::errors::is_unique_violation;
 use super::{SqliteStore, to_json};
 use crate::error::StoreError;
 use crate::queue::{
@@ -46,16 +47,6 @@ pub(super) fn item(row: &Row<'_>) -> rusqlite::Result<QueueItem> {
         created_at: row.get(14)?,
         updated_at: row.get(15)?,
     })
-}
-
-/// Whether `error` is a unique index refusing a row (here: a second open start of a slug,
-/// or a second open fleet item of it; migration 0011).
-fn is_unique_violation(error: &rusqlite::Error) -> bool {
-    matches!(
-        error,
-        rusqlite::Error::SqliteFailure(e, _)
-            if e.extended_code == rusqlite::ffi::SQLITE_CONSTRAINT_UNIQUE
-    )
 }
 
 pub(super) fn insert_item(

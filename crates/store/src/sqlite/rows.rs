@@ -103,7 +103,7 @@ pub(crate) fn round(row: &Row<'_>) -> rusqlite::Result<Round> {
         session: row.get(8)?,
         commander: row.get(9)?,
         token: row.get(10)?,
-        lock_path: PathBuf::from(row.get::<_, String>(11)?),
+        claim: crate::liveness::ClaimKey::new(row.get::<_, String>(11)?),
         host: process(row.get(12)?, row.get(13)?),
         agent: process(row.get(14)?, row.get(15)?),
         cgroup: row.get::<_, Option<String>>(16)?.map(PathBuf::from),

@@ -1,24 +1,15 @@
-//! The queue's invariants as the store holds them, under races: one open start per slug
-//! (racing `start --queue` commands), one open fleet item per slug (concurrent `fleet run`s
-//! of one file), and a fleet refused a slug that another fleet's task (or a task of no
-//! fleet) has, with nothing of it written.
+//! The queue as the store holds it: an item moves only from the state it is in (so two
+//! schedulers cannot both claim it), a move and the item it queues next are one change, and
+//! under races: one open start per slug, one open fleet item per slug, and a fleet refused a
+//! slug that another fleet's task (or a task of no fleet) has, with nothing of it written.
 
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    reason = "a test fails loudly on what it did not expect"
-)]
-
+use super::Site;
+use super::fixtures::{new_round, new_task};
 use ganger_store::{
-    Budget, EvidenceStore, FleetItem, FleetRecord, FleetSubmission, NewQueued, NewRound, NewTask,
-    QueueKind, QueueState, QueueStore, RoundKind, SlugHolder, SqliteStore, Store, StoreError,
+    Budget, FleetItem, FleetRecord, FleetSubmission, NewQueued, QueueKind, QueueState, RoundKind,
+    SlugHolder, StoreError,
 };
-use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
-
-fn open(dir: &Path) -> SqliteStore {
-    SqliteStore::open(&dir.join("state.db")).unwrap()
-}
+use std::path::PathBuf;
 
 fn queued(slug: &str, kind: QueueKind, fleet: Option<&str>) -> NewQueued {
     NewQueued {
@@ -31,42 +22,6 @@ fn queued(slug: &str, kind: QueueKind, fleet: Option<&str>) -> NewQueued {
         fleet: fleet.map(Into::into),
         after: Vec::new(),
         not_before: 0,
-    }
-}
-
-fn new_task(slug: &str) -> NewTask {
-    NewTask {
-        slug: slug.into(),
-        agent: "command".into(),
-        model: None,
-        base: "main".into(),
-        base_commit: None,
-        branch: format!("agent/{slug}"),
-        worktree: PathBuf::from(format!("/tmp/repo-agent-{slug}")),
-        worktree_made: true,
-        owner: "alice".into(),
-        keys: BTreeMap::new(),
-        timeout_ms: None,
-        stall_ms: None,
-        permission: "write".into(),
-        sandbox: "local".into(),
-        network: "shared".into(),
-        rw: Vec::new(),
-    }
-}
-
-fn new_round(token: &str) -> NewRound {
-    NewRound {
-        kind: RoundKind::Start,
-        model: None,
-        session_before: None,
-        commander: "alice".into(),
-        token: token.into(),
-        lock_path: PathBuf::from(format!("/tmp/{token}.lock")),
-        host: None,
-        snapshot_before: None,
-        checks: Vec::new(),
-        generation: None,
     }
 }
 
@@ -94,16 +49,114 @@ fn starting(name: &str, slugs: &[&str]) -> FleetSubmission {
     }
 }
 
-#[test]
-fn of_racing_queued_starts_of_one_slug_exactly_one_is_accepted() {
-    let dir = tempfile::tempdir().unwrap();
-    drop(open(dir.path()));
+pub fn items_move_only_from_the_state_they_are_in(site: &dyn Site) {
+    let mut store = site.connect();
+    let mut other = site.connect();
+    let a = store.enqueue(&queued("a", QueueKind::Start, None)).unwrap();
+    let b = store.enqueue(&queued("b", QueueKind::Fix, None)).unwrap();
+    assert_eq!(
+        (a.state, a.claimed_at, a.round),
+        (QueueState::Queued, None, None)
+    );
+    let open: Vec<i64> = other.open_items().unwrap().iter().map(|i| i.id).collect();
+    assert_eq!(open, [a.id, b.id]);
+    assert_eq!(other.waiting_starts().unwrap(), 1);
+    // Two schedulers claim the same item: one wins.
+    assert!(
+        store
+            .move_item(a.id, QueueState::Queued, QueueState::Delivering, None, None)
+            .unwrap()
+    );
+    assert!(
+        !other
+            .move_item(a.id, QueueState::Queued, QueueState::Delivering, None, None)
+            .unwrap()
+    );
+    let claimed = other.queue_items(None).unwrap()[0].clone();
+    assert_eq!(claimed.state, QueueState::Delivering);
+    assert!(claimed.claimed_at.is_some());
+    // Put back (a paused model), then claimed and delivered as round 1.
+    store.requeue(a.id, 12_345, Some("model paused")).unwrap();
+    let back = other.queue_items(None).unwrap()[0].clone();
+    assert_eq!(
+        (
+            back.state,
+            back.not_before,
+            back.reason.as_deref(),
+            back.claimed_at
+        ),
+        (QueueState::Queued, 12_345, Some("model paused"), None)
+    );
+    assert!(
+        store
+            .move_item(a.id, QueueState::Queued, QueueState::Delivering, None, None)
+            .unwrap()
+    );
+    assert!(
+        store
+            .move_item(
+                a.id,
+                QueueState::Delivering,
+                QueueState::Delivered,
+                None,
+                Some(1)
+            )
+            .unwrap()
+    );
+    // Its round ended badly: it ends, and its retry is queued in the same change; a second
+    // scheduler doing the same finds it moved and queues nothing.
+    let retry = queued("a", QueueKind::Fix, None);
+    assert!(
+        store
+            .move_and_enqueue(
+                a.id,
+                QueueState::Delivered,
+                QueueState::Ended,
+                Some("retry"),
+                &retry
+            )
+            .unwrap()
+    );
+    assert!(
+        !other
+            .move_and_enqueue(
+                a.id,
+                QueueState::Delivered,
+                QueueState::Ended,
+                Some("retry"),
+                &retry
+            )
+            .unwrap()
+    );
+    let items = other.queue_items(None).unwrap();
+    let states: Vec<(String, QueueKind, QueueState, Option<u32>)> = items
+        .iter()
+        .map(|i| (i.slug.clone(), i.kind, i.state, i.round))
+        .collect();
+    assert_eq!(
+        states,
+        [
+            ("a".to_owned(), QueueKind::Start, QueueState::Ended, Some(1)),
+            ("b".to_owned(), QueueKind::Fix, QueueState::Queued, None),
+            ("a".to_owned(), QueueKind::Fix, QueueState::Queued, None),
+        ]
+    );
+    assert!(
+        items
+            .iter()
+            .all(|i| i.state.is_open() == (i.state != QueueState::Ended))
+    );
+    assert_eq!(other.open_items().unwrap().len(), 2);
+    assert_eq!(other.waiting_starts().unwrap(), 0);
+}
+
+pub fn of_racing_queued_starts_of_one_slug_exactly_one_is_accepted(site: &dyn Site) {
     let barrier = std::sync::Barrier::new(10);
     let results: Vec<Result<_, StoreError>> = std::thread::scope(|scope| {
         let handles: Vec<_> = (0..10)
             .map(|_| {
                 scope.spawn(|| {
-                    let mut store = open(dir.path());
+                    let mut store = site.connect();
                     barrier.wait();
                     store.enqueue(&queued("q1", QueueKind::Start, None))
                 })
@@ -118,9 +171,8 @@ fn of_racing_queued_starts_of_one_slug_exactly_one_is_accepted() {
         .collect();
     assert_eq!(accepted, 1, "{refused:?}");
     assert_eq!(refused, vec!["task q1 is queued already"; 9]);
-
     // Fixes of one task may queue up; a start may again once the first one is closed.
-    let mut store = open(dir.path());
+    let mut store = site.connect();
     store.enqueue(&queued("q1", QueueKind::Fix, None)).unwrap();
     store.enqueue(&queued("q1", QueueKind::Fix, None)).unwrap();
     let first = store.open_items().unwrap()[0].clone();
@@ -139,17 +191,14 @@ fn of_racing_queued_starts_of_one_slug_exactly_one_is_accepted() {
         .unwrap();
 }
 
-#[test]
-fn concurrent_submissions_of_one_fleet_queue_each_task_once() {
-    let dir = tempfile::tempdir().unwrap();
-    drop(open(dir.path()));
+pub fn concurrent_submissions_of_one_fleet_queue_each_task_once(site: &dyn Site) {
     let slugs = ["a", "b", "c", "d"];
     let barrier = std::sync::Barrier::new(3);
     let results: Vec<Vec<Option<_>>> = std::thread::scope(|scope| {
         let handles: Vec<_> = (0..3)
             .map(|_| {
                 scope.spawn(|| {
-                    let mut store = open(dir.path());
+                    let mut store = site.connect();
                     barrier.wait();
                     store.submit_fleet(&starting("f", &slugs)).unwrap()
                 })
@@ -166,15 +215,18 @@ fn concurrent_submissions_of_one_fleet_queue_each_task_once() {
         4,
         "{queued_per_run:?}"
     );
-    let store = open(dir.path());
+    let mut store = site.connect();
     let items = store.queue_items(Some("f")).unwrap();
     let mut per_slug: Vec<&str> = items.iter().map(|i| i.slug.as_str()).collect();
     per_slug.sort_unstable();
     assert_eq!(per_slug, slugs);
-
     // A task that was started or continued since the submitter looked is left alone.
-    let mut store = open(dir.path());
-    let (task, _) = store.create_task(&new_task("e"), &new_round("e1")).unwrap();
+    let (task, _) = store
+        .create_task(
+            &new_task("e", "alice"),
+            &new_round(RoundKind::Start, "e1", "alice"),
+        )
+        .unwrap();
     store.set_task_fleet(task.id, Some("f")).unwrap();
     let mut stale = starting("f", &["e"]);
     stale.items[0].item.kind = QueueKind::Fix;
@@ -190,19 +242,23 @@ fn concurrent_submissions_of_one_fleet_queue_each_task_once() {
     );
 }
 
-#[test]
-fn a_fleet_is_refused_a_slug_another_fleet_or_no_fleet_holds_and_writes_nothing() {
-    let dir = tempfile::tempdir().unwrap();
-    let mut store = open(dir.path());
+pub fn a_fleet_is_refused_a_slug_another_fleet_or_no_fleet_holds_and_writes_nothing(
+    site: &dyn Site,
+) {
+    let mut store = site.connect();
     store.submit_fleet(&starting("alpha", &["x"])).unwrap();
     // Alpha's x runs and ends: its task is alpha's.
-    let (task, _) = store.create_task(&new_task("x"), &new_round("x1")).unwrap();
+    let (task, _) = store
+        .create_task(
+            &new_task("x", "alice"),
+            &new_round(RoundKind::Start, "x1", "alice"),
+        )
+        .unwrap();
     store.set_task_fleet(task.id, Some("alpha")).unwrap();
     let item = store.open_items().unwrap()[0].id;
     store
         .move_item(item, QueueState::Queued, QueueState::Ended, None, Some(1))
         .unwrap();
-
     let refused = store.submit_fleet(&starting("beta", &["y", "x"]));
     assert_eq!(
         refused.unwrap_err().to_string(),
@@ -219,10 +275,12 @@ fn a_fleet_is_refused_a_slug_another_fleet_or_no_fleet_holds_and_writes_nothing(
     assert_eq!(store.fleet_budget("beta").unwrap(), Budget::default());
     // Alpha itself may come back to its own task.
     assert_eq!(store.fleet_conflict("alpha", &["x".into()]).unwrap(), None);
-
     // A task started by hand, and a start queued by hand, belong to no fleet.
     store
-        .create_task(&new_task("hand"), &new_round("h1"))
+        .create_task(
+            &new_task("hand", "alice"),
+            &new_round(RoundKind::Start, "h1", "alice"),
+        )
         .unwrap();
     store
         .enqueue(&queued("later", QueueKind::Start, None))

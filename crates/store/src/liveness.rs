@@ -1,0 +1,123 @@
+//! Liveness: whether the process doing a piece of work (a round's host, a `start` before its
+//! task is recorded, a `clean`, a fix loop, a person attached to a task) is still alive, asked
+//! of the store so that every process, on this machine or another, gets the same answer.
+//!
+//! A process claims the work under a name (a round's token, `clean-TOKEN`, `loop-SLUG`) and
+//! holds the [`Claim`] for as long as it works; the store records the claim's [`ClaimKey`]
+//! with the work (a round, a start, a clean). Anyone can then ask whether the claim is alive,
+//! or wait for it to end. A claim ends in one of two ways: `release`, when the work is over
+//! (waiters wake at once), or by being dropped, which is what a dying holder does.
+//!
+//! SQLite keeps a `flock` on a file per claim: the kernel drops it with its last holder, so a
+//! free lock is a dead holder however it died. A networked backend keeps a lease instead: the
+//! claim renews it while held (a heartbeat) and carries the lease's fencing number; a lease
+//! not renewed in time is dead. Either way a claim can be handed to a process this one starts
+//! (a detached round host), so that the work has a live holder at every moment.
+
+use crate::error::StoreError;
+use std::ffi::OsString;
+use std::os::fd::{BorrowedFd, RawFd};
+use std::time::Duration;
+
+/// How a backend finds a claim again: recorded with the work it keeps alive, and opaque above
+/// the backend (SQLite: the path of the claim's lock file).
+#[derive(
+    Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize,
+)]
+#[serde(transparent)]
+pub struct ClaimKey(String);
+
+impl ClaimKey {
+    /// A key as the backend records it.
+    pub fn new(key: impl Into<String>) -> ClaimKey {
+        ClaimKey(key.into())
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl std::fmt::Display for ClaimKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+/// What a process started to carry a claim on (a detached round host) must be given.
+#[derive(Debug, Default)]
+pub struct Handover<'a> {
+    /// An open file the new process must inherit, at this descriptor number.
+    pub inherit: Option<(BorrowedFd<'a>, RawFd)>,
+    /// Variables its environment must have, read back by [`Liveness::inherited_claim`].
+    pub env: Vec<(OsString, OsString)>,
+}
+
+/// How a backend keeps a claim alive while it is held. Dropping it lets the claim go as a
+/// dying holder would.
+pub trait ClaimHold: Send + std::fmt::Debug {
+    /// What a process started to carry the claim on must be given.
+    fn handover(&self) -> Handover<'_>;
+
+    /// Ends the claim: the work is over, and whoever waits for it wakes.
+    fn release(self: Box<Self>);
+}
+
+/// A held claim: the work it names is alive while this (or a process it was handed to)
+/// holds it. It does not borrow the connection it was made on.
+#[derive(Debug)]
+pub struct Claim {
+    key: ClaimKey,
+    hold: Box<dyn ClaimHold>,
+}
+
+impl Claim {
+    /// A claim a backend made, recorded under `key`.
+    pub fn new(key: ClaimKey, hold: Box<dyn ClaimHold>) -> Claim {
+        Claim { key, hold }
+    }
+
+    /// The key to record with the work.
+    pub fn key(&self) -> &ClaimKey {
+        &self.key
+    }
+
+    /// What a process started to carry this claim on must be given (then this one can be
+    /// dropped: the claim lives on in that process).
+    pub fn handover(&self) -> Handover<'_> {
+        self.hold.handover()
+    }
+
+    /// Ends the claim: the work is over, and whoever waits for it wakes.
+    pub fn release(self) {
+        self.hold.release();
+    }
+}
+
+/// The store's side of liveness.
+pub trait Liveness {
+    /// Claims the work named `name` for this process; [`StoreError::ClaimHeld`] while a live
+    /// holder has it. Names are the caller's: a round's token, `clean-TOKEN`, `loop-SLUG`.
+    fn claim(&self, name: &str) -> Result<Claim, StoreError>;
+
+    /// The key a claim of `name` is recorded under (for work found by name, not by a record).
+    fn claim_key(&self, name: &str) -> ClaimKey;
+
+    /// The claim the process that started this one handed over ([`Claim::handover`]), if it
+    /// did. Taken once, first thing, by a detached host.
+    fn inherited_claim(&self) -> Result<Option<Claim>, StoreError>;
+
+    /// Whether a holder of the claim lives. A claim never made, released or dropped is dead.
+    fn is_alive(&self, key: &ClaimKey) -> Result<bool, StoreError>;
+
+    /// Waits until the claim is dead, at most `timeout` (`None`: no limit); true when it is.
+    /// A release wakes the waiter at once.
+    fn wait_for_end(&self, key: &ClaimKey, timeout: Option<Duration>) -> Result<bool, StoreError>;
+
+    /// Calls `then`, on a thread of the backend's, once the claim is dead (at once if it is);
+    /// an error when the backend cannot watch it now, and the caller finds the end by asking.
+    fn when_ended(&self, key: &ClaimKey, then: Box<dyn FnOnce() + Send>) -> Result<(), StoreError>;
+
+    /// Forgets what a dead claim left behind (SQLite: its lock file), once its work is settled.
+    fn forget_claim(&self, key: &ClaimKey);
+}

@@ -1,0 +1,149 @@
+//! A round's streams: written by appending, read back from any offset (stdout and stderr
+//! apart), and followed: a follower sees what is appended as it comes, waits for a stream not
+//! made yet while the round lives, and stops once the round's claim has ended, with
+//! everything appended before the end read.
+
+use super::fixtures::{new_round, new_task};
+use super::{DEATH_NOTICED_WITHIN, Site};
+use ganger_store::{RoundKind, RoundStream, StreamKind};
+use std::io::{ErrorKind, Read, Write};
+use std::time::{Duration, Instant};
+
+/// The streams of a new task's first round.
+fn streams_of(site: &dyn Site, slug: &str) -> (RoundStream, RoundStream) {
+    let mut store = site.connect();
+    let (task, round) = store
+        .create_task(
+            &new_task(slug, "alice"),
+            &new_round(RoundKind::Start, slug, "alice"),
+        )
+        .unwrap();
+    (
+        RoundStream::of(&task, &round, StreamKind::Stdout),
+        RoundStream::of(&task, &round, StreamKind::Stderr),
+    )
+}
+
+fn read_all(reader: Option<Box<dyn Read + Send>>) -> Vec<u8> {
+    let mut bytes = Vec::new();
+    reader.unwrap().read_to_end(&mut bytes).unwrap();
+    bytes
+}
+
+pub fn a_stream_reads_back_from_any_offset(site: &dyn Site) {
+    let (stdout, stderr) = streams_of(site, "s");
+    let store = site.connect();
+    let reader = site.connect();
+    assert!(reader.read_stream(&stdout, 0).unwrap().is_none());
+    let mut out = store.create_stream(&stdout).unwrap();
+    let mut err = store.create_stream(&stderr).unwrap();
+    out.write_all(b"{\"type\":\"step_start\"}\n").unwrap();
+    err.write_all(b"warning: slow\n").unwrap();
+    // What a write appended can be read at once, by anyone.
+    assert_eq!(
+        read_all(reader.read_stream(&stdout, 0).unwrap()),
+        b"{\"type\":\"step_start\"}\n"
+    );
+    out.write_all(b"{\"type\":\"text\"}\n").unwrap();
+    assert_eq!(
+        read_all(reader.read_stream(&stdout, 22).unwrap()),
+        b"{\"type\":\"text\"}\n"
+    );
+    assert_eq!(
+        read_all(reader.read_stream(&stdout, 0).unwrap()).len(),
+        22 + 16
+    );
+    assert!(read_all(reader.read_stream(&stdout, 38).unwrap()).is_empty());
+    assert_eq!(read_all(reader.read_stream(&stderr, 9).unwrap()), b"slow\n");
+    // Bytes are kept as they came, whatever they are.
+    let odd: Vec<u8> = (0..=255u8).chain([0, b'\n', 0xff]).collect();
+    err.write_all(&odd).unwrap();
+    assert_eq!(read_all(reader.read_stream(&stderr, 14).unwrap()), odd);
+    // Made anew, a stream starts empty.
+    drop(out);
+    let _out = store.create_stream(&stdout).unwrap();
+    assert!(read_all(reader.read_stream(&stdout, 0).unwrap()).is_empty());
+}
+
+pub fn a_follow_sees_what_is_appended_and_stops_at_the_rounds_end(site: &dyn Site) {
+    let (stdout, _) = streams_of(site, "f");
+    let host = site.connect();
+    let claim = host.claim("f-host").unwrap();
+    let key = claim.key().clone();
+    let (followed, from_offset, ended_after) = std::thread::scope(|scope| {
+        let follow_from = |offset: u64| {
+            let stdout = &stdout;
+            let key = &key;
+            scope.spawn(move || {
+                let observer = site.connect();
+                let mut follow = observer.follow_stream(stdout, key, offset).unwrap();
+                let mut seen = Vec::new();
+                let mut chunk = [0u8; 4];
+                loop {
+                    let read = follow.read(&mut chunk).unwrap();
+                    if read == 0 {
+                        return (seen, Instant::now());
+                    }
+                    seen.extend_from_slice(&chunk[..read]);
+                }
+            })
+        };
+        // Following starts before the host has made the stream.
+        let follower = follow_from(0);
+        std::thread::sleep(Duration::from_millis(200));
+        assert!(
+            !follower.is_finished(),
+            "a follow ended while its round lived"
+        );
+        let mut out = host.create_stream(&stdout).unwrap();
+        out.write_all(b"one\n").unwrap();
+        std::thread::sleep(Duration::from_millis(200));
+        let late = follow_from(2);
+        out.write_all(b"two\n").unwrap();
+        std::thread::sleep(Duration::from_millis(200));
+        assert!(!follower.is_finished());
+        // The last bytes come just before the end.
+        out.write_all(b"three").unwrap();
+        let ended = Instant::now();
+        claim.release();
+        let (seen, at) = follower.join().unwrap();
+        let (from_two, _) = late.join().unwrap();
+        (seen, from_two, at.duration_since(ended))
+    });
+    assert_eq!(followed, b"one\ntwo\nthree");
+    assert_eq!(from_offset, b"e\ntwo\nthree");
+    assert!(
+        ended_after < Duration::from_secs(2),
+        "the follow ended {ended_after:?} after its round"
+    );
+    // Following a round that has ended reads what it wrote and stops.
+    let observer = site.connect();
+    let mut all = Vec::new();
+    observer
+        .follow_stream(&stdout, &key, 4)
+        .unwrap()
+        .read_to_end(&mut all)
+        .unwrap();
+    assert_eq!(all, b"two\nthree");
+}
+
+pub fn a_follow_of_a_stream_its_dead_round_never_made_fails(site: &dyn Site) {
+    let (stdout, _) = streams_of(site, "never");
+    let host = site.connect();
+    let claim = host.claim("never-host").unwrap();
+    let key = claim.key().clone();
+    drop(claim);
+    let observer = site.connect();
+    assert!(
+        observer
+            .wait_for_end(&key, Some(DEATH_NOTICED_WITHIN))
+            .unwrap()
+    );
+    let mut bytes = Vec::new();
+    let error = observer
+        .follow_stream(&stdout, &key, 0)
+        .unwrap()
+        .read_to_end(&mut bytes)
+        .unwrap_err();
+    assert_eq!(error.kind(), ErrorKind::NotFound, "{error}");
+}
