@@ -162,17 +162,17 @@ fn starting(slug: &str) -> EngineError {
 /// Why a start of `slug` found its worktree or branch made, when another start of it did:
 /// one still under way, or one that has recorded its task.
 fn being_started(store: &dyn Backend, slug: &str) -> Result<Option<EngineError>> {
-    if store.task(slug)?.is_some() {
-        return Ok(Some(EngineError::invalid(format!(
-            "task {slug} exists already"
-        ))));
-    }
+    // The start under way first, then the task: the transaction that records the task ends
+    // the start's record, so a start gone by the first look has its task by the second.
     for pending in store.pending_starts()? {
         if pending.slug == slug && store.is_alive(&pending.claim)? {
             return Ok(Some(starting(slug)));
         }
     }
-    Ok(None)
+    Ok(store
+        .task(slug)?
+        .is_some()
+        .then(|| EngineError::invalid(format!("task {slug} exists already"))))
 }
 
 /// Undoes a begun start whose task could not be recorded: removes the worktree and branch
@@ -189,9 +189,9 @@ pub(crate) fn abandon(
     let _ = store.end_start(slug, claim);
 }
 
-/// Makes the planned worktree and branch, one add at a time per repository.
+/// Makes the planned worktree and branch (checked absent by `begin`), one add at a time per
+/// repository.
 fn make(ws: &Workspace, planned: &PlannedWorktree, notices: &mut dyn Notices) -> Result<()> {
-    refuse_existing(ws, planned)?;
     // git reads every worktree's entry while it adds one, and a concurrent add's
     // half-written entry makes it fail: one add at a time per repository.
     let _serial = worktree_lock(ws)?;

@@ -8,14 +8,7 @@ use crate::error::GitError;
 impl Repo {
     /// Whether the local branch `branch` exists.
     pub fn branch_exists(&self, branch: &str) -> bool {
-        self.git()
-            .run([
-                "rev-parse",
-                "--verify",
-                "--quiet",
-                &format!("refs/heads/{branch}^{{commit}}"),
-            ])
-            .is_ok()
+        self.branch_tip(branch).is_ok_and(|tip| tip.is_some())
     }
 
     /// How many commits of `branch` are not reachable from `base` (0: it is merged into it).

@@ -61,6 +61,29 @@ fn read_head_files(git_dir: &Path, common_dir: &Path) -> Result<Option<Option<Oi
     }
 }
 
+/// What the files say of the full ref `name`: `Some(Some(oid))` it points at a commit,
+/// `Some(None)` there is no such ref, `None` the files cannot say (reftable, a symbolic ref,
+/// an unreadable value): ask git.
+pub(crate) fn read_ref_files(common_dir: &Path, name: &str) -> Result<Option<Option<Oid>>, GitError> {
+    if !files_backend(common_dir) {
+        return Ok(None);
+    }
+    let loose = common_dir.join(name);
+    match fs::read_to_string(&loose) {
+        Ok(value) => {
+            let value = value.trim();
+            return Ok(is_oid(value).then(|| Some(value.to_owned())));
+        }
+        // Not there, or a directory of refs (`agent` when `agent/x` exists): not this ref.
+        Err(e) if matches!(
+            e.kind(),
+            std::io::ErrorKind::NotFound | std::io::ErrorKind::IsADirectory | std::io::ErrorKind::NotADirectory
+        ) => {}
+        Err(e) => return Err(GitError::io(&loose, e)),
+    }
+    Ok(Some(packed_ref(common_dir, name)?))
+}
+
 fn packed_ref(common_dir: &Path, name: &str) -> Result<Option<Oid>, GitError> {
     let path = common_dir.join("packed-refs");
     let text = match fs::read_to_string(&path) {
