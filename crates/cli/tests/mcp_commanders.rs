@@ -1,0 +1,97 @@
+//! Two commanders, each its own `ganger mcp` process, on one repository with the stand-in
+//! `opencode` (test-support's `fake-opencode.sh`, which appends each prompt's first line to
+//! `fake.txt` in its worktree: the witness of which rounds really ran). Ownership holds
+//! through the tools as on the command line: one cannot fix the other's task, a transfer
+//! hands it on, and a round the old owner sent before the transfer is refused as stale.
+
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "a test fails loudly on what it did not expect"
+)]
+
+mod mcp_client;
+
+use ganger_test_support::World;
+use mcp_client::{Mcp, text};
+use serde_json::json;
+use std::time::Duration;
+
+fn lines(world: &World, slug: &str) -> Vec<String> {
+    std::fs::read_to_string(world.worktree(slug).join("fake.txt"))
+        .unwrap_or_default()
+        .lines()
+        .map(str::to_owned)
+        .collect()
+}
+
+#[test]
+fn ownership_holds_between_two_servers_and_a_stale_round_is_refused() {
+    let world = World::new(env!("CARGO_BIN_EXE_ganger").as_ref());
+    world.use_fake_agent("", "");
+    // Alice's server pauses each round before it begins, so that her late fix is still on its
+    // way when she hands the task on; Bob's server is named by its client alone.
+    let mut alice = Mcp::start(
+        &world,
+        &["--as", "alice"],
+        &[("GANGER_FAULT_PAUSE", "before-begin-round:1500")],
+        "alice-client",
+    );
+    let mut bob = Mcp::start(&world, &[], &[], "bob");
+
+    let started = alice.ok("start", json!({"slug": "t", "brief": "from alice"}));
+    assert_eq!(started["schema"], "ganger.detached/1", "{started}");
+    assert_eq!(started["round"], 1);
+    let report = alice.ok("wait", json!({"slug": "t", "timeout_seconds": 60}));
+    assert_eq!(report["schema"], "ganger.round-report/1");
+    assert_eq!(report["status"], "done", "{report:#}");
+    assert_eq!(report["owner"], "alice");
+
+    // Bob may not fix Alice's task: a tool error naming the owner, and nothing runs.
+    let refused = bob.call("fix", json!({"slug": "t", "brief": "from bob"}));
+    assert_eq!(refused["isError"], true, "{refused}");
+    let message = text(&refused);
+    assert!(
+        message.starts_with("error: bob may not send rounds to task t: it is owned by alice\n"),
+        "{message}"
+    );
+    assert_eq!(refused["structuredContent"]["kind"], "invalid");
+    // Bob sees the task in the table, filtered by its owner.
+    let owned = bob.ok("status", json!({"owner": "alice"}));
+    assert_eq!(owned["tasks"][0]["slug"], "t");
+    assert_eq!(
+        bob.ok("status", json!({"owner": "bob"}))["tasks"],
+        json!([])
+    );
+
+    // Alice sends another round and, while it is on its way, hands the task to Bob: the two
+    // calls run side by side in her server, and the round is refused when it would begin.
+    let late = alice.send_call("fix", json!({"slug": "t", "brief": "late from alice"}));
+    std::thread::sleep(Duration::from_millis(400));
+    let transfer = alice.ok("transfer", json!({"slug": "t", "to": "bob"}));
+    assert_eq!(transfer["owner"], "bob", "{transfer}");
+    assert_eq!(transfer["generation"], 2, "{transfer}");
+    let stale = alice.answer(late);
+    assert_eq!(stale["isError"], true, "{stale}");
+    assert_eq!(
+        text(&stale).lines().next().unwrap(),
+        "error: the round for t was sent under generation 1, but the task's ownership changed \
+         since (generation 2, owner bob)"
+    );
+
+    // Now Bob's round runs, in the same session, and Alice's journal shows the transfer.
+    let sent = bob.ok("fix", json!({"slug": "t", "brief": "bob's"}));
+    assert_eq!(sent["round"], 2, "{sent}");
+    let report = bob.ok("wait", json!({"slug": "t"}));
+    assert_eq!(report["status"], "done", "{report:#}");
+    assert_eq!(report["commander"], "bob");
+    assert_eq!(lines(&world, "t"), ["from alice", "bob's"]);
+    let journal = bob.ok("watch", json!({"timeout_seconds": 5}));
+    let kinds: Vec<&str> = journal["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["kind"].as_str().unwrap())
+        .collect();
+    assert!(kinds.contains(&"transferred"), "{journal:#}");
+}
