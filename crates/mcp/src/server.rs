@@ -115,10 +115,18 @@ impl ServerHandler for GangerMcp {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
-        let client = context
-            .peer
-            .peer_info()
-            .map(|info| info.client_info.name.clone());
+        // The client names itself in `initialize`, or (protocol 2026-07-28, without one) in
+        // each request's `_meta`.
+        let client = [request.meta.as_ref(), Some(&context.meta)]
+            .into_iter()
+            .flatten()
+            .find_map(client_name)
+            .or_else(|| {
+                context
+                    .peer
+                    .peer_info()
+                    .map(|info| info.client_info.name.clone())
+            });
         let name = request.name.into_owned();
         let arguments = Value::Object(request.arguments.unwrap_or_default());
         let server = self.clone();
@@ -131,4 +139,13 @@ impl ServerHandler for GangerMcp {
         });
         Ok(answer.into_result().into())
     }
+}
+
+/// The client's name in a request's `_meta` (`io.modelcontextprotocol/clientInfo`).
+fn client_name(meta: &rmcp::model::RequestMetaObject) -> Option<String> {
+    meta.0
+        .get("io.modelcontextprotocol/clientInfo")?
+        .get("name")?
+        .as_str()
+        .map(str::to_owned)
 }

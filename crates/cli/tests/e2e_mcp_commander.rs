@@ -1,0 +1,208 @@
+//! End to end: a real agent CLI supervises through `ganger mcp`, registered by `ganger init
+//! --supervisor AGENT`, and a real OpenCode works. Two scripted model servers: the commander's
+//! script makes it call ganger's tools (start a task, wait, read the report and the diff, send
+//! a fix, wait, merge); the worker's script writes one file per round. What the commander's
+//! model was sent shows its tool calls and their results; what the worker's was sent shows
+//! the second round continuing the first one's session.
+
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "a test fails loudly on what it did not expect"
+)]
+
+use ganger_fake_llm::{FakeLlm, RecordedRequest, Script, Turn};
+use ganger_test_support::{World, agent_program, opencode_toml};
+use serde_json::{Value, json};
+use std::process::Command;
+
+const SLUG: &str = "greet";
+const FIRST: &str = "Write the first file, round1.txt. End with a line DONE: <what you did>.";
+const SECOND: &str = "Now the second file, round2.txt.";
+
+/// The worker: one file per round, and a `DONE:` line.
+fn worker_script() -> Script {
+    Script::new()
+        .turn(
+            Turn::tool(
+                "write",
+                json!({"filePath": "round1.txt", "content": "round 1\n"}),
+            )
+            .when("first file"),
+        )
+        .text("Wrote round1.txt. {{history}}\nDONE: round1.txt written")
+        .turn(
+            Turn::tool(
+                "write",
+                json!({"filePath": "round2.txt", "content": "round 2\n"}),
+            )
+            .when("second file"),
+        )
+        .text("Wrote round2.txt. {{history}}\nDONE: round2.txt written")
+}
+
+/// The commander: the supervise loop, one tool call per turn, its tools named as the agent
+/// offers them (`prefix` + the tool's name).
+fn commander_script(prefix: &str) -> Script {
+    let tool = |name: &str| format!("{prefix}{name}");
+    Script::new()
+        .turn(
+            Turn::tool(
+                tool("start"),
+                json!({"slug": SLUG, "brief": FIRST, "agent": "opencode"}),
+            )
+            .when("(?i)supervise"),
+        )
+        .tool(tool("wait"), json!({"slug": SLUG, "timeout_seconds": 300}))
+        .tool(tool("report"), json!({"slug": SLUG}))
+        .tool(tool("diff"), json!({"slug": SLUG}))
+        .tool(tool("fix"), json!({"slug": SLUG, "brief": SECOND}))
+        .tool(tool("wait"), json!({"slug": SLUG, "timeout_seconds": 300}))
+        .tool(tool("merge"), json!({"slug": SLUG}))
+        .text("Merged the task. {{history}}")
+}
+
+/// The tool calls of the commander's last request, in order, and each call's result.
+fn calls_and_results(requests: &[RecordedRequest]) -> (Vec<String>, Vec<String>) {
+    let last = requests
+        .iter()
+        .filter(|r| r.tools_offered)
+        .filter_map(|r| r.conversation.as_ref())
+        .max_by_key(|c| c.messages.len())
+        .expect("the commander's model was asked");
+    let calls = last
+        .messages
+        .iter()
+        .flat_map(|m| m.tool_calls.iter().cloned())
+        .collect();
+    let results = last
+        .messages
+        .iter()
+        .filter(|m| m.role == ganger_fake_llm::Role::Tool)
+        .map(|m| m.text.clone())
+        .collect();
+    (calls, results)
+}
+
+/// The world: OpenCode pointed at the worker's model, the supervisor registered, everything
+/// committed (a merge needs a clean main checkout).
+fn world(worker: &FakeLlm, supervisor: &str) -> World {
+    let world = World::new(env!("CARGO_BIN_EXE_ganger").as_ref());
+    world.write(
+        "ganger.toml",
+        &opencode_toml(&worker.base_url(), "", "not-a-key", ""),
+    );
+    let init = world.ganger(&["init", "--supervisor", supervisor, "--json"]);
+    init.expect_code(0);
+    let files: Vec<String> = init.json()["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| {
+            format!(
+                "{} {}",
+                f["change"].as_str().unwrap(),
+                f["path"].as_str().unwrap()
+            )
+        })
+        .collect();
+    assert!(files.iter().all(|f| f.starts_with("created ")), "{files:?}");
+    world.git(&["add", "-A"]);
+    world.git(&["commit", "-q", "-m", "ganger and its supervisor"]);
+    world
+}
+
+/// What the commander did, checked from both models' requests and from git.
+fn check_the_loop(world: &World, commander: &FakeLlm, worker: &FakeLlm, prefix: &str, owner: &str) {
+    let (calls, results) = calls_and_results(&commander.requests());
+    let expected: Vec<String> = ["start", "wait", "report", "diff", "fix", "wait", "merge"]
+        .iter()
+        .map(|t| format!("{prefix}{t}"))
+        .collect();
+    assert_eq!(calls, expected);
+    assert_eq!(results.len(), 7, "{results:#?}");
+    // Each result is ganger's answer (the agent may hand its model the text or the JSON).
+    let said = |i: usize, needle: &str| {
+        assert!(
+            results[i].contains(needle),
+            "result {i} ({}) lacks {needle:?}: {}",
+            expected[i],
+            results[i]
+        );
+    };
+    said(0, "running");
+    said(1, "done");
+    said(1, "DONE: round1.txt written");
+    said(2, "round1.txt");
+    said(3, "+round 1");
+    said(4, "running");
+    said(5, "DONE: round2.txt written");
+    said(6, "merged");
+
+    // The worker's second round continued its first session.
+    let requests = worker.requests();
+    let round2 = requests
+        .iter()
+        .filter(|r| r.tools_offered)
+        .filter_map(|r| r.conversation.as_ref())
+        .find(|c| c.prompts().len() == 2)
+        .expect("a worker request with both prompts");
+    assert_eq!(round2.prompts(), [FIRST, SECOND]);
+
+    // The task was the commander's, its two rounds one session, its work merged into main.
+    let status = world.ganger(&["status", SLUG, "--json"]);
+    let report: Value = status.json();
+    assert_eq!(report["owner"], owner, "{report:#}");
+    assert_eq!(report["round"], 2);
+    assert_eq!(world.git(&["show", "main:round1.txt"]), "round 1");
+    assert_eq!(world.git(&["show", "main:round2.txt"]), "round 2");
+}
+
+#[test]
+fn claude_code_supervises_an_opencode_worker_through_the_mcp_server() {
+    let worker = FakeLlm::start(worker_script()).unwrap();
+    let commander = FakeLlm::start(commander_script("mcp__ganger__")).unwrap();
+    let world = world(&worker, "claude");
+    let mut claude = Command::new(agent_program("claude"));
+    world.env(&mut claude);
+    claude
+        .current_dir(&world.repo)
+        .env("ANTHROPIC_BASE_URL", commander.root_url())
+        .env("ANTHROPIC_API_KEY", "not-a-key")
+        .env("DISABLE_TELEMETRY", "1")
+        .env("DISABLE_ERROR_REPORTING", "1")
+        .env("DISABLE_AUTOUPDATER", "1")
+        .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
+        // The tools from the first request on, not behind tool search (docs/agents).
+        .env("MCP_CONNECTION_NONBLOCKING", "0")
+        .env("ENABLE_TOOL_SEARCH", "false")
+        // A workspace never opened interactively is not trusted: its allow rules are ignored.
+        .args([
+            "-p",
+            "--output-format",
+            "stream-json",
+            "--verbose",
+            "--model",
+            "claude-fake",
+            "--allowedTools=mcp__ganger",
+            "Please supervise this: one task, then merge it.",
+        ])
+        .stdin(std::process::Stdio::null());
+    let out = claude.output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "claude: {}\n{stdout}\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let last: Value = serde_json::from_str(stdout.lines().last().unwrap()).unwrap();
+    assert!(
+        last["result"]
+            .as_str()
+            .unwrap_or_default()
+            .starts_with("Merged the task."),
+        "{last:#}"
+    );
+    check_the_loop(&world, &commander, &worker, "mcp__ganger__", "claude-code");
+}
