@@ -206,3 +206,67 @@ fn claude_code_supervises_an_opencode_worker_through_the_mcp_server() {
     );
     check_the_loop(&world, &commander, &worker, "mcp__ganger__", "claude-code");
 }
+
+/// The last text an OpenCode run printed (`--format json`).
+fn opencode_answer(stdout: &str) -> String {
+    stdout
+        .lines()
+        .rev()
+        .filter_map(|line| serde_json::from_str::<Value>(line).ok())
+        .filter(|event| event["type"] == "text")
+        .find_map(|event| event["part"]["text"].as_str().map(str::to_owned))
+        .unwrap_or_default()
+}
+
+#[test]
+fn opencode_supervises_an_opencode_worker_through_the_mcp_server() {
+    let worker = FakeLlm::start(worker_script()).unwrap();
+    let commander = FakeLlm::start(commander_script("ganger_")).unwrap();
+    let world = world(&worker, "opencode");
+    // The commander's own model, beside the project's opencode.json that registers ganger.
+    let config = json!({
+        "provider": {"mock": {
+            "npm": "@ai-sdk/openai-compatible",
+            "options": {"baseURL": commander.base_url(), "apiKey": "not-a-key"},
+            "models": {"scripted": {"limit": {"context": 128000, "output": 8192}}},
+        }},
+        "model": "mock/scripted",
+        "small_model": "mock/scripted",
+        "autoupdate": false,
+        "share": "disabled",
+    });
+    let mut opencode = Command::new(agent_program("opencode"));
+    world.env(&mut opencode);
+    opencode
+        .current_dir(&world.repo)
+        .env("PWD", &world.repo)
+        .env("OPENCODE_DISABLE_MODELS_FETCH", "1")
+        .env("OPENCODE_CONFIG_CONTENT", config.to_string())
+        .args(["run", "--format", "json", "-m", "mock/scripted"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    #[expect(
+        clippy::disallowed_methods,
+        reason = "the commander's prompt goes on its stdin, as OpenCode reads it best"
+    )]
+    let mut child = opencode.spawn().unwrap();
+    {
+        use std::io::Write;
+        let mut stdin = child.stdin.take().unwrap();
+        stdin
+            .write_all(b"Please supervise this: one task, then merge it.")
+            .unwrap();
+    }
+    let out = child.wait_with_output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "opencode: {}\n{stdout}\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let answer = opencode_answer(&stdout);
+    assert!(answer.starts_with("Merged the task."), "{stdout}");
+    check_the_loop(&world, &commander, &worker, "ganger_", "opencode");
+}

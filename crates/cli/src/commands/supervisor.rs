@@ -67,6 +67,11 @@ pub(crate) fn install(
                 &root.join("opencode.json"),
                 "registers the MCP server ganger",
                 |doc| {
+                    // OpenCode adds its schema to a project config without one: written here,
+                    // the file stays as committed.
+                    if doc.get("$schema").is_none() {
+                        doc["$schema"] = json!("https://opencode.ai/config.json");
+                    }
                     doc["mcp"]["ganger"] = json!({
                         "type": "local",
                         "command": [command, "mcp"],
