@@ -270,3 +270,87 @@ fn opencode_supervises_an_opencode_worker_through_the_mcp_server() {
     assert!(answer.starts_with("Merged the task."), "{stdout}");
     check_the_loop(&world, &commander, &worker, "ganger_", "opencode");
 }
+
+#[test]
+fn codex_supervises_an_opencode_worker_through_the_mcp_server() {
+    let worker = FakeLlm::start(worker_script()).unwrap();
+    let commander = FakeLlm::start(commander_script("mcp__ganger__")).unwrap();
+    let world = world(&worker, "codex");
+    // The commander's own provider; the project's .codex/config.toml (registering ganger) is
+    // read only in a trusted project, as `codex exec --trust` records it.
+    let codex_home = world.root().join("codex-home");
+    let tmp = world.root().join("codex-tmp");
+    std::fs::create_dir_all(&codex_home).unwrap();
+    std::fs::create_dir_all(&tmp).unwrap();
+    let repo = world.repo.canonicalize().unwrap();
+    std::fs::write(
+        codex_home.join("config.toml"),
+        format!(
+            r#"model_provider = "fake"
+approval_policy = "never"
+sandbox_mode = "workspace-write"
+
+[model_providers.fake]
+name = "Fake"
+base_url = {base}
+wire_api = "responses"
+env_key = "FAKE_API_KEY"
+request_max_retries = 1
+stream_max_retries = 1
+
+[projects.{repo}]
+trust_level = "trusted"
+"#,
+            base = json!(commander.base_url()),
+            repo = json!(repo.to_string_lossy()),
+        ),
+    )
+    .unwrap();
+    let mut codex = Command::new(agent_program("codex"));
+    world.env(&mut codex);
+    codex
+        .current_dir(&world.repo)
+        .env("CODEX_HOME", &codex_home)
+        .env("TMPDIR", &tmp)
+        .env("FAKE_API_KEY", "not-a-key")
+        // A model Codex has no metadata for: the MCP tools come as one namespace rather than
+        // behind tool search, which a scripted model cannot drive (docs/agents).
+        .args([
+            "exec",
+            "--json",
+            "--skip-git-repo-check",
+            "-m",
+            "gpt-fake",
+            "Please supervise this: one task, then merge it.",
+        ])
+        .stdin(std::process::Stdio::null());
+    let out = codex.output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "codex: {}\n{stdout}\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let answer = stdout
+        .lines()
+        .rev()
+        .filter_map(|line| serde_json::from_str::<Value>(line).ok())
+        .find_map(|event| {
+            (event["item"]["type"] == "agent_message").then(|| {
+                event["item"]["text"]
+                    .as_str()
+                    .unwrap_or_default()
+                    .to_owned()
+            })
+        })
+        .unwrap_or_default();
+    assert!(answer.starts_with("Merged the task."), "{stdout}");
+    check_the_loop(
+        &world,
+        &commander,
+        &worker,
+        "mcp__ganger__",
+        "codex-mcp-client",
+    );
+}

@@ -8,7 +8,7 @@
 //! |---|---|---|
 //! | claude | `.mcp.json`, and `.claude/settings.json` (enables the server, allows its tools) | `CLAUDE.md` |
 //! | opencode | `opencode.json` (`mcp.ganger`, a local server) | `AGENTS.md` |
-//! | codex | `.codex/config.toml` (`[mcp_servers.ganger]`) | `AGENTS.md` |
+//! | codex | `.codex/config.toml` (`[mcp_servers.ganger]`, its tools approved; read in a trusted project) | `AGENTS.md` |
 //! | gemini | `.gemini/settings.json` (`mcpServers.ganger`, its tools trusted) | `GEMINI.md` |
 
 use crate::mcp_args::Supervisor;
@@ -209,6 +209,9 @@ fn merge_toml(path: &Path, command: &str) -> Result<FileChange, EngineError> {
         "tool_timeout_sec".into(),
         toml::Value::Integer(TOOL_TIMEOUT_SECS as i64),
     );
+    // Codex asks before a tool that is not read-only, and `exec` cannot ask: allowed, as the
+    // other supervisors' allow rules do.
+    server.insert("default_tools_approval_mode".into(), "approve".into());
     let servers = doc.get("mcp_servers").and_then(toml::Value::as_table);
     let after = match servers.and_then(|s| s.get("ganger")) {
         Some(existing) if existing.as_table() == Some(&server) => text,
