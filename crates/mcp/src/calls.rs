@@ -483,7 +483,7 @@ fn merge(engine: &Engine, a: args::Merge) -> Answer {
         commander: None,
     };
     answer(engine.merge(options, &mut quiet()), |r| {
-        Answer::of(&r, text::compact(&json_of(&r)))
+        Answer::of(&r, text::merge(&r))
     })
 }
 

@@ -44,7 +44,13 @@ pub fn report(r: &RoundReport) -> String {
         r.tokens.output,
         r.cost_usd.map(|c| format!(", ${c:.4}")).unwrap_or_default()
     );
-    if let Some(done) = &r.done {
+    // The DONE: line, unless the answer below ends with it.
+    if let Some(done) = &r.done
+        && !r
+            .answer
+            .as_deref()
+            .is_some_and(|a| a.trim_end().ends_with(done.as_str()))
+    {
         let _ = writeln!(out, "{done}");
     }
     if let Some(answer) = &r.answer {
@@ -84,6 +90,34 @@ pub fn report(r: &RoundReport) -> String {
         let _ = writeln!(out, "stderr: {line}");
     }
     out
+}
+
+/// A merge's outcome in a line or two.
+pub fn merge(r: &ganger_engine::MergeReport) -> String {
+    let rounds: Vec<String> = r.rounds.iter().map(u32::to_string).collect();
+    let short = |c: &str| c[..c.len().min(12)].to_owned();
+    match r.outcome {
+        ganger_engine::MergeOutcome::Merged => format!(
+            "merged {} into {} ({}, rounds {}): {}\n",
+            r.branch,
+            r.base,
+            r.mode.as_str(),
+            rounds.join(", "),
+            r.commit.as_deref().map(short).unwrap_or_default()
+        ),
+        ganger_engine::MergeOutcome::Conflict => format!(
+            "conflict: {} does not merge into {}; nothing was merged. Conflicting files: {}\n\
+             (merge with fix: true has the worker resolve it)\n",
+            r.branch,
+            r.base,
+            r.conflicts.join(", ")
+        ),
+        ganger_engine::MergeOutcome::Unresolved => format!(
+            "unresolved: {}; nothing was merged. Files: {}\n",
+            r.reason.as_deref().unwrap_or("the conflict remains"),
+            r.conflicts.join(", ")
+        ),
+    }
 }
 
 /// The task table, one line a task.
