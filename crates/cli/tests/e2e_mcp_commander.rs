@@ -1,4 +1,4 @@
-//! End to end: a real agent CLI supervises through `ganger mcp`, registered by `ganger init
+//! End to end: a real agent CLI (Claude Code, OpenCode, Codex, Gemini CLI) supervises through `ganger mcp`, registered by `ganger init
 //! --supervisor AGENT`, and a real OpenCode works. Two scripted model servers: the commander's
 //! script makes it call ganger's tools (start a task, wait, read the report and the diff, send
 //! a fix, wait, merge); the worker's script writes one file per round. What the commander's
@@ -352,5 +352,80 @@ trust_level = "trusted"
         &worker,
         "mcp__ganger__",
         "codex-mcp-client",
+    );
+}
+
+#[test]
+fn gemini_cli_supervises_an_opencode_worker_through_the_mcp_server() {
+    let worker = FakeLlm::start(worker_script()).unwrap();
+    // Gemini CLI's side requests (is the next speaker the user?) want JSON.
+    let commander = FakeLlm::start(
+        commander_script("mcp_ganger_")
+            .default_answer(r#"{"reasoning": "the task is merged", "next_speaker": "user"}"#),
+    )
+    .unwrap();
+    let world = world(&worker, "gemini");
+    // Gemini CLI starts MCP servers with a filtered environment that keeps no GIT_* variable:
+    // the identity the merge commits with comes from the repository (docs/agents).
+    world.git(&["config", "user.name", "Test"]);
+    world.git(&["config", "user.email", "test@example.invalid"]);
+    // The API key's auth type, and the repository trusted: Gemini CLI starts a project's MCP
+    // servers only in a trusted folder (docs/agents).
+    let settings = world.home.join(".gemini");
+    std::fs::create_dir_all(&settings).unwrap();
+    std::fs::write(
+        settings.join("settings.json"),
+        json!({
+            "security": {"auth": {"selectedType": "gemini-api-key"}},
+            "privacy": {"usageStatisticsEnabled": false},
+            "general": {"disableAutoUpdate": true},
+            "telemetry": {"enabled": false},
+        })
+        .to_string(),
+    )
+    .unwrap();
+    std::fs::write(
+        settings.join("trustedFolders.json"),
+        json!({world.repo.to_string_lossy(): "TRUST_FOLDER"}).to_string(),
+    )
+    .unwrap();
+    let mut gemini = Command::new(agent_program("gemini"));
+    world.env(&mut gemini);
+    gemini
+        .current_dir(&world.repo)
+        .env("GEMINI_API_KEY", "not-a-key")
+        .env("GOOGLE_GEMINI_BASE_URL", commander.root_url())
+        .args([
+            "-p",
+            "Please supervise this: one task, then merge it.",
+            "--output-format",
+            "stream-json",
+            "-m",
+            "gemini-fake",
+            "--approval-mode",
+            "yolo",
+        ])
+        .stdin(std::process::Stdio::null());
+    let out = gemini.output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "gemini: {}\n{stdout}\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let said: String = stdout
+        .lines()
+        .filter_map(|line| serde_json::from_str::<Value>(line).ok())
+        .filter(|event| event["type"] == "message" && event["role"] == "assistant")
+        .filter_map(|event| event["content"].as_str().map(str::to_owned))
+        .collect();
+    assert!(said.contains("Merged the task."), "{stdout}");
+    check_the_loop(
+        &world,
+        &commander,
+        &worker,
+        "mcp_ganger_",
+        "gemini-cli-mcp-client",
     );
 }
