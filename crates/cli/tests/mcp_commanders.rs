@@ -95,3 +95,46 @@ fn ownership_holds_between_two_servers_and_a_stale_round_is_refused() {
         .collect();
     assert!(kinds.contains(&"transferred"), "{journal:#}");
 }
+
+/// A client that subscribes to a task's resource hears when its round ends, and reads the
+/// report there; the table and the journal are resources too.
+#[test]
+fn a_subscribed_task_resource_is_updated_when_its_round_ends() {
+    let world = World::new(env!("CARGO_BIN_EXE_ganger").as_ref());
+    world.use_fake_agent("", "");
+    let mut mcp = Mcp::start(&world, &["--as", "alice"], &[], "subscriber");
+    let subscribed = mcp.request("resources/subscribe", json!({"uri": "ganger://tasks/t"}));
+    assert!(subscribed.get("error").is_none(), "{subscribed}");
+    mcp.ok("start", json!({"slug": "t", "brief": "sleep 1"}));
+    let is_update = |n: &serde_json::Value| {
+        n["method"] == "notifications/resources/updated" && n["params"]["uri"] == "ganger://tasks/t"
+    };
+    // First the round that runs, then its end.
+    mcp.notification(Duration::from_secs(30), is_update);
+    mcp.notifications.clear();
+    mcp.notification(Duration::from_secs(30), is_update);
+    let read = mcp.request("resources/read", json!({"uri": "ganger://tasks/t"}));
+    let text = read["result"]["contents"][0]["text"].as_str().unwrap();
+    let report: serde_json::Value = serde_json::from_str(text).unwrap();
+    assert_eq!(report["schema"], "ganger.round-report/1");
+    assert_eq!(report["status"], "done", "{report:#}");
+    let listed = mcp.request("resources/list", json!({}));
+    let uris: Vec<&str> = listed["result"]["resources"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["uri"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        uris,
+        ["ganger://tasks", "ganger://journal", "ganger://tasks/t"]
+    );
+    let missing = mcp.request("resources/read", json!({"uri": "ganger://nothing"}));
+    assert!(
+        missing["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("no resource"),
+        "{missing}"
+    );
+}

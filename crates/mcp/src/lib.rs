@@ -14,6 +14,7 @@ mod catalog;
 mod identity;
 mod instructions;
 mod output;
+mod resources;
 mod server;
 mod text;
 

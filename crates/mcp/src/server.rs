@@ -9,13 +9,17 @@ use crate::output::Answer;
 use ganger_engine::{Engine, EngineError};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, Implementation, InitializeRequestParams,
-    InitializeResult, ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig,
+    InitializeResult, ListResourcesResult, ListToolsResult, PaginatedRequestParams,
+    ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult, Resource,
+    ResourceContents, ServerCapabilities, ServerConfig, SubscribeRequestParams,
+    UnsubscribeRequestParams,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler};
 use serde_json::Value;
+use std::collections::HashMap;
 use std::path::PathBuf;
-use std::sync::{Arc, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock};
 
 /// ganger's MCP server for one repository and one commander.
 #[derive(Clone)]
@@ -30,6 +34,8 @@ struct Shared {
     named: Option<String>,
     /// The engine, opened as the commander once it is known.
     engine: OnceLock<Result<Arc<Engine>, EngineError>>,
+    /// The resources subscribed to, each watched by a task of its own.
+    subscriptions: Mutex<HashMap<String, tokio::task::JoinHandle<()>>>,
 }
 
 impl GangerMcp {
@@ -41,6 +47,7 @@ impl GangerMcp {
                 dir,
                 named: commander,
                 engine: OnceLock::new(),
+                subscriptions: Mutex::default(),
             }),
         }
     }
@@ -51,6 +58,7 @@ impl GangerMcp {
             dir: engine.workspace().repo.main.clone(),
             named: Some(engine.commander().to_owned()),
             engine: OnceLock::new(),
+            subscriptions: Mutex::default(),
         };
         let _ = shared.engine.set(Ok(engine));
         GangerMcp {
@@ -73,6 +81,18 @@ impl GangerMcp {
             .clone()
     }
 
+    /// The engine for a request other than a tool call, as the client that sent it.
+    fn engine_for(&self, context: &RequestContext<RoleServer>) -> Result<Arc<Engine>, ErrorData> {
+        let client = client_name(&context.meta).or_else(|| {
+            context
+                .peer
+                .peer_info()
+                .map(|info| info.client_info.name.clone())
+        });
+        self.engine(client.as_deref())
+            .map_err(|e| ErrorData::internal_error(e.message, None))
+    }
+
     /// Runs one tool call to its answer (blocking: call it off the async threads).
     pub fn call_blocking(&self, name: &str, arguments: Value, client: Option<&str>) -> Answer {
         match self.engine(client) {
@@ -86,7 +106,12 @@ impl ServerHandler for GangerMcp {
     fn get_info(&self) -> ServerConfig {
         let mut server = Implementation::new("ganger", env!("CARGO_PKG_VERSION"));
         server.title = Some("ganger: a supervisor for AI coding agents".to_owned());
-        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+        let capabilities = ServerCapabilities::builder()
+            .enable_tools()
+            .enable_resources()
+            .enable_resources_subscribe()
+            .build();
+        ServerConfig::new(capabilities)
             .with_server_info(server)
             .with_instructions(crate::instructions::SUPERVISE_LOOP)
     }
@@ -108,6 +133,100 @@ impl ServerHandler for GangerMcp {
         _context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
         Ok(ListToolsResult::with_all_items(crate::catalog::tools()))
+    }
+
+    async fn list_resources(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, ErrorData> {
+        let engine = self.engine_for(&context)?;
+        let listed = tokio::task::spawn_blocking(move || crate::resources::list(&engine))
+            .await
+            .map_err(|e| ErrorData::internal_error(e.to_string(), None))?
+            .map_err(|e| ErrorData::internal_error(e.message, None))?;
+        let resources = listed
+            .into_iter()
+            .map(|(uri, about)| {
+                Resource::new(uri.clone(), uri)
+                    .with_description(about)
+                    .with_mime_type("application/json")
+            })
+            .collect();
+        Ok(ListResourcesResult::with_all_items(resources))
+    }
+
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, ErrorData> {
+        let engine = self.engine_for(&context)?;
+        let uri = request.uri.clone();
+        let read = tokio::task::spawn_blocking(move || crate::resources::read(&engine, &uri))
+            .await
+            .map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
+        match read {
+            None => Err(ErrorData::resource_not_found(
+                format!("no resource {}", request.uri),
+                None,
+            )),
+            Some(Err(error)) => Err(ErrorData::resource_not_found(error.message, None)),
+            Some(Ok(document)) => {
+                let text = serde_json::to_string_pretty(&document).unwrap_or_default();
+                let mut contents = ResourceContents::text(text, request.uri);
+                if let ResourceContents::TextResourceContents { mime_type, .. } = &mut contents {
+                    *mime_type = Some("application/json".to_owned());
+                }
+                Ok(ReadResourceResult::new(vec![contents]).into())
+            }
+        }
+    }
+
+    async fn subscribe(
+        &self,
+        request: SubscribeRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        let engine = self.engine_for(&context)?;
+        let uri = request.uri;
+        let peer = context.peer.clone();
+        let watched = uri.clone();
+        // What the client has now, before the subscription is acknowledged.
+        let mut last = fingerprint(&engine, &watched).await;
+        let watch = tokio::spawn(async move {
+            loop {
+                tokio::time::sleep(crate::resources::LOOK_EVERY).await;
+                let now = fingerprint(&engine, &watched).await;
+                if now != last {
+                    last = now;
+                    let updated =
+                        rmcp::model::ResourceUpdatedNotificationParam::new(watched.clone());
+                    if peer.notify_resource_updated(updated).await.is_err() {
+                        break;
+                    }
+                }
+            }
+        });
+        if let Ok(mut subscriptions) = self.shared.subscriptions.lock()
+            && let Some(old) = subscriptions.insert(uri, watch)
+        {
+            old.abort();
+        }
+        Ok(())
+    }
+
+    async fn unsubscribe(
+        &self,
+        request: UnsubscribeRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        if let Ok(mut subscriptions) = self.shared.subscriptions.lock()
+            && let Some(watch) = subscriptions.remove(&request.uri)
+        {
+            watch.abort();
+        }
+        Ok(())
     }
 
     async fn call_tool(
@@ -148,4 +267,13 @@ fn client_name(meta: &rmcp::model::RequestMetaObject) -> Option<String> {
         .get("name")?
         .as_str()
         .map(str::to_owned)
+}
+
+/// A resource's fingerprint, read on the blocking pool.
+async fn fingerprint(engine: &Arc<Engine>, uri: &str) -> Value {
+    let engine = Arc::clone(engine);
+    let uri = uri.to_owned();
+    tokio::task::spawn_blocking(move || crate::resources::fingerprint(&engine, &uri))
+        .await
+        .unwrap_or(Value::Null)
 }

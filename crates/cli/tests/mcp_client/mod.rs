@@ -23,6 +23,8 @@ pub struct Mcp {
     lines: std::sync::mpsc::Receiver<String>,
     /// Answers read while looking for another.
     early: HashMap<u64, Value>,
+    /// The server's notifications, in order.
+    pub notifications: Vec<Value>,
     next_id: u64,
 }
 
@@ -61,6 +63,7 @@ impl Mcp {
             stdin,
             lines,
             early: HashMap::new(),
+            notifications: Vec::new(),
             next_id: 1,
         };
         let init = mcp.request(
@@ -112,7 +115,8 @@ impl Mcp {
                 .unwrap_or_else(|e| panic!("no answer to request {id}: {e}"));
             let message: Value = serde_json::from_str(&line).unwrap();
             let Some(got) = message["id"].as_u64() else {
-                continue; // a notification
+                self.notifications.push(message);
+                continue;
             };
             if got == id {
                 return message;
@@ -129,6 +133,27 @@ impl Mcp {
             "a protocol error instead of a tool result: {response}"
         );
         response["result"].clone()
+    }
+
+    /// Waits (at most `limit`) for a notification that `wanted` accepts.
+    pub fn notification(&mut self, limit: Duration, wanted: impl Fn(&Value) -> bool) -> Value {
+        let deadline = Instant::now() + limit;
+        loop {
+            if let Some(found) = self.notifications.iter().find(|n| wanted(n)) {
+                return found.clone();
+            }
+            let left = deadline.saturating_duration_since(Instant::now());
+            let line = self.lines.recv_timeout(left).unwrap_or_else(|e| {
+                panic!("no such notification (seen: {:?}): {e}", self.notifications)
+            });
+            let message: Value = serde_json::from_str(&line).unwrap();
+            match message["id"].as_u64() {
+                Some(id) => {
+                    self.early.insert(id, message);
+                }
+                None => self.notifications.push(message),
+            }
+        }
     }
 
     pub fn request(&mut self, method: &str, params: Value) -> Value {
