@@ -138,3 +138,53 @@ fn a_subscribed_task_resource_is_updated_when_its_round_ends() {
         "{missing}"
     );
 }
+
+/// A round the old owner queued before a transfer is refused by the scheduler as stale, and
+/// the old owner's `watch` wakes with it.
+#[test]
+fn a_queued_round_of_the_old_owner_is_refused_as_stale_and_watch_wakes_with_it() {
+    let world = World::new(env!("CARGO_BIN_EXE_ganger").as_ref());
+    world.use_fake_agent("", "");
+    let mut alice = Mcp::start(&world, &["--as", "alice"], &[], "alice-client");
+    alice.ok("start", json!({"slug": "q", "brief": "from alice"}));
+    alice.ok("wait", json!({"slug": "q"}));
+    let queued = alice.ok(
+        "fix",
+        json!({"slug": "q", "brief": "queued by alice", "queue": true}),
+    );
+    assert_eq!(queued["schema"], "ganger.queued/1", "{queued}");
+    alice.ok("transfer", json!({"slug": "q", "to": "bob"}));
+    let seen = alice.ok("watch", json!({"timeout_seconds": 0}));
+    let last = seen["entries"].as_array().unwrap().last().unwrap()["id"].clone();
+    alice.ok("ack", json!({"upto": last}));
+
+    // Alice waits on her journal; the scheduler then finds her round stale.
+    let watch = alice.send_call("watch", json!({"timeout_seconds": 60}));
+    let mut serve = world.command(&["serve"]);
+    #[expect(
+        clippy::disallowed_methods,
+        reason = "the test runs the scheduler in the background"
+    )]
+    let mut serve = serve
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let woke = alice.answer(watch);
+    let _ = serve.kill();
+    let _ = serve.wait();
+    assert_eq!(woke["isError"], false, "{woke}");
+    let entries = woke["structuredContent"]["entries"].as_array().unwrap();
+    let stale = entries
+        .iter()
+        .find(|e| e["kind"] == "queue-stale")
+        .unwrap_or_else(|| panic!("{woke:#}"));
+    assert_eq!(stale["task"], "q");
+    let summary = stale["summary"].as_str().unwrap();
+    assert!(
+        summary.starts_with("a queued fix was not delivered: ") && summary.contains("bob"),
+        "{summary}"
+    );
+    // Nothing reached the worker.
+    assert_eq!(lines(&world, "q"), ["from alice"]);
+}

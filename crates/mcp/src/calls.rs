@@ -185,7 +185,8 @@ fn start(engine: &Engine, a: args::Start) -> Answer {
             timeout: None,
             stall: None,
             commander: None,
-            detach: true,
+            // A queued round runs detached anyway; the queue takes no detach of its own.
+            detach: !a.queue,
             permission: parsed(a.permission)?,
             sandbox: parsed(a.sandbox)?,
             network: None,
@@ -219,7 +220,7 @@ fn fix(engine: &Engine, a: args::Fix) -> Answer {
         model: a.model,
         keys: Vec::new(),
         commander: None,
-        detach: true,
+        detach: !a.queue,
         checks: a.checks,
         until_green: a.until_green,
         interrupt: a.interrupt,
