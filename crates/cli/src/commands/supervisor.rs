@@ -45,10 +45,13 @@ pub(crate) fn install(
                 &root.join(".mcp.json"),
                 "registers the MCP server ganger",
                 |doc| {
+                    // `alwaysLoad`: its tools from the first request on, not after a
+                    // background connect (docs/agents/mcp-supervisors-measured.md).
                     doc["mcpServers"]["ganger"] = json!({
                         "type": "stdio",
                         "command": command,
                         "args": ["mcp"],
+                        "alwaysLoad": true,
                     });
                 },
             )?);
