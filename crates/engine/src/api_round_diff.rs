@@ -10,17 +10,7 @@ impl Engine {
     /// Round `round` of `slug` as a patch (a diffstat with `stat`), without colours.
     pub fn round_diff(&self, slug: &str, round: u32, stat: bool) -> Result<Vec<u8>> {
         let ws = self.workspace();
-        let Some(store) = ws.existing_store()? else {
-            crate::slug::check_slug(slug)?;
-            return Err(EngineError::invalid(format!("no task {slug}")));
-        };
-        let task = crate::fix::find_task(&*store, slug)?;
-        let found = store.round(task.id, Some(round))?.ok_or_else(|| {
-            EngineError::invalid(format!(
-                "task {slug} has no round {round} (it has {})",
-                task.rounds
-            ))
-        })?;
+        let (_, found) = crate::api_round_report::task_round(ws, slug, Some(round))?;
         let (Some(before), Some(after)) = (found.snapshot_before, found.snapshot_after) else {
             return Err(EngineError::invalid(format!(
                 "round {round} of {slug} has no snapshots to compare (it is running, or its \
