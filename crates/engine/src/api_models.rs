@@ -1,5 +1,5 @@
 //! The models an agent offers, for front ends that let a commander choose one (the MCP
-//! server's `agents` tool): the agent's own list where it has a catalog (OpenCode), asked with
+//! server's `agents` tool): the agent's own list where it has a catalog, asked with
 //! the environment and configuration its rounds get; the other agents take any name.
 
 use crate::api::Engine;
