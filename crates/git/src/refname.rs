@@ -80,7 +80,11 @@ impl Repo {
         if obviously_bad(rev).is_some() || !valid_ref_name(&format!("refs/heads/{rev}")) {
             return Ok(None);
         }
-        for shadow in [rev.to_owned(), format!("refs/{rev}"), format!("refs/tags/{rev}")] {
+        for shadow in [
+            rev.to_owned(),
+            format!("refs/{rev}"),
+            format!("refs/tags/{rev}"),
+        ] {
             match crate::refs::read_ref_files(&self.common_dir, &shadow)? {
                 Some(None) => {}
                 _ => return Ok(None),
@@ -104,10 +108,9 @@ pub(crate) fn valid_ref_name(name: &str) -> bool {
     if name.contains("@{") {
         return false;
     }
-    if name
-        .chars()
-        .any(|c| c.is_ascii_control() || matches!(c, ' ' | '~' | '^' | ':' | '?' | '*' | '[' | '\\'))
-    {
+    if name.chars().any(|c| {
+        c.is_ascii_control() || matches!(c, ' ' | '~' | '^' | ':' | '?' | '*' | '[' | '\\')
+    }) {
         return false;
     }
     name.split('/').all(|component| {
@@ -155,9 +158,39 @@ mod tests {
     fn the_rules_are_git_s_own() {
         let repo = TestRepo::new();
         for name in [
-            "a", "a/b", "a.b", "a..b", ".a", "a/.b", "a.lock", "a/b.lock/c", "a.", "a/", "/a",
-            "a//b", "a b", "a~b", "a^b", "a:b", "a?b", "a*b", "a[b", "a\\b", "a@{b", "@", "a@b",
-            "@a", "a\u{7f}b", "a\tb", "é", "a-b_c", "a.lock.b", "-a", "a/-b", "HEAD", "x/HEAD",
+            "a",
+            "a/b",
+            "a.b",
+            "a..b",
+            ".a",
+            "a/.b",
+            "a.lock",
+            "a/b.lock/c",
+            "a.",
+            "a/",
+            "/a",
+            "a//b",
+            "a b",
+            "a~b",
+            "a^b",
+            "a:b",
+            "a?b",
+            "a*b",
+            "a[b",
+            "a\\b",
+            "a@{b",
+            "@",
+            "a@b",
+            "@a",
+            "a\u{7f}b",
+            "a\tb",
+            "é",
+            "a-b_c",
+            "a.lock.b",
+            "-a",
+            "a/-b",
+            "HEAD",
+            "x/HEAD",
         ] {
             let full = format!("refs/heads/{name}");
             let out = std::process::Command::new("git")
@@ -184,7 +217,11 @@ mod tests {
         repo.git(&["pack-refs", "--all"]);
         repo.git(&["branch", "after-pack"]);
         for branch in ["main", "loose", "packed", "after-pack"] {
-            assert_eq!(found.branch_tip(branch).unwrap(), Some(main.clone()), "{branch}");
+            assert_eq!(
+                found.branch_tip(branch).unwrap(),
+                Some(main.clone()),
+                "{branch}"
+            );
             assert!(found.branch_exists(branch), "{branch}");
         }
         assert_eq!(found.branch_tip("nope").unwrap(), None);

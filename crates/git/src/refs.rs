@@ -64,7 +64,10 @@ fn read_head_files(git_dir: &Path, common_dir: &Path) -> Result<Option<Option<Oi
 /// What the files say of the full ref `name`: `Some(Some(oid))` it points at a commit,
 /// `Some(None)` there is no such ref, `None` the files cannot say (reftable, a symbolic ref,
 /// an unreadable value): ask git.
-pub(crate) fn read_ref_files(common_dir: &Path, name: &str) -> Result<Option<Option<Oid>>, GitError> {
+pub(crate) fn read_ref_files(
+    common_dir: &Path,
+    name: &str,
+) -> Result<Option<Option<Oid>>, GitError> {
     if !files_backend(common_dir) {
         return Ok(None);
     }
@@ -75,10 +78,13 @@ pub(crate) fn read_ref_files(common_dir: &Path, name: &str) -> Result<Option<Opt
             return Ok(is_oid(value).then(|| Some(value.to_owned())));
         }
         // Not there, or a directory of refs (`agent` when `agent/x` exists): not this ref.
-        Err(e) if matches!(
-            e.kind(),
-            std::io::ErrorKind::NotFound | std::io::ErrorKind::IsADirectory | std::io::ErrorKind::NotADirectory
-        ) => {}
+        Err(e)
+            if matches!(
+                e.kind(),
+                std::io::ErrorKind::NotFound
+                    | std::io::ErrorKind::IsADirectory
+                    | std::io::ErrorKind::NotADirectory
+            ) => {}
         Err(e) => return Err(GitError::io(&loose, e)),
     }
     Ok(Some(packed_ref(common_dir, name)?))
