@@ -7,7 +7,7 @@ use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};
 
 /// A file of the page: its name, type and text.
-const FILES: [(&str, &str, &str); 4] = [
+const FILES: [(&str, &str, &str); 5] = [
     (
         "app.js",
         "text/javascript; charset=utf-8",
@@ -27,6 +27,11 @@ const FILES: [(&str, &str, &str); 4] = [
         "views.js",
         "text/javascript; charset=utf-8",
         include_str!("../assets/views.js"),
+    ),
+    (
+        "highlight.js",
+        "text/javascript; charset=utf-8",
+        include_str!("../assets/vendor/highlight.js"),
     ),
 ];
 
