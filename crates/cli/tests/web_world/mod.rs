@@ -307,3 +307,5 @@ impl EventStream {
         panic!("the stream ended or timed out before the wanted event; saw {seen:#?}");
     }
 }
+
+pub mod browser;
