@@ -145,6 +145,14 @@ impl Engine {
             .diff_commits(before, after, false, false)?)
     }
 
+    /// The last journal entry's number (0 for none yet).
+    pub fn last_journal_id(&self) -> Result<i64> {
+        let Some(store) = self.workspace().existing_store()? else {
+            return Ok(0);
+        };
+        Ok(store.last_journal_id()?)
+    }
+
     /// The journal of every commander after entry `after`, at most `limit` entries.
     pub fn journal_after(&self, after: i64, limit: u32) -> Result<Vec<JournalEntry>> {
         let Some(store) = self.workspace().existing_store()? else {

@@ -53,11 +53,7 @@ impl BoardFeed {
         });
         if let Ok(mut snapshot) = feed.snapshot.lock() {
             // The journal so far is history: clients ask for it with Last-Event-ID.
-            snapshot.journal_id = engine
-                .journal_after(0, u32::MAX)
-                .ok()
-                .and_then(|j| j.last().map(|e| e.id))
-                .unwrap_or(0);
+            snapshot.journal_id = engine.last_journal_id().unwrap_or(0);
             snapshot.tasks = engine
                 .board_tasks()
                 .unwrap_or_default()
