@@ -486,3 +486,42 @@ fn a_non_loopback_bind_is_refused_without_configured_tokens() {
     assert_eq!(child.wait().unwrap().code(), Some(2), "{seen}");
     assert!(seen.contains("can be read by others"), "{seen}");
 }
+
+#[test]
+fn serve_listens_on_a_unix_socket_only_its_owner_may_use() {
+    use std::io::{Read, Write};
+    let world = quick_world();
+    let socket = world.root().join("ganger.sock");
+    let listen = format!("unix:{}", socket.display());
+    let (mut child, seen) = spawn_serve(&world, &["--listen", &listen]);
+    assert!(
+        seen.contains(&format!("dashboard and API at {listen} ")),
+        "{seen}"
+    );
+    assert_eq!(
+        std::fs::metadata(&socket).unwrap().permissions().mode() & 0o777,
+        0o600
+    );
+    let token = std::fs::read_to_string(web_world::token_file(&world)).unwrap();
+    let ask = |auth: &str| {
+        let mut stream = std::os::unix::net::UnixStream::connect(&socket).unwrap();
+        write!(
+            stream,
+            "GET /api/whoami HTTP/1.1\r\nHost: ganger\r\n{auth}Connection: close\r\n\r\n"
+        )
+        .unwrap();
+        let mut reply = String::new();
+        stream.read_to_string(&mut reply).unwrap();
+        reply
+    };
+    let reply = ask(&format!("Authorization: Bearer {}\r\n", token.trim()));
+    assert!(reply.starts_with("HTTP/1.1 200"), "{reply}");
+    assert!(reply.contains("\"access\":\"write\""), "{reply}");
+    assert!(ask("").starts_with("HTTP/1.1 401"));
+    // A second server on the same socket is refused while the first answers.
+    let (mut second, seen) = spawn_serve(&world, &["--listen", &listen]);
+    assert_eq!(second.wait().unwrap().code(), Some(2), "{seen}");
+    assert!(seen.contains("another server answers there"), "{seen}");
+    child.kill().unwrap();
+    child.wait().unwrap();
+}

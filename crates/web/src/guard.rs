@@ -48,7 +48,7 @@ fn host_name(host: &str) -> &str {
 
 fn check(state: &AppState, request: &mut Request) -> Result<(), ApiError> {
     let host = header_text(request, header::HOST).unwrap_or("").to_owned();
-    if state.loopback && !matches!(host_name(&host), "127.0.0.1" | "localhost" | "::1") {
+    if state.check_host && !matches!(host_name(&host), "127.0.0.1" | "localhost" | "::1") {
         return Err(ApiError::forbidden(format!(
             "host {host:?} is not this machine: the server listens on loopback only"
         )));

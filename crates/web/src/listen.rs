@@ -1,16 +1,44 @@
-//! Where the server listens, and whether it may: loopback always; any other address only with
-//! a token configured beyond the one `serve` writes for its owner (`.ganger/web/tokens.toml`),
-//! so that a dashboard reachable from the network is never one that nobody set up on purpose.
+//! Where the server listens, and whether it may: loopback or a unix socket (made readable by
+//! its owner only) always; any other address only with a token configured beyond the one
+//! `serve` writes for its owner (`.ganger/web/tokens.toml`), so that a dashboard reachable from
+//! the network is never one that nobody set up on purpose.
 
 use std::net::{IpAddr, SocketAddr};
+use std::path::PathBuf;
 
 /// The address `--web` listens on.
 pub const DEFAULT_LISTEN: &str = "127.0.0.1:7878";
 
-/// Reads `ADDR:PORT` (`[::1]:PORT` for IPv6), or a clear one-line error.
-pub fn parse_listen(text: &str) -> Result<SocketAddr, String> {
-    text.parse::<SocketAddr>().map_err(|_| {
-        format!("--listen {text:?}: expected ADDRESS:PORT, such as 127.0.0.1:7878 or [::1]:7878")
+/// Where to listen.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Listen {
+    Tcp(SocketAddr),
+    /// A unix socket at this path (`unix:PATH`).
+    Unix(PathBuf),
+}
+
+impl std::fmt::Display for Listen {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Listen::Tcp(addr) => write!(f, "{addr}"),
+            Listen::Unix(path) => write!(f, "unix:{}", path.display()),
+        }
+    }
+}
+
+/// Reads `ADDR:PORT` (`[::1]:PORT` for IPv6) or `unix:PATH`, or a clear one-line error.
+pub fn parse_listen(text: &str) -> Result<Listen, String> {
+    if let Some(path) = text.strip_prefix("unix:") {
+        if path.is_empty() {
+            return Err(format!("--listen {text:?}: expected unix:PATH"));
+        }
+        return Ok(Listen::Unix(PathBuf::from(path)));
+    }
+    text.parse::<SocketAddr>().map(Listen::Tcp).map_err(|_| {
+        format!(
+            "--listen {text:?}: expected ADDRESS:PORT (such as 127.0.0.1:7878 or [::1]:7878) \
+             or unix:PATH"
+        )
     })
 }
 
@@ -48,11 +76,15 @@ mod tests {
             "[::ffff:127.0.0.1]:1",
         ];
         for text in ok {
-            let addr = parse_listen(text).unwrap();
+            let Listen::Tcp(addr) = parse_listen(text).unwrap() else {
+                panic!("{text} is not tcp")
+            };
             assert_eq!(check_listen(&addr, 0), Ok(()), "{text}");
         }
         for text in ["0.0.0.0:1", "[::]:1", "192.168.1.2:1"] {
-            let addr = parse_listen(text).unwrap();
+            let Listen::Tcp(addr) = parse_listen(text).unwrap() else {
+                panic!("{text} is not tcp")
+            };
             assert!(check_listen(&addr, 0).is_err(), "{text}");
             assert_eq!(check_listen(&addr, 1), Ok(()), "{text}");
         }
@@ -62,5 +94,10 @@ mod tests {
     fn a_listen_address_without_a_port_is_refused() {
         assert!(parse_listen("127.0.0.1").is_err());
         assert!(parse_listen("localhost:80").is_err());
+        assert!(parse_listen("unix:").is_err());
+        assert_eq!(
+            parse_listen("unix:/run/g.sock"),
+            Ok(Listen::Unix("/run/g.sock".into()))
+        );
     }
 }

@@ -4,7 +4,7 @@
 //! schedules and serves.
 
 use crate::board_feed::BoardFeed;
-use crate::listen::{check_listen, is_loopback};
+use crate::listen::{Listen, check_listen, is_loopback};
 use crate::state::AppState;
 use crate::tokens::Tokens;
 use axum::Router;
@@ -16,14 +16,14 @@ use std::sync::Arc;
 /// What `serve --listen` was asked.
 #[derive(Debug, Clone)]
 pub struct WebOptions {
-    pub listen: SocketAddr,
+    pub listen: Listen,
 }
 
 /// A running server.
 #[derive(Debug)]
 pub struct WebServer {
     /// Where it listens (the port chosen when asked for port 0).
-    pub address: SocketAddr,
+    pub address: Listen,
     /// Where the owner's token is (never printed).
     pub token_file: std::path::PathBuf,
     board: Arc<BoardFeed>,
@@ -87,19 +87,20 @@ pub fn start(engine: Arc<Engine>, options: &WebOptions) -> Result<WebServer, Str
         .ensure_state_dir()
         .map_err(|e| e.message)?;
     let tokens = Tokens::load(&web_dir, engine.commander())?;
-    check_listen(&options.listen, tokens.configured)?;
     let token_file = tokens.owner_token_file.clone();
-    let listener = std::net::TcpListener::bind(options.listen)
-        .map_err(|e| format!("cannot listen on {}: {e}", options.listen))?;
-    listener
-        .set_nonblocking(true)
-        .map_err(|e| format!("cannot listen on {}: {e}", options.listen))?;
-    let address = listener
-        .local_addr()
-        .map_err(|e| format!("cannot listen on {}: {e}", options.listen))?;
+    let (listener, address) = match &options.listen {
+        Listen::Tcp(addr) => {
+            check_listen(addr, tokens.configured)?;
+            let (listener, bound) = bind_tcp(*addr)?;
+            (Bound::Tcp(listener), Listen::Tcp(bound))
+        }
+        Listen::Unix(path) => (Bound::Unix(bind_unix(path)?), options.listen.clone()),
+    };
+    // On loopback the Host header must name this machine; a unix socket is out of a
+    // browser's reach, and elsewhere tokens were configured on purpose.
+    let check_host = matches!(&address, Listen::Tcp(addr) if is_loopback(addr));
     let board = BoardFeed::start(engine.clone());
-    let state = AppState::new(engine, tokens, is_loopback(&address), board.clone())
-        .map_err(|e| e.message)?;
+    let state = AppState::new(engine, tokens, check_host, board.clone()).map_err(|e| e.message)?;
     let app = router(Arc::new(state));
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
@@ -111,8 +112,17 @@ pub fn start(engine: Arc<Engine>, options: &WebOptions) -> Result<WebServer, Str
         .name("ganger-web".into())
         .spawn(move || {
             runtime.block_on(async move {
-                if let Ok(listener) = tokio::net::TcpListener::from_std(listener) {
-                    let _ = axum::serve(listener, app).await;
+                match listener {
+                    Bound::Tcp(listener) => {
+                        if let Ok(listener) = tokio::net::TcpListener::from_std(listener) {
+                            let _ = axum::serve(listener, app).await;
+                        }
+                    }
+                    Bound::Unix(listener) => {
+                        if let Ok(listener) = tokio::net::UnixListener::from_std(listener) {
+                            let _ = axum::serve(listener, app).await;
+                        }
+                    }
                 }
             });
         })
@@ -122,4 +132,44 @@ pub fn start(engine: Arc<Engine>, options: &WebOptions) -> Result<WebServer, Str
         token_file,
         board,
     })
+}
+
+/// A bound listener, before the runtime takes it.
+enum Bound {
+    Tcp(std::net::TcpListener),
+    Unix(std::os::unix::net::UnixListener),
+}
+
+fn bind_tcp(addr: SocketAddr) -> Result<(std::net::TcpListener, SocketAddr), String> {
+    let failed = |e: std::io::Error| format!("cannot listen on {addr}: {e}");
+    let listener = std::net::TcpListener::bind(addr).map_err(failed)?;
+    listener.set_nonblocking(true).map_err(failed)?;
+    let bound = listener.local_addr().map_err(failed)?;
+    Ok((listener, bound))
+}
+
+/// Binds a unix socket readable and writable by its owner only. A socket file left by a
+/// server that is gone is replaced; one that answers is in use, and refused.
+fn bind_unix(path: &std::path::Path) -> Result<std::os::unix::net::UnixListener, String> {
+    use std::os::unix::fs::{FileTypeExt, PermissionsExt};
+    let failed = |e: std::io::Error| format!("cannot listen on unix:{}: {e}", path.display());
+    if let Ok(meta) = std::fs::symlink_metadata(path) {
+        if !meta.file_type().is_socket() {
+            return Err(format!(
+                "cannot listen on unix:{}: it exists and is not a socket",
+                path.display()
+            ));
+        }
+        if std::os::unix::net::UnixStream::connect(path).is_ok() {
+            return Err(format!(
+                "cannot listen on unix:{}: another server answers there",
+                path.display()
+            ));
+        }
+        std::fs::remove_file(path).map_err(failed)?;
+    }
+    let listener = std::os::unix::net::UnixListener::bind(path).map_err(failed)?;
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600)).map_err(failed)?;
+    listener.set_nonblocking(true).map_err(failed)?;
+    Ok(listener)
 }

@@ -17,8 +17,8 @@ pub struct AppState {
     /// The engine of the commander `serve` runs as: reads that name nobody use it.
     pub owner: Arc<Engine>,
     pub tokens: Tokens,
-    /// Bound to a loopback address: then the Host header must name this machine.
-    pub loopback: bool,
+    /// Whether the Host header must name this machine (bound to a loopback address).
+    pub check_host: bool,
     pub board: Arc<BoardFeed>,
 }
 
@@ -27,7 +27,7 @@ impl AppState {
     pub fn new(
         owner: Arc<Engine>,
         tokens: Tokens,
-        loopback: bool,
+        check_host: bool,
         board: Arc<BoardFeed>,
     ) -> Result<AppState, EngineError> {
         let mut engines = HashMap::new();
@@ -42,7 +42,7 @@ impl AppState {
             engines,
             owner,
             tokens,
-            loopback,
+            check_host,
             board,
         })
     }

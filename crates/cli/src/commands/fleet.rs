@@ -182,10 +182,13 @@ pub(crate) fn serve(engine: &Engine, args: ServeArgs) -> Outcome {
                 &ganger_web::WebOptions { listen },
             )
             .map_err(EngineError::invalid)?;
+            let at = match &web.address {
+                ganger_web::listen::Listen::Tcp(addr) => format!("http://{addr}/"),
+                unix => unix.to_string(),
+            };
             // The token itself is never printed: only where it is.
             out.progress(&format!(
-                "ganger serve: dashboard and API at http://{}/ (token in {})\n",
-                web.address,
+                "ganger serve: dashboard and API at {at} (token in {})\n",
                 web.token_file.display()
             ))?;
             Some(web)
