@@ -163,6 +163,23 @@ fn every_read_endpoint_answers_for_a_task_started_through_the_api() {
     assert_eq!(later["entries"][0]["id"], 2);
     assert_eq!(later["entries"].as_array().unwrap().len(), 1);
 
+    // Every round as a point in time, for plots.
+    let history = served.get("/api/rounds").json();
+    assert_eq!(history["schema"], "ganger.web-rounds/1");
+    assert_eq!(history["rounds"].as_array().unwrap().len(), 1);
+    let point = &history["rounds"][0];
+    assert_eq!(
+        (
+            &point["task"],
+            &point["round"],
+            &point["status"],
+            &point["agent"]
+        ),
+        (&json!("one"), &json!(1), &json!("done"), &json!("command"))
+    );
+    assert!(point["ended_at"].as_i64().unwrap() >= point["started_at"].as_i64().unwrap());
+    assert_eq!(history["task_budgets"], json!({}));
+
     // Fleets and the queue (none here), who am I, and the description.
     assert_eq!(served.get("/api/fleets").json()["fleets"], json!([]));
     let queue = served.get("/api/queue").json();
@@ -193,6 +210,7 @@ fn every_read_endpoint_answers_for_a_task_started_through_the_api() {
         "/api/tasks/{slug}/rounds/{round}/events",
         "/api/tasks/{slug}/rounds/{round}/diff",
         "/api/journal",
+        "/api/rounds",
         "/api/fleets",
         "/api/fleets/{name}",
         "/api/queue",

@@ -376,41 +376,101 @@ function Bars({ title, rows, format = (v) => v }) {
     ${rows.length === 0 ? html`<p class="muted">Nothing yet.</p>` : ""}
     <svg width="100%" height=${rows.length * 22 + 4} viewBox=${`0 0 400 ${rows.length * 22 + 4}`} preserveAspectRatio="none">
       ${rows.map((r, i) => html`<g transform=${`translate(0,${i * 22})`}>
-        <rect x="140" y="3" height="16" width=${(250 * r.value) / top} class=${`bar ${r.kind || ""}`} />
+        <rect x="140" y="3" height="16" width=${(200 * r.value) / top} class=${`bar ${r.kind || ""}`} />
         <text x="136" y="15" text-anchor="end" class="small">${r.label}</text>
-        <text x=${145 + (250 * r.value) / top} y="15" class="small">${format(r.value)}</text></g>`)}
+        <text x=${145 + (200 * r.value) / top} y="15" class="small">${format(r.value)}</text></g>`)}
+    </svg></figure>`;
+}
+
+// A line over time: points [t, value], with a dashed line at `limit` when there is one.
+function Line({ title, points, limit, format = (v) => v }) {
+  const W = 400, H = 160, P = 36;
+  if (points.length === 0) return html`<figure class="bars"><figcaption>${title}</figcaption><p class="muted">Nothing yet.</p></figure>`;
+  const t0 = points[0][0], t1 = Math.max(points[points.length - 1][0], t0 + 1);
+  const top = Math.max(limit || 0, ...points.map((p) => p[1])) || 1;
+  const x = (t) => P + ((t - t0) / (t1 - t0)) * (W - P - 8);
+  const y = (v) => H - 18 - (v / top) * (H - 30);
+  const path = points.map((p, i) => `${i ? "L" : "M"}${x(p[0]).toFixed(1)},${y(p[1]).toFixed(1)}`).join(" ");
+  return html`<figure class="bars"><figcaption>${title}</figcaption>
+    <svg width="100%" viewBox=${`0 0 ${W} ${H}`} class="line-plot">
+      <line x1=${P} y1=${H - 18} x2=${W - 8} y2=${H - 18} class="axis" />
+      <path d=${path} class="series" />
+      ${limit ? html`<line x1=${P} x2=${W - 8} y1=${y(limit)} y2=${y(limit)} class="budget" /><text x=${W - 10} y=${y(limit) - 3} text-anchor="end" class="small">budget ${format(limit)}</text>` : ""}
+      <text x="2" y="12" class="small">${format(top)}</text>
+      <text x=${P} y=${H - 4} class="small">${new Date(t0).toLocaleTimeString()}</text>
+      <text x=${W - 8} y=${H - 4} text-anchor="end" class="small">${new Date(t1).toLocaleTimeString()}</text>
+    </svg></figure>`;
+}
+
+// Rounds ended in each slice of time, stacked by state.
+function StateColumns({ rounds }) {
+  const W = 400, H = 160, N = 24;
+  const ended = rounds.filter((r) => r.ended_at);
+  if (ended.length === 0) return html`<figure class="bars"><figcaption>rounds by state over time</figcaption><p class="muted">Nothing yet.</p></figure>`;
+  const t0 = Math.min(...ended.map((r) => r.ended_at)), t1 = Math.max(...ended.map((r) => r.ended_at)) + 1;
+  const buckets = Array.from({ length: N }, () => new Map());
+  for (const r of ended) {
+    const b = Math.min(N - 1, Math.floor(((r.ended_at - t0) / (t1 - t0)) * N));
+    buckets[b].set(r.status, (buckets[b].get(r.status) || 0) + 1);
+  }
+  const top = Math.max(1, ...buckets.map((b) => [...b.values()].reduce((a, c) => a + c, 0)));
+  const states = [...new Set(ended.map((r) => r.status))].sort();
+  const w = (W - 10) / N;
+  return html`<figure class="bars"><figcaption>rounds by state over time (${states.join(", ")})</figcaption>
+    <svg width="100%" viewBox=${`0 0 ${W} ${H}`}>
+      ${buckets.map((b, i) => { let y = H - 16; return states.map((st) => {
+        const n = b.get(st) || 0; const h = (n / top) * (H - 30); y -= h;
+        return n ? html`<rect x=${5 + i * w} y=${y} width=${w - 2} height=${h} class=${`bar s-${st}`}><title>${st}: ${n}</title></rect>` : "";
+      }); })}
+      <text x="5" y=${H - 3} class="small">${new Date(t0).toLocaleTimeString()}</text>
+      <text x=${W - 5} y=${H - 3} text-anchor="end" class="small">${new Date(t1).toLocaleTimeString()}</text>
+      <text x="5" y="12" class="small">${top} per slice</text>
     </svg></figure>`;
 }
 
 export function PlotsView({ board }) {
-  const tasks = [...board.tasks.values()];
-  const byCost = tasks.filter((t) => t.cost_usd > 0).sort((a, b) => b.cost_usd - a.cost_usd).slice(0, 15)
-    .map((t) => ({ label: t.slug, value: t.cost_usd }));
-  const byTokens = tasks.filter((t) => t.tokens > 0).sort((a, b) => b.tokens - a.tokens).slice(0, 15)
-    .map((t) => ({ label: t.slug, value: t.tokens }));
-  const states = new Map();
-  for (const t of tasks) states.set(statusOf(t), (states.get(statusOf(t)) || 0) + 1);
-  // Round durations per agent and model, from the journal's starts and ends.
-  const started = new Map();
+  const [history, setHistory] = useState(null);
+  const [scope, setScope] = useState("all");
+  const [error, setError] = useState(null);
+  useEffect(() => {
+    const load = () => api("/api/rounds").then((h) => { setHistory(h); setError(null); }).catch((e) => setError(e.message));
+    load();
+    const timer = setInterval(load, 5000);
+    return () => clearInterval(timer);
+  }, []);
+  if (error) return html`<section id="plots"><h2>Plots</h2><p class="error-banner">${error}</p></section>`;
+  if (!history) return html`<section id="plots"><h2>Plots</h2><p>Loading…</p></section>`;
+  const fleets = [...new Set(history.rounds.map((r) => r.fleet).filter(Boolean))].sort();
+  const tasks = [...new Set(history.rounds.map((r) => r.task))].sort();
+  const chosen = history.rounds.filter((r) => scope === "all" || (scope.startsWith("fleet:") ? r.fleet === scope.slice(6) : r.task === scope.slice(5)));
+  const budget = scope.startsWith("fleet:") ? history.fleet_budgets[scope.slice(6)]
+    : scope.startsWith("task:") ? history.task_budgets[scope.slice(5)] : null;
+  const cumulative = (key) => {
+    let sum = 0;
+    return chosen.filter((r) => r.ended_at || r.status === "running").sort((a, b) => (a.ended_at || Date.now()) - (b.ended_at || Date.now()))
+      .map((r) => [r.ended_at || Date.now(), (sum += r[key])]);
+  };
   const durations = new Map();
-  for (const e of board.journal) {
-    const key = `${e.slug}#${e.round}`;
-    if (e.kind === "round-started") started.set(key, e.at);
-    if (e.kind === "round-finished" && started.has(key)) {
-      const t = board.tasks.get(e.slug);
-      const group = t ? `${t.agent} ${t.model || "default"}` : "?";
-      const list = durations.get(group) || [];
-      list.push((e.at - started.get(key)) / 1000);
-      durations.set(group, list);
-    }
+  for (const r of history.rounds) {
+    if (!r.ended_at) continue;
+    const key = `${r.agent} ${r.model || "default"}`;
+    (durations.get(key) || durations.set(key, []).get(key)).push((r.ended_at - r.started_at) / 1000);
   }
-  const durationRows = [...durations.entries()].map(([label, list]) => ({
-    label, value: list.reduce((a, b) => a + b, 0) / list.length,
-  }));
-  return html`<section id="plots"><h2>Plots</h2><div class="plots">
-    <${Bars} title="spend by task (USD, top 15)" rows=${byCost} format=${money} />
-    <${Bars} title="tokens by task (top 15)" rows=${byTokens} format=${count} />
-    <${Bars} title="tasks by the state of their last round" rows=${[...states.entries()].map(([label, value]) => ({ label, value, kind: `s-${label}` }))} />
-    <${Bars} title="mean round duration by agent and model (s, this session's journal)" rows=${durationRows} format=${(v) => v.toFixed(1)} />
-  </div></section>`;
+  const durationRows = [...durations.entries()].flatMap(([label, list]) => {
+    list.sort((a, b) => a - b);
+    return [{ label: `${label} mean`, value: list.reduce((a, b) => a + b, 0) / list.length },
+      { label: `${label} p95`, value: list[Math.floor(0.95 * (list.length - 1))] }];
+  });
+  return html`<section id="plots"><h2>Plots</h2>
+    <div class="toolbar"><select id="plot-scope" value=${scope} onChange=${(e) => setScope(e.target.value)}>
+      <option value="all">every task</option>
+      ${fleets.map((f) => html`<option value=${`fleet:${f}`}>fleet ${f}</option>`)}
+      ${tasks.map((t) => html`<option value=${`task:${t}`}>task ${t}</option>`)}
+    </select><span class="summary">${chosen.length} rounds</span></div>
+    <div class="plots">
+      <${Line} title="spend over time (USD)" points=${cumulative("cost_usd")} limit=${budget && budget.usd} format=${money} />
+      <${Line} title="tokens over time" points=${cumulative("tokens")} limit=${budget && budget.tokens} format=${count} />
+      <${StateColumns} rounds=${chosen} />
+      <${Bars} title="round duration by agent and model (s)" rows=${durationRows} format=${(v) => v.toFixed(1)} />
+    </div></section>`;
 }

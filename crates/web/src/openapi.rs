@@ -37,6 +37,7 @@ impl Modify for TokenAuth {
         crate::routes_read::get_round,
         crate::routes_read::round_events,
         crate::routes_read::round_diff,
+        crate::routes_read::all_rounds,
         crate::routes_read::journal,
         crate::routes_read::fleets,
         crate::routes_read::fleet,

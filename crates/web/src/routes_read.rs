@@ -353,6 +353,17 @@ pub async fn queue(State(state): State<Arc<AppState>>) -> ApiResult<Json<Value>>
         .map_err(|e| ApiError::internal(format!("cannot write the queue: {e}")))
 }
 
+#[utoipa::path(get, path = "/api/rounds", tag = "rounds",
+    responses((status = 200, description = "ganger.web-rounds/1: every round as a point in time (state, agent, model, cost, tokens, fleet) and the budgets set, for plots")),
+    security(("token" = [])))]
+pub async fn all_rounds(State(state): State<Arc<AppState>>) -> ApiResult<Json<Value>> {
+    let history = blocking(state.owner.clone(), |e| e.round_history()).await?;
+    let mut value = serde_json::to_value(history)
+        .map_err(|e| ApiError::internal(format!("cannot write the rounds: {e}")))?;
+    value["schema"] = "ganger.web-rounds/1".into();
+    Ok(Json(value))
+}
+
 #[utoipa::path(get, path = "/api/whoami", tag = "auth",
     responses((status = 200, description = "the commander the token acts as, and its access")),
     security(("token" = [])))]

@@ -66,6 +66,7 @@ pub fn router(state: Arc<AppState>) -> Router {
         .route("/api/tasks/{slug}/reject", post(act::reject))
         .route("/api/tasks/{slug}/merge", post(act::merge))
         .route("/api/tasks/{slug}/transfer", post(act::transfer))
+        .route("/api/rounds", get(read::all_rounds))
         .route("/api/journal", get(read::journal))
         .route("/api/fleets", get(read::fleets))
         .route("/api/fleets/{name}", get(read::fleet))
