@@ -83,6 +83,18 @@ fn the_page_follows_the_cli_streams_a_round_through_a_reload_and_cancels_it() {
         browser
             .wait_for(LONG, "the task's row", "return document.querySelector('tr[data-slug=\"live\"]');")
             .await;
+        // A phone's width: the table fits, nothing to scroll sideways.
+        browser.client.set_window_size(390, 844).await.unwrap();
+        browser
+            .wait_for(LONG, "the page at 390 px", "return window.innerWidth <= 400 && document.querySelector('tr[data-slug=\"live\"]');")
+            .await;
+        assert_eq!(
+            browser
+                .eval("return document.documentElement.scrollWidth <= window.innerWidth;")
+                .await,
+            true
+        );
+        browser.client.set_window_size(1280, 900).await.unwrap();
         browser.click("tr[data-slug=\"live\"] a").await;
 
         // Its events stream in while it runs.
