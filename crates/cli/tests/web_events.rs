@@ -178,3 +178,34 @@ fn the_board_stream_resumed_gets_exactly_the_journal_entries_it_missed() {
     );
     assert_eq!(served.events("/api/events", Some("x")).status, 400);
 }
+
+#[test]
+fn a_round_stream_resumes_across_a_restart_of_serve() {
+    let mut served = Served::start(slow_world());
+    let started = served.post("/api/tasks", &json!({"slug": "count", "message": "count"}));
+    assert_eq!(started.status, 200, "{}", started.body);
+    let mut stream = served.events("/api/tasks/count/events", None);
+    let mut lines = 0;
+    let first = stream.until(LONG, |e| {
+        lines += usize::from(e.name == "line");
+        lines == 3
+    });
+    let last = first.last().unwrap().id.clone().unwrap();
+    drop(stream);
+
+    // The daemon dies and comes back; the round went on in its own host meanwhile.
+    served.restart();
+    let token = std::fs::read_to_string(web_world::token_file(&served.world)).unwrap();
+    assert_eq!(
+        token.trim(),
+        served.token,
+        "the token is kept across restarts"
+    );
+    let mut resumed = served.events("/api/tasks/count/events", Some(&last));
+    let rest = resumed.until(LONG, ended);
+    let mut all = texts(&first);
+    all.extend(texts(&rest));
+    let mut wanted: Vec<String> = (1..=12).map(|i| format!("line {i}")).collect();
+    wanted.push("DONE: counted".into());
+    assert_eq!(all, wanted);
+}

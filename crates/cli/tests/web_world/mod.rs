@@ -120,6 +120,17 @@ impl Served {
         }
     }
 
+    /// Kills the server and starts a new one on the same address (rounds run on meanwhile:
+    /// their hosts are detached).
+    pub fn restart(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        let address = self.address().to_owned();
+        let (child, seen) = spawn_serve(&self.world, &["--listen", &address]);
+        assert!(seen.contains(&format!("http://{address}/")), "{seen}");
+        self.child = child;
+    }
+
     pub fn address(&self) -> &str {
         self.base.trim_start_matches("http://")
     }
