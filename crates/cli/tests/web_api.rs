@@ -543,3 +543,34 @@ fn serve_listens_on_a_unix_socket_only_its_owner_may_use() {
     child.kill().unwrap();
     child.wait().unwrap();
 }
+
+#[test]
+fn fleets_show_their_limits_dependencies_and_states() {
+    let world = quick_world();
+    world.write(
+        "fleet.toml",
+        "name = \"pair\"\n[limits]\nglobal = 1\n\n[[task]]\nslug = \"first\"\nmessage = \"one\"\n\n\
+         [[task]]\nslug = \"second\"\nmessage = \"two\"\nafter = [\"first\"]\n",
+    );
+    world.ganger(&["fleet", "run", "fleet.toml"]).expect_code(0);
+    let served = Served::start(world);
+    let fleets = served.get("/api/fleets").json();
+    assert_eq!(fleets["schema"], "ganger.web-fleets/1");
+    let pair = &fleets["fleets"][0];
+    assert_eq!(pair["name"], "pair");
+    assert_eq!(pair["limits"]["global"], 1, "{pair}");
+    assert_eq!(pair["states"], json!({"done": 2}));
+    let status = served.get("/api/fleets/pair").json();
+    let after: Vec<(&str, &Value)> = status["tasks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| (t["slug"].as_str().unwrap(), &t["after"]))
+        .collect();
+    assert_eq!(
+        after,
+        [("first", &json!([])), ("second", &json!(["first"]))]
+    );
+    let filtered = served.get("/api/tasks?fleet=pair").json();
+    assert_eq!(filtered["tasks"].as_array().unwrap().len(), 2);
+}

@@ -1,12 +1,12 @@
-//! What plots of the fleet read: every round as a point in time (when it started and ended,
-//! its state, agent, model, cost and tokens, its task's fleet), with the budgets of the tasks
-//! and fleets that have one, so that spend and tokens can be drawn over time against them.
-//! Only reads.
+//! What plots and the fleet's view read: every round as a point in time (when it started and
+//! ended, its state, agent, model, cost and tokens, its task's fleet), with the budgets of the
+//! tasks and fleets that have one, so that spend and tokens can be drawn over time against
+//! them; and the fleets submitted, with their files and limits. Only reads.
 
 use crate::api::Engine;
 use crate::error::Result;
 use ganger_events::RoundStatus;
-use ganger_store::Budget;
+use ganger_store::{Budget, FleetRecord};
 use serde::Serialize;
 use std::collections::BTreeMap;
 
@@ -77,5 +77,15 @@ impl Engine {
         }
         history.rounds.sort_by_key(|r| (r.started_at, r.round));
         Ok(history)
+    }
+}
+
+impl Engine {
+    /// Every fleet submitted (its name, file and limits), oldest first.
+    pub fn fleet_records(&self) -> Result<Vec<FleetRecord>> {
+        let Some(store) = self.workspace().existing_store()? else {
+            return Ok(Vec::new());
+        };
+        Ok(store.fleets()?)
     }
 }

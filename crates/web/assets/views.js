@@ -336,8 +336,18 @@ function FleetGraph({ status, board }) {
     }))}
     ${tasks.map((t) => { const p = at.get(t.slug); return html`<g class=${`node s-${state(t)}`} transform=${`translate(${p.x},${p.y})`}>
       <a href=${`#/task/${encodeURIComponent(t.slug)}`}><rect width=${W} height=${H} rx="6" />
-      <text x="8" y="18">${t.slug}</text><text x="8" y="36" class="small">${state(t)}${t.reason ? `: ${t.reason}` : ""}</text></a></g>`; })}
+      <text x="8" y="18">${t.slug}</text><text x="8" y="36" class="small">${state(t)}${t.reason && t.reason !== state(t) ? `: ${t.reason}` : ""}</text></a></g>`; })}
   </svg>`;
+}
+
+// A fleet's limits in words: at most N at once, per agent, per model.
+function limitsText(limits) {
+  if (!limits) return "no limits";
+  const parts = [];
+  if (limits.global) parts.push(`at most ${limits.global} at once`);
+  for (const [name, n] of Object.entries(limits.agents || {})) parts.push(`${name}: ${n}`);
+  for (const [name, n] of Object.entries(limits.models || {})) parts.push(`${name}: ${n}`);
+  return parts.length ? `limits: ${parts.join(", ")}` : "no limits";
 }
 
 export function FleetView({ board }) {
@@ -349,7 +359,7 @@ export function FleetView({ board }) {
       try {
         const list = await api("/api/fleets");
         const full = await Promise.all(list.fleets.map((f) => api(`/api/fleets/${encodeURIComponent(f.name)}`)));
-        setFleets(full);
+        setFleets(list.fleets.map((record, i) => [record, full[i]]));
         setQueue(await api("/api/queue"));
       } catch (e) { setError(e.message); }
     };
@@ -362,7 +372,9 @@ export function FleetView({ board }) {
     ${queue && queue.scheduler ? html`<p>Scheduler: pid ${queue.scheduler}</p>` : ""}
     ${queue && queue.paused.length ? html`<p>Paused models: ${queue.paused.map((p) => p.model).join(", ")}</p>` : ""}
     ${fleets && fleets.length === 0 ? html`<p class="muted">No fleet: <code>ganger fleet submit FILE</code>.</p>` : ""}
-    ${(fleets || []).map((f) => html`<div class="fleet"><h3>${f.fleet}</h3><div class="scroll"><${FleetGraph} status=${f} board=${board} /></div></div>`)}
+    ${(fleets || []).map(([record, f]) => html`<div class="fleet"><h3>${record.name}</h3>
+      <p class="facts">${limitsText(record.limits)}${record.file ? ` — from ${record.file}` : ""}</p>
+      <div class="scroll"><${FleetGraph} status=${f} board=${board} /></div></div>`)}
     ${queue && queue.tasks.length ? html`<h3>Queue</h3><table class="tasks"><thead><tr><th>task</th><th>kind</th><th>state</th><th>waits on</th></tr></thead>
       <tbody>${queue.tasks.map((t) => html`<tr><td>${t.slug}</td><td>${t.kind}</td><td>${t.queue}${t.reason ? `: ${t.reason}` : ""}</td><td>${t.after.join(", ")}</td></tr>`)}</tbody></table>` : ""}
   </section>`;

@@ -304,11 +304,14 @@ pub async fn journal(
 }
 
 #[utoipa::path(get, path = "/api/fleets", tag = "fleet",
-    responses((status = 200, description = "the fleets' names with their tasks' counts by status")),
+    responses((status = 200, description = "ganger.web-fleets/1: each fleet submitted, its file and limits, and its tasks counted by status")),
     security(("token" = [])))]
 pub async fn fleets(State(state): State<Arc<AppState>>) -> ApiResult<Json<Value>> {
-    let tasks = blocking(state.owner.clone(), |e| e.board_tasks()).await?;
-    let mut fleets: std::collections::BTreeMap<String, std::collections::BTreeMap<String, u32>> =
+    let (records, tasks) = blocking(state.owner.clone(), |e| {
+        Ok((e.fleet_records()?, e.board_tasks()?))
+    })
+    .await?;
+    let mut states: std::collections::BTreeMap<String, std::collections::BTreeMap<String, u32>> =
         Default::default();
     for task in tasks {
         if let Some(fleet) = task.fleet {
@@ -317,12 +320,16 @@ pub async fn fleets(State(state): State<Arc<AppState>>) -> ApiResult<Json<Value>
                 .and_then(|s| serde_json::to_value(s).ok())
                 .and_then(|v| v.as_str().map(str::to_owned))
                 .unwrap_or_else(|| "none".into());
-            *fleets.entry(fleet).or_default().entry(status).or_default() += 1;
+            *states.entry(fleet).or_default().entry(status).or_default() += 1;
         }
     }
-    let fleets: Vec<Value> = fleets
+    let fleets: Vec<Value> = records
         .into_iter()
-        .map(|(name, states)| json!({ "name": name, "states": states }))
+        .map(|record| {
+            let counts = states.remove(&record.name).unwrap_or_default();
+            json!({ "name": record.name, "file": record.file, "limits": record.limits,
+                    "created_at": record.created_at, "states": counts })
+        })
         .collect();
     Ok(Json(
         json!({ "schema": "ganger.web-fleets/1", "fleets": fleets }),
