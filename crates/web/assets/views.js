@@ -388,9 +388,9 @@ function Bars({ title, rows, format = (v) => v }) {
     ${rows.length === 0 ? html`<p class="muted">Nothing yet.</p>` : ""}
     <svg width="100%" height=${rows.length * 22 + 4} viewBox=${`0 0 400 ${rows.length * 22 + 4}`} preserveAspectRatio="none">
       ${rows.map((r, i) => html`<g transform=${`translate(0,${i * 22})`}>
-        <rect x="140" y="3" height="16" width=${(200 * r.value) / top} class=${`bar ${r.kind || ""}`} />
-        <text x="136" y="15" text-anchor="end" class="small">${r.label}</text>
-        <text x=${145 + (200 * r.value) / top} y="15" class="small">${format(r.value)}</text></g>`)}
+        <rect x="200" y="3" height="16" width=${(150 * r.value) / top} class=${`bar ${r.kind || ""}`} />
+        <text x="196" y="15" text-anchor="end" class="small">${r.label}</text>
+        <text x=${205 + (150 * r.value) / top} y="15" class="small">${format(r.value)}</text></g>`)}
     </svg></figure>`;
 }
 
@@ -442,7 +442,9 @@ function StateColumns({ rounds }) {
 
 export function PlotsView({ board }) {
   const [history, setHistory] = useState(null);
-  const [scope, setScope] = useState("all");
+  // The scope may be named in the address: #/plots?scope=task:SLUG or fleet:NAME.
+  const named = location.hash.match(/[?&]scope=([^&]+)/);
+  const [scope, setScope] = useState(named ? decodeURIComponent(named[1]) : "all");
   const [error, setError] = useState(null);
   useEffect(() => {
     const load = () => api("/api/rounds").then((h) => { setHistory(h); setError(null); }).catch((e) => setError(e.message));
