@@ -574,3 +574,54 @@ fn fleets_show_their_limits_dependencies_and_states() {
     let filtered = served.get("/api/tasks?fleet=pair").json();
     assert_eq!(filtered["tasks"].as_array().unwrap().len(), 2);
 }
+
+/// A worker (Claude's stream format) that answers as the role named by its task, `$1`.
+const ROLES: &str = r#"cat >/dev/null
+answer() { printf '{"type":"result","subtype":"success","is_error":false,"result":"%s","session_id":"s-%s"}\n' "$1" "$2"; }
+case "$1" in
+  *.planner) answer '# Plan\n\n1. Write a.txt.\n2. Write b.txt.' planner ;;
+  *.critic) answer 'The plan is fine.' critic ;;
+  *.executor) echo step >> steps.txt; answer 'DONE: step written' executor ;;
+  *) answer 'VERDICT: pass' reviewer ;;
+esac"#;
+
+#[test]
+fn a_pipeline_is_rejected_and_approved_through_the_api_by_its_owner_only() {
+    let world = World::new(env!("CARGO_BIN_EXE_ganger").as_ref());
+    world.write(
+        "ganger.toml",
+        &format!(
+            "[defaults]\nagent = \"command\"\n\n[agents.command]\n\
+             argv = [\"sh\", \"-c\", {script}, \"sh\", \"{{title}}\"]\nformat = \"claude\"\n\n\
+             [pipeline]\nreviewers = [\"code\"]\n",
+            script = serde_json::to_string(ROLES).unwrap()
+        ),
+    );
+    write_tokens(&world);
+    world
+        .ganger(&["plan", "p", "--message", "two files", "--as", "alice"])
+        .expect_code(0);
+    let served = Served::start(world);
+    let report = served.get("/api/tasks/p/report").json();
+    assert_eq!(report["schema"], "ganger.pipeline/1");
+    assert_eq!(report["stage"], "awaiting-approval", "{report}");
+    assert_eq!(report["plan"]["steps_total"], 2);
+    let as_who = |token: &str, path: &str, body: Value| {
+        served.request("POST", path, Some(token), Some(&body), &[])
+    };
+    // Not bob's pipeline; a rejection needs notes.
+    assert_eq!(as_who(BOB, "/api/tasks/p/approve", json!({})).status, 400);
+    assert_eq!(as_who(ALICE, "/api/tasks/p/reject", json!({})).status, 400);
+    let rejected = as_who(
+        ALICE,
+        "/api/tasks/p/reject",
+        json!({"notes": "smaller steps"}),
+    );
+    assert_eq!(rejected.status, 200, "{}", rejected.body);
+    assert_eq!(rejected.json()["plan"]["version"], 2, "{}", rejected.body);
+    let approved = as_who(ALICE, "/api/tasks/p/approve", json!({}));
+    assert_eq!(approved.status, 200, "{}", approved.body);
+    assert_eq!(approved.json()["stage"], "done", "{}", approved.body);
+    let steps = std::fs::read_to_string(served.world.worktree("p").join("steps.txt")).unwrap();
+    assert_eq!(steps.lines().count(), 2);
+}

@@ -213,6 +213,13 @@ function Pipeline({ slug, rounds }) {
     <h4>Reviewers (review round ${report.review_round} of ${report.review_rounds})</h4>
     <ul>${report.reviewers.map((r) => html`<li><b>${r.reviewer}</b> <span class=${`badge v-${r.verdict}`}>${r.verdict}</span>
       ${r.findings.length ? html`<ul>${r.findings.map((f) => html`<li>${f}</li>`)}</ul>` : ""}</li>`)}</ul>
+    <h4>Roles (the critic's verdict is its task's answer)</h4>
+    <table class="tasks"><thead><tr><th>role</th><th>task</th><th>agent</th><th>rounds</th><th>last</th><th>cost</th></tr></thead>
+    <tbody>${report.roles.map((r) => html`<tr><td>${r.role}</td>
+      <td><a href=${`#/task/${encodeURIComponent(r.task)}`}>${r.task}</a></td>
+      <td>${r.agent} ${r.model || ""}</td><td class="num">${r.rounds}</td>
+      <td><span class=${`badge s-${r.last_status || "none"}`}>${r.last_status || "none"}</span></td>
+      <td class="num">${money(r.cost_usd)}</td></tr>`)}</tbody></table>
   </section>`;
 }
 
