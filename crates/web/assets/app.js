@@ -5,7 +5,8 @@
 // EventSource, which cannot send headers.
 
 import { html, render, useState, useEffect, useMemo } from "./preact-htm.js";
-import { TaskView, JournalView, FleetView, PlotsView } from "./views.js";
+import { TaskView } from "./task_view.js";
+import { JournalView, FleetView, PlotsView } from "./views.js";
 
 const TOKEN_KEY = "ganger-token";
 

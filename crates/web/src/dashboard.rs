@@ -7,7 +7,7 @@ use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};
 
 /// A file of the page: its name, type and text.
-const FILES: [(&str, &str, &str); 5] = [
+const FILES: [(&str, &str, &str); 6] = [
     (
         "app.js",
         "text/javascript; charset=utf-8",
@@ -22,6 +22,11 @@ const FILES: [(&str, &str, &str); 5] = [
         "preact-htm.js",
         "text/javascript; charset=utf-8",
         include_str!("../assets/vendor/preact-htm.js"),
+    ),
+    (
+        "task_view.js",
+        "text/javascript; charset=utf-8",
+        include_str!("../assets/task_view.js"),
     ),
     (
         "views.js",
