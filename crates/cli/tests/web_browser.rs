@@ -78,11 +78,26 @@ fn the_page_follows_the_cli_streams_a_round_through_a_reload_and_cancels_it() {
         // A task started with the CLI appears without a reload.
         served
             .world
-            .ganger(&["start", "live", "--message", "count", "--detach"])
+            .ganger(&["start", "live", "--message", "count", "--label", "team=red", "--detach"])
             .expect_code(0);
         browser
             .wait_for(LONG, "the task's row", "return document.querySelector('tr[data-slug=\"live\"]');")
             .await;
+        // Filter, group by label.
+        browser
+            .eval("const f = document.querySelector('#filter'); f.value = 'nothing-like-it'; f.dispatchEvent(new Event('input', {bubbles: true}));")
+            .await;
+        browser
+            .wait_for(LONG, "the filter", "return document.querySelector('#task-count').textContent === '0 of 1 tasks';")
+            .await;
+        browser
+            .eval("const f = document.querySelector('#filter'); f.value = 'red'; f.dispatchEvent(new Event('input', {bubbles: true})); \
+                   const g = document.querySelector('#group-by'); g.value = 'team'; g.dispatchEvent(new Event('change', {bubbles: true}));")
+            .await;
+        let group = browser
+            .wait_for(LONG, "the group", "return document.querySelector('tr.group th')?.textContent;")
+            .await;
+        assert_eq!(group, "team = red (1)");
         // A phone's width: the table fits, nothing to scroll sideways.
         browser.client.set_window_size(390, 844).await.unwrap();
         browser
@@ -142,6 +157,16 @@ fn the_page_follows_the_cli_streams_a_round_through_a_reload_and_cancels_it() {
             .wait_for(LONG, "the round cancelled", "return document.querySelector('#round')?.dataset.status === 'cancelled';")
             .await;
         assert!(living_pids_with_env(&marker).is_empty(), "an agent process was left");
+
+        // The journal shows what happened, newest first.
+        browser.client.goto(&format!("{}/#/journal", served.base)).await.unwrap();
+        let kinds = browser
+            .wait_for(LONG, "the journal", "const k = [...document.querySelectorAll('.journal-entry')].map(e => e.children[3].textContent); return k.some(t => t.startsWith('cancel')) ? k : null;")
+            .await;
+        assert!(
+            kinds.as_array().unwrap().iter().any(|k| k.as_str().unwrap().starts_with("round-finished: done")),
+            "{kinds}"
+        );
 
         // Without the token the API refuses the page's own request.
         let status = browser
