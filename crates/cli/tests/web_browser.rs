@@ -46,9 +46,16 @@ fn the_page_follows_the_cli_streams_a_round_through_a_reload_and_cancels_it() {
     }
     let world = World::new(env!("CARGO_BIN_EXE_ganger").as_ref());
     // 40 lines a twentieth of a second apart, or (HOLD) one line and a long wait.
+    // It waits for the file `release` before its DONE line, so that the test decides when the
+    // round ends, however slow the machine.
+    let release = world.root().join("release");
     world.use_command_agent(
-        "p=$(cat | tail -n 1); case \"$p\" in *HOLD*) echo holding; sleep 60;; \
-         *) for i in $(seq 1 40); do echo \"line $i\"; sleep 0.05; done;; esac; echo 'DONE: counted'",
+        &format!(
+            "p=$(cat | tail -n 1); case \"$p\" in *HOLD*) echo holding; sleep 60;; \
+             *) for i in $(seq 1 40); do echo \"line $i\"; sleep 0.05; done;; esac; \
+             while [ ! -e '{}' ]; do sleep 0.05; done; echo 'DONE: counted'",
+            release.display()
+        ),
         "",
         "",
     );
@@ -121,6 +128,11 @@ fn the_page_follows_the_cli_streams_a_round_through_a_reload_and_cancels_it() {
 
         // A reload mid-round: every line once, in order, by the round's end.
         browser.client.refresh().await.unwrap();
+        let all_forty = format!(
+            "const r = (() => {{ {ROUND_ON_PAGE} }})(); return r.status === 'running' && r.numbers.length >= 40 ? r : null;"
+        );
+        browser.wait_for(LONG, "40 lines after the reload", &all_forty).await;
+        std::fs::write(&release, "").unwrap();
         let ended = format!(
             "const r = (() => {{ {ROUND_ON_PAGE} }})(); return r.status === 'done' && r.numbers.length >= 41 ? r : null;"
         );
