@@ -14,6 +14,8 @@ protocol is spoken here with urllib, so nothing needs installing from PyPI). Mea
   over the lines written after the observer was set (the earlier ones are history the page
   loads at once, not events);
   the board table is live meanwhile (the rounds change its rows);
+- round end to the table: the page shows the table while those rounds end, and notes when
+  each row turns `done`; latency = shown - the round's end as stored;
 - the server's memory: the serve process's peak RSS (VmHWM) and its RSS at the end.
 
 Usage: python3 bench/dashboard.py [--tasks N] [--streams S] [--runs R] [--ganger PATH]
@@ -196,6 +198,29 @@ def main() -> None:
         time.sleep(8)
         cpu = (cpu_seconds(serve.pid) - cpu_before) / 8 * 100
         latencies = browser.run("return window.latencies;")
+        # The table: when each streaming round's end shows as its row's status, against the
+        # round's end as the store recorded it.
+        browser.goto(f"{base}/#/")
+        browser.run(
+            "window.shownDone = {};"
+            "const mark = () => { const now = Date.now();"
+            "  for (const row of document.querySelectorAll('tr.task-row[data-status=done]')) {"
+            "    const slug = row.dataset.slug;"
+            "    if (slug.startsWith('s') && !(slug in window.shownDone)) window.shownDone[slug] = now; } };"
+            "mark(); window.before = Object.keys(window.shownDone);"
+            "new MutationObserver(mark).observe(document.body,"
+            "  {childList: true, subtree: true, attributes: true, attributeFilter: ['data-status']});")
+        deadline = time.time() + 60
+        while time.time() < deadline:
+            shown = browser.run("return window.shownDone;")
+            if len(shown) >= args.streams:
+                break
+            time.sleep(0.5)
+        already = set(browser.run("return window.before;"))
+        request = urllib.request.Request(f"{base}/api/rounds", headers={"Authorization": f"Bearer {token}"})
+        with urllib.request.urlopen(request, timeout=60) as reply:
+            ends = {r["task"]: r["ended_at"] for r in json.loads(reply.read())["rounds"] if r["task"] in shown}
+        table = sorted(shown[slug] - ends[slug] for slug in shown if slug not in already and ends.get(slug))
         hwm, rss = peak_rss_mb(serve.pid)
     finally:
         browser.quit()
@@ -209,6 +234,9 @@ def main() -> None:
           f" (all: {', '.join(f'{x:.0f}' for x in loads)}; target < 1000)")
     print(f"event to page, {len(latencies)} lines with {args.streams} rounds streaming: "
           f"p50 {statistics.median(latencies):.0f} ms, p95 {p95:.0f} ms (target < 250)")
+    if table:
+        print(f"round end to its row in the table, {len(table)} rounds: median {statistics.median(table):.0f} ms, "
+              f"worst {table[-1]:.0f} ms")
     print(f"serve's memory: peak RSS {hwm:.1f} MB, at the end {rss:.1f} MB (target < 100); "
           f"its CPU while {args.streams} rounds stream: {cpu:.0f}% of one core")
 
