@@ -19,6 +19,9 @@ use tokio::sync::broadcast::error::RecvError;
 /// How many journal entries a first connection gets.
 pub const FIRST_JOURNAL: i64 = 200;
 
+/// How many journal entries are read from the store at a time.
+const PAGE: u32 = 1000;
+
 #[utoipa::path(get, path = "/api/events", tag = "events",
     params(("Last-Event-ID" = Option<i64>, Header, description = "the last event id seen")),
     responses((status = 200, description = "text/event-stream: tasks, journal, task, task-gone")),
@@ -50,21 +53,24 @@ pub async fn board_events(
         {
             return;
         }
-        // Entries between the client's id and the snapshot, from the store.
-        if sent < snapshot.journal_id {
+        // Entries between the client's id and the snapshot, from the store, a page at a time.
+        while sent < snapshot.journal_id {
             let from = sent;
-            let upto = snapshot.journal_id;
-            let entries = crate::state::blocking(engine.clone(), move |e| {
-                e.journal_after(from, u32::try_from(upto - from).unwrap_or(u32::MAX))
-            })
-            .await
-            .unwrap_or_default();
-            for entry in entries.into_iter().filter(|e| e.id <= upto) {
+            let page = crate::state::blocking(engine.clone(), move |e| e.journal_after(from, PAGE))
+                .await
+                .unwrap_or_default();
+            if page.is_empty() {
+                break;
+            }
+            for entry in page.into_iter().filter(|e| e.id <= snapshot.journal_id) {
                 sent = entry.id;
                 let event = json_event("journal", &entry.id.to_string(), &entry);
                 if sender.send(event).await.is_err() {
                     return;
                 }
+            }
+            if sent == from {
+                break;
             }
         }
         sent = sent.max(snapshot.journal_id);
