@@ -26,19 +26,17 @@ impl std::fmt::Display for Listen {
     }
 }
 
-/// Reads `ADDR:PORT` (`[::1]:PORT` for IPv6) or `unix:PATH`, or a clear one-line error.
+/// Reads `ADDR:PORT` (`[::1]:PORT` for IPv6) or `unix:PATH`, or says what it expected (clap
+/// puts the option and the value before it).
 pub fn parse_listen(text: &str) -> Result<Listen, String> {
     if let Some(path) = text.strip_prefix("unix:") {
         if path.is_empty() {
-            return Err(format!("--listen {text:?}: expected unix:PATH"));
+            return Err("expected unix:PATH, with a path".to_owned());
         }
         return Ok(Listen::Unix(PathBuf::from(path)));
     }
     text.parse::<SocketAddr>().map(Listen::Tcp).map_err(|_| {
-        format!(
-            "--listen {text:?}: expected ADDRESS:PORT (such as 127.0.0.1:7878 or [::1]:7878) \
-             or unix:PATH"
-        )
+        "expected ADDRESS:PORT (such as 127.0.0.1:7878 or [::1]:7878) or unix:PATH".to_owned()
     })
 }
 
