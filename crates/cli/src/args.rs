@@ -24,7 +24,7 @@ pub struct Cli {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Create .ganger/, write a commented ganger.toml, and report the agent CLIs found.
-    Init(JsonOnly),
+    Init(crate::mcp_args::InitArgs),
     /// Start a task: model check, a worktree on a new branch, round 1 in a new session.
     Start(Box<StartArgs>),
     /// Send the next round of a task into the same session.
@@ -94,6 +94,9 @@ pub enum Command {
     Completions(CompletionsArgs),
     /// Print ganger's manual page (roff), from its definitions: `ganger man | man -l -`.
     Man,
+    /// Serve a commander's tools over the Model Context Protocol on stdio, for an LLM
+    /// supervisor (register it with `ganger init --supervisor AGENT`).
+    Mcp(crate::mcp_args::McpArgs),
     /// Run a detached round (started by start/fix --detach; not for people).
     #[command(hide = true)]
     Host(HostArgs),
@@ -175,13 +178,6 @@ pub enum ImageAction {
     },
     /// List ganger's images: agent, version, extra packages, size.
     List,
-}
-
-#[derive(Debug, Args)]
-pub struct JsonOnly {
-    /// Print JSON (documented in docs/json.md).
-    #[arg(long)]
-    pub json: bool,
 }
 
 /// The task text of a round.

@@ -6,6 +6,7 @@ mod args;
 mod commands;
 mod exit;
 mod fleet_args;
+mod mcp_args;
 mod printer;
 
 use args::{Cli, Command};
@@ -157,6 +158,7 @@ fn wants_json(command: &Command) -> bool {
         | Command::Demo(_)
         | Command::Completions(_)
         | Command::Man
+        | Command::Mcp(_)
         | Command::Host(_)
         | Command::Attach(_)
         | Command::DockerRound => false,
@@ -187,7 +189,7 @@ fn engine(cli_dir: Option<&std::path::Path>) -> Result<Engine, Failure> {
 fn run(cli: Cli) -> Outcome {
     let dir = cli.directory.as_deref();
     match cli.command {
-        Command::Init(args) => commands::init::run(&engine(dir)?, args.json),
+        Command::Init(args) => commands::init::run(&engine(dir)?, &args),
         Command::Start(args) => commands::round::start(&engine(dir)?, *args),
         Command::Fix(args) => commands::round::fix(&engine(dir)?, args),
         Command::Status(args) => commands::watch::status(&engine(dir)?, args),
@@ -220,6 +222,7 @@ fn run(cli: Cli) -> Outcome {
         Command::Broadcast(args) => commands::fleet::broadcast(&engine(dir)?, args),
         Command::Completions(args) => commands::reference::completions(args),
         Command::Man => commands::reference::man(),
+        Command::Mcp(args) => commands::mcp::run(dir, args),
         Command::Host(args) => commands::host::run(&workspace(dir)?, args),
         Command::DockerRound => Ok(u8::try_from(ganger_engine::run_docker_round()).unwrap_or(125)),
     }

@@ -26,10 +26,10 @@ pub struct AdoptOptions {
 pub fn adopt(ws: &Workspace, options: &AdoptOptions, notices: &mut dyn Notices) -> Result<Task> {
     check_slug(&options.slug)?;
     check_session(&options.session)?;
-    let adapter = crate::start::known_adapter(ws, &options.agent)?;
-    crate::start::check_model_name(adapter, options.model.as_deref())?;
+    let adapter = crate::admission::known_adapter(ws, &options.agent)?;
+    crate::admission::check_model_name(adapter, options.model.as_deref())?;
     let program = crate::agent_env::resolve_program(adapter, &ws.config)?;
-    let (worktree, branch) = crate::start::check_given_worktree(ws, &options.worktree)?;
+    let (worktree, branch) = crate::admission::check_given_worktree(ws, &options.worktree)?;
     let permission = ws.config.defaults.permission.clone();
     permission
         .parse::<ganger_agents::Permission>()
@@ -41,13 +41,13 @@ pub fn adopt(ws: &Workspace, options: &AdoptOptions, notices: &mut dyn Notices) 
             options.slug
         )));
     }
-    crate::start::refuse_busy_worktree(ws, &mut *store, &worktree)?;
+    crate::admission::refuse_busy_worktree(ws, &mut *store, &worktree)?;
     let model = options
         .model
         .clone()
         .or_else(|| ws.config.defaults.model.clone());
     if options.model.is_some() {
-        crate::start::require_model(ws, adapter, &program, model.as_deref(), notices)?;
+        crate::admission::require_model(ws, adapter, &program, model.as_deref(), notices)?;
     }
     let base_commit = ws
         .repo

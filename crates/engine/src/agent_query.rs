@@ -66,7 +66,7 @@ pub(crate) fn ask(
             env,
             cwd: dir.to_path_buf(),
             stdin: None,
-            token: format!("ask-{}", crate::launch::new_token()),
+            token: format!("ask-{}", crate::tokens::new_token()),
             use_cgroup: false,
         },
         limit,

@@ -63,7 +63,7 @@ pub fn version_of(adapter: &dyn Adapter, program: &Path) -> Option<String> {
             stdin: None,
             // Unique per run: leftovers are found by this token, and versions are read in
             // parallel, so a shared one would let one run's clean-up kill another's CLI.
-            token: format!("version-{}", crate::launch::new_token()),
+            token: format!("version-{}", crate::tokens::new_token()),
             use_cgroup: false,
         },
         Duration::from_secs(30),

@@ -122,7 +122,7 @@ impl Engine {
             return Ok(Sent::Queued { item, held: false });
         }
         // A task on hold takes new rounds into the queue: they run once its policy is accept.
-        if !request.interrupt && crate::ownership::holds_rounds(&self.ws, &request.slug)? {
+        if !request.interrupt && crate::rules::holds_rounds(&self.ws, &request.slug)? {
             if request.until_green.is_some() || request.model.is_some() {
                 return Err(EngineError::invalid(format!(
                     "task {} holds new rounds, so this one would wait in the queue, and a queued \

@@ -1,13 +1,13 @@
 //! What a front end that shows the fleet reads, beyond the CLI's commands: the task table
 //! with every column a board shows (labels, fleet, tokens, the last `DONE:` line), a task's
-//! rounds as reports, a round's prompt and diff (from its snapshots), the whole journal after
+//! rounds as reports, a round's prompt (its diff is `api_round_diff.rs`), the whole journal after
 //! an entry, and a round's events read through the agent's adapter from a byte offset of its
 //! stream, so that a client that saw up to offset N gets the rest and nothing twice. Only
 //! reads: nothing here changes the store.
 
 use crate::api::Engine;
 use crate::error::{EngineError, Result};
-use crate::fix::find_task;
+use crate::lookup::find_task;
 use crate::report::RoundReport;
 use ganger_agents::scan::{Line, LineCutter};
 use ganger_events::{Event, RoundStatus};
@@ -131,20 +131,6 @@ impl Engine {
         std::fs::read_to_string(&path).map_err(|e| EngineError::io("read", &path, e))
     }
 
-    /// What round `number` of a task changed: the patch between its snapshots.
-    pub fn round_diff(&self, slug: &str, number: u32) -> Result<Vec<u8>> {
-        let (_, round) = self.task_round(slug, number)?;
-        let (Some(before), Some(after)) = (&round.snapshot_before, &round.snapshot_after) else {
-            return Err(EngineError::invalid(format!(
-                "round {number} of {slug} has no snapshots to compare (it runs, or took none)"
-            )));
-        };
-        Ok(self
-            .workspace()
-            .repo
-            .diff_commits(before, after, false, false)?)
-    }
-
     /// The last journal entry's number (0 for none yet).
     pub fn last_journal_id(&self) -> Result<i64> {
         let Some(store) = self.workspace().existing_store()? else {
@@ -165,7 +151,7 @@ impl Engine {
     /// `offset` (the parser reads the earlier ones too, so that it knows what they said).
     pub fn round_feed(&self, slug: &str, number: u32, offset: u64) -> Result<RoundFeed> {
         let (task, round) = self.task_round(slug, number)?;
-        let adapter = crate::start::known_adapter(self.workspace(), &task.agent)?;
+        let adapter = crate::admission::known_adapter(self.workspace(), &task.agent)?;
         Ok(RoundFeed {
             stream: RoundStream::of(&task, &round, StreamKind::Stdout),
             path: self

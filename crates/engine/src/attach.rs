@@ -8,25 +8,9 @@ use crate::error::{EngineError, Result};
 use crate::notice::Notices;
 use crate::workspace::Workspace;
 use ganger_agents::{Adapter, CommandPlan, Permission, RoundRequest};
-use ganger_store::{Backend, StoreError, Task};
+use ganger_store::{StoreError, Task};
 use std::ffi::OsString;
 use std::path::PathBuf;
-
-/// The claim a person attached to task `slug` holds.
-fn claim_name(slug: &str) -> String {
-    format!("attach-{slug}")
-}
-
-/// Refuses a new round of a task a person is attached to.
-pub(crate) fn refuse_attached(store: &dyn Backend, task: &Task) -> Result<()> {
-    if store.is_alive(&store.claim_key(&claim_name(&task.slug)))? {
-        return Err(EngineError::invalid(format!(
-            "a person is attached to task {} (`ganger attach`); no round starts until they quit",
-            task.slug
-        )));
-    }
-    Ok(())
-}
 
 /// Opens the agent's interactive interface on the task's session and returns its exit code
 /// once the person quits.
@@ -37,9 +21,9 @@ pub fn attach(
     notices: &mut dyn Notices,
 ) -> Result<i32> {
     let me = commander(as_name);
-    let (mut store, task) = crate::fix::settled_task(ws, slug, notices)?;
-    crate::ownership::require_owner(&task, &me, "attach to")?;
-    crate::fix::idle_rounds(&*store, &task)?;
+    let (mut store, task) = crate::lookup::settled_task(ws, slug, notices)?;
+    crate::rules::require_owner(&task, &me, "attach to")?;
+    crate::lookup::idle_rounds(&*store, &task)?;
     let session = task.session.clone().ok_or_else(|| {
         EngineError::invalid(format!(
             "task {slug} has no session yet: its first round did not name one"
@@ -57,16 +41,18 @@ pub fn attach(
             task.worktree.display()
         )));
     }
-    let adapter = crate::start::known_adapter(ws, &task.agent)?;
+    let adapter = crate::admission::known_adapter(ws, &task.agent)?;
     let (program, plan) = interactive_command(ws, adapter, &task, &session)?;
-    let lock = store.claim(&claim_name(slug)).map_err(|e| match e {
-        StoreError::ClaimHeld { .. } => {
-            EngineError::invalid(format!("someone is attached to task {slug} already"))
-        }
-        other => other.into(),
-    })?;
+    let lock = store
+        .claim(&crate::rules::attach_claim_name(slug))
+        .map_err(|e| match e {
+            StoreError::ClaimHeld { .. } => {
+                EngineError::invalid(format!("someone is attached to task {slug} already"))
+            }
+            other => other.into(),
+        })?;
     // A round that began between the check above and the lock would be running now.
-    if let Err(error) = crate::fix::idle_rounds(&*store, &task) {
+    if let Err(error) = crate::lookup::idle_rounds(&*store, &task) {
         lock.release();
         return Err(error);
     }
@@ -99,7 +85,7 @@ fn interactive_command(
         .permission
         .parse::<Permission>()
         .map_err(EngineError::invalid)?;
-    let new_session_id = crate::launch::new_uuid();
+    let new_session_id = crate::tokens::new_uuid();
     let request = RoundRequest {
         resume_at: None,
         prompt: "",

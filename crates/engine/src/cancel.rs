@@ -5,7 +5,7 @@
 
 use crate::commander::commander;
 use crate::error::{EngineError, Result};
-use crate::fix::find_task;
+use crate::lookup::find_task;
 use crate::notice::Notices;
 use crate::reaper::settle_task;
 use crate::report::{RoundReport, round_report};
@@ -37,12 +37,12 @@ pub fn cancel(
     as_name: Option<&str>,
     notices: &mut dyn Notices,
 ) -> Result<RoundReport> {
-    let (mut store, task) = crate::fix::settled_task(ws, slug, notices)?;
+    let (mut store, task) = crate::lookup::settled_task(ws, slug, notices)?;
     let me = commander(as_name);
-    crate::ownership::require_owner(&task, &me, "cancel")?;
+    crate::rules::require_owner(&task, &me, "cancel")?;
     // A pipeline's task has no round of its own running: its running role's round is the
     // one to stop (which stops the pipeline).
-    let task = crate::pipeline::running_role(&*store, &task)?.unwrap_or(task);
+    let task = crate::pipeline::report::running_role(&*store, &task)?.unwrap_or(task);
     let slug = task.slug.clone();
     let slug = slug.as_str();
     let round = store

@@ -9,8 +9,8 @@ use crate::clean_git::{Mode, clean_worktree_and_branch};
 use crate::clean_report::{CLEAN_SCHEMA, CleanReport, LeftoverKind, TaskCleanup, count};
 use crate::commander::commander;
 use crate::error::{EngineError, Result};
-use crate::fix::find_task;
 use crate::leftovers::{docker_if_present, task_filter};
+use crate::lookup::find_task;
 use crate::notice::Notices;
 use crate::reaper::settle_task;
 use crate::workspace::Workspace;
@@ -192,7 +192,7 @@ enum Claimed {
 /// Claims the task for this clean in the store (settling the claim of a clean that died).
 fn claim(store: &mut dyn Backend, task: &Task, commander: &str) -> Result<Claimed> {
     let held =
-        crate::launch::take_claim(&*store, &format!("clean-{}", crate::launch::new_token()))?;
+        crate::launch::take_claim(&*store, &format!("clean-{}", crate::tokens::new_token()))?;
     let claim = CleanClaim {
         task_id: task.id,
         claim: held.key().clone(),

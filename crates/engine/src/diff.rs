@@ -3,7 +3,7 @@
 //! or the last snapshot when the worktree is gone.
 
 use crate::error::{EngineError, Result};
-use crate::fix::find_task;
+use crate::lookup::find_task;
 use crate::workspace::Workspace;
 
 /// The task's diff against its base: a patch, or a diffstat with `stat`.

@@ -3,7 +3,7 @@
 //! the round that command recorded.
 
 use crate::error::{EngineError, Result};
-use crate::fix::find_task;
+use crate::lookup::find_task;
 use crate::notice::Notice;
 use crate::round::{HostOutcome, RoundInput, run_host};
 use crate::workspace::Workspace;
@@ -38,7 +38,7 @@ pub fn run_detached_host(
     }
     // Taken before the first round can end, so that a `wait` never sees the loop's gap.
     let held = match until_green {
-        Some(_) => Some(crate::until_green::take_loop_claim(&*store, slug)?),
+        Some(_) => Some(crate::rules::take_loop_claim(&*store, slug)?),
         None => None,
     };
     let input = RoundInput::new(ws, task, round, prompt);

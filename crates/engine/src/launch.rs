@@ -10,7 +10,10 @@ use crate::round::{HostOutcome, RoundInput, run_host};
 use crate::workspace::Workspace;
 use ganger_events::RoundStatus;
 use ganger_sandbox::{ProcessId, spawn_detached_host};
-use ganger_store::{Backend, Claim, Liveness, ProcessRef, Round, RoundEnd, Store, Task};
+use ganger_store::{
+    Backend, CheckRun, Claim, Liveness, NewRound, ProcessRef, Round, RoundEnd, RoundKind, Store,
+    Task,
+};
 use std::ffi::OsString;
 
 /// How a launched round went.
@@ -26,45 +29,6 @@ pub enum Launched {
     },
 }
 
-/// A fresh round token: unique per round on this machine, safe in file names and refs.
-pub(crate) fn new_token() -> String {
-    static COUNTER: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_nanos());
-    format!(
-        "r{:x}-{:x}-{}",
-        nanos,
-        std::process::id(),
-        COUNTER.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
-    )
-}
-
-/// A random UUID (version 4) from the kernel's generator, for naming a session up front.
-pub(crate) fn new_uuid() -> String {
-    use std::io::Read;
-    let mut bytes = [0u8; 16];
-    let read = std::fs::File::open("/dev/urandom").and_then(|mut f| f.read_exact(&mut bytes));
-    if read.is_err() {
-        // No generator: time and process make it unique enough on this machine.
-        let seed = new_token();
-        for (i, b) in seed.bytes().enumerate() {
-            bytes[i % 16] ^= b.rotate_left(i as u32 % 8);
-        }
-    }
-    bytes[6] = (bytes[6] & 0x0f) | 0x40;
-    bytes[8] = (bytes[8] & 0x3f) | 0x80;
-    let hex: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
-    format!(
-        "{}-{}-{}-{}-{}",
-        &hex[0..8],
-        &hex[8..12],
-        &hex[12..16],
-        &hex[16..20],
-        &hex[20..32]
-    )
-}
-
 /// This process, as the host recorded with a new round.
 pub(crate) fn this_process() -> Option<ProcessRef> {
     ProcessId::current().map(|p| ProcessRef {
@@ -78,8 +42,74 @@ pub(crate) fn take_claim(store: &dyn Liveness, name: &str) -> Result<Claim> {
     Ok(store.claim(name)?)
 }
 
+/// A round about to begin: what its record says (the token, claim and host are `begin`'s),
+/// and how it runs.
+pub(crate) struct Begin {
+    pub kind: RoundKind,
+    pub model: Option<String>,
+    pub session_before: Option<String>,
+    pub commander: String,
+    pub checks: Vec<CheckRun>,
+    pub generation: Option<i64>,
+    pub prompt: String,
+    /// Removes the run's keys from the prompt file.
+    pub redactor: Redactor,
+    pub detach: bool,
+    /// `--until-green N`, carried to a detached host, which runs the loop.
+    pub until_green: Option<u32>,
+}
+
+/// The one beginning of every round (a task's first, a fix, a pipeline role's): a fresh token
+/// and its claim are taken (the round's liveness, held before the round is recorded, so a
+/// running round always has a holder), `record` writes the round (with its task, for a first
+/// round) in the store, and the round is launched. A round `record` refuses releases its
+/// claim and leaves nothing behind.
+pub(crate) fn begin(
+    ws: &Workspace,
+    store: &mut dyn Backend,
+    begin: Begin,
+    record: impl FnOnce(&mut dyn Backend, &NewRound, &mut dyn Notices) -> Result<(Task, Round)>,
+    notices: &mut dyn Notices,
+) -> Result<Launched> {
+    let token = crate::tokens::new_token();
+    let claim = take_claim(&*store, &token)?;
+    let new_round = NewRound {
+        kind: begin.kind,
+        model: begin.model,
+        session_before: begin.session_before,
+        commander: begin.commander,
+        token,
+        claim: claim.key().clone(),
+        host: this_process(),
+        snapshot_before: None,
+        checks: begin.checks,
+        generation: begin.generation,
+    };
+    let (task, round) = match record(store, &new_round, notices) {
+        Ok(recorded) => recorded,
+        Err(e) => {
+            claim.release();
+            return Err(e);
+        }
+    };
+    launch(
+        ws,
+        store,
+        Launch {
+            task,
+            round,
+            prompt: begin.prompt,
+            claim,
+            redactor: begin.redactor,
+            detach: begin.detach,
+            until_green: begin.until_green,
+        },
+        notices,
+    )
+}
+
 /// A recorded round, ready to run.
-pub(crate) struct Launch {
+struct Launch {
     pub task: Task,
     pub round: Round,
     pub prompt: String,
@@ -93,7 +123,7 @@ pub(crate) struct Launch {
 }
 
 /// Runs a recorded round, in the foreground or detached.
-pub(crate) fn launch(
+fn launch(
     ws: &Workspace,
     store: &mut dyn Backend,
     launch: Launch,

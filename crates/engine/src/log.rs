@@ -5,7 +5,7 @@
 //! over the cap is reported, not read, so the log of any stream takes bounded memory.
 
 use crate::error::{EngineError, Result};
-use crate::fix::find_task;
+use crate::lookup::find_task;
 use crate::workspace::Workspace;
 use ganger_agents::ParsedLine;
 use ganger_agents::scan::{Line, LineCutter};
@@ -95,7 +95,7 @@ pub fn log(
     out: &mut dyn FnMut(LogLine<'_>) -> std::io::Result<()>,
 ) -> Result<()> {
     let source = source(ws, options)?;
-    let adapter = crate::start::known_adapter(ws, &source.agent)?;
+    let adapter = crate::admission::known_adapter(ws, &source.agent)?;
     // The raw stream is redacted; what the parser decodes from it is redacted again with the
     // task's keys (a key file that is gone leaves only the raw stream's redaction).
     let redactor = crate::keys::load_keys(&ws.config, &source.keys)

@@ -9,7 +9,7 @@ use crate::brief::Brief;
 use crate::error::Result;
 use crate::fix::{FixOptions, fix};
 use crate::launch::Launched;
-use crate::merge::{MergeOptions, MergeOutcome, MergeReport, Ready};
+use crate::merge_report::{MergeOptions, MergeOutcome, MergeReport, Ready};
 use crate::notice::Notices;
 use crate::workspace::Workspace;
 
@@ -54,7 +54,7 @@ pub(crate) fn resolve(
                 &task.branch,
                 &files,
             ))),
-            commander: Some(crate::merge::merge_commander(options)),
+            commander: Some(crate::merge_report::merge_commander(options)),
             ..FixOptions::default()
         },
         notices,

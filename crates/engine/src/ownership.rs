@@ -9,129 +9,10 @@
 use crate::commander::commander;
 use crate::error::{EngineError, Result};
 use crate::notice::Notices;
+use crate::rules::{Inbound, require_owner};
 use crate::workspace::Workspace;
 use ganger_store::{OwnerChange, Task};
 use serde::Serialize;
-
-/// A task's owner as people read it.
-pub(crate) fn owner_name(task: &Task) -> &str {
-    if task.owner.is_empty() {
-        "nobody"
-    } else {
-        &task.owner
-    }
-}
-
-/// Refuses `commander` unless it owns the task; `action` says what it tried ("cancel").
-pub(crate) fn require_owner(task: &Task, commander: &str, action: &str) -> Result<()> {
-    if !task.owner.is_empty() && task.owner == commander {
-        return Ok(());
-    }
-    Err(not_owner(task, commander, action))
-}
-
-/// Refuses `commander` unless it owns the task or the owner allows it.
-pub(crate) fn require_admitted(task: &Task, commander: &str, action: &str) -> Result<()> {
-    if task.admits(commander) {
-        return Ok(());
-    }
-    Err(not_owner(task, commander, action))
-}
-
-fn not_owner(task: &Task, commander: &str, action: &str) -> EngineError {
-    let slug = &task.slug;
-    if task.owner.is_empty() {
-        return EngineError::invalid(format!(
-            "{commander} may not {action} task {slug}: nobody owns it"
-        ))
-        .hint(format!("take it with `ganger assign {slug}`"));
-    }
-    EngineError::invalid(format!(
-        "{commander} may not {action} task {slug}: it is owned by {}",
-        task.owner
-    ))
-    .hint(format!(
-        "ask {} to `ganger transfer {slug} --to {commander}` or `ganger allow {slug} {commander}`",
-        task.owner
-    ))
-}
-
-/// What a task lets in.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Inbound {
-    /// New rounds run.
-    Accept,
-    /// New rounds wait in the queue until the policy is accept again.
-    Hold,
-    /// New rounds are refused.
-    Refuse,
-}
-
-impl Inbound {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Inbound::Accept => "accept",
-            Inbound::Hold => "hold",
-            Inbound::Refuse => "refuse",
-        }
-    }
-
-    /// The task's policy (anything unknown counts as accept: the store only writes these).
-    pub(crate) fn of(task: &Task) -> Inbound {
-        task.inbound.parse().unwrap_or(Inbound::Accept)
-    }
-}
-
-impl std::str::FromStr for Inbound {
-    type Err = String;
-
-    fn from_str(text: &str) -> std::result::Result<Self, String> {
-        match text {
-            "accept" => Ok(Inbound::Accept),
-            "hold" => Ok(Inbound::Hold),
-            "refuse" => Ok(Inbound::Refuse),
-            other => Err(format!(
-                "unknown policy {other:?}; policies: accept, hold, refuse"
-            )),
-        }
-    }
-}
-
-/// The error of a round sent to a task that refuses new rounds.
-pub(crate) fn refused(task: &Task) -> EngineError {
-    EngineError::invalid(format!(
-        "task {} refuses new rounds (its policy is refuse)",
-        task.slug
-    ))
-    .hint(format!(
-        "{} can let rounds in again with `ganger policy {} accept`",
-        owner_name(task),
-        task.slug
-    ))
-}
-
-/// Whether the task named `slug` holds new rounds (a `fix` to it is queued instead); false
-/// when there is no such task (the fix then says so).
-pub fn holds_rounds(ws: &Workspace, slug: &str) -> Result<bool> {
-    let Some(store) = ws.existing_store()? else {
-        return Ok(false);
-    };
-    Ok(ganger_store::Store::task(&*store, slug)?.is_some_and(|t| Inbound::of(&t) == Inbound::Hold))
-}
-
-/// The error of a round sent to a task that holds new rounds, where it cannot be queued.
-pub(crate) fn held(task: &Task) -> EngineError {
-    EngineError::invalid(format!(
-        "task {} holds new rounds (its policy is hold)",
-        task.slug
-    ))
-    .hint(format!(
-        "queue it with `--queue`, or {} can let rounds in with `ganger policy {} accept`",
-        owner_name(task),
-        task.slug
-    ))
-}
 
 /// Who owns a task and what it lets in (`ganger.ownership/1`, docs/json.md).
 #[derive(Debug, Clone, Serialize)]
@@ -194,7 +75,7 @@ pub fn change_ownership(
         }
         names.iter().try_for_each(|n| check_name(n))?;
     }
-    let (mut store, task) = crate::fix::settled_task(ws, slug, notices)?;
+    let (mut store, task) = crate::lookup::settled_task(ws, slug, notices)?;
     let changed = match action {
         OwnershipAction::Assign { to } => {
             let to = to.clone().unwrap_or_else(|| me.clone());
@@ -256,7 +137,7 @@ pub fn change_ownership(
 }
 
 fn reload(store: &dyn ganger_store::Store, slug: &str) -> Result<Task> {
-    crate::fix::find_task(store, slug)
+    crate::lookup::find_task(store, slug)
 }
 
 /// A commander's name: not empty, one line, not absurdly long.

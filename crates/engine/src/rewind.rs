@@ -11,7 +11,7 @@
 
 use crate::commander::commander;
 use crate::error::{EngineError, Result};
-use crate::fix::{idle_rounds, settled_task};
+use crate::lookup::{idle_rounds, settled_task};
 use crate::notice::Notices;
 use crate::workspace::Workspace;
 use ganger_agents::SessionFork;
@@ -65,7 +65,7 @@ pub fn rewind(
     notices: &mut dyn Notices,
 ) -> Result<RewindReport> {
     let (mut store, task) = settled_task(ws, &options.slug, notices)?;
-    crate::ownership::require_owner(&task, &commander(options.commander.as_deref()), "rewind")?;
+    crate::rules::require_owner(&task, &commander(options.commander.as_deref()), "rewind")?;
     let rounds = idle_rounds(&*store, &task)?;
     let target = target_round(&task, &rounds, options.to)?;
     let snapshot = target.snapshot_after.clone().ok_or_else(|| {

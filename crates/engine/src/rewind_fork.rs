@@ -48,7 +48,7 @@ pub(crate) fn copy_session(
 ) -> Result<String, String> {
     let session = task.session.as_deref().ok_or("the task has no session")?;
     let exported = run(ws, task, adapter, copy, (copy.export_args)(session))?;
-    let copied = (copy.cut)(&exported, session, cut_ms, &mut crate::launch::new_uuid)?;
+    let copied = (copy.cut)(&exported, session, cut_ms, &mut crate::tokens::new_uuid)?;
     let dir = ws.state.root().join("tasks").join(&task.slug);
     std::fs::create_dir_all(&dir).map_err(|e| e.to_string())?;
     let file = dir.join(format!("fork-{}.json", copied.session));
@@ -93,7 +93,7 @@ fn run(
             env,
             cwd: task.worktree.clone(),
             stdin: None,
-            token: format!("fork-{}", crate::launch::new_token()),
+            token: format!("fork-{}", crate::tokens::new_token()),
             use_cgroup: false,
         },
         LIMIT,

@@ -2,6 +2,7 @@
 //! adapter's [`ganger_agents::Adapter::scripted_endpoint`]: used by `ganger agents doctor` and
 //! the end-to-end tests, so both check the same set-up a user would write.
 
+use crate::error::{EngineError, Result};
 use ganger_agents::Adapter;
 use std::path::Path;
 
@@ -47,6 +48,29 @@ pub fn scripted_toml(
         quoted(&endpoint.model),
         toml::to_string(&root).unwrap_or_default(),
     )
+}
+
+/// Makes a throwaway repository at `repo` for a scripted run (`ganger demo`, `ganger agents
+/// doctor`): `main` with one commit of `files` (name, contents), committed as `who`.
+pub fn scratch_repository(repo: &Path, who: &str, files: &[(&str, &str)]) -> Result<()> {
+    std::fs::create_dir_all(repo).map_err(|e| EngineError::io("create", repo, e))?;
+    let git = ganger_git::Git::new(repo);
+    git.run(["init", "-q", "-b", "main"])?;
+    let email = format!("{}@example.invalid", who.replace(' ', "-"));
+    for (key, value) in [
+        ("user.name", who),
+        ("user.email", email.as_str()),
+        ("commit.gpgsign", "false"),
+    ] {
+        git.run(["config", key, value])?;
+    }
+    for (name, contents) in files {
+        let path = repo.join(name);
+        std::fs::write(&path, contents).map_err(|e| EngineError::io("write", &path, e))?;
+    }
+    git.run(["add", "-A"])?;
+    git.run(["commit", "-q", "-m", &format!("{who} repository")])?;
+    Ok(())
 }
 
 #[cfg(test)]

@@ -4,22 +4,23 @@
 //! that fails, the worktree and branch just made are removed again, so nothing is left half
 //! way.
 
+use crate::admission::{
+    check_given_worktree, check_model_name, known_adapter, refuse_busy_worktree, require_model,
+    warn_untested,
+};
 use crate::agent_env;
 use crate::brief::{Brief, read_brief};
 use crate::commander::commander;
 use crate::error::{EngineError, Result};
 use crate::keys::{LoadedKey, load_keys, parse_key_args};
-use crate::launch::{Launch, Launched, launch, new_token, take_claim, this_process};
-use crate::models::{ModelCheck, check_model};
-use crate::notice::{Notice, Notices};
-use crate::reaper::settle_running;
+use crate::launch::{Begin, Launched, begin};
+use crate::notice::Notices;
 use crate::sandboxing;
 use crate::slug::check_slug;
 use crate::task_worktree;
 use crate::workspace::Workspace;
-use ganger_agents::Adapter;
 use ganger_store::{Backend, NewRound, NewTask, RoundKind, StoreError};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::Duration;
 
 /// What `ganger start` was asked.
@@ -58,92 +59,6 @@ pub struct StartOptions {
     pub fleet: Option<String>,
 }
 
-/// The adapter named `name` (reading the stream format its settings name), or a clear error
-/// listing the known ones.
-pub(crate) fn known_adapter(ws: &Workspace, name: &str) -> Result<&'static dyn Adapter> {
-    ganger_agents::configured(name, &ws.config.agent(name))
-        .map_err(|unknown| EngineError::invalid(unknown.to_string()))
-}
-
-/// Says so when the agent's program is not the version ganger is tested with: it is used
-/// anyway, never silently. The version is cached by the program's identity, so this costs a
-/// `--version` run only after the CLI changed.
-pub(crate) fn warn_untested(
-    ws: &Workspace,
-    adapter: &dyn Adapter,
-    program: &Path,
-    notices: &mut dyn Notices,
-) {
-    // A CLI the user brings has no tested version to compare with.
-    let Some(package) = adapter.package() else {
-        return;
-    };
-    let found = crate::agents::cached_version(adapter, program, &ws.state.cache_dir());
-    if found.as_deref() != Some(package.tested_version) {
-        notices.notice(Notice::UntestedVersion {
-            agent: adapter.display_name().into(),
-            program: program.to_path_buf(),
-            version: found,
-            tested: package.tested_version.into(),
-        });
-    }
-}
-
-/// Refuses a model name no model of the agent can have (exit 2), before anything is made;
-/// `require_model` then asks the agent whether it has the model (exit 3).
-pub(crate) fn check_model_name(adapter: &dyn Adapter, model: Option<&str>) -> Result<()> {
-    let Some(model) = model else {
-        return Ok(());
-    };
-    if model.trim().is_empty() {
-        return Err(EngineError::invalid("the model name is empty"));
-    }
-    if model.chars().any(char::is_control) || model.starts_with('-') {
-        return Err(EngineError::invalid(format!(
-            "{model:?} is not a model name"
-        )));
-    }
-    match adapter.model_name_problem(model) {
-        Some(problem) => Err(EngineError::invalid(problem)),
-        None => Ok(()),
-    }
-}
-
-/// Checks `model` and reports it; exit 3 when it is missing.
-pub(crate) fn require_model(
-    ws: &Workspace,
-    adapter: &dyn Adapter,
-    program: &Path,
-    model: Option<&str>,
-    notices: &mut dyn Notices,
-) -> Result<()> {
-    let Some(model) = model else {
-        notices.notice(Notice::Model {
-            model: format!("{}'s default", adapter.display_name()),
-            verdict: "not checked".into(),
-        });
-        return Ok(());
-    };
-    let check = check_model(ws, adapter, program, model)?;
-    notices.notice(Notice::Model {
-        model: model.to_owned(),
-        verdict: check.describe(),
-    });
-    match check {
-        ModelCheck::Missing { closest } => {
-            let mut error = EngineError::model(format!(
-                "model {model} is not available to {}",
-                adapter.display_name()
-            ));
-            if let Some(closest) = closest {
-                error = error.hint(format!("the closest available model is {closest}"));
-            }
-            Err(error)
-        }
-        _ => Ok(()),
-    }
-}
-
 /// Starts a task: round 1 in a new session titled with the slug.
 pub fn start(ws: &Workspace, options: StartOptions, notices: &mut dyn Notices) -> Result<Launched> {
     check_slug(&options.slug)?;
@@ -152,7 +67,7 @@ pub fn start(ws: &Workspace, options: StartOptions, notices: &mut dyn Notices) -
         EngineError::invalid("give the task text with --brief FILE or --message TEXT")
     })?;
     let prompt = read_brief(brief)?;
-    crate::until_green::check_limit(options.until_green)?;
+    crate::admission::check_limit(options.until_green)?;
     let labels = crate::labels::parse_labels(&options.labels)?;
     check_budget(&options.budget)?;
     let agent_name = options
@@ -252,116 +167,82 @@ pub fn start(ws: &Workspace, options: StartOptions, notices: &mut dyn Notices) -
     warn_untested(ws, adapter, &program, notices);
 
     let owner = commander(options.commander.as_deref());
-    let token = new_token();
-    let claim = take_claim(&*store, &token)?;
-    let (worktree, branch, base, made) = match &place {
-        Place::Planned(planned) => {
-            // Recorded as under way before the worktree is made: a start killed from here on
-            // leaves a record that `start` again or `clean` settles.
-            let begun = task_worktree::begin(
-                ws,
-                &mut *store,
-                planned,
-                &slug,
-                &owner,
-                claim.key(),
-                notices,
-            );
-            if let Err(e) = begun {
-                claim.release();
-                return Err(e);
-            }
-            // A start killed here leaves a worktree and a record, no task (tests kill it).
-            crate::faults::pause("start-after-worktree");
-            let planned = planned.clone();
-            (planned.path, planned.branch, planned.base, true)
-        }
-        Place::Given { path, branch, base } => {
-            if let Err(e) = refuse_busy_worktree(ws, &mut *store, path) {
-                claim.release();
-                return Err(e);
-            }
-            (path.clone(), branch.clone(), base.clone(), false)
-        }
-    };
-    let undo = |ws: &Workspace, store: &mut dyn Backend, claim: &ganger_store::ClaimKey| {
-        if let Place::Planned(planned) = &place {
-            task_worktree::abandon(ws, store, planned, &slug, claim);
-        }
-    };
-    let base_commit = ws
-        .repo
-        .open_worktree(&worktree)
-        .ok()
-        .and_then(|w| w.head().ok().flatten());
-    let new_task = NewTask {
-        slug: slug.clone(),
-        agent: agent_name,
-        model: model.clone(),
-        base,
-        base_commit,
-        branch: branch.clone(),
-        worktree: worktree.clone(),
-        worktree_made: made,
-        owner: owner.clone(),
-        keys: keys.clone(),
-        timeout_ms: options.timeout.map(|d| d.as_millis() as u64),
-        stall_ms: options.stall.map(|d| d.as_millis() as u64),
-        permission: permission.as_str().to_owned(),
-        sandbox: sandbox.kind().as_str().to_owned(),
-        network: sandbox.network.as_str().to_owned(),
-        rw: sandbox.rw.clone(),
-    };
-    let new_round = NewRound {
+    let round = Begin {
         kind: RoundKind::Start,
-        model,
+        model: model.clone(),
         session_before: None,
-        commander: owner,
-        token,
-        claim: claim.key().clone(),
-        host: this_process(),
-        snapshot_before: None,
+        commander: owner.clone(),
         checks,
         generation: None,
+        prompt,
+        redactor: LoadedKey::redactor(&loaded),
+        detach: options.detach,
+        until_green: options.until_green,
     };
-    let (task, round) = match store.create_task(&new_task, &new_round) {
-        Ok(created) => created,
-        Err(e) => {
-            undo(ws, &mut *store, claim.key());
-            claim.release();
-            return Err(match e {
+    let record = |store: &mut dyn Backend, new_round: &NewRound, notices: &mut dyn Notices| {
+        let claim = &new_round.claim;
+        let (worktree, branch, base, made) = match &place {
+            Place::Planned(planned) => {
+                // Recorded as under way before the worktree is made: a start killed from here
+                // on leaves a record that `start` again or `clean` settles.
+                task_worktree::begin(ws, store, planned, &slug, &owner, claim, notices)?;
+                // A start killed here leaves a worktree and a record, no task (tests kill it).
+                crate::faults::pause("start-after-worktree");
+                let planned = planned.clone();
+                (planned.path, planned.branch, planned.base, true)
+            }
+            Place::Given { path, branch, base } => {
+                refuse_busy_worktree(ws, store, path)?;
+                (path.clone(), branch.clone(), base.clone(), false)
+            }
+        };
+        let base_commit = ws
+            .repo
+            .open_worktree(&worktree)
+            .ok()
+            .and_then(|w| w.head().ok().flatten());
+        let new_task = NewTask {
+            slug: slug.clone(),
+            agent: agent_name,
+            model,
+            base,
+            base_commit,
+            branch,
+            worktree,
+            worktree_made: made,
+            owner: owner.clone(),
+            keys,
+            timeout_ms: options.timeout.map(|d| d.as_millis() as u64),
+            stall_ms: options.stall.map(|d| d.as_millis() as u64),
+            permission: permission.as_str().to_owned(),
+            sandbox: sandbox.kind().as_str().to_owned(),
+            network: sandbox.network.as_str().to_owned(),
+            rw: sandbox.rw.clone(),
+        };
+        let (task, round) = store.create_task(&new_task, new_round).map_err(|e| {
+            if let Place::Planned(planned) = &place {
+                task_worktree::abandon(ws, store, planned, &slug, claim);
+            }
+            match e {
                 StoreError::SlugTaken(slug) => {
                     EngineError::invalid(format!("task {slug} exists already"))
                 }
                 other => other.into(),
-            });
+            }
+        })?;
+        // Before the round's host reads them (a detached host starts in `launch`).
+        if options.budget.is_set() {
+            store.set_task_budget(task.id, &options.budget)?;
         }
+        if !labels.is_empty() {
+            store.set_labels(task.id, &labels)?;
+        }
+        if let Some(fleet) = &options.fleet {
+            store.set_task_fleet(task.id, Some(fleet))?;
+        }
+        Ok((task, round))
     };
-    // Before the round's host reads them (a detached host starts in `launch`).
-    if options.budget.is_set() {
-        store.set_task_budget(task.id, &options.budget)?;
-    }
-    if !labels.is_empty() {
-        store.set_labels(task.id, &labels)?;
-    }
-    if let Some(fleet) = &options.fleet {
-        store.set_task_fleet(task.id, Some(fleet))?;
-    }
-    let redactor = LoadedKey::redactor(&loaded);
-    let launched = launch(
-        ws,
-        &mut *store,
-        Launch {
-            task,
-            round,
-            prompt,
-            claim,
-            redactor,
-            detach: options.detach,
-            until_green: options.until_green,
-        },
-        notices,
-    )?;
+    let launched = begin(ws, &mut *store, round, record, notices)?;
     drop(store);
     crate::until_green::after_launch(ws, launched, options.until_green, notices)
 }
@@ -389,47 +270,6 @@ fn check_budget(budget: &ganger_store::Budget) -> Result<()> {
         return Err(EngineError::invalid(
             "--budget-tokens 0: give a positive number of tokens",
         ));
-    }
-    Ok(())
-}
-
-/// Checks a `--worktree` given by the user: a worktree of this repository and not the main
-/// checkout. Returns its top directory and branch.
-pub(crate) fn check_given_worktree(ws: &Workspace, path: &Path) -> Result<(PathBuf, String)> {
-    let opened = ws.repo.open_worktree(path).map_err(|e| {
-        EngineError::invalid(format!(
-            "--worktree {}: not a worktree of this repository ({e})",
-            path.display()
-        ))
-    })?;
-    if opened.worktree == ws.repo.main {
-        return Err(EngineError::invalid(format!(
-            "--worktree {} is the main checkout; give the task a worktree of its own",
-            path.display()
-        )));
-    }
-    let branch = opened
-        .branch()
-        .unwrap_or_else(|| task_worktree::DETACHED.to_owned());
-    Ok((opened.worktree, branch))
-}
-
-/// Refuses a worktree in which a round of another task is running.
-pub(crate) fn refuse_busy_worktree(
-    ws: &Workspace,
-    store: &mut dyn Backend,
-    worktree: &Path,
-) -> Result<()> {
-    settle_running(ws, store, &mut |_: Notice| {})?;
-    for (task, round) in store.running_rounds()? {
-        if task.worktree == worktree {
-            return Err(EngineError::invalid(format!(
-                "round {} of task {} is running in {}",
-                round.number,
-                task.slug,
-                worktree.display()
-            )));
-        }
     }
     Ok(())
 }

@@ -3,7 +3,7 @@
 //! before showing them.
 
 use crate::error::Result;
-use crate::fix::find_task;
+use crate::lookup::find_task;
 use crate::notice::Notices;
 use crate::reaper::{settle_running, settle_task};
 use crate::report::{RoundReport, TaskList, round_report, task_list};
@@ -15,7 +15,7 @@ pub enum StatusView {
     List(TaskList),
     Round(Box<RoundReport>),
     /// A task with a pipeline: its stage, plan, verdicts and roles.
-    Pipeline(Box<crate::pipeline::PipelineReport>),
+    Pipeline(Box<crate::pipeline::report::PipelineReport>),
 }
 
 /// The status of every task, or of one.
@@ -43,7 +43,7 @@ pub fn status_of(
         None => {
             settle_running(ws, &mut *store, notices)?;
             let mut list = if tree {
-                crate::pipeline::task_tree(&*store)?
+                crate::pipeline::report::task_tree(&*store)?
             } else {
                 task_list(store.task_summaries()?)
             };
@@ -59,12 +59,12 @@ pub fn status_of(
             let task = find_task(&*store, slug)?;
             settle_task(ws, &mut *store, &task, notices)?;
             let task = find_task(&*store, slug)?;
-            if crate::pipeline::has_pipeline(&*store, task.id)? {
+            if crate::pipeline::report::has_pipeline(&*store, task.id)? {
                 for role in ganger_store::PipelineStore::role_tasks(&*store, task.id)? {
                     settle_task(ws, &mut *store, &role, notices)?;
                 }
                 return Ok(StatusView::Pipeline(Box::new(
-                    crate::pipeline::pipeline_report(ws, slug)?,
+                    crate::pipeline::report::pipeline_report(ws, slug)?,
                 )));
             }
             let round = store.round(task.id, None)?.ok_or_else(|| {

@@ -6,26 +6,12 @@
 use crate::brief::Brief;
 use crate::checks::fix_prompt;
 use crate::error::Result;
-use crate::fix::{FixOptions, fix};
+use crate::fix_round::{FixOptions, send_fix_round};
 use crate::launch::Launched;
 use crate::notice::{Notice, Notices};
 use crate::round::HostOutcome;
+use crate::rules::take_loop_claim;
 use crate::workspace::Workspace;
-use ganger_store::{Claim, Liveness};
-
-/// The most fix rounds `--until-green` may ask for.
-pub const UNTIL_GREEN_MAX: u32 = 50;
-
-/// The name of the claim a fix loop holds from before its first round ends to its last
-/// round's end, so that `ganger wait` waits for the loop, not for one of its rounds.
-pub(crate) fn loop_claim_name(slug: &str) -> String {
-    format!("loop-{slug}")
-}
-
-/// Claims the fix loop of `slug` for this process.
-pub(crate) fn take_loop_claim(store: &dyn Liveness, slug: &str) -> Result<Claim> {
-    Ok(store.claim(&loop_claim_name(slug))?)
-}
 
 /// Runs fix rounds after `outcome` while its checks fail, at most `limit` of them; returns
 /// the last round's outcome. The caller holds the task's loop lock.
@@ -80,7 +66,7 @@ pub(crate) fn until_green(
             commander: Some(outcome.round.commander.clone()),
             ..FixOptions::default()
         };
-        outcome = match fix(ws, options, notices)? {
+        outcome = match send_fix_round(ws, options, None, notices)? {
             Launched::Finished(outcome) => outcome,
             // Not asked for: the loop's rounds run where it runs.
             Launched::Detached { .. } => return Ok(outcome),
@@ -104,15 +90,5 @@ pub(crate) fn after_launch(
             Ok(Launched::Finished(last?))
         }
         (launched, _) => Ok(launched),
-    }
-}
-
-/// Refuses a limit out of range, before anything is made.
-pub(crate) fn check_limit(limit: Option<u32>) -> Result<()> {
-    match limit {
-        Some(n) if n == 0 || n > UNTIL_GREEN_MAX => Err(crate::error::EngineError::invalid(
-            format!("--until-green {n}: give a number of fix rounds from 1 to {UNTIL_GREEN_MAX}"),
-        )),
-        _ => Ok(()),
     }
 }

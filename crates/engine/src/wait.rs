@@ -4,7 +4,7 @@
 //! the task's loop claim, it waits for the loop's last round.
 
 use crate::error::Result;
-use crate::fix::find_task;
+use crate::lookup::find_task;
 use crate::notice::Notices;
 use crate::reaper::settle_task;
 use crate::report::{RoundReport, round_report};
@@ -45,7 +45,7 @@ pub fn wait(
             crate::error::EngineError::invalid(format!("task {slug} has no rounds"))
         })?;
         let left = deadline.map(|d| d.saturating_duration_since(Instant::now()));
-        let looping = store.claim_key(&crate::until_green::loop_claim_name(slug));
+        let looping = store.claim_key(&crate::rules::loop_claim_name(slug));
         if round.status != RoundStatus::Running
             && left != Some(Duration::ZERO)
             && store.is_alive(&looping)?

@@ -97,7 +97,7 @@ fn a_rounds_lines_resume_from_any_offset_once_each() {
     );
     assert_eq!(row.labels.get("team").map(String::as_str), Some("red"));
     assert_eq!(engine.round_prompt("feed", 1).unwrap(), "write it");
-    let diff = String::from_utf8(engine.round_diff("feed", 1).unwrap()).unwrap();
+    let diff = String::from_utf8(engine.round_diff("feed", 1, false).unwrap()).unwrap();
     assert!(
         diff.contains("+++ b/out.txt\n@@ -0,0 +1 @@\n+one\n"),
         "{diff}"

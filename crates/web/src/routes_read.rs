@@ -261,7 +261,10 @@ pub async fn round_diff(
     Path((slug, number)): Path<(String, u32)>,
 ) -> ApiResult<impl IntoResponse> {
     existing_round(&state, &slug, number).await?;
-    let bytes = blocking(state.owner.clone(), move |e| e.round_diff(&slug, number)).await?;
+    let bytes = blocking(state.owner.clone(), move |e| {
+        e.round_diff(&slug, number, false)
+    })
+    .await?;
     Ok(patch(bytes))
 }
 

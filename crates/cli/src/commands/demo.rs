@@ -15,7 +15,6 @@ use ganger_engine::{
 use ganger_fake_llm::{FakeLlm, Script, Turn};
 use serde_json::json;
 use std::path::Path;
-use std::process::Command;
 use std::time::Instant;
 
 const FIRST: &str = "Create hello.txt with one line greeting the ganger demo.";
@@ -41,26 +40,6 @@ fn script() -> Script {
         )
         .text("Added the second line to hello.txt. ({{history}})")
         .default_answer("ganger demo")
-}
-
-pub(crate) fn git(dir: &Path, args: &[&str]) -> Result<(), Failure> {
-    let output = Command::new("git")
-        .arg("-C")
-        .arg(dir)
-        .args(args)
-        .env("GIT_CONFIG_NOSYSTEM", "1")
-        .output()
-        .map_err(|e| EngineError::invalid(format!("failed to run git: {e}")))?;
-    if output.status.success() {
-        Ok(())
-    } else {
-        Err(EngineError::invalid(format!(
-            "git {} failed: {}",
-            args.join(" "),
-            String::from_utf8_lossy(&output.stderr).trim()
-        ))
-        .into())
-    }
 }
 
 /// The demo's `ganger.toml`: OpenCode pointed at the scripted model the way `ganger agents
@@ -144,29 +123,20 @@ pub(crate) fn run(args: DemoArgs) -> Outcome {
     ))?;
 
     let repo = dir.path().join("demo");
-    std::fs::create_dir_all(&repo).map_err(|e| EngineError::io("create", &repo, e))?;
-    git(&repo, &["init", "-q", "-b", "main"])?;
-    for (key, value) in [
-        ("user.name", "ganger demo"),
-        ("user.email", "demo@example.invalid"),
-        ("commit.gpgsign", "false"),
-    ] {
-        git(&repo, &["config", key, value])?;
-    }
-    std::fs::write(repo.join("README.md"), "# A demo repository\n")
-        .map_err(|e| EngineError::io("write", &repo, e))?;
-    std::fs::write(
-        repo.join("ganger.toml"),
-        config(
-            adapter,
-            &program,
-            &llm.root_url(),
-            &dir.path().join("opencode"),
-        ),
-    )
-    .map_err(|e| EngineError::io("write", &repo, e))?;
-    git(&repo, &["add", "-A"])?;
-    git(&repo, &["commit", "-q", "-m", "demo repository"])?;
+    let toml = config(
+        adapter,
+        &program,
+        &llm.root_url(),
+        &dir.path().join("opencode"),
+    );
+    ganger_engine::scripted::scratch_repository(
+        &repo,
+        "ganger demo",
+        &[
+            ("README.md", "# A demo repository\n"),
+            ("ganger.toml", &toml),
+        ],
+    )?;
     say(&format!("a repository at {}", repo.display()))?;
 
     let engine = Engine::open(&repo, "demo")?;

@@ -4,7 +4,6 @@
 //! prompt again). Says per agent what works and what does not.
 
 use super::agents::{chosen, config_here};
-use super::demo::git;
 use crate::exit;
 use crate::printer::Printer;
 use crate::{Failure, Outcome};
@@ -206,20 +205,13 @@ fn finished(what: &str, sent: Sent) -> Result<(String, u64), String> {
 }
 
 fn make_repo(repo: &Path, home: &Path) -> Result<(), Failure> {
-    std::fs::create_dir_all(repo).map_err(|e| EngineError::io("create", repo, e))?;
     std::fs::create_dir_all(home).map_err(|e| EngineError::io("create", home, e))?;
-    git(repo, &["init", "-q", "-b", "main"])?;
-    for (key, value) in [
-        ("user.name", "ganger doctor"),
-        ("user.email", "doctor@example.invalid"),
-        ("commit.gpgsign", "false"),
-    ] {
-        git(repo, &["config", key, value])?;
-    }
-    std::fs::write(repo.join("README.md"), "# ganger doctor\n")
-        .map_err(|e| EngineError::io("write", repo, e))?;
-    git(repo, &["add", "-A"])?;
-    git(repo, &["commit", "-q", "-m", "doctor repository"])
+    ganger_engine::scripted::scratch_repository(
+        repo,
+        "ganger doctor",
+        &[("README.md", "# ganger doctor\n")],
+    )?;
+    Ok(())
 }
 
 fn describe_failure(failure: &Failure) -> String {

@@ -124,7 +124,7 @@ impl Suite {
             env,
             cwd: std::env::temp_dir(),
             stdin: None,
-            token: format!("canary-{}", crate::launch::new_token()),
+            token: format!("canary-{}", crate::tokens::new_token()),
             use_cgroup: false,
         };
         let clock = Instant::now();

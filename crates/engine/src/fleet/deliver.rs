@@ -7,8 +7,9 @@
 use super::spec::StartSpec;
 use crate::brief::Brief;
 use crate::error::EngineError;
-use crate::fix::{FixOptions, find_task, fix_sent_under};
+use crate::fix::{FixOptions, fix_sent_under};
 use crate::launch::Launched;
+use crate::lookup::find_task;
 use crate::notice::Notices;
 use crate::start::start;
 use crate::workspace::Workspace;

@@ -5,11 +5,13 @@
 //! store itself as it inserts the item.
 
 use super::spec::StartSpec;
+use crate::admission::known_adapter;
 use crate::brief::read_brief;
 use crate::commander::commander;
 use crate::error::{EngineError, Result};
-use crate::fix::{FixOptions, find_task};
-use crate::start::{StartOptions, known_adapter};
+use crate::fix::FixOptions;
+use crate::lookup::find_task;
+use crate::start::StartOptions;
 use crate::workspace::Workspace;
 use ganger_store::{NewQueued, QueueItem, QueueKind};
 
@@ -17,7 +19,7 @@ use ganger_store::{NewQueued, QueueItem, QueueKind};
 pub(super) fn write_prompt(ws: &Workspace, slug: &str, prompt: &str) -> Result<std::path::PathBuf> {
     let dir = ws.state.task_dir(slug);
     std::fs::create_dir_all(&dir).map_err(|e| EngineError::io("create", &dir, e))?;
-    let path = dir.join(format!("queued-{}.prompt.md", crate::launch::new_token()));
+    let path = dir.join(format!("queued-{}.prompt.md", crate::tokens::new_token()));
     std::fs::write(&path, prompt).map_err(|e| EngineError::io("write", &path, e))?;
     Ok(path)
 }
@@ -130,9 +132,9 @@ pub fn queue_fix(ws: &Workspace, options: &FixOptions) -> Result<QueueItem> {
     };
     let task = find_task(&*store, &options.slug)?;
     let sender = commander(options.commander.as_deref());
-    crate::ownership::require_admitted(&task, &sender, "send rounds to")?;
-    if crate::ownership::Inbound::of(&task) == crate::ownership::Inbound::Refuse {
-        return Err(crate::ownership::refused(&task));
+    crate::rules::require_admitted(&task, &sender, "send rounds to")?;
+    if crate::rules::Inbound::of(&task) == crate::rules::Inbound::Refuse {
+        return Err(crate::rules::refused(&task));
     }
     enqueue(
         ws,
@@ -184,14 +186,14 @@ pub fn broadcast(
             .into_iter()
             .filter(|t| {
                 t.admits(&commander)
-                    && crate::ownership::Inbound::of(t) != crate::ownership::Inbound::Refuse
+                    && crate::rules::Inbound::of(t) != crate::rules::Inbound::Refuse
             })
             .collect()
     } else {
         for task in &tasks {
-            crate::ownership::require_admitted(task, &commander, "broadcast to")?;
-            if crate::ownership::Inbound::of(task) == crate::ownership::Inbound::Refuse {
-                return Err(crate::ownership::refused(task));
+            crate::rules::require_admitted(task, &commander, "broadcast to")?;
+            if crate::rules::Inbound::of(task) == crate::rules::Inbound::Refuse {
+                return Err(crate::rules::refused(task));
             }
         }
         tasks

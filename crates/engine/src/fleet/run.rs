@@ -7,7 +7,7 @@
 use super::events::FleetEvents;
 use super::file::Fleet;
 use super::scheduler::{Drained, SchedulerOptions, run_scheduler};
-use super::serve::{serve_holder, take_serve_lock};
+use super::serve_lock::{serve_holder, take_serve_lock};
 use super::status::{FleetStatus, fleet_status};
 use super::submit::{Submitted, submit_fleet};
 use crate::error::Result;

@@ -14,8 +14,7 @@ use super::backoff::{jitter, pause_for, rate_limited};
 use super::deliver::{Delivery, deliver};
 use super::events::{FleetEvent, FleetEvents};
 use super::limits::{Limits, Running};
-use super::spec::StartSpec;
-use super::submit::CONTINUE;
+use super::spec::{CONTINUE, StartSpec};
 use crate::error::Result;
 use crate::notice::Notice;
 use crate::reaper::settle_running;
@@ -336,9 +335,10 @@ impl Scheduler<'_> {
             {
                 continue;
             }
-            if task.as_ref().is_some_and(|t| {
-                crate::ownership::Inbound::of(t) == crate::ownership::Inbound::Hold
-            }) {
+            if task
+                .as_ref()
+                .is_some_and(|t| crate::rules::Inbound::of(t) == crate::rules::Inbound::Hold)
+            {
                 continue;
             }
             match self.dependencies(item, &open_slugs)? {
@@ -552,7 +552,7 @@ impl Scheduler<'_> {
                 .ws
                 .state
                 .task_dir(&task.slug)
-                .join(format!("queued-{}.prompt.md", crate::launch::new_token()));
+                .join(format!("queued-{}.prompt.md", crate::tokens::new_token()));
             std::fs::write(&prompt_file, CONTINUE)
                 .map_err(|e| crate::error::EngineError::io("write", &prompt_file, e))?;
             let next = NewQueued {

@@ -93,6 +93,9 @@ impl StartSpec {
     }
 }
 
+/// The prompt of a round that continues an interrupted one.
+pub const CONTINUE: &str = "continue";
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -104,6 +104,6 @@ pub fn fleet_status(ws: &Workspace, name: Option<&str>) -> Result<FleetStatus> {
             .into_iter()
             .filter(|p| p.until > now)
             .collect(),
-        scheduler: super::serve::serve_holder(ws),
+        scheduler: super::serve_lock::serve_holder(ws),
     })
 }

@@ -7,9 +7,10 @@
 
 use super::enqueue::{Item, write_prompt};
 use super::file::Fleet;
+use super::spec::CONTINUE;
+use crate::admission::known_adapter;
 use crate::commander::commander;
 use crate::error::{EngineError, Result};
-use crate::start::known_adapter;
 use crate::workspace::Workspace;
 use ganger_events::RoundStatus;
 use ganger_store::{
@@ -31,15 +32,12 @@ pub struct Submitted {
     pub finished: Vec<String>,
 }
 
-/// The prompt of a round that continues an interrupted one.
-pub const CONTINUE: &str = "continue";
-
 /// Marks `ended` the delivered items whose round has ended while no scheduler looked (it was
 /// killed, or stopped), so that a task interrupted then is resumed, not taken for pending.
 /// Only while no scheduler runs: a live one reviews its rounds' ends itself (a rate limit
 /// pauses the model and requeues the task), and ending its items here would skip that.
 fn end_finished_deliveries(ws: &Workspace, store: &mut dyn Backend) -> Result<()> {
-    if super::serve::serve_holder(ws).is_some() {
+    if super::serve_lock::serve_holder(ws).is_some() {
         return Ok(());
     }
     for item in store.open_items()? {

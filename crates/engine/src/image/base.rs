@@ -162,7 +162,7 @@ pub(super) fn build_base(docker: &Docker, recipe: &Recipe) -> Result<String> {
 
 /// The `ENV PATH` every worker image has (agents' programs come first in agent images).
 fn default_path() -> String {
-    format!("ENV PATH={}", super::layer::SYSTEM_PATH)
+    format!("ENV PATH={}", super::naming::SYSTEM_PATH)
 }
 
 #[cfg(test)]

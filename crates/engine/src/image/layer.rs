@@ -2,7 +2,7 @@
 //! with npm when missing), copied whole to `/opt/ganger/agent/` on top of the base image, its
 //! programs first on `PATH`.
 
-use super::naming::Recipe;
+use super::naming::{Recipe, SYSTEM_PATH};
 use crate::error::{EngineError, Result};
 use crate::install;
 use ganger_agents::Adapter;
@@ -11,9 +11,6 @@ use std::collections::BTreeMap;
 
 /// Where the agent's install goes in the image.
 pub const AGENT_DIR: &str = "/opt/ganger/agent";
-/// Debian's default `PATH`.
-pub(super) const SYSTEM_PATH: &str = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
-
 /// The Dockerfile of `base` plus the agent directory of the context.
 fn dockerfile(base: &str) -> String {
     format!(

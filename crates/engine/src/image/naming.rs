@@ -129,6 +129,9 @@ pub fn worker_image(config: &Config, agent: &str) -> Result<String> {
     })
 }
 
+/// Debian's default `PATH`.
+pub(super) const SYSTEM_PATH: &str = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
+
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used, reason = "a test fails loudly")]

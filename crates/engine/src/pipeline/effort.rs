@@ -4,7 +4,6 @@
 //! pipeline's rounds run in the foreground, so the setting reaches the round through the
 //! configuration this process hands its round host.
 
-use super::roles::Role;
 use crate::error::{EngineError, Result};
 use crate::workspace::Workspace;
 
@@ -27,15 +26,23 @@ fn taking_an_effort() -> String {
     }
 }
 
+/// A role's effort as this file reads it: which role, its agent, the effort it asks for.
+#[derive(Debug, Clone, Copy)]
+pub struct RoleEffort<'a> {
+    pub role: &'a str,
+    pub agent: &'a str,
+    pub effort: Option<&'a str>,
+}
+
 /// Refuses an effort for an agent that takes none.
-pub fn check(role: &Role) -> Result<()> {
-    match &role.effort {
-        Some(effort) if overlay(&role.agent, effort).is_none() => {
+pub fn check(asked: RoleEffort<'_>) -> Result<()> {
+    match asked.effort {
+        Some(effort) if overlay(asked.agent, effort).is_none() => {
             Err(EngineError::invalid(format!(
                 "roles.{}.effort: ganger passes a reasoning effort to {}, not to {}",
-                role.name,
+                asked.role,
                 taking_an_effort(),
-                role.agent
+                asked.agent
             )))
         }
         _ => Ok(()),
@@ -44,17 +51,13 @@ pub fn check(role: &Role) -> Result<()> {
 
 /// The workspace a round of `role` runs with: `ws` itself, or a copy whose agent
 /// configuration carries the role's effort.
-pub fn workspace_for(ws: &Workspace, role: &Role) -> Result<Option<Workspace>> {
-    check(role)?;
-    let Some(table) = role
-        .effort
-        .as_deref()
-        .and_then(|effort| overlay(&role.agent, effort))
-    else {
+pub fn workspace_for(ws: &Workspace, asked: RoleEffort<'_>) -> Result<Option<Workspace>> {
+    check(asked)?;
+    let Some(table) = asked.effort.and_then(|effort| overlay(asked.agent, effort)) else {
         return Ok(None);
     };
     let mut config = ws.config.clone();
-    let agent = config.agents.entry(role.agent.clone()).or_default();
+    let agent = config.agents.entry(asked.agent.to_owned()).or_default();
     let mut merged = agent.config.take().unwrap_or_default();
     crate::config::merge(&mut merged, table);
     agent.config = Some(merged);
@@ -69,15 +72,11 @@ pub fn workspace_for(ws: &Workspace, role: &Role) -> Result<Option<Workspace>> {
 mod tests {
     use super::*;
 
-    fn role(agent: &str, effort: &str) -> Role {
-        Role {
-            name: "executor".into(),
-            agent: agent.into(),
-            model: None,
-            effort: Some(effort.into()),
-            permission: ganger_agents::Permission::Write,
-            instructions: String::new(),
-            source: "built-in".into(),
+    fn role<'a>(agent: &'a str, effort: &'a str) -> RoleEffort<'a> {
+        RoleEffort {
+            role: "executor",
+            agent,
+            effort: Some(effort),
         }
     }
 
@@ -89,12 +88,12 @@ mod tests {
             let adapter = ganger_agents::named(name).unwrap();
             match adapter.effort("low") {
                 Some(table) => {
-                    assert!(check(&role).is_ok(), "{name}");
+                    assert!(check(role).is_ok(), "{name}");
                     assert_eq!(overlay(name, "low"), Some(table));
                     taking.push(name);
                 }
                 None => {
-                    let refused = check(&role).map_err(|e| e.to_string());
+                    let refused = check(role).map_err(|e| e.to_string());
                     let expected = format!(
                         "roles.executor.effort: ganger passes a reasoning effort to {}, not to {name}",
                         taking_an_effort(),

@@ -4,9 +4,10 @@
 //! goes back to the executor as a fix round, until every reviewer passes or the review round
 //! limit is reached. Approving a failed pipeline again goes on from where it stopped.
 
-use super::plan::{guarded, no_pipeline};
+use super::plan::guarded;
 use super::plan_steps::{Step, parse_steps};
 use super::prompts;
+use super::report::no_pipeline;
 use super::report::{PipelineReport, pipeline_report};
 use super::role_round::{self, RoleRound};
 use super::roles::{EXECUTOR, Role, resolve, role_slug};
@@ -14,7 +15,7 @@ use super::state::{PlanFiles, Stage, set_stage, settled_stage};
 use super::text::{DIFF_LIMIT, trim_bytes};
 use super::verdict::{Review, parse_review};
 use crate::error::{EngineError, Result};
-use crate::fix::find_task;
+use crate::lookup::find_task;
 use crate::notice::{Notice, Notices};
 use crate::workspace::Workspace;
 use ganger_events::RoundStatus;
@@ -30,7 +31,7 @@ pub fn approve(
     let mut store = super::plan::existing_store(ws, slug)?;
     let task = find_task(&*store, slug)?;
     let me = crate::commander::commander(as_name);
-    crate::ownership::require_owner(&task, &me, "approve the plan of")?;
+    crate::rules::require_owner(&task, &me, "approve the plan of")?;
     let _held = super::state::lock(ws, slug)?;
     let mut record = store.pipeline(task.id)?.ok_or_else(|| no_pipeline(slug))?;
     let at = settled_stage(ws, &mut *store, &record, notices)?;

@@ -6,17 +6,17 @@
 
 use super::plan_steps::parse_steps;
 use super::prompts;
-use super::report::{PipelineReport, pipeline_report};
+use super::report::{PipelineReport, no_pipeline, pipeline_report};
 use super::role_round;
 use super::roles::{CRITIC, PLANNER, resolve, role_slug};
 use super::state::{CRITIQUE_MARK, HEADER_START, PlanFiles, Stage, set_stage, settled_stage};
+use crate::admission::known_adapter;
 use crate::brief::{Brief, read_brief};
 use crate::commander::commander;
 use crate::error::{EngineError, Result};
-use crate::fix::find_task;
+use crate::lookup::find_task;
 use crate::notice::{Notice, Notices};
 use crate::slug::check_slug;
-use crate::start::known_adapter;
 use crate::task_worktree;
 use crate::workspace::Workspace;
 use ganger_sandbox::{Network, SandboxKind};
@@ -52,7 +52,7 @@ pub fn plan(
         Some(store) => match store.task(&options.slug)? {
             Some(task) => {
                 let me = commander(options.commander.as_deref());
-                crate::ownership::require_owner(&task, &me, "plan")?;
+                crate::rules::require_owner(&task, &me, "plan")?;
                 refuse_existing(&*store, &task)?;
                 Some(task)
             }
@@ -138,7 +138,7 @@ pub fn reject(
     let notes = read_brief(notes)?;
     let mut store = existing_store(ws, slug)?;
     let task = find_task(&*store, slug)?;
-    crate::ownership::require_owner(&task, &commander(as_name), "reject the plan of")?;
+    crate::rules::require_owner(&task, &commander(as_name), "reject the plan of")?;
     let _held = super::state::lock(ws, slug)?;
     let mut record = store.pipeline(task.id)?.ok_or_else(|| no_pipeline(slug))?;
     let at = settled_stage(ws, &mut *store, &record, notices)?;
@@ -195,12 +195,6 @@ pub(crate) fn existing_store(ws: &Workspace, slug: &str) -> Result<Box<dyn gange
     }
 }
 
-pub(crate) fn no_pipeline(slug: &str) -> EngineError {
-    EngineError::invalid(format!("task {slug} has no pipeline")).hint(format!(
-        "start one with `ganger plan {slug} --message TEXT`"
-    ))
-}
-
 /// Every configured reviewer, pending.
 pub(crate) fn pending_verdicts(ws: &Workspace) -> Vec<ReviewerVerdict> {
     ws.config
@@ -231,7 +225,7 @@ fn new_task(
     let sandbox = crate::sandboxing::choose(ws, options.sandbox, options.network, &[])?;
     let planned = task_worktree::plan(ws, &options.slug, options.base.as_deref(), None)?;
     let owner = commander(options.commander.as_deref());
-    let token = crate::launch::new_token();
+    let token = crate::tokens::new_token();
     let claim = crate::launch::take_claim(&*store, &token)?;
     task_worktree::begin(
         ws,

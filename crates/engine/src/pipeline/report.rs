@@ -2,11 +2,10 @@
 //! (`ganger.pipeline/1`, docs/json.md), and the task table as a tree (`status --tree`): each
 //! pipeline's role tasks under it.
 
-use super::plan::no_pipeline;
 use super::plan_steps::parse_steps;
 use super::state::PlanFiles;
-use crate::error::Result;
-use crate::fix::find_task;
+use crate::error::{EngineError, Result};
+use crate::lookup::find_task;
 use crate::report::{TaskList, task_list};
 use crate::workspace::Workspace;
 use ganger_events::RoundStatus;
@@ -156,4 +155,10 @@ pub fn task_tree(store: &dyn ganger_store::Backend) -> Result<TaskList> {
         }
     }
     Ok(list)
+}
+
+pub(crate) fn no_pipeline(slug: &str) -> EngineError {
+    EngineError::invalid(format!("task {slug} has no pipeline")).hint(format!(
+        "start one with `ganger plan {slug} --message TEXT`"
+    ))
 }

@@ -6,18 +6,18 @@
 //! that doubles each time, a bounded number of times.
 
 use super::roles::{Role, role_slug};
+use crate::admission::{known_adapter, require_model, warn_untested};
 use crate::agent_env;
 use crate::brief::{Brief, MAX_PROMPT};
 use crate::error::{EngineError, Result};
 use crate::fix::{FixOptions, fix};
 use crate::keys::{LoadedKey, load_keys};
-use crate::launch::{Launch, Launched, launch, new_token, take_claim, this_process};
+use crate::launch::{Begin, Launched, begin};
 use crate::notice::{Notice, Notices};
 use crate::sandboxing::{self, TaskSandbox};
-use crate::start::{known_adapter, require_model, warn_untested};
 use crate::workspace::Workspace;
 use ganger_events::RoundStatus;
-use ganger_store::{NewRound, NewTask, Round, RoundKind, Task};
+use ganger_store::{Backend, NewRound, NewTask, Round, RoundKind, Task};
 
 /// A role's round, ended.
 #[derive(Debug, Clone)]
@@ -145,7 +145,7 @@ fn run_once(
         ),
     });
     drop(store);
-    let with_effort = super::effort::workspace_for(ws, role)?;
+    let with_effort = super::effort::workspace_for(ws, role.effort())?;
     let ws = with_effort.as_ref().unwrap_or(ws);
     let launched = match existing {
         None => start_role(ws, parent, role, &slug, prompt, notices)?,
@@ -207,10 +207,7 @@ fn start_role(
     require_model(ws, adapter, &program, role.model.as_deref(), notices)?;
     warn_untested(ws, adapter, &program, notices);
     let loaded = load_keys(&ws.config, &parent.keys)?;
-    let owner = parent.owner.clone();
-    let token = new_token();
     let mut store = ws.open_store()?;
-    let claim = take_claim(&*store, &token)?;
     let new_task = NewTask {
         slug: slug.to_owned(),
         agent: role.agent.clone(),
@@ -229,40 +226,23 @@ fn start_role(
         network: parent.network.clone(),
         rw: parent.rw.clone(),
     };
-    let new_round = NewRound {
+    let round = Begin {
         kind: RoundKind::Start,
         model: role.model.clone(),
         session_before: None,
-        commander: owner,
-        token,
-        claim: claim.key().clone(),
-        host: this_process(),
-        snapshot_before: None,
+        commander: parent.owner.clone(),
         // The task's checks, as `ganger start` plans them: none for a read-only role.
         checks: crate::checks::planned(&ws.config, &[], role.permission)?,
         generation: None,
+        prompt,
+        redactor: LoadedKey::redactor(&loaded),
+        detach: false,
+        until_green: None,
     };
-    let (task, round) = match store.create_role_task(parent.id, &role.name, &new_task, &new_round) {
-        Ok(created) => created,
-        Err(e) => {
-            claim.release();
-            return Err(e.into());
-        }
+    let record = |store: &mut dyn Backend, new_round: &NewRound, _: &mut dyn Notices| {
+        Ok(store.create_role_task(parent.id, &role.name, &new_task, new_round)?)
     };
-    launch(
-        ws,
-        &mut *store,
-        Launch {
-            task,
-            round,
-            prompt,
-            claim,
-            redactor: LoadedKey::redactor(&loaded),
-            detach: false,
-            until_green: None,
-        },
-        notices,
-    )
+    begin(ws, &mut *store, round, record, notices)
 }
 
 #[cfg(test)]

@@ -26,6 +26,17 @@ pub struct Role {
     pub source: String,
 }
 
+impl Role {
+    /// The effort this role asks for, as `effort.rs` reads it.
+    pub fn effort(&self) -> super::effort::RoleEffort<'_> {
+        super::effort::RoleEffort {
+            role: &self.name,
+            agent: &self.agent,
+            effort: self.effort.as_deref(),
+        }
+    }
+}
+
 /// The instructions built into ganger for a role; reviewers a user adds get the generic
 /// reviewer's, told their focus.
 pub fn built_in_instructions(name: &str) -> String {
@@ -67,8 +78,8 @@ pub fn preflight(
     let mut checks = Vec::new();
     for name in names {
         let role = resolve_for(ws, agent, model, &name)?;
-        super::effort::check(&role)?;
-        let adapter = crate::start::known_adapter(ws, &role.agent)?;
+        super::effort::check(role.effort())?;
+        let adapter = crate::admission::known_adapter(ws, &role.agent)?;
         let program = crate::agent_env::resolve_program(adapter, &ws.config)?;
         checks.push((adapter, program, role.model));
     }
@@ -76,7 +87,7 @@ pub fn preflight(
     for (adapter, program, model) in checks {
         let key = (adapter.name(), model.clone());
         if !checked.contains(&key) {
-            crate::start::require_model(ws, adapter, &program, model.as_deref(), notices)?;
+            crate::admission::require_model(ws, adapter, &program, model.as_deref(), notices)?;
             checked.push(key);
         }
     }

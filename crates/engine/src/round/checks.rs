@@ -4,9 +4,8 @@
 //! limit; its output, redacted of the round's keys, goes to `round-N.check-NAME.log` and its
 //! tail to the store.
 
-use super::finish::HostStop;
-use super::host::{cancel_requested, create, stop_for_signal};
-use super::setup::RoundInput;
+use super::finish::{HostStop, cancel_requested, stop_for_signal};
+use super::setup::{RoundInput, adapter_of, create};
 use super::signals::SignalWatch;
 use crate::checks::{Capture, tail};
 use crate::error::{EngineError, Result};
@@ -78,7 +77,7 @@ fn check_command(
 ) -> Result<AgentCommand> {
     let task = &input.task;
     let env: Vec<(OsString, OsString)> = if c.sandbox.isolates() {
-        let adapter = super::host::adapter_of(ws, task)?;
+        let adapter = adapter_of(ws, task)?;
         let nothing = CommandPlan::new(Vec::new(), Vec::new(), None);
         sandbox_environment(adapter, &ws.config, &nothing, &[], c.home, &task.worktree)
     } else {

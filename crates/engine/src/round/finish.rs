@@ -16,8 +16,6 @@ use ganger_sandbox::{Cgroup, RoundMarker, kill_round};
 use ganger_store::{Backend, CheckRun, Round, RoundEnd, RoundStream, Store, StreamKind, Task};
 use std::time::Duration;
 
-use super::host::HostOutcome;
-
 /// Why the host stopped a round itself.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum HostStop {
@@ -478,4 +476,27 @@ pub(crate) fn reread_summary(
         cutter.finish(&mut fold);
     }
     Some(summary)
+}
+
+/// A finished round and its task, as stored.
+#[derive(Debug, Clone)]
+pub struct HostOutcome {
+    pub task: Task,
+    pub round: Round,
+}
+
+pub(super) fn stop_for_signal(store: &mut dyn Store, input: &RoundInput, signal: i32) -> HostStop {
+    if cancel_requested(store, input) {
+        HostStop::Cancelled
+    } else {
+        HostStop::Signal(signal)
+    }
+}
+
+pub(super) fn cancel_requested(store: &mut dyn Store, input: &RoundInput) -> bool {
+    store
+        .round(input.task.id, Some(input.round.number))
+        .ok()
+        .flatten()
+        .is_some_and(|round| round.cancel_requested)
 }

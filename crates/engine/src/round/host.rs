@@ -2,9 +2,9 @@
 //! command itself, or a detached `ganger` process started for `--detach`; either way it holds
 //! the round's claim for its whole life, so that its death is visible to everyone.
 
-use super::finish::{self, HostStop};
+use super::finish::{self, HostOutcome, HostStop, cancel_requested, stop_for_signal};
 use super::output::{self, Closed, Progress};
-use super::setup::{BeforeState, RoundInput, before_state};
+use super::setup::{BeforeState, RoundInput, adapter_of, before_state};
 use super::signals::SignalWatch;
 use super::watchdog::{Limit, Watchdog};
 use crate::agent_env;
@@ -16,10 +16,7 @@ use crate::sandboxing::{Confinement, TaskSandbox, confine, sandbox_environment};
 use crate::workspace::Workspace;
 use ganger_agents::{Adapter, AgentExit, CommandPlan, Permission, RoundRequest};
 use ganger_sandbox::{Activity, AgentCommand, ProcessId, RunningAgent, Waited, spawn_local};
-use ganger_store::{
-    Backend, Claim, ProcessRef, Round, RoundStream, Store, StreamKind, Task, now_ms,
-};
-use std::fs::File;
+use ganger_store::{Backend, Claim, ProcessRef, RoundStream, Store, StreamKind, now_ms};
 use std::sync::mpsc;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -30,13 +27,6 @@ const STORE_EVERY: Duration = Duration::from_millis(500);
 const CANCEL_POLL: Duration = Duration::from_secs(1);
 /// How long the host waits for the agent's pipes to close after it exited.
 const DRAIN_LIMIT: Duration = Duration::from_secs(2);
-
-/// A finished round and its task, as stored.
-#[derive(Debug, Clone)]
-pub struct HostOutcome {
-    pub task: Task,
-    pub round: Round,
-}
 
 /// Runs the round in `input` to its end and records it. The claim is released at the end.
 pub fn run_host(
@@ -96,15 +86,6 @@ pub fn run_host(
     outcome
 }
 
-pub(super) fn adapter_of(ws: &Workspace, task: &Task) -> Result<&'static dyn Adapter> {
-    crate::agent_env::adapter_for(&task.agent, &ws.config).ok_or_else(|| {
-        EngineError::invalid(format!(
-            "unknown agent {:?} for task {}",
-            task.agent, task.slug
-        ))
-    })
-}
-
 /// The command for this round, and the session it names up front, if any.
 fn agent_command(
     ws: &Workspace,
@@ -137,7 +118,7 @@ fn agent_command(
         .permission
         .parse::<Permission>()
         .map_err(EngineError::invalid)?;
-    let new_session_id = crate::launch::new_uuid();
+    let new_session_id = crate::tokens::new_uuid();
     let plan = adapter.plan(&RoundRequest {
         // After a rewind the round forks an earlier session at the rewound point.
         resume_at: input.round.fork_from.as_ref().map(|f| f.at.as_str()),
@@ -210,13 +191,6 @@ pub(crate) fn write_plan_files(plan: &CommandPlan) -> Result<()> {
         std::fs::write(path, contents).map_err(|e| EngineError::io("write", path, e))?;
     }
     Ok(())
-}
-
-pub(super) fn create(path: &std::path::Path) -> Result<File> {
-    if let Some(dir) = path.parent() {
-        std::fs::create_dir_all(dir).map_err(|e| EngineError::io("create", dir, e))?;
-    }
-    File::create(path).map_err(|e| EngineError::io("create", path, e))
 }
 
 /// Starts the agent and follows it to its end; its stdout and stderr go to the round's
@@ -428,22 +402,6 @@ fn follow(
             return (convert(exit), Some(HostStop::Lingered(linger)));
         }
     }
-}
-
-pub(super) fn stop_for_signal(store: &mut dyn Store, input: &RoundInput, signal: i32) -> HostStop {
-    if cancel_requested(store, input) {
-        HostStop::Cancelled
-    } else {
-        HostStop::Signal(signal)
-    }
-}
-
-pub(super) fn cancel_requested(store: &mut dyn Store, input: &RoundInput) -> bool {
-    store
-        .round(input.task.id, Some(input.round.number))
-        .ok()
-        .flatten()
-        .is_some_and(|round| round.cancel_requested)
 }
 
 fn convert(exit: ganger_sandbox::AgentExit) -> AgentExit {

@@ -12,7 +12,8 @@ mod setup;
 mod signals;
 mod watchdog;
 
+pub use finish::HostOutcome;
 pub(crate) use finish::settle_dead_round;
+pub use host::run_host;
 pub(crate) use host::write_plan_files;
-pub use host::{HostOutcome, run_host};
 pub use setup::RoundInput;

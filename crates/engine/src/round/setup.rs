@@ -3,9 +3,12 @@
 //! snapshot taken now, so that a person's edits between rounds are never counted as the
 //! worker's.
 
-use crate::error::Result;
+use crate::error::{EngineError, Result};
+use crate::workspace::Workspace;
+use ganger_agents::Adapter;
 use ganger_git::{IndexEntry, Repo};
 use ganger_store::{Round, Task};
+use std::fs::File;
 use std::time::Duration;
 
 /// Everything a host is given to run one round.
@@ -74,4 +77,20 @@ pub fn before_state(
         commit: Some(snapshot.commit),
         entries: snapshot.entries,
     })
+}
+
+pub(super) fn adapter_of(ws: &Workspace, task: &Task) -> Result<&'static dyn Adapter> {
+    crate::agent_env::adapter_for(&task.agent, &ws.config).ok_or_else(|| {
+        EngineError::invalid(format!(
+            "unknown agent {:?} for task {}",
+            task.agent, task.slug
+        ))
+    })
+}
+
+pub(super) fn create(path: &std::path::Path) -> Result<File> {
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir).map_err(|e| EngineError::io("create", dir, e))?;
+    }
+    File::create(path).map_err(|e| EngineError::io("create", path, e))
 }

@@ -57,7 +57,11 @@ fn add_item(messages: &mut Vec<Message>, item: &Value) -> Result<(), String> {
                 .get("name")
                 .and_then(Value::as_str)
                 .ok_or_else(|| format!("a {kind} item without `name`"))?;
-            add_call(messages, name);
+            // A tool of a namespace (Codex's MCP tools) by the name a script calls it.
+            match item.get("namespace").and_then(Value::as_str) {
+                Some(namespace) => add_call(messages, &format!("{namespace}__{name}")),
+                None => add_call(messages, name),
+            }
         }
         "function_call_output" | "custom_tool_call_output" => {
             messages.push(message(Role::Tool, output_text(item.get("output"))));

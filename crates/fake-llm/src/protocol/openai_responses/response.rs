@@ -33,6 +33,25 @@ pub(super) fn call_kind(name: &str, context: RenderContext<'_>) -> CallKind {
     }
 }
 
+/// A tool inside a `namespace` entry of the request's `tools` (how Codex offers an MCP
+/// server's tools: the namespace `mcp__SERVER`, its tools by their own names) is called as
+/// `NAMESPACE__TOOL` in a script, and answered as a function call of `TOOL` with the field
+/// `namespace`: the namespace and the tool's own name.
+fn namespaced<'a>(name: &'a str, context: RenderContext<'_>) -> Option<(&'a str, &'a str)> {
+    context
+        .body
+        .get("tools")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter(|tool| tool.get("type").and_then(Value::as_str) == Some("namespace"))
+        .filter_map(|tool| tool.get("name").and_then(Value::as_str))
+        .find_map(|space| {
+            let rest = name.strip_prefix(space)?.strip_prefix("__")?;
+            Some((&name[..space.len()], rest))
+        })
+}
+
 /// The id of the response.
 pub(super) fn response_id(context: RenderContext<'_>) -> String {
     format!("resp_fake_{}", context.request_index)
@@ -75,10 +94,17 @@ pub(super) fn output_item(answer: &Answer, context: RenderContext<'_>, done: boo
                 String::new()
             };
             match call_kind(name, context) {
-                CallKind::Function => json!({
-                    "id": id, "type": "function_call", "status": status,
-                    "call_id": call_id, "name": name, "arguments": text,
-                }),
+                CallKind::Function => match namespaced(name, context) {
+                    Some((namespace, tool)) => json!({
+                        "id": id, "type": "function_call", "status": status,
+                        "call_id": call_id, "namespace": namespace, "name": tool,
+                        "arguments": text,
+                    }),
+                    None => json!({
+                        "id": id, "type": "function_call", "status": status,
+                        "call_id": call_id, "name": name, "arguments": text,
+                    }),
+                },
                 CallKind::Custom => json!({
                     "id": id, "type": "custom_tool_call", "status": status,
                     "call_id": call_id, "name": name, "input": text,

@@ -1,0 +1,32 @@
+//! The arguments of `ganger mcp` and of `ganger init` (whose `--supervisor` registers the MCP
+//! server with a supervising agent), apart from the other commands' definitions.
+
+use clap::{Args, ValueEnum};
+
+#[derive(Debug, Args)]
+pub struct McpArgs {
+    /// The commander every tool call acts as (else GANGER_COMMANDER, else the connecting
+    /// client's name, e.g. claude-code).
+    #[arg(long = "as", value_name = "NAME")]
+    pub as_name: Option<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct InitArgs {
+    /// Also register `ganger mcp` with this supervising agent (its project-scope MCP
+    /// configuration) and write its instructions (the supervise loop).
+    #[arg(long, value_enum, value_name = "AGENT")]
+    pub supervisor: Option<Supervisor>,
+    /// Print JSON (documented in docs/json.md).
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// An agent that can supervise through ganger's MCP server.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Supervisor {
+    Claude,
+    Opencode,
+    Codex,
+    Gemini,
+}

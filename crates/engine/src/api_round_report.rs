@@ -1,0 +1,38 @@
+//! The report of any round of a task, not only its last (`ganger status SLUG` shows the
+//! last): a front end that lets a commander look back at an earlier round (the MCP server's
+//! `report` tool) asks here. The lookup of a task's round is here too, for `api_round_diff`;
+//! it asks the store through the workspace alone, so that it does not depend on where the
+//! command modules keep their own lookups.
+
+use crate::api::Engine;
+use crate::error::{EngineError, Result};
+use crate::report::RoundReport;
+use crate::workspace::Workspace;
+use ganger_store::{Round, Task};
+
+/// Task `slug` and its round `round` (its last with `None`), or the clear error.
+pub(crate) fn task_round(ws: &Workspace, slug: &str, round: Option<u32>) -> Result<(Task, Round)> {
+    crate::slug::check_task_name(slug)?;
+    let no_task = || {
+        EngineError::invalid(format!("no task {slug}"))
+            .hint("start it with `ganger start`; `ganger status` lists the tasks")
+    };
+    let store = ws.existing_store()?.ok_or_else(no_task)?;
+    let task = store.task(slug)?.ok_or_else(no_task)?;
+    let found = store.round(task.id, round)?.ok_or_else(|| match round {
+        Some(n) => EngineError::invalid(format!(
+            "task {slug} has no round {n} (it has {})",
+            task.rounds
+        )),
+        None => EngineError::invalid(format!("task {slug} has no rounds")),
+    })?;
+    Ok((task, found))
+}
+
+impl Engine {
+    /// Round `round` of `slug` (its last with `None`), reported as `status` reports it.
+    pub fn report_of(&self, slug: &str, round: Option<u32>) -> Result<RoundReport> {
+        let (task, found) = task_round(self.workspace(), slug, round)?;
+        Ok(self.round_report(&task, &found))
+    }
+}

@@ -1,0 +1,39 @@
+//! `ganger mcp`: a Model Context Protocol server whose tools are what a commander does (start,
+//! wait, report, diff, fix, merge, ownership, the fleet, the journal), each one call of the
+//! engine API made as the server's commander, so that ownership, generations and the journal
+//! hold exactly as on the command line.
+//!
+//! The server is a [`rmcp::ServerHandler`] ([`GangerMcp`]) over any transport: `ganger mcp`
+//! serves it on stdio ([`serve_stdio`]); an HTTP front end mounts the same handler (one per
+//! session) on Streamable HTTP. Engine calls are blocking: each runs on tokio's blocking pool,
+//! so a long `wait` never holds up the server's other calls.
+
+mod args;
+mod calls;
+mod catalog;
+mod identity;
+mod instructions;
+mod output;
+mod resources;
+mod server;
+mod text;
+
+pub use catalog::tool_names;
+pub use identity::commander_from_client;
+pub use instructions::SUPERVISE_LOOP;
+pub use server::GangerMcp;
+
+use rmcp::ServiceExt;
+
+/// Serves `server` on this process's stdin and stdout until the client closes them.
+pub async fn serve_stdio(server: GangerMcp) -> Result<(), String> {
+    let running = server
+        .serve(rmcp::transport::stdio())
+        .await
+        .map_err(|e| format!("failed to start the MCP session on stdio: {e}"))?;
+    running
+        .waiting()
+        .await
+        .map_err(|e| format!("the MCP session on stdio failed: {e}"))?;
+    Ok(())
+}

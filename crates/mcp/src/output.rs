@@ -1,0 +1,95 @@
+//! A tool's answer: compact text for the model to read, and the same JSON document the
+//! command line prints with `--json` as the structured content. A failure is a tool error
+//! (`isError`) carrying the command line's message and hint as text and `ganger.error/1` as
+//! JSON, never a protocol error: the model reads why and can correct itself.
+
+use ganger_engine::EngineError;
+use rmcp::model::{CallToolResult, ContentBlock};
+use serde::Serialize;
+use serde_json::{Value, json};
+
+/// What one tool call answers.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Answer {
+    pub text: String,
+    pub json: Value,
+    pub error: bool,
+}
+
+/// The exit code the command line gives bad input.
+const INVALID: u8 = 2;
+
+impl Answer {
+    /// A result: its JSON document and the text made of it.
+    pub fn of<T: Serialize + ?Sized>(value: &T, text: String) -> Answer {
+        Answer {
+            text,
+            json: serde_json::to_value(value).unwrap_or(Value::Null),
+            error: false,
+        }
+    }
+
+    /// The engine refused or failed: its message, causes and hint, as the CLI prints them.
+    pub fn failure(error: &EngineError) -> Answer {
+        let causes = error.causes();
+        let code = error.kind.exit_code();
+        let mut text = format!("error: {}\n", error.message);
+        for cause in &causes {
+            text.push_str(&format!("  caused by: {cause}\n"));
+        }
+        if let Some(hint) = &error.hint {
+            text.push_str(&format!("hint: {hint}\n"));
+        }
+        let mut json = json!({
+            "schema": "ganger.error/1",
+            "kind": error.kind.as_str(),
+            "error": error.message,
+            "hint": error.hint,
+            "exit_code": code,
+        });
+        if !causes.is_empty() {
+            json["causes"] = json!(causes);
+        }
+        Answer {
+            text,
+            json,
+            error: true,
+        }
+    }
+
+    /// Arguments the tool cannot take: one line naming what is wrong.
+    pub fn bad_arguments(tool: &str, why: &str) -> Answer {
+        let message = format!("bad arguments for {tool}: {why}");
+        Answer {
+            text: format!("error: {message}\n"),
+            json: json!({
+                "schema": "ganger.error/1",
+                "kind": "invalid",
+                "error": message,
+                "hint": null,
+                "exit_code": INVALID,
+            }),
+            error: true,
+        }
+    }
+
+    /// The answer as MCP's tool result.
+    pub fn into_result(self) -> CallToolResult {
+        let content = vec![ContentBlock::text(self.text)];
+        let mut result = if self.error {
+            CallToolResult::error(content)
+        } else {
+            CallToolResult::success(content)
+        };
+        result.structured_content = Some(self.json);
+        result
+    }
+}
+
+/// An engine result, or its failure as an answer.
+pub fn answer<T>(result: Result<T, EngineError>, ok: impl FnOnce(T) -> Answer) -> Answer {
+    match result {
+        Ok(value) => ok(value),
+        Err(error) => Answer::failure(&error),
+    }
+}
