@@ -25,6 +25,13 @@ pub struct LimitArgs {
 pub struct ServeArgs {
     #[command(flatten)]
     pub limits: LimitArgs,
+    /// Serve the HTTP API and the dashboard on ADDRESS:PORT (loopback unless tokens are
+    /// configured in .ganger/web/tokens.toml; port 0 picks a free one) or unix:PATH too.
+    #[arg(long, value_name = "ADDRESS:PORT", value_parser = ganger_web::listen::parse_listen)]
+    pub listen: Option<ganger_web::listen::Listen>,
+    /// Serve the HTTP API and the dashboard on 127.0.0.1:7878 (as `--listen 127.0.0.1:7878`).
+    #[arg(long, conflicts_with = "listen")]
+    pub web: bool,
     /// Print one JSON line per event.
     #[arg(long)]
     pub json: bool,

@@ -166,6 +166,35 @@ pub(crate) fn serve(engine: &Engine, args: ServeArgs) -> Outcome {
         "ganger serve: scheduling queued rounds (pid {})\n",
         std::process::id()
     ))?;
+    let listen = match (args.listen, args.web) {
+        (Some(listen), _) => Some(listen),
+        (None, true) => Some(
+            ganger_web::listen::parse_listen(ganger_web::listen::DEFAULT_LISTEN)
+                .map_err(EngineError::invalid)?,
+        ),
+        (None, false) => None,
+    };
+    let _web = match listen {
+        Some(listen) => {
+            let web_engine = Engine::open(&engine.workspace().repo.main, engine.commander())?;
+            let web = ganger_web::start(
+                std::sync::Arc::new(web_engine),
+                &ganger_web::WebOptions { listen },
+            )
+            .map_err(EngineError::invalid)?;
+            let at = match &web.address {
+                ganger_web::listen::Listen::Tcp(addr) => format!("http://{addr}/"),
+                unix => unix.to_string(),
+            };
+            // The token itself is never printed: only where it is.
+            out.progress(&format!(
+                "ganger serve: dashboard and API at {at} (token in {})\n",
+                web.token_file.display()
+            ))?;
+            Some(web)
+        }
+        None => None,
+    };
     engine.serve(options, &mut |e| display.event(e))?;
     Ok(exit::OK)
 }

@@ -1,0 +1,154 @@
+//! Headless Chromium driven through WebDriver (Debian's `chromium` and `chromium-driver`,
+//! with the fantoccini crate): a chromedriver of the test's own on a free loopback port and
+//! one browser session. Where they are missing, the test is skipped with the packages to
+//! install, except under CI=true, where it fails.
+
+use fantoccini::{Client, ClientBuilder, Locator};
+use serde_json::{Value, json};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// A browser and its driver, stopped on drop.
+pub struct Browser {
+    pub client: Client,
+    driver: Child,
+}
+
+impl Drop for Browser {
+    fn drop(&mut self) {
+        let _ = self.driver.kill();
+        let _ = self.driver.wait();
+    }
+}
+
+fn on_path(program: &str) -> bool {
+    std::env::var_os("PATH")
+        .is_some_and(|paths| std::env::split_paths(&paths).any(|dir| dir.join(program).is_file()))
+}
+
+/// Whether the browser is here; a missing one fails under CI=true.
+#[expect(
+    clippy::print_stderr,
+    reason = "a skipped test says so in the test output"
+)]
+pub fn browser_available(test: &str) -> bool {
+    if on_path("chromedriver") && on_path("chromium") {
+        return true;
+    }
+    let message = format!(
+        "{test}: chromium and chromedriver are not installed (apt-get install chromium chromium-driver)"
+    );
+    assert!(std::env::var("CI").as_deref() != Ok("true"), "{message}");
+    eprintln!("skipped: {message}");
+    false
+}
+
+impl Browser {
+    /// Starts chromedriver and a headless Chromium of `width` x `height`.
+    pub async fn start(width: u32, height: u32) -> Browser {
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        #[expect(
+            clippy::disallowed_methods,
+            reason = "the test runs the browser's driver, not an agent"
+        )]
+        let driver = Command::new("chromedriver")
+            .arg(format!("--port={port}"))
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let mut capabilities = serde_json::Map::new();
+        capabilities.insert(
+            "goog:chromeOptions".into(),
+            json!({
+                "binary": "/usr/bin/chromium",
+                "args": ["--headless=new", "--no-sandbox", "--disable-gpu",
+                         "--disable-dev-shm-usage", format!("--window-size={width},{height}")],
+            }),
+        );
+        let deadline = Instant::now() + Duration::from_secs(30);
+        let client = loop {
+            let connector = hyper_util::client::legacy::connect::HttpConnector::new();
+            match ClientBuilder::new(connector)
+                .capabilities(capabilities.clone())
+                .connect(&format!("http://127.0.0.1:{port}"))
+                .await
+            {
+                Ok(client) => break client,
+                Err(e) => {
+                    assert!(
+                        Instant::now() < deadline,
+                        "chromedriver did not answer: {e}"
+                    );
+                    tokio::time::sleep(Duration::from_millis(100)).await;
+                }
+            }
+        };
+        Browser { client, driver }
+    }
+
+    /// The value of `script` (a function body returning a value) in the page.
+    pub async fn eval(&self, script: &str) -> Value {
+        self.client.execute(script, vec![]).await.unwrap()
+    }
+
+    /// Waits until `script` returns something truthy; panics with `what` after `limit`.
+    pub async fn wait_for(&self, limit: Duration, what: &str, script: &str) -> Value {
+        let deadline = Instant::now() + limit;
+        loop {
+            let value = self
+                .client
+                .execute(script, vec![])
+                .await
+                .unwrap_or(Value::Null);
+            let truthy = match &value {
+                Value::Null | Value::Bool(false) => false,
+                Value::Number(n) => n.as_f64() != Some(0.0),
+                Value::String(s) => !s.is_empty(),
+                _ => true,
+            };
+            if truthy {
+                return value;
+            }
+            assert!(Instant::now() < deadline, "timed out waiting for {what}");
+            tokio::time::sleep(Duration::from_millis(25)).await;
+        }
+    }
+
+    /// Clicks the element `css`.
+    pub async fn click(&self, css: &str) {
+        self.client
+            .wait()
+            .at_most(Duration::from_secs(20))
+            .for_element(Locator::Css(css))
+            .await
+            .unwrap_or_else(|e| panic!("no {css}: {e}"))
+            .click()
+            .await
+            .unwrap();
+    }
+
+    /// Types `text` into the element `css`.
+    pub async fn type_into(&self, css: &str, text: &str) {
+        self.client
+            .wait()
+            .at_most(Duration::from_secs(20))
+            .for_element(Locator::Css(css))
+            .await
+            .unwrap_or_else(|e| panic!("no {css}: {e}"))
+            .send_keys(text)
+            .await
+            .unwrap();
+    }
+
+    /// Writes a screenshot of the page to `path`.
+    pub async fn screenshot(&self, path: &std::path::Path) {
+        let png = self.client.screenshot().await.unwrap();
+        std::fs::write(path, png).unwrap();
+    }
+}

@@ -1,0 +1,75 @@
+//! The dashboard's files, compiled into the binary from `crates/web/assets/` (committed
+//! sources, no build step, nothing fetched at run time), so `cargo install` needs no Node.
+//! See docs/design.md ("The dashboard") for why the page is shaped so.
+
+use axum::extract::Path;
+use axum::http::{StatusCode, header};
+use axum::response::{IntoResponse, Response};
+
+/// A file of the page: its name, type and text.
+const FILES: [(&str, &str, &str); 6] = [
+    (
+        "app.js",
+        "text/javascript; charset=utf-8",
+        include_str!("../assets/app.js"),
+    ),
+    (
+        "style.css",
+        "text/css; charset=utf-8",
+        include_str!("../assets/style.css"),
+    ),
+    (
+        "preact-htm.js",
+        "text/javascript; charset=utf-8",
+        include_str!("../assets/vendor/preact-htm.js"),
+    ),
+    (
+        "task_view.js",
+        "text/javascript; charset=utf-8",
+        include_str!("../assets/task_view.js"),
+    ),
+    (
+        "views.js",
+        "text/javascript; charset=utf-8",
+        include_str!("../assets/views.js"),
+    ),
+    (
+        "highlight.js",
+        "text/javascript; charset=utf-8",
+        include_str!("../assets/vendor/highlight.js"),
+    ),
+];
+
+/// The policy every page answer carries: its own scripts and styles only, API calls to this
+/// server only, no frames.
+const CSP: &str = "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; \
+                   img-src 'self' data:; frame-ancestors 'none'; base-uri 'none'; form-action 'none'";
+
+fn page_file(content_type: &'static str, text: &'static str) -> Response {
+    (
+        [
+            (header::CONTENT_TYPE, content_type),
+            (header::CONTENT_SECURITY_POLICY, CSP),
+            (header::X_CONTENT_TYPE_OPTIONS, "nosniff"),
+            (header::CACHE_CONTROL, "no-cache"),
+        ],
+        text,
+    )
+        .into_response()
+}
+
+/// `GET /`: the page.
+pub async fn index() -> Response {
+    page_file(
+        "text/html; charset=utf-8",
+        include_str!("../assets/index.html"),
+    )
+}
+
+/// `GET /assets/{name}`.
+pub async fn asset(Path(name): Path<String>) -> Response {
+    match FILES.iter().find(|(n, _, _)| *n == name) {
+        Some((_, content_type, text)) => page_file(content_type, text),
+        None => (StatusCode::NOT_FOUND, "no such file").into_response(),
+    }
+}

@@ -1,0 +1,108 @@
+//! The checks every request passes before a handler sees it. A browser on another site must
+//! not be able to read or act through a user's dashboard, and a program must name who it is:
+//!
+//! - On loopback, the Host header must name this machine (`127.0.0.1`, `localhost`,
+//!   `[::1]`): a page that rebinds its own domain name to 127.0.0.1 is refused.
+//! - A request with an `Origin` (or `Sec-Fetch-Site: cross-site`) from anywhere but this
+//!   server is refused. No CORS header is ever sent, so no other origin can read an answer.
+//! - Every `/api/` request but the OpenAPI description carries a token
+//!   (`Authorization: Bearer TOKEN`), never a cookie, so a forged cross-site request carries
+//!   none. A request that changes state needs a token with write access.
+//!
+//! The token's grant goes to the handler as a request extension: the handler acts as its
+//! commander, so ownership holds exactly as on the CLI.
+
+use crate::problem::ApiError;
+use crate::state::AppState;
+use crate::tokens::Access;
+use axum::extract::{Request, State};
+use axum::http::{Method, header};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+use std::sync::Arc;
+
+/// Paths under `/api/` that need no token.
+const PUBLIC_API: [&str; 1] = ["/api/openapi.json"];
+
+pub async fn guard(
+    State(state): State<Arc<AppState>>,
+    mut request: Request,
+    next: Next,
+) -> Response {
+    match check(&state, &mut request) {
+        Ok(()) => next.run(request).await,
+        Err(error) => error.into_response(),
+    }
+}
+
+fn header_text(request: &Request, name: header::HeaderName) -> Option<&str> {
+    request.headers().get(name).and_then(|v| v.to_str().ok())
+}
+
+fn host_name(host: &str) -> &str {
+    if let Some(rest) = host.strip_prefix('[') {
+        return rest.split(']').next().unwrap_or(rest);
+    }
+    host.rsplit_once(':').map_or(host, |(name, _)| name)
+}
+
+fn check(state: &AppState, request: &mut Request) -> Result<(), ApiError> {
+    let host = header_text(request, header::HOST).unwrap_or("").to_owned();
+    if state.check_host && !matches!(host_name(&host), "127.0.0.1" | "localhost" | "::1") {
+        return Err(ApiError::forbidden(format!(
+            "host {host:?} is not this machine: the server listens on loopback only"
+        )));
+    }
+    if let Some(origin) = header_text(request, header::ORIGIN) {
+        let own = [format!("http://{host}"), format!("https://{host}")];
+        if !own.iter().any(|o| o == origin) {
+            return Err(ApiError::forbidden(format!(
+                "requests from origin {origin} are refused: only this server's own pages may call it"
+            )));
+        }
+    }
+    if header_text(request, header::HeaderName::from_static("sec-fetch-site")) == Some("cross-site")
+    {
+        return Err(ApiError::forbidden(
+            "cross-site requests are refused: only this server's own pages may call it",
+        ));
+    }
+    let path = request.uri().path();
+    if !path.starts_with("/api/") || PUBLIC_API.contains(&path) {
+        return Ok(());
+    }
+    let secret = header_text(request, header::AUTHORIZATION)
+        .and_then(|v| v.strip_prefix("Bearer "))
+        .map(str::trim)
+        .ok_or_else(|| {
+            ApiError::unauthorized("this request needs a token: Authorization: Bearer TOKEN")
+                .hint("the owner's token is in .ganger/web/token")
+        })?;
+    let grant = state
+        .tokens
+        .grant(secret.as_bytes())
+        .cloned()
+        .ok_or_else(|| ApiError::unauthorized("the token is not known to this server"))?;
+    let reads = matches!(*request.method(), Method::GET | Method::HEAD);
+    if !reads && grant.access != Access::Write {
+        return Err(ApiError::forbidden(format!(
+            "{} holds a read-only token: it may look, not act",
+            grant.commander
+        )));
+    }
+    request.extensions_mut().insert(grant);
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::host_name;
+
+    #[test]
+    fn host_names_are_read_without_their_ports() {
+        assert_eq!(host_name("127.0.0.1:80"), "127.0.0.1");
+        assert_eq!(host_name("localhost"), "localhost");
+        assert_eq!(host_name("[::1]:7878"), "::1");
+        assert_eq!(host_name("evil.example:7878"), "evil.example");
+    }
+}

@@ -1,0 +1,24 @@
+//! ganger's HTTP front end, served by `ganger serve --listen`: a JSON API over the engine API
+//! (tasks, rounds, reports, checks, diffs, the journal, fleets, the queue, and the actions),
+//! live events as server-sent events that resume from `Last-Event-ID`, the OpenAPI
+//! description generated from the code, and the dashboard page. Every API request carries a
+//! token that names a commander; the engine acts as that commander, so ownership holds as on
+//! the CLI (README, "The dashboard and the HTTP API").
+
+mod board_feed;
+mod dashboard;
+mod events_board;
+mod events_task;
+mod guard;
+pub mod listen;
+mod openapi;
+mod problem;
+mod routes_actions;
+mod routes_read;
+mod server;
+mod sse;
+mod state;
+pub mod tokens;
+
+pub use openapi::ApiDoc;
+pub use server::{WebOptions, WebServer, start};

@@ -1,0 +1,292 @@
+//! The API's actions: start, fix (with interrupt), cancel, approve, reject, merge, transfer.
+//! Each acts as the token's commander, through the same engine calls as the CLI, so the same
+//! rules hold (ownership, a busy task, a task holding new rounds) with the same messages.
+//! Rounds run in detached hosts: a request returns once its round is recorded as running.
+//! A body is read strictly (an unknown field is bad input), before anything is done.
+
+use crate::problem::{ApiError, ApiResult};
+use crate::routes_read::existing_task;
+use crate::state::{AppState, blocking};
+use crate::tokens::Grant;
+use axum::Extension;
+use axum::Json;
+use axum::body::Bytes;
+use axum::extract::{Path, State};
+use ganger_engine::{
+    Brief, FixOptions, Launched, MergeMode, MergeOptions, OwnershipAction, Sent, StartOptions,
+};
+use serde::Deserialize;
+use serde_json::{Value, json};
+use std::sync::Arc;
+
+/// A request body, read strictly; an empty body reads as `{}`.
+fn body<T: serde::de::DeserializeOwned>(bytes: &Bytes) -> ApiResult<T> {
+    let bytes: &[u8] = if bytes.iter().all(u8::is_ascii_whitespace) {
+        b"{}"
+    } else {
+        bytes
+    };
+    serde_json::from_slice(bytes).map_err(|e| {
+        ApiError::invalid(format!(
+            "the request body is not what this action takes: {e}"
+        ))
+    })
+}
+
+/// `POST /api/tasks`: a new task.
+#[derive(Debug, Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct StartBody {
+    /// The task's name.
+    pub slug: String,
+    /// The brief: round 1's prompt.
+    pub message: String,
+    pub agent: Option<String>,
+    pub model: Option<String>,
+    /// The base revision (default `main`).
+    pub base: Option<String>,
+    /// `KEY=VALUE` labels.
+    #[serde(default)]
+    pub labels: Vec<String>,
+    /// One-off checks (shell commands) run after each round.
+    #[serde(default)]
+    pub checks: Vec<String>,
+    /// Queue the start for the scheduler instead of starting now.
+    #[serde(default)]
+    pub queue: bool,
+}
+
+/// `POST /api/tasks/{slug}/fix`: the next round.
+#[derive(Debug, Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct FixBody {
+    /// The round's prompt.
+    pub message: String,
+    /// Stop a running round first and send this one into the same session.
+    #[serde(default)]
+    pub interrupt: bool,
+    pub model: Option<String>,
+    #[serde(default)]
+    pub queue: bool,
+}
+
+/// `POST /api/tasks/{slug}/reject`.
+#[derive(Debug, Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RejectBody {
+    /// What the planner is to change.
+    pub notes: String,
+}
+
+/// `POST /api/tasks/{slug}/merge`.
+#[derive(Debug, Default, Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct MergeBody {
+    /// `merge` (default), `squash` or `rebase`.
+    pub mode: Option<String>,
+}
+
+/// `POST /api/tasks/{slug}/transfer`.
+#[derive(Debug, Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct TransferBody {
+    /// The commander who owns the task next.
+    pub to: String,
+}
+
+fn sent_document(sent: Sent) -> Value {
+    match sent {
+        Sent::Queued { item, held } => {
+            json!({ "schema": "ganger.queued/1", "items": [item], "held": held })
+        }
+        Sent::Launched(Launched::Detached {
+            task,
+            round,
+            host_pid,
+        }) => json!({
+            "schema": "ganger.detached/1",
+            "task": task.slug,
+            "round": round.number,
+            "status": "running",
+            "host_pid": host_pid,
+        }),
+        Sent::Launched(Launched::Finished(outcome)) => json!({
+            "schema": "ganger.web-finished/1",
+            "task": outcome.task.slug,
+            "round": outcome.round.number,
+            "status": outcome.round.status,
+        }),
+    }
+}
+
+fn to_json(value: impl serde::Serialize) -> ApiResult<Json<Value>> {
+    serde_json::to_value(value)
+        .map(Json)
+        .map_err(|e| ApiError::internal(format!("cannot write the answer: {e}")))
+}
+
+#[utoipa::path(post, path = "/api/tasks", tag = "actions", request_body = StartBody,
+    responses((status = 200, description = "ganger.detached/1 (round 1 runs) or ganger.queued/1"),
+        (status = 400, description = "bad input (ganger.error/1); nothing was made")),
+    security(("token" = [])))]
+pub async fn start(
+    State(state): State<Arc<AppState>>,
+    Extension(grant): Extension<Grant>,
+    bytes: Bytes,
+) -> ApiResult<Json<Value>> {
+    let request: StartBody = body(&bytes)?;
+    let engine = state.engine_for(&grant)?;
+    let options = StartOptions {
+        slug: request.slug,
+        brief: Some(Brief::Message(request.message)),
+        agent: request.agent,
+        model: request.model,
+        base: request.base,
+        labels: request.labels,
+        checks: request.checks,
+        detach: true,
+        ..StartOptions::default()
+    };
+    let queue = request.queue;
+    let sent = blocking(engine, move |e| e.start(options, queue, &mut |_| {})).await?;
+    Ok(Json(sent_document(sent)))
+}
+
+#[utoipa::path(post, path = "/api/tasks/{slug}/fix", tag = "actions", request_body = FixBody,
+    params(("slug" = String, Path, description = "the task")),
+    responses((status = 200, description = "ganger.detached/1 or ganger.queued/1"),
+        (status = 400, description = "refused (ganger.error/1): busy, not the owner, bad input"),
+        (status = 404, description = "no such task")),
+    security(("token" = [])))]
+pub async fn fix(
+    State(state): State<Arc<AppState>>,
+    Extension(grant): Extension<Grant>,
+    Path(slug): Path<String>,
+    bytes: Bytes,
+) -> ApiResult<Json<Value>> {
+    let request: FixBody = body(&bytes)?;
+    let engine = state.engine_for(&grant)?;
+    existing_task(&engine, &slug).await?;
+    let options = FixOptions {
+        slug,
+        brief: Some(Brief::Message(request.message)),
+        model: request.model,
+        interrupt: request.interrupt,
+        detach: true,
+        ..FixOptions::default()
+    };
+    let queue = request.queue;
+    let sent = blocking(engine, move |e| e.fix(options, queue, &mut |_| {})).await?;
+    Ok(Json(sent_document(sent)))
+}
+
+#[utoipa::path(post, path = "/api/tasks/{slug}/cancel", tag = "actions",
+    params(("slug" = String, Path, description = "the task")),
+    responses((status = 200, description = "ganger.round-report/1 of the stopped round"),
+        (status = 400, description = "refused (ganger.error/1)"),
+        (status = 404, description = "no such task")),
+    security(("token" = [])))]
+pub async fn cancel(
+    State(state): State<Arc<AppState>>,
+    Extension(grant): Extension<Grant>,
+    Path(slug): Path<String>,
+) -> ApiResult<Json<Value>> {
+    let engine = state.engine_for(&grant)?;
+    existing_task(&engine, &slug).await?;
+    let report = blocking(engine, move |e| e.cancel(&slug, None, &mut |_| {})).await?;
+    to_json(report)
+}
+
+#[utoipa::path(post, path = "/api/tasks/{slug}/approve", tag = "actions",
+    params(("slug" = String, Path, description = "the task")),
+    responses((status = 200, description = "ganger.pipeline/1"),
+        (status = 400, description = "refused (ganger.error/1)"),
+        (status = 404, description = "no such task")),
+    security(("token" = [])))]
+pub async fn approve(
+    State(state): State<Arc<AppState>>,
+    Extension(grant): Extension<Grant>,
+    Path(slug): Path<String>,
+) -> ApiResult<Json<Value>> {
+    let engine = state.engine_for(&grant)?;
+    existing_task(&engine, &slug).await?;
+    let report = blocking(engine, move |e| e.approve(&slug, None, &mut |_| {})).await?;
+    to_json(report)
+}
+
+#[utoipa::path(post, path = "/api/tasks/{slug}/reject", tag = "actions", request_body = RejectBody,
+    params(("slug" = String, Path, description = "the task")),
+    responses((status = 200, description = "ganger.pipeline/1"),
+        (status = 400, description = "refused (ganger.error/1)"),
+        (status = 404, description = "no such task")),
+    security(("token" = [])))]
+pub async fn reject(
+    State(state): State<Arc<AppState>>,
+    Extension(grant): Extension<Grant>,
+    Path(slug): Path<String>,
+    bytes: Bytes,
+) -> ApiResult<Json<Value>> {
+    let request: RejectBody = body(&bytes)?;
+    let engine = state.engine_for(&grant)?;
+    existing_task(&engine, &slug).await?;
+    let notes = Brief::Message(request.notes);
+    let report = blocking(engine, move |e| e.reject(&slug, &notes, None, &mut |_| {})).await?;
+    to_json(report)
+}
+
+#[utoipa::path(post, path = "/api/tasks/{slug}/merge", tag = "actions", request_body = MergeBody,
+    params(("slug" = String, Path, description = "the task")),
+    responses((status = 200, description = "ganger.merge/1"),
+        (status = 400, description = "refused (ganger.error/1)"),
+        (status = 404, description = "no such task")),
+    security(("token" = [])))]
+pub async fn merge(
+    State(state): State<Arc<AppState>>,
+    Extension(grant): Extension<Grant>,
+    Path(slug): Path<String>,
+    bytes: Bytes,
+) -> ApiResult<Json<Value>> {
+    let request: MergeBody = body(&bytes)?;
+    let mode = match request.mode.as_deref() {
+        None | Some("merge") => MergeMode::Merge,
+        Some("squash") => MergeMode::Squash,
+        Some("rebase") => MergeMode::Rebase,
+        Some(other) => {
+            return Err(ApiError::invalid(format!(
+                "merge mode {other:?}: expected merge, squash or rebase"
+            )));
+        }
+    };
+    let engine = state.engine_for(&grant)?;
+    existing_task(&engine, &slug).await?;
+    let options = MergeOptions {
+        slug,
+        mode,
+        ..MergeOptions::default()
+    };
+    let report = blocking(engine, move |e| e.merge(options, &mut |_| {})).await?;
+    to_json(report)
+}
+
+#[utoipa::path(post, path = "/api/tasks/{slug}/transfer", tag = "actions", request_body = TransferBody,
+    params(("slug" = String, Path, description = "the task")),
+    responses((status = 200, description = "ganger.ownership/1"),
+        (status = 400, description = "refused (ganger.error/1)"),
+        (status = 404, description = "no such task")),
+    security(("token" = [])))]
+pub async fn transfer(
+    State(state): State<Arc<AppState>>,
+    Extension(grant): Extension<Grant>,
+    Path(slug): Path<String>,
+    bytes: Bytes,
+) -> ApiResult<Json<Value>> {
+    let request: TransferBody = body(&bytes)?;
+    let engine = state.engine_for(&grant)?;
+    existing_task(&engine, &slug).await?;
+    let action = OwnershipAction::Transfer { to: request.to };
+    let report = blocking(engine, move |e| {
+        e.ownership(&slug, &action, None, &mut |_| {})
+    })
+    .await?;
+    to_json(report)
+}

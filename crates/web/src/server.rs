@@ -1,0 +1,176 @@
+//! The server: binds first (so a refused or taken address fails `serve` before anything
+//! runs), then serves the API, the events and the page on a thread of its own with its own
+//! tokio runtime, beside the scheduler that `serve` runs on its main thread. One process
+//! schedules and serves.
+
+use crate::board_feed::BoardFeed;
+use crate::listen::{Listen, check_listen, is_loopback};
+use crate::state::AppState;
+use crate::tokens::Tokens;
+use axum::Router;
+use axum::routing::{get, post};
+use ganger_engine::Engine;
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+/// What `serve --listen` was asked.
+#[derive(Debug, Clone)]
+pub struct WebOptions {
+    pub listen: Listen,
+}
+
+/// A running server.
+#[derive(Debug)]
+pub struct WebServer {
+    /// Where it listens (the port chosen when asked for port 0).
+    pub address: Listen,
+    /// Where the owner's token is (never printed).
+    pub token_file: std::path::PathBuf,
+    board: Arc<BoardFeed>,
+}
+
+impl WebServer {
+    /// Stops the board's reader (the server stops with the process).
+    pub fn stop(&self) {
+        self.board.stop();
+    }
+}
+
+/// Every route.
+pub fn router(state: Arc<AppState>) -> Router {
+    use crate::{events_task, routes_actions as act, routes_read as read};
+    Router::new()
+        .route("/", get(crate::dashboard::index))
+        .route("/assets/{name}", get(crate::dashboard::asset))
+        .route("/api/openapi.json", get(crate::openapi::openapi_json))
+        .route("/api/whoami", get(read::whoami))
+        .route("/api/tasks", get(read::list_tasks).post(act::start))
+        .route("/api/tasks/{slug}", get(read::get_task))
+        .route("/api/tasks/{slug}/report", get(read::task_report))
+        .route("/api/tasks/{slug}/checks", get(read::task_checks))
+        .route("/api/tasks/{slug}/diff", get(read::task_diff))
+        .route("/api/tasks/{slug}/events", get(events_task::task_events))
+        .route("/api/tasks/{slug}/rounds", get(read::list_rounds))
+        .route("/api/tasks/{slug}/rounds/{round}", get(read::get_round))
+        .route(
+            "/api/tasks/{slug}/rounds/{round}/events",
+            get(read::round_events),
+        )
+        .route(
+            "/api/tasks/{slug}/rounds/{round}/diff",
+            get(read::round_diff),
+        )
+        .route("/api/tasks/{slug}/fix", post(act::fix))
+        .route("/api/tasks/{slug}/cancel", post(act::cancel))
+        .route("/api/tasks/{slug}/approve", post(act::approve))
+        .route("/api/tasks/{slug}/reject", post(act::reject))
+        .route("/api/tasks/{slug}/merge", post(act::merge))
+        .route("/api/tasks/{slug}/transfer", post(act::transfer))
+        .route("/api/rounds", get(read::all_rounds))
+        .route("/api/journal", get(read::journal))
+        .route("/api/fleets", get(read::fleets))
+        .route("/api/fleets/{name}", get(read::fleet))
+        .route("/api/queue", get(read::queue))
+        .route("/api/events", get(crate::events_board::board_events))
+        .fallback(|| async { crate::problem::ApiError::not_found("no such path") })
+        .layer(axum::middleware::from_fn_with_state(
+            state.clone(),
+            crate::guard::guard,
+        ))
+        .with_state(state)
+}
+
+/// Binds `options.listen` and serves on a thread of its own.
+pub fn start(engine: Arc<Engine>, options: &WebOptions) -> Result<WebServer, String> {
+    let web_dir = engine.workspace().state.root().join("web");
+    engine
+        .workspace()
+        .ensure_state_dir()
+        .map_err(|e| e.message)?;
+    let tokens = Tokens::load(&web_dir, engine.commander())?;
+    let token_file = tokens.owner_token_file.clone();
+    let (listener, address) = match &options.listen {
+        Listen::Tcp(addr) => {
+            check_listen(addr, tokens.configured)?;
+            let (listener, bound) = bind_tcp(*addr)?;
+            (Bound::Tcp(listener), Listen::Tcp(bound))
+        }
+        Listen::Unix(path) => (Bound::Unix(bind_unix(path)?), options.listen.clone()),
+    };
+    // On loopback the Host header must name this machine; a unix socket is out of a
+    // browser's reach, and elsewhere tokens were configured on purpose.
+    let check_host = matches!(&address, Listen::Tcp(addr) if is_loopback(addr));
+    let board = BoardFeed::start(engine.clone());
+    let state = AppState::new(engine, tokens, check_host, board.clone()).map_err(|e| e.message)?;
+    let app = router(Arc::new(state));
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .thread_name("ganger-web")
+        .build()
+        .map_err(|e| format!("cannot start the web server's runtime: {e}"))?;
+    std::thread::Builder::new()
+        .name("ganger-web".into())
+        .spawn(move || {
+            runtime.block_on(async move {
+                match listener {
+                    Bound::Tcp(listener) => {
+                        if let Ok(listener) = tokio::net::TcpListener::from_std(listener) {
+                            let _ = axum::serve(listener, app).await;
+                        }
+                    }
+                    Bound::Unix(listener) => {
+                        if let Ok(listener) = tokio::net::UnixListener::from_std(listener) {
+                            let _ = axum::serve(listener, app).await;
+                        }
+                    }
+                }
+            });
+        })
+        .map_err(|e| format!("cannot start the web server's thread: {e}"))?;
+    Ok(WebServer {
+        address,
+        token_file,
+        board,
+    })
+}
+
+/// A bound listener, before the runtime takes it.
+enum Bound {
+    Tcp(std::net::TcpListener),
+    Unix(std::os::unix::net::UnixListener),
+}
+
+fn bind_tcp(addr: SocketAddr) -> Result<(std::net::TcpListener, SocketAddr), String> {
+    let failed = |e: std::io::Error| format!("cannot listen on {addr}: {e}");
+    let listener = std::net::TcpListener::bind(addr).map_err(failed)?;
+    listener.set_nonblocking(true).map_err(failed)?;
+    let bound = listener.local_addr().map_err(failed)?;
+    Ok((listener, bound))
+}
+
+/// Binds a unix socket readable and writable by its owner only. A socket file left by a
+/// server that is gone is replaced; one that answers is in use, and refused.
+fn bind_unix(path: &std::path::Path) -> Result<std::os::unix::net::UnixListener, String> {
+    use std::os::unix::fs::{FileTypeExt, PermissionsExt};
+    let failed = |e: std::io::Error| format!("cannot listen on unix:{}: {e}", path.display());
+    if let Ok(meta) = std::fs::symlink_metadata(path) {
+        if !meta.file_type().is_socket() {
+            return Err(format!(
+                "cannot listen on unix:{}: it exists and is not a socket",
+                path.display()
+            ));
+        }
+        if std::os::unix::net::UnixStream::connect(path).is_ok() {
+            return Err(format!(
+                "cannot listen on unix:{}: another server answers there",
+                path.display()
+            ));
+        }
+        std::fs::remove_file(path).map_err(failed)?;
+    }
+    let listener = std::os::unix::net::UnixListener::bind(path).map_err(failed)?;
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600)).map_err(failed)?;
+    listener.set_nonblocking(true).map_err(failed)?;
+    Ok(listener)
+}

@@ -1,0 +1,68 @@
+//! What every handler shares: an engine per commander that a token acts as (each opened once,
+//! as the engine API asks of a long-running process), the tokens, whether the server is bound
+//! to loopback, and the board's live feed. Engine calls block (SQLite, git), so they run on
+//! tokio's blocking threads.
+
+use crate::board_feed::BoardFeed;
+use crate::problem::{ApiError, ApiResult};
+use crate::tokens::{Grant, Tokens};
+use ganger_engine::{Engine, EngineError};
+use std::collections::HashMap;
+use std::sync::Arc;
+
+/// The server's shared state.
+#[derive(Debug)]
+pub struct AppState {
+    engines: HashMap<String, Arc<Engine>>,
+    /// The engine of the commander `serve` runs as: reads that name nobody use it.
+    pub owner: Arc<Engine>,
+    pub tokens: Tokens,
+    /// Whether the Host header must name this machine (bound to a loopback address).
+    pub check_host: bool,
+    pub board: Arc<BoardFeed>,
+}
+
+impl AppState {
+    /// Opens one engine per commander named by a token.
+    pub fn new(
+        owner: Arc<Engine>,
+        tokens: Tokens,
+        check_host: bool,
+        board: Arc<BoardFeed>,
+    ) -> Result<AppState, EngineError> {
+        let mut engines = HashMap::new();
+        engines.insert(owner.commander().to_owned(), owner.clone());
+        for name in tokens.commanders() {
+            if let std::collections::hash_map::Entry::Vacant(entry) = engines.entry(name) {
+                let engine = Engine::open(&owner.workspace().repo.main, entry.key())?;
+                entry.insert(Arc::new(engine));
+            }
+        }
+        Ok(AppState {
+            engines,
+            owner,
+            tokens,
+            check_host,
+            board,
+        })
+    }
+
+    /// The engine that acts as the token's commander.
+    pub fn engine_for(&self, grant: &Grant) -> ApiResult<Arc<Engine>> {
+        self.engines
+            .get(&grant.commander)
+            .cloned()
+            .ok_or_else(|| ApiError::internal(format!("no engine for {}", grant.commander)))
+    }
+}
+
+/// Runs a blocking engine call on a blocking thread.
+pub async fn blocking<T: Send + 'static>(
+    engine: Arc<Engine>,
+    call: impl FnOnce(&Engine) -> Result<T, EngineError> + Send + 'static,
+) -> ApiResult<T> {
+    tokio::task::spawn_blocking(move || call(&engine))
+        .await
+        .map_err(|e| ApiError::internal(format!("an engine call failed: {e}")))?
+        .map_err(ApiError::from)
+}
