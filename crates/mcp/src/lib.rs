@@ -11,6 +11,7 @@
 mod args;
 mod calls;
 mod catalog;
+mod http;
 mod identity;
 mod instructions;
 mod output;
@@ -19,6 +20,7 @@ mod server;
 mod text;
 
 pub use catalog::tool_names;
+pub use http::{HttpService, http_service};
 pub use identity::commander_from_client;
 pub use instructions::SUPERVISE_LOOP;
 pub use server::GangerMcp;

@@ -5,7 +5,7 @@
 //!   `[::1]`): a page that rebinds its own domain name to 127.0.0.1 is refused.
 //! - A request with an `Origin` (or `Sec-Fetch-Site: cross-site`) from anywhere but this
 //!   server is refused. No CORS header is ever sent, so no other origin can read an answer.
-//! - Every `/api/` request but the OpenAPI description carries a token
+//! - Every `/api/` and `/mcp` request but the OpenAPI description carries a token
 //!   (`Authorization: Bearer TOKEN`), never a cookie, so a forged cross-site request carries
 //!   none. A request that changes state needs a token with write access.
 //!
@@ -68,7 +68,8 @@ fn check(state: &AppState, request: &mut Request) -> Result<(), ApiError> {
         ));
     }
     let path = request.uri().path();
-    if !path.starts_with("/api/") || PUBLIC_API.contains(&path) {
+    let is_mcp = path == "/mcp" || path.starts_with("/mcp/");
+    if !(path.starts_with("/api/") || is_mcp) || PUBLIC_API.contains(&path) {
         return Ok(());
     }
     let secret = header_text(request, header::AUTHORIZATION)

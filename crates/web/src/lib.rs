@@ -11,6 +11,7 @@ mod events_board;
 mod events_task;
 mod guard;
 pub mod listen;
+mod mcp_route;
 mod openapi;
 mod problem;
 mod routes_actions;

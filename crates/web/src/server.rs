@@ -72,6 +72,7 @@ pub fn router(state: Arc<AppState>) -> Router {
         .route("/api/fleets/{name}", get(read::fleet))
         .route("/api/queue", get(read::queue))
         .route("/api/events", get(crate::events_board::board_events))
+        .route("/mcp", axum::routing::any(crate::mcp_route::mcp))
         .fallback(|| async { crate::problem::ApiError::not_found("no such path") })
         .layer(axum::middleware::from_fn_with_state(
             state.clone(),

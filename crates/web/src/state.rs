@@ -11,7 +11,6 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 /// The server's shared state.
-#[derive(Debug)]
 pub struct AppState {
     engines: HashMap<String, Arc<Engine>>,
     /// The engine of the commander `serve` runs as: reads that name nobody use it.
@@ -20,6 +19,8 @@ pub struct AppState {
     /// Whether the Host header must name this machine (bound to a loopback address).
     pub check_host: bool,
     pub board: Arc<BoardFeed>,
+    /// The MCP server over Streamable HTTP (`/mcp`), one per commander a token names.
+    pub mcp: HashMap<String, ganger_mcp::HttpService>,
 }
 
 impl AppState {
@@ -38,7 +39,12 @@ impl AppState {
                 entry.insert(Arc::new(engine));
             }
         }
+        let mcp = engines
+            .iter()
+            .map(|(name, engine)| (name.clone(), ganger_mcp::http_service(engine.clone())))
+            .collect();
         Ok(AppState {
+            mcp,
             engines,
             owner,
             tokens,
@@ -53,6 +59,15 @@ impl AppState {
             .get(&grant.commander)
             .cloned()
             .ok_or_else(|| ApiError::internal(format!("no engine for {}", grant.commander)))
+    }
+}
+
+impl std::fmt::Debug for AppState {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("AppState")
+            .field("owner", &self.owner.commander())
+            .field("check_host", &self.check_host)
+            .finish_non_exhaustive()
     }
 }
 
