@@ -18,7 +18,7 @@ use ganger_test_support::World;
 use serde_json::{Value, json};
 use std::os::unix::fs::PermissionsExt;
 use std::time::Duration;
-use web_world::{Served, spawn_serve};
+use web_world::{ALICE, BOB, Served, VERA, spawn_serve, write_tokens};
 
 const LONG: Duration = Duration::from_secs(60);
 
@@ -32,25 +32,6 @@ fn quick_world() -> World {
     );
     world
 }
-
-/// Tokens for alice and bob (write) and vera (read), mode 0600.
-fn write_tokens(world: &World) {
-    let dir = world.repo.join(".ganger/web");
-    std::fs::create_dir_all(&dir).unwrap();
-    let file = dir.join("tokens.toml");
-    std::fs::write(
-        &file,
-        "[[token]]\ncommander = \"alice\"\nsecret = \"alice-secret-0123456789abcdef\"\naccess = \"write\"\n\
-         [[token]]\ncommander = \"bob\"\nsecret = \"bob-secret-0123456789abcdef00\"\naccess = \"write\"\n\
-         [[token]]\ncommander = \"vera\"\nsecret = \"vera-secret-0123456789abcdef0\"\naccess = \"read\"\n",
-    )
-    .unwrap();
-    std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o600)).unwrap();
-}
-
-const ALICE: &str = "alice-secret-0123456789abcdef";
-const BOB: &str = "bob-secret-0123456789abcdef00";
-const VERA: &str = "vera-secret-0123456789abcdef0";
 
 #[test]
 fn every_read_endpoint_answers_for_a_task_started_through_the_api() {

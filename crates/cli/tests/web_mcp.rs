@@ -14,13 +14,8 @@ mod web_world;
 
 use ganger_test_support::World;
 use serde_json::{Value, json};
-use std::os::unix::fs::PermissionsExt;
 use std::time::Duration;
-use web_world::Served;
-
-const ALICE: &str = "alice-secret-0123456789abcdef";
-const BOB: &str = "bob-secret-0123456789abcdef00";
-const VERA: &str = "vera-secret-0123456789abcdef0";
+use web_world::{ALICE, BOB, Served, VERA, write_tokens};
 
 /// A world with a quick command agent, and tokens for alice and bob (write) and vera (read).
 fn world() -> World {
@@ -30,19 +25,7 @@ fn world() -> World {
         "",
         "",
     );
-    let dir = world.repo.join(".ganger/web");
-    std::fs::create_dir_all(&dir).unwrap();
-    let file = dir.join("tokens.toml");
-    std::fs::write(
-        &file,
-        format!(
-            "[[token]]\ncommander = \"alice\"\nsecret = \"{ALICE}\"\naccess = \"write\"\n\
-             [[token]]\ncommander = \"bob\"\nsecret = \"{BOB}\"\naccess = \"write\"\n\
-             [[token]]\ncommander = \"vera\"\nsecret = \"{VERA}\"\naccess = \"read\"\n"
-        ),
-    )
-    .unwrap();
-    std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o600)).unwrap();
+    write_tokens(&world);
     world
 }
 

@@ -31,6 +31,22 @@ impl MergeMode {
     }
 }
 
+impl std::str::FromStr for MergeMode {
+    type Err = String;
+
+    /// A mode as front ends take it by name (`merge`, `squash`, `rebase`).
+    fn from_str(text: &str) -> std::result::Result<Self, String> {
+        match text {
+            "merge" => Ok(MergeMode::Merge),
+            "squash" => Ok(MergeMode::Squash),
+            "rebase" => Ok(MergeMode::Rebase),
+            other => Err(format!(
+                "merge mode {other:?}: expected merge, squash or rebase"
+            )),
+        }
+    }
+}
+
 /// The rounds a message names: `1-3`, or `1, 2, 5` when some were rewound.
 pub(crate) fn round_list(rounds: &[&Round]) -> String {
     let numbers: Vec<u32> = rounds.iter().map(|r| r.number).collect();

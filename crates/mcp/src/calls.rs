@@ -467,15 +467,9 @@ fn log(engine: &Engine, a: args::Log) -> Answer {
 }
 
 fn merge(engine: &Engine, a: args::Merge) -> Answer {
-    let mode = match a.mode.as_deref() {
-        None | Some("merge") => MergeMode::Merge,
-        Some("squash") => MergeMode::Squash,
-        Some("rebase") => MergeMode::Rebase,
-        Some(other) => {
-            return Answer::failure(&EngineError::invalid(format!(
-                "merge mode {other:?}: expected merge, squash or rebase"
-            )));
-        }
+    let mode = match a.mode.as_deref().map(str::parse::<MergeMode>).transpose() {
+        Ok(mode) => mode.unwrap_or_default(),
+        Err(problem) => return Answer::failure(&EngineError::invalid(problem)),
     };
     let options = MergeOptions {
         slug: a.slug,

@@ -247,16 +247,13 @@ pub async fn merge(
     bytes: Bytes,
 ) -> ApiResult<Json<Value>> {
     let request: MergeBody = body(&bytes)?;
-    let mode = match request.mode.as_deref() {
-        None | Some("merge") => MergeMode::Merge,
-        Some("squash") => MergeMode::Squash,
-        Some("rebase") => MergeMode::Rebase,
-        Some(other) => {
-            return Err(ApiError::invalid(format!(
-                "merge mode {other:?}: expected merge, squash or rebase"
-            )));
-        }
-    };
+    let mode = request
+        .mode
+        .as_deref()
+        .map(str::parse::<MergeMode>)
+        .transpose()
+        .map_err(ApiError::invalid)?
+        .unwrap_or_default();
     let engine = state.engine_for(&grant)?;
     existing_task(&engine, &slug).await?;
     let options = MergeOptions {

@@ -320,3 +320,26 @@ impl EventStream {
 }
 
 pub mod browser;
+
+/// Tokens for alice and bob (write) and vera (read), mode 0600.
+pub fn write_tokens(world: &World) {
+    let dir = world.repo.join(".ganger/web");
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("tokens.toml");
+    std::fs::write(
+        &file,
+        "[[token]]\ncommander = \"alice\"\nsecret = \"alice-secret-0123456789abcdef\"\naccess = \"write\"\n\
+         [[token]]\ncommander = \"bob\"\nsecret = \"bob-secret-0123456789abcdef00\"\naccess = \"write\"\n\
+         [[token]]\ncommander = \"vera\"\nsecret = \"vera-secret-0123456789abcdef0\"\naccess = \"read\"\n",
+    )
+    .unwrap();
+    std::fs::set_permissions(
+        &file,
+        <std::fs::Permissions as std::os::unix::fs::PermissionsExt>::from_mode(0o600),
+    )
+    .unwrap();
+}
+
+pub const ALICE: &str = "alice-secret-0123456789abcdef";
+pub const BOB: &str = "bob-secret-0123456789abcdef00";
+pub const VERA: &str = "vera-secret-0123456789abcdef0";
