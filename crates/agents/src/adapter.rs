@@ -176,6 +176,9 @@ pub struct SessionFinder {
     ) -> Option<String>,
 }
 
+/// How an agent kept warm is started, for rounds like the request: see [`Adapter::warm_plan`].
+pub type WarmPlan = fn(&RoundRequest<'_>) -> Result<CommandPlan, PlanError>;
+
 /// One agent CLI.
 pub trait Adapter: Send + Sync {
     /// The agent's static facts: one constant in its folder.
@@ -339,6 +342,15 @@ pub trait Adapter: Send + Sync {
     /// How to find the session this CLI saved for a round that named none in its stream (its
     /// host died before the agent's first event); `None` when the CLI cannot be asked.
     fn session_finder(&self) -> Option<SessionFinder> {
+        None
+    }
+    /// The command that starts this agent kept warm, speaking the Agent Client Protocol on
+    /// its stdin and stdout ([`crate::acp`]), for rounds like `request` (its session, prompt
+    /// and permission are the warm host's to give per turn; its model, settings and
+    /// environment are the process's); `None` when ganger has no warm mode for this CLI. The
+    /// agent must ask the client before every tool call that edits, runs or fetches: ganger
+    /// decides each from the round's policy.
+    fn warm_plan(&self) -> Option<WarmPlan> {
         None
     }
     /// How to point this agent at a scripted model server listening at `base_url`

@@ -8,6 +8,7 @@
 //! Adapters are pure: they spawn nothing and touch no files. The engine asks an adapter for a
 //! command, the sandbox runs it, and the adapter reads what came back.
 
+pub mod acp;
 mod adapter;
 mod capabilities;
 pub mod claude;
@@ -28,6 +29,7 @@ pub mod stream_json;
 
 pub use adapter::{
     Adapter, CommandPlan, Permission, PlanError, RoundRequest, ScriptedEndpoint, SessionFinder,
+    WarmPlan,
 };
 pub use capabilities::{
     CopiedSession, CutSession, Interactive, NamedProgram, SessionCopy, SessionFork,

@@ -34,6 +34,7 @@ fn fill(db: &str, count: usize, worktree: &str) -> Result<(), String> {
             sandbox: "local".into(),
             network: "shared".into(),
             rw: Vec::new(),
+            warm: None,
         };
         let round = NewRound {
             kind: RoundKind::Start,

@@ -100,9 +100,37 @@ pub enum Command {
     /// Run a detached round (started by start/fix --detach; not for people).
     #[command(hide = true)]
     Host(HostArgs),
+    /// Keep a task's agent warm between rounds (started by a warm round; not for people).
+    #[command(name = "warm-host", hide = true)]
+    WarmHost(HostArgs),
+    /// List the agents kept warm (task, agent, session, memory, idle time), or stop them.
+    Warm(WarmArgs),
     /// Run one round's container (started by a docker round's host; not for people).
     #[command(name = "docker-round", hide = true)]
     DockerRound,
+}
+
+#[derive(Debug, Args)]
+pub struct WarmArgs {
+    #[command(subcommand)]
+    pub action: Option<WarmAction>,
+    /// Print JSON (documented in docs/json.md).
+    #[arg(long, global = true)]
+    pub json: bool,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum WarmAction {
+    /// The warm agents of this repository, least recently used first (the default).
+    List,
+    /// Stop the warm agents of these tasks (their next rounds start a new one, or run cold).
+    Stop {
+        #[arg(value_name = "SLUG", required_unless_present = "all")]
+        slugs: Vec<String>,
+        /// Every warm agent of this repository.
+        #[arg(long, conflicts_with = "slugs")]
+        all: bool,
+    },
 }
 
 #[derive(Debug, Args)]
@@ -252,6 +280,13 @@ pub struct StartArgs {
     /// Run the round in the background and return once it is recorded as running.
     #[arg(long)]
     pub detach: bool,
+    /// Deliver the task's rounds into a live agent session kept warm between rounds
+    /// (agents with a warm mode; `[warm] default` in ganger.toml sets it for every task).
+    #[arg(long, conflicts_with = "cold")]
+    pub warm: bool,
+    /// Start the agent's CLI for every round of the task, whatever `[warm] default` says.
+    #[arg(long)]
+    pub cold: bool,
     /// Queue the round for the scheduler (`ganger serve`) instead of starting it now.
     #[arg(long, conflicts_with = "detach")]
     pub queue: bool,

@@ -148,6 +148,7 @@ fn wants_json(command: &Command) -> bool {
         Command::Image(a) => a.json,
         Command::Serve(a) => a.json,
         Command::Broadcast(a) => a.json,
+        Command::Warm(a) => a.json,
         Command::Fleet(a) => match &a.action {
             fleet_args::FleetAction::Run { json, .. }
             | fleet_args::FleetAction::Submit { json, .. }
@@ -160,6 +161,7 @@ fn wants_json(command: &Command) -> bool {
         | Command::Man
         | Command::Mcp(_)
         | Command::Host(_)
+        | Command::WarmHost(_)
         | Command::Attach(_)
         | Command::DockerRound => false,
     }
@@ -224,6 +226,8 @@ fn run(cli: Cli) -> Outcome {
         Command::Man => commands::reference::man(),
         Command::Mcp(args) => commands::mcp::run(dir, args),
         Command::Host(args) => commands::host::run(&workspace(dir)?, args),
+        Command::WarmHost(args) => commands::warm::host(&workspace(dir)?, args),
+        Command::Warm(args) => commands::warm::run(&workspace(dir)?, args),
         Command::DockerRound => Ok(u8::try_from(ganger_engine::run_docker_round()).unwrap_or(125)),
     }
 }

@@ -71,6 +71,7 @@ pub fn adopt(ws: &Workspace, options: &AdoptOptions, notices: &mut dyn Notices) 
         sandbox: ganger_sandbox::SandboxKind::Local.as_str().to_owned(),
         network: ganger_sandbox::Network::Shared.as_str().to_owned(),
         rw: Vec::new(),
+        warm: None,
     };
     store
         .adopt_task(&task, &options.session)

@@ -330,6 +330,7 @@ mod tests {
             sandbox: "local".into(),
             network: "shared".into(),
             rw: Vec::new(),
+            warm: None,
         };
         let round = NewRound {
             kind: RoundKind::Start,

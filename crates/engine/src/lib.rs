@@ -73,6 +73,7 @@ mod task_worktree;
 mod tokens;
 mod until_green;
 mod wait;
+pub mod warm;
 mod workspace;
 
 pub use admission::UNTIL_GREEN_MAX;

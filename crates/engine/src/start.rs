@@ -57,6 +57,9 @@ pub struct StartOptions {
     /// The fleet the task belongs to (the scheduler's): its budget counts the task, from the
     /// first round on, and a fleet that has spent its budget starts no task.
     pub fleet: Option<String>,
+    /// `--warm` (`Some(true)`) or `--cold`: whether the task's rounds go to a warm agent
+    /// (`None`: as `[warm] default` says).
+    pub warm: Option<bool>,
 }
 
 /// Starts a task: round 1 in a new session titled with the slug.
@@ -218,6 +221,7 @@ pub fn start(ws: &Workspace, options: StartOptions, notices: &mut dyn Notices) -
             sandbox: sandbox.kind().as_str().to_owned(),
             network: sandbox.network.as_str().to_owned(),
             rw: sandbox.rw.clone(),
+            warm: options.warm,
         };
         let (task, round) = store.create_task(&new_task, new_round).map_err(|e| {
             if let Place::Planned(planned) = &place {

@@ -203,6 +203,7 @@ fn start(engine: &Engine, a: args::Start) -> Answer {
                 tokens: a.budget_tokens,
             },
             fleet: None,
+            warm: None,
         })
     })();
     match options {

@@ -36,7 +36,9 @@ pub use detach::{DetachedHost, spawn_detached_host};
 pub use error::SandboxError;
 pub use interactive::run_interactive;
 pub use kind::{Network, SandboxKind};
-pub use local::{AgentCommand, AgentExit, RunningAgent, Waited, spawn_local};
+pub use local::{
+    AgentCommand, AgentExit, RunningAgent, Waited, spawn_local, spawn_local_conversing,
+};
 pub use local_sandbox::LocalSandbox;
 pub use members::{RoundMarker, kill_round, marked_processes, round_members};
 pub use proc_stat::{ProcStat, ProcessId, proc_stat};

@@ -93,6 +93,26 @@ fn locate(program: &Path, env: &[(OsString, OsString)]) -> PathBuf {
 
 /// Starts `command` in the local sandbox.
 pub fn spawn_local(command: &AgentCommand) -> Result<RunningAgent, SandboxError> {
+    spawn(command, false).map(|(agent, _)| agent)
+}
+
+/// Starts `command` in the local sandbox with its stdin a pipe ganger keeps writing to (an
+/// agent spoken to over a protocol); `command.stdin` is not used.
+pub fn spawn_local_conversing(
+    command: &AgentCommand,
+) -> Result<(RunningAgent, File), SandboxError> {
+    let (agent, stdin) = spawn(command, true)?;
+    let stdin = stdin.ok_or_else(|| SandboxError::Spawn {
+        program: command.program.clone(),
+        source: std::io::Error::other("no pipe to the agent's stdin"),
+    })?;
+    Ok((agent, stdin))
+}
+
+fn spawn(
+    command: &AgentCommand,
+    conversing: bool,
+) -> Result<(RunningAgent, Option<File>), SandboxError> {
     let spawn_error = |source: std::io::Error| SandboxError::Spawn {
         program: command.program.clone(),
         source,
@@ -125,7 +145,7 @@ pub fn spawn_local(command: &AgentCommand) -> Result<RunningAgent, SandboxError>
         )),
         None => None,
     };
-    let with_stdin = command.stdin.is_some();
+    let with_stdin = conversing || command.stdin.is_some();
     let child = match raw_spawn::spawn(&prepared, directory.as_ref(), with_stdin) {
         Ok(child) => child,
         // A kernel without clone3 or CLONE_INTO_CGROUP (before 5.7), or a cgroup we may not
@@ -159,13 +179,18 @@ pub fn spawn_local(command: &AgentCommand) -> Result<RunningAgent, SandboxError>
         }
     };
     let start_ticks = proc_stat(child.pid).map_or(0, |stat| stat.start_ticks);
-    if let (Some(mut stdin), Some(bytes)) = (child.stdin, command.stdin.clone()) {
-        // A large prompt may not fit the pipe before the agent reads: write from a thread.
-        std::thread::spawn(move || {
-            let _ = stdin.write_all(&bytes);
-        });
+    let mut kept_stdin = None;
+    match (child.stdin, command.stdin.clone()) {
+        (Some(stdin), _) if conversing => kept_stdin = Some(stdin),
+        (Some(mut stdin), Some(bytes)) => {
+            // A large prompt may not fit the pipe before the agent reads: write from a thread.
+            std::thread::spawn(move || {
+                let _ = stdin.write_all(&bytes);
+            });
+        }
+        _ => {}
     }
-    Ok(RunningAgent {
+    let agent = RunningAgent {
         process: ProcessId {
             pid: child.pid,
             start_ticks,
@@ -180,7 +205,8 @@ pub fn spawn_local(command: &AgentCommand) -> Result<RunningAgent, SandboxError>
         stderr: Some(child.stderr),
         exit: None,
         settled: AtomicBool::new(false),
-    })
+    };
+    Ok((agent, kept_stdin))
 }
 
 fn decode(status: libc::c_int) -> AgentExit {

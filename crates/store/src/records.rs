@@ -77,6 +77,8 @@ pub struct Task {
     pub inbound: String,
     /// Commanders besides the owner who may send the task rounds.
     pub allowed: Vec<String>,
+    /// Whether the task's rounds go to a warm agent (`None`: as `[warm] default` says).
+    pub warm: Option<bool>,
 }
 
 impl Task {
@@ -246,6 +248,8 @@ pub struct NewTask {
     pub network: String,
     /// Extra writable paths inside the worktree (relative to it).
     pub rw: Vec<String>,
+    /// Whether the task's rounds go to a warm agent (`None`: as `[warm] default` says).
+    pub warm: Option<bool>,
 }
 
 /// Changes a fix makes to its task for this round and later ones.

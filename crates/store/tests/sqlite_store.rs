@@ -125,6 +125,7 @@ fn task(slug: &str) -> NewTask {
         sandbox: "local".into(),
         network: "shared".into(),
         rw: Vec::new(),
+        warm: None,
     }
 }
 

@@ -1,7 +1,7 @@
 //! OpenCode as an [`Adapter`]: the pieces of this folder behind the contract the engine uses.
 
 use crate::adapter::{
-    Adapter, CommandPlan, PlanError, RoundRequest, ScriptedEndpoint, SessionFinder,
+    Adapter, CommandPlan, PlanError, RoundRequest, ScriptedEndpoint, SessionFinder, WarmPlan,
 };
 use crate::capabilities::{Interactive, SessionFork};
 use crate::facts::{AgentFacts, ConfigFile, Package};
@@ -62,6 +62,10 @@ impl Adapter for OpenCode {
 
     fn stream_parser(&self) -> Box<dyn StreamParser> {
         Box::new(OpenCodeStream)
+    }
+
+    fn warm_plan(&self) -> Option<WarmPlan> {
+        Some(command::warm_plan)
     }
 
     /// `opencode run` stops at a refused call (FACTS.md §1): no further model request.

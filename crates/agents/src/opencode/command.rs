@@ -45,6 +45,38 @@ pub fn plan(request: &RoundRequest<'_>) -> Result<CommandPlan, PlanError> {
     ))
 }
 
+/// OpenCode kept warm: `opencode acp`, with the round's environment and settings, the model
+/// in its configuration (ACP has no `--model`), and every edit, command, fetch and path
+/// outside the worktree set to `ask`, so that each reaches ganger as a permission request
+/// (docs/agents/acp-measured.md). The prompt and the session go over the protocol.
+pub fn warm_plan(request: &RoundRequest<'_>) -> Result<CommandPlan, PlanError> {
+    let cold = plan(request)?;
+    let mut env: Vec<(String, String)> = cold
+        .env
+        .into_iter()
+        .filter(|(key, _)| key != PERMISSION_ENV && key != CONFIG_CONTENT_ENV)
+        .collect();
+    let mut config = match merged_config(request)? {
+        Some(text) => serde_json::from_str::<Value>(&text).unwrap_or_else(|_| json!({})),
+        None => match request.inherited_config {
+            Some(text) => serde_json::from_str::<Value>(text).unwrap_or_else(|_| json!({})),
+            None => json!({}),
+        },
+    };
+    if let (Some(model), Some(map)) = (request.model, config.as_object_mut()) {
+        map.insert("model".into(), Value::String(model.to_owned()));
+    }
+    if config.as_object().is_some_and(|map| !map.is_empty()) {
+        env.push((CONFIG_CONTENT_ENV.to_owned(), config.to_string()));
+    }
+    env.push((PERMISSION_ENV.to_owned(), WARM.to_owned()));
+    Ok(CommandPlan::new(vec!["acp".into()], env, None))
+}
+
+/// Kept warm: OpenCode asks before every call that changes or reaches out; ganger answers.
+const WARM: &str =
+    r#"{"edit":"ask","bash":"ask","webfetch":"ask","external_directory":"ask","doom_loop":"ask"}"#;
+
 /// The variable whose JSON OpenCode merges into its `permission` setting, over every file.
 pub const PERMISSION_ENV: &str = "OPENCODE_PERMISSION";
 
@@ -165,6 +197,30 @@ mod tests {
                 session: None,
             }
         );
+    }
+
+    #[test]
+    fn kept_warm_it_speaks_acp_with_the_model_in_its_config_and_asks_before_every_change() {
+        let overlay = json!({"share": "disabled"});
+        let plan = warm_plan(&request(Some("ses_1"), Some(&overlay), None)).unwrap();
+        assert_eq!(plan.args, ["acp"]);
+        assert_eq!(plan.stdin, None);
+        let var = |name: &str| {
+            plan.env
+                .iter()
+                .find(|(k, _)| k == name)
+                .map(|(_, v)| v.clone())
+        };
+        let config: Value = serde_json::from_str(&var(CONFIG_CONTENT_ENV).unwrap()).unwrap();
+        assert_eq!(
+            config,
+            json!({"share": "disabled", "model": "mock/scripted"})
+        );
+        let permission: Value = serde_json::from_str(&var(PERMISSION_ENV).unwrap()).unwrap();
+        for tool in ["edit", "bash", "webfetch", "external_directory"] {
+            assert_eq!(permission[tool], "ask", "{tool}");
+        }
+        assert_eq!(var("PWD").as_deref(), Some("/work/site-agent-fix-typo"));
     }
 
     #[test]

@@ -21,4 +21,5 @@ pub(crate) mod reference;
 pub(crate) mod round;
 pub(crate) mod summarize;
 pub(crate) mod supervisor;
+pub(crate) mod warm;
 pub(crate) mod watch;

@@ -104,6 +104,11 @@ pub(crate) fn start(engine: &Engine, args: StartArgs) -> Outcome {
             tokens: args.budget_tokens,
         },
         fleet: None,
+        warm: match (args.warm, args.cold) {
+            (true, _) => Some(true),
+            (_, true) => Some(false),
+            _ => None,
+        },
     };
     let sent = engine
         .start(options, args.queue, &mut out.notices())

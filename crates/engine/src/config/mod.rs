@@ -40,6 +40,34 @@ pub struct Config {
     pub pipeline: roles::PipelineConfig,
     /// The checks run after every round (`[[checks]]`).
     pub checks: Vec<CheckConfig>,
+    /// Agents kept warm between rounds (`[warm]`).
+    pub warm: WarmConfig,
+    /// Tool permissions ganger decides for warm rounds (`[permissions]`).
+    pub permissions: crate::warm::PermissionRules,
+}
+
+/// `[warm]`: rounds delivered into a live agent session (docs/warm.md).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct WarmConfig {
+    /// Whether tasks are warm unless `--cold` says otherwise (agents without a warm mode run
+    /// cold in any case).
+    pub default: bool,
+    /// How long a warm agent may sit idle before it is stopped.
+    pub idle: DurationSetting,
+    /// How many warm agents may run at once on this machine (the least recently used one is
+    /// stopped to make room).
+    pub max: usize,
+}
+
+impl Default for WarmConfig {
+    fn default() -> Self {
+        WarmConfig {
+            default: false,
+            idle: DurationSetting(Duration::from_secs(10 * 60)),
+            max: 8,
+        }
+    }
 }
 
 /// What a model costs, in US dollars per million tokens.
@@ -332,6 +360,18 @@ impl Config {
                     reason: format!("{key}: a limit of 0 would stop every round at once"),
                 });
             }
+        }
+        if let Some(reason) = config.permissions.problem() {
+            return Err(ConfigError {
+                path: path.into(),
+                reason: format!("permissions: {reason}"),
+            });
+        }
+        if config.warm.max == 0 || config.warm.idle.0.is_zero() {
+            return Err(ConfigError {
+                path: path.into(),
+                reason: "warm: max and idle must be above 0 (set warm.default = false to keep agents cold)".into(),
+            });
         }
         validate_checks(&config.checks).map_err(|reason| ConfigError {
             path: path.into(),

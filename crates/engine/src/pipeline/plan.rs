@@ -262,6 +262,7 @@ fn new_task(
         sandbox: sandbox.kind().as_str().to_owned(),
         network: sandbox.network.as_str().to_owned(),
         rw: Vec::new(),
+        warm: None,
     };
     let created = store
         .create_bare_task(&task)

@@ -225,6 +225,7 @@ fn start_role(
         sandbox: parent.sandbox.clone(),
         network: parent.network.clone(),
         rw: parent.rw.clone(),
+        warm: parent.warm,
     };
     let round = Begin {
         kind: RoundKind::Start,

@@ -17,6 +17,7 @@ use crate::workspace::Workspace;
 use ganger_agents::{Adapter, AgentExit, CommandPlan, Permission, RoundRequest};
 use ganger_sandbox::{Activity, AgentCommand, ProcessId, RunningAgent, Waited, spawn_local};
 use ganger_store::{Backend, Claim, ProcessRef, RoundStream, Store, StreamKind, now_ms};
+use std::io::Write;
 use std::sync::mpsc;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -93,6 +94,30 @@ fn agent_command(
     adapter: &dyn Adapter,
     keys: &[keys::LoadedKey],
 ) -> Result<(AgentCommand, Option<String>)> {
+    planned_command(ws, input, adapter, keys, None)
+}
+
+/// The command of the task's agent kept warm ([`Adapter::warm_plan`]), its processes marked
+/// with `token` (they outlive the round).
+pub(crate) fn warm_agent_command(
+    ws: &Workspace,
+    input: &RoundInput,
+    keys: &[keys::LoadedKey],
+    token: &str,
+) -> Result<AgentCommand> {
+    let adapter = adapter_of(ws, &input.task)?;
+    planned_command(ws, input, adapter, keys, Some(token)).map(|(command, _)| command)
+}
+
+/// The round's command as `adapter` plans it: the cold one, or with `warm` (the warm
+/// process's marker) the warm one.
+fn planned_command(
+    ws: &Workspace,
+    input: &RoundInput,
+    adapter: &dyn Adapter,
+    keys: &[keys::LoadedKey],
+    warm: Option<&str>,
+) -> Result<(AgentCommand, Option<String>)> {
     let program = agent_env::resolve_program(adapter, &ws.config)?;
     let overlay = agent_env::config_overlay(adapter, &ws.config);
     let inherited = agent_env::inherited_config(adapter, &ws.config);
@@ -119,7 +144,7 @@ fn agent_command(
         .parse::<Permission>()
         .map_err(EngineError::invalid)?;
     let new_session_id = crate::tokens::new_uuid();
-    let plan = adapter.plan(&RoundRequest {
+    let request = RoundRequest {
         // After a rewind the round forks an earlier session at the rewound point.
         resume_at: input.round.fork_from.as_ref().map(|f| f.at.as_str()),
         prompt: &input.prompt,
@@ -137,7 +162,13 @@ fn agent_command(
         sandboxed: isolated,
         env: &request_env,
         agent_dir: &agent_dir,
-    })?;
+    };
+    let plan = match warm {
+        None => adapter.plan(&request)?,
+        Some(_) => (adapter.warm_plan().ok_or_else(|| {
+            EngineError::invalid(format!("{} has no warm mode", adapter.display_name()))
+        })?)(&request)?,
+    };
     if isolated {
         private_home(&agent_dir)?;
     }
@@ -153,8 +184,9 @@ fn agent_command(
         env,
         cwd: worktree.clone(),
         stdin: plan.stdin,
-        token: input.round.token.clone(),
-        use_cgroup: ws.config.sandbox.cgroup,
+        token: warm.map_or_else(|| input.round.token.clone(), str::to_owned),
+        // A warm agent outlives its rounds: no cgroup named after one.
+        use_cgroup: ws.config.sandbox.cgroup && warm.is_none(),
     };
     let confined = Confinement {
         sandbox: &sandbox,
@@ -209,10 +241,22 @@ fn run_agent(
             input.task.worktree.display()
         )));
     }
+    let cold_because = if super::warm_round::wanted(ws, input, adapter) {
+        match super::warm_round::run_warm_agent(ws, store, input, redactor)? {
+            Ok(ended) => return Ok(ended),
+            Err(why) => Some(why),
+        }
+    } else {
+        None
+    };
     let (command, named_session) = agent_command(ws, input, adapter, keys)?;
     let stream = |kind| RoundStream::of(&input.task, &input.round, kind);
     let raw = store.create_stream(&stream(StreamKind::Stdout))?;
-    let err = store.create_stream(&stream(StreamKind::Stderr))?;
+    let mut err = store.create_stream(&stream(StreamKind::Stderr))?;
+    if let Some(why) = cold_because {
+        let note = format!("ganger: no warm agent for this round, so it runs cold: {why}\n");
+        let _ = err.write_all(redactor.redact_str(&note).as_bytes());
+    }
     let signals = SignalWatch::install()
         .map_err(|e| EngineError::environment("failed to watch signals", e))?;
     let started = Instant::now();
@@ -303,9 +347,9 @@ fn run_agent(
 
 /// How the host counts a running round's spending: the figures it stores, and the budgets
 /// they are held to.
-struct Spending {
-    settle: RoundSpend,
-    budget: BudgetWatch,
+pub(super) struct Spending {
+    pub settle: RoundSpend,
+    pub budget: BudgetWatch,
 }
 
 /// Waits for the agent, enforcing the limits, the budgets and stop requests; returns how it
@@ -314,10 +358,10 @@ struct Spending {
     clippy::too_many_arguments,
     reason = "the host's loop state, each part owned elsewhere"
 )]
-fn follow(
+pub(super) fn follow(
     store: &mut dyn Store,
     input: &RoundInput,
-    agent: &mut RunningAgent,
+    agent: &mut dyn Followed,
     signals: &SignalWatch,
     progress: &Arc<Mutex<Progress>>,
     started: Instant,
@@ -383,7 +427,7 @@ fn follow(
                 }
             }
             watchdog
-                .check(now, stream_progress, || Activity::sample(&agent.marker))
+                .check(now, stream_progress, || agent.activity())
                 .map(|limit| match limit {
                     Limit::Timeout(limit) => HostStop::TimedOut(limit),
                     Limit::Stall(limit) => HostStop::Stalled(limit),
@@ -404,7 +448,40 @@ fn follow(
     }
 }
 
-fn convert(exit: ganger_sandbox::AgentExit) -> AgentExit {
+/// What the host's loop follows: the agent's process for a cold round, the turn in a warm
+/// agent for a warm one.
+pub(super) trait Followed {
+    /// Waits until the agent (or its turn) ends, `wake` becomes readable, or `timeout` passes.
+    fn wait_timeout(
+        &mut self,
+        timeout: Duration,
+        wake: Option<std::os::fd::BorrowedFd<'_>>,
+    ) -> Waited;
+    /// Stops the agent (or its turn), waiting up to `grace`.
+    fn stop(&mut self, grace: Duration) -> ganger_sandbox::AgentExit;
+    /// How busy the agent's processes are.
+    fn activity(&self) -> Activity;
+}
+
+impl Followed for RunningAgent {
+    fn wait_timeout(
+        &mut self,
+        timeout: Duration,
+        wake: Option<std::os::fd::BorrowedFd<'_>>,
+    ) -> Waited {
+        RunningAgent::wait_timeout(self, timeout, wake)
+    }
+
+    fn stop(&mut self, grace: Duration) -> ganger_sandbox::AgentExit {
+        RunningAgent::stop(self, grace)
+    }
+
+    fn activity(&self) -> Activity {
+        Activity::sample(&self.marker)
+    }
+}
+
+pub(super) fn convert(exit: ganger_sandbox::AgentExit) -> AgentExit {
     match (exit.code, exit.signal) {
         (Some(code), _) => AgentExit::Code(code),
         (None, Some(signal)) => AgentExit::Signal(signal),

@@ -10,10 +10,11 @@ mod host;
 mod output;
 mod setup;
 mod signals;
+mod warm_round;
 mod watchdog;
 
 pub use finish::HostOutcome;
 pub(crate) use finish::settle_dead_round;
 pub use host::run_host;
-pub(crate) use host::write_plan_files;
+pub(crate) use host::{warm_agent_command, write_plan_files};
 pub use setup::RoundInput;

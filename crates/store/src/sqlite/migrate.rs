@@ -18,6 +18,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("../../migrations/0010_evidence.sql"),
     include_str!("../../migrations/0011_queue_unique.sql"),
     include_str!("../../migrations/0012_claims.sql"),
+    include_str!("../../migrations/0013_task_warm.sql"),
 ];
 
 /// The schema version this binary writes.

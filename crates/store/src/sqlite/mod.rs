@@ -234,8 +234,8 @@ pub(crate) fn load_task(conn: &Connection, id: i64) -> Result<Task, StoreError> 
 pub(crate) fn insert_task(tx: &Transaction<'_>, task: &NewTask) -> Result<i64, StoreError> {
     let inserted = tx.execute(
         "INSERT INTO tasks (slug, agent, model, base, base_commit, branch, worktree, worktree_made, \
-         owner, keys, timeout_ms, stall_ms, created_at, permission, sandbox, network, rw) \
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17)",
+         owner, keys, timeout_ms, stall_ms, created_at, permission, sandbox, network, rw, warm) \
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18)",
         params![
             task.slug,
             task.agent,
@@ -254,6 +254,7 @@ pub(crate) fn insert_task(tx: &Transaction<'_>, task: &NewTask) -> Result<i64, S
             task.sandbox,
             task.network,
             to_json(&task.rw)?,
+            task.warm,
         ],
     );
     match inserted {

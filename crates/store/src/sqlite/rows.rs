@@ -8,7 +8,7 @@ use std::path::PathBuf;
 
 pub(crate) const TASK_COLUMNS: &str = "id, slug, agent, model, base, base_commit, branch, worktree, \
     worktree_made, session, owner, generation, keys, timeout_ms, stall_ms, created_at, rounds, \
-    last_status, cost_usd, permission, sandbox, network, rw, cleaned_at, resume_note, fork_from, parent, role, inbound, allowed";
+    last_status, cost_usd, permission, sandbox, network, rw, cleaned_at, resume_note, fork_from, parent, role, inbound, allowed, warm";
 
 pub(crate) const ROUND_COLUMNS: &str = "id, task_id, number, kind, status, reason, model, \
     session_before, session, commander, token, lock_path, host_pid, host_start, agent_pid, \
@@ -80,6 +80,7 @@ pub(crate) fn task(row: &Row<'_>) -> rusqlite::Result<Task> {
         role: row.get(27)?,
         inbound: row.get(28)?,
         allowed: json(&row.get::<_, String>(29)?, "allowed")?,
+        warm: row.get(30)?,
     })
 }
 

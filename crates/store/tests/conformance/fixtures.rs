@@ -25,6 +25,7 @@ pub fn new_task(slug: &str, owner: &str) -> NewTask {
         sandbox: "local".into(),
         network: "shared".into(),
         rw: Vec::new(),
+        warm: None,
     }
 }
 

@@ -1,0 +1,328 @@
+//! A warm round's stream as ganger's events. The stream holds the agent's own ACP messages of
+//! the turn (from the `session/prompt` request on; a loaded session's replay is not part of
+//! it) and ganger's lines (`{"ganger": ...}`) where the warm host did something:
+//!
+//! - `ganger: turn` opens the round with [`Event::Session`] and [`Event::StepStarted`]; it
+//!   carries the session's cost before the turn, since agents report the session's running
+//!   cost (OpenCode's `usage_update`), and the round's is the difference.
+//! - `agent_message_chunk` pieces are joined per message: each yields [`Event::Text`] with
+//!   the message so far, so that the summary's answer is the whole last message.
+//! - `tool_call` yields [`Event::ToolStarted`] and remembers the tool's name by the call's
+//!   id; a `tool_call_update` of status `completed` or `failed` yields [`Event::Tool`].
+//! - `ganger: permission` with decision `deny` yields [`Event::PermissionRejected`] with the
+//!   rule that refused the call; an allowed call yields nothing beyond the count.
+//! - `ganger: error` (the warm agent died, a session could not be loaded) yields
+//!   [`Event::Error`].
+//! - The prompt's response ends the round: [`Event::StepFinished`] with its `stopReason` and
+//!   the turn's tokens ([`UsageMode::RoundTotal`]), then [`Event::Ended`]; an error response
+//!   yields [`Event::Error`] first.
+//! - Updates that say nothing of the work (thoughts, plans, commands, modes) yield nothing
+//!   beyond the count; any other update is [`Event::Unknown`]; a line that is not a JSON
+//!   object is malformed.
+
+use super::GANGER_KEY;
+use super::protocol::{Incoming, classify};
+use crate::{ParsedLine, StreamParser};
+use ganger_events::{Event, ToolStatus, Usage, UsageMode};
+use serde_json::Value;
+use std::collections::HashMap;
+
+/// Reads one warm round's stream.
+#[derive(Debug, Clone, Default)]
+pub struct AcpStream {
+    /// Tool names by call id.
+    tools: HashMap<String, String>,
+    /// The message being written: its id and its text so far.
+    answer: Option<(Option<String>, String)>,
+    /// The session's cost when the turn began, and the latest the agent reported.
+    cost_before: Option<f64>,
+    cost_now: Option<f64>,
+}
+
+impl StreamParser for AcpStream {
+    fn parse_line(&mut self, line: &[u8]) -> ParsedLine {
+        let Ok(value @ Value::Object(_)) = serde_json::from_slice::<Value>(line) else {
+            return malformed();
+        };
+        if let Some(what) = value.get(GANGER_KEY).and_then(Value::as_str) {
+            let events = self.ganger_line(what, &value);
+            return ParsedLine {
+                kind: Some(format!("ganger.{what}")),
+                events,
+            };
+        }
+        match classify(line) {
+            Some(Incoming::Notification { method, params }) if method == "session/update" => {
+                let update = &params["update"];
+                let kind = update["sessionUpdate"]
+                    .as_str()
+                    .unwrap_or("update")
+                    .to_owned();
+                let events = self.update(&kind, update);
+                ParsedLine {
+                    kind: Some(kind),
+                    events,
+                }
+            }
+            Some(Incoming::Notification { method, .. }) => ParsedLine {
+                events: vec![Event::Unknown {
+                    kind: method.clone(),
+                }],
+                kind: Some(method),
+            },
+            Some(Incoming::Request { method, .. }) => ParsedLine {
+                kind: Some(method),
+                events: Vec::new(),
+            },
+            Some(Incoming::Response { result, .. }) => ParsedLine {
+                kind: Some("response".to_owned()),
+                events: self.response(result),
+            },
+            None => malformed(),
+        }
+    }
+}
+
+fn malformed() -> ParsedLine {
+    ParsedLine {
+        kind: None,
+        events: Vec::new(),
+    }
+}
+
+fn text(value: &Value) -> Option<String> {
+    value.as_str().map(str::to_owned)
+}
+
+impl AcpStream {
+    fn ganger_line(&mut self, what: &str, value: &Value) -> Vec<Event> {
+        match what {
+            "turn" => {
+                self.cost_before = value["cost_before"].as_f64();
+                let mut events = Vec::new();
+                if let Some(id) = text(&value["session"]) {
+                    events.push(Event::Session { id });
+                }
+                events.push(Event::StepStarted);
+                events
+            }
+            "permission" if value["decision"] == "deny" => vec![Event::PermissionRejected {
+                tool: text(&value["tool"]).unwrap_or_default(),
+                message: format!(
+                    "refused by ganger ({})",
+                    text(&value["rule"]).unwrap_or_default()
+                ),
+            }],
+            "permission" => Vec::new(),
+            "error" => vec![Event::Error {
+                name: "WarmAgent".to_owned(),
+                message: text(&value["message"]).unwrap_or_default(),
+                status_code: None,
+                retryable: None,
+            }],
+            other => vec![Event::Unknown {
+                kind: format!("ganger.{other}"),
+            }],
+        }
+    }
+
+    fn update(&mut self, kind: &str, update: &Value) -> Vec<Event> {
+        if kind != "agent_message_chunk" {
+            // Anything else ends the message being written: a later piece starts a new one.
+            self.answer = None;
+        }
+        match kind {
+            "agent_message_chunk" => {
+                let Some(piece) = update["content"]["text"].as_str() else {
+                    return Vec::new();
+                };
+                let id = text(&update["messageId"]);
+                let answer = match self.answer.take() {
+                    Some((same, mut so_far)) if same == id => {
+                        so_far.push_str(piece);
+                        (same, so_far)
+                    }
+                    _ => (id, piece.to_owned()),
+                };
+                let whole = answer.1.clone();
+                self.answer = Some(answer);
+                vec![Event::Text { text: whole }]
+            }
+            "tool_call" => {
+                let name = text(&update["title"])
+                    .or_else(|| text(&update["kind"]))
+                    .unwrap_or_else(|| "tool".to_owned());
+                if let Some(id) = text(&update["toolCallId"]) {
+                    self.tools.insert(id, name.clone());
+                }
+                let mut events = vec![Event::ToolStarted {
+                    name: name.clone(),
+                    title: None,
+                }];
+                events.extend(self.tool_end(&name, update));
+                events
+            }
+            "tool_call_update" => {
+                let id = text(&update["toolCallId"]).unwrap_or_default();
+                let name = self
+                    .tools
+                    .get(&id)
+                    .cloned()
+                    .or_else(|| text(&update["kind"]))
+                    .unwrap_or_else(|| "tool".to_owned());
+                let events = self.tool_end(&name, update);
+                if !events.is_empty() {
+                    self.tools.remove(&id);
+                }
+                events
+            }
+            "usage_update" => {
+                if let Some(amount) = update["cost"]["amount"].as_f64() {
+                    self.cost_now = Some(amount);
+                }
+                Vec::new()
+            }
+            "agent_thought_chunk"
+            | "user_message_chunk"
+            | "plan"
+            | "available_commands_update"
+            | "current_mode_update"
+            | "config_option_update"
+            | "session_info_update" => Vec::new(),
+            other => vec![Event::Unknown {
+                kind: other.to_owned(),
+            }],
+        }
+    }
+
+    /// The end of a tool call, when `update` reports one.
+    fn tool_end(&self, name: &str, update: &Value) -> Vec<Event> {
+        let status = match update["status"].as_str() {
+            Some("completed") => ToolStatus::Completed,
+            Some("failed") => ToolStatus::Error,
+            _ => return Vec::new(),
+        };
+        let output = update["content"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|c| c["content"]["text"].as_str())
+            .collect::<Vec<_>>()
+            .join("\n");
+        vec![Event::Tool {
+            name: name.to_owned(),
+            status,
+            title: text(&update["title"]).filter(|title| title != name),
+            error: (status == ToolStatus::Error && !output.is_empty()).then_some(output),
+        }]
+    }
+
+    fn response(&mut self, result: Result<Value, String>) -> Vec<Event> {
+        self.answer = None;
+        match result {
+            Ok(result) => {
+                let Some(reason) = text(&result["stopReason"]) else {
+                    return Vec::new();
+                };
+                let usage = &result["usage"];
+                let tokens = |key: &str| usage[key].as_u64().unwrap_or(0);
+                let cost = match (self.cost_now, self.cost_before) {
+                    (Some(now), Some(before)) => Some((now - before).max(0.0)),
+                    (Some(now), None) => Some(now),
+                    _ => None,
+                };
+                vec![
+                    Event::StepFinished {
+                        reason: Some(reason),
+                        usage: Usage {
+                            input: tokens("inputTokens"),
+                            output: tokens("outputTokens"),
+                            reasoning: tokens("thoughtTokens"),
+                            cache_read: tokens("cachedReadTokens"),
+                            cache_write: tokens("cachedWriteTokens"),
+                            cost_usd: cost,
+                            mode: UsageMode::RoundTotal,
+                        },
+                    },
+                    Event::Ended,
+                ]
+            }
+            Err(message) => vec![
+                Event::Error {
+                    name: "AgentError".to_owned(),
+                    message,
+                    status_code: None,
+                    retryable: None,
+                },
+                Event::Ended,
+            ],
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::stream::summarize_stream;
+    use ganger_events::RoundSummary;
+
+    /// OpenCode 1.18.33's turn that writes a file, as measured (docs/agents/acp-measured.md),
+    /// trimmed, behind ganger's turn line.
+    const TURN: &str = r#"{"ganger":"turn","session":"ses_1","cost_before":0.0076}
+{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"ses_1","update":{"sessionUpdate":"available_commands_update","availableCommands":[]}}}
+{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"ses_1","update":{"sessionUpdate":"tool_call","toolCallId":"c1","title":"write","kind":"edit","status":"pending","locations":[],"rawInput":{}}}}
+{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"ses_1","update":{"sessionUpdate":"tool_call_update","toolCallId":"c1","status":"in_progress","kind":"edit","title":"write","rawInput":{"content":"hello\n","filePath":"hello.txt"}}}}
+{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"ses_1","update":{"sessionUpdate":"tool_call_update","toolCallId":"c1","status":"completed","title":"hello.txt","content":[{"type":"content","content":{"type":"text","text":"Wrote file successfully."}}]}}}
+{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"ses_1","update":{"sessionUpdate":"agent_message_chunk","messageId":"m1","content":{"type":"text","text":"Wrote it.\n"}}}}
+{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"ses_1","update":{"sessionUpdate":"agent_message_chunk","messageId":"m1","content":{"type":"text","text":"DONE: hello.txt written"}}}}
+{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"ses_1","update":{"sessionUpdate":"usage_update","used":2416,"size":128000,"cost":{"amount":0.0226,"currency":"USD"}}}}
+{"jsonrpc":"2.0","id":2,"result":{"stopReason":"end_turn","usage":{"inputTokens":2416,"outputTokens":25,"totalTokens":2441},"_meta":{}}}
+"#;
+
+    fn summary(stream: &str) -> RoundSummary {
+        summarize_stream(&mut AcpStream::default(), stream.as_bytes())
+    }
+
+    #[test]
+    fn a_turn_gives_the_session_the_whole_answer_the_call_and_the_rounds_own_cost() {
+        let summary = summary(TURN);
+        assert_eq!(summary.session.as_deref(), Some("ses_1"));
+        assert_eq!(
+            summary.answer.as_deref(),
+            Some("Wrote it.\nDONE: hello.txt written")
+        );
+        assert_eq!(summary.done.as_deref(), Some("DONE: hello.txt written"));
+        assert_eq!(summary.tool_calls, 1);
+        assert_eq!(summary.finish.as_deref(), Some("end_turn"));
+        assert!(summary.ended);
+        assert_eq!(summary.tokens.input, 2416);
+        assert_eq!(summary.tokens.output, 25);
+        let cost = summary.cost_usd.unwrap();
+        assert!((cost - 0.015).abs() < 1e-9, "{cost}");
+        assert_eq!(summary.unknown, 0);
+        assert_eq!(summary.malformed, 0);
+    }
+
+    #[test]
+    fn a_refused_call_a_failed_call_and_an_error_are_told() {
+        let stream = r#"{"ganger":"turn","session":"s"}
+{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"tool_call","toolCallId":"c1","title":"bash","kind":"execute","status":"pending"}}}
+{"jsonrpc":"2.0","id":0,"method":"session/request_permission","params":{"sessionId":"s","toolCall":{"toolCallId":"c1"},"options":[]}}
+{"ganger":"permission","tool":"bash","kind":"execute","input":{"command":"git push"},"decision":"deny","rule":"deny \"git push\" ([permissions] in ganger.toml)"}
+{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"tool_call_update","toolCallId":"c1","status":"failed","content":[{"type":"content","content":{"type":"text","text":"rejected"}}]}}}
+not json at all
+{"jsonrpc":"2.0","id":2,"error":{"code":-32603,"message":"model unreachable"}}
+"#;
+        let summary = summary(stream);
+        assert_eq!(summary.rejection_count, 1);
+        assert!(
+            summary.rejections[0].contains("git push"),
+            "{:?}",
+            summary.rejections
+        );
+        assert_eq!(summary.tool_errors, 1);
+        assert_eq!(summary.errors, ["AgentError: model unreachable"]);
+        assert_eq!(summary.malformed, 1);
+        assert!(summary.ended);
+    }
+}

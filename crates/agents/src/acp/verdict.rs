@@ -1,0 +1,65 @@
+//! Whether a warm round is done: the turn ended with `end_turn`, no error was reported, and
+//! no tool call was refused (by ganger's permissions or the agent's own). A turn that ended
+//! any other way (`cancelled`, `max_tokens`, `max_turn_requests`, `refusal`) failed, and says
+//! how; a stream that ended without the prompt's answer means the warm agent went away.
+
+use crate::{AgentExit, Verdict};
+use ganger_events::RoundSummary;
+
+/// The stop reason of a turn that finished its work.
+pub const END_TURN: &str = "end_turn";
+
+/// Whether the warm round whose stream folded into `summary` is done. `exit` is how the turn
+/// ended for the round host: `Code(0)` when the stream was whole.
+pub fn verdict(summary: &RoundSummary, exit: AgentExit) -> Verdict {
+    if let Some(first) = summary.errors.first() {
+        return Verdict::failed(format!("the agent reported an error: {first}"));
+    }
+    if let Some(first) = summary.rejections.first() {
+        let more = match summary.rejection_count {
+            0 | 1 => String::new(),
+            n => format!(" (and {} more)", n - 1),
+        };
+        return Verdict::failed(format!("a tool call was refused: {first}{more}"));
+    }
+    match summary.finish.as_deref() {
+        Some(END_TURN) if summary.ended && exit == AgentExit::Code(0) => Verdict::done(),
+        Some(END_TURN) if summary.ended => {
+            Verdict::failed(format!("the warm agent {exit} after its turn"))
+        }
+        Some(reason) if summary.ended => {
+            Verdict::failed(format!("the agent's turn ended with {reason}"))
+        }
+        _ => Verdict::failed("the warm agent's turn ended without an answer (the agent went away)"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_an_ended_turn_without_errors_or_refusals_is_done() {
+        let ended = RoundSummary {
+            finish: Some(END_TURN.into()),
+            ended: true,
+            ..Default::default()
+        };
+        assert!(verdict(&ended, AgentExit::Code(0)).done);
+        let cancelled = RoundSummary {
+            finish: Some("cancelled".into()),
+            ..ended.clone()
+        };
+        assert_eq!(
+            verdict(&cancelled, AgentExit::Code(0)).reason.as_deref(),
+            Some("the agent's turn ended with cancelled")
+        );
+        let refused = RoundSummary {
+            rejections: vec!["bash: refused by ganger (read-only round)".into()],
+            rejection_count: 1,
+            ..ended.clone()
+        };
+        assert!(!verdict(&refused, AgentExit::Code(0)).done);
+        assert!(!verdict(&RoundSummary::default(), AgentExit::Code(0)).done);
+    }
+}

@@ -1,0 +1,140 @@
+//! A warm round: the prompt goes into the task's warm agent (crate::warm) instead of a new
+//! agent process, and everything else is the cold round's: the stream copied to the store
+//! and summarized as it comes, the limits, budgets, cancels and signals of the host's loop,
+//! the verdict from the stream, then checks and the end as for any round. A round that
+//! cannot be warm (the warm host would not start) says why and runs cold.
+
+use super::finish;
+use super::host::{Followed, Spending, follow};
+use super::output::{self, Progress};
+use super::setup::RoundInput;
+use super::signals::SignalWatch;
+use crate::budget::{BudgetWatch, RoundSpend};
+use crate::error::{EngineError, Result};
+use crate::redact::Redactor;
+use crate::sandboxing::TaskSandbox;
+use crate::warm::{Policy, TurnRequest, open_turn};
+use crate::workspace::Workspace;
+use ganger_agents::acp::AcpStream;
+use ganger_agents::{Adapter, Permission};
+use ganger_sandbox::SandboxKind;
+use ganger_store::{Backend, RoundStream, StreamKind};
+use std::sync::{Arc, Mutex, mpsc};
+use std::time::{Duration, Instant};
+
+/// Whether `input`'s round goes to a warm agent: the task wants it (`--warm`, or `[warm]
+/// default`), its agent has a warm mode, its sandbox keeps one (not Docker yet: a container's
+/// life is tied to a round), and the round does not fork a session (a rewind).
+pub(crate) fn wanted(ws: &Workspace, input: &RoundInput, adapter: &dyn Adapter) -> bool {
+    input.task.warm.unwrap_or(ws.config.warm.default)
+        && adapter.warm_plan().is_some()
+        && input.round.fork_from.is_none()
+        && TaskSandbox::of(ws, &input.task).is_ok_and(|s| s.kind() != SandboxKind::Docker)
+}
+
+/// Runs the round in the task's warm agent; `Ok(Err(why))` when no warm agent could take it
+/// (the round then runs cold, and its stderr says why).
+pub(super) fn run_warm_agent(
+    ws: &Workspace,
+    store: &mut dyn Backend,
+    input: &RoundInput,
+    redactor: &Redactor,
+) -> Result<std::result::Result<finish::Ended, String>> {
+    let permission = input
+        .task
+        .permission
+        .parse::<Permission>()
+        .map_err(EngineError::invalid)?;
+    let request = TurnRequest {
+        prompt: input.prompt.clone(),
+        session: input.round.session_before.clone(),
+        policy: Policy {
+            read_only: permission == Permission::ReadOnly,
+            worktree: input.task.worktree.clone(),
+            rules: ws.config.permissions.clone(),
+        },
+        round: input.round.number,
+    };
+    let mut turn = match open_turn(ws, &*store, input, &request) {
+        Ok(turn) => turn,
+        Err(error) => return Ok(Err(error.message)),
+    };
+    let stream = |kind| RoundStream::of(&input.task, &input.round, kind);
+    let raw = store.create_stream(&stream(StreamKind::Stdout))?;
+    // A warm agent's stderr goes to its host's log: the round's is empty.
+    drop(store.create_stream(&stream(StreamKind::Stderr))?);
+    let signals = SignalWatch::install()
+        .map_err(|e| EngineError::environment("failed to watch signals", e))?;
+    let started = Instant::now();
+    let progress = Arc::new(Mutex::new(Progress {
+        summary: ganger_events::RoundSummary::default(),
+        last_progress: started,
+        dirty: false,
+    }));
+    let (closed_tx, closed_rx) = mpsc::channel();
+    let (read, done) = turn.stream()?;
+    {
+        let (progress, redactor) = (Arc::clone(&progress), redactor.clone());
+        std::thread::spawn(move || {
+            output::read_stdout(
+                read,
+                raw,
+                redactor,
+                Box::new(AcpStream::default()),
+                progress,
+                closed_tx,
+            );
+            drop(done);
+        });
+    }
+    let spending = Spending {
+        settle: RoundSpend::of(ws, &input.task, &input.round),
+        budget: BudgetWatch::of(&*store, &input.task, &input.round),
+    };
+    let (exit, stop) = follow(
+        store, input, &mut turn, &signals, &progress, started, None, spending, redactor,
+    );
+    let _ = closed_rx.recv_timeout(Duration::from_secs(2));
+    let mut summary = match progress.lock() {
+        Ok(shared) => shared.summary.clone(),
+        Err(poisoned) => poisoned.into_inner().summary.clone(),
+    };
+    redactor.redact_summary(&mut summary);
+    let guarded = permission == Permission::ReadOnly;
+    let judged = if guarded {
+        ganger_events::RoundSummary {
+            rejections: Vec::new(),
+            rejection_count: 0,
+            ..summary.clone()
+        }
+    } else {
+        summary.clone()
+    };
+    let verdict = ganger_agents::acp::verdict(&judged, exit);
+    Ok(Ok(finish::Ended {
+        exit: Some(exit),
+        summary,
+        stop,
+        verdict: Some(verdict),
+        start_error: None,
+        checks: Vec::new(),
+    }))
+}
+
+impl Followed for crate::warm::WarmTurn {
+    fn wait_timeout(
+        &mut self,
+        timeout: Duration,
+        wake: Option<std::os::fd::BorrowedFd<'_>>,
+    ) -> ganger_sandbox::Waited {
+        crate::warm::WarmTurn::wait(self, timeout, wake)
+    }
+
+    fn stop(&mut self, grace: Duration) -> ganger_sandbox::AgentExit {
+        crate::warm::WarmTurn::cancel(self, grace)
+    }
+
+    fn activity(&self) -> ganger_sandbox::Activity {
+        crate::warm::WarmTurn::activity(self)
+    }
+}

@@ -1,0 +1,420 @@
+//! The warm host's life: start the task's agent in ACP mode, serve one turn at a time to the
+//! round hosts that connect, and end (stopping the agent) when idle too long, when the agent
+//! dies, when a cancelled turn does not end within the grace, or when asked to.
+
+use super::agent::{HostEvent, WarmAgent, read_line_capped};
+use super::registry::WarmAgentInfo;
+use super::turn::TurnRequest;
+use super::{claim_name, info_path, log_path, socket_path};
+use crate::error::{EngineError, Result};
+use crate::keys;
+use crate::lookup::find_task;
+use crate::round::{RoundInput, warm_agent_command};
+use crate::workspace::Workspace;
+use ganger_agents::acp::GANGER_KEY;
+use ganger_agents::acp::protocol::{self, Incoming, PermissionAsk};
+use ganger_store::now_ms;
+use serde_json::{Value, json};
+use std::io::{BufReader, Write};
+use std::os::unix::net::{UnixListener, UnixStream};
+use std::path::Path;
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
+use std::time::{Duration, Instant};
+
+/// How long the agent may take to start and answer `initialize`, or to load a session.
+const START_LIMIT: Duration = Duration::from_secs(120);
+
+/// The turn being served.
+struct Turn {
+    conn: UnixStream,
+    prompt_id: u64,
+    session: String,
+    policy: super::Policy,
+    round: u32,
+    cancelled_at: Option<Instant>,
+}
+
+/// Runs the warm host of `slug`, started for round `number`, until it ends.
+pub fn serve_warm_host(ws: &Workspace, slug: &str, number: u32) -> Result<()> {
+    let store = ws.open_store()?;
+    let claim = store.claim(&claim_name(slug))?;
+    let task = find_task(&*store, slug)?;
+    let round = store
+        .round(task.id, Some(number))?
+        .ok_or_else(|| EngineError::invalid(format!("task {slug} has no round {number}")))?;
+    drop(store);
+    let input = RoundInput::new(ws, task.clone(), round, String::new());
+    let keys = keys::load_keys(&ws.config, &task.keys)?;
+    let token = format!("warm-{}", crate::tokens::new_token());
+    let command = warm_agent_command(ws, &input, &keys, &token)?;
+    let (events, received) = mpsc::channel();
+    let log = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(log_path(ws, slug))
+        .map_err(|e| EngineError::io("open", &log_path(ws, slug), e))?;
+    let mut agent = WarmAgent::start(&command, events.clone(), log)?;
+    let id = agent.next_id();
+    let hello = agent
+        .call(id, &protocol::initialize(id), &received, START_LIMIT)?
+        .map_err(|e| EngineError::invalid(format!("the agent refused ACP's initialize: {e}")))?;
+    let socket = socket_path(ws, slug);
+    let listener = bind(&socket)?;
+    let accepting = listener
+        .try_clone()
+        .map_err(|e| EngineError::io("listen on", &socket, e))?;
+    let sender = events.clone();
+    std::thread::spawn(move || accept(accepting, sender));
+    let mut info = WarmAgentInfo {
+        slug: slug.to_owned(),
+        agent: task.agent.clone(),
+        model: input.round.model.clone(),
+        host_pid: std::process::id(),
+        agent_pid: agent.running.process.pid,
+        token,
+        socket: socket.clone(),
+        protocol: hello["protocolVersion"].as_u64().unwrap_or(0),
+        session: None,
+        started_ms: now_ms(),
+        last_used_ms: now_ms(),
+        turns: 0,
+        last_round: None,
+        cost: None,
+    };
+    info.save(&info_path(ws, slug))?;
+    let why = serve(ws, &mut agent, &received, &events, &mut info, input.grace);
+    if let Ok(mut log) = std::fs::OpenOptions::new()
+        .append(true)
+        .open(log_path(ws, slug))
+    {
+        let _ = writeln!(log, "ganger: the warm host of {slug} stops: {why}");
+    }
+    let _ = std::fs::remove_file(&socket);
+    let _ = std::fs::remove_file(info_path(ws, slug));
+    agent.running.stop(input.grace);
+    claim.release();
+    Ok(())
+}
+
+/// Binds the socket, replacing a stale one (the claim says no other host is alive).
+fn bind(socket: &Path) -> Result<UnixListener> {
+    use std::os::unix::fs::PermissionsExt;
+    if let Some(dir) = socket.parent() {
+        std::fs::create_dir_all(dir).map_err(|e| EngineError::io("create", dir, e))?;
+        let _ = std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700));
+    }
+    let _ = std::fs::remove_file(socket);
+    UnixListener::bind(socket).map_err(|e| EngineError::io("listen on", socket, e))
+}
+
+fn accept(listener: UnixListener, events: Sender<HostEvent>) {
+    for conn in listener.incoming() {
+        let Ok(conn) = conn else { continue };
+        if events.send(HostEvent::Connection(conn)).is_err() {
+            return;
+        }
+    }
+}
+
+/// The host's loop; returns why it ended.
+fn serve(
+    ws: &Workspace,
+    agent: &mut WarmAgent,
+    received: &Receiver<HostEvent>,
+    events: &Sender<HostEvent>,
+    info: &mut WarmAgentInfo,
+    grace: Duration,
+) -> String {
+    let idle = ws.config.warm.idle.0;
+    let mut turn: Option<Turn> = None;
+    let mut last_used = Instant::now();
+    loop {
+        let wait = match &turn {
+            Some(Turn {
+                cancelled_at: Some(at),
+                ..
+            }) => (*at + grace).saturating_duration_since(Instant::now()),
+            Some(_) => Duration::from_secs(3600),
+            None => (last_used + idle).saturating_duration_since(Instant::now()),
+        };
+        let event = match received.recv_timeout(wait) {
+            Ok(event) => event,
+            Err(RecvTimeoutError::Timeout) => match turn.take() {
+                Some(mut turn) => {
+                    ganger_line(
+                        &mut turn.conn,
+                        json!({GANGER_KEY: "error",
+                        "message": format!("the agent did not end its cancelled turn within {} s: stopped", grace.as_secs())}),
+                    );
+                    return "a cancelled turn did not end".into();
+                }
+                None => return format!("idle for {}", crate::config::format_duration(idle)),
+            },
+            Err(RecvTimeoutError::Disconnected) => return "its channel closed".into(),
+        };
+        match event {
+            HostEvent::Connection(conn) => {
+                if turn.is_some() {
+                    let mut conn = conn;
+                    ganger_line(
+                        &mut conn,
+                        json!({GANGER_KEY: "error", "message": "the warm agent is busy with another round"}),
+                    );
+                    continue;
+                }
+                match begin_turn(agent, received, events, conn, info) {
+                    Ok(Some(started)) => turn = Some(started),
+                    Ok(None) => {}
+                    Err(why) => return why,
+                }
+            }
+            HostEvent::Agent(line) => {
+                let Some(current) = turn.as_mut() else {
+                    answer_idle(agent, &line);
+                    continue;
+                };
+                match on_agent_line(agent, current, &line, info) {
+                    Ok(true) => {
+                        info.last_round = Some(current.round);
+                        turn = None;
+                        last_used = Instant::now();
+                        info.last_used_ms = now_ms();
+                        info.turns += 1;
+                        let _ = info.save(&info_path(ws, &info.slug));
+                    }
+                    Ok(false) => {}
+                    Err(why) => return why,
+                }
+            }
+            HostEvent::AgentGone => {
+                if let Some(mut current) = turn.take() {
+                    ganger_line(
+                        &mut current.conn,
+                        json!({GANGER_KEY: "error", "message": "the warm agent exited during the turn"}),
+                    );
+                }
+                return "the agent exited".into();
+            }
+            HostEvent::Round(line) => {
+                if line.trim() == "stop" && turn.is_none() {
+                    return "asked to stop".into();
+                }
+                if let Some(current) = turn.as_mut()
+                    && line.trim() == "cancel"
+                    && current.cancelled_at.is_none()
+                {
+                    current.cancelled_at = Some(Instant::now());
+                    if agent.send(&protocol::cancel(&current.session)).is_err() {
+                        return "the agent's stdin closed".into();
+                    }
+                }
+            }
+            HostEvent::RoundGone => {
+                // The round host went away mid-turn (killed, or it stopped the round): the turn
+                // is cancelled so that the session stays usable for the next round.
+                if let Some(current) = turn.as_mut()
+                    && current.cancelled_at.is_none()
+                {
+                    current.cancelled_at = Some(Instant::now());
+                    if agent.send(&protocol::cancel(&current.session)).is_err() {
+                        return "the agent's stdin closed".into();
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Reads a round host's request and starts its turn; `Ok(None)` when the connection was not
+/// a turn (a `stop`, which ends the host through its reader, or a broken request).
+fn begin_turn(
+    agent: &mut WarmAgent,
+    received: &Receiver<HostEvent>,
+    events: &Sender<HostEvent>,
+    mut conn: UnixStream,
+    info: &mut WarmAgentInfo,
+) -> std::result::Result<Option<Turn>, String> {
+    let _ = conn.set_read_timeout(Some(Duration::from_secs(10)));
+    let mut reader = BufReader::new(match conn.try_clone() {
+        Ok(read) => read,
+        Err(_) => return Ok(None),
+    });
+    let mut first = Vec::new();
+    if read_line_capped(&mut reader, &mut first).unwrap_or(0) == 0 {
+        return Ok(None);
+    }
+    if first.trim_ascii() == b"stop" {
+        return Err("asked to stop".into());
+    }
+    let request: TurnRequest = match serde_json::from_slice(&first) {
+        Ok(request) => request,
+        Err(e) => {
+            ganger_line(
+                &mut conn,
+                json!({GANGER_KEY: "error", "message": format!("a bad request: {e}")}),
+            );
+            return Ok(None);
+        }
+    };
+    let _ = conn.set_read_timeout(None);
+    let session = match ensure_session(agent, received, &request, info) {
+        Ok(session) => session,
+        Err(e) => {
+            ganger_line(
+                &mut conn,
+                json!({GANGER_KEY: "error", "message": e.message}),
+            );
+            return Ok(None);
+        }
+    };
+    let cost_before = info
+        .cost
+        .filter(|_| info.session.as_deref() == Some(session.as_str()));
+    ganger_line(
+        &mut conn,
+        json!({GANGER_KEY: "turn", "session": session, "warm": true,
+        "round": request.round, "cost_before": cost_before, "agent_pid": info.agent_pid}),
+    );
+    let prompt_id = agent.next_id();
+    if agent
+        .send(&protocol::prompt(prompt_id, &session, &request.prompt))
+        .is_err()
+    {
+        return Err("the agent's stdin closed".into());
+    }
+    let sender = events.clone();
+    std::thread::spawn(move || read_round(reader, sender));
+    Ok(Some(Turn {
+        conn,
+        prompt_id,
+        session,
+        policy: request.policy,
+        round: request.round,
+        cancelled_at: None,
+    }))
+}
+
+/// The session the turn goes into: the live one when the round continues it, a loaded one
+/// when it continues another (a cold round came in between), a new one when it names none.
+fn ensure_session(
+    agent: &mut WarmAgent,
+    received: &Receiver<HostEvent>,
+    request: &TurnRequest,
+    info: &mut WarmAgentInfo,
+) -> Result<String> {
+    // The live session serves the round that follows its last turn; after a round elsewhere
+    // (cold, or in an earlier warm host) it is loaded again, so that the agent sees that
+    // round too.
+    if let (Some(wanted), Some(live)) = (&request.session, &info.session)
+        && wanted == live
+        && info
+            .last_round
+            .is_some_and(|last| last + 1 == request.round)
+    {
+        return Ok(live.clone());
+    }
+    let id = agent.next_id();
+    let message = match &request.session {
+        Some(session) => protocol::load_session(id, session, &request.policy.worktree),
+        None => protocol::new_session(id, &request.policy.worktree),
+    };
+    let answer = agent
+        .call(id, &message, received, START_LIMIT)?
+        .map_err(|e| match &request.session {
+            Some(session) => {
+                EngineError::invalid(format!("the agent could not load session {session}: {e}"))
+            }
+            None => EngineError::invalid(format!("the agent could not start a session: {e}")),
+        })?;
+    let session = match &request.session {
+        Some(session) => session.clone(),
+        None => answer["sessionId"]
+            .as_str()
+            .map(str::to_owned)
+            .ok_or_else(|| EngineError::invalid("the agent's session/new named no session"))?,
+    };
+    info.session = Some(session.clone());
+    info.cost = None;
+    Ok(session)
+}
+
+fn read_round(mut reader: BufReader<UnixStream>, events: Sender<HostEvent>) {
+    loop {
+        let mut line = Vec::new();
+        match read_line_capped(&mut reader, &mut line) {
+            Ok(0) | Err(_) => break,
+            Ok(_) => {
+                let text = String::from_utf8_lossy(&line).into_owned();
+                if events.send(HostEvent::Round(text)).is_err() {
+                    return;
+                }
+            }
+        }
+    }
+    let _ = events.send(HostEvent::RoundGone);
+}
+
+/// One line of the agent during a turn: passed on, and answered when it asks; `Ok(true)` when
+/// it ended the turn.
+fn on_agent_line(
+    agent: &mut WarmAgent,
+    turn: &mut Turn,
+    line: &[u8],
+    info: &mut WarmAgentInfo,
+) -> std::result::Result<bool, String> {
+    pass_on(&mut turn.conn, line);
+    match protocol::classify(line) {
+        Some(Incoming::Request { id, method, params }) => {
+            let answer = if method == "session/request_permission" {
+                let ask = PermissionAsk::of(&params);
+                let decision = turn.policy.decide(&ask);
+                let option = ask.option(decision.allow);
+                ganger_line(
+                    &mut turn.conn,
+                    json!({GANGER_KEY: "permission", "tool": ask.tool,
+                    "kind": ask.kind, "input": ask.input, "paths": ask.paths,
+                    "decision": if decision.allow { "allow" } else { "deny" }, "rule": decision.rule}),
+                );
+                protocol::permission_answer(&id, option)
+            } else {
+                protocol::method_not_found(&id, &method)
+            };
+            agent
+                .send(&answer)
+                .map(|()| false)
+                .map_err(|_| "the agent's stdin closed".to_owned())
+        }
+        Some(Incoming::Notification { params, .. }) => {
+            if let Some(cost) = params["update"]["cost"]["amount"].as_f64() {
+                info.cost = Some(cost);
+            }
+            Ok(false)
+        }
+        Some(Incoming::Response { id: Some(id), .. }) if id == turn.prompt_id => {
+            let _ = turn.conn.shutdown(std::net::Shutdown::Both);
+            Ok(true)
+        }
+        _ => Ok(false),
+    }
+}
+
+/// A line of the agent while no turn runs: a request is refused (nothing may run between
+/// rounds), anything else dropped.
+fn answer_idle(agent: &mut WarmAgent, line: &[u8]) {
+    if let Some(Incoming::Request { id, method, .. }) = protocol::classify(line) {
+        let answer = if method == "session/request_permission" {
+            protocol::permission_answer(&id, None)
+        } else {
+            protocol::method_not_found(&id, &method)
+        };
+        let _ = agent.send(&answer);
+    }
+}
+
+fn pass_on(conn: &mut UnixStream, line: &[u8]) {
+    let _ = conn.write_all(line).and_then(|()| conn.write_all(b"\n"));
+}
+
+fn ganger_line(conn: &mut UnixStream, value: Value) {
+    pass_on(conn, value.to_string().as_bytes());
+}

@@ -1,0 +1,59 @@
+//! Warm agents: a task's agent kept alive between rounds by a warm host (`ganger warm-host`,
+//! hidden, one per task, detached like a round host), spoken to over the Agent Client
+//! Protocol, so that a round is one prompt into the live session instead of a CLI start.
+//!
+//! The round host stays what it is for a cold round (it holds the round's claim, writes its
+//! stream, runs its checks, takes its snapshots, enforces its limits and budgets and records
+//! its end); only the agent is elsewhere: the round host connects to the task's warm host over
+//! a Unix socket, sends the prompt and the round's permission policy, and reads the turn's
+//! messages back as the round's stream ([`ganger_agents::acp::AcpStream`] reads them). The warm
+//! host owns the agent process (started in the task's sandbox as a cold round's agent is,
+//! with a parent-death signal, so that it dies with its host), answers the agent's permission
+//! requests from the policy ([`policy`]), loads the round's session when it is not the live
+//! one (a cold round in between, a rewind), and stops when idle for `[warm] idle`, when its
+//! agent dies, or when told (`ganger warm stop`). Its liveness is a claim in the store.
+
+mod agent;
+mod host;
+mod policy;
+mod registry;
+mod turn;
+
+pub use host::serve_warm_host;
+pub use policy::{Decision, PermissionRules, Policy};
+pub use registry::{WarmAgentInfo, list_warm, stop_warm};
+pub(crate) use turn::{TurnRequest, WarmTurn, open_turn};
+
+use crate::workspace::Workspace;
+use std::path::PathBuf;
+
+/// The store claim a task's warm host holds for its whole life.
+pub(crate) fn claim_name(slug: &str) -> String {
+    format!("warm-{slug}")
+}
+
+/// What a warm host says of itself, in its task's directory.
+pub(crate) fn info_path(ws: &Workspace, slug: &str) -> PathBuf {
+    ws.state.task_dir(slug).join("warm.json")
+}
+
+/// The warm host's own log (and its agent's stderr).
+pub(crate) fn log_path(ws: &Workspace, slug: &str) -> PathBuf {
+    ws.state.task_dir(slug).join("warm.log")
+}
+
+/// The warm host's socket: in the state directory's run directory when the path fits a
+/// socket address (108 bytes), else in a private directory under the system's temporary one.
+pub(crate) fn socket_path(ws: &Workspace, slug: &str) -> PathBuf {
+    use sha1::{Digest, Sha1};
+    let digest = Sha1::digest(format!("{}\0{slug}", ws.state.root().display()).as_bytes());
+    let name: String = digest[..8].iter().map(|b| format!("{b:02x}")).collect();
+    let near = ws.state.run_dir().join(format!("w-{name}.sock"));
+    if near.as_os_str().len() < 100 {
+        return near;
+    }
+    let uid = rustix::process::getuid().as_raw();
+    std::env::temp_dir()
+        .join(format!("ganger-{uid}"))
+        .join(format!("w-{name}.sock"))
+}

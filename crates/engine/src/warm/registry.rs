@@ -1,0 +1,120 @@
+//! What warm agents there are: each warm host writes `warm.json` in its task's directory
+//! (removed when it stops); a host whose claim is free is gone, whatever its file says.
+//! `ganger warm list` reads them with each agent's memory; `ganger warm stop` ends them.
+
+use super::{claim_name, info_path};
+use crate::error::{EngineError, Result};
+use crate::workspace::Workspace;
+use ganger_store::Liveness;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeSet;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+/// One warm host, as it describes itself.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct WarmAgentInfo {
+    pub slug: String,
+    pub agent: String,
+    pub model: Option<String>,
+    pub host_pid: u32,
+    pub agent_pid: i32,
+    /// The marker every process of the warm agent carries (`GANGER_ROUND`).
+    pub token: String,
+    pub socket: PathBuf,
+    /// The ACP version the agent answered.
+    pub protocol: u64,
+    /// The live session.
+    pub session: Option<String>,
+    pub started_ms: i64,
+    pub last_used_ms: i64,
+    pub turns: u64,
+    /// The round of the last turn served.
+    pub last_round: Option<u32>,
+    /// The live session's cost so far, as the agent reports it.
+    pub cost: Option<f64>,
+}
+
+impl WarmAgentInfo {
+    pub(crate) fn save(&self, path: &Path) -> Result<()> {
+        let temp = path.with_extension("json.tmp");
+        let text = serde_json::to_vec_pretty(self).unwrap_or_default();
+        std::fs::write(&temp, text)
+            .and_then(|()| std::fs::rename(&temp, path))
+            .map_err(|e| EngineError::io("write", path, e))
+    }
+
+    fn load(path: &Path) -> Option<WarmAgentInfo> {
+        serde_json::from_slice(&std::fs::read(path).ok()?).ok()
+    }
+
+    /// The resident memory of the agent's processes, in bytes.
+    pub fn memory_bytes(&self) -> u64 {
+        let tokens = BTreeSet::from([self.token.clone()]);
+        let mut pids = ganger_sandbox::marked_processes(&tokens)
+            .remove(&self.token)
+            .unwrap_or_default();
+        pids.insert(self.agent_pid);
+        pids.iter().map(|pid| rss_bytes(*pid)).sum()
+    }
+}
+
+fn rss_bytes(pid: i32) -> u64 {
+    let Ok(status) = std::fs::read_to_string(format!("/proc/{pid}/status")) else {
+        return 0;
+    };
+    status
+        .lines()
+        .find_map(|line| line.strip_prefix("VmRSS:"))
+        .and_then(|rest| rest.split_whitespace().next()?.parse::<u64>().ok())
+        .map_or(0, |kb| kb * 1024)
+}
+
+/// The live warm host of `slug`, if any.
+pub(crate) fn live(ws: &Workspace, store: &dyn Liveness, slug: &str) -> Option<WarmAgentInfo> {
+    let key = store.claim_key(&claim_name(slug));
+    if !store.is_alive(&key).unwrap_or(false) {
+        return None;
+    }
+    WarmAgentInfo::load(&info_path(ws, slug))
+}
+
+/// Every live warm host of the workspace, least recently used first.
+pub fn list_warm(ws: &Workspace, store: &dyn Liveness) -> Vec<WarmAgentInfo> {
+    let Ok(dirs) = std::fs::read_dir(ws.state.root().join("tasks")) else {
+        return Vec::new();
+    };
+    let mut found: Vec<WarmAgentInfo> = dirs
+        .flatten()
+        .filter_map(|dir| live(ws, store, &dir.file_name().to_string_lossy()))
+        .collect();
+    found.sort_by_key(|info| info.last_used_ms);
+    found
+}
+
+/// Stops the warm host of `slug` (at once: a turn it serves is cut, and its round ends as
+/// the agent's death makes it); whether there was one.
+pub fn stop_warm(ws: &Workspace, store: &dyn Liveness, slug: &str) -> Result<bool> {
+    let Some(info) = live(ws, store, slug) else {
+        return Ok(false);
+    };
+    if let Ok(mut conn) = std::os::unix::net::UnixStream::connect(&info.socket) {
+        let _ = conn.write_all(b"stop\n");
+    }
+    let key = store.claim_key(&claim_name(slug));
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while Instant::now() < deadline {
+        if !store.is_alive(&key).unwrap_or(false) {
+            return Ok(true);
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    // Busy, or not listening: its end is its agent's end (a parent-death signal).
+    if let Ok(pid) = i32::try_from(info.host_pid)
+        && let Some(pid) = rustix::process::Pid::from_raw(pid)
+    {
+        let _ = rustix::process::kill_process(pid, rustix::process::Signal::KILL);
+    }
+    Ok(true)
+}

@@ -1,0 +1,232 @@
+//! The round host's side of a warm round: find the task's warm host (or start one and wait
+//! for it to be ready), send it the turn, and follow the turn as the host's loop follows a
+//! cold agent's process: it ends when the warm host closes the connection after the prompt's
+//! answer, and is stopped by asking the warm host to cancel it.
+
+use super::registry::{WarmAgentInfo, live};
+use super::{Policy, claim_name, log_path};
+use crate::error::{EngineError, Result};
+use crate::round::RoundInput;
+use crate::workspace::Workspace;
+use ganger_sandbox::{Activity, RoundMarker, Waited, spawn_detached_host};
+use ganger_store::Liveness;
+use serde::{Deserialize, Serialize};
+use std::ffi::OsString;
+use std::fs::File;
+use std::io::Write;
+use std::os::fd::OwnedFd;
+use std::os::unix::net::UnixStream;
+use std::time::{Duration, Instant};
+
+/// How long a new warm host may take to start its agent and listen.
+const READY_LIMIT: Duration = Duration::from_secs(180);
+
+/// What a round host sends the warm host: one JSON line.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub(crate) struct TurnRequest {
+    pub prompt: String,
+    /// The session the round continues (`None`: a new one).
+    pub session: Option<String>,
+    pub policy: Policy,
+    pub round: u32,
+}
+
+/// A turn being served by a warm host.
+pub(crate) struct WarmTurn {
+    conn: UnixStream,
+    /// Readable once the turn's stream was read to its end.
+    done: OwnedFd,
+    /// The write end, for the reader of the stream to close when it is done.
+    done_writer: Option<OwnedFd>,
+    marker: RoundMarker,
+    finished: bool,
+    pub info: WarmAgentInfo,
+}
+
+/// Connects to `input`'s task's warm host, starting it first when there is none, and sends
+/// `request`.
+pub(crate) fn open_turn(
+    ws: &Workspace,
+    store: &dyn Liveness,
+    input: &RoundInput,
+    request: &TurnRequest,
+) -> Result<WarmTurn> {
+    let slug = &input.task.slug;
+    let info = match live(ws, store, slug) {
+        Some(info) => info,
+        None => start_host(ws, store, input)?,
+    };
+    let mut conn = UnixStream::connect(&info.socket)
+        .map_err(|e| EngineError::io("connect to", &info.socket, e))?;
+    let mut line = serde_json::to_vec(request).unwrap_or_default();
+    line.push(b'\n');
+    conn.write_all(&line)
+        .map_err(|e| EngineError::io("write to", &info.socket, e))?;
+    let (done, done_writer) = rustix::pipe::pipe_with(rustix::pipe::PipeFlags::CLOEXEC)
+        .map_err(|e| EngineError::environment("failed to make a pipe", std::io::Error::from(e)))?;
+    Ok(WarmTurn {
+        conn,
+        done,
+        done_writer: Some(done_writer),
+        marker: RoundMarker {
+            token: info.token.clone(),
+            session: Some(info.agent_pid),
+            cgroup: None,
+        },
+        finished: false,
+        info,
+    })
+}
+
+/// Starts the warm host of the task and waits until it listens (or died, with its log's
+/// last line as the reason).
+fn start_host(ws: &Workspace, store: &dyn Liveness, input: &RoundInput) -> Result<WarmAgentInfo> {
+    let slug = &input.task.slug;
+    let program = std::env::current_exe()
+        .map_err(|e| EngineError::environment("cannot find ganger's own binary", e))?;
+    let log = log_path(ws, slug);
+    if let Some(dir) = log.parent() {
+        std::fs::create_dir_all(dir).map_err(|e| EngineError::io("create", dir, e))?;
+    }
+    let args: Vec<OsString> = vec![
+        "--directory".into(),
+        ws.repo.main.clone().into(),
+        "warm-host".into(),
+        slug.into(),
+        input.round.number.to_string().into(),
+    ];
+    let host = spawn_detached_host(&program, &args, None, &[], b"", &log)?;
+    let key = store.claim_key(&claim_name(slug));
+    let deadline = Instant::now() + READY_LIMIT;
+    loop {
+        if let Some(info) = live(ws, store, slug)
+            && UnixStream::connect(&info.socket).is_ok()
+        {
+            // The probe connection closed at once: the host takes it for nothing.
+            return Ok(info);
+        }
+        if exited(host.pid) && !store.is_alive(&key).unwrap_or(false) {
+            let last = std::fs::read_to_string(&log)
+                .ok()
+                .and_then(|text| {
+                    text.lines()
+                        .rev()
+                        .find(|l| !l.trim().is_empty())
+                        .map(str::to_owned)
+                })
+                .unwrap_or_else(|| "it exited".to_owned());
+            return Err(EngineError::invalid(format!(
+                "the warm host did not start: {last}"
+            )));
+        }
+        if Instant::now() >= deadline {
+            return Err(EngineError::invalid(format!(
+                "the warm host was not ready within {} s",
+                READY_LIMIT.as_secs()
+            )));
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// Whether our child `pid` has exited (it is reaped here).
+fn exited(pid: u32) -> bool {
+    let Some(pid) = i32::try_from(pid)
+        .ok()
+        .and_then(rustix::process::Pid::from_raw)
+    else {
+        return true;
+    };
+    !matches!(
+        rustix::process::waitpid(Some(pid), rustix::process::WaitOptions::NOHANG),
+        Ok(None)
+    )
+}
+
+impl WarmTurn {
+    /// The turn's stream, to read to its end, and the descriptor to drop when done.
+    pub fn stream(&mut self) -> Result<(File, OwnedFd)> {
+        let read = self
+            .conn
+            .try_clone()
+            .map_err(|e| EngineError::io("read", &self.info.socket, e))?;
+        let writer = self
+            .done_writer
+            .take()
+            .ok_or_else(|| EngineError::invalid("the warm turn's stream was taken already"))?;
+        Ok((File::from(OwnedFd::from(read)), writer))
+    }
+
+    fn is_done(&self, timeout: Duration) -> bool {
+        use rustix::event::{PollFd, PollFlags, Timespec, poll};
+        let limit = Timespec {
+            tv_sec: timeout.as_secs() as i64,
+            tv_nsec: i64::from(timeout.subsec_nanos()),
+        };
+        let mut fds = [PollFd::new(&self.done, PollFlags::IN)];
+        let _ = poll(&mut fds, Some(&limit));
+        !fds[0].revents().is_empty()
+    }
+}
+
+impl WarmTurn {
+    /// Waits until the turn ends, `wake` becomes readable, or `timeout` passes.
+    pub fn wait(&mut self, timeout: Duration, wake: Option<std::os::fd::BorrowedFd<'_>>) -> Waited {
+        use rustix::event::{PollFd, PollFlags, Timespec, poll};
+        if self.finished {
+            return Waited::Exited(ganger_sandbox::AgentExit {
+                code: Some(0),
+                signal: None,
+            });
+        }
+        let limit = Timespec {
+            tv_sec: timeout.as_secs() as i64,
+            tv_nsec: i64::from(timeout.subsec_nanos()),
+        };
+        let mut fds = vec![PollFd::new(&self.done, PollFlags::IN)];
+        if let Some(fd) = &wake {
+            fds.push(PollFd::new(fd, PollFlags::IN));
+        }
+        let _ = poll(&mut fds, Some(&limit));
+        let done = !fds[0].revents().is_empty();
+        let woken = fds.get(1).is_some_and(|fd| !fd.revents().is_empty());
+        drop(fds);
+        if done {
+            self.finished = true;
+            Waited::Exited(ganger_sandbox::AgentExit {
+                code: Some(0),
+                signal: None,
+            })
+        } else if woken {
+            Waited::Woken
+        } else {
+            Waited::TimedOut
+        }
+    }
+
+    /// Asks the warm host to cancel the turn (ACP's `session/cancel`) and waits up to
+    /// `grace` for it to end; a turn that does not is cut off (the warm host then stops its
+    /// agent after its own grace).
+    pub fn cancel(&mut self, grace: Duration) -> ganger_sandbox::AgentExit {
+        let _ = self.conn.write_all(b"cancel\n");
+        if !self.is_done(grace) {
+            let _ = self.conn.shutdown(std::net::Shutdown::Both);
+            let _ = self.is_done(Duration::from_secs(2));
+        }
+        self.finished = true;
+        ganger_sandbox::AgentExit {
+            code: None,
+            signal: Some(libc_sigterm()),
+        }
+    }
+
+    /// How busy the warm agent's processes are.
+    pub fn activity(&self) -> Activity {
+        Activity::sample(&self.marker)
+    }
+}
+
+/// SIGTERM's number, which a stopped turn reports (its agent was not signalled: it lives on).
+fn libc_sigterm() -> i32 {
+    rustix::process::Signal::TERM.as_raw()
+}
