@@ -29,6 +29,9 @@ pub(crate) enum HostStop {
     /// A budget of the task or its fleet was reached while the agent worked (the reason
     /// names it).
     Budget(String),
+    /// A warm round's agent or its host went away before the turn ended (the reason says
+    /// which): the round was interrupted, as a cold round whose host died.
+    WarmGone(String),
 }
 
 /// What the host saw of the agent.
@@ -96,6 +99,7 @@ impl Ended {
             Some(HostStop::Budget(why)) => {
                 (RoundStatus::Cancelled, Some(format!("stopped: {why}")))
             }
+            Some(HostStop::WarmGone(why)) => (RoundStatus::Interrupted, Some(why.clone())),
             None | Some(HostStop::Lingered(_)) => match &self.verdict {
                 Some(verdict) if verdict.done => match failed_checks(&self.checks) {
                     Some(reason) => (RoundStatus::Failed, Some(reason)),

@@ -4,7 +4,7 @@
 //! the verdict from the stream, then checks and the end as for any round. A round that
 //! cannot be warm (the warm host would not start) says why and runs cold.
 
-use super::finish;
+use super::finish::{self, HostStop};
 use super::host::{Followed, Spending, follow};
 use super::output::{self, Progress};
 use super::setup::RoundInput;
@@ -91,7 +91,7 @@ pub(super) fn run_warm_agent(
         settle: RoundSpend::of(ws, &input.task, &input.round),
         budget: BudgetWatch::of(&*store, &input.task, &input.round),
     };
-    let (exit, stop) = follow(
+    let (exit, mut stop) = follow(
         store, input, &mut turn, &signals, &progress, started, None, spending, redactor,
     );
     let _ = closed_rx.recv_timeout(Duration::from_secs(2));
@@ -100,6 +100,35 @@ pub(super) fn run_warm_agent(
         Err(poisoned) => poisoned.into_inner().summary.clone(),
     };
     redactor.redact_summary(&mut summary);
+    if stop.is_none() && !summary.ended {
+        let why = summary
+            .errors
+            .first()
+            .cloned()
+            .unwrap_or_else(|| "its host went away".to_owned());
+        // When the warm host is gone, whatever its agent left (a tool's command it started)
+        // goes too (a living host stops its own agent).
+        // A host that is exiting closes our connection before the kernel frees its claim:
+        // it is given a moment to be seen gone.
+        let deadline = Instant::now() + Duration::from_secs(3);
+        let mut alive = crate::warm::host_alive(&*store, &input.task.slug);
+        while alive && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(20));
+            alive = crate::warm::host_alive(&*store, &input.task.slug);
+        }
+        let killed = if alive {
+            0
+        } else {
+            turn.kill_leftovers(input.grace)
+        };
+        let mut reason = format!("the warm agent's turn ended without an answer: {why}");
+        if killed > 0 {
+            reason.push_str(&format!(
+                "; {killed} leftover process(es) of it were killed"
+            ));
+        }
+        stop = Some(HostStop::WarmGone(reason));
+    }
     let guarded = permission == Permission::ReadOnly;
     let judged = if guarded {
         ganger_events::RoundSummary {

@@ -21,6 +21,7 @@ mod turn;
 
 pub use host::serve_warm_host;
 pub use policy::{Decision, PermissionRules, Policy};
+pub(crate) use registry::host_alive;
 pub use registry::{WarmAgentInfo, list_warm, stop_warm};
 pub(crate) use turn::{TurnRequest, WarmTurn, open_turn};
 

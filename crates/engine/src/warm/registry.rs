@@ -71,6 +71,13 @@ fn rss_bytes(pid: i32) -> u64 {
         .map_or(0, |kb| kb * 1024)
 }
 
+/// Whether `slug` has a live warm host.
+pub(crate) fn host_alive(store: &dyn Liveness, slug: &str) -> bool {
+    store
+        .is_alive(&store.claim_key(&claim_name(slug)))
+        .unwrap_or(false)
+}
+
 /// The live warm host of `slug`, if any.
 pub(crate) fn live(ws: &Workspace, store: &dyn Liveness, slug: &str) -> Option<WarmAgentInfo> {
     let key = store.claim_key(&claim_name(slug));

@@ -220,6 +220,12 @@ impl WarmTurn {
         }
     }
 
+    /// Stops whatever is left of the warm agent's processes (its host died): returns how
+    /// many there were.
+    pub fn kill_leftovers(&self, grace: Duration) -> usize {
+        ganger_sandbox::kill_round(&self.marker, grace)
+    }
+
     /// How busy the warm agent's processes are.
     pub fn activity(&self) -> Activity {
         Activity::sample(&self.marker)

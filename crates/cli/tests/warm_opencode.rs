@@ -1,0 +1,361 @@
+//! End-to-end: warm rounds with the real, pinned OpenCode kept alive over ACP (`opencode
+//! acp`), against the scripted model server, driven by the real `ganger` binary. The
+//! scenarios of issue 18: warm and cold rounds share one session, ganger decides tool
+//! permissions (a refusal is logged and nothing is written), a killed warm host leaves no
+//! process and the next round resumes the session, the idle limit stops the agent, and a
+//! round cancelled mid-turn leaves the session usable.
+
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "a test fails loudly on what it did not expect"
+)]
+
+use ganger_fake_llm::{FakeLlm, Fault, RecordedRequest, Script, Turn};
+use ganger_test_support::{World, living_pids_with_env, opencode_toml, wait_until};
+use serde_json::{Value, json};
+use std::time::Duration;
+
+fn world(script: Script, extra: &str) -> (World, FakeLlm) {
+    let llm = FakeLlm::start(script).unwrap();
+    let world = World::new(env!("CARGO_BIN_EXE_ganger").as_ref());
+    world.write(
+        "ganger.toml",
+        &opencode_toml(&llm.base_url(), "", "not-a-secret-key", extra),
+    );
+    (world, llm)
+}
+
+/// The text of every user message of a request.
+fn prompts(request: &RecordedRequest) -> Vec<String> {
+    request
+        .conversation
+        .as_ref()
+        .map(|c| c.prompts().into_iter().map(str::to_owned).collect())
+        .unwrap_or_default()
+}
+
+/// The last request whose prompts include `text`.
+fn request_with(llm: &FakeLlm, text: &str) -> RecordedRequest {
+    llm.requests()
+        .into_iter()
+        .rfind(|r| r.tools_offered && prompts(r).iter().any(|p| p.contains(text)))
+        .unwrap_or_else(|| panic!("no request carried {text:?}"))
+}
+
+fn warm_agents(world: &World) -> Vec<Value> {
+    let listed = world.ganger(&["warm", "list", "--json"]);
+    listed.expect_code(0);
+    let document = listed.json();
+    assert_eq!(document["schema"], "ganger.warm/1");
+    document["agents"].as_array().unwrap().clone()
+}
+
+fn pid_alive(pid: i64) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|s| {
+        s.rsplit_once(')')
+            .is_some_and(|(_, r)| !r.trim_start().starts_with('Z'))
+    })
+}
+
+fn write_turn(file: &str, when: &str) -> Turn {
+    Turn::tool(
+        "write",
+        json!({"filePath": file, "content": format!("{file}\n")}),
+    )
+    .when(when)
+}
+
+#[test]
+fn warm_and_cold_rounds_continue_one_session() {
+    let script = Script::new()
+        .turn(write_turn("one.txt", "first file"))
+        .text("Done one. {{history}}")
+        .turn(write_turn("two.txt", "second file"))
+        .text("Done two. {{history}}")
+        .turn(write_turn("three.txt", "third file"))
+        .text("Done three. {{history}}")
+        .turn(write_turn("four.txt", "fourth file"))
+        .text("Done four. {{history}}");
+    let warm = "[warm]\ndefault = true\n";
+    let (world, llm) = world(script, warm);
+
+    let first = world.ganger(&["start", "w1", "--message", "write the first file", "--json"]);
+    first.expect_code(0);
+    let report = first.json();
+    assert_eq!(report["status"], "done", "{report:#}");
+    assert_eq!(report["changed"]["shown"], json!(["A one.txt"]));
+    let session = report["session"].as_str().unwrap().to_owned();
+    assert!(session.starts_with("ses_"), "{session}");
+    let stream =
+        std::fs::read_to_string(world.root().join("repo/.ganger/tasks/w1/round-1.jsonl")).unwrap();
+    let opening: Value = serde_json::from_str(stream.lines().next().unwrap()).unwrap();
+    assert_eq!(opening["ganger"], "turn", "{stream}");
+    assert_eq!(opening["session"], session.as_str());
+
+    let agents = warm_agents(&world);
+    assert_eq!(agents.len(), 1, "{agents:#?}");
+    assert_eq!(agents[0]["slug"], "w1");
+    assert_eq!(agents[0]["session"], session.as_str());
+    assert!(
+        agents[0]["memory_bytes"].as_u64().unwrap() > 20_000_000,
+        "{agents:#?}"
+    );
+    let host = agents[0]["host_pid"].as_i64().unwrap();
+
+    let second = world.ganger(&["fix", "w1", "--message", "write the second file", "--json"]);
+    second.expect_code(0);
+    let report = second.json();
+    assert_eq!(report["status"], "done", "{report:#}");
+    assert_eq!(report["session"], session.as_str());
+    assert_eq!(report["changed"]["shown"], json!(["A two.txt"]));
+    assert_eq!(
+        warm_agents(&world)[0]["host_pid"],
+        host,
+        "the same warm agent"
+    );
+
+    // A cold round in between continues the same session, and so does the warm one after it.
+    world.write(
+        "ganger.toml",
+        &opencode_toml(
+            &llm.base_url(),
+            "",
+            "not-a-secret-key",
+            "[warm]\ndefault = false\n",
+        ),
+    );
+    let third = world.ganger(&["fix", "w1", "--message", "write the third file", "--json"]);
+    third.expect_code(0);
+    assert_eq!(third.json()["session"], session.as_str());
+    let cold_stream =
+        std::fs::read_to_string(world.root().join("repo/.ganger/tasks/w1/round-3.jsonl")).unwrap();
+    assert!(
+        cold_stream.contains(r#""type":"step_start""#),
+        "{cold_stream}"
+    );
+    world.write(
+        "ganger.toml",
+        &opencode_toml(&llm.base_url(), "", "not-a-secret-key", warm),
+    );
+    let fourth = world.ganger(&["fix", "w1", "--message", "write the fourth file", "--json"]);
+    fourth.expect_code(0);
+    assert_eq!(fourth.json()["status"], "done");
+    assert_eq!(fourth.json()["session"], session.as_str());
+    let seen = prompts(&request_with(&llm, "write the fourth file"));
+    for earlier in ["first", "second", "third"] {
+        assert!(
+            seen.iter()
+                .any(|p| p.contains(&format!("write the {earlier} file"))),
+            "the model saw {seen:?}"
+        );
+    }
+    for file in ["one.txt", "two.txt", "three.txt", "four.txt"] {
+        assert!(world.worktree("w1").join(file).is_file(), "{file}");
+    }
+
+    world.ganger(&["warm", "stop", "w1"]).expect_code(0);
+    assert!(warm_agents(&world).is_empty());
+    assert!(wait_until(Duration::from_secs(10), || !pid_alive(host)));
+}
+
+#[test]
+fn ganger_refuses_what_the_policy_denies_logs_it_and_nothing_is_written() {
+    let outside = tempfile::tempdir().unwrap();
+    let outside_file = outside.path().join("escaped.txt");
+    let script = Script::new()
+        .turn(
+            Turn::tool(
+                "bash",
+                json!({"command": "git push origin main > pushed.txt", "description": "push"}),
+            )
+            .when("push it"),
+        )
+        .text("I could not push.")
+        .turn(
+            Turn::tool(
+                "write",
+                json!({"filePath": outside_file.to_string_lossy(), "content": "out\n"}),
+            )
+            .when("write outside"),
+        )
+        .text("I could not write there.");
+    let extra = "[warm]\ndefault = true\n\n[permissions]\ndeny = [\"execute:git push*\"]\n";
+    let (world, _llm) = world(script, extra);
+
+    let pushed = world.ganger(&["start", "p1", "--message", "push it", "--json"]);
+    let report = pushed.json();
+    assert_eq!(report["status"], "failed", "{report:#}");
+    let reason = report["reason"].as_str().unwrap();
+    assert!(
+        reason.contains("refused") && reason.contains("git push"),
+        "{reason}"
+    );
+    assert!(!world.worktree("p1").join("pushed.txt").exists());
+    let log =
+        std::fs::read_to_string(world.root().join("repo/.ganger/tasks/p1/round-1.jsonl")).unwrap();
+    let decision: Value = log
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .find(|v| v["ganger"] == "permission")
+        .unwrap_or_else(|| panic!("no decision in {log}"));
+    assert_eq!(decision["decision"], "deny");
+    assert_eq!(decision["kind"], "execute");
+    assert!(
+        decision["input"].to_string().contains("git push"),
+        "{decision}"
+    );
+    assert!(
+        decision["rule"].as_str().unwrap().contains("[permissions]"),
+        "{decision}"
+    );
+
+    let escaped = world.ganger(&["fix", "p1", "--message", "write outside", "--json"]);
+    let report = escaped.json();
+    assert_eq!(report["status"], "failed", "{report:#}");
+    assert!(
+        report["reason"]
+            .as_str()
+            .unwrap()
+            .contains("outside the worktree"),
+        "{report:#}"
+    );
+    assert!(!outside_file.exists());
+}
+
+#[test]
+fn a_killed_warm_host_leaves_nothing_running_and_the_next_round_resumes_the_session() {
+    let script = Script::new()
+        .turn(
+            Turn::tool(
+                "bash",
+                json!({"command": "sleep 300", "description": "wait a long time"}),
+            )
+            .when("long command"),
+        )
+        .text("The command finished.")
+        .turn(write_turn("after.txt", "after the crash"))
+        .text("Resumed. {{history}}");
+    let (world, llm) = world(script, "");
+    world
+        .ganger(&[
+            "start",
+            "k1",
+            "--warm",
+            "--message",
+            "run the long command",
+            "--detach",
+        ])
+        .expect_code(0);
+    let mut warm = Vec::new();
+    assert!(wait_until(Duration::from_secs(120), || {
+        warm = warm_agents(&world);
+        !warm.is_empty()
+    }));
+    let host = warm[0]["host_pid"].as_i64().unwrap();
+    let marker = format!("GANGER_ROUND={}", warm[0]["token"].as_str().unwrap());
+    assert!(wait_until(Duration::from_secs(90), || {
+        living_pids_with_env(&marker).iter().any(|pid| {
+            std::fs::read_to_string(format!("/proc/{pid}/cmdline"))
+                .is_ok_and(|c| c.starts_with("sleep"))
+        })
+    }));
+    let session = world.ganger(&["status", "k1", "--json"]).json()["session"]
+        .as_str()
+        .map(str::to_owned);
+
+    let killed = std::process::Command::new("kill")
+        .args(["-9", &host.to_string()])
+        .status()
+        .unwrap();
+    assert!(killed.success());
+    world.ganger(&["wait", "k1"]);
+    let report = world.ganger(&["status", "k1", "--json"]).json();
+    assert_eq!(report["status"], "interrupted", "{report:#}");
+    assert!(
+        wait_until(Duration::from_secs(10), || living_pids_with_env(&marker)
+            .is_empty()),
+        "left running: {:?}",
+        living_pids_with_env(&marker)
+            .iter()
+            .map(|pid| std::fs::read_to_string(format!("/proc/{pid}/cmdline")).unwrap_or_default())
+            .collect::<Vec<_>>()
+    );
+
+    let resumed = world.ganger(&["fix", "k1", "--message", "after the crash", "--json"]);
+    resumed.expect_code(0);
+    let report = resumed.json();
+    assert_eq!(report["status"], "done", "{report:#}");
+    if let Some(session) = session {
+        assert_eq!(report["session"], session.as_str());
+    }
+    let seen = prompts(&request_with(&llm, "after the crash"));
+    assert!(
+        seen.iter().any(|p| p.contains("run the long command")),
+        "the model saw {seen:?}"
+    );
+    world.ganger(&["warm", "stop", "--all"]).expect_code(0);
+}
+
+#[test]
+fn the_idle_limit_stops_the_warm_agent() {
+    let (world, _llm) = world(
+        Script::new().text("Hello."),
+        "[warm]\ndefault = true\nidle = \"3s\"\n",
+    );
+    world
+        .ganger(&["start", "i1", "--message", "say hello", "--json"])
+        .expect_code(0);
+    let agents = warm_agents(&world);
+    assert_eq!(agents.len(), 1);
+    let (host, agent) = (
+        agents[0]["host_pid"].as_i64().unwrap(),
+        agents[0]["agent_pid"].as_i64().unwrap(),
+    );
+    assert!(wait_until(Duration::from_secs(30), || warm_agents(&world).is_empty()));
+    assert!(wait_until(Duration::from_secs(10), || !pid_alive(host)
+        && !pid_alive(agent)));
+    let log = std::fs::read_to_string(world.root().join("repo/.ganger/tasks/i1/warm.log")).unwrap();
+    assert!(log.contains("idle for 3s"), "{log}");
+}
+
+#[test]
+fn a_round_cancelled_mid_turn_leaves_the_session_usable() {
+    let script = Script::new()
+        .turn(Turn::fault(Fault::Hang).when("hang now").times(1))
+        .turn(Turn::text("Back again. {{history}}").when("after the cancel"));
+    let (world, llm) = world(script, "[warm]\ndefault = true\n");
+    world
+        .ganger(&["start", "c1", "--message", "hang now", "--detach"])
+        .expect_code(0);
+    assert!(wait_until(Duration::from_secs(120), || {
+        llm.requests()
+            .iter()
+            .any(|r| r.tools_offered && prompts(r).iter().any(|p| p.contains("hang now")))
+    }));
+    let host = warm_agents(&world)[0]["host_pid"].as_i64().unwrap();
+    world.ganger(&["cancel", "c1"]).expect_code(0);
+    world.ganger(&["wait", "c1"]);
+    let report = world.ganger(&["status", "c1", "--json"]).json();
+    assert_eq!(report["status"], "cancelled", "{report:#}");
+    let session = report["session"].as_str().unwrap().to_owned();
+
+    let next = world.ganger(&["fix", "c1", "--message", "after the cancel", "--json"]);
+    next.expect_code(0);
+    let report = next.json();
+    assert_eq!(report["status"], "done", "{report:#}");
+    assert_eq!(report["session"], session.as_str());
+    assert!(
+        report["answer"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("Back again"),
+        "{report:#}"
+    );
+    assert_eq!(
+        warm_agents(&world)[0]["host_pid"],
+        host,
+        "the same warm agent served the round after the cancel"
+    );
+    world.ganger(&["warm", "stop", "--all"]).expect_code(0);
+}
