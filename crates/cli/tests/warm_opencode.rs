@@ -359,3 +359,27 @@ fn a_round_cancelled_mid_turn_leaves_the_session_usable() {
     );
     world.ganger(&["warm", "stop", "--all"]).expect_code(0);
 }
+
+#[test]
+fn a_new_warm_agent_past_the_cap_stops_the_least_recently_used_idle_one() {
+    let (world, _llm) = world(
+        Script::new().text("Hello.").repeat(true),
+        "[warm]\ndefault = true\nmax = 1\n",
+    );
+    world
+        .ganger(&["start", "e1", "--message", "say hello"])
+        .expect_code(0);
+    let first = warm_agents(&world);
+    assert_eq!(first.len(), 1);
+    let first_host = first[0]["host_pid"].as_i64().unwrap();
+    world
+        .ganger(&["start", "e2", "--message", "say hello too"])
+        .expect_code(0);
+    let now = warm_agents(&world);
+    assert_eq!(now.len(), 1, "{now:#?}");
+    assert_eq!(now[0]["slug"], "e2");
+    assert!(wait_until(Duration::from_secs(10), || !pid_alive(
+        first_host
+    )));
+    world.ganger(&["warm", "stop", "--all"]).expect_code(0);
+}

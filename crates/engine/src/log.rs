@@ -101,7 +101,8 @@ pub fn log(
     let redactor = crate::keys::load_keys(&ws.config, &source.keys)
         .map(|keys| crate::keys::LoadedKey::redactor(&keys))
         .unwrap_or_default();
-    let mut parser = adapter.stream_parser();
+    let mut parser: Box<dyn ganger_agents::StreamParser> =
+        Box::new(ganger_agents::acp::WarmOrCold::new(adapter.stream_parser()));
     let following = options.follow && source.running;
     let mut reader: Box<dyn Read + '_> = if following {
         // A detached host that has not made the stream yet is waited for while it lives.

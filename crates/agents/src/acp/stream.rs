@@ -83,6 +83,37 @@ impl StreamParser for AcpStream {
     }
 }
 
+/// A round's stream read by whichever parser wrote it: a warm round's opens with ganger's
+/// `turn` line and is read as ACP; any other is the agent's own (`cold`). For readers of a
+/// stored round (`ganger log`, a summary rebuilt from the stream) that do not know how it ran.
+pub struct WarmOrCold {
+    cold: Option<Box<dyn StreamParser>>,
+    chosen: Option<Box<dyn StreamParser>>,
+}
+
+impl WarmOrCold {
+    pub fn new(cold: Box<dyn StreamParser>) -> WarmOrCold {
+        WarmOrCold {
+            cold: Some(cold),
+            chosen: None,
+        }
+    }
+}
+
+impl StreamParser for WarmOrCold {
+    fn parse_line(&mut self, line: &[u8]) -> ParsedLine {
+        let parser = self.chosen.get_or_insert_with(|| {
+            let warm = serde_json::from_slice::<Value>(line)
+                .is_ok_and(|v| v.get(GANGER_KEY).and_then(Value::as_str) == Some("turn"));
+            match (warm, self.cold.take()) {
+                (false, Some(cold)) => cold,
+                _ => Box::new(AcpStream::default()),
+            }
+        });
+        parser.parse_line(line)
+    }
+}
+
 fn malformed() -> ParsedLine {
     ParsedLine {
         kind: None,
@@ -301,6 +332,26 @@ mod tests {
         assert!((cost - 0.015).abs() < 1e-9, "{cost}");
         assert_eq!(summary.unknown, 0);
         assert_eq!(summary.malformed, 0);
+    }
+
+    #[test]
+    fn a_stored_round_is_read_by_the_parser_that_wrote_it() {
+        let warm = summarize_stream(
+            &mut WarmOrCold::new(Box::new(crate::opencode::OpenCodeStream)),
+            TURN.as_bytes(),
+        );
+        assert_eq!(warm, summary(TURN));
+        let cold = br#"{"type":"step_start","sessionID":"ses_9","part":{"type":"step-start"}}
+"#;
+        let read = summarize_stream(
+            &mut WarmOrCold::new(Box::new(crate::opencode::OpenCodeStream)),
+            cold,
+        );
+        assert_eq!(
+            read,
+            summarize_stream(&mut crate::opencode::OpenCodeStream, cold)
+        );
+        assert_eq!(read.session.as_deref(), Some("ses_9"));
     }
 
     #[test]

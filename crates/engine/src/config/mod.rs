@@ -55,9 +55,36 @@ pub struct WarmConfig {
     pub default: bool,
     /// How long a warm agent may sit idle before it is stopped.
     pub idle: DurationSetting,
-    /// How many warm agents may run at once on this machine (the least recently used one is
-    /// stopped to make room).
+    /// How many warm agents of the repository may live at once (the least recently used
+    /// idle one is stopped to make room for a new one).
     pub max: usize,
+    /// The most memory the warm agents may hold together (`"4g"`, `"512m"`): idle ones are
+    /// stopped, least recently used first, before a new one starts beyond it.
+    pub memory: Option<String>,
+}
+
+impl WarmConfig {
+    /// `memory` in bytes.
+    pub fn memory_bytes(&self) -> Option<u64> {
+        self.memory.as_deref().and_then(parse_size)
+    }
+}
+
+/// `4g`, `512m`, `100k`, `1000` (bytes).
+pub fn parse_size(text: &str) -> Option<u64> {
+    let text = text.trim().to_ascii_lowercase();
+    let (number, unit) = match text.find(|c: char| !c.is_ascii_digit()) {
+        Some(at) => text.split_at(at),
+        None => (text.as_str(), ""),
+    };
+    let scale: u64 = match unit.trim_end_matches(['b', 'i']) {
+        "" => 1,
+        "k" => 1 << 10,
+        "m" => 1 << 20,
+        "g" => 1 << 30,
+        _ => return None,
+    };
+    number.parse::<u64>().ok()?.checked_mul(scale)
 }
 
 impl Default for WarmConfig {
@@ -66,6 +93,7 @@ impl Default for WarmConfig {
             default: false,
             idle: DurationSetting(Duration::from_secs(10 * 60)),
             max: 8,
+            memory: None,
         }
     }
 }
@@ -367,6 +395,14 @@ impl Config {
                 reason: format!("permissions: {reason}"),
             });
         }
+        if let Some(memory) = &config.warm.memory
+            && config.warm.memory_bytes().is_none_or(|bytes| bytes == 0)
+        {
+            return Err(ConfigError {
+                path: path.into(),
+                reason: format!("warm.memory: {memory:?} is not a size such as \"4g\" or \"512m\""),
+            });
+        }
         if config.warm.max == 0 || config.warm.idle.0.is_zero() {
             return Err(ConfigError {
                 path: path.into(),
@@ -414,6 +450,16 @@ impl Config {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn sizes_read_as_bytes() {
+        assert_eq!(super::parse_size("4g"), Some(4 << 30));
+        assert_eq!(super::parse_size("512M"), Some(512 << 20));
+        assert_eq!(super::parse_size("100kb"), Some(100 << 10));
+        assert_eq!(super::parse_size("1000"), Some(1000));
+        assert_eq!(super::parse_size("lots"), None);
+        assert_eq!(super::parse_size("4x"), None);
+    }
+
     use super::*;
 
     #[test]

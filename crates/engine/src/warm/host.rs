@@ -78,6 +78,7 @@ pub fn serve_warm_host(ws: &Workspace, slug: &str, number: u32) -> Result<()> {
         started_ms: now_ms(),
         last_used_ms: now_ms(),
         turns: 0,
+        busy: false,
         last_round: None,
         cost: None,
     };
@@ -163,7 +164,11 @@ fn serve(
                     continue;
                 }
                 match begin_turn(agent, received, events, conn, info) {
-                    Ok(Some(started)) => turn = Some(started),
+                    Ok(Some(started)) => {
+                        turn = Some(started);
+                        info.busy = true;
+                        let _ = info.save(&info_path(ws, &info.slug));
+                    }
                     Ok(None) => {}
                     Err(why) => return why,
                 }
@@ -180,6 +185,7 @@ fn serve(
                         last_used = Instant::now();
                         info.last_used_ms = now_ms();
                         info.turns += 1;
+                        info.busy = false;
                         let _ = info.save(&info_path(ws, &info.slug));
                     }
                     Ok(false) => {}

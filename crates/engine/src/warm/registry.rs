@@ -30,6 +30,8 @@ pub struct WarmAgentInfo {
     pub started_ms: i64,
     pub last_used_ms: i64,
     pub turns: u64,
+    /// Whether a turn is being served.
+    pub busy: bool,
     /// The round of the last turn served.
     pub last_round: Option<u32>,
     /// The live session's cost so far, as the agent reports it.
@@ -98,6 +100,52 @@ pub fn list_warm(ws: &Workspace, store: &dyn Liveness) -> Vec<WarmAgentInfo> {
         .collect();
     found.sort_by_key(|info| info.last_used_ms);
     found
+}
+
+/// Makes room for a new warm agent of `slug` under `[warm] max` and `memory`: idle warm
+/// agents of other tasks are stopped, least recently used first. Returns why there is no
+/// room when every agent in the way is busy.
+pub(crate) fn make_room(
+    ws: &Workspace,
+    store: &dyn Liveness,
+    slug: &str,
+) -> std::result::Result<Vec<String>, String> {
+    let max = ws.config.warm.max;
+    let cap = ws.config.warm.memory_bytes();
+    let mut warm: Vec<(WarmAgentInfo, u64)> = list_warm(ws, store)
+        .into_iter()
+        .filter(|info| info.slug != slug)
+        .map(|info| {
+            let memory = info.memory_bytes();
+            (info, memory)
+        })
+        .collect();
+    let mut stopped = Vec::new();
+    loop {
+        let total: u64 = warm.iter().map(|(_, memory)| memory).sum();
+        let over_count = warm.len() >= max;
+        let over_memory = cap.is_some_and(|cap| total >= cap);
+        if !over_count && !over_memory {
+            return Ok(stopped);
+        }
+        let Some(at) = warm.iter().position(|(info, _)| !info.busy) else {
+            return Err(if over_count {
+                format!(
+                    "{} warm agents are busy, the most [warm] max allows",
+                    warm.len()
+                )
+            } else {
+                format!(
+                    "the busy warm agents hold {} MB, over [warm] memory",
+                    total / 1_000_000
+                )
+            });
+        };
+        let (info, _) = warm.remove(at);
+        if stop_warm(ws, store, &info.slug).is_ok() {
+            stopped.push(info.slug);
+        }
+    }
 }
 
 /// Stops the warm host of `slug` (at once: a turn it serves is cut, and its round ends as

@@ -82,6 +82,7 @@ pub(crate) fn open_turn(
 /// last line as the reason).
 fn start_host(ws: &Workspace, store: &dyn Liveness, input: &RoundInput) -> Result<WarmAgentInfo> {
     let slug = &input.task.slug;
+    super::registry::make_room(ws, store, slug).map_err(EngineError::invalid)?;
     let program = std::env::current_exe()
         .map_err(|e| EngineError::environment("cannot find ganger's own binary", e))?;
     let log = log_path(ws, slug);
