@@ -353,6 +353,11 @@ pub trait Adapter: Send + Sync {
     fn warm_plan(&self) -> Option<WarmPlan> {
         None
     }
+    /// Whether the agent kept warm can load a session it is not in (ACP's `session/load`):
+    /// when not, a round that continues another session than the live one runs cold.
+    fn warm_loads_sessions(&self) -> bool {
+        true
+    }
     /// How to point this agent at a scripted model server listening at `base_url`
     /// (`http://127.0.0.1:PORT`, no path).
     fn scripted_endpoint(&self, base_url: &str) -> ScriptedEndpoint;

@@ -16,14 +16,30 @@ use ganger_test_support::{World, living_pids_with_env, opencode_toml, wait_until
 use serde_json::{Value, json};
 use std::time::Duration;
 
-fn world(script: Script, extra: &str) -> (World, FakeLlm) {
+/// A test's repository; its warm agents are stopped when it ends, passed or failed.
+struct Warm(World);
+
+impl std::ops::Deref for Warm {
+    type Target = World;
+    fn deref(&self) -> &World {
+        &self.0
+    }
+}
+
+impl Drop for Warm {
+    fn drop(&mut self) {
+        let _ = self.0.command(&["warm", "stop", "--all"]).output();
+    }
+}
+
+fn world(script: Script, extra: &str) -> (Warm, FakeLlm) {
     let llm = FakeLlm::start(script).unwrap();
     let world = World::new(env!("CARGO_BIN_EXE_ganger").as_ref());
     world.write(
         "ganger.toml",
         &opencode_toml(&llm.base_url(), "", "not-a-secret-key", extra),
     );
-    (world, llm)
+    (Warm(world), llm)
 }
 
 /// The text of every user message of a request.

@@ -171,6 +171,12 @@ fn clean_task(
         }
     };
     stop_processes(ws, &rounds, mode, &mut report);
+    if crate::warm::host_alive(&*store, &task.slug) {
+        if !mode.dry_run {
+            let _ = crate::warm::stop_warm(ws, &*store, &task.slug);
+        }
+        report.removed(LeftoverKind::Processes, "warm agent".to_owned(), None);
+    }
     if let Some(docker) = docker.get() {
         remove_docker_objects(ws, docker, task, mode, &mut report);
     }

@@ -40,7 +40,9 @@ pub use local::{
     AgentCommand, AgentExit, RunningAgent, Waited, spawn_local, spawn_local_conversing,
 };
 pub use local_sandbox::LocalSandbox;
-pub use members::{RoundMarker, kill_round, marked_processes, round_members};
+pub use members::{
+    RoundMarker, kill_round, marked_processes, marked_processes_with_prefix, round_members,
+};
 pub use proc_stat::{ProcStat, ProcessId, proc_stat};
 
 /// The environment variable that marks every process of a round with the round's token.

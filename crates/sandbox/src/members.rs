@@ -66,10 +66,19 @@ pub fn round_members(marker: &RoundMarker) -> BTreeSet<i32> {
 /// The live processes of any of several rounds, by token, in one scan of `/proc` (the round
 /// marker only: for rounds long over, whose session ids may name someone else by now).
 pub fn marked_processes(tokens: &BTreeSet<String>) -> BTreeMap<String, BTreeSet<i32>> {
-    let mut found: BTreeMap<String, BTreeSet<i32>> = BTreeMap::new();
     if tokens.is_empty() {
-        return found;
+        return BTreeMap::new();
     }
+    processes_marked_where(|token| tokens.contains(token))
+}
+
+/// The live processes whose round marker starts with `prefix`, by marker, in one scan.
+pub fn marked_processes_with_prefix(prefix: &str) -> BTreeMap<String, BTreeSet<i32>> {
+    processes_marked_where(|token| token.starts_with(prefix))
+}
+
+fn processes_marked_where(wanted: impl Fn(&str) -> bool) -> BTreeMap<String, BTreeSet<i32>> {
+    let mut found: BTreeMap<String, BTreeSet<i32>> = BTreeMap::new();
     let prefix = format!("{ROUND_ENV}=").into_bytes();
     for pid in other_pids() {
         if proc_stat(pid).is_none_or(|s| s.state == b'Z') {
@@ -83,7 +92,7 @@ pub fn marked_processes(tokens: &BTreeSet<String>) -> BTreeMap<String, BTreeSet<
             .find_map(|entry| entry.strip_prefix(prefix.as_slice()))
             .and_then(|value| std::str::from_utf8(value).ok());
         if let Some(token) = token
-            && tokens.contains(token)
+            && wanted(token)
         {
             found.entry(token.to_owned()).or_default().insert(pid);
         }

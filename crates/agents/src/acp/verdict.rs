@@ -20,7 +20,9 @@ pub fn verdict(summary: &RoundSummary, exit: AgentExit) -> Verdict {
             0 | 1 => String::new(),
             n => format!(" (and {} more)", n - 1),
         };
-        return Verdict::failed(format!("a tool call was refused: {first}{more}"));
+        return Verdict::failed(format!(
+            "a tool call was refused by ganger's permissions: {first}{more}"
+        ));
     }
     match summary.finish.as_deref() {
         Some(END_TURN) if summary.ended && exit == AgentExit::Code(0) => Verdict::done(),

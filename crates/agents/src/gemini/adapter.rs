@@ -46,6 +46,15 @@ impl Adapter for Gemini {
         command::plan(request)
     }
 
+    fn warm_plan(&self) -> Option<crate::WarmPlan> {
+        Some(command::warm_plan)
+    }
+
+    /// Gemini's `session/load` can empty the session it loads (docs/agents/acp-measured.md).
+    fn warm_loads_sessions(&self) -> bool {
+        false
+    }
+
     fn stream_parser(&self) -> Box<dyn StreamParser> {
         Box::new(GeminiStream::default())
     }

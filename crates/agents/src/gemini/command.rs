@@ -59,6 +59,21 @@ pub fn plan(request: &RoundRequest<'_>) -> Result<CommandPlan, PlanError> {
     Ok(plan)
 }
 
+/// Gemini CLI kept warm: `gemini --acp` with the round's model, settings and environment, in
+/// approval mode `default`, in which ACP mode offers its writing tools and asks the client
+/// before each (docs/agents/acp-measured.md); the prompt and the session go over the protocol.
+pub fn warm_plan(request: &RoundRequest<'_>) -> Result<CommandPlan, PlanError> {
+    let mut plan = plan(request)?;
+    let mut args = vec!["--acp".to_owned(), "--skip-trust".to_owned()];
+    if let Some(model) = request.model {
+        args.extend(["-m".into(), model.to_owned()]);
+    }
+    args.extend(["--approval-mode".into(), "default".into()]);
+    plan.args = args;
+    plan.stdin = None;
+    Ok(plan)
+}
+
 /// Gemini CLI pointed at a scripted server (the settings then select API-key auth).
 pub fn scripted_endpoint(base_url: &str) -> ScriptedEndpoint {
     ScriptedEndpoint {

@@ -52,6 +52,10 @@ impl Adapter for Qwen {
         command::plan(request)
     }
 
+    fn warm_plan(&self) -> Option<crate::WarmPlan> {
+        Some(command::warm_plan)
+    }
+
     fn stream_parser(&self) -> Box<dyn StreamParser> {
         Box::new(StreamJsonParser::new(Dialect::Qwen))
     }

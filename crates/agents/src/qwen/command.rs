@@ -59,6 +59,33 @@ pub fn plan(request: &RoundRequest<'_>) -> Result<CommandPlan, PlanError> {
     Ok(plan)
 }
 
+/// Qwen Code kept warm: `qwen --acp` with the round's model, settings and environment, in
+/// approval mode `default`, in which ACP mode asks the client before every write and command
+/// (docs/agents/acp-measured.md). Its background model requests (managed memory, follow-up
+/// suggestions) are turned off: kept warm they would run between and inside rounds.
+pub fn warm_plan(request: &RoundRequest<'_>) -> Result<CommandPlan, PlanError> {
+    let mut plan = plan(request)?;
+    let mut args = vec!["--acp".to_owned()];
+    if let Some(model) = request.model {
+        args.extend(["-m".into(), model.to_owned()]);
+    }
+    args.extend(["--approval-mode".into(), "default".into()]);
+    plan.args = args;
+    plan.stdin = None;
+    plan.env.retain(|(key, _)| key != YOLO_WARNING_ENV);
+    for (_, contents) in &mut plan.files {
+        if let Ok(serde_json::Value::Object(mut settings)) = serde_json::from_str(contents) {
+            settings.insert(
+                "memory".into(),
+                json!({"enableManagedAutoMemory": false, "enableManagedAutoDream": false}),
+            );
+            settings.insert("ui".into(), json!({"enableFollowupSuggestions": false}));
+            *contents = serde_json::Value::Object(settings).to_string();
+        }
+    }
+    Ok(plan)
+}
+
 /// Qwen Code pointed at a scripted server: it speaks OpenAI Chat Completions there.
 pub fn scripted_endpoint(base_url: &str) -> ScriptedEndpoint {
     ScriptedEndpoint {

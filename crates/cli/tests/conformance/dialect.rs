@@ -21,6 +21,8 @@ pub struct Dialect {
     /// backoff); the failure scenarios give the round a stall limit above it, so that the
     /// agent's own failure is what ends the round.
     pub silent_retries: Option<std::time::Duration>,
+    /// Whether the rounds go to the agent kept warm (`[warm] default = true`).
+    pub warm: bool,
 }
 
 /// The dialects, by agent name.
@@ -42,6 +44,15 @@ pub fn dialect(agent: &'static str) -> Dialect {
         own_cost,
         counts_side_requests,
         silent_retries,
+        warm: false,
+    }
+}
+
+/// The dialect of `agent` kept warm.
+pub fn warm(agent: &'static str) -> Dialect {
+    Dialect {
+        warm: true,
+        ..dialect(agent)
     }
 }
 

@@ -12,10 +12,10 @@ mod dialect;
 mod scenarios;
 
 macro_rules! suite {
-    ($($agent:ident),* $(,)?) => {$(
-        mod $agent {
+    ($($module:ident = $dialect:path, $agent:literal);* $(;)?) => {$(
+        mod $module {
             fn d() -> crate::dialect::Dialect {
-                crate::dialect::dialect(stringify!($agent))
+                $dialect($agent)
             }
             #[test]
             fn writes_a_file() {
@@ -69,7 +69,17 @@ macro_rules! suite {
     )*};
 }
 
-suite!(opencode, claude, codex, gemini, qwen);
+suite!(
+    opencode = crate::dialect::dialect, "opencode";
+    claude = crate::dialect::dialect, "claude";
+    codex = crate::dialect::dialect, "codex";
+    gemini = crate::dialect::dialect, "gemini";
+    qwen = crate::dialect::dialect, "qwen";
+    // The agents with a warm mode, kept warm (the README's warm columns).
+    opencode_warm = crate::dialect::warm, "opencode";
+    gemini_warm = crate::dialect::warm, "gemini";
+    qwen_warm = crate::dialect::warm, "qwen";
+);
 
 mod extras;
 

@@ -26,6 +26,17 @@ input = 2.0
 output = 8.0
 "#;
 
+/// The scenario's `ganger.toml`: the agent pointed at the scripted model with the limits, then
+/// `extra`, and for a warm dialect `[warm] default = true`.
+fn scenario_toml(d: Dialect, url: &str, extra: &str) -> String {
+    let warm = if d.warm {
+        "\n[warm]\ndefault = true\n"
+    } else {
+        ""
+    };
+    agent_toml(d.agent, url, LIMITS, &format!("{extra}{warm}"))
+}
+
 struct Setup {
     world: World,
     llm: FakeLlm,
@@ -34,10 +45,7 @@ struct Setup {
 fn setup(d: Dialect, script: Script) -> Setup {
     let llm = FakeLlm::start(script).unwrap();
     let world = World::new(env!("CARGO_BIN_EXE_ganger").as_ref());
-    world.write(
-        "ganger.toml",
-        &agent_toml(d.agent, &llm.root_url(), LIMITS, PRICES),
-    );
+    world.write("ganger.toml", &scenario_toml(d, &llm.root_url(), PRICES));
     Setup { world, llm }
 }
 
@@ -85,10 +93,7 @@ fn two_rounds(d: Dialect, world_root: &std::path::Path) -> Script {
 fn setup_with(d: Dialect, script: impl FnOnce(&std::path::Path) -> Script) -> Setup {
     let world = World::new(env!("CARGO_BIN_EXE_ganger").as_ref());
     let llm = FakeLlm::start(script(world.root())).unwrap();
-    world.write(
-        "ganger.toml",
-        &agent_toml(d.agent, &llm.root_url(), LIMITS, PRICES),
-    );
+    world.write("ganger.toml", &scenario_toml(d, &llm.root_url(), PRICES));
     Setup { world, llm }
 }
 
@@ -171,12 +176,7 @@ pub fn refused_call_fails(d: Dialect) {
     .unwrap();
     world.write(
         "ganger.toml",
-        &agent_toml(
-            d.agent,
-            &llm.root_url(),
-            LIMITS,
-            &format!("{PRICES}\n{config}"),
-        ),
+        &scenario_toml(d, &llm.root_url(), &format!("{PRICES}\n{config}")),
     );
     let s = Setup { world, llm };
     let report = start(&s, "no", "Write refused.txt.", &[]);
@@ -318,12 +318,7 @@ pub fn refused_connection_ends(d: Dialect) {
     let world = World::new(env!("CARGO_BIN_EXE_ganger").as_ref());
     world.write(
         "ganger.toml",
-        &agent_toml(
-            d.agent,
-            &format!("http://127.0.0.1:{closed}"),
-            LIMITS,
-            PRICES,
-        ),
+        &scenario_toml(d, &format!("http://127.0.0.1:{closed}"), PRICES),
     );
     ends_without_progress(&Setup { world, llm });
 }
@@ -441,12 +436,7 @@ fn answer_setup(d: Dialect, fixes: bool) -> Setup {
     let llm = FakeLlm::start(script.default_answer("I could not find what to change.")).unwrap();
     world.write(
         "ganger.toml",
-        &agent_toml(
-            d.agent,
-            &llm.root_url(),
-            LIMITS,
-            &format!("{PRICES}{ANSWER_CHECK}"),
-        ),
+        &scenario_toml(d, &llm.root_url(), &format!("{PRICES}{ANSWER_CHECK}")),
     );
     Setup { world, llm }
 }

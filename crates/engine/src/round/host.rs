@@ -241,8 +241,8 @@ fn run_agent(
             input.task.worktree.display()
         )));
     }
-    let cold_because = if super::warm_round::wanted(ws, input, adapter) {
-        match super::warm_round::run_warm_agent(ws, store, input, redactor)? {
+    let cold_because = if super::warm_round::wanted(ws, &*store, input, adapter) {
+        match super::warm_round::run_warm_agent(ws, store, input, adapter, redactor)? {
             Ok(ended) => return Ok(ended),
             Err(why) => Some(why),
         }

@@ -18,18 +18,38 @@ use crate::workspace::Workspace;
 use ganger_agents::acp::AcpStream;
 use ganger_agents::{Adapter, Permission};
 use ganger_sandbox::SandboxKind;
-use ganger_store::{Backend, RoundStream, StreamKind};
+use ganger_store::{Backend, Liveness, RoundStream, StreamKind};
 use std::sync::{Arc, Mutex, mpsc};
 use std::time::{Duration, Instant};
 
 /// Whether `input`'s round goes to a warm agent: the task wants it (`--warm`, or `[warm]
 /// default`), its agent has a warm mode, its sandbox keeps one (not Docker yet: a container's
 /// life is tied to a round), and the round does not fork a session (a rewind).
-pub(crate) fn wanted(ws: &Workspace, input: &RoundInput, adapter: &dyn Adapter) -> bool {
+pub(crate) fn wanted(
+    ws: &Workspace,
+    store: &dyn Liveness,
+    input: &RoundInput,
+    adapter: &dyn Adapter,
+) -> bool {
     input.task.warm.unwrap_or(ws.config.warm.default)
         && adapter.warm_plan().is_some()
         && input.round.fork_from.is_none()
         && TaskSandbox::of(ws, &input.task).is_ok_and(|s| s.kind() != SandboxKind::Docker)
+        && (adapter.warm_loads_sessions() || continues_live(ws, store, input))
+}
+
+/// Whether the round starts a new session or continues its warm agent's live one right after
+/// that agent's last turn (an agent that cannot load a session serves no other round).
+fn continues_live(ws: &Workspace, store: &dyn Liveness, input: &RoundInput) -> bool {
+    let Some(wanted) = &input.round.session_before else {
+        return true;
+    };
+    crate::warm::live_info(ws, store, &input.task.slug).is_some_and(|info| {
+        info.session.as_ref() == Some(wanted)
+            && info
+                .last_round
+                .is_some_and(|last| last + 1 == input.round.number)
+    })
 }
 
 /// Runs the round in the task's warm agent; `Ok(Err(why))` when no warm agent could take it
@@ -38,6 +58,7 @@ pub(super) fn run_warm_agent(
     ws: &Workspace,
     store: &mut dyn Backend,
     input: &RoundInput,
+    adapter: &dyn Adapter,
     redactor: &Redactor,
 ) -> Result<std::result::Result<finish::Ended, String>> {
     let permission = input
@@ -54,6 +75,7 @@ pub(super) fn run_warm_agent(
             rules: ws.config.permissions.clone(),
         },
         round: input.round.number,
+        can_load: adapter.warm_loads_sessions(),
     };
     let mut turn = match open_turn(ws, &*store, input, &request) {
         Ok(turn) => turn,

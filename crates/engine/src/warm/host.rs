@@ -21,6 +21,9 @@ use std::path::Path;
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
 use std::time::{Duration, Instant};
 
+/// How often an idle or busy host looks whether its repository is still there.
+const LOOK_EVERY: Duration = Duration::from_secs(5);
+
 /// How long the agent may take to start and answer `initialize`, or to load a session.
 const START_LIMIT: Duration = Duration::from_secs(120);
 
@@ -45,7 +48,11 @@ pub fn serve_warm_host(ws: &Workspace, slug: &str, number: u32) -> Result<()> {
     drop(store);
     let input = RoundInput::new(ws, task.clone(), round, String::new());
     let keys = keys::load_keys(&ws.config, &task.keys)?;
-    let token = format!("warm-{}", crate::tokens::new_token());
+    let token = format!(
+        "{}{slug}-{}",
+        super::TOKEN_PREFIX,
+        crate::tokens::new_token()
+    );
     let command = warm_agent_command(ws, &input, &keys, &token)?;
     let (events, received) = mpsc::channel();
     let log = std::fs::OpenOptions::new()
@@ -130,16 +137,28 @@ fn serve(
     let mut turn: Option<Turn> = None;
     let mut last_used = Instant::now();
     loop {
-        let wait = match &turn {
+        // When the host must act unless something comes first: a cancelled turn's grace ends,
+        // or the idle limit; a turn in progress has no deadline of the host's.
+        let deadline = match &turn {
             Some(Turn {
                 cancelled_at: Some(at),
                 ..
-            }) => (*at + grace).saturating_duration_since(Instant::now()),
-            Some(_) => Duration::from_secs(3600),
-            None => (last_used + idle).saturating_duration_since(Instant::now()),
+            }) => Some(*at + grace),
+            Some(_) => None,
+            None => Some(last_used + idle),
         };
+        let wait = deadline.map_or(LOOK_EVERY, |at| {
+            at.saturating_duration_since(Instant::now()).min(LOOK_EVERY)
+        });
         let event = match received.recv_timeout(wait) {
             Ok(event) => event,
+            // A repository whose state went away (deleted, or its task cleaned) keeps no agent.
+            Err(RecvTimeoutError::Timeout) if !ws.state.task_dir(&info.slug).is_dir() => {
+                return "its task's state directory is gone".into();
+            }
+            Err(RecvTimeoutError::Timeout) if deadline.is_none_or(|at| Instant::now() < at) => {
+                continue;
+            }
             Err(RecvTimeoutError::Timeout) => match turn.take() {
                 Some(mut turn) => {
                     ganger_line(
@@ -266,9 +285,10 @@ fn begin_turn(
     let session = match ensure_session(agent, received, &request, info) {
         Ok(session) => session,
         Err(e) => {
+            // Nothing ran: the round host runs the round cold instead.
             ganger_line(
                 &mut conn,
-                json!({GANGER_KEY: "error", "message": e.message}),
+                json!({GANGER_KEY: "refused", "message": e.message}),
             );
             return Ok(None);
         }
@@ -318,6 +338,13 @@ fn ensure_session(
             .is_some_and(|last| last + 1 == request.round)
     {
         return Ok(live.clone());
+    }
+    if let Some(session) = &request.session
+        && !request.can_load
+    {
+        return Err(EngineError::invalid(format!(
+            "the warm agent cannot load session {session} (it is not its live one)"
+        )));
     }
     let id = agent.next_id();
     let message = match &request.session {

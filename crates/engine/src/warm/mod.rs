@@ -21,12 +21,15 @@ mod turn;
 
 pub use host::serve_warm_host;
 pub use policy::{Decision, PermissionRules, Policy};
-pub(crate) use registry::host_alive;
 pub use registry::{WarmAgentInfo, list_warm, stop_warm};
+pub(crate) use registry::{host_alive, live as live_info};
 pub(crate) use turn::{TurnRequest, WarmTurn, open_turn};
 
 use crate::workspace::Workspace;
 use std::path::PathBuf;
+
+/// The start of the marker (`GANGER_ROUND`) of a warm agent's processes: `warm-SLUG-TOKEN`.
+pub(crate) const TOKEN_PREFIX: &str = "warm-";
 
 /// The store claim a task's warm host holds for its whole life.
 pub(crate) fn claim_name(slug: &str) -> String {

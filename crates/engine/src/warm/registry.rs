@@ -73,6 +73,37 @@ fn rss_bytes(pid: i32) -> u64 {
         .map_or(0, |kb| kb * 1024)
 }
 
+/// Stops every process marked as a warm agent's of a task of this workspace whose warm host
+/// is gone; returns how many markers had some.
+fn stop_orphans(ws: &Workspace, store: &dyn Liveness) -> usize {
+    let Ok(dirs) = std::fs::read_dir(ws.state.root().join("tasks")) else {
+        return 0;
+    };
+    let slugs: Vec<String> = dirs
+        .flatten()
+        .map(|d| d.file_name().to_string_lossy().into_owned())
+        .collect();
+    let mut stopped = 0;
+    for (token, _) in ganger_sandbox::marked_processes_with_prefix(super::TOKEN_PREFIX) {
+        let Some(slug) = slugs
+            .iter()
+            .find(|slug| token.starts_with(&format!("{}{slug}-", super::TOKEN_PREFIX)))
+        else {
+            continue;
+        };
+        if !host_alive(store, slug) {
+            let marker = ganger_sandbox::RoundMarker {
+                token,
+                session: None,
+                cgroup: None,
+            };
+            ganger_sandbox::kill_round(&marker, ws.config.defaults.grace.0);
+            stopped += 1;
+        }
+    }
+    stopped
+}
+
 /// Whether `slug` has a live warm host.
 pub(crate) fn host_alive(store: &dyn Liveness, slug: &str) -> bool {
     store
@@ -89,8 +120,11 @@ pub(crate) fn live(ws: &Workspace, store: &dyn Liveness, slug: &str) -> Option<W
     WarmAgentInfo::load(&info_path(ws, slug))
 }
 
-/// Every live warm host of the workspace, least recently used first.
+/// Every live warm host of the workspace, least recently used first. Processes of a warm
+/// agent whose host died (killed with a signal it could not catch: the agent itself died with
+/// it, but a tool's command it started can outlive it) are stopped on the way.
 pub fn list_warm(ws: &Workspace, store: &dyn Liveness) -> Vec<WarmAgentInfo> {
+    stop_orphans(ws, store);
     let Ok(dirs) = std::fs::read_dir(ws.state.root().join("tasks")) else {
         return Vec::new();
     };

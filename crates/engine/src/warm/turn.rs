@@ -8,15 +8,18 @@ use super::{Policy, claim_name, log_path};
 use crate::error::{EngineError, Result};
 use crate::round::RoundInput;
 use crate::workspace::Workspace;
+use ganger_agents::acp::GANGER_KEY;
 use ganger_sandbox::{Activity, RoundMarker, Waited, spawn_detached_host};
 use ganger_store::Liveness;
 use serde::{Deserialize, Serialize};
 use std::ffi::OsString;
-use std::fs::File;
-use std::io::Write;
+use std::io::{BufRead, BufReader, Read, Write};
 use std::os::fd::OwnedFd;
 use std::os::unix::net::UnixStream;
 use std::time::{Duration, Instant};
+
+/// How long a warm host may take to answer a turn (loading its session first).
+const ANSWER_LIMIT: Duration = Duration::from_secs(150);
 
 /// How long a new warm host may take to start its agent and listen.
 const READY_LIMIT: Duration = Duration::from_secs(180);
@@ -29,18 +32,21 @@ pub(crate) struct TurnRequest {
     pub session: Option<String>,
     pub policy: Policy,
     pub round: u32,
+    /// Whether the agent may load a session that is not its live one.
+    pub can_load: bool,
 }
 
 /// A turn being served by a warm host.
 pub(crate) struct WarmTurn {
     conn: UnixStream,
+    /// The turn's stream: its first line (ganger's `turn`), then the rest.
+    reader: Option<Box<dyn Read + Send>>,
     /// Readable once the turn's stream was read to its end.
     done: OwnedFd,
     /// The write end, for the reader of the stream to close when it is done.
     done_writer: Option<OwnedFd>,
     marker: RoundMarker,
     finished: bool,
-    pub info: WarmAgentInfo,
 }
 
 /// Connects to `input`'s task's warm host, starting it first when there is none, and sends
@@ -62,10 +68,31 @@ pub(crate) fn open_turn(
     line.push(b'\n');
     conn.write_all(&line)
         .map_err(|e| EngineError::io("write to", &info.socket, e))?;
+    // The first line says whether the warm host took the turn (it may load the session
+    // first); a refusal leaves the round to run cold.
+    let _ = conn.set_read_timeout(Some(ANSWER_LIMIT));
+    let mut reader = BufReader::new(
+        conn.try_clone()
+            .map_err(|e| EngineError::io("read", &info.socket, e))?,
+    );
+    let mut first = Vec::new();
+    reader
+        .read_until(b'\n', &mut first)
+        .map_err(|e| EngineError::io("read", &info.socket, e))?;
+    let _ = conn.set_read_timeout(None);
+    let opening: serde_json::Value = serde_json::from_slice(&first).unwrap_or_default();
+    if opening[GANGER_KEY] != "turn" {
+        let why = opening["message"]
+            .as_str()
+            .unwrap_or("the warm host did not take the turn");
+        return Err(EngineError::invalid(why.to_owned()));
+    }
+    let reader: Box<dyn Read + Send> = Box::new(std::io::Cursor::new(first).chain(reader));
     let (done, done_writer) = rustix::pipe::pipe_with(rustix::pipe::PipeFlags::CLOEXEC)
         .map_err(|e| EngineError::environment("failed to make a pipe", std::io::Error::from(e)))?;
     Ok(WarmTurn {
         conn,
+        reader: Some(reader),
         done,
         done_writer: Some(done_writer),
         marker: RoundMarker {
@@ -74,7 +101,6 @@ pub(crate) fn open_turn(
             cgroup: None,
         },
         finished: false,
-        info,
     })
 }
 
@@ -146,16 +172,13 @@ fn exited(pid: u32) -> bool {
 
 impl WarmTurn {
     /// The turn's stream, to read to its end, and the descriptor to drop when done.
-    pub fn stream(&mut self) -> Result<(File, OwnedFd)> {
-        let read = self
-            .conn
-            .try_clone()
-            .map_err(|e| EngineError::io("read", &self.info.socket, e))?;
-        let writer = self
-            .done_writer
-            .take()
-            .ok_or_else(|| EngineError::invalid("the warm turn's stream was taken already"))?;
-        Ok((File::from(OwnedFd::from(read)), writer))
+    pub fn stream(&mut self) -> Result<(Box<dyn Read + Send>, OwnedFd)> {
+        match (self.reader.take(), self.done_writer.take()) {
+            (Some(reader), Some(writer)) => Ok((reader, writer)),
+            _ => Err(EngineError::invalid(
+                "the warm turn's stream was taken already",
+            )),
+        }
     }
 
     fn is_done(&self, timeout: Duration) -> bool {
