@@ -37,6 +37,9 @@ pub struct AcpStream {
     /// The session's cost when the turn began, and the latest the agent reported.
     cost_before: Option<f64>,
     cost_now: Option<f64>,
+    /// Tokens the agent reported per model request during the turn (Qwen Code's
+    /// `_meta.usage` on a message piece), summed.
+    per_request: Option<Usage>,
 }
 
 impl StreamParser for AcpStream {
@@ -162,6 +165,15 @@ impl AcpStream {
             // Anything else ends the message being written: a later piece starts a new one.
             self.answer = None;
         }
+        if let Some(usage) = update["_meta"].get("usage") {
+            let sum = self.per_request.get_or_insert_with(Usage::default);
+            let tokens = |key: &str| usage[key].as_u64().unwrap_or(0);
+            sum.input += tokens("inputTokens");
+            sum.output += tokens("outputTokens");
+            sum.reasoning += tokens("thoughtTokens");
+            sum.cache_read += tokens("cachedReadTokens");
+            sum.cache_write += tokens("cachedWriteTokens");
+        }
         match kind {
             "agent_message_chunk" => {
                 let Some(piece) = update["content"]["text"].as_str() else {
@@ -248,6 +260,33 @@ impl AcpStream {
         }]
     }
 
+    /// The turn's tokens, as each agent reports them: Gemini CLI the turn's sum in the
+    /// answer's `_meta.quota.token_count`; Qwen Code each request on the way (summed here);
+    /// OpenCode the answer's `usage` (its last request's only: docs/agents/acp-measured.md).
+    fn turn_tokens(&self, result: &Value) -> Usage {
+        let quota = &result["_meta"]["quota"]["token_count"];
+        if quota.is_object() {
+            return Usage {
+                input: quota["input_tokens"].as_u64().unwrap_or(0),
+                output: quota["output_tokens"].as_u64().unwrap_or(0),
+                ..Usage::default()
+            };
+        }
+        if let Some(sum) = self.per_request {
+            return sum;
+        }
+        let usage = &result["usage"];
+        let tokens = |key: &str| usage[key].as_u64().unwrap_or(0);
+        Usage {
+            input: tokens("inputTokens"),
+            output: tokens("outputTokens"),
+            reasoning: tokens("thoughtTokens"),
+            cache_read: tokens("cachedReadTokens"),
+            cache_write: tokens("cachedWriteTokens"),
+            ..Usage::default()
+        }
+    }
+
     fn response(&mut self, result: Result<Value, String>) -> Vec<Event> {
         self.answer = None;
         match result {
@@ -255,25 +294,20 @@ impl AcpStream {
                 let Some(reason) = text(&result["stopReason"]) else {
                     return Vec::new();
                 };
-                let usage = &result["usage"];
-                let tokens = |key: &str| usage[key].as_u64().unwrap_or(0);
                 let cost = match (self.cost_now, self.cost_before) {
                     (Some(now), Some(before)) => Some((now - before).max(0.0)),
                     (Some(now), None) => Some(now),
                     _ => None,
                 };
+                let usage = Usage {
+                    cost_usd: cost,
+                    mode: UsageMode::RoundTotal,
+                    ..self.turn_tokens(&result)
+                };
                 vec![
                     Event::StepFinished {
                         reason: Some(reason),
-                        usage: Usage {
-                            input: tokens("inputTokens"),
-                            output: tokens("outputTokens"),
-                            reasoning: tokens("thoughtTokens"),
-                            cache_read: tokens("cachedReadTokens"),
-                            cache_write: tokens("cachedWriteTokens"),
-                            cost_usd: cost,
-                            mode: UsageMode::RoundTotal,
-                        },
+                        usage,
                     },
                     Event::Ended,
                 ]
@@ -332,6 +366,22 @@ mod tests {
         assert!((cost - 0.015).abs() < 1e-9, "{cost}");
         assert_eq!(summary.unknown, 0);
         assert_eq!(summary.malformed, 0);
+    }
+
+    #[test]
+    fn tokens_come_from_where_each_agent_puts_them() {
+        let gemini = r#"{"ganger":"turn","session":"g"}
+{"jsonrpc":"2.0","id":3,"result":{"stopReason":"end_turn","_meta":{"quota":{"token_count":{"input_tokens":13430,"output_tokens":69}}}}}
+"#;
+        let read = summary(gemini);
+        assert_eq!((read.tokens.input, read.tokens.output), (13430, 69));
+        let qwen = r#"{"ganger":"turn","session":"q"}
+{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"q","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":""},"_meta":{"usage":{"inputTokens":6024,"outputTokens":23,"totalTokens":6047,"thoughtTokens":0,"cachedReadTokens":0},"durationMs":554}}}}
+{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"q","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":""},"_meta":{"usage":{"inputTokens":6046,"outputTokens":25,"totalTokens":6071,"thoughtTokens":0,"cachedReadTokens":0}}}}}
+{"jsonrpc":"2.0","id":3,"result":{"stopReason":"end_turn"}}
+"#;
+        let read = summary(qwen);
+        assert_eq!((read.tokens.input, read.tokens.output), (12070, 48));
     }
 
     #[test]

@@ -10,8 +10,23 @@ use ganger_events::RoundSummary;
 pub const END_TURN: &str = "end_turn";
 
 /// Whether the warm round whose stream folded into `summary` is done. `exit` is how the turn
-/// ended for the round host: `Code(0)` when the stream was whole.
-pub fn verdict(summary: &RoundSummary, exit: AgentExit) -> Verdict {
+/// ended for the round host: `Code(0)` when the stream was whole. In a `guarded` round
+/// (read-only) a refused call is the guard doing what was asked, and the round is judged on
+/// the rest, unless the agent ended its turn at the refusal without an answer.
+pub fn verdict(summary: &RoundSummary, exit: AgentExit, guarded: bool) -> Verdict {
+    if summary.answer.is_none() && summary.ended && summary.rejection_count > 0 {
+        return Verdict::failed(
+            "a tool call was refused and the agent ended its turn there, without an answer",
+        );
+    }
+    if guarded && summary.rejection_count > 0 {
+        let judged = RoundSummary {
+            rejections: Vec::new(),
+            rejection_count: 0,
+            ..summary.clone()
+        };
+        return verdict(&judged, exit, false);
+    }
     if let Some(first) = summary.errors.first() {
         return Verdict::failed(format!("the agent reported an error: {first}"));
     }
@@ -47,13 +62,15 @@ mod tests {
             ended: true,
             ..Default::default()
         };
-        assert!(verdict(&ended, AgentExit::Code(0)).done);
+        assert!(verdict(&ended, AgentExit::Code(0), false).done);
         let cancelled = RoundSummary {
             finish: Some("cancelled".into()),
             ..ended.clone()
         };
         assert_eq!(
-            verdict(&cancelled, AgentExit::Code(0)).reason.as_deref(),
+            verdict(&cancelled, AgentExit::Code(0), false)
+                .reason
+                .as_deref(),
             Some("the agent's turn ended with cancelled")
         );
         let refused = RoundSummary {
@@ -61,7 +78,16 @@ mod tests {
             rejection_count: 1,
             ..ended.clone()
         };
-        assert!(!verdict(&refused, AgentExit::Code(0)).done);
-        assert!(!verdict(&RoundSummary::default(), AgentExit::Code(0)).done);
+        assert!(!verdict(&refused, AgentExit::Code(0), false).done);
+        let answered = RoundSummary {
+            answer: Some("Here it is.".into()),
+            ..refused.clone()
+        };
+        assert!(verdict(&answered, AgentExit::Code(0), true).done);
+        assert!(
+            !verdict(&refused, AgentExit::Code(0), true).done,
+            "no answer"
+        );
+        assert!(!verdict(&RoundSummary::default(), AgentExit::Code(0), false).done);
     }
 }

@@ -152,16 +152,7 @@ pub(super) fn run_warm_agent(
         stop = Some(HostStop::WarmGone(reason));
     }
     let guarded = permission == Permission::ReadOnly;
-    let judged = if guarded {
-        ganger_events::RoundSummary {
-            rejections: Vec::new(),
-            rejection_count: 0,
-            ..summary.clone()
-        }
-    } else {
-        summary.clone()
-    };
-    let verdict = ganger_agents::acp::verdict(&judged, exit);
+    let verdict = ganger_agents::acp::verdict(&summary, exit, guarded);
     Ok(Ok(finish::Ended {
         exit: Some(exit),
         summary,
