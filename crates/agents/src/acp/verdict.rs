@@ -14,12 +14,13 @@ pub const END_TURN: &str = "end_turn";
 /// (read-only) a refused call is the guard doing what was asked, and the round is judged on
 /// the rest, unless the agent ended its turn at the refusal without an answer.
 pub fn verdict(summary: &RoundSummary, exit: AgentExit, guarded: bool) -> Verdict {
-    if summary.answer.is_none() && summary.ended && summary.rejection_count > 0 {
-        return Verdict::failed(
-            "a tool call was refused and the agent ended its turn there, without an answer",
-        );
-    }
     if guarded && summary.rejection_count > 0 {
+        if summary.answer.is_none() && summary.ended {
+            return Verdict::failed(format!(
+                "a tool call was refused (read-only) and the agent ended its turn there, without an answer: {}",
+                summary.rejections.first().map_or("", String::as_str)
+            ));
+        }
         let judged = RoundSummary {
             rejections: Vec::new(),
             rejection_count: 0,
