@@ -118,6 +118,9 @@ fn warm_and_cold_rounds_continue_one_session() {
         "{agents:#?}"
     );
     let host = agents[0]["host_pid"].as_i64().unwrap();
+    let status = world.ganger(&["status", "w1", "--json"]).json();
+    assert_eq!(status["warm"]["host_pid"].as_i64(), Some(host), "{status:#}");
+    assert!(status["warm"]["memory_bytes"].as_u64().unwrap() > 20_000_000);
 
     let second = world.ganger(&["fix", "w1", "--message", "write the second file", "--json"]);
     second.expect_code(0);
@@ -172,6 +175,7 @@ fn warm_and_cold_rounds_continue_one_session() {
 
     world.ganger(&["warm", "stop", "w1"]).expect_code(0);
     assert!(warm_agents(&world).is_empty());
+    assert!(world.ganger(&["status", "w1", "--json"]).json().get("warm").is_none());
     assert!(wait_until(Duration::from_secs(10), || !pid_alive(host)));
 }
 

@@ -115,6 +115,21 @@ pub struct RoundReport {
     /// when it has none.
     pub budget: Option<crate::budget::Budgets>,
     pub files: RoundFiles,
+    /// The task's warm agent, when one is alive (docs/warm.md); absent otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub warm: Option<WarmView>,
+}
+
+/// A task's warm agent as a report shows it.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct WarmView {
+    pub host_pid: u32,
+    pub agent_pid: i32,
+    pub session: Option<String>,
+    pub turns: u64,
+    pub memory_bytes: u64,
+    pub idle_ms: i64,
+    pub busy: bool,
 }
 
 /// How one check of a round went.
@@ -363,6 +378,20 @@ pub fn round_report(ws: &Workspace, task: &Task, round: &Round) -> RoundReport {
             stderr,
             answer: answer_file.is_file().then_some(answer_file),
         },
+        warm: ws
+            .existing_store()
+            .ok()
+            .flatten()
+            .and_then(|store| crate::warm::live_info(ws, store.as_ref(), &task.slug))
+            .map(|info| WarmView {
+                host_pid: info.host_pid,
+                agent_pid: info.agent_pid,
+                session: info.session.clone(),
+                turns: info.turns,
+                memory_bytes: info.memory_bytes(),
+                idle_ms: (now - info.last_used_ms).max(0),
+                busy: info.busy,
+            }),
     }
 }
 

@@ -72,6 +72,21 @@ pub fn report_text(report: &RoundReport) -> String {
         "session: {}",
         report.session.as_deref().unwrap_or("none yet")
     );
+    if let Some(warm) = &report.warm {
+        let _ = writeln!(
+            out,
+            "warm agent: pid {} (host {}), {} MB, {} turn(s), {}",
+            warm.agent_pid,
+            warm.host_pid,
+            warm.memory_bytes / 1_000_000,
+            warm.turns,
+            if warm.busy {
+                "busy".to_owned()
+            } else {
+                format!("idle {} s", warm.idle_ms / 1000)
+            }
+        );
+    }
     let mut when = format!("started: {}", report.started_at);
     if let Some(ended) = &report.ended_at {
         let _ = write!(when, ", ended {ended}");
