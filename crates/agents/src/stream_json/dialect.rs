@@ -3,7 +3,7 @@
 //! | | Claude Code | Qwen Code |
 //! |---|---|---|
 //! | `result.usage` | this run ([`UsageMode::RoundTotal`]) | the whole session ([`UsageMode::SessionTotal`]) |
-//! | cost | `total_cost_usd` (an estimate) | none |
+//! | cost | an estimate: `model_usage_since_last_result`'s `costUSD` summed over the models (2.1.332, whose `total_cost_usd` is the session's running cost), else `total_cost_usd` (2.1.197, the run's own) | none |
 //! | an API error | `is_error: true`, `api_error_status`, exit 1 | text `[API Error: 401 …]`: in `result` with `is_error: false` and exit 0 (0.15.10), in `error.message` with `is_error: true` and exit 1 (0.24.4) |
 //! | the error's assistant line | model `<synthetic>` | the model's own name, the same text |
 
@@ -47,10 +47,16 @@ impl Dialect {
         }
     }
 
-    /// The cost to report, from the `result` line's `total_cost_usd`.
-    pub fn cost(self, total_cost_usd: Option<f64>) -> Option<f64> {
+    /// The round's own cost, from the `result` line: `since_last_result` (what its
+    /// `model_usage_since_last_result` costs) when the line has one, else `total_cost_usd`.
+    ///
+    /// Claude Code 2.1.332's `total_cost_usd` is the whole session's, also on a cold
+    /// `--resume` round (round 2 reported round 1's cost plus its own), and a fork's includes
+    /// its parent's, so that taking it would count every earlier round again. 2.1.197 has no
+    /// `model_usage_since_last_result`, and its `total_cost_usd` is the run's own.
+    pub fn cost(self, total_cost_usd: Option<f64>, since_last_result: Option<f64>) -> Option<f64> {
         match self {
-            Dialect::Claude => total_cost_usd,
+            Dialect::Claude => since_last_result.or(total_cost_usd),
             Dialect::Qwen => None,
         }
     }

@@ -13,7 +13,8 @@
 //!   [`Event::ToolStarted`] and is remembered by id.
 //! - `user`: each `tool_result` block yields [`Event::Tool`] named after the call it answers,
 //!   [`ToolStatus::Error`] with the result's text when `is_error`.
-//! - `result`: [`Event::StepFinished`] with the usage ([`Dialect::usage_mode`]), then an
+//! - `result`: [`Event::StepFinished`] with the usage ([`Dialect::usage_mode`]) and the
+//!   round's own cost ([`Dialect::cost`]), then an
 //!   [`Event::PermissionRejected`] for each call its `permission_denials` lists that no
 //!   `permission_denied` line reported ([`Denials`]), then [`Event::Text`] with the answer, or
 //!   [`Event::Error`] when the run failed, then [`Event::Ended`]. A refused call fails the round
@@ -221,9 +222,13 @@ fn content_text(content: Option<&Value>) -> String {
 
 fn result_events(dialect: Dialect, denials: &mut Denials, result: ResultLine) -> Vec<Event> {
     let usage = result.usage.clone().into_inner().unwrap_or_default();
+    let cost = dialect.cost(
+        result.total_cost_usd.get().copied(),
+        cost_since_last_result(&result),
+    );
     let mut events = vec![Event::StepFinished {
         reason: result.stop_reason.clone().into_inner(),
-        usage: result_usage(dialect, usage, result.total_cost_usd.clone()),
+        usage: result_usage(dialect, usage, cost),
     }];
     events.extend(denials.listed(result.permission_denials.as_ref()));
     match result_error(dialect, result) {
@@ -235,7 +240,21 @@ fn result_events(dialect: Dialect, denials: &mut Denials, result: ResultLine) ->
     events
 }
 
-fn result_usage(dialect: Dialect, usage: ResultUsage, cost: Lenient<f64>) -> Usage {
+/// What a result's `model_usage_since_last_result` cost: the sum over its models (0 for `{}`,
+/// a run no request of which was answered); a model without a readable `costUSD` adds nothing.
+/// `None` when the line has no such map (Claude Code before 2.1.332, Qwen Code).
+fn cost_since_last_result(result: &ResultLine) -> Option<f64> {
+    let models = result.model_usage_since_last_result.get()?;
+    Some(
+        models
+            .values()
+            .filter_map(|model| model.get()?.cost_usd.get().copied())
+            // Not `sum()`: an empty f64 sum is -0.0.
+            .fold(0.0, |sum, cost| sum + cost),
+    )
+}
+
+fn result_usage(dialect: Dialect, usage: ResultUsage, cost_usd: Option<f64>) -> Usage {
     let count = |field: Lenient<u64>| field.into_inner().unwrap_or(0);
     Usage {
         input: count(usage.input_tokens),
@@ -243,7 +262,7 @@ fn result_usage(dialect: Dialect, usage: ResultUsage, cost: Lenient<f64>) -> Usa
         reasoning: 0,
         cache_read: count(usage.cache_read_input_tokens),
         cache_write: count(usage.cache_creation_input_tokens),
-        cost_usd: dialect.cost(cost.into_inner()),
+        cost_usd,
         mode: dialect.usage_mode(),
     }
 }

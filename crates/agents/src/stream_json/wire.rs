@@ -24,6 +24,12 @@
 //! ```
 //!
 //! Both versions list the calls a permission refused in the result's `permission_denials`.
+//! Claude Code 2.1.332's `total_cost_usd` (and `modelUsage`) became the session's running
+//! totals, and its `result` adds the run's own use per model:
+//!
+//! ```text
+//! {"type":"result",…,"total_cost_usd":0.066712,"usage":{"input_tokens":8170,"output_tokens":44,…},"model_usage_since_last_result":{"claude-fake":{"inputTokens":8170,"outputTokens":44,"costUSD":0.03356,…}}}   (a resumed round)
+//! ```
 //!
 //! Fields are [`Lenient`]: one of an unexpected type reads as absent. Content lists stay
 //! `serde_json::Value`s and are read block by block in `normalize.rs`, so one odd block never
@@ -32,6 +38,7 @@
 use crate::opencode::Lenient;
 use serde::Deserialize;
 use serde_json::Value;
+use std::collections::BTreeMap;
 
 /// The fields every line carries, whatever its type.
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
@@ -171,8 +178,14 @@ pub struct ResultLine {
     pub errors: Option<Value>,
     /// The model's last stop reason (`end_turn`; Claude only).
     pub stop_reason: Lenient<String>,
-    /// Claude's estimate of the run's cost in US dollars.
+    /// Claude's estimate of the cost in US dollars: of this run in 2.1.197, of the **whole
+    /// session so far** in 2.1.332 (also after a cold `--resume`, and a fork carries its
+    /// parent's); the run's own is then in `model_usage_since_last_result`.
     pub total_cost_usd: Lenient<f64>,
+    /// What each model used since the previous `result` (Claude Code 2.1.332; absent in
+    /// 2.1.197): `{"claude-fake":{"inputTokens":8170,"outputTokens":44,"costUSD":0.03356,…}}`,
+    /// `{}` when no request was answered. In a cold run, this run's own use.
+    pub model_usage_since_last_result: Lenient<BTreeMap<String, Lenient<ModelUsage>>>,
     /// The run's tokens (Claude: this run; Qwen: the whole session so far).
     pub usage: Lenient<ResultUsage>,
     /// The calls a permission refused: `[{"tool_name":…,"tool_use_id":…,"tool_input":{…}}]`.
@@ -191,6 +204,15 @@ pub struct Denial {
     pub tool_use_id: Lenient<String>,
     /// The call's arguments.
     pub tool_input: Option<Value>,
+}
+
+/// One model's entry in a result's `model_usage_since_last_result` (or `modelUsage`).
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(default)]
+pub struct ModelUsage {
+    /// Claude's estimate of what the model's requests cost, in US dollars.
+    #[serde(rename = "costUSD")]
+    pub cost_usd: Lenient<f64>,
 }
 
 /// The `usage` of a `result` line.

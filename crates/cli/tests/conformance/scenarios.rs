@@ -368,7 +368,10 @@ fn sent(d: Dialect, requests: &[RecordedRequest]) -> (u64, u64) {
 }
 
 /// Token figures per round match the usage the model server sent, and the cost is the
-/// agent's own or computed from the price table.
+/// agent's own or computed from the price table. An agent's own cost is the round's alone:
+/// both rounds cost the same per token (both agents that price their own price output at five
+/// times input), where a session's running cost (Claude Code 2.1.332's `total_cost_usd`) would
+/// make round 2 cost about twice as much per token.
 pub fn tokens_match_the_model(d: Dialect) {
     let s = setup_with(d, |root| two_rounds(d, root));
     let first = start(&s, "t1", FIRST, &[]);
@@ -380,6 +383,7 @@ pub fn tokens_match_the_model(d: Dialect) {
         .json();
     assert_eq!(second["status"], "done", "{second:#}");
     let requests = s.llm.requests();
+    let mut per_token = Vec::new();
     for (report, range) in [
         (&first, &requests[..after_first]),
         (&second, &requests[after_first..]),
@@ -402,7 +406,15 @@ pub fn tokens_match_the_model(d: Dialect) {
             assert!((cost - expected).abs() < 1e-9, "cost {cost} != {expected}");
         } else {
             assert!(cost > 0.0, "{report:#}");
+            per_token.push(cost / (input + 5 * output) as f64);
         }
+    }
+    if let [first_rate, second_rate] = per_token[..] {
+        let ratio = second_rate / first_rate;
+        assert!(
+            (0.9..1.1).contains(&ratio),
+            "round 2 costs {ratio:.3} times round 1 per token: not its own cost?\n{first:#}\n{second:#}"
+        );
     }
 }
 
