@@ -119,7 +119,11 @@ fn warm_and_cold_rounds_continue_one_session() {
     );
     let host = agents[0]["host_pid"].as_i64().unwrap();
     let status = world.ganger(&["status", "w1", "--json"]).json();
-    assert_eq!(status["warm"]["host_pid"].as_i64(), Some(host), "{status:#}");
+    assert_eq!(
+        status["warm"]["host_pid"].as_i64(),
+        Some(host),
+        "{status:#}"
+    );
     assert!(status["warm"]["memory_bytes"].as_u64().unwrap() > 20_000_000);
 
     let second = world.ganger(&["fix", "w1", "--message", "write the second file", "--json"]);
@@ -175,7 +179,13 @@ fn warm_and_cold_rounds_continue_one_session() {
 
     world.ganger(&["warm", "stop", "w1"]).expect_code(0);
     assert!(warm_agents(&world).is_empty());
-    assert!(world.ganger(&["status", "w1", "--json"]).json().get("warm").is_none());
+    assert!(
+        world
+            .ganger(&["status", "w1", "--json"])
+            .json()
+            .get("warm")
+            .is_none()
+    );
     assert!(wait_until(Duration::from_secs(10), || !pid_alive(host)));
 }
 
@@ -402,4 +412,27 @@ fn a_new_warm_agent_past_the_cap_stops_the_least_recently_used_idle_one() {
         first_host
     )));
     world.ganger(&["warm", "stop", "--all"]).expect_code(0);
+}
+
+#[test]
+fn a_repository_never_stops_another_repositorys_warm_agent_of_the_same_slug() {
+    let (first, _llm) = world(
+        Script::new().text("Hello.").repeat(true),
+        "[warm]\ndefault = true\n",
+    );
+    let (second, _llm2) = world(
+        Script::new().text("Hello.").repeat(true),
+        "[warm]\ndefault = true\n",
+    );
+    first
+        .ganger(&["start", "same", "--message", "say hello"])
+        .expect_code(0);
+    let agent = warm_agents(&first)[0]["agent_pid"].as_i64().unwrap();
+    // The second repository's new warm agent looks for orphans of its own repository.
+    second
+        .ganger(&["start", "same", "--message", "say hello"])
+        .expect_code(0);
+    assert_eq!(warm_agents(&second).len(), 1);
+    assert!(pid_alive(agent), "the first repository's agent was stopped");
+    assert_eq!(warm_agents(&first).len(), 1);
 }

@@ -48,11 +48,7 @@ pub fn serve_warm_host(ws: &Workspace, slug: &str, number: u32) -> Result<()> {
     drop(store);
     let input = RoundInput::new(ws, task.clone(), round, String::new());
     let keys = keys::load_keys(&ws.config, &task.keys)?;
-    let token = format!(
-        "{}{slug}-{}",
-        super::TOKEN_PREFIX,
-        crate::tokens::new_token()
-    );
+    let token = super::new_marker(ws, slug);
     let command = warm_agent_command(ws, &input, &keys, &token)?;
     let (events, received) = mpsc::channel();
     let log = std::fs::OpenOptions::new()

@@ -76,24 +76,14 @@ fn rss_bytes(pid: i32) -> u64 {
 /// Stops every process marked as a warm agent's of a task of this workspace whose warm host
 /// is gone; returns how many markers had some.
 fn stop_orphans(ws: &Workspace, store: &dyn Liveness) -> usize {
-    let Ok(dirs) = std::fs::read_dir(ws.state.root().join("tasks")) else {
-        return 0;
-    };
-    let slugs: Vec<String> = dirs
-        .flatten()
-        .map(|d| d.file_name().to_string_lossy().into_owned())
-        .collect();
     let mut stopped = 0;
-    for (token, _) in ganger_sandbox::marked_processes_with_prefix(super::TOKEN_PREFIX) {
-        let Some(slug) = slugs
-            .iter()
-            .find(|slug| token.starts_with(&format!("{}{slug}-", super::TOKEN_PREFIX)))
-        else {
+    for (token, _) in ganger_sandbox::marked_processes_with_prefix(&super::token_prefix(ws)) {
+        let Some(slug) = super::slug_of_marker(ws, &token) else {
             continue;
         };
         if !host_alive(store, slug) {
             let marker = ganger_sandbox::RoundMarker {
-                token,
+                token: token.clone(),
                 session: None,
                 cgroup: None,
             };
