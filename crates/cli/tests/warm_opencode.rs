@@ -177,6 +177,24 @@ fn warm_and_cold_rounds_continue_one_session() {
         assert!(world.worktree("w1").join(file).is_file(), "{file}");
     }
 
+    // A prompt that starts with '/' would name an agent command over ACP: it runs cold.
+    world.ganger(&[
+        "fix",
+        "w1",
+        "--message",
+        "/not-a-command say hello",
+        "--json",
+    ]);
+    let stream =
+        std::fs::read_to_string(world.root().join("repo/.ganger/tasks/w1/round-5.jsonl")).unwrap();
+    assert!(stream.contains(r#""type":"step_start""#), "{stream}");
+    let err =
+        std::fs::read_to_string(world.root().join("repo/.ganger/tasks/w1/round-5.err")).unwrap();
+    assert!(
+        err.contains("runs cold") && err.contains("starts with '/'"),
+        "{err}"
+    );
+
     world.ganger(&["warm", "stop", "w1"]).expect_code(0);
     assert!(warm_agents(&world).is_empty());
     assert!(

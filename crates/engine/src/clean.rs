@@ -171,9 +171,9 @@ fn clean_task(
         }
     };
     stop_processes(ws, &rounds, mode, &mut report);
-    if crate::warm::host_alive(&*store, &task.slug) {
+    if crate::warm::registry::host_alive(&*store, &task.slug) {
         if !mode.dry_run {
-            let _ = crate::warm::stop_warm(ws, &*store, &task.slug);
+            let _ = crate::warm::registry::stop_warm(ws, &*store, &task.slug);
         }
         report.removed(LeftoverKind::Processes, "warm agent".to_owned(), None);
     }

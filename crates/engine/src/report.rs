@@ -378,20 +378,7 @@ pub fn round_report(ws: &Workspace, task: &Task, round: &Round) -> RoundReport {
             stderr,
             answer: answer_file.is_file().then_some(answer_file),
         },
-        warm: ws
-            .existing_store()
-            .ok()
-            .flatten()
-            .and_then(|store| crate::warm::live_info(ws, store.as_ref(), &task.slug))
-            .map(|info| WarmView {
-                host_pid: info.host_pid,
-                agent_pid: info.agent_pid,
-                session: info.session.clone(),
-                turns: info.turns,
-                memory_bytes: info.memory_bytes(),
-                idle_ms: (now - info.last_used_ms).max(0),
-                busy: info.busy,
-            }),
+        warm: None,
     }
 }
 

@@ -70,7 +70,9 @@ pub fn status_of(
             let round = store.round(task.id, None)?.ok_or_else(|| {
                 crate::error::EngineError::invalid(format!("task {slug} has no rounds"))
             })?;
-            Ok(StatusView::Round(Box::new(round_report(ws, &task, &round))))
+            let mut report = round_report(ws, &task, &round);
+            report.warm = crate::warm::registry::view(ws, &*store, &task.slug);
+            Ok(StatusView::Round(Box::new(report)))
         }
     }
 }

@@ -63,7 +63,10 @@ const FLOORS: &[(&str, &[&str])] = &[
             "resume_note",
         ],
     ),
-    ("3 rounds", &["round", "launch", "reaper", "lost_session"]),
+    (
+        "3 rounds",
+        &["round", "launch", "reaper", "lost_session", "warm"],
+    ),
     (
         "4 tasks",
         &[

@@ -31,7 +31,7 @@ struct Stopped {
 }
 
 pub(crate) fn host(ws: &Workspace, args: HostArgs) -> Outcome {
-    ganger_engine::warm::serve_warm_host(ws, &args.slug, args.round)?;
+    ganger_engine::warm::host::serve_warm_host(ws, &args.slug, args.round)?;
     Ok(exit::OK)
 }
 

@@ -4,6 +4,7 @@
 
 mod checks;
 mod duration;
+mod permissions;
 pub mod roles;
 mod template;
 
@@ -11,6 +12,8 @@ pub use checks::{CheckConfig, DEFAULT_CHECK_TIMEOUT, valid_check_name, validate_
 
 pub use duration::{format_duration, parse_duration};
 pub use ganger_agents::AgentConfig;
+pub use permissions::PermissionRules;
+pub(crate) use permissions::permission_rule;
 pub use template::template;
 
 use serde::Deserialize;
@@ -43,7 +46,7 @@ pub struct Config {
     /// Agents kept warm between rounds (`[warm]`).
     pub warm: WarmConfig,
     /// Tool permissions ganger decides for warm rounds (`[permissions]`).
-    pub permissions: crate::warm::PermissionRules,
+    pub permissions: PermissionRules,
 }
 
 /// `[warm]`: rounds delivered into a live agent session (docs/warm.md).

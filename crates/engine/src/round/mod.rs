@@ -6,6 +6,7 @@
 mod checks;
 mod evidence;
 mod finish;
+mod follow;
 mod host;
 mod output;
 mod setup;

@@ -5,7 +5,7 @@
 //! cannot be warm (the warm host would not start) says why and runs cold.
 
 use super::finish::{self, HostStop};
-use super::host::{Followed, Spending, follow};
+use super::follow::{Followed, Spending, follow};
 use super::output::{self, Progress};
 use super::setup::RoundInput;
 use super::signals::SignalWatch;
@@ -13,11 +13,12 @@ use crate::budget::{BudgetWatch, RoundSpend};
 use crate::error::{EngineError, Result};
 use crate::redact::Redactor;
 use crate::sandboxing::TaskSandbox;
-use crate::warm::{Policy, TurnRequest, open_turn};
+use crate::warm::policy::Policy;
+use crate::warm::registry::{host_alive, live};
+use crate::warm::turn::{TurnRequest, WarmTurn, open_turn};
 use crate::workspace::Workspace;
 use ganger_agents::acp::AcpStream;
 use ganger_agents::{Adapter, Permission};
-use ganger_sandbox::SandboxKind;
 use ganger_store::{Backend, Liveness, RoundStream, StreamKind};
 use std::sync::{Arc, Mutex, mpsc};
 use std::time::{Duration, Instant};
@@ -34,7 +35,7 @@ pub(crate) fn wanted(
     input.task.warm.unwrap_or(ws.config.warm.default)
         && adapter.warm_plan().is_some()
         && input.round.fork_from.is_none()
-        && TaskSandbox::of(ws, &input.task).is_ok_and(|s| s.kind() != SandboxKind::Docker)
+        && TaskSandbox::of(ws, &input.task).is_ok_and(|s| s.keeps_warm_agents())
         && (adapter.warm_loads_sessions() || continues_live(ws, store, input))
 }
 
@@ -44,7 +45,7 @@ fn continues_live(ws: &Workspace, store: &dyn Liveness, input: &RoundInput) -> b
     let Some(wanted) = &input.round.session_before else {
         return true;
     };
-    crate::warm::live_info(ws, store, &input.task.slug).is_some_and(|info| {
+    live(ws, store, &input.task.slug).is_some_and(|info| {
         info.session.as_ref() == Some(wanted)
             && info
                 .last_round
@@ -77,6 +78,14 @@ pub(super) fn run_warm_agent(
         round: input.round.number,
         can_load: adapter.warm_loads_sessions(),
     };
+    if input.prompt.trim_start().starts_with('/') {
+        // Over ACP such a prompt names one of the agent's commands, and an agent may drop
+        // one it does not know without a word (docs/agents/acp-measured.md). Cold, it is text.
+        return Ok(Err(
+            "the prompt starts with '/', which an agent reads as one of its commands over ACP"
+                .to_owned(),
+        ));
+    }
     let mut turn = match open_turn(ws, &*store, input, &request) {
         Ok(turn) => turn,
         Err(error) => return Ok(Err(error.message)),
@@ -133,10 +142,10 @@ pub(super) fn run_warm_agent(
         // A host that is exiting closes our connection before the kernel frees its claim:
         // it is given a moment to be seen gone.
         let deadline = Instant::now() + Duration::from_secs(3);
-        let mut alive = crate::warm::host_alive(&*store, &input.task.slug);
+        let mut alive = host_alive(&*store, &input.task.slug);
         while alive && Instant::now() < deadline {
             std::thread::sleep(Duration::from_millis(20));
-            alive = crate::warm::host_alive(&*store, &input.task.slug);
+            alive = host_alive(&*store, &input.task.slug);
         }
         let killed = if alive {
             0
@@ -163,20 +172,20 @@ pub(super) fn run_warm_agent(
     }))
 }
 
-impl Followed for crate::warm::WarmTurn {
+impl Followed for WarmTurn {
     fn wait_timeout(
         &mut self,
         timeout: Duration,
         wake: Option<std::os::fd::BorrowedFd<'_>>,
     ) -> ganger_sandbox::Waited {
-        crate::warm::WarmTurn::wait(self, timeout, wake)
+        WarmTurn::wait(self, timeout, wake)
     }
 
     fn stop(&mut self, grace: Duration) -> ganger_sandbox::AgentExit {
-        crate::warm::WarmTurn::cancel(self, grace)
+        WarmTurn::cancel(self, grace)
     }
 
     fn activity(&self) -> ganger_sandbox::Activity {
-        crate::warm::WarmTurn::activity(self)
+        WarmTurn::activity(self)
     }
 }

@@ -3,12 +3,11 @@
 //! dies, when a cancelled turn does not end within the grace, or when asked to.
 
 use super::agent::{HostEvent, WarmAgent, read_line_capped};
+use super::paths::{claim_name, info_path, log_path, new_marker, socket_path};
 use super::registry::WarmAgentInfo;
 use super::turn::TurnRequest;
-use super::{claim_name, info_path, log_path, socket_path};
 use crate::error::{EngineError, Result};
 use crate::keys;
-use crate::lookup::find_task;
 use crate::round::{RoundInput, warm_agent_command};
 use crate::workspace::Workspace;
 use ganger_agents::acp::GANGER_KEY;
@@ -32,7 +31,7 @@ struct Turn {
     conn: UnixStream,
     prompt_id: u64,
     session: String,
-    policy: super::Policy,
+    policy: super::policy::Policy,
     round: u32,
     cancelled_at: Option<Instant>,
 }
@@ -41,14 +40,16 @@ struct Turn {
 pub fn serve_warm_host(ws: &Workspace, slug: &str, number: u32) -> Result<()> {
     let store = ws.open_store()?;
     let claim = store.claim(&claim_name(slug))?;
-    let task = find_task(&*store, slug)?;
+    let task = store
+        .task(slug)?
+        .ok_or_else(|| EngineError::invalid(format!("no task {slug}")))?;
     let round = store
         .round(task.id, Some(number))?
         .ok_or_else(|| EngineError::invalid(format!("task {slug} has no round {number}")))?;
     drop(store);
     let input = RoundInput::new(ws, task.clone(), round, String::new());
     let keys = keys::load_keys(&ws.config, &task.keys)?;
-    let token = super::new_marker(ws, slug);
+    let token = new_marker(ws, slug);
     let command = warm_agent_command(ws, &input, &keys, &token)?;
     let (events, received) = mpsc::channel();
     let log = std::fs::OpenOptions::new()

@@ -5,38 +5,11 @@
 //! commands; a change of a path outside the worktree is refused; anything else is allowed.
 //! Each decision names the rule that made it, for the round's log.
 
+use crate::config::PermissionRules;
+use crate::config::permission_rule as split;
 use ganger_agents::acp::protocol::PermissionAsk;
 use serde::{Deserialize, Serialize};
 use std::path::{Component, Path, PathBuf};
-
-/// `[permissions]` in `ganger.toml`: rules of the form `KIND:PATTERN`, where KIND is ACP's kind
-/// of the call (`execute`, `edit`, `delete`, `move`, `fetch`, `read`, ...) or the tool's name,
-/// or `*`; PATTERN is matched against the command of an `execute` call and against each path
-/// of any other (`*` matches any run of characters). `deny = ["execute:git push*"]`.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields, default)]
-pub struct PermissionRules {
-    pub allow: Vec<String>,
-    pub deny: Vec<String>,
-}
-
-impl PermissionRules {
-    /// The first rule that does not read as `KIND:PATTERN`, with why.
-    pub fn problem(&self) -> Option<String> {
-        self.allow
-            .iter()
-            .chain(&self.deny)
-            .find(|rule| split(rule).is_none())
-            .map(|rule| {
-                format!("permission rule {rule:?} is not KIND:PATTERN (e.g. \"execute:git push*\")")
-            })
-    }
-}
-
-fn split(rule: &str) -> Option<(&str, &str)> {
-    let (kind, pattern) = rule.split_once(':')?;
-    (!kind.trim().is_empty() && !pattern.is_empty()).then_some((kind.trim(), pattern))
-}
 
 /// What one round allows: given by the round host with every turn.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

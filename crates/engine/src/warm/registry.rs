@@ -2,7 +2,7 @@
 //! (removed when it stops); a host whose claim is free is gone, whatever its file says.
 //! `ganger warm list` reads them with each agent's memory; `ganger warm stop` ends them.
 
-use super::{claim_name, info_path};
+use super::paths::{claim_name, info_path, slug_of_marker, token_prefix};
 use crate::error::{EngineError, Result};
 use crate::workspace::Workspace;
 use ganger_store::Liveness;
@@ -77,8 +77,8 @@ fn rss_bytes(pid: i32) -> u64 {
 /// is gone; returns how many markers had some.
 fn stop_orphans(ws: &Workspace, store: &dyn Liveness) -> usize {
     let mut stopped = 0;
-    for (token, _) in ganger_sandbox::marked_processes_with_prefix(&super::token_prefix(ws)) {
-        let Some(slug) = super::slug_of_marker(ws, &token) else {
+    for (token, _) in ganger_sandbox::marked_processes_with_prefix(&token_prefix(ws)) {
+        let Some(slug) = slug_of_marker(ws, &token) else {
             continue;
         };
         if !host_alive(store, slug) {
@@ -92,6 +92,24 @@ fn stop_orphans(ws: &Workspace, store: &dyn Liveness) -> usize {
         }
     }
     stopped
+}
+
+/// The warm agent of `slug` as a report shows it, when it is alive.
+pub(crate) fn view(
+    ws: &Workspace,
+    store: &dyn Liveness,
+    slug: &str,
+) -> Option<crate::report::WarmView> {
+    let info = live(ws, store, slug)?;
+    Some(crate::report::WarmView {
+        host_pid: info.host_pid,
+        agent_pid: info.agent_pid,
+        session: info.session.clone(),
+        turns: info.turns,
+        memory_bytes: info.memory_bytes(),
+        idle_ms: (ganger_store::now_ms() - info.last_used_ms).max(0),
+        busy: info.busy,
+    })
 }
 
 /// Whether `slug` has a live warm host.

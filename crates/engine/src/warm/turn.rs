@@ -3,8 +3,9 @@
 //! cold agent's process: it ends when the warm host closes the connection after the prompt's
 //! answer, and is stopped by asking the warm host to cancel it.
 
+use super::paths::{claim_name, log_path};
+use super::policy::Policy;
 use super::registry::{WarmAgentInfo, live};
-use super::{Policy, claim_name, log_path};
 use crate::error::{EngineError, Result};
 use crate::round::RoundInput;
 use crate::workspace::Workspace;

@@ -1,0 +1,60 @@
+//! Where a task's warm host keeps its things, and the markers of a warm agent's processes.
+
+use crate::workspace::Workspace;
+use std::path::PathBuf;
+
+/// The start of the marker (`GANGER_ROUND`) of the processes of this workspace's warm agents:
+/// a marker is `warm-WORKSPACE.SLUG.TOKEN`, WORKSPACE a digest of the state directory, so that
+/// a look for orphans of one repository never takes another's agents (slugs repeat across
+/// repositories).
+pub(crate) fn token_prefix(ws: &Workspace) -> String {
+    format!("warm-{}.", digest(&ws.state.root().display().to_string()))
+}
+
+/// The marker of a new warm agent of `slug`.
+pub(crate) fn new_marker(ws: &Workspace, slug: &str) -> String {
+    format!("{}{slug}.{}", token_prefix(ws), crate::tokens::new_token())
+}
+
+/// The task a marker of this workspace names.
+pub(crate) fn slug_of_marker<'a>(ws: &Workspace, marker: &'a str) -> Option<&'a str> {
+    let rest = marker.strip_prefix(&token_prefix(ws))?;
+    rest.split_once('.').map(|(slug, _)| slug)
+}
+
+fn digest(text: &str) -> String {
+    use sha1::{Digest, Sha1};
+    Sha1::digest(text.as_bytes())[..8]
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+/// The store claim a task's warm host holds for its whole life.
+pub(crate) fn claim_name(slug: &str) -> String {
+    format!("warm-{slug}")
+}
+
+/// What a warm host says of itself, in its task's directory.
+pub(crate) fn info_path(ws: &Workspace, slug: &str) -> PathBuf {
+    ws.state.task_dir(slug).join("warm.json")
+}
+
+/// The warm host's own log (and its agent's stderr).
+pub(crate) fn log_path(ws: &Workspace, slug: &str) -> PathBuf {
+    ws.state.task_dir(slug).join("warm.log")
+}
+
+/// The warm host's socket: in the state directory's run directory when the path fits a
+/// socket address (108 bytes), else in a private directory under the system's temporary one.
+pub(crate) fn socket_path(ws: &Workspace, slug: &str) -> PathBuf {
+    let name = digest(&format!("{}\0{slug}", ws.state.root().display()));
+    let near = ws.state.run_dir().join(format!("w-{name}.sock"));
+    if near.as_os_str().len() < 100 {
+        return near;
+    }
+    let uid = rustix::process::getuid().as_raw();
+    std::env::temp_dir()
+        .join(format!("ganger-{uid}"))
+        .join(format!("w-{name}.sock"))
+}
