@@ -227,7 +227,7 @@ fn run(cli: Cli) -> Outcome {
         Command::Mcp(args) => commands::mcp::run(dir, args),
         Command::Host(args) => commands::host::run(&workspace(dir)?, args),
         Command::WarmHost(args) => commands::warm::host(&workspace(dir)?, args),
-        Command::Warm(args) => commands::warm::run(&workspace(dir)?, args),
+        Command::Warm(args) => commands::warm::run(&engine(dir)?, args),
         Command::DockerRound => Ok(u8::try_from(ganger_engine::run_docker_round()).unwrap_or(125)),
     }
 }

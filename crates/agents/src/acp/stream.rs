@@ -103,17 +103,28 @@ impl WarmOrCold {
     }
 }
 
-impl StreamParser for WarmOrCold {
-    fn parse_line(&mut self, line: &[u8]) -> ParsedLine {
-        let parser = self.chosen.get_or_insert_with(|| {
+impl WarmOrCold {
+    /// The parser for this stream, chosen by its first line.
+    fn parser(&mut self, line: &[u8]) -> &mut Box<dyn StreamParser> {
+        self.chosen.get_or_insert_with(|| {
             let warm = serde_json::from_slice::<Value>(line)
                 .is_ok_and(|v| v.get(GANGER_KEY).and_then(Value::as_str) == Some("turn"));
             match (warm, self.cold.take()) {
                 (false, Some(cold)) => cold,
                 _ => Box::new(AcpStream::default()),
             }
-        });
-        parser.parse_line(line)
+        })
+    }
+}
+
+impl StreamParser for WarmOrCold {
+    fn parse_line(&mut self, line: &[u8]) -> ParsedLine {
+        self.parser(line).parse_line(line)
+    }
+
+    /// The chosen parser's own `feed` (an adapter's fast path, where it has one).
+    fn feed(&mut self, line: &[u8], summary: &mut ganger_events::RoundSummary) -> crate::Feed {
+        self.parser(line).feed(line, summary)
     }
 }
 

@@ -1,33 +1,25 @@
 //! `ganger warm list|stop`: the agents kept warm between rounds, and stopping them; and the
 //! hidden `ganger warm-host SLUG N` a warm round starts to keep its task's agent.
 
+use crate::Outcome;
 use crate::args::{HostArgs, WarmAction, WarmArgs};
 use crate::exit;
 use crate::printer::Printer;
-use crate::{Failure, Outcome};
-use ganger_engine::Workspace;
-use ganger_engine::warm::{WarmAgentInfo, list_warm, stop_warm};
+use ganger_engine::{Engine, WarmAgent, Workspace};
 use serde::Serialize;
 
 /// `ganger.warm/1` (docs/json.md).
 #[derive(Serialize)]
-struct WarmList {
+struct WarmList<'a> {
     schema: &'static str,
-    agents: Vec<WarmAgent>,
-}
-
-#[derive(Serialize)]
-struct WarmAgent {
-    #[serde(flatten)]
-    info: WarmAgentInfo,
-    memory_bytes: u64,
+    agents: &'a [WarmAgent],
 }
 
 /// `ganger.warm-stop/1`.
 #[derive(Serialize)]
-struct Stopped {
+struct Stopped<'a> {
     schema: &'static str,
-    stopped: Vec<String>,
+    stopped: &'a [String],
 }
 
 pub(crate) fn host(ws: &Workspace, args: HostArgs) -> Outcome {
@@ -35,31 +27,18 @@ pub(crate) fn host(ws: &Workspace, args: HostArgs) -> Outcome {
     Ok(exit::OK)
 }
 
-pub(crate) fn run(ws: &Workspace, args: WarmArgs) -> Outcome {
+pub(crate) fn run(engine: &Engine, args: WarmArgs) -> Outcome {
     let out = Printer::new(args.json);
-    let store = ws.open_store().map_err(Failure::Engine)?;
     match args.action.unwrap_or(WarmAction::List) {
         WarmAction::List => {
-            let agents: Vec<WarmAgent> = list_warm(ws, &*store)
-                .into_iter()
-                .map(|info| WarmAgent {
-                    memory_bytes: info.memory_bytes(),
-                    info,
-                })
-                .collect();
+            let agents = engine.warm_agents()?;
             let now = std::time::SystemTime::now()
                 .duration_since(std::time::UNIX_EPOCH)
                 .map_or(0, |d| d.as_millis() as i64);
             out.print(
                 &WarmList {
                     schema: "ganger.warm/1",
-                    agents: agents
-                        .iter()
-                        .map(|a| WarmAgent {
-                            info: a.info.clone(),
-                            memory_bytes: a.memory_bytes,
-                        })
-                        .collect(),
+                    agents: &agents,
                 },
                 || {
                     if agents.is_empty() {
@@ -69,7 +48,7 @@ pub(crate) fn run(ws: &Workspace, args: WarmArgs) -> Outcome {
                         .iter()
                         .map(|a| {
                             format!(
-                                "{:<24} {:<9} {} turns, {} MB, idle {} s, session {}",
+                                "{:<24} {:<9} {} turns, {} MB, idle {} s, session {}\n",
                                 a.info.slug,
                                 a.info.agent,
                                 a.info.turns,
@@ -78,31 +57,17 @@ pub(crate) fn run(ws: &Workspace, args: WarmArgs) -> Outcome {
                                 a.info.session.as_deref().unwrap_or("-")
                             )
                         })
-                        .map(|line| line + "\n")
-                        .collect::<String>()
+                        .collect()
                 },
             )?;
             Ok(exit::OK)
         }
         WarmAction::Stop { slugs, all } => {
-            let slugs = if all {
-                list_warm(ws, &*store)
-                    .into_iter()
-                    .map(|info| info.slug)
-                    .collect()
-            } else {
-                slugs
-            };
-            let mut stopped = Vec::new();
-            for slug in slugs {
-                if stop_warm(ws, &*store, &slug)? {
-                    stopped.push(slug);
-                }
-            }
+            let stopped = engine.stop_warm(&slugs, all)?;
             out.print(
                 &Stopped {
                     schema: "ganger.warm-stop/1",
-                    stopped: stopped.clone(),
+                    stopped: &stopped,
                 },
                 || match stopped.len() {
                     0 => "no warm agent to stop\n".to_owned(),

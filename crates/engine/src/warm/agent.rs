@@ -106,14 +106,14 @@ impl WarmAgent {
                     _ => {}
                 },
                 Ok(HostEvent::AgentGone) | Err(RecvTimeoutError::Disconnected) => {
-                    return Err(EngineError::invalid(format!(
+                    return Err(EngineError::environment_message(format!(
                         "the warm agent exited while ganger waited for {}",
                         message["method"].as_str().unwrap_or("an answer")
                     )));
                 }
                 Ok(_) => {}
                 Err(RecvTimeoutError::Timeout) => {
-                    return Err(EngineError::invalid(format!(
+                    return Err(EngineError::environment_message(format!(
                         "the warm agent did not answer {} within {} s",
                         message["method"].as_str().unwrap_or("a request"),
                         limit.as_secs()

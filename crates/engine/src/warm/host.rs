@@ -61,7 +61,9 @@ pub fn serve_warm_host(ws: &Workspace, slug: &str, number: u32) -> Result<()> {
     let id = agent.next_id();
     let hello = agent
         .call(id, &protocol::initialize(id), &received, START_LIMIT)?
-        .map_err(|e| EngineError::invalid(format!("the agent refused ACP's initialize: {e}")))?;
+        .map_err(|e| {
+            EngineError::environment_message(format!("the agent refused ACP's initialize: {e}"))
+        })?;
     let socket = socket_path(ws, slug);
     let listener = bind(&socket)?;
     let accepting = listener
@@ -339,7 +341,7 @@ fn ensure_session(
     if let Some(session) = &request.session
         && !request.can_load
     {
-        return Err(EngineError::invalid(format!(
+        return Err(EngineError::environment_message(format!(
             "the warm agent cannot load session {session} (it is not its live one)"
         )));
     }
@@ -351,17 +353,21 @@ fn ensure_session(
     let answer = agent
         .call(id, &message, received, START_LIMIT)?
         .map_err(|e| match &request.session {
-            Some(session) => {
-                EngineError::invalid(format!("the agent could not load session {session}: {e}"))
-            }
-            None => EngineError::invalid(format!("the agent could not start a session: {e}")),
+            Some(session) => EngineError::environment_message(format!(
+                "the agent could not load session {session}: {e}"
+            )),
+            None => EngineError::environment_message(format!(
+                "the agent could not start a session: {e}"
+            )),
         })?;
     let session = match &request.session {
         Some(session) => session.clone(),
         None => answer["sessionId"]
             .as_str()
             .map(str::to_owned)
-            .ok_or_else(|| EngineError::invalid("the agent's session/new named no session"))?,
+            .ok_or_else(|| {
+                EngineError::environment_message("the agent's session/new named no session")
+            })?,
     };
     info.session = Some(session.clone());
     info.cost = None;

@@ -86,7 +86,7 @@ pub(crate) fn open_turn(
         let why = opening["message"]
             .as_str()
             .unwrap_or("the warm host did not take the turn");
-        return Err(EngineError::invalid(why.to_owned()));
+        return Err(EngineError::environment_message(why.to_owned()));
     }
     let reader: Box<dyn Read + Send> = Box::new(std::io::Cursor::new(first).chain(reader));
     let (done, done_writer) = rustix::pipe::pipe_with(rustix::pipe::PipeFlags::CLOEXEC)
@@ -109,7 +109,7 @@ pub(crate) fn open_turn(
 /// last line as the reason).
 fn start_host(ws: &Workspace, store: &dyn Liveness, input: &RoundInput) -> Result<WarmAgentInfo> {
     let slug = &input.task.slug;
-    super::registry::make_room(ws, store, slug).map_err(EngineError::invalid)?;
+    super::registry::make_room(ws, store, slug).map_err(EngineError::environment_message)?;
     let program = std::env::current_exe()
         .map_err(|e| EngineError::environment("cannot find ganger's own binary", e))?;
     let log = log_path(ws, slug);
@@ -143,12 +143,12 @@ fn start_host(ws: &Workspace, store: &dyn Liveness, input: &RoundInput) -> Resul
                         .map(str::to_owned)
                 })
                 .unwrap_or_else(|| "it exited".to_owned());
-            return Err(EngineError::invalid(format!(
+            return Err(EngineError::environment_message(format!(
                 "the warm host did not start: {last}"
             )));
         }
         if Instant::now() >= deadline {
-            return Err(EngineError::invalid(format!(
+            return Err(EngineError::environment_message(format!(
                 "the warm host was not ready within {} s",
                 READY_LIMIT.as_secs()
             )));
@@ -176,7 +176,7 @@ impl WarmTurn {
     pub fn stream(&mut self) -> Result<(Box<dyn Read + Send>, OwnedFd)> {
         match (self.reader.take(), self.done_writer.take()) {
             (Some(reader), Some(writer)) => Ok((reader, writer)),
-            _ => Err(EngineError::invalid(
+            _ => Err(EngineError::environment_message(
                 "the warm turn's stream was taken already",
             )),
         }
