@@ -168,6 +168,12 @@ fn the_page_follows_the_cli_streams_a_round_through_a_reload_and_cancels_it() {
         browser
             .wait_for(LONG, "the round cancelled", "return document.querySelector('#round')?.dataset.status === 'cancelled';")
             .await;
+        // The round is recorded cancelled once its agent is stopped; a SIGKILLed process may
+        // take a moment more to leave /proc on a loaded machine.
+        let deadline = std::time::Instant::now() + Duration::from_secs(10);
+        while !living_pids_with_env(&marker).is_empty() && std::time::Instant::now() < deadline {
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
         assert!(living_pids_with_env(&marker).is_empty(), "an agent process was left");
 
         // The journal shows what happened, newest first.

@@ -71,7 +71,8 @@ impl Browser {
                          "--disable-dev-shm-usage", format!("--window-size={width},{height}")],
             }),
         );
-        let deadline = Instant::now() + Duration::from_secs(30);
+        // Chromium's first start takes seconds, and much longer on a loaded machine.
+        let deadline = Instant::now() + Duration::from_secs(90);
         let client = loop {
             let connector = hyper_util::client::legacy::connect::HttpConnector::new();
             match ClientBuilder::new(connector)
@@ -115,7 +116,17 @@ impl Browser {
             if truthy {
                 return value;
             }
-            assert!(Instant::now() < deadline, "timed out waiting for {what}");
+            if Instant::now() >= deadline {
+                let page = self
+                    .client
+                    .execute(
+                        "return document.body ? document.body.innerText.slice(0, 2000) : null;",
+                        vec![],
+                    )
+                    .await
+                    .unwrap_or(Value::Null);
+                panic!("timed out after {limit:?} waiting for {what}; the page showed:\n{page}");
+            }
             tokio::time::sleep(Duration::from_millis(25)).await;
         }
     }
@@ -124,7 +135,7 @@ impl Browser {
     pub async fn click(&self, css: &str) {
         self.client
             .wait()
-            .at_most(Duration::from_secs(20))
+            .at_most(Duration::from_secs(60))
             .for_element(Locator::Css(css))
             .await
             .unwrap_or_else(|e| panic!("no {css}: {e}"))
@@ -137,7 +148,7 @@ impl Browser {
     pub async fn type_into(&self, css: &str, text: &str) {
         self.client
             .wait()
-            .at_most(Duration::from_secs(20))
+            .at_most(Duration::from_secs(60))
             .for_element(Locator::Css(css))
             .await
             .unwrap_or_else(|e| panic!("no {css}: {e}"))
