@@ -35,6 +35,9 @@ fn fill(db: &str, count: usize, worktree: &str) -> Result<(), String> {
             network: "shared".into(),
             rw: Vec::new(),
             warm: None,
+            labels: Vec::new(),
+            budget: ganger_store::Budget::default(),
+            fleet: None,
         };
         let round = NewRound {
             kind: RoundKind::Start,

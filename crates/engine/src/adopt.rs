@@ -72,6 +72,9 @@ pub fn adopt(ws: &Workspace, options: &AdoptOptions, notices: &mut dyn Notices) 
         network: ganger_sandbox::Network::Shared.as_str().to_owned(),
         rw: Vec::new(),
         warm: None,
+        labels: Vec::new(),
+        budget: ganger_store::Budget::default(),
+        fleet: None,
     };
     store
         .adopt_task(&task, &options.session)

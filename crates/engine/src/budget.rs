@@ -331,6 +331,9 @@ mod tests {
             network: "shared".into(),
             rw: Vec::new(),
             warm: None,
+            labels: Vec::new(),
+            budget: ganger_store::Budget::default(),
+            fleet: None,
         };
         let round = NewRound {
             kind: RoundKind::Start,

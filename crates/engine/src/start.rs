@@ -222,6 +222,9 @@ pub fn start(ws: &Workspace, options: StartOptions, notices: &mut dyn Notices) -
             network: sandbox.network.as_str().to_owned(),
             rw: sandbox.rw.clone(),
             warm: options.warm,
+            labels: labels.clone(),
+            budget: options.budget,
+            fleet: options.fleet.clone(),
         };
         let (task, round) = store.create_task(&new_task, new_round).map_err(|e| {
             if let Place::Planned(planned) = &place {
@@ -234,16 +237,6 @@ pub fn start(ws: &Workspace, options: StartOptions, notices: &mut dyn Notices) -
                 other => other.into(),
             }
         })?;
-        // Before the round's host reads them (a detached host starts in `launch`).
-        if options.budget.is_set() {
-            store.set_task_budget(task.id, &options.budget)?;
-        }
-        if !labels.is_empty() {
-            store.set_labels(task.id, &labels)?;
-        }
-        if let Some(fleet) = &options.fleet {
-            store.set_task_fleet(task.id, Some(fleet))?;
-        }
         Ok((task, round))
     };
     let launched = begin(ws, &mut *store, round, record, notices)?;

@@ -250,6 +250,12 @@ pub struct NewTask {
     pub rw: Vec<String>,
     /// Whether the task's rounds go to a warm agent (`None`: as `[warm] default` says).
     pub warm: Option<bool>,
+    /// Its labels (`key`, `value`), recorded with it.
+    pub labels: Vec<(String, String)>,
+    /// Its own budget (recorded when a limit is set).
+    pub budget: crate::Budget,
+    /// The fleet it belongs to.
+    pub fleet: Option<String>,
 }
 
 /// Changes a fix makes to its task for this round and later ones.

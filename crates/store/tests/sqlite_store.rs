@@ -126,6 +126,9 @@ fn task(slug: &str) -> NewTask {
         network: "shared".into(),
         rw: Vec::new(),
         warm: None,
+        labels: Vec::new(),
+        budget: ganger_store::Budget::default(),
+        fleet: None,
     }
 }
 

@@ -12,12 +12,30 @@ use std::time::{Duration, Instant};
 pub struct Browser {
     pub client: Client,
     driver: Child,
+    /// `GANGER_TEST_BROWSER=...`, in the environment of the driver and of every Chromium
+    /// process it starts.
+    marker: String,
 }
 
 impl Drop for Browser {
+    /// Kills the driver and every Chromium process it started: Chromium outlives a killed
+    /// chromedriver (its renderers and crash handlers too, some in sessions of their own), and
+    /// a suite that leaves a browser per test runs the machine out of memory.
     fn drop(&mut self) {
         let _ = self.driver.kill();
         let _ = self.driver.wait();
+        for _ in 0..50 {
+            let left = ganger_test_support::living_pids_with_env(&self.marker);
+            if left.is_empty() {
+                break;
+            }
+            let _ = Command::new("kill")
+                .arg("-KILL")
+                .args(left.iter().map(i32::to_string))
+                .stderr(Stdio::null())
+                .status();
+            std::thread::sleep(Duration::from_millis(20));
+        }
     }
 }
 
@@ -51,12 +69,19 @@ impl Browser {
             .local_addr()
             .unwrap()
             .port();
+        static STARTED: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+        let value = format!(
+            "{}-{}",
+            std::process::id(),
+            STARTED.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+        );
         #[expect(
             clippy::disallowed_methods,
             reason = "the test runs the browser's driver, not an agent"
         )]
         let driver = Command::new("chromedriver")
             .arg(format!("--port={port}"))
+            .env("GANGER_TEST_BROWSER", &value)
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::null())
@@ -90,7 +115,11 @@ impl Browser {
                 }
             }
         };
-        Browser { client, driver }
+        Browser {
+            client,
+            driver,
+            marker: format!("GANGER_TEST_BROWSER={value}"),
+        }
     }
 
     /// The value of `script` (a function body returning a value) in the page.

@@ -263,6 +263,9 @@ fn new_task(
         network: sandbox.network.as_str().to_owned(),
         rw: Vec::new(),
         warm: None,
+        labels: Vec::new(),
+        budget: ganger_store::Budget::default(),
+        fleet: None,
     };
     let created = store
         .create_bare_task(&task)

@@ -226,6 +226,9 @@ fn start_role(
         network: parent.network.clone(),
         rw: parent.rw.clone(),
         warm: parent.warm,
+        labels: Vec::new(),
+        budget: ganger_store::Budget::default(),
+        fleet: None,
     };
     let round = Begin {
         kind: RoundKind::Start,

@@ -48,6 +48,34 @@ fn spent(row: &rusqlite::Row<'_>) -> rusqlite::Result<Spent> {
     })
 }
 
+/// A new task's labels, budget and fleet, inside the transaction that records it.
+pub(super) fn insert_task_extras(
+    tx: &rusqlite::Transaction<'_>,
+    task_id: i64,
+    task: &crate::NewTask,
+) -> Result<(), StoreError> {
+    for (key, value) in &task.labels {
+        tx.execute(
+            "INSERT INTO labels (task_id, key, value) VALUES (?1, ?2, ?3) \
+             ON CONFLICT(task_id, key) DO UPDATE SET value = ?3",
+            params![task_id, key, value],
+        )?;
+    }
+    if task.budget.is_set() {
+        tx.execute(
+            "INSERT INTO task_budgets (task_id, usd, tokens) VALUES (?1, ?2, ?3)",
+            params![task_id, task.budget.usd, tokens_out(task.budget.tokens)],
+        )?;
+    }
+    if let Some(fleet) = &task.fleet {
+        tx.execute(
+            "INSERT INTO fleet_tasks (task_id, fleet) VALUES (?1, ?2)",
+            params![task_id, fleet],
+        )?;
+    }
+    Ok(())
+}
+
 impl EvidenceStore for SqliteStore {
     fn set_task_budget(&mut self, task_id: i64, budget: &Budget) -> Result<(), StoreError> {
         self.conn.execute(

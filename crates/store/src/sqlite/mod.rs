@@ -265,6 +265,9 @@ pub(crate) fn insert_task(tx: &Transaction<'_>, task: &NewTask) -> Result<i64, S
         Err(e) => return Err(e.into()),
     }
     let task_id = tx.last_insert_rowid();
+    // Its labels, budget and fleet in the same transaction: nobody sees the task without them,
+    // and a start that dies leaves either all of it or nothing.
+    evidence::insert_task_extras(tx, task_id, task)?;
     // The start under way is over once its task is recorded.
     tx.execute("DELETE FROM starts_pending WHERE slug = ?1", [&task.slug])?;
     journal(

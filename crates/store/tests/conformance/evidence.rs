@@ -169,3 +169,48 @@ pub fn labels_done_lines_and_groups_read_back(site: &dyn Site) {
     );
     let _ = b;
 }
+
+pub fn a_new_tasks_labels_budget_and_fleet_are_recorded_with_it(site: &dyn Site) {
+    let mut store = site.connect();
+    let mut task = new_task("dressed", "boss");
+    task.labels = vec![("team".into(), "red".into())];
+    task.budget = Budget {
+        usd: Some(2.5),
+        tokens: Some(1000),
+    };
+    task.fleet = Some("nightly".into());
+    let (made, _) = store
+        .create_task(&task, &new_round(RoundKind::Start, "d1", "boss"))
+        .unwrap();
+    assert_eq!(
+        store.labels(made.id).unwrap(),
+        BTreeMap::from([("team".into(), "red".into())])
+    );
+    assert_eq!(store.task_budget(made.id).unwrap(), task.budget);
+    assert_eq!(
+        store.task_fleet(made.id).unwrap().as_deref(),
+        Some("nightly")
+    );
+    // A start refused for its slug records none of it.
+    let mut again = new_task("dressed", "boss");
+    again.labels = vec![("team".into(), "blue".into())];
+    assert!(
+        store
+            .create_task(&again, &new_round(RoundKind::Start, "d2", "boss"))
+            .is_err()
+    );
+    assert_eq!(
+        store.labels(made.id).unwrap(),
+        BTreeMap::from([("team".into(), "red".into())])
+    );
+    // A task made without them has none.
+    let (bare, _) = store
+        .create_task(
+            &new_task("bare", "boss"),
+            &new_round(RoundKind::Start, "b1", "boss"),
+        )
+        .unwrap();
+    assert!(store.labels(bare.id).unwrap().is_empty());
+    assert!(!store.task_budget(bare.id).unwrap().is_set());
+    assert_eq!(store.task_fleet(bare.id).unwrap(), None);
+}

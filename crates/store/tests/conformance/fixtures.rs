@@ -26,6 +26,9 @@ pub fn new_task(slug: &str, owner: &str) -> NewTask {
         network: "shared".into(),
         rw: Vec::new(),
         warm: None,
+        labels: Vec::new(),
+        budget: ganger_store::Budget::default(),
+        fleet: None,
     }
 }
 

@@ -62,6 +62,7 @@ macro_rules! suite {
             streams::a_follow_of_a_stream_its_dead_round_never_made_fails,
             evidence::spending_is_summed_per_task_and_per_fleet,
             evidence::labels_done_lines_and_groups_read_back,
+            evidence::a_new_tasks_labels_budget_and_fleet_are_recorded_with_it,
             pipelines::role_tasks_live_under_a_bare_task_and_a_pipeline_reads_back,
             pipelines::a_rewind_marks_later_rounds_and_the_next_round_takes_its_note,
         );
