@@ -49,3 +49,29 @@ pub fn wait_until(limit: Duration, mut check: impl FnMut() -> bool) -> bool {
         std::thread::sleep(Duration::from_millis(20));
     }
 }
+
+/// The live processes working inside `dir` (their current directory under it) or whose
+/// environment holds `entry`: what a test's world started (round hosts, agents, servers).
+pub fn pids_of_world(dir: &std::path::Path, entry: &str) -> Vec<i32> {
+    let me = std::process::id() as i32;
+    let mut pids = living_pids_with_env(entry);
+    if let Ok(list) = std::fs::read_dir("/proc") {
+        for item in list.flatten() {
+            let Some(pid) = item
+                .file_name()
+                .to_str()
+                .and_then(|n| n.parse::<i32>().ok())
+            else {
+                continue;
+            };
+            if std::fs::read_link(format!("/proc/{pid}/cwd")).is_ok_and(|cwd| cwd.starts_with(dir))
+            {
+                pids.push(pid);
+            }
+        }
+    }
+    pids.sort_unstable();
+    pids.dedup();
+    pids.retain(|&pid| pid != me);
+    pids
+}

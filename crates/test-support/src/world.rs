@@ -63,6 +63,27 @@ const SCRUBBED: [&str; 6] = [
     "NO_COLOR",
 ];
 
+impl Drop for World {
+    /// Stops whatever the world left running (a round host of a test that failed half way, its
+    /// agent, a server), so that one failure does not leave processes loading the machine for
+    /// every test after it.
+    fn drop(&mut self) {
+        let marker = format!("HOME={}", self.home.display());
+        for _ in 0..50 {
+            let left = crate::processes::pids_of_world(self.dir.path(), &marker);
+            if left.is_empty() {
+                break;
+            }
+            for pid in left {
+                if let Some(pid) = rustix::process::Pid::from_raw(pid) {
+                    let _ = rustix::process::kill_process(pid, rustix::process::Signal::KILL);
+                }
+            }
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+    }
+}
+
 impl World {
     /// A repository on `main` with one commit (`README.md`), and `ganger` at `ganger`.
     pub fn new(ganger: &Path) -> World {
