@@ -26,6 +26,7 @@ mod snapshot;
 mod status;
 #[cfg(test)]
 mod test_repo;
+mod watch;
 mod worktree;
 
 pub use command::Git;
@@ -35,8 +36,9 @@ pub use index::{IndexEntry, read_index};
 pub use merge::{TreeMerge, has_conflict_markers};
 pub use refname::BadName;
 pub use restore::Restored;
-pub use snapshot::{ChangeKind, Snapshot, TreeChange, diff_entries};
+pub use snapshot::{ChangeKind, Scope, Snapshot, TreeChange, diff_entries};
 pub use status::{StatusEntry, WorktreeStatus};
+pub use watch::{ChangeWatch, Watched};
 pub use worktree::WorktreeInfo;
 
 /// A 40-hex-digit object id (SHA-1 repositories).

@@ -11,6 +11,7 @@ use crate::index::{CacheTree, IndexEntry, parse_index_and_trees};
 use crate::nested;
 use crate::objects::{self, Kind};
 use crate::{Oid, refs};
+use std::collections::BTreeSet;
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -31,6 +32,9 @@ pub struct Snapshot {
     /// Every file of the snapshot, sorted by path; `None` where git had to build the snapshot
     /// itself (see the module doc) and the listing is not at hand.
     pub entries: Option<Vec<IndexEntry>>,
+    /// Whether git looked at every file of the work tree (always, unless asked for a list of
+    /// paths that git then took as given).
+    pub scanned_everything: bool,
 }
 
 /// How a path differs between two snapshots.
@@ -148,16 +152,33 @@ fn temp_index(place: &Place<'_>) -> Result<TempIndex, GitError> {
     Ok(temp)
 }
 
+/// Which paths a snapshot looks at.
+#[derive(Debug, Clone, Copy)]
+pub enum Scope<'a> {
+    /// Every file of the work tree.
+    Everything,
+    /// Only these (relative, `/`-separated), the work tree being its index everywhere else:
+    /// what a watch of the work tree since its index was written saw change.
+    Paths(&'a BTreeSet<String>),
+}
+
 /// Snapshots the work tree and points `ref_name` (if any) at the snapshot commit.
 pub(crate) fn take(
     place: &Place<'_>,
     ref_name: Option<&str>,
     message: &str,
+    scope: Scope<'_>,
 ) -> Result<Snapshot, GitError> {
     let head = refs::head(place.git_dir, place.common_dir, place.worktree)?;
     let temp = temp_index(place)?;
     let git = Git::new(place.worktree).with_env("GIT_INDEX_FILE", &temp.0);
-    git.run(["add", "-A", "--ignore-errors", "."])?;
+    let scanned_everything = match scope {
+        Scope::Everything => {
+            git.run(["add", "-A", "--ignore-errors", "."])?;
+            true
+        }
+        Scope::Paths(paths) => add_paths(place, &git, &temp, paths)?,
+    };
     let data = fs::read(&temp.0).map_err(|e| GitError::io(&temp.0, e))?;
     let (tree, commit, entries) = match parse_index_and_trees(&data) {
         Ok((entries, mut trees)) if place.in_process() => {
@@ -221,7 +242,71 @@ pub(crate) fn take(
         tree,
         head,
         entries,
+        scanned_everything,
     })
+}
+
+/// `git add -A` of `paths` only; whether git looked at everything instead. A path that is
+/// neither in the work tree nor under an entry of the index (a file made and removed during
+/// the round) is left out, as git would refuse it, and an ignored one is left out by git (it
+/// says so, and that is all it says); when git refuses anything else (a path inside a nested
+/// repository), everything is looked at.
+fn add_paths(
+    place: &Place<'_>,
+    git: &Git,
+    temp: &TempIndex,
+    paths: &BTreeSet<String>,
+) -> Result<bool, GitError> {
+    if paths.is_empty() {
+        return Ok(false);
+    }
+    let indexed: Vec<IndexEntry> = crate::index::read_index(&temp.0).unwrap_or_default();
+    // A file of the index, or a directory holding one (`a/` sorts after `a-b`: look for it).
+    let known = |path: &str| {
+        let file = path.as_bytes();
+        let dir = [file, b"/"].concat();
+        let at = indexed.partition_point(|e| e.path.as_slice() < file);
+        let below = indexed.partition_point(|e| e.path.as_slice() < dir.as_slice());
+        indexed.get(at).is_some_and(|e| e.path == file)
+            || indexed.get(below).is_some_and(|e| e.path.starts_with(&dir))
+    };
+    let mut list = Vec::new();
+    for path in paths {
+        if fs::symlink_metadata(place.worktree.join(path)).is_ok() || known(path) {
+            list.extend_from_slice(path.as_bytes());
+            list.push(0);
+        }
+    }
+    if list.is_empty() {
+        return Ok(false);
+    }
+    let literal = git.clone().with_env("GIT_LITERAL_PATHSPECS", "1");
+    let added = literal.run_with_input(
+        [
+            "add",
+            "-A",
+            "--ignore-errors",
+            "--pathspec-from-file=-",
+            "--pathspec-file-nul",
+        ],
+        Some(&list),
+    );
+    match added {
+        Ok(_) => Ok(false),
+        Err(GitError::Command { stderr, .. }) if only_ignored(&stderr) => Ok(false),
+        Err(_) => {
+            git.run(["add", "-A", "--ignore-errors", "."])?;
+            Ok(true)
+        }
+    }
+}
+
+/// Whether git's complaint is only that some paths given are ignored (it added the rest).
+fn only_ignored(stderr: &str) -> bool {
+    stderr.starts_with("The following paths are ignored by one of your .gitignore files:")
+        && !stderr
+            .lines()
+            .any(|line| line.starts_with("error:") || line.starts_with("fatal:"))
 }
 
 fn commit_body(tree: &str, parent: Option<&str>, message: &str) -> String {
@@ -320,6 +405,7 @@ mod tests {
             },
             name,
             "snapshot",
+            Scope::Everything,
         )
         .unwrap()
     }
@@ -426,6 +512,7 @@ mod tests {
             },
             Some("refs/ganger/x/round-1"),
             "round 1",
+            Scope::Everything,
         )
         .unwrap();
         assert_eq!(

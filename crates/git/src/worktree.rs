@@ -6,8 +6,9 @@ use crate::command::Git;
 use crate::discover::{Repo, discover};
 use crate::error::GitError;
 use crate::index::{IndexEntry, read_index};
-use crate::snapshot::{self, Place, Snapshot};
+use crate::snapshot::{self, Place, Scope, Snapshot};
 use crate::status::{self, WorktreeStatus};
+use crate::watch::ChangeWatch;
 use crate::{Oid, refs};
 use std::path::{Path, PathBuf};
 
@@ -110,6 +111,16 @@ impl Repo {
 
     /// Snapshots the worktree (see `snapshot.rs`), pointing `ref_name` at it when given.
     pub fn snapshot(&self, ref_name: Option<&str>, message: &str) -> Result<Snapshot, GitError> {
+        self.snapshot_of(ref_name, message, Scope::Everything)
+    }
+
+    /// A snapshot that looks at the paths of `scope` only (see [`Scope`]).
+    pub fn snapshot_of(
+        &self,
+        ref_name: Option<&str>,
+        message: &str,
+        scope: Scope<'_>,
+    ) -> Result<Snapshot, GitError> {
         snapshot::take(
             &Place {
                 worktree: &self.worktree,
@@ -118,6 +129,18 @@ impl Repo {
             },
             ref_name,
             message,
+            scope,
+        )
+    }
+
+    /// Starts a watch of the worktree's changes from its index as it is now (see `watch.rs`).
+    pub fn watch_changes(&self) -> ChangeWatch {
+        let index = self.git_dir.join("index");
+        let entries = read_index(&index).unwrap_or_default();
+        ChangeWatch::start(
+            &self.worktree,
+            entries.iter().map(|e| e.path.as_slice()),
+            &index,
         )
     }
 

@@ -11,7 +11,7 @@ use crate::error::Result;
 use crate::workspace::Workspace;
 use ganger_agents::{AgentExit, Verdict};
 use ganger_events::{RoundStatus, RoundSummary};
-use ganger_git::{IndexEntry, Repo, diff_entries};
+use ganger_git::{IndexEntry, Repo, Scope, Watched, diff_entries};
 use ganger_sandbox::{Cgroup, RoundMarker, kill_round};
 use ganger_store::{Backend, CheckRun, Round, RoundEnd, RoundStream, Store, StreamKind, Task};
 use std::time::Duration;
@@ -162,6 +162,7 @@ fn after_state(
     task: &Task,
     number: u32,
     before: Option<&[IndexEntry]>,
+    watched: Option<&Watched>,
 ) -> After {
     let mut after = After {
         commit: None,
@@ -189,7 +190,11 @@ fn after_state(
     };
     let name = format!("refs/ganger/{}/round-{number}", task.slug);
     let message = format!("ganger: {} after round {number}", task.slug);
-    match worktree.snapshot(Some(&name), &message) {
+    let scope = match watched {
+        Some(Watched::Paths(paths)) => Scope::Paths(paths),
+        _ => Scope::Everything,
+    };
+    match worktree.snapshot_of(Some(&name), &message, scope) {
         Ok(snapshot) => {
             after.commit = Some(snapshot.commit);
             if let Some(entries) = &snapshot.entries {
@@ -215,6 +220,7 @@ pub(crate) fn record_end(
     input: &RoundInput,
     worktree: Option<&Repo>,
     before: &BeforeState,
+    watched: Option<&Watched>,
     ended: Ended,
 ) -> Result<HostOutcome> {
     let (mut status, mut reason) = ended.status();
@@ -238,7 +244,14 @@ pub(crate) fn record_end(
         // The summary was redacted after it was decoded from the (redacted) stream.
         let _ = std::fs::write(ws.state.round_file(&task.slug, number, "answer.md"), answer);
     }
-    let after = after_state(ws, worktree, task, number, before.entries.as_deref());
+    let after = after_state(
+        ws,
+        worktree,
+        task,
+        number,
+        before.entries.as_deref(),
+        watched,
+    );
     if let Some(problem) = after.problem {
         // Work that cannot be seen after the round is not done: a worktree removed under the
         // round (its writes went nowhere) or one that cannot be snapshotted.
@@ -398,7 +411,7 @@ pub(crate) fn settle_dead_round(
         )),
         Err(why) => reason.push_str(&format!("; its containers could not be removed: {why}")),
     }
-    let after = after_state(ws, None, task, round.number, None);
+    let after = after_state(ws, None, task, round.number, None, None);
     // The raw stream is complete up to the host's death; the stored summary may lag it.
     let mut summary =
         reread_summary(ws, &*store, task, &current).unwrap_or_else(|| current.summary.clone());

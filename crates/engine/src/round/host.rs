@@ -46,6 +46,12 @@ pub fn run_host(
     // Checked again here, where the agent is about to run: still a linked worktree of this
     // repository on the task's branch.
     let worktree = crate::task_worktree::check_task_worktree(ws, &input.task);
+    // A worktree made for this round is its index: from here the kernel tells which paths
+    // change, so that the end snapshot asks git about those only (docs/design.md, "Snapshots").
+    let watch = match &worktree {
+        Ok(worktree) if fresh => Some(worktree.watch_changes()),
+        _ => None,
+    };
     let before = worktree
         .as_ref()
         .map_err(Clone::clone)
@@ -78,7 +84,16 @@ pub fn run_host(
             finish::Ended::failed_to_start(error.message),
         ),
     };
-    let outcome = finish::record_end(ws, store, &input, worktree.as_ref().ok(), &before, ended);
+    let watched = watch.map(ganger_git::ChangeWatch::finish);
+    let outcome = finish::record_end(
+        ws,
+        store,
+        &input,
+        worktree.as_ref().ok(),
+        &before,
+        watched.as_ref(),
+        ended,
+    );
     claim.release();
     outcome
 }
