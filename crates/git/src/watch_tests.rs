@@ -136,3 +136,24 @@ fn what_the_watch_cannot_vouch_for_is_unknown() {
     }
     assert!(matches!(watch.finish(), Watched::Unknown(why) if why.contains("more than")));
 }
+
+#[test]
+fn a_same_size_edit_in_the_second_of_the_checkout_is_seen() {
+    // Racily clean: the same size and, to the second, the same time as git recorded. git
+    // tells it only by reading the file, which it does because the index is as new.
+    let (_repo, task, path) = worktree();
+    let watch = task.watch_changes();
+    fs::write(path.join("src/a/one.txt"), "ONE\n").unwrap();
+    let tree = same_as_full(&task, watch.finish());
+    let listed = git_in(&path, &["ls-tree", "-r", &tree, "src/a/one.txt"]);
+    let blob = listed.split_whitespace().nth(2).unwrap().to_owned();
+    assert_eq!(git_in(&path, &["cat-file", "blob", &blob]), "ONE");
+}
+
+#[test]
+fn a_new_file_right_after_the_checkout_needs_no_look_at_the_rest() {
+    let (_repo, task, path) = worktree();
+    let watch = task.watch_changes();
+    fs::write(path.join("new.txt"), "new\n").unwrap();
+    same_as_full(&task, watch.finish());
+}
