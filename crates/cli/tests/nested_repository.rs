@@ -46,3 +46,21 @@ fn a_nested_repository_is_snapshotted_as_files_and_rewound() {
         "inner\n"
     );
 }
+
+#[test]
+fn a_nested_repository_without_a_commit_leaves_the_round_done_and_its_files_in_the_diff() {
+    // git refuses to add a repository without a commit: the round's snapshot failed, so the
+    // round was `failed` whatever the agent did, and `ganger diff` failed.
+    let world = World::new(env!("CARGO_BIN_EXE_ganger").as_ref());
+    world.use_command_agent(
+        "cat >/dev/null; mkdir app && cd app && git init -q && echo code > main.txt && echo 'DONE: scaffolded'",
+        "",
+        "",
+    );
+    let run = world.ganger(&["start", "n", "--message", "scaffold", "--json"]);
+    run.expect_code(0);
+    assert_eq!(run.json()["status"], "done", "{}", run.stdout);
+    let diff = world.ganger(&["diff", "n", "--stat"]);
+    diff.expect_code(0);
+    assert!(diff.stdout.contains("app/main.txt"), "{}", diff.stdout);
+}

@@ -17,6 +17,16 @@ const GITLINK: u32 = 0o160000;
 /// How deep repositories inside repositories are followed.
 const MAX_DEPTH: usize = 4;
 
+/// A gitlink entry standing for the directory `dir`, a repository without a commit, so that
+/// [`expand`] puts its files in its place.
+pub(crate) fn placeholder(dir: Vec<u8>) -> IndexEntry {
+    IndexEntry {
+        path: dir,
+        mode: GITLINK,
+        oid: [0; 20],
+    }
+}
+
 /// Whether any of `entries` is a gitlink.
 pub(crate) fn has_gitlinks(entries: &[IndexEntry]) -> bool {
     entries.iter().any(|e| e.mode == GITLINK)
@@ -161,6 +171,27 @@ mod tests {
         assert_eq!(repo.git(&["fsck", "--strict", "--no-dangling"]), "");
         // The worktree itself is untouched: git still sees an untracked nested repository.
         assert_eq!(repo.git(&["status", "--porcelain"]), "?? sub/");
+    }
+
+    #[test]
+    fn a_repository_without_a_commit_made_inside_the_worktree_is_kept_as_its_files() {
+        // git refuses to add it ("does not have a commit checked out"): the snapshot failed,
+        // and with it the round and `ganger diff`.
+        let repo = TestRepo::new();
+        for dir in ["app", "deeper/tool"] {
+            let sub = repo.root().join(dir);
+            std::fs::create_dir_all(sub.join("src")).unwrap();
+            git_in(&sub, &["init", "-q", "-b", "main"]);
+            std::fs::write(sub.join("src/main.txt"), "main\n").unwrap();
+        }
+        std::fs::write(repo.root().join("top.txt"), "top\n").unwrap();
+        let found = crate::discover(repo.root()).unwrap();
+        let snapshot = found.snapshot(None, "s").unwrap();
+        assert_eq!(
+            repo.git(&["ls-tree", "-r", "--name-only", &snapshot.commit]),
+            "README.md\napp/src/main.txt\ndeeper/tool/src/main.txt\nsrc/lib.txt\ntop.txt"
+        );
+        assert_eq!(repo.git(&["fsck", "--strict", "--no-dangling"]), "");
     }
 
     #[test]

@@ -172,16 +172,20 @@ pub(crate) fn take(
     let head = refs::head(place.git_dir, place.common_dir, place.worktree)?;
     let temp = temp_index(place)?;
     let git = Git::new(place.worktree).with_env("GIT_INDEX_FILE", &temp.0);
-    let scanned_everything = match scope {
-        Scope::Everything => {
-            git.run(["add", "-A", "--ignore-errors", "."])?;
-            true
-        }
+    let (scanned_everything, unborn) = match scope {
+        Scope::Everything => (true, add_everything(&git)?),
         Scope::Paths(paths) => add_paths(place, &git, &temp, paths)?,
     };
     let data = fs::read(&temp.0).map_err(|e| GitError::io(&temp.0, e))?;
     let (tree, commit, entries) = match parse_index_and_trees(&data) {
-        Ok((entries, mut trees)) if place.in_process() => {
+        Ok((mut entries, mut trees)) if place.in_process() => {
+            // A repository without a commit stands for its files as a new nested one does.
+            for dir in unborn {
+                let at = entries.partition_point(|e| e.path < dir);
+                if entries.get(at).is_none_or(|e| e.path != dir) {
+                    entries.insert(at, nested::placeholder(dir));
+                }
+            }
             // Repositories the worker made inside the worktree are kept as their files.
             let recorded = if nested::has_gitlinks(&entries) {
                 crate::index::read_index(&place.index())
@@ -256,9 +260,9 @@ fn add_paths(
     git: &Git,
     temp: &TempIndex,
     paths: &BTreeSet<String>,
-) -> Result<bool, GitError> {
+) -> Result<(bool, Vec<Vec<u8>>), GitError> {
     if paths.is_empty() {
-        return Ok(false);
+        return Ok((false, Vec::new()));
     }
     let indexed: Vec<IndexEntry> = crate::index::read_index(&temp.0).unwrap_or_default();
     // A file of the index, or a directory holding one (`a/` sorts after `a-b`: look for it).
@@ -286,7 +290,7 @@ fn add_paths(
         }
     }
     if list.is_empty() {
-        return Ok(false);
+        return Ok((false, Vec::new()));
     }
     if all_newer {
         settle_racy_entries(&temp.0, index_second);
@@ -303,13 +307,55 @@ fn add_paths(
         Some(&list),
     );
     match added {
-        Ok(_) => Ok(false),
-        Err(GitError::Command { stderr, .. }) if only_ignored(&stderr) => Ok(false),
-        Err(_) => {
-            git.run(["add", "-A", "--ignore-errors", "."])?;
-            Ok(true)
+        Ok(_) => Ok((false, Vec::new())),
+        Err(GitError::Command { stderr, .. }) if only_ignored(&stderr) => Ok((false, Vec::new())),
+        Err(_) => Ok((true, add_everything(git)?)),
+    }
+}
+
+/// `git add -A` of the whole work tree; returns the repositories without a commit inside it,
+/// which git refuses to add ("does not have a commit checked out": an agent's `git init` in a
+/// new directory), added around so that the snapshot can hold their files.
+fn add_everything(git: &Git) -> Result<Vec<Vec<u8>>, GitError> {
+    let mut unborn: Vec<Vec<u8>> = Vec::new();
+    loop {
+        let mut args = vec!["add", "-A", "--ignore-errors", "--", "."]
+            .into_iter()
+            .map(String::from)
+            .collect::<Vec<_>>();
+        args.extend(
+            unborn
+                .iter()
+                .map(|dir| format!(":(exclude,literal){}", String::from_utf8_lossy(dir))),
+        );
+        match git.run(&args) {
+            Ok(_) => return Ok(unborn),
+            Err(error) => {
+                let found = match &error {
+                    GitError::Command { stderr, .. } => unborn_repositories(stderr),
+                    _ => Vec::new(),
+                };
+                if found.is_empty() || found.iter().any(|dir| unborn.contains(dir)) {
+                    return Err(error);
+                }
+                unborn.extend(found);
+            }
         }
     }
+}
+
+/// The directories git names as repositories without a commit.
+fn unborn_repositories(stderr: &str) -> Vec<Vec<u8>> {
+    stderr
+        .lines()
+        .filter_map(|line| {
+            let quoted = line
+                .strip_prefix("error: '")?
+                .strip_suffix("' does not have a commit checked out")?;
+            Some(quoted.trim_end_matches('/').as_bytes().to_vec())
+        })
+        .filter(|dir| !dir.is_empty())
+        .collect()
 }
 
 /// Dates the copied index a second after the work tree's index, when it would otherwise be of
