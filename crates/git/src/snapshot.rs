@@ -157,9 +157,13 @@ fn temp_index(place: &Place<'_>) -> Result<TempIndex, GitError> {
 pub enum Scope<'a> {
     /// Every file of the work tree.
     Everything,
-    /// Only these (relative, `/`-separated), the work tree being its index everywhere else:
-    /// what a watch of the work tree since its index was written saw change.
-    Paths(&'a BTreeSet<String>),
+    /// Only `paths` (relative, `/`-separated), the work tree being its index everywhere else:
+    /// what a watch of the work tree since its index was written saw change. `index` is that
+    /// index's listing, when the caller has it at hand (else it is read).
+    Paths {
+        paths: &'a BTreeSet<String>,
+        index: Option<&'a [IndexEntry]>,
+    },
 }
 
 /// Snapshots the work tree and points `ref_name` (if any) at the snapshot commit.
@@ -174,7 +178,7 @@ pub(crate) fn take(
     let git = Git::new(place.worktree).with_env("GIT_INDEX_FILE", &temp.0);
     let (scanned_everything, unborn) = match scope {
         Scope::Everything => (true, add_everything(&git)?),
-        Scope::Paths(paths) => add_paths(place, &git, &temp, paths)?,
+        Scope::Paths { paths, index } => add_paths(place, &git, &temp, paths, index)?,
     };
     let data = fs::read(&temp.0).map_err(|e| GitError::io(&temp.0, e))?;
     let (tree, commit, entries) = match parse_index_and_trees(&data) {
@@ -260,11 +264,19 @@ fn add_paths(
     git: &Git,
     temp: &TempIndex,
     paths: &BTreeSet<String>,
+    index: Option<&[IndexEntry]>,
 ) -> Result<(bool, Vec<Vec<u8>>), GitError> {
     if paths.is_empty() {
         return Ok((false, Vec::new()));
     }
-    let indexed: Vec<IndexEntry> = crate::index::read_index(&temp.0).unwrap_or_default();
+    let read;
+    let indexed: &[IndexEntry] = match index {
+        Some(index) => index,
+        None => {
+            read = crate::index::read_index(&temp.0).unwrap_or_default();
+            &read
+        }
+    };
     // A file of the index, or a directory holding one (`a/` sorts after `a-b`: look for it).
     let known = |path: &str| {
         let file = path.as_bytes();

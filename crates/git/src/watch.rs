@@ -19,7 +19,7 @@ use std::mem::MaybeUninit;
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
-use std::thread::JoinHandle;
+use std::sync::mpsc::Receiver;
 
 /// More changed paths than this and git's own full look is as cheap.
 const MOST_PATHS: usize = 20_000;
@@ -42,9 +42,11 @@ pub struct ChangeWatch {
 }
 
 enum State {
-    /// The thread that reads the kernel's events, and the pipe whose closing stops it.
+    /// The pipe whose closing stops the thread that reads the kernel's events, and where that
+    /// thread answers (before it closes the inotify descriptor: the kernel takes 10-20 ms to
+    /// tear a watch down, which nobody needs to wait for).
     Watching {
-        thread: JoinHandle<Watched>,
+        answer: Receiver<Watched>,
         wake: OwnedFd,
     },
     /// No watch could start; why.
@@ -130,12 +132,17 @@ impl ChangeWatch {
                 Ok(pair) => pair,
                 Err(e) => return unknown(format!("a pipe: {e}")),
             };
+        let (send, answer) = std::sync::mpsc::channel();
         let thread = std::thread::Builder::new()
             .name("ganger-watch".into())
-            .spawn(move || follow(fd, wake_read, names));
+            .spawn(move || {
+                let seen = follow(&fd, wake_read, names);
+                let _ = send.send(seen);
+                drop(fd);
+            });
         match thread {
-            Ok(thread) => watch(State::Watching {
-                thread,
+            Ok(_) => watch(State::Watching {
+                answer,
                 wake: wake_write,
             }),
             Err(e) => unknown(format!("a thread: {e}")),
@@ -145,10 +152,10 @@ impl ChangeWatch {
     /// Stops the thread (closing the pipe wakes it; it reads what is queued and ends).
     fn stop(&mut self) -> Watched {
         match std::mem::replace(&mut self.state, State::Done) {
-            State::Watching { thread, wake } => {
+            State::Watching { answer, wake } => {
                 drop(wake);
-                thread
-                    .join()
+                answer
+                    .recv()
                     .unwrap_or_else(|_| Watched::Unknown("the watch ended abruptly".into()))
             }
             State::Failed(why) => Watched::Unknown(why),
@@ -175,12 +182,12 @@ impl Drop for ChangeWatch {
 
 /// The watching thread: collects changed paths until `wake` is closed, then reads what is
 /// left in the queue.
-fn follow(fd: OwnedFd, wake: OwnedFd, names: HashMap<i32, String>) -> Watched {
+fn follow(fd: &OwnedFd, wake: OwnedFd, names: HashMap<i32, String>) -> Watched {
     let mut paths = BTreeSet::new();
     let mut buffer = vec![MaybeUninit::<u8>::uninit(); 64 * 1024];
     loop {
         let mut fds = [
-            PollFd::new(&fd, PollFlags::IN),
+            PollFd::new(fd, PollFlags::IN),
             PollFd::new(&wake, PollFlags::IN | PollFlags::HUP),
         ];
         match poll(&mut fds, None) {
@@ -189,7 +196,7 @@ fn follow(fd: OwnedFd, wake: OwnedFd, names: HashMap<i32, String>) -> Watched {
             Err(e) => return Watched::Unknown(format!("poll: {e}")),
         }
         let woken = !fds[1].revents().is_empty();
-        if let Err(why) = read_queue(&fd, &names, &mut buffer, &mut paths) {
+        if let Err(why) = read_queue(fd, &names, &mut buffer, &mut paths) {
             return Watched::Unknown(why);
         }
         if woken {

@@ -39,7 +39,14 @@ fn same_as_full(task: &Repo, watched: Watched) -> Oid {
         panic!("the watch should vouch: {watched:?}");
     };
     let fast = task
-        .snapshot_of(None, "watched", Scope::Paths(&paths))
+        .snapshot_of(
+            None,
+            "watched",
+            Scope::Paths {
+                paths: &paths,
+                index: None,
+            },
+        )
         .unwrap();
     let full = task.snapshot(None, "full").unwrap();
     assert!(
@@ -54,7 +61,7 @@ fn same_as_full(task: &Repo, watched: Watched) -> Oid {
 #[test]
 fn every_kind_of_change_is_in_the_watched_snapshot() {
     let (_repo, task, path) = worktree();
-    let watch = task.watch_changes();
+    let watch = task.watch_changes(&task.index_entries().unwrap());
     fs::write(path.join("src/a/one.txt"), "one, changed\n").unwrap();
     fs::remove_file(path.join("src/a/two.txt")).unwrap();
     fs::rename(path.join("docs/guide.md"), path.join("docs/manual.md")).unwrap();
@@ -95,7 +102,7 @@ fn every_kind_of_change_is_in_the_watched_snapshot() {
 fn a_mode_change_and_a_file_replaced_by_a_directory_are_seen() {
     use std::os::unix::fs::PermissionsExt;
     let (_repo, task, path) = worktree();
-    let watch = task.watch_changes();
+    let watch = task.watch_changes(&task.index_entries().unwrap());
     fs::set_permissions(
         path.join("src/a/one.txt"),
         fs::Permissions::from_mode(0o755),
@@ -110,7 +117,7 @@ fn a_mode_change_and_a_file_replaced_by_a_directory_are_seen() {
 #[test]
 fn no_change_is_an_empty_list_and_the_base_tree() {
     let (repo, task, _path) = worktree();
-    let watch = task.watch_changes();
+    let watch = task.watch_changes(&task.index_entries().unwrap());
     let seen = watch.finish();
     assert_eq!(seen, Watched::Paths(BTreeSet::new()));
     let tree = same_as_full(&task, seen);
@@ -121,16 +128,16 @@ fn no_change_is_an_empty_list_and_the_base_tree() {
 fn what_the_watch_cannot_vouch_for_is_unknown() {
     let (_repo, task, path) = worktree();
     // The index changed (the agent committed): the list no longer applies to it.
-    let watch = task.watch_changes();
+    let watch = task.watch_changes(&task.index_entries().unwrap());
     fs::write(path.join("src/a/one.txt"), "committed\n").unwrap();
     git_in(&path, &["commit", "-q", "-am", "by the agent"]);
     assert!(matches!(watch.finish(), Watched::Unknown(why) if why.contains("index")));
     // An ignore file changed: what git takes could change anywhere.
-    let watch = task.watch_changes();
+    let watch = task.watch_changes(&task.index_entries().unwrap());
     fs::write(path.join(".gitignore"), "").unwrap();
     assert!(matches!(watch.finish(), Watched::Unknown(why) if why.contains(".gitignore")));
     // Too many paths.
-    let watch = task.watch_changes();
+    let watch = task.watch_changes(&task.index_entries().unwrap());
     for n in 0..=MOST_PATHS {
         fs::write(path.join(format!("f{n}")), "").unwrap();
     }
@@ -142,7 +149,7 @@ fn a_same_size_edit_in_the_second_of_the_checkout_is_seen() {
     // Racily clean: the same size and, to the second, the same time as git recorded. git
     // tells it only by reading the file, which it does because the index is as new.
     let (_repo, task, path) = worktree();
-    let watch = task.watch_changes();
+    let watch = task.watch_changes(&task.index_entries().unwrap());
     fs::write(path.join("src/a/one.txt"), "ONE\n").unwrap();
     let tree = same_as_full(&task, watch.finish());
     let listed = git_in(&path, &["ls-tree", "-r", &tree, "src/a/one.txt"]);
@@ -153,7 +160,7 @@ fn a_same_size_edit_in_the_second_of_the_checkout_is_seen() {
 #[test]
 fn a_new_file_right_after_the_checkout_needs_no_look_at_the_rest() {
     let (_repo, task, path) = worktree();
-    let watch = task.watch_changes();
+    let watch = task.watch_changes(&task.index_entries().unwrap());
     fs::write(path.join("new.txt"), "new\n").unwrap();
     same_as_full(&task, watch.finish());
 }

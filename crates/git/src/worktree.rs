@@ -133,14 +133,13 @@ impl Repo {
         )
     }
 
-    /// Starts a watch of the worktree's changes from its index as it is now (see `watch.rs`).
-    pub fn watch_changes(&self) -> ChangeWatch {
-        let index = self.git_dir.join("index");
-        let entries = read_index(&index).unwrap_or_default();
+    /// Starts a watch of the worktree's changes from its index as it is now, `entries` (see
+    /// `watch.rs`).
+    pub fn watch_changes(&self, entries: &[IndexEntry]) -> ChangeWatch {
         ChangeWatch::start(
             &self.worktree,
             entries.iter().map(|e| e.path.as_slice()),
-            &index,
+            &self.git_dir.join("index"),
         )
     }
 

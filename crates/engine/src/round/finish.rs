@@ -190,9 +190,16 @@ fn after_state(
     };
     let name = format!("refs/ganger/{}/round-{number}", task.slug);
     let message = format!("ganger: {} after round {number}", task.slug);
-    let scope = match watched {
-        Some(Watched::Paths(paths)) => Scope::Paths(paths),
-        _ => Scope::Everything,
+    // With the watch's list, the index is as it was before the round (the watch vouches).
+    let (scope, index_before) = match (watched, before) {
+        (Some(Watched::Paths(paths)), Some(before)) => (
+            Scope::Paths {
+                paths,
+                index: Some(before),
+            },
+            Some(before),
+        ),
+        _ => (Scope::Everything, None),
     };
     match worktree.snapshot_of(Some(&name), &message, scope) {
         Ok(snapshot) => {
@@ -201,7 +208,11 @@ fn after_state(
                 if let Some(before) = before {
                     after.changed = listing(&diff_entries(before, entries));
                 }
-                if let Some(index) = worktree.index_entries() {
+                let index = match index_before {
+                    Some(index) => Some(std::borrow::Cow::Borrowed(index)),
+                    None => worktree.index_entries().map(std::borrow::Cow::Owned),
+                };
+                if let Some(index) = index {
                     after.worktree_changes = listing(&diff_entries(&index, entries));
                 }
             } else if let Ok(status) = worktree.status() {

@@ -46,16 +46,19 @@ pub fn run_host(
     // Checked again here, where the agent is about to run: still a linked worktree of this
     // repository on the task's branch.
     let worktree = crate::task_worktree::check_task_worktree(ws, &input.task);
-    // A worktree made for this round is its index: from here the kernel tells which paths
-    // change, so that the end snapshot asks git about those only (docs/design.md, "Snapshots").
-    let watch = match &worktree {
-        Ok(worktree) if fresh => Some(worktree.watch_changes()),
-        _ => None,
-    };
     let before = worktree
         .as_ref()
         .map_err(Clone::clone)
         .and_then(|worktree| before_state(worktree, &input.task.slug, input.round.number, fresh));
+    // A worktree made for this round is its index: from here the kernel tells which paths
+    // change, so that the end snapshot asks git about those only (docs/design.md, "Snapshots").
+    let watch = match (&worktree, &before) {
+        (Ok(worktree), Ok(before)) if fresh => before
+            .entries
+            .as_deref()
+            .map(|entries| worktree.watch_changes(entries)),
+        _ => None,
+    };
     // The run's keys, read once: given to the agent, and removed from everything the round
     // writes (its streams, its checks' output).
     let keys = keys::load_keys(&ws.config, &input.task.keys);
