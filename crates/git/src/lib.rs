@@ -38,7 +38,7 @@ pub use refname::BadName;
 pub use restore::Restored;
 pub use snapshot::{ChangeKind, Scope, Snapshot, TreeChange, diff_entries};
 pub use status::{StatusEntry, WorktreeStatus};
-pub use watch::{ChangeWatch, Watched};
+pub use watch::{ChangeWatch, WORTH_WATCHING, Watched};
 pub use worktree::WorktreeInfo;
 
 /// A 40-hex-digit object id (SHA-1 repositories).

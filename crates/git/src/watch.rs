@@ -24,6 +24,10 @@ use std::sync::mpsc::Receiver;
 /// More changed paths than this and git's own full look is as cheap.
 const MOST_PATHS: usize = 20_000;
 
+/// Below this many files git's full look costs a few milliseconds, less than a watch does
+/// (the kernel takes 10-20 ms to tear one down, which a short command would wait for at exit).
+pub const WORTH_WATCHING: usize = 2_000;
+
 /// What the watch saw.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Watched {

@@ -51,11 +51,13 @@ pub fn run_host(
         .map_err(Clone::clone)
         .and_then(|worktree| before_state(worktree, &input.task.slug, input.round.number, fresh));
     // A worktree made for this round is its index: from here the kernel tells which paths
-    // change, so that the end snapshot asks git about those only (docs/design.md, "Snapshots").
+    // change, so that the end snapshot asks git about those only (docs/design.md, "Snapshots";
+    // in a small tree git's full look is cheaper than a watch).
     let watch = match (&worktree, &before) {
         (Ok(worktree), Ok(before)) if fresh => before
             .entries
             .as_deref()
+            .filter(|entries| entries.len() >= ganger_git::WORTH_WATCHING)
             .map(|entries| worktree.watch_changes(entries)),
         _ => None,
     };
