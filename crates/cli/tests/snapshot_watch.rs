@@ -1,0 +1,109 @@
+//! The end snapshot of a task's first round in a worktree of thousands of files asks git about
+//! the paths a watch saw change (docs/design.md, "Snapshots"): the round's changes, its
+//! snapshot and `ganger diff` are what a full look at the worktree gives, for every kind of
+//! change, and an agent that commits (the index changes) gets the full look.
+
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "a test fails loudly on what it did not expect"
+)]
+
+use ganger_test_support::World;
+
+/// A repository of 2,500 committed files in 50 directories: above the size a watch pays for.
+fn big_world() -> World {
+    let world = World::new(env!("CARGO_BIN_EXE_ganger").as_ref());
+    for n in 0..2_500 {
+        world.write(
+            &format!("src/d{:02}/f{n:04}.txt", n / 50),
+            &format!("{n}\n"),
+        );
+    }
+    world.write(".gitignore", "*.log\n");
+    world.git(&["add", "-A"]);
+    world.git(&["commit", "-q", "-m", "2,500 files"]);
+    world
+}
+
+/// What a full look at the worktree holds (the tree of `git add -A` into a copy of its index).
+fn full_tree(world: &World, slug: &str) -> String {
+    let worktree = world.worktree(slug);
+    let index = world.root().join("full.index");
+    let git_dir = world.git_in(&worktree, &["rev-parse", "--git-dir"]);
+    let git_dir = worktree.join(git_dir.trim());
+    std::fs::copy(git_dir.join("index"), &index).unwrap();
+    let git = |args: &[&str]| {
+        let mut command = std::process::Command::new("git");
+        world.env(&mut command);
+        let out = command
+            .args(args)
+            .current_dir(&worktree)
+            .env("GIT_INDEX_FILE", &index)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "git {args:?}");
+        String::from_utf8(out.stdout).unwrap().trim().to_owned()
+    };
+    git(&["add", "-A"]);
+    git(&["write-tree"])
+}
+
+#[test]
+fn a_first_round_in_a_big_worktree_snapshots_every_kind_of_change() {
+    let world = big_world();
+    world.use_command_agent(
+        "cat >/dev/null; echo changed > src/d00/f0000.txt; rm src/d01/f0050.txt; \
+         mv src/d02/f0100.txt src/d02/moved.txt; mkdir -p new/deep; echo deep > new/deep/a.txt; \
+         echo top > top.txt; echo noise > noise.log; chmod +x src/d03/f0150.txt; \
+         echo 'DONE: changed seven things'",
+        "",
+        "",
+    );
+    let run = world.ganger(&["start", "big", "--message", "change", "--json"]);
+    run.expect_code(0);
+    let report = run.json();
+    assert_eq!(report["status"], "done", "{report:#}");
+    let mut changed: Vec<String> = report["changed"]["shown"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c.as_str().unwrap().to_owned())
+        .collect();
+    changed.sort();
+    assert_eq!(
+        changed,
+        [
+            "A new/deep/a.txt",
+            "A src/d02/moved.txt",
+            "A top.txt",
+            "D src/d01/f0050.txt",
+            "D src/d02/f0100.txt",
+            "M src/d00/f0000.txt",
+            "M src/d03/f0150.txt",
+        ]
+    );
+    let snapshot_tree = world.git(&["rev-parse", "refs/ganger/big/round-1^{tree}"]);
+    assert_eq!(snapshot_tree.trim(), full_tree(&world, "big"));
+}
+
+#[test]
+fn an_agent_that_commits_gets_the_full_look() {
+    let world = big_world();
+    world.use_command_agent(
+        "cat >/dev/null; echo committed > src/d00/f0000.txt; git add -A; \
+         git -c user.name=a -c user.email=a@a commit -qm mine; echo loose > loose.txt; \
+         echo 'DONE: committed'",
+        "",
+        "",
+    );
+    let run = world.ganger(&["start", "commits", "--message", "commit", "--json"]);
+    run.expect_code(0);
+    assert_eq!(run.json()["status"], "done");
+    let snapshot_tree = world.git(&["rev-parse", "refs/ganger/commits/round-1^{tree}"]);
+    assert_eq!(snapshot_tree.trim(), full_tree(&world, "commits"));
+    let diff = world.ganger(&["diff", "commits", "--stat"]);
+    diff.expect_code(0);
+    assert!(diff.stdout.contains("loose.txt"), "{}", diff.stdout);
+    assert!(diff.stdout.contains("f0000.txt"), "{}", diff.stdout);
+}
