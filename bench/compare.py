@@ -102,7 +102,9 @@ def bench_start(sites: dict[str, Site], gangers: dict[str, Path], runs: int) -> 
     """`start` in each side's own site (a ganger side each, and the seed in the first), beside
     `git worktree add` and the worker by hand there."""
     env = dict(os.environ)
-    site = sites["ganger"]
+    # The baselines and the seed run in a site of their own: each side's site then holds only
+    # its own worktrees and branches (git's `worktree add` reads every one), as the other's does.
+    site = sites["base"]
     kinds = ["base_seed", "base_ganger", *gangers, "seed"]
     times: dict[str, list[float]] = {kind: [] for kind in kinds}
     # The first start lists the models once for ganger's cache (OpenCode takes seconds);
@@ -255,12 +257,12 @@ def main() -> None:
         gangers["earlier"] = args.against.resolve()
     root = Path(tempfile.mkdtemp(prefix="ganger-bench-"))
     try:
-        sites = {side: Site(root, args.seed_dir, f"site-{side}") for side in gangers}
+        sites = {side: Site(root, args.seed_dir, f"site-{side}") for side in [*gangers, "base"]}
         start = bench_start(sites, gangers, args.runs)
         wait = bench_wait(sites, gangers, max(5, args.runs // 2))
         status = bench_status(root, args.seed_dir, gangers, args.tasks, max(5, args.runs // 2))
         summary = bench_summarize(sites["ganger"], gangers, args.stream_mb, 5)
-        big_sites = {side: Site(root, args.seed_dir, f"big-{side}") for side in gangers}
+        big_sites = {side: Site(root, args.seed_dir, f"big-{side}") for side in [*gangers, "base"]}
         for big_site in big_sites.values():
             add_files(big_site, args.big_files)
         big = bench_start(big_sites, gangers, max(5, args.runs // 2))
