@@ -1,39 +1,38 @@
 //! Checks on processes: which live processes carry an environment entry (every process of a
-//! ganger round carries `GANGER_ROUND=<token>`), and waiting for a condition with a limit.
+//! ganger round carries `GANGER_ROUND=<token>`), which belong to a test's world, and waiting
+//! for a condition with a limit.
 
 use std::time::{Duration, Instant};
 
+/// Every pid in `/proc`.
+fn all_pids() -> impl Iterator<Item = i32> {
+    std::fs::read_dir("/proc")
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|item| item.file_name().to_str()?.parse::<i32>().ok())
+}
+
+/// Whether `pid` is a zombie (or gone).
+fn zombie(pid: i32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .ok()
+        .and_then(|s| {
+            s.rsplit_once(')')
+                .map(|(_, rest)| rest.trim_start().starts_with('Z'))
+        })
+        .unwrap_or(true)
+}
+
 /// The pids of live (not zombie) processes whose environment holds `entry` exactly.
 pub fn living_pids_with_env(entry: &str) -> Vec<i32> {
-    let mut pids = Vec::new();
-    let Ok(dir) = std::fs::read_dir("/proc") else {
-        return pids;
-    };
-    for item in dir.flatten() {
-        let Some(pid) = item
-            .file_name()
-            .to_str()
-            .and_then(|n| n.parse::<i32>().ok())
-        else {
-            continue;
-        };
-        let zombie = std::fs::read_to_string(format!("/proc/{pid}/stat"))
-            .ok()
-            .and_then(|s| {
-                s.rsplit_once(')')
-                    .map(|(_, rest)| rest.trim_start().starts_with('Z'))
-            })
-            .unwrap_or(true);
-        if zombie {
-            continue;
-        }
-        if let Ok(env) = std::fs::read(format!("/proc/{pid}/environ"))
-            && env.split(|&b| b == 0).any(|e| e == entry.as_bytes())
-        {
-            pids.push(pid);
-        }
-    }
-    pids
+    all_pids()
+        .filter(|&pid| !zombie(pid))
+        .filter(|&pid| {
+            std::fs::read(format!("/proc/{pid}/environ"))
+                .is_ok_and(|env| env.split(|&b| b == 0).any(|e| e == entry.as_bytes()))
+        })
+        .collect()
 }
 
 /// Polls `check` every 20 ms until it is true or `limit` passes; returns whether it held.
@@ -55,21 +54,9 @@ pub fn wait_until(limit: Duration, mut check: impl FnMut() -> bool) -> bool {
 pub fn pids_of_world(dir: &std::path::Path, entry: &str) -> Vec<i32> {
     let me = std::process::id() as i32;
     let mut pids = living_pids_with_env(entry);
-    if let Ok(list) = std::fs::read_dir("/proc") {
-        for item in list.flatten() {
-            let Some(pid) = item
-                .file_name()
-                .to_str()
-                .and_then(|n| n.parse::<i32>().ok())
-            else {
-                continue;
-            };
-            if std::fs::read_link(format!("/proc/{pid}/cwd")).is_ok_and(|cwd| cwd.starts_with(dir))
-            {
-                pids.push(pid);
-            }
-        }
-    }
+    pids.extend(all_pids().filter(|&pid| {
+        std::fs::read_link(format!("/proc/{pid}/cwd")).is_ok_and(|cwd| cwd.starts_with(dir))
+    }));
     pids.sort_unstable();
     pids.dedup();
     pids.retain(|&pid| pid != me);
