@@ -123,7 +123,10 @@ impl ChangeWatch {
             let path = worktree.join(OsStr::from_bytes(dir));
             match inotify::add_watch(&fd, &path, mask) {
                 Ok(wd) => {
-                    names.insert(wd, String::from_utf8_lossy(dir).into_owned());
+                    let Ok(name) = std::str::from_utf8(dir) else {
+                        return unknown("a directory name that is not UTF-8".into());
+                    };
+                    names.insert(wd, name.to_owned());
                 }
                 // A directory the index names but the tree lacks: nothing to watch there yet
                 // (its creation shows in the directory above).
@@ -242,12 +245,15 @@ fn read_queue(
             }
             continue;
         };
-        let name = String::from_utf8_lossy(name.to_bytes());
+        // A name git would take as bytes: the list holds text, so such a change is not listed.
+        let Ok(name) = name.to_str() else {
+            return Err("a name that is not UTF-8 changed".into());
+        };
         if name == ".gitignore" || name == ".gitattributes" {
             return Err(format!("{name} changed"));
         }
         let path = if dir.is_empty() {
-            name.into_owned()
+            name.to_owned()
         } else {
             format!("{dir}/{name}")
         };

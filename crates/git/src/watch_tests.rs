@@ -136,6 +136,14 @@ fn what_the_watch_cannot_vouch_for_is_unknown() {
     let watch = task.watch_changes(&task.index_entries().unwrap());
     fs::write(path.join(".gitignore"), "").unwrap();
     assert!(matches!(watch.finish(), Watched::Unknown(why) if why.contains(".gitignore")));
+    // A name that is not UTF-8 (the list holds text).
+    let watch = task.watch_changes(&task.index_entries().unwrap());
+    fs::write(
+        path.join(std::ffi::OsStr::from_bytes(b"caf\xe9.txt")),
+        "bytes\n",
+    )
+    .unwrap();
+    assert!(matches!(watch.finish(), Watched::Unknown(why) if why.contains("UTF-8")));
     // Too many paths.
     let watch = task.watch_changes(&task.index_entries().unwrap());
     for n in 0..=MOST_PATHS {
