@@ -57,6 +57,13 @@ pub(crate) type CacheTree = std::collections::HashMap<Vec<u8>, ([u8; OID_LEN], u
 
 /// The entries of an index and the trees of its cache-tree extension.
 pub(crate) fn parse_index_and_trees(data: &[u8]) -> Result<(Vec<IndexEntry>, CacheTree), String> {
+    parse_index_at(data).map(|(entries, trees, _)| (entries, trees))
+}
+
+/// The entries of an index, its cache trees, and where each entry starts in `data`.
+pub(crate) fn parse_index_at(
+    data: &[u8],
+) -> Result<(Vec<IndexEntry>, CacheTree, Vec<usize>), String> {
     if data.get(..4) != Some(b"DIRC") {
         return Err("not an index file (no DIRC signature)".into());
     }
@@ -66,6 +73,7 @@ pub(crate) fn parse_index_and_trees(data: &[u8]) -> Result<(Vec<IndexEntry>, Cac
     }
     let count = be32(data, 8)? as usize;
     let mut entries = Vec::with_capacity(count.min(1 << 20));
+    let mut starts = Vec::with_capacity(count.min(1 << 20));
     let mut at = HEADER;
     let mut previous: Vec<u8> = Vec::new();
     for _ in 0..count {
@@ -118,6 +126,7 @@ pub(crate) fn parse_index_and_trees(data: &[u8]) -> Result<(Vec<IndexEntry>, Cac
         };
         previous.clone_from(&path);
         entries.push(IndexEntry { path, mode, oid });
+        starts.push(at);
         at = cursor;
     }
     // Extensions follow the entries; a split index keeps most entries elsewhere.
@@ -143,7 +152,55 @@ pub(crate) fn parse_index_and_trees(data: &[u8]) -> Result<(Vec<IndexEntry>, Cac
         }
         at += 8 + size;
     }
-    Ok((entries, trees))
+    Ok((entries, trees, starts))
+}
+
+/// A new index file holding only the entries at `keep` (positions in `entries`, ascending) of
+/// the index `data` (as `parse_index_at` read it, any version), byte for byte as git stored
+/// them (stat data, flags), written as version 2, or 3 when a kept entry has extended flags;
+/// no extensions, and git's SHA-1 checksum at the end.
+pub(crate) fn subset_index(
+    data: &[u8],
+    entries: &[IndexEntry],
+    starts: &[usize],
+    keep: &[usize],
+) -> Result<Vec<u8>, String> {
+    use sha1::{Digest, Sha1};
+    let flags_of = |i: usize| be16(data, starts[i] + 40 + OID_LEN);
+    let mut extended = false;
+    for &i in keep {
+        extended |= flags_of(i)? & EXTENDED_FLAG != 0;
+    }
+    let count = u32::try_from(keep.len()).map_err(|_| "too many index entries")?;
+    let mut out = Vec::with_capacity(HEADER + keep.len() * 96 + OID_LEN);
+    out.extend_from_slice(b"DIRC");
+    out.extend_from_slice(&(if extended { 3u32 } else { 2 }).to_be_bytes());
+    out.extend_from_slice(&count.to_be_bytes());
+    for &i in keep {
+        let at = starts[i];
+        let flags = flags_of(i)?;
+        let path = &entries[i].path;
+        let entry_start = out.len();
+        out.extend_from_slice(
+            data.get(at..at + 40 + OID_LEN)
+                .ok_or("truncated index entry")?,
+        );
+        let name_len = u16::try_from(path.len().min(usize::from(NAME_MASK))).unwrap_or(NAME_MASK);
+        out.extend_from_slice(&((flags & !NAME_MASK) | name_len).to_be_bytes());
+        if flags & EXTENDED_FLAG != 0 {
+            out.extend_from_slice(
+                data.get(at + FIXED..at + FIXED + 2)
+                    .ok_or("truncated index entry")?,
+            );
+        }
+        out.extend_from_slice(path);
+        // 1 to 8 NULs, to a multiple of 8 bytes from the entry's start.
+        let size = out.len() - entry_start;
+        out.resize(entry_start + (size + 8) / 8 * 8, 0);
+    }
+    let checksum: [u8; OID_LEN] = Sha1::digest(&out).into();
+    out.extend_from_slice(&checksum);
+    Ok(out)
 }
 
 /// Reads git's cache-tree extension: per directory, depth first, its name (NUL-terminated),
@@ -254,6 +311,90 @@ mod tests {
                 repo.git(&["ls-files", "-s"]),
                 "version {version}"
             );
+        }
+    }
+
+    #[test]
+    fn a_subset_of_any_version_is_an_index_git_reads_with_the_entries_stat_data() {
+        let repo = TestRepo::new();
+        std::fs::create_dir_all(repo.root().join("deep/er")).unwrap();
+        for name in ["a", "deep/er/b", "deep/er/c", "z"] {
+            std::fs::write(repo.root().join(name), name).unwrap();
+        }
+        let long: String = (0..14)
+            .map(|i| format!("{i:02}{}/", "n".repeat(250)))
+            .collect::<String>()
+            + "f";
+        std::fs::create_dir_all(repo.root().join(long.rsplit_once('/').unwrap().0)).unwrap();
+        std::fs::write(repo.root().join(&long), "long").unwrap();
+        repo.git(&["add", "-A"]);
+        // An intent-to-add entry carries extended flags (version 3).
+        std::fs::write(repo.root().join("later"), "later").unwrap();
+        repo.git(&["add", "-N", "later"]);
+        let index = repo.root().join(".git/index");
+        let subset_file = repo.root().join(".git/subset-index");
+        let git_with = |file: &std::path::Path, args: &[&str]| {
+            let output = std::process::Command::new("git")
+                .current_dir(repo.root())
+                .env("GIT_INDEX_FILE", file)
+                .args(args)
+                .output()
+                .unwrap();
+            assert!(
+                output.status.success(),
+                "{}",
+                String::from_utf8_lossy(&output.stderr)
+            );
+            String::from_utf8(output.stdout).unwrap()
+        };
+        // Each entry of `ls-files --debug`: its line, then its stat lines.
+        let blocks = |text: String| -> Vec<(String, String)> {
+            let mut blocks: Vec<(String, String)> = Vec::new();
+            for line in text.lines() {
+                match blocks.last_mut() {
+                    Some((_, stat)) if line.starts_with(' ') => stat.push_str(line),
+                    _ => blocks.push((line.to_owned(), String::new())),
+                }
+            }
+            blocks
+        };
+        for version in ["3", "4"] {
+            repo.git(&["update-index", "--index-version", version]);
+            let data = std::fs::read(&index).unwrap();
+            let (entries, _, starts) = parse_index_at(&data).unwrap();
+            for wanted in [&["deep/er/c", "later"][..], &["a", long.as_str(), "z"], &[]] {
+                let keep: Vec<usize> = (0..entries.len())
+                    .filter(|&i| wanted.iter().any(|w| w.as_bytes() == entries[i].path))
+                    .collect();
+                let subset = subset_index(&data, &entries, &starts, &keep).unwrap();
+                std::fs::write(&subset_file, &subset).unwrap();
+                let expected: Vec<(String, String)> =
+                    blocks(git_with(&index, &["ls-files", "-s", "--debug"]))
+                        .into_iter()
+                        .filter(|(line, _)| {
+                            wanted.iter().any(|w| line.ends_with(&format!("\t{w}")))
+                        })
+                        .collect();
+                assert_eq!(expected.len(), wanted.len(), "version {version}");
+                assert_eq!(
+                    blocks(git_with(&subset_file, &["ls-files", "-s", "--debug"])),
+                    expected,
+                    "version {version}, {wanted:?}"
+                );
+                // The file ends in the SHA-1 of what comes before it (git's reads do not check
+                // it): as `sha1sum` has it.
+                let (body, trailer) = subset.split_at(subset.len() - OID_LEN);
+                std::fs::write(repo.root().join(".git/body"), body).unwrap();
+                let sum = std::process::Command::new("sha1sum")
+                    .arg(repo.root().join(".git/body"))
+                    .output()
+                    .unwrap();
+                let hex: String = trailer.iter().map(|b| format!("{b:02x}")).collect();
+                assert!(
+                    String::from_utf8_lossy(&sum.stdout).starts_with(&hex),
+                    "version {version}"
+                );
+            }
         }
     }
 

@@ -135,8 +135,10 @@ impl Drop for TempIndex {
     }
 }
 
+/// Numbers this process's temporary index files.
+static COUNTER: AtomicU64 = AtomicU64::new(0);
+
 fn temp_index(place: &Place<'_>) -> Result<TempIndex, GitError> {
-    static COUNTER: AtomicU64 = AtomicU64::new(0);
     let path = place.git_dir.join(format!(
         "ganger-snapshot-{}-{}.index",
         std::process::id(),
@@ -174,6 +176,18 @@ pub(crate) fn take(
     scope: Scope<'_>,
 ) -> Result<Snapshot, GitError> {
     let head = refs::head(place.git_dir, place.common_dir, place.worktree)?;
+    if let Scope::Paths { paths, .. } = scope
+        && place.in_process()
+        && let Some((entries, trees)) = add_paths_alone(place, paths)?
+    {
+        let added = Added {
+            entries,
+            trees,
+            unborn: Vec::new(),
+            scanned_everything: false,
+        };
+        return finish_in_process(place, ref_name, message, head, added);
+    }
     let temp = temp_index(place)?;
     let git = Git::new(place.worktree).with_env("GIT_INDEX_FILE", &temp.0);
     let (scanned_everything, unborn) = match scope {
@@ -182,45 +196,14 @@ pub(crate) fn take(
     };
     let data = fs::read(&temp.0).map_err(|e| GitError::io(&temp.0, e))?;
     let (tree, commit, entries) = match parse_index_and_trees(&data) {
-        Ok((mut entries, mut trees)) if place.in_process() => {
-            // A repository without a commit stands for its files as a new nested one does.
-            for dir in unborn {
-                let at = entries.partition_point(|e| e.path < dir);
-                if entries.get(at).is_none_or(|e| e.path != dir) {
-                    entries.insert(at, nested::placeholder(dir));
-                }
-            }
-            // Repositories the worker made inside the worktree are kept as their files.
-            let recorded = if nested::has_gitlinks(&entries) {
-                crate::index::read_index(&place.index())
-                    .map(|index| nested::recorded_gitlinks(&index))
-                    .unwrap_or_default()
-            } else {
-                Default::default()
+        Ok((entries, trees)) if place.in_process() => {
+            let added = Added {
+                entries,
+                trees,
+                unborn,
+                scanned_everything,
             };
-            let entries = if nested::has_new_nested(&entries, &recorded) {
-                let (entries, expanded) =
-                    nested::expand(place.worktree, place.git_dir, entries, &recorded)?;
-                // The trees above an expanded directory differ from git's.
-                for dir in expanded {
-                    trees.retain(|path, _| !dir.starts_with(path));
-                }
-                entries
-            } else {
-                entries
-            };
-            let objects_dir = place.common_dir.join("objects");
-            let tree = write_tree(&objects_dir, &entries, &trees)?;
-            let body = commit_body(&tree, head.as_deref(), message);
-            let commit = objects::hex(&objects::write(
-                &objects_dir,
-                Kind::Commit,
-                body.as_bytes(),
-            )?);
-            if let Some(name) = ref_name {
-                refs::write_ref(place.common_dir, place.worktree, name, &commit)?;
-            }
-            (tree, commit, Some(entries))
+            return finish_in_process(place, ref_name, message, head, added);
         }
         _ => {
             let tree = git.text(["write-tree"])?;
@@ -252,6 +235,185 @@ pub(crate) fn take(
         entries,
         scanned_everything,
     })
+}
+
+/// A work tree's files as an index lists them once git has added them.
+struct Added {
+    /// Every file, sorted by path.
+    entries: Vec<IndexEntry>,
+    /// The trees git still holds valid for them.
+    trees: CacheTree,
+    /// Repositories without a commit inside the work tree (see `add_everything`).
+    unborn: Vec<Vec<u8>>,
+    /// Whether git looked at every file.
+    scanned_everything: bool,
+}
+
+/// Writes the snapshot's trees and commit in-process (and its ref, if any).
+fn finish_in_process(
+    place: &Place<'_>,
+    ref_name: Option<&str>,
+    message: &str,
+    head: Option<Oid>,
+    added: Added,
+) -> Result<Snapshot, GitError> {
+    let Added {
+        mut entries,
+        mut trees,
+        unborn,
+        scanned_everything,
+    } = added;
+    // A repository without a commit stands for its files as a new nested one does.
+    for dir in unborn {
+        let at = entries.partition_point(|e| e.path < dir);
+        if entries.get(at).is_none_or(|e| e.path != dir) {
+            entries.insert(at, nested::placeholder(dir));
+        }
+    }
+    // Repositories the worker made inside the worktree are kept as their files.
+    let recorded = if nested::has_gitlinks(&entries) {
+        crate::index::read_index(&place.index())
+            .map(|index| nested::recorded_gitlinks(&index))
+            .unwrap_or_default()
+    } else {
+        Default::default()
+    };
+    let entries = if nested::has_new_nested(&entries, &recorded) {
+        let (entries, expanded) =
+            nested::expand(place.worktree, place.git_dir, entries, &recorded)?;
+        // The trees above an expanded directory differ from git's.
+        for dir in expanded {
+            trees.retain(|path, _| !dir.starts_with(path));
+        }
+        entries
+    } else {
+        entries
+    };
+    let objects_dir = place.common_dir.join("objects");
+    let tree = write_tree(&objects_dir, &entries, &trees)?;
+    let body = commit_body(&tree, head.as_deref(), message);
+    let commit = objects::hex(&objects::write(
+        &objects_dir,
+        Kind::Commit,
+        body.as_bytes(),
+    )?);
+    if let Some(name) = ref_name {
+        refs::write_ref(place.common_dir, place.worktree, name, &commit)?;
+    }
+    Ok(Snapshot {
+        commit,
+        tree,
+        head,
+        entries: Some(entries),
+        scanned_everything,
+    })
+}
+
+/// `git add -A` of `paths` only, into an index of their own: the work tree's index entries
+/// at those paths, under them (a directory) and above them (a file or submodule where a
+/// directory now is), and nothing else. git then reads and writes a few entries instead of
+/// every one (at 30,000 files, 25 ms against 3) and looks at no other file; the result takes
+/// their place among the work tree's other entries, whose trees stay valid. `None` when this
+/// cannot be done (no index, one this crate does not read, or git refused a path other than
+/// as ignored): the caller then copies the whole index as before.
+fn add_paths_alone(
+    place: &Place<'_>,
+    paths: &BTreeSet<String>,
+) -> Result<Option<(Vec<IndexEntry>, CacheTree)>, GitError> {
+    let index_file = place.index();
+    let data = match fs::read(&index_file) {
+        Ok(data) => data,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(GitError::io(&index_file, e)),
+    };
+    let Ok((entries, mut trees, starts)) = crate::index::parse_index_at(&data) else {
+        return Ok(None);
+    };
+    let mut involved = vec![false; entries.len()];
+    let mut list = Vec::new();
+    for path in paths {
+        let file = path.as_bytes();
+        let dir = [file, b"/"].concat();
+        let mut tracked = false;
+        // The path itself, and what lies under it.
+        let mut at = entries.partition_point(|e| e.path.as_slice() < file);
+        if entries.get(at).is_some_and(|e| e.path == file) {
+            involved[at] = true;
+            tracked = true;
+        }
+        at = entries.partition_point(|e| e.path.as_slice() < dir.as_slice());
+        while entries.get(at).is_some_and(|e| e.path.starts_with(&dir)) {
+            involved[at] = true;
+            tracked = true;
+            at += 1;
+        }
+        // A file or submodule where a directory above the path was.
+        for (end, _) in file.iter().enumerate().filter(|(_, b)| **b == b'/') {
+            let above = &file[..end];
+            let at = entries.partition_point(|e| e.path.as_slice() < above);
+            if entries.get(at).is_some_and(|e| e.path == above) {
+                involved[at] = true;
+            }
+        }
+        // A path gone from the work tree and never in the index (made and removed during the
+        // round) is left out: git would refuse it.
+        if tracked || fs::symlink_metadata(place.worktree.join(path)).is_ok() {
+            list.extend_from_slice(file);
+            list.push(0);
+        }
+        // Whatever the trees above the path and under it held may have changed.
+        trees.retain(|tree, _| !(file.starts_with(tree) || tree.starts_with(&dir)));
+    }
+    let keep: Vec<usize> = (0..entries.len()).filter(|&i| involved[i]).collect();
+    let Ok(subset) = crate::index::subset_index(&data, &entries, &starts, &keep) else {
+        return Ok(None);
+    };
+    let temp = TempIndex(place.git_dir.join(format!(
+        "ganger-snapshot-{}-{}.index",
+        std::process::id(),
+        COUNTER.fetch_add(1, Ordering::Relaxed)
+    )));
+    fs::write(&temp.0, subset).map_err(|e| GitError::io(&temp.0, e))?;
+    if !list.is_empty() {
+        let added = Git::new(place.worktree)
+            .with_env("GIT_INDEX_FILE", &temp.0)
+            .with_env("GIT_LITERAL_PATHSPECS", "1")
+            .run_with_input(
+                [
+                    "add",
+                    "-A",
+                    "--ignore-errors",
+                    "--pathspec-from-file=-",
+                    "--pathspec-file-nul",
+                ],
+                Some(&list),
+            );
+        match added {
+            Ok(_) => {}
+            Err(GitError::Command { stderr, .. }) if only_ignored(&stderr) => {}
+            Err(GitError::Command { .. }) => return Ok(None),
+            Err(other) => return Err(other),
+        }
+    }
+    let added = fs::read(&temp.0).map_err(|e| GitError::io(&temp.0, e))?;
+    let Ok((now, _)) = parse_index_and_trees(&added) else {
+        return Ok(None);
+    };
+    // The untouched entries and git's result, in index order (no path is in both: git only
+    // wrote paths at or under the ones given, whose entries it was given).
+    let mut merged = Vec::with_capacity(entries.len() - keep.len() + now.len());
+    let mut now = now.into_iter().peekable();
+    for (entry, involved) in entries.into_iter().zip(involved) {
+        if involved {
+            continue;
+        }
+        while let Some(next) = now.next_if(|n| n.path < entry.path) {
+            merged.push(next);
+        }
+        merged.push(entry);
+    }
+    merged.extend(now);
+    Ok(Some((merged, trees)))
 }
 
 /// `git add -A` of `paths` only; whether git looked at everything instead. A path that is

@@ -97,7 +97,17 @@ impl ChangeWatch {
         };
         let mut dirs: BTreeSet<&[u8]> = BTreeSet::new();
         dirs.insert(b"");
+        // The index lists a directory's files one after another: most share the last one's.
+        let mut last_dir: &[u8] = b"";
         for file in files {
+            let dir = file
+                .iter()
+                .rposition(|&b| b == b'/')
+                .map_or(&b""[..], |end| &file[..end]);
+            if dir == last_dir {
+                continue;
+            }
+            last_dir = dir;
             let mut rest = file;
             while let Some(end) = rest.iter().rposition(|&b| b == b'/') {
                 rest = &rest[..end];
