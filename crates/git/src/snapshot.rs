@@ -2,6 +2,8 @@
 //! index or its files: a copy of the index is brought up to date by `git add -A` (git applies
 //! the ignore rules, attributes and filters), and the tree and commit objects are then built
 //! from that copy in-process and a ref written, so that a snapshot costs one git process.
+//! Given the paths that changed (a watch's list), git gets an index of those paths' entries
+//! only, and its result takes their place among the others.
 //! Repositories this crate cannot write in-process get the same result from `git write-tree`,
 //! `git commit-tree` and `git update-ref`.
 
