@@ -353,6 +353,12 @@ pub trait Adapter: Send + Sync {
     fn warm_plan(&self) -> Option<WarmPlan> {
         None
     }
+    /// Which of the warm agent's failed tool calls are its own guard refusing the call (a
+    /// path outside its workspace), told by the call's text: a refusal fails the round, as
+    /// it does cold. `None`: the agent asks ganger instead of refusing on its own.
+    fn warm_refusal(&self) -> Option<crate::acp::Refusal> {
+        None
+    }
     /// Whether the agent kept warm can load a session it is not in (ACP's `session/load`):
     /// when not, a round that continues another session than the live one runs cold.
     fn warm_loads_sessions(&self) -> bool {

@@ -158,7 +158,7 @@ impl Engine {
                 .workspace()
                 .state
                 .round_file(&task.slug, round.number, "jsonl"),
-            parser: Box::new(ganger_agents::acp::WarmOrCold::new(adapter.stream_parser())),
+            parser: Box::new(ganger_agents::acp::WarmOrCold::of(adapter)),
             cutter: LineCutter::default(),
             fed: 0,
             newlines: 0,

@@ -102,7 +102,7 @@ pub fn log(
         .map(|keys| crate::keys::LoadedKey::redactor(&keys))
         .unwrap_or_default();
     let mut parser: Box<dyn ganger_agents::StreamParser> =
-        Box::new(ganger_agents::acp::WarmOrCold::new(adapter.stream_parser()));
+        Box::new(ganger_agents::acp::WarmOrCold::of(adapter));
     let following = options.follow && source.running;
     let mut reader: Box<dyn Read + '_> = if following {
         // A detached host that has not made the stream yet is waited for while it lives.

@@ -9,7 +9,7 @@ pub mod protocol;
 mod stream;
 mod verdict;
 
-pub use stream::{AcpStream, WarmOrCold};
+pub use stream::{AcpStream, Refusal, WarmOrCold};
 pub use verdict::verdict;
 
 /// The key of the lines ganger itself writes into a warm round's stream (a turn's start, a

@@ -8,7 +8,9 @@
 //! - `agent_message_chunk` pieces are joined per message: each yields [`Event::Text`] with
 //!   the message so far, so that the summary's answer is the whole last message.
 //! - `tool_call` yields [`Event::ToolStarted`] and remembers the tool's name by the call's
-//!   id; a `tool_call_update` of status `completed` or `failed` yields [`Event::Tool`].
+//!   id; a `tool_call_update` of status `completed` or `failed` yields [`Event::Tool`], or
+//!   [`Event::PermissionRejected`] when the agent's own guard refused the call (its adapter
+//!   tells which failures those are: [`Refusal`]).
 //! - `ganger: permission` with decision `deny` yields [`Event::PermissionRejected`] with the
 //!   rule that refused the call; an allowed call yields nothing beyond the count.
 //! - `ganger: error` (the warm agent died, a session could not be loaded) yields
@@ -27,9 +29,19 @@ use ganger_events::{Event, ToolStatus, Usage, UsageMode};
 use serde_json::Value;
 use std::collections::HashMap;
 
+/// Whether a failed tool call's text is the agent's own guard refusing the call (a path
+/// outside its workspace) rather than the tool failing: the agent's knowledge, from its
+/// adapter ([`crate::Adapter::warm_refusal`]).
+pub type Refusal = fn(&str) -> bool;
+
+/// The longest refusal message kept, in characters.
+const REFUSAL_CHARS: usize = 300;
+
 /// Reads one warm round's stream.
 #[derive(Debug, Clone, Default)]
 pub struct AcpStream {
+    /// Which failed calls are refusals, for this agent.
+    refusal: Option<Refusal>,
     /// Tool names by call id.
     tools: HashMap<String, String>,
     /// The message being written: its id and its text so far.
@@ -40,6 +52,16 @@ pub struct AcpStream {
     /// Tokens the agent reported per model request during the turn (Qwen Code's
     /// `_meta.usage` on a message piece), summed.
     per_request: Option<Usage>,
+}
+
+impl AcpStream {
+    /// A reader for an agent whose failed calls `refusal` tells apart (`None`: none are).
+    pub fn new(refusal: Option<Refusal>) -> AcpStream {
+        AcpStream {
+            refusal,
+            ..AcpStream::default()
+        }
+    }
 }
 
 impl StreamParser for AcpStream {
@@ -91,13 +113,20 @@ impl StreamParser for AcpStream {
 /// stored round (`ganger log`, a summary rebuilt from the stream) that do not know how it ran.
 pub struct WarmOrCold {
     cold: Option<Box<dyn StreamParser>>,
+    refusal: Option<Refusal>,
     chosen: Option<Box<dyn StreamParser>>,
 }
 
 impl WarmOrCold {
-    pub fn new(cold: Box<dyn StreamParser>) -> WarmOrCold {
+    /// The reader for a stored round of `adapter`'s agent.
+    pub fn of(adapter: &dyn crate::Adapter) -> WarmOrCold {
+        WarmOrCold::new(adapter.stream_parser(), adapter.warm_refusal())
+    }
+
+    pub fn new(cold: Box<dyn StreamParser>, refusal: Option<Refusal>) -> WarmOrCold {
         WarmOrCold {
             cold: Some(cold),
+            refusal,
             chosen: None,
         }
     }
@@ -111,7 +140,7 @@ impl WarmOrCold {
                 .is_ok_and(|v| v.get(GANGER_KEY).and_then(Value::as_str) == Some("turn"));
             match (warm, self.cold.take()) {
                 (false, Some(cold)) => cold,
-                _ => Box::new(AcpStream::default()),
+                _ => Box::new(AcpStream::new(self.refusal)),
             }
         })
     }
@@ -263,6 +292,13 @@ impl AcpStream {
             .filter_map(|c| c["content"]["text"].as_str())
             .collect::<Vec<_>>()
             .join("\n");
+        if status == ToolStatus::Error && self.refusal.is_some_and(|refused| refused(&output)) {
+            let line = output.trim().lines().next().unwrap_or_default();
+            return vec![Event::PermissionRejected {
+                tool: name.to_owned(),
+                message: line.chars().take(REFUSAL_CHARS).collect(),
+            }];
+        }
         vec![Event::Tool {
             name: name.to_owned(),
             status,
@@ -398,14 +434,14 @@ mod tests {
     #[test]
     fn a_stored_round_is_read_by_the_parser_that_wrote_it() {
         let warm = summarize_stream(
-            &mut WarmOrCold::new(Box::new(crate::opencode::OpenCodeStream)),
+            &mut WarmOrCold::new(Box::new(crate::opencode::OpenCodeStream), None),
             TURN.as_bytes(),
         );
         assert_eq!(warm, summary(TURN));
         let cold = br#"{"type":"step_start","sessionID":"ses_9","part":{"type":"step-start"}}
 "#;
         let read = summarize_stream(
-            &mut WarmOrCold::new(Box::new(crate::opencode::OpenCodeStream)),
+            &mut WarmOrCold::new(Box::new(crate::opencode::OpenCodeStream), None),
             cold,
         );
         assert_eq!(
@@ -436,5 +472,27 @@ not json at all
         assert_eq!(summary.errors, ["AgentError: model unreachable"]);
         assert_eq!(summary.malformed, 1);
         assert!(summary.ended);
+    }
+
+    #[test]
+    fn a_failed_call_the_agents_guard_refused_is_a_refusal_where_its_adapter_says_so() {
+        // Gemini CLI over ACP, a write outside its workspace (recorded from 0.61.0).
+        let stream = r#"{"ganger":"turn","session":"s"}
+{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"tool_call","toolCallId":"w1","status":"in_progress","title":"write_file","kind":"edit"}}}
+{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"tool_call_update","toolCallId":"w1","status":"failed","content":[{"type":"content","content":{"type":"text","text":"Path not in workspace: Attempted path \"/repo/refused.txt\" resolves outside the allowed workspace directories: /repo-agent-no"}}],"kind":"edit"}}}
+{"jsonrpc":"2.0","id":2,"result":{"stopReason":"end_turn"}}
+"#;
+        let plain = summary(stream);
+        assert_eq!((plain.rejection_count, plain.tool_errors), (0, 1));
+        let gemini = summarize_stream(
+            &mut AcpStream::new(crate::registry::adapter("gemini").unwrap().warm_refusal()),
+            stream.as_bytes(),
+        );
+        assert_eq!((gemini.rejection_count, gemini.tool_errors), (1, 0));
+        assert!(
+            gemini.rejections[0].starts_with("write_file: Path not in workspace: Attempted path"),
+            "{:?}",
+            gemini.rejections
+        );
     }
 }

@@ -36,9 +36,13 @@ pub fn verdict(summary: &RoundSummary, exit: AgentExit, guarded: bool) -> Verdic
             0 | 1 => String::new(),
             n => format!(" (and {} more)", n - 1),
         };
-        return Verdict::failed(format!(
-            "a tool call was refused by ganger's permissions: {first}{more}"
-        ));
+        // ganger's refusals say so (`refused by ganger (RULE)`); the others are the agent's.
+        let by = if first.contains("refused by ganger") {
+            "ganger's permissions"
+        } else {
+            "the agent's own guard"
+        };
+        return Verdict::failed(format!("a tool call was refused by {by}: {first}{more}"));
     }
     match summary.finish.as_deref() {
         Some(END_TURN) if summary.ended && exit == AgentExit::Code(0) => Verdict::done(),
@@ -79,7 +83,26 @@ mod tests {
             rejection_count: 1,
             ..ended.clone()
         };
-        assert!(!verdict(&refused, AgentExit::Code(0), false).done);
+        let by_ganger = verdict(&refused, AgentExit::Code(0), false);
+        assert!(!by_ganger.done);
+        assert_eq!(
+            by_ganger.reason.as_deref(),
+            Some(
+                "a tool call was refused by ganger's permissions: bash: refused by ganger (read-only round)"
+            )
+        );
+        let by_agent = RoundSummary {
+            rejections: vec!["write_file: Path not in workspace: /elsewhere".into()],
+            ..refused.clone()
+        };
+        assert_eq!(
+            verdict(&by_agent, AgentExit::Code(0), false)
+                .reason
+                .as_deref(),
+            Some(
+                "a tool call was refused by the agent's own guard: write_file: Path not in workspace: /elsewhere"
+            )
+        );
         let answered = RoundSummary {
             answer: Some("Here it is.".into()),
             ..refused.clone()

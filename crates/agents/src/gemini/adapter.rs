@@ -50,6 +50,11 @@ impl Adapter for Gemini {
         Some(command::warm_plan)
     }
 
+    /// Gemini refuses a path outside its workspace itself, over ACP as on its own stream.
+    fn warm_refusal(&self) -> Option<crate::acp::Refusal> {
+        Some(crate::gemini::normalize::outside_workspace)
+    }
+
     /// Gemini's `session/load` can empty the session it loads (docs/agents/acp-measured.md).
     fn warm_loads_sessions(&self) -> bool {
         false

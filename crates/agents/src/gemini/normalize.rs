@@ -217,7 +217,12 @@ fn is_refusal(error: &ErrorBody) -> bool {
         || error
             .message
             .get()
-            .is_some_and(|message| message.trim_start().starts_with(OUTSIDE_WORKSPACE))
+            .is_some_and(|message| outside_workspace(message))
+}
+
+/// Whether a failed call's message is Gemini refusing a path outside its workspace.
+pub(crate) fn outside_workspace(message: &str) -> bool {
+    message.trim_start().starts_with(OUTSIDE_WORKSPACE)
 }
 
 /// The first line of a message, clipped.

@@ -83,8 +83,9 @@ impl Dialect {
     /// A write the agent's own permissions refuse in a round that may write, and any
     /// `ganger.toml` it needs: a write to `outside` where the agent guards its workspace
     /// (OpenCode's `external_directory`, Claude's working directories, Gemini's workspace,
-    /// Codex's writable roots); Qwen's yolo mode writes anywhere, so there a deny rule of the
-    /// user's refuses its file tool in the worktree.
+    /// Codex's writable roots, ganger's own policy for an agent kept warm); Qwen's yolo mode
+    /// writes anywhere, so there, cold, a deny rule of the user's refuses its file tool in the
+    /// worktree.
     pub fn refused_write(&self, outside: &Path, worktree: &Path) -> (Turn, &'static str) {
         let path = outside.to_string_lossy().into_owned();
         let content = "refused\n";
@@ -97,7 +98,8 @@ impl Dialect {
                 Turn::tool("Write", json!({"file_path": path, "content": content})),
                 "",
             ),
-            "gemini" => (
+            // Kept warm, Qwen asks ganger, whose policy refuses a write outside the worktree.
+            "gemini" | "qwen" if self.agent == "gemini" || self.warm => (
                 Turn::tool("write_file", json!({"file_path": path, "content": content})),
                 "",
             ),

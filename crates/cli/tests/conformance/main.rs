@@ -80,9 +80,8 @@ suite!(
 /// The agents with a warm mode, kept warm (the README's warm columns): the scenarios each
 /// passes so far. Not yet: OpenCode's tokens (over ACP it reports the turn's last model
 /// request only) and a read-only refusal (OpenCode and Qwen Code end their turn at a refused
-/// call, with no answer); Gemini's and Qwen's own refusal of a path outside the workspace (a
-/// failed call over ACP, not a refusal); Qwen's HTTP errors (its error answers carry no status)
-/// and a hanging model (Qwen ends the turn `cancelled` on its own, racing the stall limit).
+/// call, with no answer); Qwen's HTTP errors (its error answers carry no status) and a
+/// hanging model (Qwen ends the turn `cancelled` on its own, racing the stall limit).
 macro_rules! warm_suite {
     ($($module:ident, $agent:literal: [$($scenario:ident),* $(,)?]);* $(;)?) => {$(
         mod $module {
@@ -101,10 +100,11 @@ warm_suite!(
         refused_call_fails, http_401_fails, http_500_fails, hang_is_stalled,
         refused_connection_ends, cancel_stops_the_round, checks_fix_loop];
     gemini_warm, "gemini": [writes_a_file, fix_continues_the_session, read_only_writes_nothing,
-        read_only_refusal_is_listed, http_401_fails, http_500_fails, hang_is_stalled,
-        refused_connection_ends, cancel_stops_the_round, tokens_match_the_model, checks_fix_loop];
+        read_only_refusal_is_listed, refused_call_fails, http_401_fails, http_500_fails,
+        hang_is_stalled, refused_connection_ends, cancel_stops_the_round, tokens_match_the_model,
+        checks_fix_loop];
     qwen_warm, "qwen": [writes_a_file, fix_continues_the_session, read_only_writes_nothing,
-        refused_connection_ends, cancel_stops_the_round,
+        refused_call_fails, refused_connection_ends, cancel_stops_the_round,
         tokens_match_the_model, checks_fix_loop];
 );
 

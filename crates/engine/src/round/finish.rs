@@ -482,11 +482,9 @@ pub(crate) fn reread_summary(
         .read_stream(&stream(StreamKind::Stdout), 0)
         .ok()
         .flatten()?;
-    let mut summary = ganger_agents::summarize_reader(
-        &mut ganger_agents::acp::WarmOrCold::new(adapter.stream_parser()),
-        stdout,
-    )
-    .ok()?;
+    let mut summary =
+        ganger_agents::summarize_reader(&mut ganger_agents::acp::WarmOrCold::of(adapter), stdout)
+            .ok()?;
     if let Ok(Some(mut stderr)) = store.read_stream(&stream(StreamKind::Stderr), 0) {
         use std::io::Read;
         let mut cutter = ganger_agents::scan::LineCutter::default();

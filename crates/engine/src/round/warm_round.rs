@@ -106,12 +106,13 @@ pub(super) fn run_warm_agent(
     let (read, done) = turn.stream()?;
     {
         let (progress, redactor) = (Arc::clone(&progress), redactor.clone());
+        let refusal = adapter.warm_refusal();
         std::thread::spawn(move || {
             output::read_stdout(
                 read,
                 raw,
                 redactor,
-                Box::new(AcpStream::default()),
+                Box::new(AcpStream::new(refusal)),
                 progress,
                 closed_tx,
             );
