@@ -66,6 +66,18 @@ pub fn warm_plan(request: &RoundRequest<'_>) -> Result<CommandPlan, PlanError> {
     if let (Some(model), Some(map)) = (request.model, config.as_object_mut()) {
         map.insert("model".into(), Value::String(model.to_owned()));
     }
+    // A call ganger refuses comes back to the model as the tool's error, which it answers,
+    // as a call OpenCode's own rules deny does cold: without this OpenCode ends the turn at
+    // the first refusal, with no answer (measured with 1.18.33; docs/agents/acp-measured.md).
+    if let Some(experimental) = config
+        .as_object_mut()
+        .map(|map| map.entry("experimental").or_insert_with(|| json!({})))
+        .and_then(Value::as_object_mut)
+    {
+        experimental
+            .entry("continue_loop_on_deny")
+            .or_insert(Value::Bool(true));
+    }
     if config.as_object().is_some_and(|map| !map.is_empty()) {
         env.push((CONFIG_CONTENT_ENV.to_owned(), config.to_string()));
     }
@@ -214,8 +226,19 @@ mod tests {
         let config: Value = serde_json::from_str(&var(CONFIG_CONTENT_ENV).unwrap()).unwrap();
         assert_eq!(
             config,
-            json!({"share": "disabled", "model": "mock/scripted"})
+            json!({"share": "disabled", "model": "mock/scripted",
+                   "experimental": {"continue_loop_on_deny": true}})
         );
+        // A user's own choice of it is kept.
+        let overlay = json!({"experimental": {"continue_loop_on_deny": false}});
+        let plan = warm_plan(&request(Some("ses_1"), Some(&overlay), None)).unwrap();
+        let (_, text) = plan
+            .env
+            .iter()
+            .find(|(k, _)| k == CONFIG_CONTENT_ENV)
+            .unwrap();
+        let config: Value = serde_json::from_str(text).unwrap();
+        assert_eq!(config["experimental"]["continue_loop_on_deny"], false);
         let permission: Value = serde_json::from_str(&var(PERMISSION_ENV).unwrap()).unwrap();
         for tool in ["edit", "bash", "webfetch", "external_directory"] {
             assert_eq!(permission[tool], "ask", "{tool}");

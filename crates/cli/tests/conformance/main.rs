@@ -79,9 +79,9 @@ suite!(
 
 /// The agents with a warm mode, kept warm (the README's warm columns): the scenarios each
 /// passes so far. Not yet: OpenCode's tokens (over ACP it reports the turn's last model
-/// request only) and a read-only refusal (OpenCode and Qwen Code end their turn at a refused
-/// call, with no answer); Qwen's HTTP errors (its error answers carry no status) and a
-/// hanging model (Qwen ends the turn `cancelled` on its own, racing the stall limit).
+/// request only); Qwen's read-only refusal (Qwen Code ends its turn at a refused call, with no
+/// answer), its HTTP errors (its error answers carry no status) and a hanging model (Qwen ends
+/// the turn `cancelled` on its own, racing the stall limit).
 macro_rules! warm_suite {
     ($($module:ident, $agent:literal: [$($scenario:ident),* $(,)?]);* $(;)?) => {$(
         mod $module {
@@ -97,7 +97,7 @@ macro_rules! warm_suite {
 
 warm_suite!(
     opencode_warm, "opencode": [writes_a_file, fix_continues_the_session, read_only_writes_nothing,
-        refused_call_fails, http_401_fails, http_500_fails, hang_is_stalled,
+        read_only_refusal_is_listed, refused_call_fails, http_401_fails, http_500_fails, hang_is_stalled,
         refused_connection_ends, cancel_stops_the_round, checks_fix_loop];
     gemini_warm, "gemini": [writes_a_file, fix_continues_the_session, read_only_writes_nothing,
         read_only_refusal_is_listed, refused_call_fails, http_401_fails, http_500_fails,
