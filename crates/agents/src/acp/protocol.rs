@@ -88,6 +88,21 @@ pub enum Incoming {
     Notification { method: String, params: Value },
 }
 
+/// What an error answer says: its `message`, with the `data.details` an agent puts the cause
+/// in (Qwen Code: `Internal error` with `401 … (HTTP 401)` in the details), or the whole error
+/// when it has no message.
+fn error_text(error: &Value) -> String {
+    let Some(message) = error.get("message").and_then(Value::as_str) else {
+        return error.to_string();
+    };
+    match error["data"]["details"].as_str().map(str::trim) {
+        Some(details) if !details.is_empty() && details != message => {
+            format!("{message}: {details}")
+        }
+        _ => message.to_owned(),
+    }
+}
+
 /// Reads one line of the agent's stdout; `None` when it is not a JSON-RPC message (an agent
 /// may print other lines there: they are kept in the stream and otherwise ignored).
 pub fn classify(line: &[u8]) -> Option<Incoming> {
@@ -104,10 +119,7 @@ pub fn classify(line: &[u8]) -> Option<Incoming> {
         (Some(method), None) => Some(Incoming::Notification { method, params }),
         (None, Some(id)) => {
             let result = match message.remove("error") {
-                Some(error) => Err(error
-                    .get("message")
-                    .and_then(Value::as_str)
-                    .map_or_else(|| error.to_string(), str::to_owned)),
+                Some(error) => Err(error_text(&error)),
                 None => Ok(message.remove("result").unwrap_or(Value::Null)),
             };
             Some(Incoming::Response {
@@ -203,6 +215,19 @@ mod tests {
             Some(Incoming::Response {
                 id: Some(3),
                 result: Err("boom".into())
+            })
+        );
+        // Qwen Code 0.24.4 keeps the model's failure in the details.
+        let detailed = classify(
+            br#"{"jsonrpc":"2.0","id":3,"error":{"code":-32603,"message":"Internal error","data":{"details":"401 fake-llm: scripted fault http-401 (HTTP 401)"}}}"#,
+        );
+        assert_eq!(
+            detailed,
+            Some(Incoming::Response {
+                id: Some(3),
+                result: Err(
+                    "Internal error: 401 fake-llm: scripted fault http-401 (HTTP 401)".into()
+                )
             })
         );
         let request = classify(
