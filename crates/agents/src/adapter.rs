@@ -353,6 +353,18 @@ pub trait Adapter: Send + Sync {
     fn warm_plan(&self) -> Option<WarmPlan> {
         None
     }
+    /// The tokens of the warm agent's turn in `session` that began at `since_ms` (milliseconds
+    /// since the epoch), from the agent's own records, for an agent whose answer over ACP does
+    /// not hold them all; `None` to take the answer's. `env` is the agent's environment.
+    fn warm_turn_usage(
+        &self,
+        env: &[(std::ffi::OsString, std::ffi::OsString)],
+        session: &str,
+        since_ms: u64,
+    ) -> Option<ganger_events::Usage> {
+        let _ = (env, session, since_ms);
+        None
+    }
     /// Which of the warm agent's failed tool calls are its own guard refusing the call (a
     /// path outside its workspace), told by the call's text: a refusal fails the round, as
     /// it does cold. `None`: the agent asks ganger instead of refusing on its own.

@@ -13,6 +13,8 @@
 //!   tells which failures those are: [`Refusal`]).
 //! - `ganger: permission` with decision `deny` yields [`Event::PermissionRejected`] with the
 //!   rule that refused the call; an allowed call yields nothing beyond the count.
+//! - `ganger: usage` carries the turn's tokens from the agent's own records (OpenCode's
+//!   answer holds its last request's only): they stand for the turn's.
 //! - `ganger: error` (the warm agent died, a session could not be loaded) yields
 //!   [`Event::Error`].
 //! - The prompt's response ends the round: [`Event::StepFinished`] with its `stopReason` and
@@ -52,6 +54,9 @@ pub struct AcpStream {
     /// Tokens the agent reported per model request during the turn (Qwen Code's
     /// `_meta.usage` on a message piece), summed.
     per_request: Option<Usage>,
+    /// The turn's tokens as the warm host read them from the agent's own records
+    /// (`ganger: usage`), where its answer holds only some.
+    recorded: Option<Usage>,
 }
 
 impl AcpStream {
@@ -188,6 +193,18 @@ impl AcpStream {
                 ),
             }],
             "permission" => Vec::new(),
+            "usage" => {
+                let tokens = |key: &str| value[key].as_u64().unwrap_or(0);
+                self.recorded = Some(Usage {
+                    input: tokens("input"),
+                    output: tokens("output"),
+                    reasoning: tokens("reasoning"),
+                    cache_read: tokens("cache_read"),
+                    cache_write: tokens("cache_write"),
+                    ..Usage::default()
+                });
+                Vec::new()
+            }
             "error" => vec![Event::Error {
                 name: "WarmAgent".to_owned(),
                 message: text(&value["message"]).unwrap_or_default(),
@@ -311,6 +328,9 @@ impl AcpStream {
     /// answer's `_meta.quota.token_count`; Qwen Code each request on the way (summed here);
     /// OpenCode the answer's `usage` (its last request's only: docs/agents/acp-measured.md).
     fn turn_tokens(&self, result: &Value) -> Usage {
+        if let Some(recorded) = self.recorded {
+            return recorded;
+        }
         let quota = &result["_meta"]["quota"]["token_count"];
         if quota.is_object() {
             return Usage {
@@ -472,6 +492,26 @@ not json at all
         assert_eq!(summary.errors, ["AgentError: model unreachable"]);
         assert_eq!(summary.malformed, 1);
         assert!(summary.ended);
+    }
+
+    #[test]
+    fn the_tokens_the_host_read_from_the_agents_records_stand_for_the_turns() {
+        // OpenCode's answer holds its last request's usage; the host's line has both steps'.
+        let stream = r#"{"ganger":"turn","session":"s"}
+{"ganger":"usage","input":4815,"output":53,"reasoning":0,"cache_read":7,"cache_write":0}
+{"jsonrpc":"2.0","id":3,"result":{"stopReason":"end_turn","usage":{"inputTokens":2419,"outputTokens":28,"totalTokens":2447}}}
+"#;
+        let tokens = summary(stream).tokens;
+        assert_eq!(
+            (tokens.input, tokens.output, tokens.cache_read),
+            (4815, 53, 7)
+        );
+        let without = stream
+            .lines()
+            .filter(|l| !l.contains("usage\","))
+            .collect::<Vec<_>>()
+            .join("\n");
+        assert_eq!(summary(&without).tokens.input, 2419);
     }
 
     #[test]

@@ -64,6 +64,16 @@ impl Adapter for OpenCode {
         Box::new(OpenCodeStream)
     }
 
+    /// OpenCode's answer over ACP holds the turn's last request only; its database has each.
+    fn warm_turn_usage(
+        &self,
+        env: &[(std::ffi::OsString, std::ffi::OsString)],
+        session: &str,
+        since_ms: u64,
+    ) -> Option<ganger_events::Usage> {
+        crate::opencode::turn_usage(env, session, since_ms)
+    }
+
     fn warm_plan(&self) -> Option<WarmPlan> {
         Some(command::warm_plan)
     }

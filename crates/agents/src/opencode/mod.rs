@@ -19,6 +19,7 @@ mod models;
 mod normalize;
 mod sessions;
 mod summarize;
+mod turn_usage;
 mod verdict;
 pub mod wire;
 
@@ -28,6 +29,7 @@ pub use models::{parse_models, parse_version};
 pub use normalize::{is_permission_refusal, parse_line};
 pub use sessions::pick_session;
 pub use summarize::summarize_bytes;
+pub use turn_usage::turn_usage;
 pub use verdict::verdict;
 
 use crate::{Feed, ParsedLine, StreamParser};

@@ -30,10 +30,33 @@ const START_LIMIT: Duration = Duration::from_secs(120);
 struct Turn {
     conn: UnixStream,
     prompt_id: u64,
+    /// When the prompt went to the agent (milliseconds since the epoch).
+    started_ms: u64,
     session: String,
     policy: super::policy::Policy,
     round: u32,
     cancelled_at: Option<Instant>,
+}
+
+/// Where the host reads a turn's tokens when the agent's answer does not hold them all
+/// ([`ganger_agents::Adapter::warm_turn_usage`]): the agent and its environment.
+struct TurnUsage {
+    adapter: Option<&'static dyn ganger_agents::Adapter>,
+    env: Vec<(std::ffi::OsString, std::ffi::OsString)>,
+}
+
+impl TurnUsage {
+    /// The line that gives the turn's tokens, when the agent's own records tell them.
+    fn line(&self, turn: &Turn) -> Option<Value> {
+        let usage = self
+            .adapter?
+            .warm_turn_usage(&self.env, &turn.session, turn.started_ms)?;
+        Some(
+            json!({GANGER_KEY: "usage", "input": usage.input, "output": usage.output,
+            "reasoning": usage.reasoning, "cache_read": usage.cache_read,
+            "cache_write": usage.cache_write}),
+        )
+    }
 }
 
 /// Runs the warm host of `slug`, started for round `number`, until it ends.
@@ -58,6 +81,10 @@ pub fn serve_warm_host(ws: &Workspace, slug: &str, number: u32) -> Result<()> {
         .open(log_path(ws, slug))
         .map_err(|e| EngineError::io("open", &log_path(ws, slug), e))?;
     let mut agent = WarmAgent::start(&command, events.clone(), log)?;
+    let usage = TurnUsage {
+        adapter: crate::agent_env::adapter_for(&task.agent, &ws.config),
+        env: command.env.clone(),
+    };
     let id = agent.next_id();
     let hello = agent
         .call(id, &protocol::initialize(id), &received, START_LIMIT)?
@@ -89,7 +116,15 @@ pub fn serve_warm_host(ws: &Workspace, slug: &str, number: u32) -> Result<()> {
         cost: None,
     };
     info.save(&info_path(ws, slug))?;
-    let why = serve(ws, &mut agent, &received, &events, &mut info, input.grace);
+    let why = serve(
+        ws,
+        &mut agent,
+        &received,
+        &events,
+        &mut info,
+        &usage,
+        input.grace,
+    );
     if let Ok(mut log) = std::fs::OpenOptions::new()
         .append(true)
         .open(log_path(ws, slug))
@@ -130,6 +165,7 @@ fn serve(
     received: &Receiver<HostEvent>,
     events: &Sender<HostEvent>,
     info: &mut WarmAgentInfo,
+    usage: &TurnUsage,
     grace: Duration,
 ) -> String {
     let idle = ws.config.warm.idle.0;
@@ -196,7 +232,7 @@ fn serve(
                     answer_idle(agent, &line);
                     continue;
                 };
-                match on_agent_line(agent, current, &line, info) {
+                match on_agent_line(agent, current, &line, info, usage) {
                     Ok(true) => {
                         info.last_round = Some(current.round);
                         turn = None;
@@ -301,6 +337,7 @@ fn begin_turn(
         "round": request.round, "cost_before": cost_before, "agent_pid": info.agent_pid}),
     );
     let prompt_id = agent.next_id();
+    let started_ms = u64::try_from(now_ms()).unwrap_or(0);
     if agent
         .send(&protocol::prompt(prompt_id, &session, &request.prompt))
         .is_err()
@@ -312,6 +349,7 @@ fn begin_turn(
     Ok(Some(Turn {
         conn,
         prompt_id,
+        started_ms,
         session,
         policy: request.policy,
         round: request.round,
@@ -397,9 +435,17 @@ fn on_agent_line(
     turn: &mut Turn,
     line: &[u8],
     info: &mut WarmAgentInfo,
+    usage: &TurnUsage,
 ) -> std::result::Result<bool, String> {
+    let incoming = protocol::classify(line);
+    // The turn's tokens go just before the answer that ends it.
+    if matches!(&incoming, Some(Incoming::Response { id: Some(id), result: Ok(_) }) if *id == turn.prompt_id)
+        && let Some(tokens) = usage.line(turn)
+    {
+        ganger_line(&mut turn.conn, tokens);
+    }
     pass_on(&mut turn.conn, line);
-    match protocol::classify(line) {
+    match incoming {
         Some(Incoming::Request { id, method, params }) => {
             let answer = if method == "session/request_permission" {
                 let ask = PermissionAsk::of(&params);
