@@ -140,13 +140,18 @@ impl Drop for TempIndex {
 /// Numbers this process's temporary index files.
 static COUNTER: AtomicU64 = AtomicU64::new(0);
 
-fn temp_index(place: &Place<'_>) -> Result<TempIndex, GitError> {
-    let path = place.git_dir.join(format!(
+/// A new temporary index file's name in the work tree's git directory (not made yet).
+fn temp_index_path(place: &Place<'_>) -> TempIndex {
+    TempIndex(place.git_dir.join(format!(
         "ganger-snapshot-{}-{}.index",
         std::process::id(),
         COUNTER.fetch_add(1, Ordering::Relaxed)
-    ));
-    let temp = TempIndex(path);
+    )))
+}
+
+/// A temporary copy of the work tree's index.
+fn temp_index(place: &Place<'_>) -> Result<TempIndex, GitError> {
+    let temp = temp_index_path(place);
     match fs::copy(place.index(), &temp.0) {
         Ok(_) => {}
         // A repository with nothing staged yet has no index: start from an empty one.
@@ -178,17 +183,24 @@ pub(crate) fn take(
     scope: Scope<'_>,
 ) -> Result<Snapshot, GitError> {
     let head = refs::head(place.git_dir, place.common_dir, place.worktree)?;
+    let mut scope = scope;
     if let Scope::Paths { paths, .. } = scope
         && place.in_process()
-        && let Some((entries, trees)) = add_paths_alone(place, paths)?
     {
-        let added = Added {
-            entries,
-            trees,
-            unborn: Vec::new(),
-            scanned_everything: false,
-        };
-        return finish_in_process(place, ref_name, message, head, added);
+        match add_paths_alone(place, paths)? {
+            Alone::Added(entries, trees) => {
+                let added = Added {
+                    entries,
+                    trees,
+                    unborn: Vec::new(),
+                    scanned_everything: false,
+                };
+                return finish_in_process(place, ref_name, message, head, added);
+            }
+            // git would refuse them in a whole copy too: it looks at everything instead.
+            Alone::Refused => scope = Scope::Everything,
+            Alone::Unreadable => {}
+        }
     }
     let temp = temp_index(place)?;
     let git = Git::new(place.worktree).with_env("GIT_INDEX_FILE", &temp.0);
@@ -311,25 +323,31 @@ fn finish_in_process(
     })
 }
 
+/// What became of `git add` of the watched paths into an index of their own.
+enum Alone {
+    /// The work tree's entries with git's result in place of theirs, and the trees still
+    /// valid.
+    Added(Vec<IndexEntry>, CacheTree),
+    /// git refused a path (other than as ignored).
+    Refused,
+    /// The index is missing or one this crate does not read.
+    Unreadable,
+}
+
 /// `git add -A` of `paths` only, into an index of their own: the work tree's index entries
 /// at those paths, under them (a directory) and above them (a file or submodule where a
 /// directory now is), and nothing else. git then reads and writes a few entries instead of
 /// every one (at 30,000 files, 25 ms against 3) and looks at no other file; the result takes
-/// their place among the work tree's other entries, whose trees stay valid. `None` when this
-/// cannot be done (no index, one this crate does not read, or git refused a path other than
-/// as ignored): the caller then copies the whole index as before.
-fn add_paths_alone(
-    place: &Place<'_>,
-    paths: &BTreeSet<String>,
-) -> Result<Option<(Vec<IndexEntry>, CacheTree)>, GitError> {
+/// their place among the work tree's other entries, whose trees stay valid.
+fn add_paths_alone(place: &Place<'_>, paths: &BTreeSet<String>) -> Result<Alone, GitError> {
     let index_file = place.index();
     let data = match fs::read(&index_file) {
         Ok(data) => data,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Alone::Unreadable),
         Err(e) => return Err(GitError::io(&index_file, e)),
     };
     let Ok((entries, mut trees, starts)) = crate::index::parse_index_at(&data) else {
-        return Ok(None);
+        return Ok(Alone::Unreadable);
     };
     let mut involved = vec![false; entries.len()];
     let mut list = Vec::new();
@@ -363,43 +381,41 @@ fn add_paths_alone(
             list.extend_from_slice(file);
             list.push(0);
         }
-        // Whatever the trees above the path and under it held may have changed.
-        trees.retain(|tree, _| !(file.starts_with(tree) || tree.starts_with(&dir)));
     }
+    // Whatever the trees above a path and under it held may have changed: a tree stays when
+    // no path is under it and none of its directories is a path.
+    let changed: std::collections::HashSet<&[u8]> = paths.iter().map(|p| p.as_bytes()).collect();
+    let mut above: std::collections::HashSet<&[u8]> = std::collections::HashSet::new();
+    for path in &changed {
+        above.insert(b"");
+        for (end, _) in path.iter().enumerate().filter(|(_, b)| **b == b'/') {
+            above.insert(&path[..=end]);
+        }
+    }
+    trees.retain(|tree, _| {
+        !above.contains(tree.as_slice())
+            && !tree
+                .iter()
+                .enumerate()
+                .any(|(end, b)| *b == b'/' && changed.contains(&tree[..end]))
+    });
     let keep: Vec<usize> = (0..entries.len()).filter(|&i| involved[i]).collect();
     let Ok(subset) = crate::index::subset_index(&data, &entries, &starts, &keep) else {
-        return Ok(None);
+        return Ok(Alone::Unreadable);
     };
-    let temp = TempIndex(place.git_dir.join(format!(
-        "ganger-snapshot-{}-{}.index",
-        std::process::id(),
-        COUNTER.fetch_add(1, Ordering::Relaxed)
-    )));
+    let temp = temp_index_path(place);
     fs::write(&temp.0, subset).map_err(|e| GitError::io(&temp.0, e))?;
     if !list.is_empty() {
-        let added = Git::new(place.worktree)
-            .with_env("GIT_INDEX_FILE", &temp.0)
-            .with_env("GIT_LITERAL_PATHSPECS", "1")
-            .run_with_input(
-                [
-                    "add",
-                    "-A",
-                    "--ignore-errors",
-                    "--pathspec-from-file=-",
-                    "--pathspec-file-nul",
-                ],
-                Some(&list),
-            );
-        match added {
-            Ok(_) => {}
-            Err(GitError::Command { stderr, .. }) if only_ignored(&stderr) => {}
-            Err(GitError::Command { .. }) => return Ok(None),
+        let git = Git::new(place.worktree).with_env("GIT_INDEX_FILE", &temp.0);
+        match add_listed(&git, &list) {
+            Ok(()) => {}
+            Err(GitError::Command { .. }) => return Ok(Alone::Refused),
             Err(other) => return Err(other),
         }
     }
     let added = fs::read(&temp.0).map_err(|e| GitError::io(&temp.0, e))?;
     let Ok((now, _)) = parse_index_and_trees(&added) else {
-        return Ok(None);
+        return Ok(Alone::Unreadable);
     };
     // The untouched entries and git's result, in index order (no path is in both: git only
     // wrote paths at or under the ones given, whose entries it was given).
@@ -415,7 +431,29 @@ fn add_paths_alone(
         merged.push(entry);
     }
     merged.extend(now);
-    Ok(Some((merged, trees)))
+    Ok(Alone::Added(merged, trees))
+}
+
+/// `git add -A` of the NUL-separated paths in `list`, taken literally; a path git leaves out
+/// as ignored is not an error (it says so, and that is all it says).
+fn add_listed(git: &Git, list: &[u8]) -> Result<(), GitError> {
+    let added = git
+        .clone()
+        .with_env("GIT_LITERAL_PATHSPECS", "1")
+        .run_with_input(
+            [
+                "add",
+                "-A",
+                "--ignore-errors",
+                "--pathspec-from-file=-",
+                "--pathspec-file-nul",
+            ],
+            Some(list),
+        );
+    match added {
+        Err(GitError::Command { stderr, .. }) if only_ignored(&stderr) => Ok(()),
+        other => other.map(|_| ()),
+    }
 }
 
 /// `git add -A` of `paths` only; whether git looked at everything instead. A path that is
@@ -471,20 +509,8 @@ fn add_paths(
     if all_newer {
         settle_racy_entries(&temp.0, index_second);
     }
-    let literal = git.clone().with_env("GIT_LITERAL_PATHSPECS", "1");
-    let added = literal.run_with_input(
-        [
-            "add",
-            "-A",
-            "--ignore-errors",
-            "--pathspec-from-file=-",
-            "--pathspec-file-nul",
-        ],
-        Some(&list),
-    );
-    match added {
-        Ok(_) => Ok((false, Vec::new())),
-        Err(GitError::Command { stderr, .. }) if only_ignored(&stderr) => Ok((false, Vec::new())),
+    match add_listed(git, &list) {
+        Ok(()) => Ok((false, Vec::new())),
         Err(_) => Ok((true, add_everything(git)?)),
     }
 }

@@ -172,3 +172,45 @@ fn a_new_file_right_after_the_checkout_needs_no_look_at_the_rest() {
     fs::write(path.join("new.txt"), "new\n").unwrap();
     same_as_full(&task, watch.finish());
 }
+
+#[test]
+fn a_path_git_refuses_in_the_paths_own_index_gets_the_full_look() {
+    // A file inside a repository the index records as a gitlink: git refuses the path ("is
+    // in submodule"), in an index of its own as in a whole copy.
+    let repo = TestRepo::new();
+    let lib = repo.root().join("lib");
+    fs::create_dir_all(&lib).unwrap();
+    git_in(&lib, &["init", "-q", "-b", "main"]);
+    fs::write(lib.join("a.txt"), "a\n").unwrap();
+    git_in(&lib, &["add", "-A"]);
+    git_in(
+        &lib,
+        &[
+            "-c",
+            "user.name=t",
+            "-c",
+            "user.email=t@t",
+            "commit",
+            "-q",
+            "-m",
+            "lib",
+        ],
+    );
+    repo.git(&["add", "lib"]);
+    repo.git(&["commit", "-q", "-m", "a gitlink"]);
+    fs::write(lib.join("new.txt"), "new\n").unwrap();
+    let task = discover(repo.root()).unwrap();
+    let paths: BTreeSet<String> = ["lib/new.txt".to_owned()].into();
+    let watched = task
+        .snapshot_of(
+            None,
+            "watched",
+            Scope::Paths {
+                paths: &paths,
+                index: None,
+            },
+        )
+        .unwrap();
+    assert!(watched.scanned_everything);
+    assert_eq!(watched.tree, task.snapshot(None, "full").unwrap().tree);
+}

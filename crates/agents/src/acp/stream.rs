@@ -36,6 +36,10 @@ use std::collections::HashMap;
 /// adapter ([`crate::Adapter::warm_refusal`]).
 pub type Refusal = fn(&str) -> bool;
 
+/// How a refusal of ganger's own permissions starts its message (the agents' own say
+/// otherwise): `refused by ganger (RULE)`.
+pub(super) const BY_GANGER: &str = "refused by ganger";
+
 /// The longest refusal message kept, in characters.
 const REFUSAL_CHARS: usize = 300;
 
@@ -187,10 +191,7 @@ impl AcpStream {
             }
             "permission" if value["decision"] == "deny" => vec![Event::PermissionRejected {
                 tool: text(&value["tool"]).unwrap_or_default(),
-                message: format!(
-                    "refused by ganger ({})",
-                    text(&value["rule"]).unwrap_or_default()
-                ),
+                message: format!("{BY_GANGER} ({})", text(&value["rule"]).unwrap_or_default()),
             }],
             "permission" => Vec::new(),
             "usage" => {

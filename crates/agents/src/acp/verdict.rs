@@ -37,7 +37,7 @@ pub fn verdict(summary: &RoundSummary, exit: AgentExit, guarded: bool) -> Verdic
             n => format!(" (and {} more)", n - 1),
         };
         // ganger's refusals say so (`refused by ganger (RULE)`); the others are the agent's.
-        let by = if first.contains("refused by ganger") {
+        let by = if first.contains(super::stream::BY_GANGER) {
             "ganger's permissions"
         } else {
             "the agent's own guard"
