@@ -27,7 +27,13 @@ while read -r spec; do
     pids+=($!)
   fi
 done < pinned-agents.txt
+# The installs (network and unpacking, mostly) go on while formatting and lints are checked;
+# a failed check stops them rather than leaving a half install behind.
+trap 'kill "${pids[@]}" 2>/dev/null || true' EXIT
+cargo fmt --all --check
+cargo clippy --workspace --all-targets --locked -- -D warnings
 for pid in "${pids[@]}"; do wait "$pid"; done
+trap - EXIT
 while read -r spec; do
   case "$spec" in ''|'#'*) continue ;; esac
   package=${spec%@*} version=${spec##*@}
@@ -35,8 +41,6 @@ while read -r spec; do
   dir="$cache/$name-$version"
   echo "$name $("$dir/node_modules/.bin/$name" --version | head -1) at $dir"
 done < pinned-agents.txt
-cargo fmt --all --check
-cargo clippy --workspace --all-targets --locked -- -D warnings
 # The docker sandbox's tests need a worker image per agent: built once here, offline (Debian
 # packages and the CLIs above; nothing is pulled), and kept by Docker for the next run.
 docker_host=${DOCKER_HOST:-}
