@@ -43,9 +43,11 @@ while read -r spec; do
 done < pinned-agents.txt
 # The docker sandbox's tests need a worker image per agent: built once here, offline (Debian
 # packages and the CLIs above; nothing is pulled), and kept by Docker for the next run.
+# The test build makes the ganger binary the images are built with (a `cargo build` of the
+# binary alone would build it, and its dependencies, a second time: without the tests' features).
+cargo nextest run --workspace --locked --profile "${NEXTEST_PROFILE:-default}" --no-run
 docker_host=${DOCKER_HOST:-}
 if [ -S "${docker_host#unix://}" ] || [ -S /var/run/docker.sock ]; then
-  cargo build --locked -p ganger-cli
   "${CARGO_TARGET_DIR:-target}/debug/ganger" image build --agent all
 fi
 cargo nextest run --workspace --locked --profile "${NEXTEST_PROFILE:-default}"

@@ -35,9 +35,13 @@ pub fn living_pids_with_env(entry: &str) -> Vec<i32> {
         .collect()
 }
 
-/// Polls `check` every 20 ms until it is true or `limit` passes; returns whether it held.
+/// Polls `check` until it is true or `limit` passes; returns whether it held. The pause grows
+/// from 20 ms to 100 ms: many checks start a `ganger status` (4 ms of CPU each), and a test
+/// that polled every 20 ms through a minute-long round took a fifth of a core from the agents
+/// beside it.
 pub fn wait_until(limit: Duration, mut check: impl FnMut() -> bool) -> bool {
     let deadline = Instant::now() + limit;
+    let mut pause = Duration::from_millis(20);
     loop {
         if check() {
             return true;
@@ -45,7 +49,8 @@ pub fn wait_until(limit: Duration, mut check: impl FnMut() -> bool) -> bool {
         if Instant::now() >= deadline {
             return false;
         }
-        std::thread::sleep(Duration::from_millis(20));
+        std::thread::sleep(pause);
+        pause = (pause * 3 / 2).min(Duration::from_millis(100));
     }
 }
 
