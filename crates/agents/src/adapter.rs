@@ -179,6 +179,16 @@ pub struct SessionFinder {
 /// How an agent kept warm is started, for rounds like the request: see [`Adapter::warm_plan`].
 pub type WarmPlan = fn(&RoundRequest<'_>) -> Result<CommandPlan, PlanError>;
 
+/// How ganger speaks to an agent kept warm.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WarmProtocol {
+    /// The Agent Client Protocol ([`crate::acp`]): sessions made and loaded in one process.
+    Acp,
+    /// Claude Code's stream-json input with its control messages ([`crate::claude::warm`]):
+    /// one session per process, the turn's stream the cold round's.
+    StreamJsonControl,
+}
+
 /// One agent CLI.
 pub trait Adapter: Send + Sync {
     /// The agent's static facts: one constant in its folder.
@@ -372,9 +382,33 @@ pub trait Adapter: Send + Sync {
         None
     }
     /// Whether the agent kept warm can load a session it is not in (ACP's `session/load`):
-    /// when not, a round that continues another session than the live one runs cold.
+    /// when not, a round that continues another session than the live one needs another
+    /// warm process (or runs cold).
     fn warm_loads_sessions(&self) -> bool {
-        true
+        self.warm_protocol() == WarmProtocol::Acp
+    }
+    /// How ganger speaks to this agent kept warm.
+    fn warm_protocol(&self) -> WarmProtocol {
+        WarmProtocol::Acp
+    }
+    /// The reader of a warm round's stream.
+    fn warm_stream_parser(&self) -> Box<dyn StreamParser> {
+        match self.warm_protocol() {
+            WarmProtocol::Acp => Box::new(crate::acp::AcpStream::new(self.warm_refusal())),
+            WarmProtocol::StreamJsonControl => {
+                Box::new(crate::acp::GangerLines::new(self.stream_parser()))
+            }
+        }
+    }
+    /// Whether a warm round is done. In a `guarded` round (read-only) a refused call is the
+    /// guard doing what was asked, and the round is judged on the rest.
+    fn warm_verdict(&self, summary: &RoundSummary, exit: AgentExit, guarded: bool) -> Verdict {
+        match self.warm_protocol() {
+            WarmProtocol::Acp => crate::acp::verdict(summary, exit, guarded),
+            WarmProtocol::StreamJsonControl => {
+                crate::acp::guarded_verdict(summary, exit, guarded, |s, e| self.verdict(s, e))
+            }
+        }
     }
     /// How to point this agent at a scripted model server listening at `base_url`
     /// (`http://127.0.0.1:PORT`, no path).

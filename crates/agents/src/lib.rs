@@ -26,10 +26,13 @@ pub mod scan;
 mod settings;
 mod stream;
 pub mod stream_json;
+/// Claude Code's stream-json control protocol, as the warm host speaks it
+/// ([`WarmProtocol::StreamJsonControl`]).
+pub use claude::warm as stream_json_control;
 
 pub use adapter::{
     Adapter, CommandPlan, Permission, PlanError, RoundRequest, ScriptedEndpoint, SessionFinder,
-    WarmPlan,
+    WarmPlan, WarmProtocol,
 };
 pub use capabilities::{
     CopiedSession, CutSession, Interactive, NamedProgram, SessionCopy, SessionFork,

@@ -38,7 +38,7 @@ pub type Refusal = fn(&str) -> bool;
 
 /// How a refusal of ganger's own permissions starts its message (the agents' own say
 /// otherwise): `refused by ganger (RULE)`.
-pub(super) const BY_GANGER: &str = "refused by ganger";
+pub const BY_GANGER: &str = "refused by ganger";
 
 /// The longest refusal message kept, in characters.
 const REFUSAL_CHARS: usize = 300;
@@ -122,20 +122,25 @@ impl StreamParser for AcpStream {
 /// stored round (`ganger log`, a summary rebuilt from the stream) that do not know how it ran.
 pub struct WarmOrCold {
     cold: Option<Box<dyn StreamParser>>,
-    refusal: Option<Refusal>,
+    warm: Option<Box<dyn StreamParser>>,
     chosen: Option<Box<dyn StreamParser>>,
 }
 
 impl WarmOrCold {
     /// The reader for a stored round of `adapter`'s agent.
     pub fn of(adapter: &dyn crate::Adapter) -> WarmOrCold {
-        WarmOrCold::new(adapter.stream_parser(), adapter.warm_refusal())
+        WarmOrCold {
+            cold: Some(adapter.stream_parser()),
+            warm: Some(adapter.warm_stream_parser()),
+            chosen: None,
+        }
     }
 
+    /// The reader for a round whose warm stream is ACP's.
     pub fn new(cold: Box<dyn StreamParser>, refusal: Option<Refusal>) -> WarmOrCold {
         WarmOrCold {
             cold: Some(cold),
-            refusal,
+            warm: Some(Box::new(AcpStream::new(refusal))),
             chosen: None,
         }
     }
@@ -147,10 +152,13 @@ impl WarmOrCold {
         self.chosen.get_or_insert_with(|| {
             let warm = serde_json::from_slice::<Value>(line)
                 .is_ok_and(|v| v.get(GANGER_KEY).and_then(Value::as_str) == Some("turn"));
-            match (warm, self.cold.take()) {
-                (false, Some(cold)) => cold,
-                _ => Box::new(AcpStream::new(self.refusal)),
-            }
+            let (chosen, other) = if warm {
+                (self.warm.take(), self.cold.take())
+            } else {
+                (self.cold.take(), self.warm.take())
+            };
+            drop(other);
+            chosen.unwrap_or_else(|| Box::new(AcpStream::new(None)))
         })
     }
 }

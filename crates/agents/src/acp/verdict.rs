@@ -14,6 +14,17 @@ pub const END_TURN: &str = "end_turn";
 /// (read-only) a refused call is the guard doing what was asked, and the round is judged on
 /// the rest, unless the agent ended its turn at the refusal without an answer.
 pub fn verdict(summary: &RoundSummary, exit: AgentExit, guarded: bool) -> Verdict {
+    guarded_verdict(summary, exit, guarded, turn_verdict)
+}
+
+/// `judge`'s verdict, except that in a `guarded` round refused calls are left out of what it
+/// sees, and a turn that ended at a refusal without an answer failed.
+pub fn guarded_verdict(
+    summary: &RoundSummary,
+    exit: AgentExit,
+    guarded: bool,
+    judge: impl Fn(&RoundSummary, AgentExit) -> Verdict,
+) -> Verdict {
     if guarded && summary.rejection_count > 0 {
         if summary.answer.is_none() && summary.ended {
             return Verdict::failed(format!(
@@ -26,8 +37,13 @@ pub fn verdict(summary: &RoundSummary, exit: AgentExit, guarded: bool) -> Verdic
             rejection_count: 0,
             ..summary.clone()
         };
-        return verdict(&judged, exit, false);
+        return judge(&judged, exit);
     }
+    judge(summary, exit)
+}
+
+/// An ACP turn's verdict.
+fn turn_verdict(summary: &RoundSummary, exit: AgentExit) -> Verdict {
     if let Some(first) = summary.errors.first() {
         return Verdict::failed(format!("the agent reported an error: {first}"));
     }

@@ -119,6 +119,15 @@ impl Adapter for Claude {
         )
     }
 
+    /// One long-lived `claude -p --input-format stream-json` per task ([`super::warm`]).
+    fn warm_plan(&self) -> Option<crate::WarmPlan> {
+        Some(super::warm::warm_plan)
+    }
+
+    fn warm_protocol(&self) -> crate::WarmProtocol {
+        crate::WarmProtocol::StreamJsonControl
+    }
+
     fn scripted_endpoint(&self, base_url: &str) -> ScriptedEndpoint {
         command::scripted_endpoint(base_url)
     }

@@ -6,12 +6,14 @@
 //! - [`command`]: the command for one round, and how to point it at a scripted server.
 //! - [`parse_version`]: reading `claude --version` (also used for Qwen Code's).
 //! - [`FACTS`]: its name, program, package, tested version and configuration variables.
+//! - [`warm`]: the long-lived process of a task kept warm, and its control protocol.
 //! - `fork`: the point of a session a rewind goes back to, read from a round's stream.
 
 mod adapter;
 pub mod command;
 mod fork;
 mod version;
+pub mod warm;
 
 pub use adapter::{Claude, FACTS};
 pub use version::parse_version;

@@ -49,6 +49,52 @@ fn setup(d: Dialect, script: Script) -> Setup {
     Setup { world, llm }
 }
 
+impl Drop for Setup {
+    /// In a warm scenario, every round that ran must have run warm: a round that cannot be
+    /// warm runs cold and would pass the scenario just the same. Its stream opens with the
+    /// warm host's `turn` line.
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            return;
+        }
+        let warm = std::fs::read_to_string(self.world.repo.join("ganger.toml"))
+            .is_ok_and(|toml| toml.contains("[warm]\ndefault = true"));
+        if !warm {
+            return;
+        }
+        let mut streams = Vec::new();
+        round_streams(self.world.root(), &mut streams);
+        assert!(!streams.is_empty(), "no round stream was found");
+        for stream in streams {
+            let text = std::fs::read_to_string(&stream).unwrap_or_default();
+            let first = text.lines().next().unwrap_or_default();
+            assert!(
+                first.contains(r#""ganger":"turn""#),
+                "{} did not run warm; its stream begins: {first:.300}",
+                stream.display()
+            );
+        }
+    }
+}
+
+/// The round streams (`tasks/SLUG/round-N.jsonl`) under `dir`.
+fn round_streams(dir: &std::path::Path, found: &mut Vec<std::path::PathBuf>) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let path = entry.path();
+        let name = entry.file_name().to_string_lossy().into_owned();
+        if entry.file_type().is_ok_and(|t| t.is_dir()) {
+            if !name.starts_with("repo-") {
+                round_streams(&path, found);
+            }
+        } else if name.starts_with("round-") && name.ends_with(".jsonl") {
+            found.push(path);
+        }
+    }
+}
+
 /// The text of every user prompt of a request.
 fn prompts(request: &RecordedRequest) -> Vec<String> {
     request

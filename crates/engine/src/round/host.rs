@@ -114,15 +114,16 @@ fn agent_command(
 }
 
 /// The command of the task's agent kept warm ([`Adapter::warm_plan`]), its processes marked
-/// with `token` (they outlive the round).
+/// with `token` (they outlive the round), and the session it starts in when its command line
+/// names one.
 pub(crate) fn warm_agent_command(
     ws: &Workspace,
     input: &RoundInput,
     keys: &[keys::LoadedKey],
     token: &str,
-) -> Result<AgentCommand> {
+) -> Result<(AgentCommand, Option<String>)> {
     let adapter = adapter_of(ws, &input.task)?;
-    planned_command(ws, input, adapter, keys, Some(token)).map(|(command, _)| command)
+    planned_command(ws, input, adapter, keys, Some(token))
 }
 
 /// The round's command as `adapter` plans it: the cold one, or with `warm` (the warm

@@ -17,8 +17,7 @@ use crate::warm::policy::Policy;
 use crate::warm::registry::{host_alive, live};
 use crate::warm::turn::{TurnRequest, WarmTurn, open_turn};
 use crate::workspace::Workspace;
-use ganger_agents::acp::AcpStream;
-use ganger_agents::{Adapter, Permission};
+use ganger_agents::{Adapter, Permission, WarmProtocol};
 use ganger_store::{Backend, Liveness, RoundStream, StreamKind};
 use std::sync::{Arc, Mutex, mpsc};
 use std::time::{Duration, Instant};
@@ -36,21 +35,39 @@ pub(crate) fn wanted(
         && adapter.warm_plan().is_some()
         && input.round.fork_from.is_none()
         && TaskSandbox::of(ws, &input.task).is_ok_and(|s| s.keeps_warm_agents())
-        && (adapter.warm_loads_sessions() || continues_live(ws, store, input))
+        && (adapter.warm_loads_sessions() || continues_live(ws, store, input, adapter))
 }
 
 /// Whether the round starts a new session or continues its warm agent's live one right after
-/// that agent's last turn (an agent that cannot load a session serves no other round).
-fn continues_live(ws: &Workspace, store: &dyn Liveness, input: &RoundInput) -> bool {
-    let Some(wanted) = &input.round.session_before else {
+/// that agent's last turn (an agent that cannot load a session serves no other round). An
+/// agent whose process is started in a session ([`WarmProtocol::StreamJsonControl`]) gets a
+/// new process for another session: its idle host is stopped, and the round starts one.
+fn continues_live(
+    ws: &Workspace,
+    store: &dyn Liveness,
+    input: &RoundInput,
+    adapter: &dyn Adapter,
+) -> bool {
+    let Some(info) = live(ws, store, &input.task.slug) else {
         return true;
     };
-    live(ws, store, &input.task.slug).is_some_and(|info| {
-        info.session.as_ref() == Some(wanted)
-            && info
-                .last_round
-                .is_some_and(|last| last + 1 == input.round.number)
-    })
+    let stream_json = adapter.warm_protocol() == WarmProtocol::StreamJsonControl;
+    match &input.round.session_before {
+        // An ACP agent makes a new session in the process it has.
+        None if !stream_json => return true,
+        Some(wanted)
+            if info.session.as_ref() == Some(wanted)
+                && info
+                    .last_round
+                    .is_some_and(|last| last + 1 == input.round.number) =>
+        {
+            return true;
+        }
+        _ => {}
+    }
+    stream_json
+        && !info.busy
+        && crate::warm::stop_warm(ws, store, &input.task.slug).unwrap_or(false)
 }
 
 /// Runs the round in the task's warm agent; `Ok(Err(why))` when no warm agent could take it
@@ -106,16 +123,9 @@ pub(super) fn run_warm_agent(
     let (read, done) = turn.stream()?;
     {
         let (progress, redactor) = (Arc::clone(&progress), redactor.clone());
-        let refusal = adapter.warm_refusal();
+        let parser = adapter.warm_stream_parser();
         std::thread::spawn(move || {
-            output::read_stdout(
-                read,
-                raw,
-                redactor,
-                Box::new(AcpStream::new(refusal)),
-                progress,
-                closed_tx,
-            );
+            output::read_stdout(read, raw, redactor, parser, progress, closed_tx);
             drop(done);
         });
     }
@@ -162,7 +172,7 @@ pub(super) fn run_warm_agent(
         stop = Some(HostStop::WarmGone(reason));
     }
     let guarded = permission == Permission::ReadOnly;
-    let verdict = ganger_agents::acp::verdict(&summary, exit, guarded);
+    let verdict = adapter.warm_verdict(&summary, exit, guarded);
     Ok(Ok(finish::Ended {
         exit: Some(exit),
         summary,

@@ -3,6 +3,7 @@
 //! dies, when a cancelled turn does not end within the grace, or when asked to.
 
 use super::agent::{HostEvent, WarmAgent, read_line_capped};
+use super::dialect::{self, Seen};
 use super::paths::{claim_name, info_path, log_path, new_marker, socket_path};
 use super::registry::WarmAgentInfo;
 use super::turn::TurnRequest;
@@ -10,8 +11,9 @@ use crate::error::{EngineError, Result};
 use crate::keys;
 use crate::round::{RoundInput, warm_agent_command};
 use crate::workspace::Workspace;
+use ganger_agents::WarmProtocol;
 use ganger_agents::acp::GANGER_KEY;
-use ganger_agents::acp::protocol::{self, Incoming, PermissionAsk};
+use ganger_agents::acp::protocol;
 use ganger_store::now_ms;
 use serde_json::{Value, json};
 use std::io::{BufReader, Write};
@@ -43,6 +45,8 @@ struct Turn {
 struct TurnUsage {
     adapter: Option<&'static dyn ganger_agents::Adapter>,
     env: Vec<(std::ffi::OsString, std::ffi::OsString)>,
+    /// How the host speaks to the agent.
+    kind: WarmProtocol,
 }
 
 impl TurnUsage {
@@ -73,7 +77,7 @@ pub fn serve_warm_host(ws: &Workspace, slug: &str, number: u32) -> Result<()> {
     let input = RoundInput::new(ws, task.clone(), round, String::new());
     let keys = keys::load_keys(&ws.config, &task.keys)?;
     let token = new_marker(ws, slug);
-    let command = warm_agent_command(ws, &input, &keys, &token)?;
+    let (command, planned_session) = warm_agent_command(ws, &input, &keys, &token)?;
     let (events, received) = mpsc::channel();
     let log = std::fs::OpenOptions::new()
         .create(true)
@@ -81,16 +85,28 @@ pub fn serve_warm_host(ws: &Workspace, slug: &str, number: u32) -> Result<()> {
         .open(log_path(ws, slug))
         .map_err(|e| EngineError::io("open", &log_path(ws, slug), e))?;
     let mut agent = WarmAgent::start(&command, events.clone(), log)?;
+    let adapter = crate::agent_env::adapter_for(&task.agent, &ws.config);
     let usage = TurnUsage {
-        adapter: crate::agent_env::adapter_for(&task.agent, &ws.config),
+        adapter,
         env: command.env.clone(),
+        kind: adapter.map_or(WarmProtocol::Acp, |a| a.warm_protocol()),
     };
-    let id = agent.next_id();
-    let hello = agent
-        .call(id, &protocol::initialize(id), &received, START_LIMIT)?
-        .map_err(|e| {
-            EngineError::environment_message(format!("the agent refused ACP's initialize: {e}"))
-        })?;
+    // An ACP agent says hello first; a stream-json one is spoken to only with the prompt,
+    // and its process is in the session its command line named.
+    let (version, session) = match usage.kind {
+        WarmProtocol::Acp => {
+            let id = agent.next_id();
+            let hello = agent
+                .call(id, &protocol::initialize(id), &received, START_LIMIT)?
+                .map_err(|e| {
+                    EngineError::environment_message(format!(
+                        "the agent refused ACP's initialize: {e}"
+                    ))
+                })?;
+            (hello["protocolVersion"].as_u64().unwrap_or(0), None)
+        }
+        WarmProtocol::StreamJsonControl => (0, planned_session),
+    };
     let socket = socket_path(ws, slug);
     let listener = bind(&socket)?;
     let accepting = listener
@@ -106,8 +122,8 @@ pub fn serve_warm_host(ws: &Workspace, slug: &str, number: u32) -> Result<()> {
         agent_pid: agent.running.process.pid,
         token,
         socket: socket.clone(),
-        protocol: hello["protocolVersion"].as_u64().unwrap_or(0),
-        session: None,
+        protocol: version,
+        session,
         started_ms: now_ms(),
         last_used_ms: now_ms(),
         turns: 0,
@@ -217,7 +233,7 @@ fn serve(
                     );
                     continue;
                 }
-                match begin_turn(agent, received, events, conn, info) {
+                match begin_turn(agent, received, events, conn, info, usage.kind) {
                     Ok(Some(started)) => {
                         turn = Some(started);
                         info.busy = true;
@@ -229,7 +245,9 @@ fn serve(
             }
             HostEvent::Agent(line) => {
                 let Some(current) = turn.as_mut() else {
-                    answer_idle(agent, &line);
+                    if let Some(answer) = dialect::refuse_idle(usage.kind, &line) {
+                        let _ = agent.send(&answer);
+                    }
                     continue;
                 };
                 match on_agent_line(agent, current, &line, info, usage) {
@@ -264,7 +282,11 @@ fn serve(
                     && current.cancelled_at.is_none()
                 {
                     current.cancelled_at = Some(Instant::now());
-                    if agent.send(&protocol::cancel(&current.session)).is_err() {
+                    let id = agent.next_id();
+                    if agent
+                        .send(&dialect::cancel(usage.kind, id, &current.session))
+                        .is_err()
+                    {
                         return "the agent's stdin closed".into();
                     }
                 }
@@ -276,7 +298,11 @@ fn serve(
                     && current.cancelled_at.is_none()
                 {
                     current.cancelled_at = Some(Instant::now());
-                    if agent.send(&protocol::cancel(&current.session)).is_err() {
+                    let id = agent.next_id();
+                    if agent
+                        .send(&dialect::cancel(usage.kind, id, &current.session))
+                        .is_err()
+                    {
                         return "the agent's stdin closed".into();
                     }
                 }
@@ -293,6 +319,7 @@ fn begin_turn(
     events: &Sender<HostEvent>,
     mut conn: UnixStream,
     info: &mut WarmAgentInfo,
+    kind: WarmProtocol,
 ) -> std::result::Result<Option<Turn>, String> {
     let _ = conn.set_read_timeout(Some(Duration::from_secs(10)));
     let mut reader = BufReader::new(match conn.try_clone() {
@@ -317,7 +344,10 @@ fn begin_turn(
         }
     };
     let _ = conn.set_read_timeout(None);
-    let session = match ensure_session(agent, received, &request, info) {
+    let session = match match kind {
+        WarmProtocol::Acp => ensure_session(agent, received, &request, info),
+        WarmProtocol::StreamJsonControl => own_session(&request, info),
+    } {
         Ok(session) => session,
         Err(e) => {
             // Nothing ran: the round host runs the round cold instead.
@@ -339,7 +369,7 @@ fn begin_turn(
     let prompt_id = agent.next_id();
     let started_ms = u64::try_from(now_ms()).unwrap_or(0);
     if agent
-        .send(&protocol::prompt(prompt_id, &session, &request.prompt))
+        .send(&dialect::prompt(kind, prompt_id, &session, &request.prompt))
         .is_err()
     {
         return Err("the agent's stdin closed".into());
@@ -412,6 +442,31 @@ fn ensure_session(
     Ok(session)
 }
 
+/// The session of an agent that cannot change sessions (its process was started in one):
+/// the turn goes into it when the round continues it (right after its last turn, or as the
+/// process's first turn), or starts the new session it was started with.
+fn own_session(request: &TurnRequest, info: &WarmAgentInfo) -> Result<String> {
+    let live = info.session.as_deref().unwrap_or_default();
+    let fresh = info.turns == 0;
+    let serves = match &request.session {
+        Some(wanted) => {
+            wanted == live
+                && (fresh
+                    || info
+                        .last_round
+                        .is_some_and(|last| last + 1 == request.round))
+        }
+        None => fresh && !live.is_empty(),
+    };
+    if serves {
+        Ok(live.to_owned())
+    } else {
+        Err(EngineError::environment_message(format!(
+            "the warm agent is in session {live}, which this round does not continue"
+        )))
+    }
+}
+
 fn read_round(mut reader: BufReader<UnixStream>, events: Sender<HostEvent>) {
     loop {
         let mut line = Vec::new();
@@ -428,8 +483,8 @@ fn read_round(mut reader: BufReader<UnixStream>, events: Sender<HostEvent>) {
     let _ = events.send(HostEvent::RoundGone);
 }
 
-/// One line of the agent during a turn: passed on, and answered when it asks; `Ok(true)` when
-/// it ended the turn.
+/// One line of the agent during a turn: passed on (when it belongs in the round's stream),
+/// and answered when it asks; `Ok(true)` when it ended the turn.
 fn on_agent_line(
     agent: &mut WarmAgent,
     turn: &mut Turn,
@@ -437,60 +492,42 @@ fn on_agent_line(
     info: &mut WarmAgentInfo,
     usage: &TurnUsage,
 ) -> std::result::Result<bool, String> {
-    let incoming = protocol::classify(line);
     // The turn's tokens go just before the answer that ends it.
-    if matches!(&incoming, Some(Incoming::Response { id: Some(id), result: Ok(_) }) if *id == turn.prompt_id)
+    if dialect::is_prompt_answer(usage.kind, line, turn.prompt_id)
         && let Some(tokens) = usage.line(turn)
     {
         ganger_line(&mut turn.conn, tokens);
     }
-    pass_on(&mut turn.conn, line);
-    match incoming {
-        Some(Incoming::Request { id, method, params }) => {
-            let answer = if method == "session/request_permission" {
-                let ask = PermissionAsk::of(&params);
-                let decision = turn.policy.decide(&ask);
-                let option = ask.option(decision.allow);
-                ganger_line(
-                    &mut turn.conn,
-                    json!({GANGER_KEY: "permission", "tool": ask.tool,
-                    "kind": ask.kind, "input": ask.input, "paths": ask.paths,
-                    "decision": if decision.allow { "allow" } else { "deny" }, "rule": decision.rule}),
-                );
-                protocol::permission_answer(&id, option)
-            } else {
-                protocol::method_not_found(&id, &method)
-            };
-            agent
-                .send(&answer)
-                .map(|()| false)
-                .map_err(|_| "the agent's stdin closed".to_owned())
+    let (seen, streamed) = dialect::see(usage.kind, line, turn.prompt_id);
+    if streamed {
+        pass_on(&mut turn.conn, line);
+    }
+    let answer = match seen {
+        Seen::Ask(ask, asker) => {
+            let decision = turn.policy.decide(&ask);
+            ganger_line(
+                &mut turn.conn,
+                json!({GANGER_KEY: "permission", "tool": ask.tool,
+                "kind": ask.kind, "input": ask.input, "paths": ask.paths,
+                "decision": if decision.allow { "allow" } else { "deny" }, "rule": decision.rule}),
+            );
+            dialect::answer(&asker, &ask, &decision)
         }
-        Some(Incoming::Notification { params, .. }) => {
-            if let Some(cost) = params["update"]["cost"]["amount"].as_f64() {
-                info.cost = Some(cost);
-            }
-            Ok(false)
+        Seen::Refuse(answer) => answer,
+        Seen::Cost(cost) => {
+            info.cost = Some(cost);
+            return Ok(false);
         }
-        Some(Incoming::Response { id: Some(id), .. }) if id == turn.prompt_id => {
+        Seen::TurnEnded => {
             let _ = turn.conn.shutdown(std::net::Shutdown::Both);
-            Ok(true)
+            return Ok(true);
         }
-        _ => Ok(false),
-    }
-}
-
-/// A line of the agent while no turn runs: a request is refused (nothing may run between
-/// rounds), anything else dropped.
-fn answer_idle(agent: &mut WarmAgent, line: &[u8]) {
-    if let Some(Incoming::Request { id, method, .. }) = protocol::classify(line) {
-        let answer = if method == "session/request_permission" {
-            protocol::permission_answer(&id, None)
-        } else {
-            protocol::method_not_found(&id, &method)
-        };
-        let _ = agent.send(&answer);
-    }
+        Seen::Other => return Ok(false),
+    };
+    agent
+        .send(&answer)
+        .map(|()| false)
+        .map_err(|_| "the agent's stdin closed".to_owned())
 }
 
 fn pass_on(conn: &mut UnixStream, line: &[u8]) {

@@ -14,6 +14,7 @@
 //! agent dies, or when told (`ganger warm stop`). Its liveness is a claim in the store.
 
 mod agent;
+mod dialect;
 pub mod host;
 pub(crate) mod paths;
 pub(crate) mod policy;

@@ -1,0 +1,123 @@
+//! A warm round's stream in the agent's own cold format (Claude Code's stream-json) with
+//! ganger's lines among the agent's: the agent's lines go to its cold reader (its adapter's
+//! fast path included), ganger's become events here.
+//!
+//! - `ganger: turn` yields [`Event::Session`] (the agent names it again in its own lines).
+//! - `ganger: permission` yields nothing: a denied call's tool result is ganger's message
+//!   (`refused by ganger (RULE)`), and the agent lists the call among its refusals, which its
+//!   reader turns into [`Event::PermissionRejected`] once.
+//! - `ganger: error` yields [`Event::Error`]; any other ganger line [`Event::Unknown`].
+
+use super::GANGER_KEY;
+use crate::{Feed, ParsedLine, StreamParser};
+use ganger_events::{Event, RoundSummary};
+use serde_json::Value;
+
+/// Reads a warm round's stream whose agent lines are in its cold format.
+pub struct GangerLines {
+    agent: Box<dyn StreamParser>,
+}
+
+impl GangerLines {
+    /// A reader that passes the agent's lines to `agent`.
+    pub fn new(agent: Box<dyn StreamParser>) -> GangerLines {
+        GangerLines { agent }
+    }
+}
+
+/// The events of ganger's line `value` (whose `ganger` member is `what`).
+fn ganger_events(what: &str, value: &Value) -> Vec<Event> {
+    let text = |key: &str| value[key].as_str().map(str::to_owned);
+    match what {
+        "turn" => text("session")
+            .map(|id| Event::Session { id })
+            .into_iter()
+            .collect(),
+        "permission" => Vec::new(),
+        "error" => vec![Event::Error {
+            name: "WarmAgent".to_owned(),
+            message: text("message").unwrap_or_default(),
+            status_code: None,
+            retryable: None,
+        }],
+        other => vec![Event::Unknown {
+            kind: format!("ganger.{other}"),
+        }],
+    }
+}
+
+/// ganger's line, when `line` is one: its `ganger` member and the whole value.
+fn ganger_line(line: &[u8]) -> Option<(String, Value)> {
+    // A quick look spares parsing the agent's lines twice: ganger's hold its key, and have no
+    // `type` (every line of the agent's has one).
+    let key = format!("\"{GANGER_KEY}\":\"");
+    if !line.windows(key.len()).any(|w| w == key.as_bytes()) {
+        return None;
+    }
+    let value: Value = serde_json::from_slice(line).ok()?;
+    if value.get("type").is_some() {
+        return None;
+    }
+    let what = value.get(GANGER_KEY)?.as_str()?.to_owned();
+    Some((what, value))
+}
+
+impl StreamParser for GangerLines {
+    fn parse_line(&mut self, line: &[u8]) -> ParsedLine {
+        match ganger_line(line) {
+            Some((what, value)) => ParsedLine {
+                events: ganger_events(&what, &value),
+                kind: Some(format!("ganger.{what}")),
+            },
+            None => self.agent.parse_line(line),
+        }
+    }
+
+    fn feed(&mut self, line: &[u8], summary: &mut RoundSummary) -> Feed {
+        match ganger_line(line) {
+            Some(_) => {
+                let parsed = self.parse_line(line);
+                parsed.fold_into(summary);
+                Feed {
+                    progress: parsed.is_progress(),
+                }
+            }
+            None => self.agent.feed(line, summary),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::summarize_stream;
+
+    #[test]
+    fn ganger_lines_become_events_and_the_agents_go_to_its_reader() {
+        let stream = concat!(
+            r#"{"agent_pid":7,"cost_before":null,"ganger":"turn","round":2,"session":"s-1","warm":true}"#,
+            "\n",
+            r#"{"type":"system","subtype":"init","session_id":"s-1","model":"claude-fake"}"#,
+            "\n",
+            r#"{"decision":"deny","ganger":"permission","rule":"a read-only round may not edit","tool":"Write"}"#,
+            "\n",
+            r#"{"type":"assistant","message":{"content":[{"type":"text","text":"Done."}]},"session_id":"s-1"}"#,
+            "\n",
+            r#"{"type":"result","subtype":"success","is_error":false,"result":"Done.","session_id":"s-1","usage":{"input_tokens":10,"output_tokens":2},"permission_denials":[{"tool_name":"Write","tool_use_id":"c1","tool_input":{}}]}"#,
+            "\n",
+            r#"{"ganger":"error","message":"the warm agent exited during the turn"}"#,
+            "\n",
+        );
+        let mut parser = GangerLines::new(Box::new(crate::claude::stream_parser()));
+        let summary = summarize_stream(&mut parser, stream.as_bytes());
+        assert_eq!(summary.session.as_deref(), Some("s-1"));
+        assert_eq!(summary.answer.as_deref(), Some("Done."));
+        assert!(summary.ended);
+        assert_eq!(summary.rejection_count, 1, "{:?}", summary.rejections);
+        assert_eq!(
+            summary.errors,
+            ["WarmAgent: the warm agent exited during the turn"]
+        );
+        assert_eq!(summary.tokens.input, 10);
+    }
+}

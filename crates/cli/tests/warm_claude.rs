@@ -1,0 +1,229 @@
+//! End-to-end: warm rounds with the real, pinned Claude Code kept alive as one long-lived
+//! `claude -p --input-format stream-json` process (Claude's own protocol, not ACP), against
+//! the scripted model server, driven by the real `ganger` binary: warm and cold rounds share
+//! one session (a process started in another session is replaced), and ganger answers Claude's
+//! tool questions from the policy (a refusal is logged and nothing is written).
+
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "a test fails loudly on what it did not expect"
+)]
+
+use ganger_fake_llm::{FakeLlm, Script, Turn};
+use ganger_test_support::{World, agent_toml, wait_until};
+use serde_json::{Value, json};
+use std::time::Duration;
+
+/// A test's repository; its warm agents are stopped when it ends, passed or failed.
+struct Warm(World, FakeLlm);
+
+impl Drop for Warm {
+    fn drop(&mut self) {
+        let _ = self.0.command(&["warm", "stop", "--all"]).output();
+    }
+}
+
+impl Warm {
+    fn new(script: impl FnOnce(&std::path::Path) -> Script, extra: &str) -> Warm {
+        let world = World::new(env!("CARGO_BIN_EXE_ganger").as_ref());
+        let llm = FakeLlm::start(script(world.root())).unwrap();
+        let warm = Warm(world, llm);
+        warm.configure(extra);
+        warm
+    }
+
+    fn configure(&self, extra: &str) {
+        let limits = "timeout = \"150s\"\nstall = \"60s\"";
+        self.0.write(
+            "ganger.toml",
+            &agent_toml("claude", &self.1.root_url(), limits, extra),
+        );
+    }
+
+    fn stream(&self, slug: &str, round: u32) -> String {
+        let path = self
+            .0
+            .root()
+            .join(format!("repo/.ganger/tasks/{slug}/round-{round}.jsonl"));
+        std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+    }
+
+    fn warm_agents(&self) -> Vec<Value> {
+        let listed = self.0.ganger(&["warm", "list", "--json"]);
+        listed.expect_code(0);
+        listed.json()["agents"].as_array().unwrap().clone()
+    }
+}
+
+fn write(worktree: &std::path::Path, file: &str, when: &str) -> Turn {
+    Turn::tool(
+        "Write",
+        json!({"file_path": worktree.join(file).to_string_lossy(), "content": format!("{file}\n")}),
+    )
+    .when(when)
+}
+
+const WARM: &str = "[warm]\ndefault = true\n";
+
+#[test]
+fn warm_and_cold_rounds_continue_one_session_and_a_process_in_another_is_replaced() {
+    let w = Warm::new(
+        |root| {
+            let worktree = root.join("repo-agent-w1");
+            Script::new()
+                .turn(write(&worktree, "one.txt", "first file"))
+                .text("Done one. {{history}}")
+                .turn(write(&worktree, "two.txt", "second file"))
+                .text("Done two. {{history}}")
+                .turn(write(&worktree, "three.txt", "third file"))
+                .text("Done three. {{history}}")
+                .turn(write(&worktree, "four.txt", "fourth file"))
+                .text("Done four. {{history}}")
+        },
+        WARM,
+    );
+    let world = &w.0;
+    let first = world
+        .ganger(&["start", "w1", "--message", "write the first file", "--json"])
+        .json();
+    assert_eq!(first["status"], "done", "{first:#}");
+    let session = first["session"].as_str().unwrap().to_owned();
+    let opening: Value = serde_json::from_str(w.stream("w1", 1).lines().next().unwrap()).unwrap();
+    assert_eq!(opening["ganger"], "turn");
+    assert_eq!(opening["session"], session.as_str());
+    let agents = w.warm_agents();
+    assert_eq!(agents.len(), 1, "{agents:#?}");
+    assert_eq!(agents[0]["session"], session.as_str());
+    assert_eq!(agents[0]["agent"], "claude");
+    let host = agents[0]["host_pid"].clone();
+
+    let second = world
+        .ganger(&["fix", "w1", "--message", "write the second file", "--json"])
+        .json();
+    assert_eq!(second["status"], "done", "{second:#}");
+    assert_eq!(second["session"], session.as_str());
+    assert_eq!(w.warm_agents()[0]["host_pid"], host, "the same process");
+
+    // A cold round in between: the warm process is no longer at the session's end, so the
+    // next warm round gets a new process that resumes the session.
+    w.configure("[warm]\ndefault = false\n");
+    let third = world
+        .ganger(&["fix", "w1", "--message", "write the third file", "--json"])
+        .json();
+    assert_eq!(third["status"], "done", "{third:#}");
+    assert_eq!(third["session"], session.as_str());
+    assert!(
+        !w.stream("w1", 3).contains(r#""ganger":"turn""#),
+        "round 3 ran cold"
+    );
+    w.configure(WARM);
+    let fourth = world
+        .ganger(&["fix", "w1", "--message", "write the fourth file", "--json"])
+        .json();
+    assert_eq!(fourth["status"], "done", "{fourth:#}");
+    assert_eq!(fourth["session"], session.as_str());
+    assert!(w.stream("w1", 4).contains(r#""ganger":"turn""#));
+    let agents = w.warm_agents();
+    assert_eq!(agents.len(), 1, "{agents:#?}");
+    assert_ne!(agents[0]["host_pid"], host, "a new process");
+    let last =
+        w.1.requests()
+            .into_iter()
+            .rfind(|r| r.conversation.is_some())
+            .unwrap();
+    let prompts: Vec<String> = last
+        .conversation
+        .as_ref()
+        .map(|c| c.prompts().into_iter().map(str::to_owned).collect())
+        .unwrap_or_default();
+    for earlier in ["first", "second", "third", "fourth"] {
+        assert!(
+            prompts
+                .iter()
+                .any(|p| p.contains(&format!("write the {earlier} file"))),
+            "the model saw {prompts:?}"
+        );
+    }
+    for file in ["one.txt", "two.txt", "three.txt", "four.txt"] {
+        assert!(world.worktree("w1").join(file).is_file(), "{file}");
+    }
+    let old = host.as_i64().unwrap();
+    assert!(wait_until(Duration::from_secs(10), || {
+        !std::path::Path::new(&format!("/proc/{old}")).exists()
+    }));
+}
+
+#[test]
+fn ganger_answers_claudes_tool_questions_refusals_are_logged_and_nothing_is_written() {
+    let outside = tempfile::tempdir().unwrap();
+    let outside_file = outside.path().join("escaped.txt");
+    let outside_text = outside_file.to_string_lossy().into_owned();
+    let w = Warm::new(
+        |_| {
+            Script::new()
+                .turn(
+                    Turn::tool(
+                        "Bash",
+                        json!({"command": "git push origin main > pushed.txt", "description": "push"}),
+                    )
+                    .when("push it"),
+                )
+                .text("I could not push.")
+                .turn(
+                    Turn::tool(
+                        "Write",
+                        json!({"file_path": outside_text, "content": "out\n"}),
+                    )
+                    .when("write outside"),
+                )
+                .text("I could not write there.")
+        },
+        "[warm]\ndefault = true\n\n[permissions]\ndeny = [\"execute:git push*\"]\n",
+    );
+    let world = &w.0;
+    let report = world
+        .ganger(&["start", "p1", "--message", "push it", "--json"])
+        .json();
+    assert_eq!(report["status"], "failed", "{report:#}");
+    let reason = report["reason"].as_str().unwrap();
+    assert!(
+        reason.contains("refused by ganger") && reason.contains("git push"),
+        "{reason}"
+    );
+    assert!(!world.worktree("p1").join("pushed.txt").exists());
+    let log = w.stream("p1", 1);
+    let decision: Value = log
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .find(|v| v["ganger"] == "permission")
+        .unwrap_or_else(|| panic!("no decision in {log}"));
+    assert_eq!(decision["decision"], "deny");
+    assert_eq!(decision["tool"], "Bash");
+    assert_eq!(decision["kind"], "execute");
+    assert!(
+        decision["rule"].as_str().unwrap().contains("[permissions]"),
+        "{decision}"
+    );
+    // The model was told why (Claude gives the refusal as the call's result).
+    let told = w.1.requests().iter().any(|r| {
+        r.body.as_ref().is_some_and(|b| {
+            b.to_string()
+                .contains("refused by ganger (deny \\\"execute:git push*\\\"")
+        })
+    });
+    assert!(told, "the model was not told ganger's reason");
+
+    let report = world
+        .ganger(&["fix", "p1", "--message", "write outside", "--json"])
+        .json();
+    assert_eq!(report["status"], "failed", "{report:#}");
+    assert!(
+        report["reason"]
+            .as_str()
+            .unwrap()
+            .contains("outside the worktree"),
+        "{report:#}"
+    );
+    assert!(!outside_file.exists());
+}
