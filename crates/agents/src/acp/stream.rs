@@ -118,7 +118,8 @@ impl StreamParser for AcpStream {
 }
 
 /// A round's stream read by whichever parser wrote it: a warm round's opens with ganger's
-/// `turn` line and is read as ACP; any other is the agent's own (`cold`). For readers of a
+/// `turn` line and is read by the agent's warm reader (ACP's, or its cold one with ganger's
+/// lines taken out); any other is the agent's own (`cold`). For readers of a
 /// stored round (`ganger log`, a summary rebuilt from the stream) that do not know how it ran.
 pub struct WarmOrCold {
     cold: Option<Box<dyn StreamParser>>,
