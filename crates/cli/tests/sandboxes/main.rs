@@ -1,7 +1,8 @@
 //! The sandbox suite: for `bwrap` and `docker` and every agent, the real pinned CLI against
 //! the scripted model on the host's loopback, in a real git repository: a round and a resumed
 //! fix, writes outside the worktree that fail, secrets the worker cannot read, a cancelled
-//! round that leaves nothing behind; and, with a plain command, `--network none`.
+//! round that leaves nothing behind; the same round and fix with the agent kept warm (in
+//! bubblewrap); and, with a plain command, `--network none`.
 //! Test names are `SANDBOX::AGENT::SCENARIO`.
 //!
 //! Under `CI=true` a missing engine fails the test; elsewhere the test says it is skipped.
@@ -47,8 +48,28 @@ macro_rules! agents {
     )*};
 }
 
+/// The agents with a warm mode, kept warm in the sandbox: the warm agent is started in it as
+/// a cold round's agent is, and the same round and fix are confined the same way.
+macro_rules! warm_agents {
+    ($sandbox:ident: $($module:ident = $agent:literal),* $(,)?) => {$(
+        mod $module {
+            #[test]
+            fn round_fix_and_confinement() {
+                crate::scenarios::round_fix_and_confinement(
+                    stringify!($sandbox),
+                    crate::dialect::warm($agent),
+                );
+            }
+        }
+    )*};
+}
+
 mod bwrap {
     agents!(bwrap: opencode, claude, codex, gemini, qwen);
+    // Not Gemini CLI yet: kept warm, its own workspace guard refuses the round's escaping
+    // write by the file tool (which fails the round), where the cold round's write fails
+    // against the sandbox and the round goes on.
+    warm_agents!(bwrap: opencode_warm = "opencode", claude_warm = "claude", qwen_warm = "qwen");
 
     #[test]
     fn network_none_reaches_nothing() {

@@ -31,7 +31,10 @@ fn setup(d: Dialect, sandbox: &str, script: impl FnOnce(&Path) -> Script) -> Set
     image_for(sandbox, d.agent);
     let world = World::new(env!("CARGO_BIN_EXE_ganger").as_ref());
     let llm = FakeLlm::start(script(world.root())).unwrap();
-    let extra = format!("\n[sandbox]\ndefault = {sandbox:?}\n");
+    let mut extra = format!("\n[sandbox]\ndefault = {sandbox:?}\n");
+    if d.warm {
+        extra.push_str("\n[warm]\ndefault = true\n");
+    }
     world.write(
         "ganger.toml",
         &agent_toml(d.agent, &llm.root_url(), LIMITS, &extra),
@@ -155,6 +158,45 @@ pub fn round_fix_and_confinement(sandbox: &str, d: Dialect) {
         !sent.contains("ref: refs/heads/main"),
         "the worker read the main .git"
     );
+    if d.warm {
+        // Both rounds went to the warm agent, which ran in the sandbox (another mount
+        // namespace than ours: bubblewrap's).
+        for round in [1, 2] {
+            let stream = std::fs::read_to_string(
+                s.world
+                    .root()
+                    .join(format!("repo/.ganger/tasks/t1/round-{round}.jsonl")),
+            )
+            .unwrap();
+            let opening = stream.lines().next().unwrap_or_default();
+            assert!(
+                opening.contains(r#""ganger":"turn""#),
+                "round {round} did not run warm: {opening:.300}"
+            );
+        }
+        let listed = s.world.ganger(&["warm", "list", "--json"]).json();
+        let marker = format!(
+            "GANGER_ROUND={}",
+            listed["agents"][0]["token"].as_str().unwrap()
+        );
+        let namespace = |pid: &str| std::fs::read_link(format!("/proc/{pid}/ns/mnt")).ok();
+        let comm =
+            |pid: i32| std::fs::read_to_string(format!("/proc/{pid}/comm")).unwrap_or_default();
+        let agent: Vec<i32> = ganger_test_support::living_pids_with_env(&marker)
+            .into_iter()
+            .filter(|pid| comm(*pid).trim() != "bwrap")
+            .collect();
+        assert!(!agent.is_empty(), "no process of the warm agent");
+        for pid in agent {
+            assert_ne!(
+                namespace(&pid.to_string()),
+                namespace("self"),
+                "the warm agent's {} runs outside the sandbox",
+                comm(pid).trim()
+            );
+        }
+        s.world.ganger(&["warm", "stop", "--all"]).expect_code(0);
+    }
     // A docker round's variables file lives on /dev/shm only while its round starts.
     for report in [&first, &second] {
         let dir = format!("/dev/shm/ganger-{}", report["token"].as_str().unwrap());

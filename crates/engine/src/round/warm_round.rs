@@ -91,6 +91,7 @@ pub(super) fn run_warm_agent(
             read_only: permission == Permission::ReadOnly,
             worktree: input.task.worktree.clone(),
             rules: ws.config.permissions.clone(),
+            sandboxed: TaskSandbox::of(ws, &input.task).is_ok_and(|s| s.isolates()),
         },
         round: input.round.number,
         can_load: adapter.warm_loads_sessions(),

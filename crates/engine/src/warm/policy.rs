@@ -2,7 +2,9 @@
 //! (ACP's `session/request_permission`), and ganger answers from the round's policy. In
 //! order: a `deny` rule of `[permissions]` in `ganger.toml` that matches refuses; an `allow`
 //! rule that matches allows; a read-only round is refused edits, deletions, moves and
-//! commands; a change of a path outside the worktree is refused; anything else is allowed.
+//! commands; a change of a path outside the worktree is refused (unless a sandbox confines
+//! the round's writes: then the sandbox refuses it, as in a cold round); anything else is
+//! allowed.
 //! Each decision names the rule that made it, for the round's log.
 
 use crate::config::PermissionRules;
@@ -17,6 +19,11 @@ pub struct Policy {
     pub read_only: bool,
     pub worktree: PathBuf,
     pub rules: PermissionRules,
+    /// The round runs in a sandbox that confines the agent's writes itself (bubblewrap): as
+    /// in a cold round there, a path outside the worktree is the sandbox's to refuse (the
+    /// tool fails), not ganger's.
+    #[serde(default)]
+    pub sandboxed: bool,
 }
 
 /// A decision and the rule that made it.
@@ -58,7 +65,8 @@ impl Policy {
                 rule: format!("a read-only round may not {kind}"),
             };
         }
-        if kind != "execute"
+        if !self.sandboxed
+            && kind != "execute"
             && kind != "fetch"
             && kind != "read"
             && let Some(outside) = ask.paths.iter().find(|p| !self.inside(p))
@@ -171,6 +179,7 @@ mod tests {
                 allow: allow.iter().map(|r| r.to_string()).collect(),
                 deny: deny.iter().map(|r| r.to_string()).collect(),
             },
+            sandboxed: false,
         }
     }
 
@@ -194,6 +203,13 @@ mod tests {
         let refused = p.decide(&outside);
         assert!(!refused.allow);
         assert!(refused.rule.contains("outside the worktree"));
+        let sandboxed = Policy {
+            sandboxed: true,
+            ..p.clone()
+        };
+        assert!(sandboxed.decide(&outside).allow, "the sandbox refuses it");
+        let push_ask = ask("execute", json!({"command": "git push"}), &[]);
+        assert!(!sandboxed.decide(&push_ask).allow, "rules still hold");
 
         let ro = policy(true, &["execute:cargo test*"], &[]);
         assert!(!ro.decide(&inside).allow);
