@@ -20,6 +20,10 @@ use std::time::Duration;
 use tokio::io::AsyncWriteExt;
 use tokio::signal::unix::{SignalKind, signal};
 
+/// How long after a container's output closed its exit may take to reach the wait sent before
+/// it started, before ganger asks again.
+const EXIT_SEEN_WITHIN: Duration = Duration::from_secs(3);
+
 /// Everything about a round's container. Nothing secret: the keys reach the container
 /// through a file on a memory-backed mount, never through this configuration (Docker keeps
 /// a container's environment on disk).
@@ -133,12 +137,17 @@ impl Docker {
         let mut output = attached.output;
         let mut writer = attached.input;
         // Waiting starts before the container does: with AutoRemove, a wait that begins after
-        // a quick exit could find the container already gone.
+        // a quick exit could find the container already gone, and a `next-exit` wait sent
+        // after the exit waits for an exit that never comes (a round then ran to its wall
+        // clock). bollard's request goes out only when polled: the wait is a task of its own,
+        // which the runtime runs while this one waits for the start.
         let wait = WaitContainerOptionsBuilder::default()
             .condition("next-exit")
             .build();
-        let mut exited = self.api.wait_container(&spec.name, Some(wait));
-        let first = exited.next();
+        let (api, name) = (self.api.clone(), spec.name.clone());
+        let mut first =
+            tokio::spawn(async move { api.wait_container(&name, Some(wait)).next().await });
+        tokio::task::yield_now().await;
         self.api.start_container(&spec.name, None).await?;
         let feeding = async move {
             if let Some(bytes) = input {
@@ -174,7 +183,23 @@ impl Docker {
                 () = &mut feeding => {}
             }
         }
-        let code = match first.await {
+        // The output closed: the container has exited or is exiting. Should the early wait
+        // still have missed the exit, a `not-running` wait answers at once for a container
+        // that stopped (and waits for one that closed its output but runs on).
+        let waited = match tokio::time::timeout(EXIT_SEEN_WITHIN, &mut first).await {
+            Ok(Ok(waited)) => waited,
+            Ok(Err(_)) | Err(_) => {
+                first.abort();
+                let stopped = WaitContainerOptionsBuilder::default()
+                    .condition("not-running")
+                    .build();
+                self.api
+                    .wait_container(&spec.name, Some(stopped))
+                    .next()
+                    .await
+            }
+        };
+        let code = match waited {
             Some(Ok(response)) => response.status_code,
             Some(Err(bollard::errors::Error::DockerContainerWaitError { code, .. })) => code,
             Some(Err(other)) => return Err(other.into()),
