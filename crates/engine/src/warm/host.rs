@@ -344,10 +344,12 @@ fn begin_turn(
         }
     };
     let _ = conn.set_read_timeout(None);
-    let session = match match kind {
+    // An ACP agent makes or loads the session; a stream-json one is in its own.
+    let chosen = match kind {
         WarmProtocol::Acp => ensure_session(agent, received, &request, info),
         WarmProtocol::StreamJsonControl => own_session(&request, info),
-    } {
+    };
+    let session = match chosen {
         Ok(session) => session,
         Err(e) => {
             // Nothing ran: the round host runs the round cold instead.
