@@ -48,10 +48,11 @@ fn continues_live(
     input: &RoundInput,
     adapter: &dyn Adapter,
 ) -> bool {
-    let Some(info) = live(ws, store, &input.task.slug) else {
-        return true;
-    };
     let stream_json = adapter.warm_protocol() == WarmProtocol::StreamJsonControl;
+    let Some(info) = live(ws, store, &input.task.slug) else {
+        // A new process: an ACP agent that cannot load sessions starts only new ones.
+        return stream_json || input.round.session_before.is_none();
+    };
     match &input.round.session_before {
         // An ACP agent makes a new session in the process it has.
         None if !stream_json => return true,
