@@ -46,14 +46,14 @@ fn ganger_events(what: &str, value: &Value) -> Vec<Event> {
     }
 }
 
+/// What every ganger line holds, and an agent's line only inside a string (then escaped).
+const MARK: &[u8] = b"\"ganger\":\"";
+
 /// ganger's line, when `line` is one: its `ganger` member and the whole value.
 fn ganger_line(line: &[u8]) -> Option<(String, Value)> {
     // A quick look spares parsing the agent's lines twice: ganger's hold its key, and have no
     // `type` (every line of the agent's has one).
-    let key = format!("\"{GANGER_KEY}\":\"");
-    if !line.windows(key.len()).any(|w| w == key.as_bytes()) {
-        return None;
-    }
+    memchr::memmem::find(line, MARK)?;
     let value: Value = serde_json::from_slice(line).ok()?;
     if value.get("type").is_some() {
         return None;
@@ -62,21 +62,25 @@ fn ganger_line(line: &[u8]) -> Option<(String, Value)> {
     Some((what, value))
 }
 
+fn parsed((what, value): (String, Value)) -> ParsedLine {
+    ParsedLine {
+        events: ganger_events(&what, &value),
+        kind: Some(format!("ganger.{what}")),
+    }
+}
+
 impl StreamParser for GangerLines {
     fn parse_line(&mut self, line: &[u8]) -> ParsedLine {
         match ganger_line(line) {
-            Some((what, value)) => ParsedLine {
-                events: ganger_events(&what, &value),
-                kind: Some(format!("ganger.{what}")),
-            },
+            Some(ganger) => parsed(ganger),
             None => self.agent.parse_line(line),
         }
     }
 
     fn feed(&mut self, line: &[u8], summary: &mut RoundSummary) -> Feed {
         match ganger_line(line) {
-            Some(_) => {
-                let parsed = self.parse_line(line);
+            Some(ganger) => {
+                let parsed = parsed(ganger);
                 parsed.fold_into(summary);
                 Feed {
                     progress: parsed.is_progress(),
@@ -91,6 +95,11 @@ impl StreamParser for GangerLines {
 mod tests {
     use super::*;
     use crate::summarize_stream;
+
+    #[test]
+    fn the_mark_is_the_key() {
+        assert_eq!(MARK, format!("\"{GANGER_KEY}\":\"").as_bytes());
+    }
 
     #[test]
     fn ganger_lines_become_events_and_the_agents_go_to_its_reader() {

@@ -28,11 +28,12 @@ const MAX_RETRIES: &str = "2";
 /// The tools a read-only round withholds: every tool that writes files, and the shell.
 const WRITING_TOOLS: [&str; 5] = ["Write", "Edit", "MultiEdit", "NotebookEdit", "Bash"];
 
+/// How every headless round's command line starts.
+pub(super) const HEADLESS: [&str; 4] = ["-p", "--output-format", "stream-json", "--verbose"];
+
 /// The command for one round.
 pub fn plan(request: &RoundRequest<'_>) -> Result<CommandPlan, PlanError> {
-    let mut args: Vec<String> = ["-p", "--output-format", "stream-json", "--verbose"]
-        .map(String::from)
-        .to_vec();
+    let mut args: Vec<String> = HEADLESS.map(String::from).to_vec();
     let named = request.session.is_none();
     if named {
         // Named up front: Claude writes the session (the prompt in it) before the model

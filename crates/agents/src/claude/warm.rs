@@ -40,8 +40,12 @@ pub fn warm_plan(request: &RoundRequest<'_>) -> Result<CommandPlan, PlanError> {
         .iter()
         .position(|a| a == "--permission-mode")
         .unwrap_or(cold.args.len());
-    // The cold plan starts with its own `-p --output-format stream-json --verbose`.
-    args.extend(cold.args[..kept].iter().skip(4).cloned());
+    // After the cold plan's own headless options.
+    args.extend(
+        cold.args[super::command::HEADLESS.len()..kept]
+            .iter()
+            .cloned(),
+    );
     args.extend(
         [
             "--permission-mode",

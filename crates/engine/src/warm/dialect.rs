@@ -13,8 +13,10 @@ use serde_json::Value;
 
 /// What one line of the agent is to the host during a turn.
 pub(crate) enum Seen {
-    /// The turn is over (ACP: the prompt's answer; stream-json: the `result` line).
-    TurnEnded,
+    /// The turn is over (ACP: the prompt's answer; stream-json: the `result` line);
+    /// `answered` when it is ACP's successful answer, which some agents leave without the
+    /// turn's tokens (the host gives them first).
+    TurnEnded { answered: bool },
     /// The agent asks whether a tool may run; [`answer`] says how to reply.
     Ask(PermissionAsk, Asker),
     /// Another request of the agent: this answer refuses it.
@@ -51,13 +53,18 @@ pub(crate) fn see(kind: WarmProtocol, line: &[u8], prompt_id: u64) -> (Seen, boo
                         None => Seen::Other,
                     }
                 }
-                Some(Incoming::Response { id: Some(id), .. }) if id == prompt_id => Seen::TurnEnded,
+                Some(Incoming::Response {
+                    id: Some(id),
+                    result,
+                }) if id == prompt_id => Seen::TurnEnded {
+                    answered: result.is_ok(),
+                },
                 _ => Seen::Other,
             };
             (seen, true)
         }
         WarmProtocol::StreamJsonControl => match control::classify(line) {
-            control::Line::Result => (Seen::TurnEnded, true),
+            control::Line::Result => (Seen::TurnEnded { answered: false }, true),
             control::Line::Stream => (Seen::Other, true),
             control::Line::Ask { request_id, ask } => {
                 (Seen::Ask(ask, Asker::Control(request_id)), false)
@@ -68,14 +75,6 @@ pub(crate) fn see(kind: WarmProtocol, line: &[u8], prompt_id: u64) -> (Seen, boo
             control::Line::Answer => (Seen::Other, false),
         },
     }
-}
-
-/// Whether the turn's answer is the line whose tokens the host must give first (ACP's prompt
-/// response, which some agents leave without the turn's tokens).
-pub(crate) fn is_prompt_answer(kind: WarmProtocol, line: &[u8], prompt_id: u64) -> bool {
-    kind == WarmProtocol::Acp
-        && matches!(protocol::classify(line),
-            Some(Incoming::Response { id: Some(id), result: Ok(_) }) if id == prompt_id)
 }
 
 /// The reply to a permission question.

@@ -494,13 +494,13 @@ fn on_agent_line(
     info: &mut WarmAgentInfo,
     usage: &TurnUsage,
 ) -> std::result::Result<bool, String> {
+    let (seen, streamed) = dialect::see(usage.kind, line, turn.prompt_id);
     // The turn's tokens go just before the answer that ends it.
-    if dialect::is_prompt_answer(usage.kind, line, turn.prompt_id)
+    if matches!(seen, Seen::TurnEnded { answered: true })
         && let Some(tokens) = usage.line(turn)
     {
         ganger_line(&mut turn.conn, tokens);
     }
-    let (seen, streamed) = dialect::see(usage.kind, line, turn.prompt_id);
     if streamed {
         pass_on(&mut turn.conn, line);
     }
@@ -520,7 +520,7 @@ fn on_agent_line(
             info.cost = Some(cost);
             return Ok(false);
         }
-        Seen::TurnEnded => {
+        Seen::TurnEnded { .. } => {
             let _ = turn.conn.shutdown(std::net::Shutdown::Both);
             return Ok(true);
         }
