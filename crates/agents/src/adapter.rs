@@ -387,6 +387,11 @@ pub trait Adapter: Send + Sync {
     fn warm_loads_sessions(&self) -> bool {
         self.warm_protocol() == WarmProtocol::Acp
     }
+    /// Whether this agent's tasks are warm unless `--cold` or `[warm] default` says otherwise:
+    /// its warm mode passes every scenario of the conformance suite (the README's warm column).
+    fn warm_by_default(&self) -> bool {
+        false
+    }
     /// How ganger speaks to this agent kept warm.
     fn warm_protocol(&self) -> WarmProtocol {
         WarmProtocol::Acp

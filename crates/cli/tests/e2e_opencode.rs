@@ -218,6 +218,20 @@ fn detach_then_wait_and_a_wait_that_times_out() {
 
 #[test]
 fn a_killed_host_leaves_nothing_running_and_the_fix_resumes_the_session() {
+    killed_host(&[]);
+}
+
+/// The same with the agent started for the round, not kept warm.
+#[test]
+fn a_killed_host_of_a_cold_round_leaves_nothing_running_and_the_fix_resumes_the_session() {
+    killed_host(&["--cold"]);
+}
+
+/// The round's host is killed (kill -9) while the agent runs a tool's command: the round is
+/// interrupted, the command does not outlive it, and the next round resumes the session. By
+/// default OpenCode is kept warm: the host is then the round's, and its warm agent is told to
+/// stop the turn.
+fn killed_host(mode: &[&str]) {
     // Round 1 starts a long tool command (in its own session, as OpenCode runs them).
     let script = Script::new()
         .turn(
@@ -237,25 +251,28 @@ fn a_killed_host_leaves_nothing_running_and_the_fix_resumes_the_session() {
         )
         .text("Resumed. {{history}}");
     let (world, llm) = world(script, "", "");
-    world
-        .ganger(&[
-            "start",
-            "t3",
-            "--message",
-            "run the long command",
-            "--detach",
-        ])
-        .expect_code(0);
+    let mut start = vec![
+        "start",
+        "t3",
+        "--message",
+        "run the long command",
+        "--detach",
+    ];
+    start.extend(mode);
+    world.ganger(&start).expect_code(0);
     let running = world.ganger(&["status", "t3", "--json"]).json();
     let host = running["host_pid"].as_i64().unwrap() as i32;
     let marker = format!("GANGER_ROUND={}", running["token"].as_str().unwrap());
-    // Wait until the tool's `sleep` runs: the agent and its child are up.
-    assert!(wait_until(Duration::from_secs(90), || {
-        living_pids_with_env(&marker).iter().any(|pid| {
+    // The tool's `sleep`, run by the agent (a warm agent's processes are not the round's).
+    let world_marker = format!("HOME={}", world.home.display());
+    let sleeping = || {
+        living_pids_with_env(&world_marker).into_iter().any(|pid| {
             std::fs::read_to_string(format!("/proc/{pid}/cmdline"))
                 .is_ok_and(|c| c.starts_with("sleep"))
         })
-    }));
+    };
+    // Wait until the tool's `sleep` runs: the agent and its child are up.
+    assert!(wait_until(Duration::from_secs(90), sleeping));
     let session = llm
         .requests()
         .iter()
@@ -291,6 +308,10 @@ fn a_killed_host_leaves_nothing_running_and_the_fix_resumes_the_session() {
             .is_empty()),
         "processes of the round survived: {:?}",
         living_pids_with_env(&marker)
+    );
+    assert!(
+        wait_until(Duration::from_secs(20), || !sleeping()),
+        "the tool's command outlived its round"
     );
     assert_eq!(report["session"], session.as_str());
 
@@ -384,13 +405,19 @@ fn an_unavailable_model_exits_3_naming_the_closest_and_creates_nothing() {
 fn a_model_answering_500_is_a_failure_with_its_cause() {
     let script = Script::new().turn(Turn::fault(Fault::Http500).retry_after_ms(0));
     let (world, _llm) = world(script, "", "");
-    let run = world.ganger(&["start", "t6", "--message", "anything", "--json"]);
-    run.expect_code(1);
-    let report = run.json();
-    assert_eq!(report["status"], "failed");
-    let reason = report["reason"].as_str().unwrap();
-    assert!(reason.contains("500"), "{reason}");
-    assert_eq!(report["exit_code"], 1);
+    // Kept warm (OpenCode's default) no process ends, so there is no exit code; cold,
+    // OpenCode exits 1.
+    for (slug, mode, exit_code) in [("t6", None, Value::Null), ("t6c", Some("--cold"), json!(1))] {
+        let mut args = vec!["start", slug, "--message", "anything", "--json"];
+        args.extend(mode);
+        let run = world.ganger(&args);
+        run.expect_code(1);
+        let report = run.json();
+        assert_eq!(report["status"], "failed");
+        let reason = report["reason"].as_str().unwrap();
+        assert!(reason.contains("500"), "{reason}");
+        assert_eq!(report["exit_code"], exit_code, "{report:#}");
+    }
 }
 
 #[test]
@@ -430,7 +457,9 @@ fn a_permission_set_to_ask_is_a_failure_not_a_success() {
         "",
         "[agents.opencode.config.permission]\nedit = \"ask\"\n",
     );
-    let run = world.ganger(&["start", "t8", "--message", "write x", "--json"]);
+    // Cold: OpenCode's own question ends its run. (Kept warm, the question comes to ganger,
+    // which answers it from the round's policy: docs/warm.md.)
+    let run = world.ganger(&["start", "t8", "--message", "write x", "--cold", "--json"]);
     run.expect_code(1);
     let report = run.json();
     assert_eq!(report["status"], "failed", "{report:#}");

@@ -54,7 +54,7 @@ fn world(extra: &str) -> World {
     world
 }
 
-/// A world whose agent is [`SCRIPTED_AGENT`].
+/// A world whose agent is [`SCRIPTED_AGENT`], cold (it speaks no ACP).
 fn scripted_world(extra: &str) -> World {
     use std::os::unix::fs::PermissionsExt;
     let world = World::new(env!("CARGO_BIN_EXE_ganger").as_ref());
@@ -64,7 +64,8 @@ fn scripted_world(extra: &str) -> World {
     world.write(
         "ganger.toml",
         &format!(
-            "[defaults]\nmodel = \"mock/scripted\"\n\n[agents.opencode]\ncommand = {}\n{extra}\n",
+            "[defaults]\nmodel = \"mock/scripted\"\n\n[warm]\ndefault = false\n\n\
+             [agents.opencode]\ncommand = {}\n{extra}\n",
             serde_json::to_string(&program.to_string_lossy()).unwrap()
         ),
     );

@@ -227,3 +227,141 @@ fn ganger_answers_claudes_tool_questions_refusals_are_logged_and_nothing_is_writ
     );
     assert!(!outside_file.exists());
 }
+
+/// The person's side of `ganger attach`, for a test: Claude's interactive form is given each
+/// line typed as a headless turn of its own (`claude -p --resume SESSION ... LINE`) in the
+/// session; every other call goes to the real Claude Code.
+const PERSON: &str = r#"#!/bin/bash
+for arg in "$@"; do [ "$arg" = -p ] && exec "$REAL_CLAUDE" "$@"; done
+while IFS= read -r line; do
+  "$REAL_CLAUDE" -p --output-format json "$@" -- "$line" < /dev/null > /dev/null || exit 1
+done
+"#;
+
+#[test]
+fn attach_stops_the_warm_agent_and_the_next_round_sees_the_persons_turns() {
+    use std::io::Write;
+    use std::os::unix::fs::PermissionsExt;
+    let w = Warm::new(|_| Script::new().default_answer("Noted."), WARM);
+    let world = &w.0;
+    let person = world.root().join("claude-person");
+    std::fs::write(&person, PERSON).unwrap();
+    std::fs::set_permissions(&person, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let real = ganger_test_support::agent_program("claude");
+    let toml = std::fs::read_to_string(world.repo.join("ganger.toml")).unwrap();
+    let quoted = |p: &std::path::Path| serde_json::to_string(&p.to_string_lossy()).unwrap();
+    assert!(
+        toml.contains(&quoted(&real)) && toml.contains("[agents.claude.env]\n"),
+        "{toml}"
+    );
+    world.write(
+        "ganger.toml",
+        &toml.replace(&quoted(&real), &quoted(&person)).replace(
+            "[agents.claude.env]\n",
+            &format!("[agents.claude.env]\nREAL_CLAUDE = {}\n", quoted(&real)),
+        ),
+    );
+
+    let first = world
+        .ganger(&["start", "a1", "--message", "the first round", "--json"])
+        .json();
+    assert_eq!(first["status"], "done", "{first:#}");
+    assert_eq!(w.warm_agents().len(), 1);
+
+    let mut attach = world.command(&["attach", "a1"]);
+    attach
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    #[expect(
+        clippy::disallowed_methods,
+        reason = "the test plays the person at the terminal"
+    )]
+    let mut attached = attach.spawn().unwrap();
+    let mut stdin = attached.stdin.take().unwrap();
+    stdin.write_all(b"a turn typed by hand\n").unwrap();
+    drop(stdin);
+    let done = ganger_test_support::Run::from(attached.wait_with_output().unwrap());
+    done.expect_code(0);
+    assert!(
+        done.stdout.contains("stopped a1's warm agent"),
+        "{}",
+        done.stdout
+    );
+    assert!(w.warm_agents().is_empty());
+
+    let second = world
+        .ganger(&["fix", "a1", "--message", "the second round", "--json"])
+        .json();
+    assert_eq!(second["status"], "done", "{second:#}");
+    assert_eq!(second["session"], first["session"]);
+    assert!(
+        w.stream("a1", 2).contains(r#""ganger":"turn""#),
+        "round 2 ran warm"
+    );
+    let last =
+        w.1.requests()
+            .into_iter()
+            .rfind(|r| r.conversation.is_some())
+            .unwrap();
+    let prompts: Vec<String> = last
+        .conversation
+        .as_ref()
+        .map(|c| c.prompts().into_iter().map(str::to_owned).collect())
+        .unwrap_or_default();
+    let position = |text: &str| prompts.iter().position(|p| p.contains(text));
+    assert!(
+        position("the first round") < position("a turn typed by hand")
+            && position("a turn typed by hand") < position("the second round")
+            && position("the first round").is_some(),
+        "the model saw {prompts:?}"
+    );
+}
+
+#[test]
+fn a_round_on_another_model_gets_an_agent_of_its_own_in_the_same_session() {
+    let w = Warm::new(|_| Script::new().default_answer("Noted."), WARM);
+    let world = &w.0;
+    let first = world
+        .ganger(&["start", "m1", "--message", "on the first model", "--json"])
+        .json();
+    assert_eq!(first["status"], "done", "{first:#}");
+    let host = w.warm_agents()[0]["host_pid"].clone();
+    let second = world
+        .ganger(&[
+            "fix",
+            "m1",
+            "--message",
+            "on another model",
+            "-m",
+            "claude-other-model",
+            "--json",
+        ])
+        .json();
+    assert_eq!(second["status"], "done", "{second:#}");
+    assert_eq!(second["session"], first["session"]);
+    assert!(
+        w.stream("m1", 2).contains(r#""ganger":"turn""#),
+        "round 2 ran warm"
+    );
+    let agents = w.warm_agents();
+    assert_eq!(agents.len(), 1, "{agents:#?}");
+    assert_ne!(agents[0]["host_pid"], host, "a new agent for the new model");
+    assert_eq!(agents[0]["model"], "claude-other-model");
+    let last =
+        w.1.requests()
+            .into_iter()
+            .rfind(|r| r.conversation.is_some())
+            .unwrap();
+    let body = last.body.unwrap();
+    assert_eq!(body["model"], "claude-other-model", "{body}");
+    let prompts: Vec<String> = last
+        .conversation
+        .as_ref()
+        .map(|c| c.prompts().into_iter().map(str::to_owned).collect())
+        .unwrap_or_default();
+    assert!(
+        prompts.iter().any(|p| p.contains("on the first model")),
+        "the model saw {prompts:?}"
+    );
+}

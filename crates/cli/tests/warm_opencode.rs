@@ -345,6 +345,49 @@ fn a_killed_warm_host_leaves_nothing_running_and_the_next_round_resumes_the_sess
     world.ganger(&["warm", "stop", "--all"]).expect_code(0);
 }
 
+/// The first line of a round's stream: a warm round's opens with the warm host's `turn`.
+fn opening(world: &World, slug: &str) -> Value {
+    let path = world
+        .root()
+        .join(format!("repo/.ganger/tasks/{slug}/round-1.jsonl"));
+    let stream = std::fs::read_to_string(path).unwrap();
+    serde_json::from_str(stream.lines().next().unwrap()).unwrap()
+}
+
+#[test]
+fn opencode_is_warm_unless_told_otherwise() {
+    let (world, _llm) = world(Script::new().default_answer("Hello."), "");
+    for (slug, flag) in [("d1", None), ("d2", Some("--cold")), ("d3", Some("--warm"))] {
+        let mut args = vec!["start", slug, "--message", "say hello", "--json"];
+        args.extend(flag);
+        let report = world.ganger(&args).json();
+        assert_eq!(report["status"], "done", "{report:#}");
+    }
+    assert_eq!(opening(&world, "d1")["ganger"], "turn");
+    assert_ne!(opening(&world, "d2")["ganger"], "turn");
+    assert_eq!(opening(&world, "d3")["ganger"], "turn");
+    let slugs: Vec<Value> = warm_agents(&world)
+        .iter()
+        .map(|agent| agent["slug"].clone())
+        .collect();
+    assert_eq!(slugs, [json!("d1"), json!("d3")]);
+
+    world.write(
+        "ganger.toml",
+        &std::fs::read_to_string(world.repo.join("ganger.toml"))
+            .unwrap()
+            .replace(
+                "[agents.opencode]",
+                "[warm]\ndefault = false\n\n[agents.opencode]",
+            ),
+    );
+    let report = world
+        .ganger(&["start", "d4", "--message", "say hello", "--json"])
+        .json();
+    assert_eq!(report["status"], "done", "{report:#}");
+    assert_ne!(opening(&world, "d4")["ganger"], "turn");
+}
+
 #[test]
 fn the_idle_limit_stops_the_warm_agent() {
     let (world, _llm) = world(

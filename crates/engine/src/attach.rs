@@ -56,6 +56,15 @@ pub fn attach(
         lock.release();
         return Err(error);
     }
+    // A warm agent keeps the session it last served in memory and would not see the person's
+    // turns: it is stopped, and the next round's agent loads the session again (or runs cold).
+    if crate::warm::registry::host_alive(&*store, slug)
+        && crate::warm::registry::stop_warm(ws, &*store, slug)?
+    {
+        notices.notice(crate::notice::Notice::WarmStopped {
+            slug: slug.to_owned(),
+        });
+    }
     let keys = crate::keys::load_keys(&ws.config, &task.keys)?;
     let env = crate::agent_env::agent_environment(adapter, &ws.config, &plan, &keys);
     let args: Vec<OsString> = plan.args.iter().map(Into::into).collect();

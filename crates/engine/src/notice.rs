@@ -59,6 +59,9 @@ pub enum Notice {
     /// `--until-green` stopped before its next round: the task's (or its fleet's) budget is
     /// spent.
     BudgetSpent { slug: String, why: String },
+    /// The task's warm agent was stopped (before `attach`: it would not see the person's
+    /// turns); the next round's agent loads the session again.
+    WarmStopped { slug: String },
 }
 
 /// Where notices go.

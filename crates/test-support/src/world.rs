@@ -184,13 +184,15 @@ impl World {
     }
 
     /// Configures the stand-in `opencode` as the agent, with `defaults` added to `[defaults]`
-    /// and `extra` appended.
+    /// and `extra` appended. Its rounds are cold (`[warm] default = false`): the stand-in
+    /// speaks no ACP, so OpenCode's warm default would fail before every round.
     pub fn use_fake_agent(&self, defaults: &str, extra: &str) {
         let program = crate::agents::write_fake_opencode(self.root());
         self.write(
             "ganger.toml",
             &format!(
-                "[defaults]\nmodel = \"mock/scripted\"\n{defaults}\n\n[agents.opencode]\ncommand = {}\n{extra}\n",
+                "[defaults]\nmodel = \"mock/scripted\"\n{defaults}\n\n[warm]\ndefault = false\n\n\
+                 [agents.opencode]\ncommand = {}\n{extra}\n",
                 serde_json::to_string(&program.to_string_lossy()).unwrap()
             ),
         );

@@ -124,6 +124,9 @@ impl Adapter for Claude {
         Some(super::warm::warm_plan)
     }
 
+    fn warm_by_default(&self) -> bool {
+        true
+    }
     fn warm_protocol(&self) -> crate::WarmProtocol {
         crate::WarmProtocol::StreamJsonControl
     }

@@ -56,6 +56,9 @@ impl Adapter for Gemini {
     }
 
     /// Gemini's `session/load` can empty the session it loads (docs/agents/acp-measured.md).
+    fn warm_by_default(&self) -> bool {
+        true
+    }
     fn warm_loads_sessions(&self) -> bool {
         false
     }

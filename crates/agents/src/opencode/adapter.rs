@@ -74,6 +74,9 @@ impl Adapter for OpenCode {
         crate::opencode::turn_usage(env, session, since_ms)
     }
 
+    fn warm_by_default(&self) -> bool {
+        true
+    }
     fn warm_plan(&self) -> Option<WarmPlan> {
         Some(command::warm_plan)
     }

@@ -81,13 +81,22 @@ pub fn warm_plan(request: &RoundRequest<'_>) -> Result<CommandPlan, PlanError> {
     if config.as_object().is_some_and(|map| !map.is_empty()) {
         env.push((CONFIG_CONTENT_ENV.to_owned(), config.to_string()));
     }
-    env.push((PERMISSION_ENV.to_owned(), WARM.to_owned()));
+    // A read-only task's agent is not offered the tools it may not use (as cold); the rest
+    // it asks ganger about.
+    let permissions = match request.permission {
+        Permission::ReadOnly => WARM_READ_ONLY,
+        _ => WARM,
+    };
+    env.push((PERMISSION_ENV.to_owned(), permissions.to_owned()));
     Ok(CommandPlan::new(vec!["acp".into()], env, None))
 }
 
 /// Kept warm: OpenCode asks before every call that changes or reaches out; ganger answers.
 const WARM: &str =
     r#"{"edit":"ask","bash":"ask","webfetch":"ask","external_directory":"ask","doom_loop":"ask"}"#;
+
+/// Kept warm for a read-only task: [`READ_ONLY`]'s denials, and ganger asked about the rest.
+const WARM_READ_ONLY: &str = r#"{"edit":"deny","bash":"deny","webfetch":"deny","external_directory":"ask","doom_loop":"ask"}"#;
 
 /// The variable whose JSON OpenCode merges into its `permission` setting, over every file.
 pub const PERMISSION_ENV: &str = "OPENCODE_PERMISSION";
@@ -255,6 +264,14 @@ mod tests {
         let value: Value = serde_json::from_str(value).unwrap();
         assert_eq!(value["edit"], "deny");
         assert_eq!(value["bash"], "deny");
+        // Kept warm too: the tools are withheld, and ganger is asked about the rest.
+        let plan = warm_plan(&request).unwrap();
+        let (_, value) = plan.env.iter().find(|(k, _)| k == PERMISSION_ENV).unwrap();
+        let value: Value = serde_json::from_str(value).unwrap();
+        for tool in ["edit", "bash", "webfetch"] {
+            assert_eq!(value[tool], "deny", "{tool}");
+        }
+        assert_eq!(value["external_directory"], "ask");
     }
 
     #[test]

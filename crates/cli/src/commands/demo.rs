@@ -177,6 +177,8 @@ pub(crate) fn run(args: DemoArgs) -> Outcome {
             .and_then(|m| m.as_array())
             .map_or(0, Vec::len)
     ))?;
+    // OpenCode's rounds ran warm: its agent must not outlive the demo's scripted model.
+    let _ = engine.stop_warm(&[], true);
     let kept = if args.keep {
         let path = dir.keep();
         format!(

@@ -464,5 +464,8 @@ pub fn notice_line(notice: &Notice) -> String {
         Notice::BudgetSpent { slug, why } => {
             format!("stopped sending fix rounds to {slug}: {why}\n")
         }
+        Notice::WarmStopped { slug } => format!(
+            "stopped {slug}'s warm agent: the next round takes up the session as it is then\n"
+        ),
     }
 }

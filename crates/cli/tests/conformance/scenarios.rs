@@ -27,12 +27,13 @@ output = 8.0
 "#;
 
 /// The scenario's `ganger.toml`: the agent pointed at the scripted model with the limits, then
-/// `extra`, and for a warm dialect `[warm] default = true`.
+/// `extra`, and `[warm] default` as the dialect says (a cold column stays cold for the agents
+/// that are warm by default).
 fn scenario_toml(d: Dialect, url: &str, extra: &str) -> String {
     let warm = if d.warm {
         "\n[warm]\ndefault = true\n"
     } else {
-        ""
+        "\n[warm]\ndefault = false\n"
     };
     agent_toml(d.agent, url, LIMITS, &format!("{extra}{warm}"))
 }
@@ -273,10 +274,11 @@ pub fn read_only_refusal_is_listed(d: Dialect) {
         report["answer"], "The answer, without writing.",
         "{report:#}"
     );
-    // Codex's sandbox and Qwen's deny rules refuse the call, and the report lists it; the
-    // others withhold their writing tools in read-only, so the call is to an unknown tool.
+    // Codex's sandbox and Qwen's deny rules refuse the call, and so does ganger for an agent
+    // kept warm that asks it, and the report lists it; the others (and OpenCode kept warm)
+    // withhold their writing tools in read-only, so the call is to an unknown tool.
     let listed = report["rejections"].as_array().cloned().unwrap_or_default();
-    let refuses = matches!(d.agent, "codex" | "qwen") || d.warm;
+    let refuses = matches!(d.agent, "codex" | "qwen") || (d.warm && d.agent != "opencode");
     assert_eq!(!listed.is_empty(), refuses, "{report:#}");
 }
 

@@ -81,7 +81,8 @@ impl FleetWorld {
             &format!(
                 "[defaults]\nagent = \"command\"\nmodel = \"mock/scripted\"\ntimeout = \"120s\"\n\n\
                  [agents.command]\nargv = [{worker:?}, \"{{model}}\"]\nformat = \"text\"\nenv = {env}\n\n\
-                 [agents.opencode]\ncommand = {wrapper:?}\nenv = {env}\n",
+                 [agents.opencode]\ncommand = {wrapper:?}\nenv = {env}\n\n\
+                 [warm]\ndefault = false\n",
                 worker = worker.to_string_lossy(),
                 wrapper = wrapper.to_string_lossy(),
             ),

@@ -32,9 +32,11 @@ fn setup(d: Dialect, sandbox: &str, script: impl FnOnce(&Path) -> Script) -> Set
     let world = World::new(env!("CARGO_BIN_EXE_ganger").as_ref());
     let llm = FakeLlm::start(script(world.root())).unwrap();
     let mut extra = format!("\n[sandbox]\ndefault = {sandbox:?}\n");
-    if d.warm {
-        extra.push_str("\n[warm]\ndefault = true\n");
-    }
+    extra.push_str(if d.warm {
+        "\n[warm]\ndefault = true\n"
+    } else {
+        "\n[warm]\ndefault = false\n"
+    });
     world.write(
         "ganger.toml",
         &agent_toml(d.agent, &llm.root_url(), LIMITS, &extra),

@@ -53,9 +53,10 @@ pub struct Config {
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct WarmConfig {
-    /// Whether tasks are warm unless `--cold` says otherwise (agents without a warm mode run
-    /// cold in any case).
-    pub default: bool,
+    /// Whether tasks are warm unless `--cold` or `--warm` says otherwise; unset: warm for the
+    /// agents whose warm mode passes the whole conformance suite (OpenCode, Claude Code, Gemini
+    /// CLI), cold for the others. Agents without a warm mode run cold in any case.
+    pub default: Option<bool>,
     /// How long a warm agent may sit idle before it is stopped.
     pub idle: DurationSetting,
     /// How many warm agents of the repository may live at once (the least recently used
@@ -93,7 +94,7 @@ pub fn parse_size(text: &str) -> Option<u64> {
 impl Default for WarmConfig {
     fn default() -> Self {
         WarmConfig {
-            default: false,
+            default: None,
             idle: DurationSetting(Duration::from_secs(10 * 60)),
             max: 8,
             memory: None,

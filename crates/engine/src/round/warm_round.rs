@@ -23,19 +23,50 @@ use std::sync::{Arc, Mutex, mpsc};
 use std::time::{Duration, Instant};
 
 /// Whether `input`'s round goes to a warm agent: the task wants it (`--warm`, or `[warm]
-/// default`), its agent has a warm mode, its sandbox keeps one (not Docker yet: a container's
-/// life is tied to a round), and the round does not fork a session (a rewind).
+/// default`, or by default its agent's [`Adapter::warm_by_default`]), its agent has a warm
+/// mode, its sandbox keeps one (not Docker yet: a container's life is tied to a round), and
+/// the round does not fork a session (a rewind).
 pub(crate) fn wanted(
     ws: &Workspace,
     store: &dyn Liveness,
     input: &RoundInput,
     adapter: &dyn Adapter,
 ) -> bool {
-    input.task.warm.unwrap_or(ws.config.warm.default)
+    wants_warm(input.task.warm, ws.config.warm.default, adapter)
         && adapter.warm_plan().is_some()
         && input.round.fork_from.is_none()
         && TaskSandbox::of(ws, &input.task).is_ok_and(|s| s.keeps_warm_agents())
+        && started_alike(ws, store, input, adapter)
         && (adapter.warm_loads_sessions() || continues_live(ws, store, input, adapter))
+}
+
+/// Whether the task has no warm agent, or one started as this round would start it (same
+/// model and agent settings: `fix -m` or a pipeline role's effort change them). An idle one
+/// started otherwise is stopped, and the round starts a new one where it can take up the
+/// session (an agent that cannot load one, Gemini CLI, then runs the round cold).
+fn started_alike(
+    ws: &Workspace,
+    store: &dyn Liveness,
+    input: &RoundInput,
+    adapter: &dyn Adapter,
+) -> bool {
+    let Some(info) = live(ws, store, &input.task.slug) else {
+        return true;
+    };
+    if info.fingerprint == crate::warm::identity::fingerprint(ws, input) {
+        return true;
+    }
+    !info.busy
+        && crate::warm::stop_warm(ws, store, &input.task.slug).unwrap_or(false)
+        && (adapter.warm_loads_sessions()
+            || adapter.warm_protocol() == WarmProtocol::StreamJsonControl
+            || input.round.session_before.is_none())
+}
+
+/// Whether a task asks for warm rounds: its own `--warm`/`--cold`, else `[warm] default`, else
+/// its agent's default.
+pub(crate) fn wants_warm(task: Option<bool>, config: Option<bool>, adapter: &dyn Adapter) -> bool {
+    task.or(config).unwrap_or_else(|| adapter.warm_by_default())
 }
 
 /// Whether the round starts a new session or continues its warm agent's live one right after
@@ -176,7 +207,9 @@ pub(super) fn run_warm_agent(
     let guarded = permission == Permission::ReadOnly;
     let verdict = adapter.warm_verdict(&summary, exit, guarded);
     Ok(Ok(finish::Ended {
-        exit: Some(exit),
+        // No process ended: a warm round's report has no exit code (a failed turn is not
+        // "exit 0"), as a round whose agent never started has none.
+        exit: None,
         summary,
         stop,
         verdict: Some(verdict),
@@ -200,5 +233,37 @@ impl Followed for WarmTurn {
 
     fn activity(&self) -> ganger_sandbox::Activity {
         WarmTurn::activity(self)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::wants_warm;
+    use ganger_agents::{adapter, adapters};
+
+    #[test]
+    fn by_default_only_the_agents_whose_warm_mode_passes_the_conformance_suite_are_warm() {
+        let warm: Vec<&str> = adapters()
+            .iter()
+            .filter(|a| wants_warm(None, None, **a))
+            .map(|a| a.name())
+            .collect();
+        assert_eq!(warm, ["opencode", "claude", "gemini"]);
+        assert!(
+            adapters()
+                .iter()
+                .all(|a| !a.warm_by_default() || a.warm_plan().is_some())
+        );
+    }
+
+    #[test]
+    fn the_task_outranks_the_configuration_which_outranks_the_agent() {
+        let opencode = adapter("opencode").unwrap();
+        let qwen = adapter("qwen").unwrap();
+        assert!(!wants_warm(None, Some(false), opencode));
+        assert!(wants_warm(None, Some(true), qwen));
+        assert!(wants_warm(Some(true), Some(false), qwen));
+        assert!(!wants_warm(Some(false), Some(true), opencode));
+        assert!(!wants_warm(Some(false), None, opencode));
     }
 }

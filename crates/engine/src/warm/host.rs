@@ -16,7 +16,7 @@ use ganger_agents::acp::GANGER_KEY;
 use ganger_agents::acp::protocol;
 use ganger_store::now_ms;
 use serde_json::{Value, json};
-use std::io::{BufReader, Write};
+use std::io::{BufReader, IsTerminal, Read, Write};
 use std::os::unix::net::{UnixListener, UnixStream};
 use std::path::Path;
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
@@ -63,8 +63,15 @@ impl TurnUsage {
     }
 }
 
-/// Runs the warm host of `slug`, started for round `number`, until it ends.
+/// Runs the warm host of `slug`, started for round `number`, until it ends. Its stdin holds
+/// the agent configuration the round's process runs with (`identity`), when not a terminal.
 pub fn serve_warm_host(ws: &Workspace, slug: &str, number: u32) -> Result<()> {
+    let mut handed = Vec::new();
+    if !std::io::stdin().is_terminal() {
+        std::io::stdin()
+            .read_to_end(&mut handed)
+            .map_err(|e| EngineError::environment("failed to read the warm host's input", e))?;
+    }
     let store = ws.open_store()?;
     let claim = store.claim(&claim_name(slug))?;
     let task = store
@@ -74,6 +81,8 @@ pub fn serve_warm_host(ws: &Workspace, slug: &str, number: u32) -> Result<()> {
         .round(task.id, Some(number))?
         .ok_or_else(|| EngineError::invalid(format!("task {slug} has no round {number}")))?;
     drop(store);
+    let handed_ws = super::identity::with_handed_config(ws, &task.agent, &handed)?;
+    let ws = &handed_ws;
     let input = RoundInput::new(ws, task.clone(), round, String::new());
     let keys = keys::load_keys(&ws.config, &task.keys)?;
     let token = new_marker(ws, slug);
@@ -130,6 +139,7 @@ pub fn serve_warm_host(ws: &Workspace, slug: &str, number: u32) -> Result<()> {
         busy: false,
         last_round: None,
         cost: None,
+        fingerprint: super::identity::fingerprint(ws, &input),
     };
     info.save(&info_path(ws, slug))?;
     let why = serve(

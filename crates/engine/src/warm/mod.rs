@@ -17,6 +17,7 @@
 mod agent;
 mod dialect;
 pub mod host;
+pub(crate) mod identity;
 pub(crate) mod paths;
 pub(crate) mod policy;
 pub(crate) mod registry;

@@ -36,6 +36,10 @@ pub struct WarmAgentInfo {
     pub last_round: Option<u32>,
     /// The live session's cost so far, as the agent reports it.
     pub cost: Option<f64>,
+    /// What started the agent ([`super::identity::fingerprint`]): a round that would start
+    /// it otherwise does not use it.
+    #[serde(default)]
+    pub fingerprint: String,
 }
 
 impl WarmAgentInfo {

@@ -123,7 +123,8 @@ fn start_host(ws: &Workspace, store: &dyn Liveness, input: &RoundInput) -> Resul
         slug.into(),
         input.round.number.to_string().into(),
     ];
-    let host = spawn_detached_host(&program, &args, None, &[], b"", &log)?;
+    let handed = super::identity::handed_config(ws, &input.task.agent);
+    let host = spawn_detached_host(&program, &args, None, &[], &handed, &log)?;
     let key = store.claim_key(&claim_name(slug));
     let deadline = Instant::now() + READY_LIMIT;
     loop {

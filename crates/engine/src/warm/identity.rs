@@ -1,0 +1,106 @@
+//! What a warm agent was started with, so that a round that would start it otherwise (another
+//! model, with `fix -m`; a pipeline role's reasoning effort, added to its agent's configuration
+//! by the process that runs the round) gets an agent of its own instead of one that answers
+//! with the old settings. The warm host reads `ganger.toml` itself, which does not hold what
+//! the round's process added: the round hands it its agent's configuration on its stdin.
+
+use crate::error::{EngineError, Result};
+use crate::round::RoundInput;
+use crate::workspace::Workspace;
+use std::hash::{DefaultHasher, Hash, Hasher};
+
+/// A digest of what starts the round's warm agent: the agent, the round's model, and the
+/// agent's settings (program, environment, configuration). Equal digests, same agent.
+pub(crate) fn fingerprint(ws: &Workspace, input: &RoundInput) -> String {
+    let settings = ws
+        .config
+        .agents
+        .get(&input.task.agent)
+        .map(|agent| format!("{:?} {:?} {:?}", agent.command, agent.env, agent.config));
+    let mut hasher = DefaultHasher::new();
+    (&input.task.agent, &input.round.model, settings).hash(&mut hasher);
+    format!("{:016x}", hasher.finish())
+}
+
+/// The agent configuration the round's process holds for `agent`, for its warm host's stdin.
+pub(crate) fn handed_config(ws: &Workspace, agent: &str) -> Vec<u8> {
+    ws.config
+        .agents
+        .get(agent)
+        .and_then(|settings| settings.config.as_ref())
+        .and_then(|config| serde_json::to_vec(config).ok())
+        .unwrap_or_default()
+}
+
+/// `ws` with `agent`'s configuration replaced by the one a round handed (`handed`, empty
+/// when it handed none).
+pub(crate) fn with_handed_config(ws: &Workspace, agent: &str, handed: &[u8]) -> Result<Workspace> {
+    let mut config = ws.config.clone();
+    if !handed.is_empty() {
+        let table: toml::Table = serde_json::from_slice(handed).map_err(|e| {
+            EngineError::environment_message(format!(
+                "the warm host was handed an agent configuration it cannot read: {e}"
+            ))
+        })?;
+        config.agents.entry(agent.to_owned()).or_default().config = Some(table);
+    }
+    Ok(Workspace {
+        repo: ws.repo.clone(),
+        state: ws.state.clone(),
+        config,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_handed_configuration_comes_back_as_it_was_and_changes_the_fingerprint() {
+        let dir = tempfile::tempdir().unwrap();
+        let repo = dir.path().join("repo");
+        std::fs::create_dir_all(&repo).unwrap();
+        let git = |args: &[&str]| {
+            assert!(
+                std::process::Command::new("git")
+                    .args(args)
+                    .current_dir(&repo)
+                    .output()
+                    .unwrap()
+                    .status
+                    .success()
+            );
+        };
+        git(&["init", "-q", "-b", "main"]);
+        std::fs::write(
+            repo.join("ganger.toml"),
+            "[agents.opencode.config]\nshare = \"disabled\"\n",
+        )
+        .unwrap();
+        let ws = Workspace::discover(&repo).unwrap();
+        let mut effort = ws.config.clone();
+        let table: toml::Table =
+            toml::from_str("share = \"disabled\"\n[agent.build]\nreasoningEffort = \"high\"\n")
+                .unwrap();
+        effort.agents.get_mut("opencode").unwrap().config = Some(table.clone());
+        let round_ws = Workspace {
+            repo: ws.repo.clone(),
+            state: ws.state.clone(),
+            config: effort,
+        };
+        let handed = handed_config(&round_ws, "opencode");
+        let host_ws = with_handed_config(&ws, "opencode", &handed).unwrap();
+        assert_eq!(host_ws.config.agents["opencode"].config, Some(table));
+        let unchanged = with_handed_config(&ws, "opencode", b"").unwrap();
+        assert_eq!(
+            unchanged.config.agents["opencode"].config,
+            ws.config.agents["opencode"].config
+        );
+        assert!(
+            with_handed_config(&ws, "opencode", b"not json")
+                .unwrap_err()
+                .to_string()
+                .contains("cannot read")
+        );
+    }
+}
