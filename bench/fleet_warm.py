@@ -1,0 +1,161 @@
+#!/usr/bin/env python3
+"""A fleet of real agent rounds, kept warm against started cold, in one run.
+
+The fleet benchmark (bench/fleet.py) with a real, pinned agent CLI against ganger's scripted
+model server (`ganger fake-llm`, which answers at once) instead of a shell: T tasks (default
+20) of R rounds each (default 25: 500 rounds). Round 1 of every task comes from a fleet file
+(`ganger fleet run`, at most L rounds at once, default 2 for 2 cores); each further round is a
+`ganger broadcast` (one fix round queued for every task) drained by `ganger fleet run` again,
+so every round after the first continues its task's session. One repository has `[warm]
+default = false`, the other `[warm] default = true` with `max = T` (every task keeps its agent
+between rounds; with fewer, the least recently used would be stopped before its next round).
+The two sides alternate for --runs runs. Printed: the drain time, the time per round, the rounds
+that really ran warm (their stream opens with the warm host's `turn` line), and the memory of
+the warm agents at the end (`ganger warm list`).
+
+Usage: python3 bench/fleet_warm.py [--agent claude] [--tasks T] [--rounds R] [--limit L] [--runs N]
+Needs: cargo, git, python3, the pinned CLIs (scripts/test.sh installs them).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from agents import SCRIPT, build, free_port, git, pinned  # noqa: E402
+
+
+class Side:
+    """A repository whose fleet runs warm or cold."""
+
+    def __init__(self, root: Path, name: str, agent: str, program: Path, bench: Path, url: str,
+                 ganger: Path, warm: bool, tasks: int, limit: int):
+        self.root = root / name
+        self.repo = self.root / "repo"
+        self.repo.mkdir(parents=True)
+        self.ganger, self.tasks, self.limit = ganger, tasks, limit
+        git(self.repo, "init", "-q", "-b", "main")
+        git(self.repo, "config", "user.name", "bench")
+        git(self.repo, "config", "user.email", "bench@example.invalid")
+        (self.repo / "README.md").write_text("# bench\n")
+        git(self.repo, "add", "-A")
+        git(self.repo, "commit", "-q", "-m", "bench")
+        toml = subprocess.run([str(bench), "scripted-toml", agent, str(program), url],
+                              check=True, capture_output=True, text=True).stdout
+        warm_table = f"default = true\nmax = {tasks}\n" if warm else "default = false\n"
+        (self.repo / "ganger.toml").write_text(toml + f"\n[warm]\n{warm_table}")
+        self.fleet = self.root / "fleet.toml"
+        self.fleet.write_text(f'name = "bench"\n[limits]\nglobal = {limit}\n' + "".join(
+            f'[[task]]\nslug = "t{n}"\nmessage = "Say done."\n' for n in range(tasks)))
+        home = self.root / "home"
+        home.mkdir()
+        self.env = dict(os.environ, HOME=str(home), XDG_CONFIG_HOME=str(home / ".config"),
+                        XDG_DATA_HOME=str(home / ".local/share"), XDG_STATE_HOME=str(home / ".local/state"))
+        self.rounds = 0
+
+    def ganger(self, *args: str) -> str:
+        result = subprocess.run([str(self.ganger), *args], cwd=self.repo, env=self.env,
+                                capture_output=True, text=True, check=False)
+        if result.returncode != 0:
+            sys.exit(f"{' '.join(args)} failed ({result.returncode}):\n{result.stdout[-3000:]}\n"
+                     f"{result.stderr[-3000:]}")
+        return result.stdout
+
+    def round_of_every_task(self) -> float:
+        """Round 1 from the fleet file, or one broadcast fix round; the drain's wall time."""
+        began = time.perf_counter()
+        if self.rounds:
+            self.ganger("broadcast", "--message", "Say it again.")
+        self.ganger("fleet", "run", str(self.fleet), "--json")
+        self.rounds += 1
+        return time.perf_counter() - began
+
+    def warm_rounds(self) -> int:
+        warm = 0
+        for stream in (self.repo / ".ganger" / "tasks").glob("t*/round-*.jsonl"):
+            with stream.open() as lines:
+                warm += '"ganger":"turn"' in lines.readline()
+        return warm
+
+    def warm_memory_mb(self) -> tuple[float, int]:
+        agents = json.loads(self.ganger("warm", "list", "--json"))["agents"]
+        return sum(agent["memory_bytes"] for agent in agents) / 2**20, len(agents)
+
+    def stop(self) -> None:
+        self.ganger("warm", "stop", "--all")
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--agent", default="claude")
+    parser.add_argument("--tasks", type=int, default=20)
+    parser.add_argument("--rounds", type=int, default=25)
+    parser.add_argument("--limit", type=int, default=2)
+    parser.add_argument("--runs", type=int, default=1)
+    options = parser.parse_args()
+    ganger, bench = build()
+    programs = pinned()
+    if options.agent not in programs:
+        sys.exit(f"not installed: {options.agent} (scripts/test.sh installs the pinned CLIs)")
+    port = free_port()
+    drains: dict[str, list[float]] = {"cold": [], "warm": []}
+    firsts: dict[str, list[float]] = {"cold": [], "warm": []}
+    warm_seen: dict[str, list[int]] = {"cold": [], "warm": []}
+    memory: list[tuple[float, int]] = []
+    with tempfile.TemporaryDirectory(prefix="ganger-fleet-warm-") as tmp:
+        root = Path(tmp)
+        (root / "script.toml").write_text(SCRIPT)
+        server = subprocess.Popen([str(ganger), "fake-llm", "--port", str(port), "--script",
+                                   str(root / "script.toml")],
+                                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        try:
+            time.sleep(0.5)
+            url = f"http://127.0.0.1:{port}"
+            for run in range(options.runs):
+                order = ["cold", "warm"] if run % 2 == 0 else ["warm", "cold"]
+                for mode in order:
+                    side = Side(root, f"{mode}-{run}", options.agent, programs[options.agent], bench,
+                                url, ganger, mode == "warm", options.tasks, options.limit)
+                    try:
+                        walls = [side.round_of_every_task() for _ in range(options.rounds)]
+                        drains[mode].append(sum(walls))
+                        firsts[mode].append(walls[0])
+                        warm_seen[mode].append(side.warm_rounds())
+                        if mode == "warm":
+                            memory.append(side.warm_memory_mb())
+                    finally:
+                        side.stop()
+                    print(f"run {run + 1} {mode}: {sum(walls):.1f} s", file=sys.stderr)
+        finally:
+            server.terminate()
+            server.wait()
+    n = options.tasks * options.rounds
+    print(f"{options.agent}: {options.tasks} tasks x {options.rounds} rounds = {n} rounds, at most "
+          f"{options.limit} at once; medians of {options.runs} alternating runs ({os.cpu_count()} cores)")
+    print(f"{'measure':46} {'cold':>10} {'warm':>10} {'cold/warm':>10}")
+    cold, warm = statistics.median(drains["cold"]), statistics.median(drains["warm"])
+    print(f"{'drain, all rounds (s)':46} {cold:10.1f} {warm:10.1f} {cold / warm:10.1f}")
+    print(f"{'per round (ms)':46} {cold / n * 1000:10.0f} {warm / n * 1000:10.0f}")
+    c1, w1 = statistics.median(firsts["cold"]), statistics.median(firsts["warm"])
+    print(f"{'round 1 of every task, from the fleet file (s)':46} {c1:10.1f} {w1:10.1f}")
+    rest = n - options.tasks
+    print(f"{'each later round (ms)':46} {(cold - c1) / rest * 1000:10.0f} {(warm - w1) / rest * 1000:10.0f}"
+          f" {(cold - c1) / (warm - w1):10.1f}")
+    print(f"{'rounds that ran warm':46} {statistics.median(warm_seen['cold']):10.0f} "
+          f"{statistics.median(warm_seen['warm']):10.0f}")
+    mb = statistics.median(m for m, _ in memory)
+    agents = statistics.median(a for _, a in memory)
+    print(f"{'warm agents at the end, their memory (MB)':46} {'':10} {mb:10.0f}  ({agents:.0f} agents)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
