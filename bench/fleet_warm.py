@@ -4,9 +4,10 @@
 The fleet benchmark (bench/fleet.py) with a real, pinned agent CLI against ganger's scripted
 model server (`ganger fake-llm`, which answers at once) instead of a shell: T tasks (default
 20) of R rounds each (default 25: 500 rounds). Round 1 of every task comes from a fleet file
-(`ganger fleet run`, at most L rounds at once, default 2 for 2 cores); each further round is a
-`ganger broadcast` (one fix round queued for every task) drained by `ganger fleet run` again,
-so every round after the first continues its task's session. One repository has `[warm]
+(`ganger fleet run`, at most L rounds at once, default 2 for 2 cores); then each further round
+of every task is a `ganger fix`, L at a time, as a supervisor sends them (a queued fix is for
+`ganger serve`, which does not end when drained), so every round after the first continues its
+task's session. One repository has `[warm]
 default = false`, the other `[warm] default = true` with `max = T` (every task keeps its agent
 between rounds; with fewer, the least recently used would be stopped before its next round).
 The two sides alternate for --runs runs. Printed: the drain time, the time per round, the rounds
@@ -27,6 +28,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -41,7 +43,7 @@ class Side:
         self.root = root / name
         self.repo = self.root / "repo"
         self.repo.mkdir(parents=True)
-        self.ganger, self.tasks, self.limit = ganger, tasks, limit
+        self.program, self.tasks, self.limit = ganger, tasks, limit
         git(self.repo, "init", "-q", "-b", "main")
         git(self.repo, "config", "user.name", "bench")
         git(self.repo, "config", "user.email", "bench@example.invalid")
@@ -62,7 +64,7 @@ class Side:
         self.rounds = 0
 
     def ganger(self, *args: str) -> str:
-        result = subprocess.run([str(self.ganger), *args], cwd=self.repo, env=self.env,
+        result = subprocess.run([str(self.program), *args], cwd=self.repo, env=self.env,
                                 capture_output=True, text=True, check=False)
         if result.returncode != 0:
             sys.exit(f"{' '.join(args)} failed ({result.returncode}):\n{result.stdout[-3000:]}\n"
@@ -70,11 +72,15 @@ class Side:
         return result.stdout
 
     def round_of_every_task(self) -> float:
-        """Round 1 from the fleet file, or one broadcast fix round; the drain's wall time."""
+        """Round 1 from the fleet file, or one fix round of every task (at most `limit` at
+        once, as a supervisor sends them); the wall time until all have ended."""
         began = time.perf_counter()
         if self.rounds:
-            self.ganger("broadcast", "--message", "Say it again.")
-        self.ganger("fleet", "run", str(self.fleet), "--json")
+            with ThreadPoolExecutor(self.limit) as pool:
+                list(pool.map(lambda n: self.ganger("fix", f"t{n}", "--message", "Say it again."),
+                              range(self.tasks)))
+        else:
+            self.ganger("fleet", "run", str(self.fleet), "--json")
         self.rounds += 1
         return time.perf_counter() - began
 

@@ -281,3 +281,53 @@ fn init_makes_the_state_directory_keeps_it_out_of_git_and_finds_the_agent() {
     let exclude = std::fs::read_to_string(world.repo.join(".git/info/exclude")).unwrap();
     assert_eq!(exclude.lines().filter(|l| l.contains("ganger")).count(), 1);
 }
+
+/// The stand-in speaks no ACP (it exits at `acp`): kept warm, its warm agent never starts.
+#[test]
+fn a_warm_agent_that_would_not_start_is_not_waited_for_again() {
+    let world = world("", "");
+    let toml = std::fs::read_to_string(world.repo.join("ganger.toml")).unwrap();
+    assert!(toml.contains("[warm]\ndefault = false\n"), "{toml}");
+    world.write(
+        "ganger.toml",
+        &toml.replace("[warm]\ndefault = false\n", "[warm]\ndefault = true\n"),
+    );
+    let stderr = |round: u32| {
+        std::fs::read_to_string(
+            world
+                .repo
+                .join(format!(".ganger/tasks/w/round-{round}.err")),
+        )
+        .unwrap()
+    };
+    world
+        .ganger(&["start", "w", "--message", "hello"])
+        .expect_code(0);
+    assert!(
+        stderr(1).contains("so it runs cold: the warm host did not start"),
+        "{}",
+        stderr(1)
+    );
+    world
+        .ganger(&["fix", "w", "--message", "again"])
+        .expect_code(0);
+    assert!(
+        stderr(2).contains("did not start for round 1 with the same settings"),
+        "{}",
+        stderr(2)
+    );
+    // `warm stop` forgets it: the next round tries again.
+    world.ganger(&["warm", "stop", "w"]).expect_code(0);
+    world
+        .ganger(&["fix", "w", "--message", "once more"])
+        .expect_code(0);
+    assert!(
+        stderr(3).contains("so it runs cold: the warm host did not start"),
+        "{}",
+        stderr(3)
+    );
+    assert_eq!(
+        std::fs::read_to_string(world.worktree("w").join("fake.txt")).unwrap(),
+        "hello\nagain\nonce more\n"
+    );
+}

@@ -43,6 +43,7 @@ impl Engine {
         };
         let mut stopped = Vec::new();
         for slug in slugs {
+            crate::warm::identity::forget_failed_start(ws, &slug);
             if stop_warm(ws, &*store, &slug)? {
                 stopped.push(slug);
             }

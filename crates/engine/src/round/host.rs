@@ -258,13 +258,15 @@ fn run_agent(
             input.task.worktree.display()
         )));
     }
-    let cold_because = if super::warm_round::wanted(ws, &*store, input, adapter) {
+    let cold_because = if !super::warm_round::wanted(ws, &*store, input, adapter) {
+        None
+    } else if let Some(why) = crate::warm::identity::failed_before(ws, input) {
+        Some(why)
+    } else {
         match super::warm_round::run_warm_agent(ws, store, input, adapter, redactor)? {
             Ok(ended) => return Ok(ended),
             Err(why) => Some(why),
         }
-    } else {
-        None
     };
     let (command, named_session) = agent_command(ws, input, adapter, keys)?;
     let stream = |kind| RoundStream::of(&input.task, &input.round, kind);

@@ -51,6 +51,47 @@ pub(crate) fn with_handed_config(ws: &Workspace, agent: &str, handed: &[u8]) -> 
     })
 }
 
+/// Where a task's last failed start of a warm agent is remembered.
+fn failure_path(ws: &Workspace, slug: &str) -> std::path::PathBuf {
+    ws.state.task_dir(slug).join("warm-failed.json")
+}
+
+/// Remembers that the round's warm agent would not start, and why: the task's next rounds
+/// with the same settings run cold at once instead of waiting for it again (an agent command
+/// that does not speak the protocol can take minutes to be seen not to).
+pub(crate) fn remember_failed_start(ws: &Workspace, input: &RoundInput, why: &str) {
+    let record = serde_json::json!({
+        "fingerprint": fingerprint(ws, input),
+        "reason": why,
+        "round": input.round.number,
+    });
+    let _ = std::fs::write(
+        failure_path(ws, &input.task.slug),
+        serde_json::to_vec(&record).unwrap_or_default(),
+    );
+}
+
+/// Why the round's warm agent is not tried: one with the same settings failed to start for
+/// an earlier round of the task.
+pub(crate) fn failed_before(ws: &Workspace, input: &RoundInput) -> Option<String> {
+    let text = std::fs::read(failure_path(ws, &input.task.slug)).ok()?;
+    let record: serde_json::Value = serde_json::from_slice(&text).ok()?;
+    (record["fingerprint"] == fingerprint(ws, input).as_str()).then(|| {
+        format!(
+            "its warm agent did not start for round {} with the same settings ({}); \
+             `ganger warm stop {}` tries again",
+            record["round"],
+            record["reason"].as_str().unwrap_or("no reason given"),
+            input.task.slug
+        )
+    })
+}
+
+/// Forgets a failed start (a warm agent started, or `ganger warm stop`).
+pub(crate) fn forget_failed_start(ws: &Workspace, slug: &str) {
+    let _ = std::fs::remove_file(failure_path(ws, slug));
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

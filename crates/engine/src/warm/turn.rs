@@ -132,6 +132,7 @@ fn start_host(ws: &Workspace, store: &dyn Liveness, input: &RoundInput) -> Resul
             && UnixStream::connect(&info.socket).is_ok()
         {
             // The probe connection closed at once: the host takes it for nothing.
+            super::identity::forget_failed_start(ws, slug);
             return Ok(info);
         }
         if exited(host.pid) && !store.is_alive(&key).unwrap_or(false) {
@@ -144,15 +145,17 @@ fn start_host(ws: &Workspace, store: &dyn Liveness, input: &RoundInput) -> Resul
                         .map(str::to_owned)
                 })
                 .unwrap_or_else(|| "it exited".to_owned());
-            return Err(EngineError::environment_message(format!(
-                "the warm host did not start: {last}"
-            )));
+            let why = format!("the warm host did not start: {last}");
+            super::identity::remember_failed_start(ws, input, &why);
+            return Err(EngineError::environment_message(why));
         }
         if Instant::now() >= deadline {
-            return Err(EngineError::environment_message(format!(
+            let why = format!(
                 "the warm host was not ready within {} s",
                 READY_LIMIT.as_secs()
-            )));
+            );
+            super::identity::remember_failed_start(ws, input, &why);
+            return Err(EngineError::environment_message(why));
         }
         std::thread::sleep(Duration::from_millis(20));
     }
