@@ -180,3 +180,27 @@ fn qwen_is_known_reads_its_version_and_points_at_a_scripted_server() {
         "openai"
     );
 }
+
+#[test]
+fn kept_warm_a_read_only_task_has_its_writing_tools_taken_out_and_the_users_denials_kept() {
+    let no_env = BTreeMap::new();
+    let warm = adapter("qwen").unwrap().warm_plan().unwrap();
+    let write = warm(&request(&no_env)).unwrap();
+    assert_eq!(settings(&write).get("permissions"), None);
+    let user = json!({"permissions": {"deny": ["web_fetch", "glob"]}});
+    let mut read_only = request(&no_env);
+    read_only.permission = Permission::ReadOnly;
+    read_only.config = Some(&user);
+    let plan = warm(&read_only).unwrap();
+    assert_eq!(
+        settings(&plan)["permissions"]["deny"],
+        json!([
+            "web_fetch",
+            "glob",
+            "edit",
+            "write_file",
+            "notebook_edit",
+            "run_shell_command"
+        ])
+    );
+}

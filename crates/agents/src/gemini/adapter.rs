@@ -55,10 +55,10 @@ impl Adapter for Gemini {
         Some(crate::gemini::normalize::outside_workspace)
     }
 
-    /// Gemini's `session/load` can empty the session it loads (docs/agents/acp-measured.md).
     fn warm_by_default(&self) -> bool {
         true
     }
+    /// Gemini's `session/load` can empty the session it loads (docs/agents/acp-measured.md).
     fn warm_loads_sessions(&self) -> bool {
         false
     }

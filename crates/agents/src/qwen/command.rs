@@ -80,10 +80,39 @@ pub fn warm_plan(request: &RoundRequest<'_>) -> Result<CommandPlan, PlanError> {
                 json!({"enableManagedAutoMemory": false, "enableManagedAutoDream": false}),
             );
             settings.insert("ui".into(), json!({"enableFollowupSuggestions": false}));
+            if request.permission == Permission::ReadOnly {
+                withhold_writing_tools(&mut settings);
+            }
             *contents = serde_json::Value::Object(settings).to_string();
         }
     }
     Ok(plan)
+}
+
+/// Qwen's tools that edit, run or fetch: kept warm for a read-only task they are removed
+/// (`permissions.deny` takes them out of its tool registry, so a call to one is to an unknown
+/// tool, as for OpenCode, Claude Code and Gemini CLI cold) rather than asked about: Qwen ends
+/// its turn at a call ganger refuses, without an answer.
+const WRITING_TOOLS: [&str; 5] = [
+    "edit",
+    "write_file",
+    "notebook_edit",
+    "run_shell_command",
+    "web_fetch",
+];
+
+fn withhold_writing_tools(settings: &mut serde_json::Map<String, serde_json::Value>) {
+    let permissions = settings.entry("permissions").or_insert_with(|| json!({}));
+    if let Some(permissions) = permissions.as_object_mut() {
+        let deny = permissions.entry("deny").or_insert_with(|| json!([]));
+        if let Some(deny) = deny.as_array_mut() {
+            for tool in WRITING_TOOLS {
+                if !deny.iter().any(|d| d == tool) {
+                    deny.push(json!(tool));
+                }
+            }
+        }
+    }
 }
 
 /// Qwen Code pointed at a scripted server: it speaks OpenAI Chat Completions there.

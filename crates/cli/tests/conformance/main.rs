@@ -78,10 +78,9 @@ suite!(
 );
 
 /// The agents with a warm mode, kept warm (the README's warm columns): the scenarios each
-/// passes so far. Not yet: Qwen's read-only refusal (Qwen Code ends its turn at a refused
-/// call, with no answer) and a hanging model (Qwen ends the turn `cancelled` on its own,
-/// racing the stall limit: it passed 4 runs of 4 alone on 2026-12-02, and is left out until
-/// it is known why).
+/// passes so far. Not yet: Qwen with a hanging model (Qwen ends the turn `cancelled` on its
+/// own, racing the stall limit: it passed 4 runs of 4 alone on 2026-12-02, and is left out
+/// until it is known why).
 macro_rules! warm_suite {
     ($($module:ident, $agent:literal: [$($scenario:ident),* $(,)?]);* $(;)?) => {$(
         mod $module {
@@ -108,7 +107,7 @@ warm_suite!(
         hang_is_stalled, refused_connection_ends, cancel_stops_the_round, tokens_match_the_model,
         checks_fix_loop];
     qwen_warm, "qwen": [writes_a_file, fix_continues_the_session, read_only_writes_nothing,
-        refused_call_fails, refused_connection_ends, cancel_stops_the_round,
+        read_only_refusal_is_listed, refused_call_fails, refused_connection_ends, cancel_stops_the_round,
         http_401_fails, http_500_fails, tokens_match_the_model, checks_fix_loop];
 );
 

@@ -274,12 +274,21 @@ pub fn read_only_refusal_is_listed(d: Dialect) {
         report["answer"], "The answer, without writing.",
         "{report:#}"
     );
-    // Codex's sandbox and Qwen's deny rules refuse the call, and so does ganger for an agent
-    // kept warm that asks it, and the report lists it; the others (and OpenCode kept warm)
-    // withhold their writing tools in read-only, so the call is to an unknown tool.
+    // Codex's sandbox and Qwen's approval mode refuse the call, and so does ganger for Claude
+    // Code and Gemini CLI kept warm, and the report lists it; the others (and OpenCode and
+    // Qwen Code kept warm) withhold their writing tools in read-only, so the call is to an
+    // unknown tool.
     let listed = report["rejections"].as_array().cloned().unwrap_or_default();
-    let refuses = matches!(d.agent, "codex" | "qwen") || (d.warm && d.agent != "opencode");
-    assert_eq!(!listed.is_empty(), refuses, "{report:#}");
+    let refuses = match (d.agent, d.warm) {
+        ("codex", _) | ("qwen", false) => true,
+        ("opencode" | "qwen", true) => false,
+        (_, warm) => warm,
+    };
+    let events = report["files"]["events"]
+        .as_str()
+        .and_then(|path| std::fs::read_to_string(path).ok())
+        .unwrap_or_default();
+    assert_eq!(!listed.is_empty(), refuses, "{report:#}\n{events}");
 }
 
 fn fails_with(d: Dialect, fault: Turn, needle: &[&str], bound: Duration) {
