@@ -78,6 +78,12 @@ pub fn warm_plan(request: &RoundRequest<'_>) -> Result<CommandPlan, PlanError> {
             .entry("continue_loop_on_deny")
             .or_insert(Value::Bool(true));
     }
+    // OpenCode's own snapshots (a git copy of the worktree at every step, for its undo) come
+    // on top of ganger's: off, a warm round took 115 ms instead of 199 (bench/warm.py, 7
+    // runs, 2026-12-02). A user's own `snapshot` setting is kept.
+    if let Some(map) = config.as_object_mut() {
+        map.entry("snapshot").or_insert(Value::Bool(false));
+    }
     if config.as_object().is_some_and(|map| !map.is_empty()) {
         env.push((CONFIG_CONTENT_ENV.to_owned(), config.to_string()));
     }
@@ -235,11 +241,11 @@ mod tests {
         let config: Value = serde_json::from_str(&var(CONFIG_CONTENT_ENV).unwrap()).unwrap();
         assert_eq!(
             config,
-            json!({"share": "disabled", "model": "mock/scripted",
+            json!({"share": "disabled", "model": "mock/scripted", "snapshot": false,
                    "experimental": {"continue_loop_on_deny": true}})
         );
-        // A user's own choice of it is kept.
-        let overlay = json!({"experimental": {"continue_loop_on_deny": false}});
+        // A user's own choice of them is kept.
+        let overlay = json!({"experimental": {"continue_loop_on_deny": false}, "snapshot": true});
         let plan = warm_plan(&request(Some("ses_1"), Some(&overlay), None)).unwrap();
         let (_, text) = plan
             .env
@@ -248,6 +254,7 @@ mod tests {
             .unwrap();
         let config: Value = serde_json::from_str(text).unwrap();
         assert_eq!(config["experimental"]["continue_loop_on_deny"], false);
+        assert_eq!(config["snapshot"], true);
         let permission: Value = serde_json::from_str(&var(PERMISSION_ENV).unwrap()).unwrap();
         for tool in ["edit", "bash", "webfetch", "external_directory"] {
             assert_eq!(permission[tool], "ask", "{tool}");
