@@ -125,3 +125,18 @@ fn a_rewind_forks_claude_at_a_point_copies_opencode_and_starts_the_others_anew()
         assert_eq!(configured.effort("high"), None, "{format}");
     }
 }
+
+#[test]
+fn warm_by_default_are_the_agents_whose_warm_column_passes_every_conformance_scenario() {
+    let warm: Vec<&str> = adapters()
+        .iter()
+        .filter(|a| a.warm_by_default())
+        .map(|a| a.name())
+        .collect();
+    assert_eq!(warm, ["opencode", "claude", "gemini"]);
+    assert!(
+        adapters()
+            .iter()
+            .all(|a| !a.warm_by_default() || a.warm_plan().is_some())
+    );
+}

@@ -53,9 +53,9 @@ pub struct Config {
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct WarmConfig {
-    /// Whether tasks are warm unless `--cold` or `--warm` says otherwise; unset: warm for the
-    /// agents whose warm mode passes the whole conformance suite (OpenCode, Claude Code, Gemini
-    /// CLI), cold for the others. Agents without a warm mode run cold in any case.
+    /// Whether tasks are warm unless `--cold` or `--warm` says otherwise; unset: as each agent's
+    /// adapter says (`warm_by_default`: warm where its warm mode passes the whole conformance
+    /// suite). Agents without a warm mode run cold in any case.
     pub default: Option<bool>,
     /// How long a warm agent may sit idle before it is stopped.
     pub idle: DurationSetting,

@@ -113,9 +113,10 @@ mod tests {
             );
         };
         git(&["init", "-q", "-b", "main"]);
+        let agent = ganger_agents::DEFAULT_AGENT;
         std::fs::write(
             repo.join("ganger.toml"),
-            "[agents.opencode.config]\nshare = \"disabled\"\n",
+            format!("[agents.{agent}.config]\nshare = \"disabled\"\n"),
         )
         .unwrap();
         let ws = Workspace::discover(&repo).unwrap();
@@ -123,22 +124,22 @@ mod tests {
         let table: toml::Table =
             toml::from_str("share = \"disabled\"\n[agent.build]\nreasoningEffort = \"high\"\n")
                 .unwrap();
-        effort.agents.get_mut("opencode").unwrap().config = Some(table.clone());
+        effort.agents.get_mut(agent).unwrap().config = Some(table.clone());
         let round_ws = Workspace {
             repo: ws.repo.clone(),
             state: ws.state.clone(),
             config: effort,
         };
-        let handed = handed_config(&round_ws, "opencode");
-        let host_ws = with_handed_config(&ws, "opencode", &handed).unwrap();
-        assert_eq!(host_ws.config.agents["opencode"].config, Some(table));
-        let unchanged = with_handed_config(&ws, "opencode", b"").unwrap();
+        let handed = handed_config(&round_ws, agent);
+        let host_ws = with_handed_config(&ws, agent, &handed).unwrap();
+        assert_eq!(host_ws.config.agents[agent].config, Some(table));
+        let unchanged = with_handed_config(&ws, agent, b"").unwrap();
         assert_eq!(
-            unchanged.config.agents["opencode"].config,
-            ws.config.agents["opencode"].config
+            unchanged.config.agents[agent].config,
+            ws.config.agents[agent].config
         );
         assert!(
-            with_handed_config(&ws, "opencode", b"not json")
+            with_handed_config(&ws, agent, b"not json")
                 .unwrap_err()
                 .to_string()
                 .contains("cannot read")
