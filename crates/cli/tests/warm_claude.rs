@@ -49,6 +49,22 @@ impl Warm {
         std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
     }
 
+    /// The body of the model's last request that carried a conversation, and its prompts.
+    fn last_request(&self) -> (Value, Vec<String>) {
+        let last = self
+            .1
+            .requests()
+            .into_iter()
+            .rfind(|r| r.conversation.is_some())
+            .unwrap();
+        let prompts = last
+            .conversation
+            .as_ref()
+            .map(|c| c.prompts().into_iter().map(str::to_owned).collect())
+            .unwrap_or_default();
+        (last.body.unwrap_or_default(), prompts)
+    }
+
     fn warm_agents(&self) -> Vec<Value> {
         let listed = self.0.ganger(&["warm", "list", "--json"]);
         listed.expect_code(0);
@@ -127,16 +143,7 @@ fn warm_and_cold_rounds_continue_one_session_and_a_process_in_another_is_replace
     let agents = w.warm_agents();
     assert_eq!(agents.len(), 1, "{agents:#?}");
     assert_ne!(agents[0]["host_pid"], host, "a new process");
-    let last =
-        w.1.requests()
-            .into_iter()
-            .rfind(|r| r.conversation.is_some())
-            .unwrap();
-    let prompts: Vec<String> = last
-        .conversation
-        .as_ref()
-        .map(|c| c.prompts().into_iter().map(str::to_owned).collect())
-        .unwrap_or_default();
+    let (_, prompts) = w.last_request();
     for earlier in ["first", "second", "third", "fourth"] {
         assert!(
             prompts
@@ -299,16 +306,7 @@ fn attach_stops_the_warm_agent_and_the_next_round_sees_the_persons_turns() {
         w.stream("a1", 2).contains(r#""ganger":"turn""#),
         "round 2 ran warm"
     );
-    let last =
-        w.1.requests()
-            .into_iter()
-            .rfind(|r| r.conversation.is_some())
-            .unwrap();
-    let prompts: Vec<String> = last
-        .conversation
-        .as_ref()
-        .map(|c| c.prompts().into_iter().map(str::to_owned).collect())
-        .unwrap_or_default();
+    let (_, prompts) = w.last_request();
     let position = |text: &str| prompts.iter().position(|p| p.contains(text));
     assert!(
         position("the first round") < position("a turn typed by hand")
@@ -348,18 +346,8 @@ fn a_round_on_another_model_gets_an_agent_of_its_own_in_the_same_session() {
     assert_eq!(agents.len(), 1, "{agents:#?}");
     assert_ne!(agents[0]["host_pid"], host, "a new agent for the new model");
     assert_eq!(agents[0]["model"], "claude-other-model");
-    let last =
-        w.1.requests()
-            .into_iter()
-            .rfind(|r| r.conversation.is_some())
-            .unwrap();
-    let body = last.body.unwrap();
+    let (body, prompts) = w.last_request();
     assert_eq!(body["model"], "claude-other-model", "{body}");
-    let prompts: Vec<String> = last
-        .conversation
-        .as_ref()
-        .map(|c| c.prompts().into_iter().map(str::to_owned).collect())
-        .unwrap_or_default();
     assert!(
         prompts.iter().any(|p| p.contains("on the first model")),
         "the model saw {prompts:?}"
