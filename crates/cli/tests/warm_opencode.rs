@@ -497,3 +497,54 @@ fn a_repository_never_stops_another_repositorys_warm_agent_of_the_same_slug() {
     assert!(pid_alive(agent), "the first repository's agent was stopped");
     assert_eq!(warm_agents(&first).len(), 1);
 }
+
+/// OpenCode's ACP reports a turn's tokens only at its end: the warm host reads them from
+/// OpenCode's records while the turn runs, so a budget stops the round at the step that
+/// reaches it, as cold.
+#[test]
+fn a_budget_reached_by_an_early_step_stops_the_warm_round_mid_turn() {
+    let bash =
+        |command: &str| Turn::tool("bash", json!({"command": command, "description": "run it"}));
+    let script = Script::new()
+        .turn(bash("true"))
+        .turn(bash("sleep 60"))
+        .text("Done.");
+    let (world, _llm) = world(script, "");
+    let started = std::time::Instant::now();
+    let report = world
+        .ganger(&[
+            "start",
+            "b1",
+            "--message",
+            "run the commands",
+            "--budget-tokens",
+            "1000",
+            "--json",
+        ])
+        .json();
+    assert_eq!(report["status"], "cancelled", "{report:#}");
+    assert!(
+        report["reason"]
+            .as_str()
+            .unwrap()
+            .contains("budget of 1000 tokens for task b1 reached"),
+        "{report:#}"
+    );
+    assert!(
+        started.elapsed() < Duration::from_secs(45),
+        "not stopped mid-turn: {:?}",
+        started.elapsed()
+    );
+    assert_eq!(
+        opening(&world, "b1")["ganger"],
+        "turn",
+        "the round ran warm"
+    );
+    let refused = world.ganger(&["fix", "b1", "--message", "more"]);
+    refused.expect_code(2);
+    assert!(
+        refused.stderr.contains("has spent its budget"),
+        "{}",
+        refused.stderr
+    );
+}

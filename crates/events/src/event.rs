@@ -63,6 +63,10 @@ pub enum Event {
     /// `turn.failed`, Gemini's and Qwen's `result`): the round's work is over even if the
     /// process lingers.
     Ended,
+    /// Tokens spent so far, told while the turn runs by an agent whose steps say none (OpenCode
+    /// kept warm: its warm host reads them from OpenCode's records), so that a budget can stop
+    /// the round before the turn ends. Always running totals of the round.
+    Usage { usage: Usage },
     /// A well-formed line of a kind this adapter does not know. Counted and kept, never fatal.
     Unknown { kind: String },
 }
@@ -70,7 +74,7 @@ pub enum Event {
 impl Event {
     /// Whether this event shows the agent making progress (for the stall limit).
     pub fn is_progress(&self) -> bool {
-        !matches!(self, Event::Retry { .. })
+        !matches!(self, Event::Retry { .. } | Event::Usage { .. })
     }
 
     /// Rewrites every text of the event that came from the agent with `rewrite`, which returns
@@ -83,7 +87,7 @@ impl Event {
         };
         match self {
             Event::Session { id } => one(id),
-            Event::StepStarted | Event::Ended => {}
+            Event::StepStarted | Event::Ended | Event::Usage { .. } => {}
             Event::StepFinished { reason, .. } => reason.iter_mut().for_each(one),
             Event::Text { text } => one(text),
             Event::ToolStarted { name, title } => {

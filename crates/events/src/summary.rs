@@ -191,6 +191,7 @@ impl RoundSummary {
                 self.finish = Some(reason.clone().unwrap_or_default());
                 self.add_usage(usage);
             }
+            Event::Usage { usage } => self.add_usage(usage),
             Event::Text { text } => {
                 if !text.is_empty() {
                     self.answer = Some(text.clone());

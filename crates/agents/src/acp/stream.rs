@@ -205,14 +205,24 @@ impl AcpStream {
             "permission" => Vec::new(),
             "usage" => {
                 let tokens = |key: &str| value[key].as_u64().unwrap_or(0);
-                self.recorded = Some(Usage {
+                let usage = Usage {
                     input: tokens("input"),
                     output: tokens("output"),
                     reasoning: tokens("reasoning"),
                     cache_read: tokens("cache_read"),
                     cache_write: tokens("cache_write"),
                     ..Usage::default()
-                });
+                };
+                // While the turn runs: its totals so far; else the turn's, for its end.
+                if value["running"] == true {
+                    return vec![Event::Usage {
+                        usage: Usage {
+                            mode: UsageMode::RoundTotal,
+                            ..usage
+                        },
+                    }];
+                }
+                self.recorded = Some(usage);
                 Vec::new()
             }
             "error" => vec![Event::Error {
@@ -502,6 +512,26 @@ not json at all
         assert_eq!(summary.errors, ["AgentError: model unreachable"]);
         assert_eq!(summary.malformed, 1);
         assert!(summary.ended);
+    }
+
+    #[test]
+    fn running_totals_count_while_the_turn_runs_and_the_turns_own_replace_them() {
+        let running = r#"{"ganger":"turn","session":"s"}
+{"ganger":"usage","input":2395,"output":12,"reasoning":0,"cache_read":0,"cache_write":0,"running":true}
+"#;
+        let so_far = summary(running);
+        assert_eq!((so_far.tokens.input, so_far.tokens.output), (2395, 12));
+        assert_eq!(so_far.steps_finished, 0);
+        assert!(!so_far.ended);
+        let ended = format!(
+            "{running}{}",
+            r#"{"ganger":"usage","input":4815,"output":53,"reasoning":0,"cache_read":7,"cache_write":0}
+{"jsonrpc":"2.0","id":3,"result":{"stopReason":"end_turn","usage":{"inputTokens":2419,"outputTokens":28,"totalTokens":2447}}}
+"#
+        );
+        let ended = summary(&ended);
+        assert_eq!((ended.tokens.input, ended.tokens.output), (4815, 53));
+        assert_eq!(ended.steps_finished, 1);
     }
 
     #[test]

@@ -64,6 +64,9 @@ fn describe(event: &Event) -> String {
             None => format!("tool {name} started"),
         },
         Event::Ended => "the agent's last event of the round".into(),
+        Event::Usage { usage } => {
+            format!("spent so far: {} in / {} out", usage.input, usage.output)
+        }
         Event::Unknown { kind } => format!("unknown event type {kind:?}"),
     }
 }

@@ -38,6 +38,8 @@ struct Turn {
     policy: super::policy::Policy,
     round: u32,
     cancelled_at: Option<Instant>,
+    /// The last running totals sent ([`TurnUsage::running_line`]).
+    running: Option<Value>,
 }
 
 /// Where the host reads a turn's tokens when the agent's answer does not hold them all
@@ -61,7 +63,30 @@ impl TurnUsage {
             "cache_write": usage.cache_write}),
         )
     }
+
+    /// Sends the turn's tokens so far, read from the agent's records, when they changed since
+    /// the last look (`running`: the reader takes them as the round's totals so far, and the
+    /// round's budgets can stop it mid-turn; the agent's answer reports them only at the end).
+    fn send_running(&self, turn: &mut Turn) {
+        if turn.cancelled_at.is_some() {
+            return;
+        }
+        let Some(mut line) = self.line(turn) else {
+            return;
+        };
+        if line["input"] == 0 && line["output"] == 0 {
+            return;
+        }
+        line["running"] = Value::Bool(true);
+        if turn.running.as_ref() != Some(&line) {
+            ganger_line(&mut turn.conn, line.clone());
+            turn.running = Some(line);
+        }
+    }
 }
+
+/// How often a turn's tokens so far are read from the agent's records.
+const RUNNING_USAGE_EVERY: Duration = Duration::from_secs(1);
 
 /// Runs the warm host of `slug`, started for round `number`, until it ends. Its stdin holds
 /// the agent configuration the round's process runs with (`identity`), when not a terminal.
@@ -211,6 +236,10 @@ fn serve(
         let wait = deadline.map_or(LOOK_EVERY, |at| {
             at.saturating_duration_since(Instant::now()).min(LOOK_EVERY)
         });
+        let wait = match &turn {
+            Some(_) if usage.adapter.is_some() => wait.min(RUNNING_USAGE_EVERY),
+            _ => wait,
+        };
         let event = match received.recv_timeout(wait) {
             Ok(event) => event,
             // A repository whose state went away (deleted, or its task cleaned) keeps no agent.
@@ -218,6 +247,9 @@ fn serve(
                 return "its task's state directory is gone".into();
             }
             Err(RecvTimeoutError::Timeout) if deadline.is_none_or(|at| Instant::now() < at) => {
+                if let Some(current) = turn.as_mut() {
+                    usage.send_running(current);
+                }
                 continue;
             }
             Err(RecvTimeoutError::Timeout) => match turn.take() {
@@ -396,6 +428,7 @@ fn begin_turn(
         policy: request.policy,
         round: request.round,
         cancelled_at: None,
+        running: None,
     }))
 }
 
