@@ -74,32 +74,45 @@ def git(repo: Path, *args: str) -> None:
     subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True)
 
 
+def scratch_repo(root: Path, bench: Path, agent: str, program: Path, url: str,
+                 extra: str = "") -> tuple[Path, dict[str, str]]:
+    """A repository at ROOT/repo, one commit, whose ganger.toml points `agent` (run as
+    `program`) at the scripted model at `url`, with `extra` TOML appended; and an environment
+    whose HOME is ROOT/home."""
+    repo = root / "repo"
+    repo.mkdir(parents=True)
+    git(repo, "init", "-q", "-b", "main")
+    git(repo, "config", "user.name", "bench")
+    git(repo, "config", "user.email", "bench@example.invalid")
+    (repo / "README.md").write_text("# bench\n")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "bench")
+    toml = subprocess.run([str(bench), "scripted-toml", agent, str(program), url],
+                          check=True, capture_output=True, text=True).stdout
+    (repo / "ganger.toml").write_text(toml + extra)
+    home = root / "home"
+    home.mkdir()
+    env = dict(os.environ, HOME=str(home), XDG_CONFIG_HOME=str(home / ".config"),
+               XDG_DATA_HOME=str(home / ".local/share"), XDG_STATE_HOME=str(home / ".local/state"))
+    return repo, env
+
+
 class World:
     """A repository configured for one agent through a timing wrapper."""
 
     def __init__(self, root: Path, agent: str, program: Path, bench: Path, url: str, ganger: Path):
         self.root = root / agent
-        self.repo = self.root / "repo"
-        self.repo.mkdir(parents=True)
+        self.root.mkdir(parents=True)
         self.timing = self.root / "timing"
         self.ganger = ganger
         self.count = 0
         wrapper = self.root / f"{agent}-timed"
         wrapper.write_text(WRAPPER.format(real=program, timing=self.timing))
         wrapper.chmod(0o755)
-        git(self.repo, "init", "-q", "-b", "main")
-        git(self.repo, "config", "user.name", "bench")
-        git(self.repo, "config", "user.email", "bench@example.invalid")
-        (self.repo / "README.md").write_text("# bench\n")
-        git(self.repo, "add", "-A")
-        git(self.repo, "commit", "-q", "-m", "bench")
-        toml = subprocess.run([str(bench), "scripted-toml", agent, str(wrapper), url],
-                              check=True, capture_output=True, text=True).stdout
-        (self.repo / "ganger.toml").write_text(toml)
-        home = self.root / "home"
-        home.mkdir()
-        self.env = dict(os.environ, HOME=str(home), XDG_CONFIG_HOME=str(home / ".config"),
-                        XDG_DATA_HOME=str(home / ".local/share"), XDG_STATE_HOME=str(home / ".local/state"))
+        # Cold rounds: each one starts the CLI, whose own time the wrapper records (warm, the
+        # default for some agents, would start it once for many rounds).
+        self.repo, self.env = scratch_repo(self.root, bench, agent, wrapper, url,
+                                           "\n[warm]\ndefault = false\n")
 
     def round(self, args: list[str]) -> tuple[float, float]:
         """Runs one ganger command; returns (its wall time, the agent's own time) in seconds."""

@@ -32,7 +32,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from agents import SCRIPT, build, free_port, git, pinned  # noqa: E402
+from agents import SCRIPT, build, free_port, pinned, scratch_repo  # noqa: E402
 
 
 class Side:
@@ -41,26 +41,13 @@ class Side:
     def __init__(self, root: Path, name: str, agent: str, program: Path, bench: Path, url: str,
                  ganger: Path, warm: bool, tasks: int, limit: int):
         self.root = root / name
-        self.repo = self.root / "repo"
-        self.repo.mkdir(parents=True)
         self.program, self.tasks, self.limit = ganger, tasks, limit
-        git(self.repo, "init", "-q", "-b", "main")
-        git(self.repo, "config", "user.name", "bench")
-        git(self.repo, "config", "user.email", "bench@example.invalid")
-        (self.repo / "README.md").write_text("# bench\n")
-        git(self.repo, "add", "-A")
-        git(self.repo, "commit", "-q", "-m", "bench")
-        toml = subprocess.run([str(bench), "scripted-toml", agent, str(program), url],
-                              check=True, capture_output=True, text=True).stdout
         warm_table = f"default = true\nmax = {tasks}\n" if warm else "default = false\n"
-        (self.repo / "ganger.toml").write_text(toml + f"\n[warm]\n{warm_table}")
+        self.repo, self.env = scratch_repo(self.root, bench, agent, program, url,
+                                           f"\n[warm]\n{warm_table}")
         self.fleet = self.root / "fleet.toml"
         self.fleet.write_text(f'name = "bench"\n[limits]\nglobal = {limit}\n' + "".join(
             f'[[task]]\nslug = "t{n}"\nmessage = "Say done."\n' for n in range(tasks)))
-        home = self.root / "home"
-        home.mkdir()
-        self.env = dict(os.environ, HOME=str(home), XDG_CONFIG_HOME=str(home / ".config"),
-                        XDG_DATA_HOME=str(home / ".local/share"), XDG_STATE_HOME=str(home / ".local/state"))
         self.rounds = 0
 
     def ganger(self, *args: str) -> str:

@@ -25,7 +25,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from agents import AGENTS, SCRIPT, build, free_port, git, pinned  # noqa: E402
+from agents import AGENTS, SCRIPT, build, free_port, pinned, scratch_repo  # noqa: E402
 
 
 class World:
@@ -33,22 +33,9 @@ class World:
 
     def __init__(self, root: Path, agent: str, program: Path, bench: Path, url: str, ganger: Path, warm: bool):
         self.root = root / f"{agent}-{'warm' if warm else 'cold'}"
-        self.repo = self.root / "repo"
-        self.repo.mkdir(parents=True)
         self.ganger = ganger
-        git(self.repo, "init", "-q", "-b", "main")
-        git(self.repo, "config", "user.name", "bench")
-        git(self.repo, "config", "user.email", "bench@example.invalid")
-        (self.repo / "README.md").write_text("# bench\n")
-        git(self.repo, "add", "-A")
-        git(self.repo, "commit", "-q", "-m", "bench")
-        toml = subprocess.run([str(bench), "scripted-toml", agent, str(program), url],
-                              check=True, capture_output=True, text=True).stdout
-        (self.repo / "ganger.toml").write_text(toml + f"\n[warm]\ndefault = {'true' if warm else 'false'}\n")
-        home = self.root / "home"
-        home.mkdir()
-        self.env = dict(os.environ, HOME=str(home), XDG_CONFIG_HOME=str(home / ".config"),
-                        XDG_DATA_HOME=str(home / ".local/share"), XDG_STATE_HOME=str(home / ".local/state"))
+        self.repo, self.env = scratch_repo(self.root, bench, agent, program, url,
+                                           f"\n[warm]\ndefault = {'true' if warm else 'false'}\n")
 
     def ganger_json(self, args: list[str]) -> tuple[float, dict]:
         start = time.perf_counter()

@@ -58,9 +58,7 @@ pub fn attach(
     }
     // A warm agent keeps the session it last served in memory and would not see the person's
     // turns: it is stopped, and the next round's agent loads the session again (or runs cold).
-    if crate::warm::registry::host_alive(&*store, slug)
-        && crate::warm::registry::stop_warm(ws, &*store, slug)?
-    {
+    if crate::warm::registry::stop_warm(ws, &*store, slug)? {
         notices.notice(crate::notice::Notice::WarmStopped {
             slug: slug.to_owned(),
         });
