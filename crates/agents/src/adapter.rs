@@ -187,6 +187,10 @@ pub enum WarmProtocol {
     /// Claude Code's stream-json input with its control messages ([`crate::claude::warm`]):
     /// one session per process, the turn's stream the cold round's.
     StreamJsonControl,
+    /// Codex's app server ([`crate::codex::app_server`]): JSON-RPC threads and turns, loaded and
+    /// started in one process, each turn written into the round's stream in the cold round's
+    /// dialect.
+    AppServer,
 }
 
 /// One agent CLI.
@@ -354,8 +358,8 @@ pub trait Adapter: Send + Sync {
     fn session_finder(&self) -> Option<SessionFinder> {
         None
     }
-    /// The command that starts this agent kept warm, speaking the Agent Client Protocol on
-    /// its stdin and stdout ([`crate::acp`]), for rounds like `request` (its session, prompt
+    /// The command that starts this agent kept warm, speaking its [`Adapter::warm_protocol`]
+    /// on its stdin and stdout, for rounds like `request` (its session, prompt
     /// and permission are the warm host's to give per turn; its model, settings and
     /// environment are the process's); `None` when ganger has no warm mode for this CLI. The
     /// agent must ask the client before every tool call that edits, runs or fetches: ganger
@@ -385,7 +389,7 @@ pub trait Adapter: Send + Sync {
     /// when not, a round that continues another session than the live one needs another
     /// warm process (or runs cold).
     fn warm_loads_sessions(&self) -> bool {
-        self.warm_protocol() == WarmProtocol::Acp
+        self.warm_protocol() != WarmProtocol::StreamJsonControl
     }
     /// Whether this agent's tasks are warm unless `--cold` or `[warm] default` says otherwise:
     /// its warm mode passes every scenario of the conformance suite (the README's warm column).
@@ -403,6 +407,9 @@ pub trait Adapter: Send + Sync {
             WarmProtocol::StreamJsonControl => {
                 Box::new(crate::acp::GangerLines::new(self.stream_parser()))
             }
+            WarmProtocol::AppServer => Box::new(crate::acp::GangerLines::listing_denials(
+                self.stream_parser(),
+            )),
         }
     }
     /// Whether a warm round is done. In a `guarded` round (read-only) a refused call is the
@@ -410,7 +417,7 @@ pub trait Adapter: Send + Sync {
     fn warm_verdict(&self, summary: &RoundSummary, exit: AgentExit, guarded: bool) -> Verdict {
         match self.warm_protocol() {
             WarmProtocol::Acp => crate::acp::verdict(summary, exit, guarded),
-            WarmProtocol::StreamJsonControl => {
+            WarmProtocol::StreamJsonControl | WarmProtocol::AppServer => {
                 crate::acp::guarded_verdict(summary, exit, guarded, |s, e| self.verdict(s, e))
             }
         }

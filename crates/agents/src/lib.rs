@@ -29,6 +29,8 @@ pub mod stream_json;
 /// Claude Code's stream-json control protocol, as the warm host speaks it
 /// ([`WarmProtocol::StreamJsonControl`]).
 pub use claude::warm as stream_json_control;
+/// Codex's app-server protocol, as the warm host speaks it ([`WarmProtocol::AppServer`]).
+pub use codex::app_server;
 
 pub use adapter::{
     Adapter, CommandPlan, Permission, PlanError, RoundRequest, ScriptedEndpoint, SessionFinder,

@@ -3,29 +3,74 @@
 //! fast path included), ganger's become events here.
 //!
 //! - `ganger: turn` yields [`Event::Session`] (the agent names it again in its own lines).
-//! - `ganger: permission` yields nothing: a denied call's tool result is ganger's message
-//!   (`refused by ganger (RULE)`), and the agent lists the call among its refusals, which its
-//!   reader turns into [`Event::PermissionRejected`] once.
+//! - `ganger: permission` yields nothing for an agent that lists a denied call among its
+//!   refusals itself (Claude Code: its tool result is ganger's message, `refused by ganger
+//!   (RULE)`, and its reader turns the listing into [`Event::PermissionRejected`] once); for one
+//!   that does not (Codex), a denial yields [`Event::PermissionRejected`] here.
+//! - `ganger: usage` with `running` yields the turn's tokens so far ([`UsageMode::RoundTotal`]),
+//!   which the round's budgets watch.
 //! - `ganger: error` yields [`Event::Error`]; any other ganger line [`Event::Unknown`].
 
-use super::GANGER_KEY;
+use super::{BY_GANGER, GANGER_KEY};
 use crate::{Feed, ParsedLine, StreamParser};
-use ganger_events::{Event, RoundSummary};
+use ganger_events::{Event, RoundSummary, Usage, UsageMode};
 use serde_json::Value;
 
 /// Reads a warm round's stream whose agent lines are in its cold format.
 pub struct GangerLines {
     agent: Box<dyn StreamParser>,
+    /// Whether ganger's denials are the round's refusals (the agent does not list them).
+    denials: bool,
 }
 
 impl GangerLines {
-    /// A reader that passes the agent's lines to `agent`.
+    /// A reader that passes the agent's lines to `agent`, which lists the calls ganger denied.
     pub fn new(agent: Box<dyn StreamParser>) -> GangerLines {
-        GangerLines { agent }
+        GangerLines {
+            agent,
+            denials: false,
+        }
+    }
+
+    /// A reader that passes the agent's lines to `agent`, and takes ganger's denials as the
+    /// round's refusals.
+    pub fn listing_denials(agent: Box<dyn StreamParser>) -> GangerLines {
+        GangerLines {
+            agent,
+            denials: true,
+        }
+    }
+
+    /// The events of ganger's line `value` (whose `ganger` member is `what`).
+    fn ganger_events(&self, what: &str, value: &Value) -> Vec<Event> {
+        let text = |key: &str| value[key].as_str().map(str::to_owned);
+        match what {
+            "permission" if self.denials && value["decision"] == "deny" => {
+                vec![Event::PermissionRejected {
+                    tool: text("tool").unwrap_or_default(),
+                    message: format!("{BY_GANGER} ({})", text("rule").unwrap_or_default()),
+                }]
+            }
+            "usage" if value["running"] == true => {
+                let tokens = |key: &str| value[key].as_u64().unwrap_or(0);
+                vec![Event::Usage {
+                    usage: Usage {
+                        input: tokens("input"),
+                        output: tokens("output"),
+                        reasoning: tokens("reasoning"),
+                        cache_read: tokens("cache_read"),
+                        cache_write: tokens("cache_write"),
+                        cost_usd: None,
+                        mode: UsageMode::RoundTotal,
+                    },
+                }]
+            }
+            _ => ganger_events(what, value),
+        }
     }
 }
 
-/// The events of ganger's line `value` (whose `ganger` member is `what`).
+/// The events of ganger's line `value` (whose `ganger` member is `what`) for every agent.
 fn ganger_events(what: &str, value: &Value) -> Vec<Event> {
     let text = |key: &str| value[key].as_str().map(str::to_owned);
     match what {
@@ -62,17 +107,19 @@ fn ganger_line(line: &[u8]) -> Option<(String, Value)> {
     Some((what, value))
 }
 
-fn parsed((what, value): (String, Value)) -> ParsedLine {
-    ParsedLine {
-        events: ganger_events(&what, &value),
-        kind: Some(format!("ganger.{what}")),
+impl GangerLines {
+    fn parsed(&self, (what, value): (String, Value)) -> ParsedLine {
+        ParsedLine {
+            events: self.ganger_events(&what, &value),
+            kind: Some(format!("ganger.{what}")),
+        }
     }
 }
 
 impl StreamParser for GangerLines {
     fn parse_line(&mut self, line: &[u8]) -> ParsedLine {
         match ganger_line(line) {
-            Some(ganger) => parsed(ganger),
+            Some(ganger) => self.parsed(ganger),
             None => self.agent.parse_line(line),
         }
     }
@@ -80,7 +127,7 @@ impl StreamParser for GangerLines {
     fn feed(&mut self, line: &[u8], summary: &mut RoundSummary) -> Feed {
         match ganger_line(line) {
             Some(ganger) => {
-                let parsed = parsed(ganger);
+                let parsed = self.parsed(ganger);
                 parsed.fold_into(summary);
                 Feed {
                     progress: parsed.is_progress(),

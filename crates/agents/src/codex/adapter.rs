@@ -1,6 +1,8 @@
 //! Codex as an [`Adapter`]: the pieces of this folder behind the contract the engine uses.
 
-use crate::adapter::{Adapter, CommandPlan, PlanError, RoundRequest, ScriptedEndpoint};
+use crate::adapter::{
+    Adapter, CommandPlan, PlanError, RoundRequest, ScriptedEndpoint, WarmPlan, WarmProtocol,
+};
 use crate::capabilities::Interactive;
 use crate::codex::{CodexStream, command, models};
 use crate::facts::{AgentFacts, Package};
@@ -81,6 +83,15 @@ impl Adapter for Codex {
         let mut table = toml::Table::new();
         table.insert("model_reasoning_effort".into(), effort.into());
         Some(table)
+    }
+
+    /// `codex app-server`: see [`crate::codex::app_server`].
+    fn warm_plan(&self) -> Option<WarmPlan> {
+        Some(crate::codex::app_server::warm_plan)
+    }
+
+    fn warm_protocol(&self) -> WarmProtocol {
+        WarmProtocol::AppServer
     }
 
     fn scripted_endpoint(&self, base_url: &str) -> ScriptedEndpoint {

@@ -36,20 +36,8 @@ pub fn plan(request: &RoundRequest<'_>) -> Result<CommandPlan, PlanError> {
     if let Some(model) = request.model {
         args.extend(["-m".into(), model.to_owned()]);
     }
-    let mut overrides = vec![
-        r#"approval_policy="never""#.to_owned(),
-        format!(r#"sandbox_mode="{}""#, sandbox_mode(request)),
-        "check_for_update_on_startup=false".to_owned(),
-    ];
-    if let Some(config) = request.config {
-        overrides.extend(
-            overrides::flatten(config).map_err(|reason| PlanError::Config {
-                agent: "codex",
-                reason,
-            })?,
-        );
-    }
-    for item in overrides {
+    args.extend(["-c".into(), r#"approval_policy="never""#.to_owned()]);
+    for item in settings(request)? {
         args.extend(["-c".into(), item]);
     }
     if let Some(session) = request.session {
@@ -63,6 +51,25 @@ pub fn plan(request: &RoundRequest<'_>) -> Result<CommandPlan, PlanError> {
         plan.dirs.push(tmp);
     }
     Ok(plan)
+}
+
+/// The `-c` overrides of a round besides its approval policy (which `codex app-server` takes
+/// per thread): Codex's sandbox, no update check, then `[agents.codex.config]` flattened,
+/// last so that the user's keys win.
+pub(crate) fn settings(request: &RoundRequest<'_>) -> Result<Vec<String>, PlanError> {
+    let mut settings = vec![
+        format!(r#"sandbox_mode="{}""#, sandbox_mode(request)),
+        "check_for_update_on_startup=false".to_owned(),
+    ];
+    if let Some(config) = request.config {
+        settings.extend(
+            overrides::flatten(config).map_err(|reason| PlanError::Config {
+                agent: "codex",
+                reason,
+            })?,
+        );
+    }
+    Ok(settings)
 }
 
 /// Codex's `sandbox_mode` for the round's permission.

@@ -7,8 +7,11 @@
 //! - [`verdict`]: whether the round is done, and if not, why.
 //! - [`stderr_event`]: a call Codex's approval settings refused, which it reports only on
 //!   stderr.
+//! - [`app_server`]: Codex kept warm (`codex app-server`), its round's stream translated into
+//!   `exec --json`'s.
 
 mod adapter;
+pub mod app_server;
 pub mod command;
 mod models;
 mod normalize;

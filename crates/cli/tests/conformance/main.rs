@@ -106,6 +106,10 @@ warm_suite!(
         read_only_refusal_is_listed, refused_call_fails, http_401_fails, http_500_fails,
         hang_is_stalled, refused_connection_ends, cancel_stops_the_round, tokens_match_the_model,
         checks_fix_loop];
+    codex_warm, "codex": [writes_a_file, fix_continues_the_session, read_only_writes_nothing,
+        read_only_refusal_is_listed, refused_call_fails, http_401_fails, http_500_fails,
+        hang_is_stalled, refused_connection_ends, cancel_stops_the_round, tokens_match_the_model,
+        checks_fix_loop];
     qwen_warm, "qwen": [writes_a_file, fix_continues_the_session, read_only_writes_nothing,
         read_only_refusal_is_listed, refused_call_fails, refused_connection_ends, cancel_stops_the_round,
         http_401_fails, http_500_fails, tokens_match_the_model, checks_fix_loop];

@@ -1,79 +1,135 @@
 //! What differs between the protocols a warm host speaks to its agent
 //! ([`ganger_agents::WarmProtocol`]): the message that sends a prompt or cancels a turn, what
 //! an agent's line is to the host (the turn's end, a permission question, a request to refuse),
-//! which lines belong in the round's stream, and the answers. The host's loop is the same for
-//! all of them.
+//! what of it goes into the round's stream, and the answers. The host's loop is the same for
+//! all of them; a turn's [`TurnDialect`] holds what the host remembers of it between lines.
 
 use super::policy::Decision;
 use ganger_agents::WarmProtocol;
 use ganger_agents::acp::BY_GANGER;
 use ganger_agents::acp::protocol::{self, Incoming, PermissionAsk};
+use ganger_agents::app_server::{self, Then, TurnReader};
 use ganger_agents::stream_json_control as control;
 use serde_json::Value;
 
 /// What one line of the agent is to the host during a turn.
 pub(crate) enum Seen {
-    /// The turn is over (ACP: the prompt's answer; stream-json: the `result` line);
-    /// `answered` when it is ACP's successful answer, which some agents leave without the
-    /// turn's tokens (the host gives them first).
+    /// The turn is over (ACP: the prompt's answer; stream-json: the `result` line; an app
+    /// server: the turn's completion); `answered` when it is ACP's successful answer, which
+    /// some agents leave without the turn's tokens (the host gives them first).
     TurnEnded { answered: bool },
     /// The agent asks whether a tool may run; [`answer`] says how to reply.
     Ask(PermissionAsk, Asker),
-    /// Another request of the agent: this answer refuses it.
-    Refuse(Value),
+    /// Send this to the agent: the refusal of another request of its, or a cancel that
+    /// waited for the turn's id.
+    Reply(Value),
     /// The session's running cost, as the agent reports it (ACP's `usage_update`).
     Cost(f64),
     /// Nothing for the host to do.
     Other,
 }
 
+/// What of an agent's line goes into the round's stream.
+pub(crate) enum Pass {
+    /// The line as it is.
+    Line,
+    /// Nothing (stream-json's control messages: ganger writes its own line for each decision).
+    Nothing,
+    /// These lines instead (an app server's turn, in the cold round's dialect).
+    Lines(Vec<Value>),
+}
+
 /// Who asked, to address the answer.
 pub(crate) enum Asker {
     Acp(Value),
     Control(String),
+    AppServer(Value),
 }
 
-/// Reads `line` of the agent during the turn whose prompt had id `prompt_id` (ACP); the flag
-/// says whether the line belongs in the round's stream (stream-json's control messages do
-/// not: ganger writes its own line for each decision).
-pub(crate) fn see(kind: WarmProtocol, line: &[u8], prompt_id: u64) -> (Seen, bool) {
-    match kind {
-        WarmProtocol::Acp => {
-            let seen = match protocol::classify(line) {
-                Some(Incoming::Request { id, method, params }) => {
-                    if method == "session/request_permission" {
-                        Seen::Ask(PermissionAsk::of(&params), Asker::Acp(id))
-                    } else {
-                        Seen::Refuse(protocol::method_not_found(&id, &method))
-                    }
-                }
-                Some(Incoming::Notification { params, .. }) => {
-                    match params["update"]["cost"]["amount"].as_f64() {
-                        Some(cost) => Seen::Cost(cost),
-                        None => Seen::Other,
-                    }
-                }
-                Some(Incoming::Response {
-                    id: Some(id),
-                    result,
-                }) if id == prompt_id => Seen::TurnEnded {
-                    answered: result.is_ok(),
-                },
-                _ => Seen::Other,
-            };
-            (seen, true)
+/// One turn as its protocol sees it.
+pub(crate) enum TurnDialect {
+    Acp { prompt_id: u64 },
+    StreamJson,
+    AppServer(TurnReader),
+}
+
+impl TurnDialect {
+    /// The turn whose prompt went into `session` as request `prompt_id`.
+    pub fn new(kind: WarmProtocol, prompt_id: u64, session: &str) -> TurnDialect {
+        match kind {
+            WarmProtocol::Acp => TurnDialect::Acp { prompt_id },
+            WarmProtocol::StreamJsonControl => TurnDialect::StreamJson,
+            WarmProtocol::AppServer => TurnDialect::AppServer(TurnReader::new(session, prompt_id)),
         }
-        WarmProtocol::StreamJsonControl => match control::classify(line) {
-            control::Line::Result => (Seen::TurnEnded { answered: false }, true),
-            control::Line::Stream => (Seen::Other, true),
-            control::Line::Ask { request_id, ask } => {
-                (Seen::Ask(ask, Asker::Control(request_id)), false)
+    }
+
+    /// Reads `line` of the agent during the turn.
+    pub fn see(&mut self, line: &[u8]) -> (Seen, Pass) {
+        match self {
+            TurnDialect::Acp { prompt_id } => {
+                let seen = match protocol::classify(line) {
+                    Some(Incoming::Request { id, method, params }) => {
+                        if method == "session/request_permission" {
+                            Seen::Ask(PermissionAsk::of(&params), Asker::Acp(id))
+                        } else {
+                            Seen::Reply(protocol::method_not_found(&id, &method))
+                        }
+                    }
+                    Some(Incoming::Notification { params, .. }) => {
+                        match params["update"]["cost"]["amount"].as_f64() {
+                            Some(cost) => Seen::Cost(cost),
+                            None => Seen::Other,
+                        }
+                    }
+                    Some(Incoming::Response {
+                        id: Some(id),
+                        result,
+                    }) if id == *prompt_id => Seen::TurnEnded {
+                        answered: result.is_ok(),
+                    },
+                    _ => Seen::Other,
+                };
+                (seen, Pass::Line)
             }
-            control::Line::Request { request_id } => {
-                (Seen::Refuse(control::unsupported(&request_id)), false)
+            TurnDialect::StreamJson => match control::classify(line) {
+                control::Line::Result => (Seen::TurnEnded { answered: false }, Pass::Line),
+                control::Line::Stream => (Seen::Other, Pass::Line),
+                control::Line::Ask { request_id, ask } => {
+                    (Seen::Ask(ask, Asker::Control(request_id)), Pass::Nothing)
+                }
+                control::Line::Request { request_id } => (
+                    Seen::Reply(control::unsupported(&request_id)),
+                    Pass::Nothing,
+                ),
+                control::Line::Answer => (Seen::Other, Pass::Nothing),
+            },
+            TurnDialect::AppServer(reader) => {
+                let seen = reader.see(line);
+                let then = match seen.then {
+                    Then::Nothing => Seen::Other,
+                    Then::Ended => Seen::TurnEnded { answered: false },
+                    Then::Ask { id, ask } => Seen::Ask(ask, Asker::AppServer(id)),
+                    Then::Send(message) => Seen::Reply(message),
+                };
+                (then, Pass::Lines(seen.stream))
             }
-            control::Line::Answer => (Seen::Other, false),
-        },
+        }
+    }
+
+    /// The message that cancels the turn running in `session`, as request `id`; `None` when
+    /// it must wait (an app server's turn not yet named: it goes when the turn is).
+    pub fn cancel(&mut self, id: u64, session: &str) -> Option<Value> {
+        match self {
+            TurnDialect::Acp { .. } => Some(protocol::cancel(session)),
+            TurnDialect::StreamJson => Some(control::interrupt(&format!("ganger-cancel-{id}"))),
+            TurnDialect::AppServer(reader) => reader.interrupt(id),
+        }
+    }
+
+    /// Whether a cancelled turn can leave the agent's work running after it ended (an app
+    /// server's interrupt does not stop a running command): then the host stops the agent.
+    pub fn cancel_leaves_work(&self) -> bool {
+        matches!(self, TurnDialect::AppServer(_))
     }
 }
 
@@ -87,6 +143,7 @@ pub(crate) fn answer(asker: &Asker, ask: &PermissionAsk, decision: &Decision) ->
             decision.allow,
             &format!("{BY_GANGER} ({})", decision.rule),
         ),
+        Asker::AppServer(id) => app_server::approval_answer(id, decision.allow),
     }
 }
 
@@ -95,14 +152,7 @@ pub(crate) fn prompt(kind: WarmProtocol, id: u64, session: &str, prompt: &str) -
     match kind {
         WarmProtocol::Acp => protocol::prompt(id, session, prompt),
         WarmProtocol::StreamJsonControl => control::user_message(prompt),
-    }
-}
-
-/// The message that cancels the turn running in `session`; `id` names the request.
-pub(crate) fn cancel(kind: WarmProtocol, id: u64, session: &str) -> Value {
-    match kind {
-        WarmProtocol::Acp => protocol::cancel(session),
-        WarmProtocol::StreamJsonControl => control::interrupt(&format!("ganger-cancel-{id}")),
+        WarmProtocol::AppServer => app_server::turn_start(id, session, prompt),
     }
 }
 
@@ -128,6 +178,10 @@ pub(crate) fn refuse_idle(kind: WarmProtocol, line: &[u8]) -> Option<Value> {
                 &format!("{BY_GANGER} (no round is running)"),
             )),
             control::Line::Request { request_id } => Some(control::unsupported(&request_id)),
+            _ => None,
+        },
+        WarmProtocol::AppServer => match protocol::classify(line) {
+            Some(Incoming::Request { id, method, .. }) => Some(app_server::refusal(&id, &method)),
             _ => None,
         },
     }

@@ -3,7 +3,7 @@
 //! dies, when a cancelled turn does not end within the grace, or when asked to.
 
 use super::agent::{HostEvent, WarmAgent, read_line_capped};
-use super::dialect::{self, Seen};
+use super::dialect::{self, Pass, Seen, TurnDialect};
 use super::paths::{claim_name, info_path, log_path, new_marker, socket_path};
 use super::registry::WarmAgentInfo;
 use super::turn::TurnRequest;
@@ -14,6 +14,7 @@ use crate::workspace::Workspace;
 use ganger_agents::WarmProtocol;
 use ganger_agents::acp::GANGER_KEY;
 use ganger_agents::acp::protocol;
+use ganger_agents::app_server;
 use ganger_store::now_ms;
 use serde_json::{Value, json};
 use std::io::{BufReader, IsTerminal, Read, Write};
@@ -31,7 +32,8 @@ const START_LIMIT: Duration = Duration::from_secs(120);
 /// The turn being served.
 struct Turn {
     conn: UnixStream,
-    prompt_id: u64,
+    /// What the protocol remembers of the turn.
+    dialect: TurnDialect,
     /// When the prompt went to the agent (milliseconds since the epoch).
     started_ms: u64,
     session: String,
@@ -125,8 +127,8 @@ pub fn serve_warm_host(ws: &Workspace, slug: &str, number: u32) -> Result<()> {
         env: command.env.clone(),
         kind: adapter.map_or(WarmProtocol::Acp, |a| a.warm_protocol()),
     };
-    // An ACP agent says hello first; a stream-json one is spoken to only with the prompt,
-    // and its process is in the session its command line named.
+    // An ACP agent or an app server is greeted first; a stream-json one is spoken to only
+    // with the prompt, and its process is in the session its command line named.
     let (version, session) = match usage.kind {
         WarmProtocol::Acp => {
             let id = agent.next_id();
@@ -140,6 +142,18 @@ pub fn serve_warm_host(ws: &Workspace, slug: &str, number: u32) -> Result<()> {
             (hello["protocolVersion"].as_u64().unwrap_or(0), None)
         }
         WarmProtocol::StreamJsonControl => (0, planned_session),
+        WarmProtocol::AppServer => {
+            let id = agent.next_id();
+            agent
+                .call(id, &app_server::initialize(id), &received, START_LIMIT)?
+                .map_err(|e| {
+                    EngineError::environment_message(format!(
+                        "the agent's app server refused initialize: {e}"
+                    ))
+                })?;
+            agent.send(&app_server::initialized())?;
+            (0, None)
+        }
     };
     let socket = socket_path(ws, slug);
     let listener = bind(&socket)?;
@@ -325,9 +339,8 @@ fn serve(
                 {
                     current.cancelled_at = Some(Instant::now());
                     let id = agent.next_id();
-                    if agent
-                        .send(&dialect::cancel(usage.kind, id, &current.session))
-                        .is_err()
+                    if let Some(cancel) = current.dialect.cancel(id, &current.session)
+                        && agent.send(&cancel).is_err()
                     {
                         return "the agent's stdin closed".into();
                     }
@@ -341,9 +354,8 @@ fn serve(
                 {
                     current.cancelled_at = Some(Instant::now());
                     let id = agent.next_id();
-                    if agent
-                        .send(&dialect::cancel(usage.kind, id, &current.session))
-                        .is_err()
+                    if let Some(cancel) = current.dialect.cancel(id, &current.session)
+                        && agent.send(&cancel).is_err()
                     {
                         return "the agent's stdin closed".into();
                     }
@@ -386,9 +398,12 @@ fn begin_turn(
         }
     };
     let _ = conn.set_read_timeout(None);
-    // An ACP agent makes or loads the session; a stream-json one is in its own.
+    // An ACP agent or an app server makes or loads the session; a stream-json one is in its
+    // own.
     let chosen = match kind {
-        WarmProtocol::Acp => ensure_session(agent, received, &request, info),
+        WarmProtocol::Acp | WarmProtocol::AppServer => {
+            ensure_session(agent, received, &request, info, kind)
+        }
         WarmProtocol::StreamJsonControl => own_session(&request, info),
     };
     let session = match chosen {
@@ -422,7 +437,7 @@ fn begin_turn(
     std::thread::spawn(move || read_round(reader, sender));
     Ok(Some(Turn {
         conn,
-        prompt_id,
+        dialect: TurnDialect::new(kind, prompt_id, &session),
         started_ms,
         session,
         policy: request.policy,
@@ -439,6 +454,7 @@ fn ensure_session(
     received: &Receiver<HostEvent>,
     request: &TurnRequest,
     info: &mut WarmAgentInfo,
+    kind: WarmProtocol,
 ) -> Result<String> {
     // The live session serves the round that follows its last turn; after a round elsewhere
     // (cold, or in an earlier warm host) it is loaded again, so that the agent sees that
@@ -459,9 +475,14 @@ fn ensure_session(
         )));
     }
     let id = agent.next_id();
-    let message = match &request.session {
-        Some(session) => protocol::load_session(id, session, &request.policy.worktree),
-        None => protocol::new_session(id, &request.policy.worktree),
+    let worktree = &request.policy.worktree;
+    let message = match (&request.session, kind) {
+        (Some(session), WarmProtocol::AppServer) => {
+            app_server::thread_resume(id, session, worktree)
+        }
+        (None, WarmProtocol::AppServer) => app_server::thread_start(id, worktree),
+        (Some(session), _) => protocol::load_session(id, session, worktree),
+        (None, _) => protocol::new_session(id, worktree),
     };
     let answer = agent
         .call(id, &message, received, START_LIMIT)?
@@ -475,12 +496,11 @@ fn ensure_session(
         })?;
     let session = match &request.session {
         Some(session) => session.clone(),
-        None => answer["sessionId"]
-            .as_str()
-            .map(str::to_owned)
-            .ok_or_else(|| {
-                EngineError::environment_message("the agent's session/new named no session")
-            })?,
+        None => match kind {
+            WarmProtocol::AppServer => app_server::thread_of(&answer),
+            _ => answer["sessionId"].as_str().map(str::to_owned),
+        }
+        .ok_or_else(|| EngineError::environment_message("the agent's new session has no id"))?,
     };
     info.session = Some(session.clone());
     info.cost = None;
@@ -537,15 +557,21 @@ fn on_agent_line(
     info: &mut WarmAgentInfo,
     usage: &TurnUsage,
 ) -> std::result::Result<bool, String> {
-    let (seen, streamed) = dialect::see(usage.kind, line, turn.prompt_id);
+    let (seen, pass) = turn.dialect.see(line);
     // The turn's tokens go just before the answer that ends it.
     if matches!(seen, Seen::TurnEnded { answered: true })
         && let Some(tokens) = usage.line(turn)
     {
         ganger_line(&mut turn.conn, tokens);
     }
-    if streamed {
-        pass_on(&mut turn.conn, line);
+    match pass {
+        Pass::Line => pass_on(&mut turn.conn, line),
+        Pass::Nothing => {}
+        Pass::Lines(lines) => {
+            for line in lines {
+                ganger_line(&mut turn.conn, line);
+            }
+        }
     }
     let answer = match seen {
         Seen::Ask(ask, asker) => {
@@ -558,13 +584,16 @@ fn on_agent_line(
             );
             dialect::answer(&asker, &ask, &decision)
         }
-        Seen::Refuse(answer) => answer,
+        Seen::Reply(answer) => answer,
         Seen::Cost(cost) => {
             info.cost = Some(cost);
             return Ok(false);
         }
         Seen::TurnEnded { .. } => {
             let _ = turn.conn.shutdown(std::net::Shutdown::Both);
+            if turn.cancelled_at.is_some() && turn.dialect.cancel_leaves_work() {
+                return Err("its cancelled turn may have left a command running".into());
+            }
             return Ok(true);
         }
         Seen::Other => return Ok(false),
