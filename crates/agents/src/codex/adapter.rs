@@ -94,6 +94,10 @@ impl Adapter for Codex {
         WarmProtocol::AppServer
     }
 
+    fn warm_by_default(&self) -> bool {
+        true
+    }
+
     fn scripted_endpoint(&self, base_url: &str) -> ScriptedEndpoint {
         command::scripted_endpoint(base_url)
     }

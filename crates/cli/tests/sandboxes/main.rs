@@ -69,7 +69,8 @@ mod bwrap {
     // Not Gemini CLI yet: kept warm, its own workspace guard refuses the round's escaping
     // write by the file tool (which fails the round), where the cold round's write fails
     // against the sandbox and the round goes on.
-    warm_agents!(bwrap: opencode_warm = "opencode", claude_warm = "claude", qwen_warm = "qwen");
+    warm_agents!(bwrap: opencode_warm = "opencode", claude_warm = "claude", codex_warm = "codex",
+        qwen_warm = "qwen");
 
     #[test]
     fn network_none_reaches_nothing() {

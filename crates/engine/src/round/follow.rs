@@ -68,7 +68,7 @@ pub(super) fn follow(
                     return Some(HostStop::Cancelled);
                 }
             }
-            let (stream_progress, snapshot) = {
+            let (stream_progress, retrying, snapshot) = {
                 let mut shared = match progress.lock() {
                     Ok(shared) => shared,
                     Err(poisoned) => poisoned.into_inner(),
@@ -81,7 +81,7 @@ pub(super) fn follow(
                         shared.dirty = false;
                         shared.summary.clone()
                     });
-                (shared.last_progress, snapshot)
+                (shared.last_progress, shared.retrying, snapshot)
             };
             let last_seen = stream_progress.max(watchdog.last_active());
             if let Some(mut summary) = snapshot {
@@ -102,7 +102,7 @@ pub(super) fn follow(
                 }
             }
             watchdog
-                .check(now, stream_progress, || agent.activity())
+                .check(now, stream_progress, retrying, || agent.activity())
                 .map(|limit| match limit {
                     Limit::Timeout(limit) => HostStop::TimedOut(limit),
                     Limit::Stall(limit) => HostStop::Stalled(limit),

@@ -295,6 +295,7 @@ fn run_agent(
             ..Default::default()
         },
         last_progress: started,
+        retrying: false,
         dirty: false,
     }));
     let (closed_tx, closed_rx) = mpsc::channel();

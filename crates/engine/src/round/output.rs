@@ -25,6 +25,9 @@ pub(crate) struct Progress {
     pub summary: RoundSummary,
     /// When the stream last showed progress.
     pub last_progress: Instant,
+    /// The agent's last word was a retry notice (it is waiting to reach its model): what its
+    /// processes do meanwhile is its retrying, not work (see [`super::watchdog`]).
+    pub retrying: bool,
     /// Whether the summary changed since the host last stored it.
     pub dirty: bool,
 }
@@ -55,10 +58,14 @@ pub(crate) fn read_stdout(
         let shared = &mut *shared;
         let mut fed_any = false;
         let mut each = |_, line: Line<'_>| {
+            let retries = shared.summary.retries;
             let fed = ganger_agents::feed_line(parser.as_mut(), line, &mut shared.summary);
             fed_any = true;
             if fed.progress {
                 shared.last_progress = Instant::now();
+                shared.retrying = false;
+            } else if shared.summary.retries > retries {
+                shared.retrying = true;
             }
         };
         cutter.push(clean, &mut each);

@@ -150,6 +150,7 @@ pub(super) fn run_warm_agent(
     let progress = Arc::new(Mutex::new(Progress {
         summary: ganger_events::RoundSummary::default(),
         last_progress: started,
+        retrying: false,
         dirty: false,
     }));
     let (closed_tx, closed_rx) = mpsc::channel();

@@ -9,6 +9,12 @@
 //! least `ACTIVE_CPU` of CPU or moved `ACTIVE_IO` bytes since the last one, or started a
 //! process. The trade-off: a tool that waits without using the CPU or the network (a `sleep`,
 //! a lock) for longer than the stall limit is stopped; raise `stall` for such work.
+//!
+//! An agent whose last word is a retry notice (it is reconnecting to its model) is not
+//! working, whatever its processes do: no tool runs before the model answers, and an agent's
+//! retrying can itself read and write a lot (Codex 0.171.0 writes about 1 MB of its own logs at
+//! every reconnection, which kept a round on an unreachable model from stalling at the default
+//! limit of 2 minutes: it ran into the wall clock). Then activity is not sampled.
 
 use ganger_sandbox::Activity;
 use std::time::{Duration, Instant};
@@ -60,16 +66,24 @@ impl Watchdog {
         self.last_active
     }
 
-    /// Whether a limit has passed at `now`, given when the stream last showed progress;
-    /// `sample` reads the processes' activity, and is only called while the stream is quiet.
+    /// Whether a limit has passed at `now`, given when the stream last showed progress and
+    /// whether the agent's last word was a retry notice; `sample` reads the processes'
+    /// activity, and is only called while the stream is quiet and the agent not retrying.
     pub(crate) fn check(
         &mut self,
         now: Instant,
         stream_progress: Instant,
+        retrying: bool,
         sample: impl FnOnce() -> Activity,
     ) -> Option<Limit> {
         if now.duration_since(self.started) >= self.timeout {
             return Some(Limit::Timeout(self.timeout));
+        }
+        if retrying {
+            // Activity from before the retries began still counts; the retrying does not.
+            self.last_sample = None;
+            let quiet_for = now.duration_since(stream_progress.max(self.last_active));
+            return (quiet_for >= self.stall).then_some(Limit::Stall(self.stall));
         }
         let quiet_for = now.duration_since(stream_progress.max(self.last_active));
         let due = self
@@ -116,8 +130,8 @@ mod tests {
             // Half a core: well above the idle floor of 2 to 4.4%.
             cpu += 2_500_000;
             // Idle: 4% of a core, the most an agent used while waiting.
-            let idle_limit = idle.check(now, start, || activity(second * 40_000));
-            let busy_limit = busy.check(now, start, || activity(cpu));
+            let idle_limit = idle.check(now, start, false, || activity(second * 40_000));
+            let busy_limit = busy.check(now, start, false, || activity(cpu));
             assert_eq!(busy_limit, None, "at {second}s");
             if second >= 20 {
                 assert_eq!(idle_limit, Some(Limit::Stall(stall)), "at {second}s");
@@ -132,15 +146,43 @@ mod tests {
         let start = Instant::now();
         let mut dog = Watchdog::new(start, Duration::from_secs(60), Duration::from_secs(10));
         let at = |s| start + Duration::from_secs(s);
-        assert_eq!(dog.check(at(9), at(0), || activity(0)), None);
-        assert_eq!(dog.check(at(15), at(8), || activity(0)), None);
+        assert_eq!(dog.check(at(9), at(0), false, || activity(0)), None);
+        assert_eq!(dog.check(at(15), at(8), false, || activity(0)), None);
         assert_eq!(
-            dog.check(at(19), at(8), || activity(0)),
+            dog.check(at(19), at(8), false, || activity(0)),
             Some(Limit::Stall(Duration::from_secs(10)))
         );
         assert_eq!(
-            dog.check(at(60), at(59), || activity(0)),
+            dog.check(at(60), at(59), false, || activity(0)),
             Some(Limit::Timeout(Duration::from_secs(60)))
         );
+    }
+
+    #[test]
+    fn an_agent_that_says_it_is_retrying_stalls_however_busy_its_processes() {
+        let start = Instant::now();
+        let stall = Duration::from_secs(20);
+        let mut dog = Watchdog::new(start, Duration::from_secs(3600), stall);
+        let mut cpu = 0;
+        let mut limit = None;
+        for second in (5..=30).step_by(5) {
+            cpu += 2_500_000;
+            limit = dog.check(start + Duration::from_secs(second), start, true, || {
+                activity(cpu)
+            });
+            if limit.is_some() {
+                assert_eq!(second, 20);
+                break;
+            }
+        }
+        assert_eq!(limit, Some(Limit::Stall(stall)));
+        // The same processes, the agent not retrying: work.
+        let mut dog = Watchdog::new(start, Duration::from_secs(3600), stall);
+        let mut cpu = 0;
+        for second in (5..=30).step_by(5) {
+            cpu += 2_500_000;
+            let now = start + Duration::from_secs(second);
+            assert_eq!(dog.check(now, start, false, || activity(cpu)), None);
+        }
     }
 }
