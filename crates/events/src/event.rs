@@ -45,6 +45,9 @@ pub enum Event {
     /// Code's refusals (the model is told and carries on). The round failed either way: the
     /// agent was kept from something it judged part of the work.
     PermissionRejected { tool: String, message: String },
+    /// A tool call ganger allowed when a warm agent asked (a refusal is
+    /// [`Event::PermissionRejected`]): the tool and the rule that decided.
+    PermissionGranted { tool: String, rule: String },
     /// An error the agent reported: the round failed.
     Error {
         /// The error's class as the agent names it (`APIError`, `UnknownError`, ...).
@@ -103,6 +106,10 @@ impl Event {
             Event::PermissionRejected { tool, message } => {
                 one(tool);
                 one(message);
+            }
+            Event::PermissionGranted { tool, rule } => {
+                one(tool);
+                one(rule);
             }
             Event::Error { name, message, .. } => {
                 one(name);

@@ -233,7 +233,7 @@ impl RoundSummary {
                 self.retries += 1;
                 self.last_retry = Some(message.clone());
             }
-            Event::ToolStarted { .. } => {}
+            Event::ToolStarted { .. } | Event::PermissionGranted { .. } => {}
             Event::Ended => self.ended = true,
             Event::Unknown { .. } => self.unknown += 1,
         }

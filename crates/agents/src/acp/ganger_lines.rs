@@ -3,7 +3,8 @@
 //! fast path included), ganger's become events here.
 //!
 //! - `ganger: turn` yields [`Event::Session`] (the agent names it again in its own lines).
-//! - `ganger: permission` yields nothing for an agent that lists a denied call among its
+//! - `ganger: permission` that allows yields [`Event::PermissionGranted`]; one that denies
+//!   yields nothing for an agent that lists a denied call among its
 //!   refusals itself (Claude Code: its tool result is ganger's message, `refused by ganger
 //!   (RULE)`, and its reader turns the listing into [`Event::PermissionRejected`] once); for one
 //!   that does not (Codex), a denial yields [`Event::PermissionRejected`] here.
@@ -51,6 +52,10 @@ impl GangerLines {
                     message: format!("{BY_GANGER} ({})", text("rule").unwrap_or_default()),
                 }]
             }
+            "permission" if value["decision"] == "allow" => vec![Event::PermissionGranted {
+                tool: text("tool").unwrap_or_default(),
+                rule: text("rule").unwrap_or_default(),
+            }],
             "usage" if value["running"] == true => {
                 let tokens = |key: &str| value[key].as_u64().unwrap_or(0);
                 vec![Event::Usage {
@@ -175,5 +180,39 @@ mod tests {
             ["WarmAgent: the warm agent exited during the turn"]
         );
         assert_eq!(summary.tokens.input, 10);
+    }
+
+    #[test]
+    fn decisions_and_running_totals_are_events_of_their_own() {
+        let allow = br#"{"decision":"allow","ganger":"permission","rule":"allowed by default","tool":"shell"}"#;
+        let deny = br#"{"decision":"deny","ganger":"permission","rule":"a read-only round may not edit","tool":"apply_patch"}"#;
+        let running = br#"{"ganger":"usage","running":true,"input":90,"output":4,"reasoning":0,"cache_read":10,"cache_write":0}"#;
+        let granted = Event::PermissionGranted {
+            tool: "shell".to_owned(),
+            rule: "allowed by default".to_owned(),
+        };
+        let mut listed = GangerLines::new(Box::new(crate::claude::stream_parser()));
+        assert_eq!(
+            listed.parse_line(allow).events,
+            std::slice::from_ref(&granted)
+        );
+        // Claude lists its refusals itself: ganger's line adds none.
+        assert!(listed.parse_line(deny).events.is_empty());
+        let mut own = GangerLines::listing_denials(Box::new(crate::codex::CodexStream));
+        assert_eq!(own.parse_line(allow).events, [granted]);
+        assert_eq!(
+            own.parse_line(deny).events,
+            [Event::PermissionRejected {
+                tool: "apply_patch".to_owned(),
+                message: format!("{BY_GANGER} (a read-only round may not edit)"),
+            }]
+        );
+        let usage = own.parse_line(running);
+        assert!(!usage.is_progress());
+        assert!(matches!(
+            usage.events.as_slice(),
+            [Event::Usage { usage }] if usage.input == 90 && usage.cache_read == 10
+                && usage.mode == UsageMode::RoundTotal
+        ));
     }
 }

@@ -12,7 +12,7 @@
 //!   [`Event::PermissionRejected`] when the agent's own guard refused the call (its adapter
 //!   tells which failures those are: [`Refusal`]).
 //! - `ganger: permission` with decision `deny` yields [`Event::PermissionRejected`] with the
-//!   rule that refused the call; an allowed call yields nothing beyond the count.
+//!   rule that refused the call; an allowed one yields [`Event::PermissionGranted`] with its rule.
 //! - `ganger: usage` carries the turn's tokens from the agent's own records (OpenCode's
 //!   answer holds its last request's only): they stand for the turn's.
 //! - `ganger: error` (the warm agent died, a session could not be loaded) yields
@@ -202,7 +202,10 @@ impl AcpStream {
                 tool: text(&value["tool"]).unwrap_or_default(),
                 message: format!("{BY_GANGER} ({})", text(&value["rule"]).unwrap_or_default()),
             }],
-            "permission" => Vec::new(),
+            "permission" => vec![Event::PermissionGranted {
+                tool: text(&value["tool"]).unwrap_or_default(),
+                rule: text(&value["rule"]).unwrap_or_default(),
+            }],
             "usage" => {
                 let tokens = |key: &str| value[key].as_u64().unwrap_or(0);
                 let usage = Usage {

@@ -47,6 +47,9 @@ fn describe(event: &Event) -> String {
         Event::PermissionRejected { tool, message } => {
             format!("permission rejected: {tool}: {message}")
         }
+        Event::PermissionGranted { tool, rule } => {
+            format!("permission granted: {tool}: {rule}")
+        }
         Event::Error {
             name,
             message,
