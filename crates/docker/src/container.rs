@@ -1,6 +1,7 @@
 //! One round's container, run to its end: created with its mounts, limits and labels,
 //! attached and waited for before it starts (so that neither output nor exit is missed), its
-//! stdin fed and closed, its stdout and stderr copied out as they come. The daemon removes it
+//! stdin fed as it comes (a prompt, or a warm agent's conversation) and closed at its end,
+//! its stdout and stderr copied out as they come. The daemon removes it
 //! once it has exited (`AutoRemove`, as `docker run --rm`), so the round does not wait for
 //! the removal of its filesystem; a container that never started is removed here. SIGTERM
 //! or SIGINT to the caller stop the container (SIGTERM, the grace period, SIGKILL).
@@ -15,7 +16,7 @@ use bollard::query_parameters::{
 use futures_util::StreamExt;
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
-use std::io::Write;
+use std::io::{Read, Write};
 use std::time::Duration;
 use tokio::io::AsyncWriteExt;
 use tokio::signal::unix::{SignalKind, signal};
@@ -96,7 +97,7 @@ impl Docker {
     pub fn run_round(
         &self,
         spec: &RoundContainer,
-        input: Option<Vec<u8>>,
+        input: Option<Box<dyn Read + Send>>,
         stdout: &mut (dyn Write + Send),
         stderr: &mut (dyn Write + Send),
         grace: Duration,
@@ -112,7 +113,7 @@ impl Docker {
     async fn run_async(
         &self,
         spec: &RoundContainer,
-        input: Option<Vec<u8>>,
+        input: Option<Box<dyn Read + Send>>,
         stdout: &mut (dyn Write + Send),
         stderr: &mut (dyn Write + Send),
         grace: Duration,
@@ -149,9 +150,14 @@ impl Docker {
             tokio::spawn(async move { api.wait_container(&name, Some(wait)).next().await });
         tokio::task::yield_now().await;
         self.api.start_container(&spec.name, None).await?;
+        let mut chunks = input.map(read_in_chunks);
         let feeding = async move {
-            if let Some(bytes) = input {
-                let _ = writer.write_all(&bytes).await;
+            if let Some(chunks) = chunks.as_mut() {
+                while let Some(chunk) = chunks.recv().await {
+                    if writer.write_all(&chunk).await.is_err() || writer.flush().await.is_err() {
+                        break;
+                    }
+                }
             }
             let _ = writer.shutdown().await;
             // Keep the write half until the end: dropping it could end the attachment.
@@ -256,4 +262,26 @@ impl Docker {
         self.block_on(self.api.create_volume(request))?;
         Ok(())
     }
+}
+
+/// Reads `input` on a thread of its own (a blocking read: a pipe, the process's stdin) into
+/// a channel, a chunk as soon as it comes, until its end.
+fn read_in_chunks(
+    mut input: Box<dyn Read + Send>,
+) -> tokio::sync::mpsc::UnboundedReceiver<Vec<u8>> {
+    let (sender, chunks) = tokio::sync::mpsc::unbounded_channel();
+    std::thread::spawn(move || {
+        let mut buffer = vec![0; 64 << 10];
+        loop {
+            match input.read(&mut buffer) {
+                Ok(0) | Err(_) => break,
+                Ok(read) => {
+                    if sender.send(buffer[..read].to_vec()).is_err() {
+                        break;
+                    }
+                }
+            }
+        }
+    });
+    chunks
 }

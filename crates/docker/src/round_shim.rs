@@ -1,7 +1,8 @@
 //! `ganger docker-round`: the process the round host starts for a docker round. It writes
 //! the agent's variables to a file on `/dev/shm` (memory, never disk), makes the task's
-//! volume, runs the container to its end through the Docker Engine API with the prompt on
-//! its stdin and its output on this process's, deletes the file, and exits with the
+//! volume, runs the container to its end through the Docker Engine API with this process's
+//! stdin copied to its stdin as it comes (the prompt, or a warm agent's conversation) and its
+//! output on this process's, deletes the file, and exits with the
 //! container's status. SIGTERM stops the container and still removes it. So the host follows
 //! a docker round exactly as it follows a local one (its process group, its pipes, its
 //! signals).
@@ -91,13 +92,11 @@ pub fn run_docker_round() -> i32 {
         let _ = std::fs::remove_dir_all(&spec.env_dir);
         return fail(&mut stderr, format!("{}: {e}", spec.env_dir.display()));
     }
-    let input = if spec.container.stdin {
-        let mut bytes = Vec::new();
-        let _ = std::io::Read::read_to_end(&mut std::io::stdin(), &mut bytes);
-        Some(bytes)
-    } else {
-        None
-    };
+    // Copied as it comes: a cold round's prompt, or a warm agent's whole conversation.
+    let input: Option<Box<dyn std::io::Read + Send>> = spec
+        .container
+        .stdin
+        .then(|| Box::new(std::io::stdin()) as Box<dyn std::io::Read + Send>);
     let mut stdout = std::io::stdout();
     let ran = docker.run_round(
         &spec.container,

@@ -2,7 +2,7 @@
 //! the scripted model on the host's loopback, in a real git repository: a round and a resumed
 //! fix, writes outside the worktree that fail, secrets the worker cannot read, a cancelled
 //! round that leaves nothing behind; the same round and fix with the agent kept warm (in
-//! bubblewrap); and, with a plain command, `--network none`.
+//! bubblewrap and Docker); and, with a plain command, `--network none`.
 //! Test names are `SANDBOX::AGENT::SCENARIO`.
 //!
 //! Under `CI=true` a missing engine fails the test; elsewhere the test says it is skipped.
@@ -95,6 +95,9 @@ mod bwrap {
 
 mod docker {
     agents!(docker: opencode, claude, codex, gemini, qwen);
+    // Not Gemini CLI, as in bubblewrap.
+    warm_agents!(docker: opencode_warm = "opencode", claude_warm = "claude", codex_warm = "codex",
+        qwen_warm = "qwen");
 
     #[test]
     fn a_daemon_that_stops_mid_round_is_named_and_loses_nothing() {

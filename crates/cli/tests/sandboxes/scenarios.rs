@@ -162,7 +162,7 @@ pub fn round_fix_and_confinement(sandbox: &str, d: Dialect) {
     );
     if d.warm {
         // Both rounds went to the warm agent, which ran in the sandbox (another mount
-        // namespace than ours: bubblewrap's).
+        // namespace than ours: bubblewrap's, or the container's).
         for round in [1, 2] {
             let stream = std::fs::read_to_string(
                 s.world
@@ -177,16 +177,15 @@ pub fn round_fix_and_confinement(sandbox: &str, d: Dialect) {
             );
         }
         let listed = s.world.ganger(&["warm", "list", "--json"]).json();
-        let marker = format!(
-            "GANGER_ROUND={}",
-            listed["agents"][0]["token"].as_str().unwrap()
-        );
+        let token = listed["agents"][0]["token"].as_str().unwrap().to_owned();
+        let marker = format!("GANGER_ROUND={token}");
         let namespace = |pid: &str| std::fs::read_link(format!("/proc/{pid}/ns/mnt")).ok();
         let comm =
             |pid: i32| std::fs::read_to_string(format!("/proc/{pid}/comm")).unwrap_or_default();
+        // Not the sandbox's own launcher: bubblewrap, or ganger's shim that runs the container.
         let agent: Vec<i32> = ganger_test_support::living_pids_with_env(&marker)
             .into_iter()
-            .filter(|pid| comm(*pid).trim() != "bwrap")
+            .filter(|pid| !["bwrap", "ganger"].contains(&comm(*pid).trim()))
             .collect();
         assert!(!agent.is_empty(), "no process of the warm agent");
         for pid in agent {
@@ -198,6 +197,21 @@ pub fn round_fix_and_confinement(sandbox: &str, d: Dialect) {
             );
         }
         s.world.ganger(&["warm", "stop", "--all"]).expect_code(0);
+        assert!(
+            wait_until(Duration::from_secs(10), || living_pids_with_env(&marker)
+                .is_empty()),
+            "the stopped warm agent's processes survive: {:?}",
+            living_pids_with_env(&marker)
+        );
+        if sandbox == "docker" {
+            let label = format!("ganger.token={token}");
+            assert!(
+                wait_until(Duration::from_secs(10), || {
+                    crate::engines::containers_labelled(&label) == 0
+                }),
+                "the stopped warm agent's container survives"
+            );
+        }
     }
     // A docker round's variables file lives on /dev/shm only while its round starts.
     for report in [&first, &second] {

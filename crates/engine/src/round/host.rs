@@ -200,7 +200,12 @@ fn planned_command(
         args: plan.args.iter().map(Into::into).collect(),
         env,
         cwd: worktree.clone(),
-        stdin: plan.stdin,
+        // A warm agent's stdin is its conversation: a sandbox that relays it (Docker's
+        // container) attaches it, as it does a cold round's prompt.
+        stdin: match warm {
+            Some(_) => Some(plan.stdin.unwrap_or_default()),
+            None => plan.stdin,
+        },
         token: warm.map_or_else(|| input.round.token.clone(), str::to_owned),
         // A warm agent outlives its rounds: no cgroup named after one.
         use_cgroup: ws.config.sandbox.cgroup && warm.is_none(),

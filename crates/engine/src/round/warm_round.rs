@@ -24,7 +24,7 @@ use std::time::{Duration, Instant};
 
 /// Whether `input`'s round goes to a warm agent: the task wants it (`--warm`, or `[warm]
 /// default`, or by default its agent's [`Adapter::warm_by_default`]), its agent has a warm
-/// mode, its sandbox keeps one (not Docker yet: a container's life is tied to a round), and
+/// mode, and
 /// the round does not fork a session (a rewind).
 pub(crate) fn wanted(
     ws: &Workspace,
@@ -35,7 +35,6 @@ pub(crate) fn wanted(
     wants_warm(input.task.warm, ws.config.warm.default, adapter)
         && adapter.warm_plan().is_some()
         && input.round.fork_from.is_none()
-        && TaskSandbox::of(ws, &input.task).is_ok_and(|s| s.keeps_warm_agents())
         && started_alike(ws, store, input, adapter)
         && (adapter.warm_loads_sessions() || continues_live(ws, store, input, adapter))
 }

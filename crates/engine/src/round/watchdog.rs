@@ -12,7 +12,7 @@
 //!
 //! An agent whose last word is a retry notice (it is reconnecting to its model) is not
 //! working, whatever its processes do: no tool runs before the model answers, and an agent's
-//! retrying can itself read and write a lot (Codex 0.171.0 writes about 1 MB of its own logs at
+//! retrying can itself read and write a lot (one agent CLI writes about 1 MB of its own logs at
 //! every reconnection, which kept a round on an unreachable model from stalling at the default
 //! limit of 2 minutes: it ran into the wall clock). Then activity is not sampled.
 

@@ -73,12 +73,6 @@ impl TaskSandbox {
         })
     }
 
-    /// Whether an agent may be kept warm in this sandbox between rounds (not in Docker yet:
-    /// a round's container lives as long as the round).
-    pub fn keeps_warm_agents(&self) -> bool {
-        self.sandbox.kind() != SandboxKind::Docker
-    }
-
     /// Whether the agent runs isolated (its own home, a clean environment, no git).
     pub fn isolates(&self) -> bool {
         self.sandbox.isolates()

@@ -199,6 +199,10 @@ pub fn serve_warm_host(ws: &Workspace, slug: &str, number: u32) -> Result<()> {
     let _ = std::fs::remove_file(&socket);
     let _ = std::fs::remove_file(info_path(ws, slug));
     agent.running.stop(input.grace);
+    // What the agent's sandbox kept for it (a Docker container) goes with it.
+    if let Ok(sandbox) = crate::sandboxing::TaskSandbox::of(ws, &task) {
+        sandbox.after_round(&info.token);
+    }
     claim.release();
     Ok(())
 }
