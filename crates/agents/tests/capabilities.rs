@@ -133,7 +133,7 @@ fn warm_by_default_are_the_agents_whose_warm_column_passes_every_conformance_sce
         .filter(|a| a.warm_by_default())
         .map(|a| a.name())
         .collect();
-    assert_eq!(warm, ["opencode", "claude", "codex", "gemini"]);
+    assert_eq!(warm, ["opencode", "claude", "codex", "gemini", "qwen"]);
     assert!(
         adapters()
             .iter()

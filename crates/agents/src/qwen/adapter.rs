@@ -56,6 +56,10 @@ impl Adapter for Qwen {
         Some(command::warm_plan)
     }
 
+    fn warm_by_default(&self) -> bool {
+        true
+    }
+
     fn stream_parser(&self) -> Box<dyn StreamParser> {
         Box::new(StreamJsonParser::new(Dialect::Qwen))
     }
