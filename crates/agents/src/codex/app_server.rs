@@ -25,7 +25,7 @@
 //! running token totals go as ganger `usage` lines, so that a budget stops a turn mid-way.
 
 use crate::acp::GANGER_KEY;
-use crate::acp::protocol::PermissionAsk;
+use crate::acp::protocol::{self, Incoming, PermissionAsk};
 use crate::adapter::{CommandPlan, PlanError, RoundRequest};
 use serde_json::{Value, json};
 use std::collections::HashMap;
@@ -248,19 +248,21 @@ impl TurnReader {
 
     /// Reads one line of the app server.
     pub fn see(&mut self, line: &[u8]) -> Seen {
-        let Ok(Value::Object(mut message)) = serde_json::from_slice::<Value>(line) else {
-            return Seen::stream(Vec::new());
-        };
-        let method = message
-            .get("method")
-            .and_then(Value::as_str)
-            .map(str::to_owned);
-        let params = message.remove("params").unwrap_or(Value::Null);
-        match (method, message.remove("id")) {
-            (Some(method), Some(id)) => self.request(id, &method, &params),
-            (Some(method), None) => self.notification(&method, &params),
-            (None, Some(id)) if id.as_u64() == Some(self.prompt_id) => {
-                self.started(&message);
+        // The same JSON-RPC shapes as ACP's, without the `"jsonrpc"` member.
+        match protocol::classify(line) {
+            Some(Incoming::Request { id, method, params }) => self.request(id, &method, &params),
+            Some(Incoming::Notification { method, params }) => self.notification(&method, &params),
+            Some(Incoming::Response {
+                id: Some(id),
+                result,
+            }) if id == self.prompt_id => {
+                // `turn/start`'s answer names the turn (a refused one never ran).
+                if let Some(turn) = result
+                    .ok()
+                    .and_then(|r| r["turn"]["id"].as_str().map(str::to_owned))
+                {
+                    self.turn = Some(turn);
+                }
                 match (self.interrupt.take(), &self.turn) {
                     (Some(at), Some(turn)) => {
                         Seen::then(Then::Send(turn_interrupt(at, &self.thread, turn)))
@@ -269,13 +271,6 @@ impl TurnReader {
                 }
             }
             _ => Seen::stream(Vec::new()),
-        }
-    }
-
-    /// The answer to `turn/start`: the turn's id, or its refusal (the turn never ran).
-    fn started(&mut self, answer: &serde_json::Map<String, Value>) {
-        if let Some(turn) = answer.get("result").and_then(|r| r["turn"]["id"].as_str()) {
-            self.turn = Some(turn.to_owned());
         }
     }
 

@@ -197,21 +197,7 @@ pub fn round_fix_and_confinement(sandbox: &str, d: Dialect) {
             );
         }
         s.world.ganger(&["warm", "stop", "--all"]).expect_code(0);
-        assert!(
-            wait_until(Duration::from_secs(10), || living_pids_with_env(&marker)
-                .is_empty()),
-            "the stopped warm agent's processes survive: {:?}",
-            living_pids_with_env(&marker)
-        );
-        if sandbox == "docker" {
-            let label = format!("ganger.token={token}");
-            assert!(
-                wait_until(Duration::from_secs(10), || {
-                    crate::engines::containers_labelled(&label) == 0
-                }),
-                "the stopped warm agent's container survives"
-            );
-        }
+        assert_nothing_left(sandbox, &token, "the stopped warm agent");
     }
     // A docker round's variables file lives on /dev/shm only while its round starts.
     for report in [&first, &second] {
@@ -280,11 +266,17 @@ pub fn cancel_leaves_nothing(sandbox: &str, d: Dialect) {
         .json();
     assert_eq!(report["status"], "cancelled", "{report:#}");
     let token = running["token"].as_str().unwrap().to_owned();
+    assert_nothing_left(sandbox, &token, "the cancelled round");
+}
+
+/// No process with `token`'s marker is left within 10 s, nor (in Docker) a container with its
+/// label; `whose` names them in the failure.
+fn assert_nothing_left(sandbox: &str, token: &str, whose: &str) {
     let marker = format!("GANGER_ROUND={token}");
     assert!(
         wait_until(Duration::from_secs(10), || living_pids_with_env(&marker)
             .is_empty()),
-        "processes of the cancelled round survive: {:?}",
+        "processes of {whose} survive: {:?}",
         living_pids_with_env(&marker)
     );
     if sandbox == "docker" {
@@ -293,7 +285,7 @@ pub fn cancel_leaves_nothing(sandbox: &str, d: Dialect) {
             wait_until(Duration::from_secs(10), || {
                 crate::engines::containers_labelled(&label) == 0
             }),
-            "the cancelled round's container survives"
+            "{whose}'s container survives"
         );
     }
 }
