@@ -1,4 +1,4 @@
-//! The warm host's life: start the task's agent in ACP mode, serve one turn at a time to the
+//! The warm host's life: start the task's agent in its warm mode, serve one turn at a time to the
 //! round hosts that connect, and end (stopping the agent) when idle too long, when the agent
 //! dies, when a cancelled turn does not end within the grace, or when asked to.
 

@@ -1,6 +1,7 @@
 //! Warm agents: a task's agent kept alive between rounds by a warm host (`ganger warm-host`,
 //! hidden, one per task, detached like a round host), spoken to over the Agent Client
-//! Protocol (or a CLI's own stream-json control protocol: `dialect` holds what differs),
+//! Protocol or a CLI's own protocol (a stream-json control protocol, an app server's
+//! JSON-RPC: `dialect` holds what differs),
 //! so that a round is one prompt into the live session instead of a CLI start.
 //!
 //! The round host stays what it is for a cold round (it holds the round's claim, writes its
