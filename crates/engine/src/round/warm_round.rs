@@ -243,13 +243,14 @@ mod tests {
 
     #[test]
     fn the_task_outranks_the_configuration_which_outranks_the_agent() {
-        let find = |warm: bool| -> &'static dyn Adapter {
-            *adapters()
-                .iter()
-                .find(|a| a.warm_plan().is_some() && a.warm_by_default() == warm)
-                .unwrap()
-        };
-        let (warm, cold) = (find(true), find(false));
+        // Every agent with a warm mode is warm by default now; a configured command is not.
+        let warm: &dyn Adapter = *adapters()
+            .iter()
+            .find(|a| a.warm_plan().is_some() && a.warm_by_default())
+            .unwrap();
+        let command = ganger_agents::command::CommandAgent { format: "text" };
+        let cold: &dyn Adapter = &command;
+        assert!(!cold.warm_by_default());
         assert!(wants_warm(None, None, warm));
         assert!(!wants_warm(None, None, cold));
         assert!(!wants_warm(None, Some(false), warm));
