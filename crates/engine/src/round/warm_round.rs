@@ -32,8 +32,11 @@ pub(crate) fn wanted(
     input: &RoundInput,
     adapter: &dyn Adapter,
 ) -> bool {
-    wants_warm(input.task.warm, ws.config.warm.default, adapter)
-        && adapter.warm_plan().is_some()
+    wants_warm(
+        input.task.warm,
+        ws.config.warm.default,
+        adapter.warm_by_default(),
+    ) && adapter.warm_plan().is_some()
         && input.round.fork_from.is_none()
         && started_alike(ws, store, input, adapter)
         && (adapter.warm_loads_sessions() || continues_live(ws, store, input, adapter))
@@ -63,9 +66,9 @@ fn started_alike(
 }
 
 /// Whether a task asks for warm rounds: its own `--warm`/`--cold`, else `[warm] default`, else
-/// its agent's default.
-pub(crate) fn wants_warm(task: Option<bool>, config: Option<bool>, adapter: &dyn Adapter) -> bool {
-    task.or(config).unwrap_or_else(|| adapter.warm_by_default())
+/// its agent's default ([`Adapter::warm_by_default`]).
+pub(crate) fn wants_warm(task: Option<bool>, config: Option<bool>, agent_default: bool) -> bool {
+    task.or(config).unwrap_or(agent_default)
 }
 
 /// Whether the round starts a new session or continues its warm agent's live one right after
@@ -239,18 +242,10 @@ impl Followed for WarmTurn {
 #[cfg(test)]
 mod tests {
     use super::wants_warm;
-    use ganger_agents::{Adapter, adapters};
 
     #[test]
     fn the_task_outranks_the_configuration_which_outranks_the_agent() {
-        // Every agent with a warm mode is warm by default now; a configured command is not.
-        let warm: &dyn Adapter = *adapters()
-            .iter()
-            .find(|a| a.warm_plan().is_some() && a.warm_by_default())
-            .unwrap();
-        let command = ganger_agents::command::CommandAgent { format: "text" };
-        let cold: &dyn Adapter = &command;
-        assert!(!cold.warm_by_default());
+        let (warm, cold) = (true, false);
         assert!(wants_warm(None, None, warm));
         assert!(!wants_warm(None, None, cold));
         assert!(!wants_warm(None, Some(false), warm));
