@@ -4,7 +4,8 @@
 //! ([`Liveness`]) and rounds' output ([`Streams`]). Every change is one transaction, and the
 //! invariants ("at most one running round per task") are the store's own. SQLite (WAL) is the
 //! backend for one machine; a PostgreSQL backend for many machines will implement the same
-//! traits and pass the same conformance suite (`tests/conformance/`).
+//! traits and pass the same conformance suite (`tests/conformance/`); [`PgStore`] is its
+//! first cut (`docs/postgres.md`).
 //!
 //! The files beside the database (SQLite's streams and claims, the prompt as sent, the full
 //! answer) live where [`StateDir`] says.
@@ -18,6 +19,7 @@ mod layout;
 mod liveness;
 mod ownership;
 mod pipeline;
+mod postgres;
 mod queue;
 mod records;
 mod sqlite;
@@ -32,6 +34,7 @@ pub use layout::StateDir;
 pub use liveness::{Claim, ClaimHold, ClaimKey, Handover, Liveness};
 pub use ownership::{OwnerChange, OwnershipStore};
 pub use pipeline::{PipelineRecord, PipelineStore, ReviewerVerdict, RoleLink};
+pub use postgres::{PgStore, redact as redact_url};
 pub use queue::{
     FleetItem, FleetRecord, FleetSubmission, ModelPause, NewQueued, QueueItem, QueueKind,
     QueueState, QueueStore, SlugHolder,

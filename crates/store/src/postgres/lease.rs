@@ -1,0 +1,120 @@
+//! A claim held as a lease: a row of `leases` with the claim's fence number, its expiry set
+//! from the database's clock. A heartbeat thread renews it every [`RENEW_EVERY`] while the
+//! [`LeaseHold`] lives; a renewal only extends a lease that has not run out and still has
+//! this holder's fence, so a holder that was too slow (a partition, a stopped process) finds
+//! it has lost the claim instead of taking it back from whoever saw it dead.
+//!
+//! Dropping the hold stops the heartbeat and nothing else, as a dying holder would: the lease
+//! runs out within [`LEASE`]. Releasing it deletes the row and notifies [`CLAIM_END`], so
+//! waiters wake at once. A hold is handed to a process this one starts as two environment
+//! variables (the name and the fence); that process renews the same lease from then on.
+
+use super::listen::CLAIM_END;
+use super::pool::Pool;
+use crate::error::StoreError;
+use crate::liveness::{ClaimHold, Handover};
+use std::sync::Arc;
+use std::sync::mpsc::{self, RecvTimeoutError, Sender};
+use std::time::Duration;
+
+/// How long a lease runs without a renewal: a holder that died is seen dead within this.
+pub(crate) const LEASE: Duration = Duration::from_secs(10);
+/// How often a held lease is renewed: several renewals may fail before it runs out.
+pub(crate) const RENEW_EVERY: Duration = Duration::from_secs(2);
+
+/// The environment variables a process started to carry a claim reads back.
+pub(crate) const NAME_ENV: &str = "GANGER_LEASE_NAME";
+pub(crate) const FENCE_ENV: &str = "GANGER_LEASE_FENCE";
+
+/// The lease's length as PostgreSQL's interval, in milliseconds.
+pub(crate) fn lease_ms() -> i64 {
+    i64::try_from(LEASE.as_millis()).unwrap_or(i64::MAX)
+}
+
+/// A held lease, renewed by a heartbeat thread until dropped or released.
+#[derive(Debug)]
+pub(crate) struct LeaseHold {
+    pool: Arc<Pool>,
+    name: String,
+    fence: i64,
+    /// Dropped to stop the heartbeat.
+    stop: Option<Sender<()>>,
+}
+
+impl LeaseHold {
+    /// Starts renewing the lease `name` held with `fence`.
+    pub(crate) fn start(
+        pool: Arc<Pool>,
+        name: String,
+        fence: i64,
+    ) -> Result<LeaseHold, StoreError> {
+        let (stop, stopped) = mpsc::channel::<()>();
+        let beat_pool = Arc::clone(&pool);
+        let beat_name = name.clone();
+        std::thread::Builder::new()
+            .name("lease-heartbeat".into())
+            .stack_size(256 * 1024)
+            .spawn(move || {
+                loop {
+                    match stopped.recv_timeout(RENEW_EVERY) {
+                        Err(RecvTimeoutError::Timeout) => {}
+                        // Dropped or released: the heartbeat ends.
+                        Ok(()) | Err(RecvTimeoutError::Disconnected) => return,
+                    }
+                    match renew(&beat_pool, &beat_name, fence) {
+                        Ok(true) => {}
+                        // Lost: another holder has the name, or it ran out. Nothing to renew.
+                        Ok(false) => return,
+                        // The database is unreachable for now: try again at the next beat.
+                        Err(_) => {}
+                    }
+                }
+            })
+            .map_err(|source| StoreError::Io {
+                path: "lease-heartbeat".into(),
+                source,
+            })?;
+        Ok(LeaseHold {
+            pool,
+            name,
+            fence,
+            stop: Some(stop),
+        })
+    }
+}
+
+/// Extends the lease `name` held with `fence`; false when it is no longer this holder's (or
+/// ran out before it could be renewed).
+pub(crate) fn renew(pool: &Arc<Pool>, name: &str, fence: i64) -> Result<bool, StoreError> {
+    let changed = pool.get()?.execute(
+        "UPDATE leases SET expires_at = now() + $3::bigint * interval '1 millisecond' \
+         WHERE name = $1 AND fence = $2 AND expires_at > now()",
+        &[&name, &fence, &lease_ms()],
+    )?;
+    Ok(changed > 0)
+}
+
+impl ClaimHold for LeaseHold {
+    fn handover(&self) -> Handover<'_> {
+        Handover {
+            inherit: None,
+            env: vec![
+                (NAME_ENV.into(), self.name.clone().into()),
+                (FENCE_ENV.into(), self.fence.to_string().into()),
+            ],
+        }
+    }
+
+    fn release(mut self: Box<Self>) {
+        self.stop = None;
+        // Best effort: a release that cannot reach the database leaves the lease to run out.
+        let Ok(mut conn) = self.pool.get() else {
+            return;
+        };
+        let _ = conn.execute(
+            "WITH ended AS (DELETE FROM leases WHERE name = $1 AND fence = $2 RETURNING name) \
+             SELECT pg_notify($3, name) FROM ended",
+            &[&self.name, &self.fence, &CLAIM_END],
+        );
+    }
+}

@@ -1,0 +1,139 @@
+//! PostgreSQL's streams: `streams` says a stream was made (and which making of it),
+//! `stream_chunks` holds its bytes as appended, each chunk at its byte offset. A write is one
+//! statement that appends a chunk and notifies [`STREAM_APPEND`], so it can be read (and a
+//! follower wakes) as soon as the write returns.
+
+use super::PgStore;
+use super::listen::STREAM_APPEND;
+use super::pool::Pooled;
+use crate::error::StoreError;
+use crate::streams::{RoundStream, StreamKind, Streams};
+use postgres::GenericClient;
+use std::io::{self, Cursor, Read, Write};
+
+/// A stream's kind as stored.
+pub(crate) fn kind_text(kind: StreamKind) -> &'static str {
+    match kind {
+        StreamKind::Stdout => "stdout",
+        StreamKind::Stderr => "stderr",
+    }
+}
+
+/// What an append to `stream` is announced with.
+pub(crate) fn payload(stream: &RoundStream) -> String {
+    format!("{}:{}", stream.round_id, kind_text(stream.kind))
+}
+
+/// The stream from byte `offset` as it is now; `None` while it has not been made.
+pub(crate) fn read_from(
+    conn: &mut impl GenericClient,
+    stream: &RoundStream,
+    offset: u64,
+) -> Result<Option<Vec<u8>>, StoreError> {
+    let offset = super::big(offset);
+    let found = conn.query(
+        "SELECT c.start, c.bytes FROM streams s \
+         LEFT JOIN stream_chunks c ON c.round_id = s.round_id AND c.kind = s.kind \
+             AND c.start + length(c.bytes) > $3 \
+         WHERE s.round_id = $1 AND s.kind = $2 ORDER BY c.start",
+        &[&stream.round_id, &kind_text(stream.kind), &offset],
+    )?;
+    if found.is_empty() {
+        return Ok(None);
+    }
+    let mut bytes = Vec::new();
+    for row in &found {
+        let Some(start) = row.try_get::<_, Option<i64>>(0)? else {
+            continue;
+        };
+        let chunk: &[u8] = row.try_get(1)?;
+        let skip = usize::try_from((offset - start).max(0)).unwrap_or(usize::MAX);
+        bytes.extend_from_slice(chunk.get(skip..).unwrap_or_default());
+    }
+    Ok(Some(bytes))
+}
+
+/// Appends to one making of a stream.
+struct ChunkWriter {
+    conn: Pooled,
+    stream: RoundStream,
+    generation: i64,
+    /// Where the next chunk starts.
+    offset: i64,
+}
+
+impl Write for ChunkWriter {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        if buf.is_empty() {
+            return Ok(0);
+        }
+        let appended = self
+            .conn
+            .query(
+                "WITH appended AS ( \
+                     INSERT INTO stream_chunks (round_id, kind, start, bytes) \
+                     SELECT round_id, kind, $3::bigint, $4::bytea FROM streams \
+                     WHERE round_id = $1 AND kind = $2 AND generation = $5 \
+                     RETURNING 1) \
+                 SELECT pg_notify($6, $7) FROM appended",
+                &[
+                    &self.stream.round_id,
+                    &kind_text(self.stream.kind),
+                    &self.offset,
+                    &buf,
+                    &self.generation,
+                    &STREAM_APPEND,
+                    &payload(&self.stream),
+                ],
+            )
+            .map_err(io::Error::other)?;
+        if appended.is_empty() {
+            return Err(io::Error::other(format!(
+                "round {} of {} has a newer {:?} stream than this writer's",
+                self.stream.number, self.stream.slug, self.stream.kind
+            )));
+        }
+        self.offset += super::big(buf.len() as u64);
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
+
+impl Streams for PgStore {
+    fn create_stream(&self, stream: &RoundStream) -> Result<Box<dyn Write + Send>, StoreError> {
+        let mut conn = self.conn()?;
+        let generation: i64 = {
+            let mut tx = conn.transaction()?;
+            let row = tx.query_one(
+                "INSERT INTO streams (round_id, kind, generation) VALUES ($1, $2, 1) \
+                 ON CONFLICT (round_id, kind) DO UPDATE SET generation = streams.generation + 1 \
+                 RETURNING generation",
+                &[&stream.round_id, &kind_text(stream.kind)],
+            )?;
+            tx.execute(
+                "DELETE FROM stream_chunks WHERE round_id = $1 AND kind = $2",
+                &[&stream.round_id, &kind_text(stream.kind)],
+            )?;
+            tx.commit()?;
+            row.try_get(0)?
+        };
+        Ok(Box::new(ChunkWriter {
+            conn,
+            stream: stream.clone(),
+            generation,
+            offset: 0,
+        }))
+    }
+
+    fn read_stream(
+        &self,
+        stream: &RoundStream,
+        offset: u64,
+    ) -> Result<Option<Box<dyn Read + Send>>, StoreError> {
+        Ok(read_from(&mut *self.conn()?, stream, offset)?
+            .map(|bytes| Box::new(Cursor::new(bytes)) as Box<dyn Read + Send>))
+    }
+}

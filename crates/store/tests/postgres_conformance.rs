@@ -1,0 +1,192 @@
+//! The store's conformance suite (`conformance/`) run against the PostgreSQL backend, on the
+//! server named by `GANGER_TEST_POSTGRES` (`postgres://USER:PASSWORD@HOST:PORT/DB`, a role
+//! that may create databases; `scripts/postgres-cluster` makes one). Each test gets a database
+//! of its own, created for it and dropped after it, and every connection is a `PgStore`
+//! opened on it, as each ganger process opens its own. Without the variable the tests say so
+//! and pass, unless `CI=true`, where they fail: CI must not skip them silently.
+
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::print_stderr,
+    reason = "a test fails loudly on what it did not expect, and says why it skipped"
+)]
+
+mod conformance;
+
+use ganger_store::{Backend, ClaimKey, Liveness, PgStore, StoreError};
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::time::Duration;
+
+/// The variable naming the server.
+const SERVER_ENV: &str = "GANGER_TEST_POSTGRES";
+
+/// A database of its own on the test server, dropped with the site.
+struct PgSite {
+    admin: String,
+    name: String,
+    url: String,
+}
+
+impl PgSite {
+    /// A new database, or `None` (with a note) when no server is named outside CI.
+    fn new() -> Option<PgSite> {
+        let Ok(admin) = std::env::var(SERVER_ENV) else {
+            if std::env::var("CI").is_ok_and(|ci| ci == "true") {
+                panic!(
+                    "{SERVER_ENV} is not set: CI runs the PostgreSQL conformance tests against a \
+                     server (scripts/postgres-cluster DIR PORT prints its URL)"
+                );
+            }
+            eprintln!("note: {SERVER_ENV} is not set; skipping this PostgreSQL test");
+            return None;
+        };
+        static NEXT: AtomicU32 = AtomicU32::new(0);
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .subsec_nanos();
+        let name = format!(
+            "ganger_test_{}_{}_{nanos}",
+            std::process::id(),
+            NEXT.fetch_add(1, Ordering::Relaxed)
+        );
+        let mut client = postgres::Client::connect(&admin, postgres::NoTls).unwrap_or_else(|e| {
+            panic!(
+                "cannot connect to {} ({SERVER_ENV}): {e}",
+                ganger_store::redact_url(&admin)
+            )
+        });
+        client
+            .batch_execute(&format!("CREATE DATABASE {name}"))
+            .unwrap();
+        let url = with_database(&admin, &name);
+        Some(PgSite { admin, name, url })
+    }
+
+    /// A statement run on the site's database directly.
+    fn execute(&self, sql: &str) {
+        postgres::Client::connect(&self.url, postgres::NoTls)
+            .unwrap()
+            .batch_execute(sql)
+            .unwrap();
+    }
+}
+
+/// `url` naming database `name` instead of its own.
+fn with_database(url: &str, name: &str) -> String {
+    let (base, query) = match url.find('?') {
+        Some(at) => url.split_at(at),
+        None => (url, ""),
+    };
+    let authority_start = base.find("://").map_or(0, |at| at + 3);
+    let host_end = base[authority_start..]
+        .rfind('@')
+        .map_or(authority_start, |at| authority_start + at);
+    let path = base[host_end..].find('/').map(|at| host_end + at);
+    let prefix = match path {
+        Some(at) => &base[..at],
+        None => base,
+    };
+    format!("{prefix}/{name}{query}")
+}
+
+impl Drop for PgSite {
+    fn drop(&mut self) {
+        if let Ok(mut client) = postgres::Client::connect(&self.admin, postgres::NoTls) {
+            let _ = client.batch_execute(&format!(
+                "DROP DATABASE IF EXISTS {} WITH (FORCE)",
+                self.name
+            ));
+        }
+    }
+}
+
+impl conformance::Site for PgSite {
+    fn connect(&self) -> Box<dyn Backend> {
+        Box::new(PgStore::open(&self.url).unwrap())
+    }
+}
+
+conformance::suite!(match PgSite::new() {
+    Some(site) => site,
+    None => return,
+});
+
+#[test]
+fn a_url_names_the_database_it_is_given() {
+    assert_eq!(
+        with_database("postgres://u:p@h:5/postgres?sslmode=disable", "x"),
+        "postgres://u:p@h:5/x?sslmode=disable"
+    );
+    assert_eq!(
+        with_database("postgres://u:p/w@h:5", "x"),
+        "postgres://u:p/w@h:5/x"
+    );
+}
+
+#[test]
+fn openers_racing_on_a_new_database_all_find_its_schema() {
+    let Some(site) = PgSite::new() else { return };
+    std::thread::scope(|scope| {
+        let openers: Vec<_> = (0..6)
+            .map(|_| scope.spawn(|| PgStore::open(&site.url).map(drop)))
+            .collect();
+        for opener in openers {
+            opener.join().unwrap().unwrap();
+        }
+    });
+}
+
+#[test]
+fn a_database_newer_than_this_build_is_refused() {
+    let Some(site) = PgSite::new() else { return };
+    drop(PgStore::open(&site.url).unwrap());
+    let known = PgStore::schema_version();
+    site.execute("UPDATE schema_version SET version = version + 1");
+    match PgStore::open(&site.url) {
+        Err(StoreError::TooNew { found, known: k }) => assert_eq!((found, k), (known + 1, known)),
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn a_claim_handed_to_another_process_outlives_its_lease_until_released() {
+    let Some(site) = PgSite::new() else { return };
+    let parent = PgStore::open(&site.url).unwrap();
+    let child = PgStore::open(&site.url).unwrap();
+    let claim = parent.claim("handed").unwrap();
+    let key = claim.key().clone();
+    let handover = claim.handover();
+    assert!(handover.inherit.is_none());
+    // SAFETY (of a test): the only test that reads these variables.
+    for (name, value) in &handover.env {
+        unsafe { std::env::set_var(name, value) };
+    }
+    // The parent lets go as a process that handed its claim over does: it drops it.
+    drop(claim);
+    let inherited = child.inherited_claim().unwrap().unwrap();
+    assert_eq!(inherited.key(), &key);
+    assert!(child.inherited_claim().unwrap().is_none(), "taken once");
+    // Well past a lease: the child's heartbeat keeps it alive.
+    std::thread::sleep(Duration::from_secs(12));
+    assert!(parent.is_alive(&key).unwrap());
+    assert!(matches!(
+        parent.claim("handed"),
+        Err(StoreError::ClaimHeld { .. })
+    ));
+    inherited.release();
+    assert!(!parent.is_alive(&key).unwrap());
+    // A fence that is not the lease's is refused, not taken.
+    let again = parent.claim("handed").unwrap();
+    unsafe {
+        std::env::set_var("GANGER_LEASE_NAME", "handed");
+        std::env::set_var("GANGER_LEASE_FENCE", "1");
+    }
+    assert!(matches!(
+        child.inherited_claim(),
+        Err(StoreError::ClaimHeld { .. })
+    ));
+    again.release();
+    assert!(!child.is_alive(&ClaimKey::new("handed")).unwrap());
+}
