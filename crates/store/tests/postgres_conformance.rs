@@ -14,7 +14,7 @@
 
 mod conformance;
 
-use ganger_store::{Backend, ClaimKey, Liveness, PgStore, StoreError};
+use ganger_store::{Backend, ClaimKey, Liveness, PgStore, QueueStore, StoreError};
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
 
@@ -189,4 +189,50 @@ fn a_claim_handed_to_another_process_outlives_its_lease_until_released() {
     ));
     again.release();
     assert!(!child.is_alive(&ClaimKey::new("handed")).unwrap());
+}
+
+#[test]
+fn the_data_version_moves_when_another_connection_commits() {
+    let Some(site) = PgSite::new() else { return };
+    let reader = PgStore::open(&site.url).unwrap();
+    let mut writer = PgStore::open(&site.url).unwrap();
+    let before = reader.data_version().unwrap();
+    writer.clear_pause("m/x").unwrap();
+    writer
+        .pause_model(&ganger_store::ModelPause {
+            model: "m/x".into(),
+            until: 1,
+            strikes: 1,
+            reason: None,
+        })
+        .unwrap();
+    assert_ne!(reader.data_version().unwrap(), before);
+}
+
+#[test]
+fn a_write_kept_waiting_past_its_limit_is_contended_and_changes_nothing() {
+    let Some(site) = PgSite::new() else { return };
+    let mut store = PgStore::open(&site.url).unwrap();
+    // Another process holds the write lock (the store's key, 0x6761_6e67_6572_0002) for
+    // longer than a write waits.
+    let mut other = postgres::Client::connect(&site.url, postgres::NoTls).unwrap();
+    let mut tx = other.transaction().unwrap();
+    tx.batch_execute("SELECT pg_advisory_xact_lock(7449356649010167810)")
+        .unwrap();
+    let error = store
+        .enqueue(&ganger_store::NewQueued {
+            slug: "waited".into(),
+            kind: ganger_store::QueueKind::Start,
+            options: serde_json::json!({}),
+            prompt_file: "/tmp/p.md".into(),
+            commander: "alice".into(),
+            generation: None,
+            fleet: None,
+            after: Vec::new(),
+            not_before: 0,
+        })
+        .unwrap_err();
+    assert!(error.is_busy(), "{error:?}");
+    tx.rollback().unwrap();
+    assert!(store.open_items().unwrap().is_empty());
 }

@@ -79,10 +79,17 @@ impl PgStore {
     }
 }
 
+/// How long a write waits for the write lock before it gives up as [`StoreError::Contended`]
+/// (nothing changed; trying again later can succeed), as SQLite's busy timeout does.
+const WRITE_WAIT: &str = "10s";
+
 /// Begins a write transaction on `conn`: it holds the write lock until it ends.
 pub(crate) fn write(conn: &mut Pooled) -> Result<Transaction<'_>, StoreError> {
     let mut tx = conn.transaction()?;
-    tx.execute("SELECT pg_advisory_xact_lock($1)", &[&WRITE_LOCK])?;
+    // One round trip: the wait's limit, then the lock (the limit holds for advisory locks too).
+    tx.batch_execute(&format!(
+        "SET LOCAL lock_timeout = '{WRITE_WAIT}'; SELECT pg_advisory_xact_lock({WRITE_LOCK})"
+    ))?;
     Ok(tx)
 }
 
