@@ -16,7 +16,7 @@ mod conformance;
 
 use ganger_store::{Backend, ClaimKey, Liveness, PgStore, QueueStore, StoreError};
 use std::sync::atomic::{AtomicU32, Ordering};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// The variable naming the server.
 const SERVER_ENV: &str = "GANGER_TEST_POSTGRES";
@@ -235,4 +235,74 @@ fn a_write_kept_waiting_past_its_limit_is_contended_and_changes_nothing() {
     assert!(error.is_busy(), "{error:?}");
     tx.rollback().unwrap();
     assert!(store.open_items().unwrap().is_empty());
+}
+
+/// Set for the child process of [`a_holder_killed_outright_is_dead_once_its_lease_runs_out`]:
+/// the claim's name and the database's URL.
+const HOLDER_ENV: &str = "GANGER_TEST_LEASE_HOLDER";
+
+/// Not a test: the holder that [`a_holder_killed_outright_is_dead_once_its_lease_runs_out`]
+/// runs as a process of its own (this binary, asked for this function alone) and kills. It
+/// does nothing in an ordinary run.
+#[test]
+fn lease_holder_of_the_killed_holder_test() {
+    let Ok(spec) = std::env::var(HOLDER_ENV) else {
+        return;
+    };
+    let (name, url) = spec.split_once(' ').unwrap();
+    let store = PgStore::open(url).unwrap();
+    let _claim = store.claim(name).unwrap();
+    std::thread::sleep(Duration::from_secs(120));
+}
+
+#[test]
+#[expect(
+    clippy::disallowed_methods,
+    reason = "the holder is this test binary itself, not an agent: it must die by SIGKILL"
+)]
+fn a_holder_killed_outright_is_dead_once_its_lease_runs_out() {
+    let Some(site) = PgSite::new() else { return };
+    let observer = PgStore::open(&site.url).unwrap();
+    let key = observer.claim_key("killed");
+    let mut holder = std::process::Command::new(std::env::current_exe().unwrap())
+        .args([
+            "lease_holder_of_the_killed_holder_test",
+            "--exact",
+            "--nocapture",
+        ])
+        .env(HOLDER_ENV, format!("killed {}", site.url))
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while !observer.is_alive(&key).unwrap() {
+        assert!(Instant::now() < deadline, "the holder never took its claim");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    // Held past a renewal or two.
+    std::thread::sleep(Duration::from_secs(5));
+    assert!(observer.is_alive(&key).unwrap());
+    // SIGKILL: no drop, no release, no notification; only the lease running out tells.
+    holder.kill().unwrap();
+    holder.wait().unwrap();
+    let killed = Instant::now();
+    assert!(
+        observer.is_alive(&key).unwrap(),
+        "a killed holder's lease runs on until it runs out"
+    );
+    assert!(
+        observer
+            .wait_for_end(&key, Some(conformance::DEATH_NOTICED_WITHIN))
+            .unwrap()
+    );
+    let noticed = killed.elapsed();
+    // The lease (10 s from the last renewal), and a look at most a poll after it ran out.
+    assert!(
+        noticed < Duration::from_secs(12),
+        "noticed {noticed:?} after the kill"
+    );
+    let taken = observer.claim("killed").unwrap();
+    taken.release();
 }

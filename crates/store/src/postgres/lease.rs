@@ -4,16 +4,19 @@
 //! this holder's fence, so a holder that was too slow (a partition, a stopped process) finds
 //! it has lost the claim instead of taking it back from whoever saw it dead.
 //!
-//! Dropping the hold stops the heartbeat and nothing else, as a dying holder would: the lease
-//! runs out within [`LEASE`]. Releasing it deletes the row and notifies [`CLAIM_END`], so
-//! waiters wake at once. A hold is handed to a process this one starts as two environment
-//! variables (the name and the fence); that process renews the same lease from then on.
+//! Releasing the hold, or dropping it (a holder unwinding as it dies), deletes the row and
+//! notifies [`CLAIM_END`], so waiters wake at once, as SQLite's lock goes with its holder. A
+//! holder killed outright cannot say so: its heartbeat stops with it and the lease runs out
+//! within [`LEASE`]. A hold handed to a process this one starts (two environment variables:
+//! the name and the fence) is only let go when dropped: that process renews the same lease
+//! from then on.
 
 use super::listen::CLAIM_END;
 use super::pool::Pool;
 use crate::error::StoreError;
 use crate::liveness::{ClaimHold, Handover};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{self, RecvTimeoutError, Sender};
 use std::time::Duration;
 
@@ -39,6 +42,10 @@ pub(crate) struct LeaseHold {
     fence: i64,
     /// Dropped to stop the heartbeat.
     stop: Option<Sender<()>>,
+    /// Handed to a process this one started: dropping the hold does not end the lease.
+    handed_over: AtomicBool,
+    /// Ended already (released): nothing is left to do when dropped.
+    ended: bool,
 }
 
 impl LeaseHold {
@@ -79,7 +86,24 @@ impl LeaseHold {
             name,
             fence,
             stop: Some(stop),
+            handed_over: AtomicBool::new(false),
+            ended: false,
         })
+    }
+
+    /// Stops the heartbeat, deletes the lease and notifies its end. Best effort: an end that
+    /// cannot reach the database leaves the lease to run out.
+    fn end(&mut self) {
+        self.stop = None;
+        self.ended = true;
+        let Ok(mut conn) = self.pool.get() else {
+            return;
+        };
+        let _ = conn.execute(
+            "WITH ended AS (DELETE FROM leases WHERE name = $1 AND fence = $2 RETURNING name) \
+             SELECT pg_notify($3, name) FROM ended",
+            &[&self.name, &self.fence, &CLAIM_END],
+        );
     }
 }
 
@@ -96,6 +120,7 @@ pub(crate) fn renew(pool: &Arc<Pool>, name: &str, fence: i64) -> Result<bool, St
 
 impl ClaimHold for LeaseHold {
     fn handover(&self) -> Handover<'_> {
+        self.handed_over.store(true, Ordering::SeqCst);
         Handover {
             inherit: None,
             env: vec![
@@ -106,15 +131,15 @@ impl ClaimHold for LeaseHold {
     }
 
     fn release(mut self: Box<Self>) {
+        self.end();
+    }
+}
+
+impl Drop for LeaseHold {
+    fn drop(&mut self) {
         self.stop = None;
-        // Best effort: a release that cannot reach the database leaves the lease to run out.
-        let Ok(mut conn) = self.pool.get() else {
-            return;
-        };
-        let _ = conn.execute(
-            "WITH ended AS (DELETE FROM leases WHERE name = $1 AND fence = $2 RETURNING name) \
-             SELECT pg_notify($3, name) FROM ended",
-            &[&self.name, &self.fence, &CLAIM_END],
-        );
+        if !self.ended && !self.handed_over.load(Ordering::SeqCst) {
+            self.end();
+        }
     }
 }
