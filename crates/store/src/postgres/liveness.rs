@@ -10,7 +10,7 @@ use super::pool::{Pool, Pooled};
 use crate::error::StoreError;
 use crate::liveness::{Claim, ClaimKey, Liveness};
 use postgres::GenericClient;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 /// The longest a waiter sleeps before it looks again, notification or not.
@@ -55,6 +55,30 @@ pub(crate) fn wait_dead(
             nap = nap.min(remaining);
         }
         listener.wait(&[name], nap)?;
+    }
+}
+
+/// The lease handed to this process (its name and fence), moved out of the environment.
+static HANDED_OVER: Mutex<Option<(String, i64)>> = Mutex::new(None);
+
+/// Moves a hand-over's variables out of the environment into [`HANDED_OVER`], if they are
+/// there. Called first thing by [`PgStore::open`], before any connection is made: connecting
+/// to a host by name resolves it on a thread of tokio's (which reads the environment), and
+/// the variables are removed so that nothing this process starts (the agent) inherits them.
+pub(crate) fn adopt_handover() {
+    let (Some(name), Some(fence)) = (std::env::var_os(NAME_ENV), std::env::var_os(FENCE_ENV))
+    else {
+        return;
+    };
+    // SAFETY: the variables are only there in a detached host, which opens its store first
+    // thing, before it starts any thread that could read the environment.
+    unsafe {
+        std::env::remove_var(NAME_ENV);
+        std::env::remove_var(FENCE_ENV);
+    }
+    let fence = fence.to_str().and_then(|fence| fence.parse::<i64>().ok());
+    if let (Some(name), Some(fence)) = (name.into_string().ok(), fence) {
+        *HANDED_OVER.lock().unwrap_or_else(|e| e.into_inner()) = Some((name, fence));
     }
 }
 
@@ -113,21 +137,11 @@ impl Liveness for PgStore {
     }
 
     fn inherited_claim(&self) -> Result<Option<Claim>, StoreError> {
-        let Some(name) = std::env::var(NAME_ENV).ok() else {
-            return Ok(None);
-        };
-        let Some(fence) = std::env::var(FENCE_ENV)
-            .ok()
-            .and_then(|fence| fence.parse::<i64>().ok())
+        adopt_handover();
+        let Some((name, fence)) = HANDED_OVER.lock().unwrap_or_else(|e| e.into_inner()).take()
         else {
             return Ok(None);
         };
-        // SAFETY: a detached host takes its claim first thing, before it starts any thread
-        // that could read the environment.
-        unsafe {
-            std::env::remove_var(NAME_ENV);
-            std::env::remove_var(FENCE_ENV);
-        }
         // Renewed at once: a lease that ran out (or went to another holder) in the handover
         // is not this process's to carry.
         if !renew(&self.pool, &name, fence)? {

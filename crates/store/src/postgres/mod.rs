@@ -62,6 +62,7 @@ impl PgStore {
     /// key-value form) and brings its schema up to date. A failed connection is an error of
     /// kind [`StoreError::Backend`] naming the URL without its password.
     pub fn open(url: &str) -> Result<PgStore, StoreError> {
+        liveness::adopt_handover();
         let pool = Pool::new(url)?;
         let mut client = pool.get()?;
         migrate::migrate(&mut client)?;
