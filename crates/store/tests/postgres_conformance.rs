@@ -306,3 +306,40 @@ fn a_holder_killed_outright_is_dead_once_its_lease_runs_out() {
     let taken = observer.claim("killed").unwrap();
     taken.release();
 }
+
+#[test]
+fn waiters_share_one_listening_connection() {
+    let Some(site) = PgSite::new() else { return };
+    let holder = PgStore::open(&site.url).unwrap();
+    let observer = PgStore::open(&site.url).unwrap();
+    let claim = holder.claim("watched").unwrap();
+    let key = claim.key().clone();
+    let waiters = 24;
+    let connections = std::thread::scope(|scope| {
+        let waiting: Vec<_> = (0..waiters)
+            .map(|_| scope.spawn(|| observer.wait_for_end(&key, Some(Duration::from_secs(20)))))
+            .collect();
+        // Every waiter has looked and sleeps.
+        std::thread::sleep(Duration::from_millis(1500));
+        let mut admin = postgres::Client::connect(&site.admin, postgres::NoTls).unwrap();
+        let count: i64 = admin
+            .query_one(
+                "SELECT COUNT(*) FROM pg_stat_activity WHERE datname = $1",
+                &[&site.name],
+            )
+            .unwrap()
+            .get(0);
+        let released = Instant::now();
+        claim.release();
+        for waiter in waiting {
+            assert!(waiter.join().unwrap().unwrap());
+        }
+        assert!(released.elapsed() < Duration::from_secs(2));
+        count
+    });
+    // Sleeping waiters hold no connection: the pools' idle ones and one listening connection.
+    assert!(
+        connections < 12 && connections > 0,
+        "{connections} connections for {waiters} waiters"
+    );
+}

@@ -1,21 +1,25 @@
-//! Following a stream on PostgreSQL: one connection LISTENs for appends to the stream and for
-//! the end of its round's claim, so a follower wakes the moment either comes instead of
-//! polling every 50 ms; it still looks again every [`POLL_EVERY`] (a lease that ran out is
-//! announced by nobody). What it reads and when it stops are as the generic follow's: at the
-//! end of what is there, wait while the claim lives; once it is dead, read once more and stop.
+//! Following a stream on PostgreSQL: the follow subscribes to appends to its stream and to
+//! the end of its round's claim on the pool's listening connection (`listen.rs`), so it wakes
+//! the moment either comes instead of polling every 50 ms; it still looks again every
+//! [`POLL_EVERY`] (a lease that ran out is announced by nobody). What it reads and when it
+//! stops are as the generic follow's: at the end of what is there, wait while the claim lives;
+//! once it is dead, read once more and stop.
 
-use super::listen::{CLAIM_END, Listener, STREAM_APPEND};
+use super::listen::Subscription;
 use super::liveness::{POLL_EVERY, time_left};
+use super::pool::Pool;
 use super::streams::{payload, read_from};
+use crate::error::StoreError;
 use crate::streams::RoundStream;
 use std::io::{self, Read};
+use std::sync::Arc;
 
 /// A stream followed until its claim ends.
 pub(crate) struct PgFollow {
-    listener: Listener,
+    pool: Arc<Pool>,
+    subscription: Subscription,
     stream: RoundStream,
-    /// The payloads that wake this follow: an append to the stream, the claim's end.
-    wake_on: [String; 2],
+    claim: String,
     offset: u64,
     /// Read but not yet returned.
     pending: Vec<u8>,
@@ -25,40 +29,38 @@ pub(crate) struct PgFollow {
 }
 
 impl PgFollow {
+    /// Subscribes (before anything is read, so nothing appended after is missed).
     pub(crate) fn new(
-        listener: Listener,
+        pool: &Arc<Pool>,
         stream: &RoundStream,
         claim: &str,
         offset: u64,
-    ) -> PgFollow {
-        PgFollow {
-            listener,
+    ) -> Result<PgFollow, StoreError> {
+        let subscription = pool
+            .hub()?
+            .subscribe(vec![payload(stream), claim.to_owned()]);
+        Ok(PgFollow {
+            pool: Arc::clone(pool),
+            subscription,
             stream: stream.clone(),
-            wake_on: [payload(stream), claim.to_owned()],
+            claim: claim.to_owned(),
             offset,
             pending: Vec::new(),
             taken: 0,
             ended: false,
-        }
+        })
     }
 
-    /// The channels a follow listens on.
-    pub(crate) const CHANNELS: [&'static str; 2] = [STREAM_APPEND, CLAIM_END];
-
-    fn alive(&mut self) -> io::Result<bool> {
-        let claim = self.wake_on[1].clone();
-        let conn = self.listener.conn().map_err(io::Error::other)?;
-        Ok(time_left(&mut **conn, &claim)
+    fn alive(&self) -> io::Result<bool> {
+        let mut conn = self.pool.get().map_err(io::Error::other)?;
+        Ok(time_left(&mut *conn, &self.claim)
             .map_err(io::Error::other)?
             .is_some())
     }
 
-    fn nap(&mut self) -> io::Result<()> {
-        let wanted = [self.wake_on[0].as_str(), self.wake_on[1].as_str()];
-        self.listener
-            .wait(&wanted, POLL_EVERY)
-            .map(drop)
-            .map_err(io::Error::other)
+    fn look(&self) -> io::Result<Option<Vec<u8>>> {
+        let mut conn = self.pool.get().map_err(io::Error::other)?;
+        read_from(&mut *conn, &self.stream, self.offset).map_err(io::Error::other)
     }
 }
 
@@ -72,10 +74,7 @@ impl Read for PgFollow {
                 self.offset += n as u64;
                 return Ok(n);
             }
-            let conn = self.listener.conn().map_err(io::Error::other)?;
-            let found =
-                read_from(&mut **conn, &self.stream, self.offset).map_err(io::Error::other)?;
-            match found {
+            match self.look()? {
                 Some(bytes) if !bytes.is_empty() => {
                     self.pending = bytes;
                     self.taken = 0;
@@ -83,7 +82,7 @@ impl Read for PgFollow {
                 Some(_) if self.ended => return Ok(0),
                 Some(_) => {
                     if self.alive()? {
-                        self.nap()?;
+                        self.subscription.wait(POLL_EVERY);
                     } else {
                         // Once more: what was appended before the end.
                         self.ended = true;
@@ -98,7 +97,9 @@ impl Read for PgFollow {
                         ),
                     ));
                 }
-                None if self.alive()? => self.nap()?,
+                None if self.alive()? => {
+                    self.subscription.wait(POLL_EVERY);
+                }
                 // Once more: a stream made just before the end.
                 None => self.ended = true,
             }

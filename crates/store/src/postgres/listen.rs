@@ -1,12 +1,16 @@
-//! A connection that LISTENs: what waiters and followers sleep on. It wakes on a notification
-//! whose payload it wants, or when its wait runs out (the poll behind every wait, for a lease
-//! that ran out without anyone saying so, or a notification lost with a connection). Given
-//! back to the pool only after `UNLISTEN *` and with nothing left unread, so that no pooled
-//! connection holds a subscription.
+//! One listening connection per pool, shared by every waiter and follower of the process: a
+//! thread LISTENs on [`CLAIM_END`] and [`STREAM_APPEND`] and hands each notification to the
+//! waiters that asked for its payload. A scheduler watching many rounds so holds one
+//! connection for all of them, not one each. Every wait is also a poll (its caller looks
+//! again after at most a second), so a notification lost while the connection is down (it is
+//! made again a second later) only delays a waiter, never strands it.
 
-use super::pool::Pooled;
-use crate::error::StoreError;
+use super::pool::Pool;
 use postgres::fallible_iterator::FallibleIterator;
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::mpsc::{self, Receiver, SyncSender};
+use std::sync::{Arc, Mutex, Weak};
 use std::time::{Duration, Instant};
 
 /// The channel a released claim is announced on (payload: the claim's name).
@@ -14,62 +18,134 @@ pub(crate) const CLAIM_END: &str = "ganger_claim_end";
 /// The channel an append to a stream is announced on (payload: `ROUND_ID:KIND`).
 pub(crate) const STREAM_APPEND: &str = "ganger_stream";
 
-/// A connection listening on some channels.
-pub(crate) struct Listener {
-    conn: Option<Pooled>,
+/// How long the listening thread waits for a notification before it checks that its pool is
+/// still wanted.
+const LISTEN_SLICE: Duration = Duration::from_secs(1);
+/// How long a new subscription waits for the listening connection to be up (the first one
+/// of a process makes it); past this it goes on, and its waits are polls until it is.
+const UP_WITHIN: Duration = Duration::from_secs(2);
+
+/// A waiter: the payloads it wants, and how it is woken.
+#[derive(Debug)]
+struct Waiter {
+    wanted: Vec<String>,
+    wake: SyncSender<()>,
 }
 
-impl Listener {
-    /// Listens on `channels` with `conn`.
-    pub(crate) fn new(mut conn: Pooled, channels: &[&str]) -> Result<Listener, StoreError> {
-        let sql: String = channels
-            .iter()
-            .map(|channel| format!("LISTEN {channel};"))
-            .collect();
-        conn.batch_execute(&sql)?;
-        Ok(Listener { conn: Some(conn) })
+/// The waiters of one pool, and whether its listening connection is up.
+#[derive(Debug, Default)]
+pub(crate) struct Hub {
+    waiters: Mutex<HashMap<u64, Waiter>>,
+    next: AtomicU64,
+    up: AtomicBool,
+}
+
+impl Hub {
+    /// A hub whose listening thread connects with `pool` while the pool lives.
+    pub(crate) fn start(pool: &Arc<Pool>) -> std::io::Result<Arc<Hub>> {
+        let hub = Arc::new(Hub::default());
+        let weak = Arc::downgrade(pool);
+        let listening = Arc::clone(&hub);
+        std::thread::Builder::new()
+            .name("pg-listen".into())
+            .stack_size(256 * 1024)
+            .spawn(move || listen(&weak, &listening))?;
+        Ok(hub)
     }
 
-    /// The connection, for queries between waits.
-    pub(crate) fn conn(&mut self) -> Result<&mut Pooled, StoreError> {
-        self.conn
-            .as_mut()
-            .ok_or_else(|| StoreError::Corrupt("a listener used after it was closed".into()))
+    /// Wakes the waiters that asked for `payload`.
+    fn deliver(&self, payload: &str) {
+        let waiters = self.waiters.lock().unwrap_or_else(|e| e.into_inner());
+        for waiter in waiters.values() {
+            if waiter.wanted.iter().any(|w| w == payload) {
+                // Full: a wake is pending already, which is all a waiter needs to know.
+                let _ = waiter.wake.try_send(());
+            }
+        }
     }
 
-    /// Sleeps until a notification whose payload is one of `wanted` comes, or `limit` has
-    /// passed. True when one came.
-    pub(crate) fn wait(&mut self, wanted: &[&str], limit: Duration) -> Result<bool, StoreError> {
-        let deadline = Instant::now() + limit;
-        let conn = self.conn()?;
-        loop {
-            let left = deadline.saturating_duration_since(Instant::now());
-            if left.is_zero() {
-                return Ok(false);
-            }
-            let mut notifications = conn.notifications();
-            match notifications.timeout_iter(left).next()? {
-                Some(note) if wanted.contains(&note.payload()) => return Ok(true),
-                Some(_) => {}
-                // The wait ran out (or the server went away: the next query says so).
-                None => return Ok(false),
-            }
+    /// Asks to be woken by notifications with one of `payloads`. Made before the caller
+    /// looks at what it waits for, so that nothing between the look and the wait is missed.
+    pub(crate) fn subscribe(self: &Arc<Hub>, payloads: Vec<String>) -> Subscription {
+        let (wake, woken) = mpsc::sync_channel(1);
+        let id = self.next.fetch_add(1, Ordering::Relaxed);
+        self.waiters
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(
+                id,
+                Waiter {
+                    wanted: payloads,
+                    wake,
+                },
+            );
+        let deadline = Instant::now() + UP_WITHIN;
+        while !self.up.load(Ordering::SeqCst) && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        Subscription {
+            hub: Arc::clone(self),
+            id,
+            woken,
         }
     }
 }
 
-impl Drop for Listener {
-    fn drop(&mut self) {
-        let Some(mut conn) = self.conn.take() else {
+/// The listening thread: (re)connects while the pool lives, and delivers what it hears.
+fn listen(pool: &Weak<Pool>, hub: &Hub) {
+    loop {
+        let Some(strong) = pool.upgrade() else {
             return;
         };
-        if conn.batch_execute("UNLISTEN *").is_err() {
-            conn.discard();
-            return;
+        let client = strong.connect();
+        drop(strong);
+        if let Ok(mut client) = client
+            && client
+                .batch_execute(&format!("LISTEN {CLAIM_END}; LISTEN {STREAM_APPEND}"))
+                .is_ok()
+        {
+            hub.up.store(true, Ordering::SeqCst);
+            loop {
+                if pool.strong_count() == 0 {
+                    return;
+                }
+                let heard = client.notifications().timeout_iter(LISTEN_SLICE).next();
+                match heard {
+                    Ok(Some(note)) => hub.deliver(note.payload()),
+                    Ok(None) if client.is_closed() => break,
+                    Ok(None) => {}
+                    Err(_) => break,
+                }
+            }
+            hub.up.store(false, Ordering::SeqCst);
         }
-        // Notifications that came before the UNLISTEN are read and dropped.
-        let mut notifications = conn.notifications();
-        let mut pending = notifications.iter();
-        while let Ok(Some(_)) = pending.next() {}
+        // Down: waiters poll meanwhile; try again in a moment.
+        std::thread::sleep(LISTEN_SLICE);
+    }
+}
+
+/// A waiter's interest in some payloads, forgotten when dropped.
+#[derive(Debug)]
+pub(crate) struct Subscription {
+    hub: Arc<Hub>,
+    id: u64,
+    woken: Receiver<()>,
+}
+
+impl Subscription {
+    /// Sleeps until a notification this subscription asked for comes (or came since the last
+    /// wait), or `limit` has passed. True when one came.
+    pub(crate) fn wait(&self, limit: Duration) -> bool {
+        self.woken.recv_timeout(limit).is_ok()
+    }
+}
+
+impl Drop for Subscription {
+    fn drop(&mut self) {
+        self.hub
+            .waiters
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .remove(&self.id);
     }
 }

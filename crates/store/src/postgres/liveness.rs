@@ -1,12 +1,12 @@
 //! PostgreSQL's liveness: a claim is a lease (`lease.rs`) recorded under its name, so the key
 //! of a claim is its name, the same from every machine. Alive means a row whose lease has not
-//! run out by the database's clock; waiters LISTEN on [`CLAIM_END`] and look again at least
-//! every [`POLL_EVERY`], and as soon as the lease they wait on would run out.
+//! run out by the database's clock; waiters sleep on the pool's listening connection (woken by
+//! a release's NOTIFY) and look again at least every [`POLL_EVERY`], and as soon as the lease
+//! they wait on would run out.
 
 use super::PgStore;
 use super::lease::{FENCE_ENV, LeaseHold, NAME_ENV, lease_ms, renew};
-use super::listen::{CLAIM_END, Listener};
-use super::pool::{Pool, Pooled};
+use super::pool::Pool;
 use crate::error::StoreError;
 use crate::liveness::{Claim, ClaimKey, Liveness};
 use postgres::GenericClient;
@@ -33,17 +33,18 @@ pub(crate) fn time_left(
     Ok(Some(Duration::from_millis(u64::try_from(ms).unwrap_or(0))))
 }
 
-/// Waits on `conn` until the claim `name` is dead, at most `timeout`; true when it is.
+/// Waits until the claim `name` is dead, at most `timeout`; true when it is. Holds no
+/// connection between looks: it sleeps on the pool's listening connection (`listen.rs`).
 pub(crate) fn wait_dead(
-    conn: Pooled,
+    pool: &Arc<Pool>,
     name: &str,
     timeout: Option<Duration>,
 ) -> Result<bool, StoreError> {
     let deadline = timeout.map(|t| Instant::now() + t);
-    // Listening before the first look: an end between the look and the wait is not missed.
-    let mut listener = Listener::new(conn, &[CLAIM_END])?;
+    // Subscribed before the first look: an end between the look and the wait is not missed.
+    let subscription = pool.hub()?.subscribe(vec![name.to_owned()]);
     loop {
-        let Some(left) = time_left(&mut **listener.conn()?, name)? else {
+        let Some(left) = time_left(&mut *pool.get()?, name)? else {
             return Ok(true);
         };
         let mut nap = POLL_EVERY.min(left + Duration::from_millis(20));
@@ -54,8 +55,29 @@ pub(crate) fn wait_dead(
             }
             nap = nap.min(remaining);
         }
-        listener.wait(&[name], nap)?;
+        subscription.wait(nap);
     }
+}
+
+fn spawn_watch(
+    pool: Arc<Pool>,
+    name: String,
+    then: Box<dyn FnOnce() + Send>,
+) -> std::io::Result<()> {
+    std::thread::Builder::new()
+        .name("claim-watch".into())
+        .stack_size(256 * 1024)
+        .spawn(move || {
+            loop {
+                if let Ok(true) = wait_dead(&pool, &name, None) {
+                    then();
+                    return;
+                }
+                // The database went away for now: look again in a moment.
+                std::thread::sleep(POLL_EVERY);
+            }
+        })
+        .map(drop)
 }
 
 /// The lease handed to this process (its name and fence), moved out of the environment.
@@ -80,33 +102,6 @@ pub(crate) fn adopt_handover() {
     if let (Some(name), Some(fence)) = (name.into_string().ok(), fence) {
         *HANDED_OVER.lock().unwrap_or_else(|e| e.into_inner()) = Some((name, fence));
     }
-}
-
-fn spawn_watch(
-    pool: Arc<Pool>,
-    conn: Pooled,
-    name: String,
-    then: Box<dyn FnOnce() + Send>,
-) -> std::io::Result<()> {
-    std::thread::Builder::new()
-        .name("claim-watch".into())
-        .stack_size(256 * 1024)
-        .spawn(move || {
-            let mut conn = Some(conn);
-            loop {
-                let attempt = match conn.take() {
-                    Some(conn) => Ok(conn),
-                    None => pool.get(),
-                };
-                if let Ok(true) = attempt.and_then(|conn| wait_dead(conn, &name, None)) {
-                    then();
-                    return;
-                }
-                // The database went away for now: look again in a moment.
-                std::thread::sleep(POLL_EVERY);
-            }
-        })
-        .map(drop)
 }
 
 impl Liveness for PgStore {
@@ -156,13 +151,14 @@ impl Liveness for PgStore {
     }
 
     fn wait_for_end(&self, key: &ClaimKey, timeout: Option<Duration>) -> Result<bool, StoreError> {
-        wait_dead(self.conn()?, key.as_str(), timeout)
+        wait_dead(&self.pool, key.as_str(), timeout)
     }
 
     fn when_ended(&self, key: &ClaimKey, then: Box<dyn FnOnce() + Send>) -> Result<(), StoreError> {
-        // The connection is taken now: a database that cannot be reached is said at once.
-        let conn = self.conn()?;
-        spawn_watch(Arc::clone(&self.pool), conn, key.as_str().to_owned(), then).map_err(|source| {
+        // A database that cannot be reached now is said at once.
+        drop(self.conn()?);
+        drop(self.pool.hub()?);
+        spawn_watch(Arc::clone(&self.pool), key.as_str().to_owned(), then).map_err(|source| {
             StoreError::Io {
                 path: "claim-watch".into(),
                 source,

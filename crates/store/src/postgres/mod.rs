@@ -313,13 +313,12 @@ impl crate::backend::Backend for PgStore {
         claim: &ClaimKey,
         offset: u64,
     ) -> Result<Box<dyn Read + 'a>, StoreError> {
-        let listener = listen::Listener::new(self.conn()?, &follow::PgFollow::CHANNELS)?;
         Ok(Box::new(follow::PgFollow::new(
-            listener,
+            &self.pool,
             stream,
             claim.as_str(),
             offset,
-        )))
+        )?))
     }
 }
 

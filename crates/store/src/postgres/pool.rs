@@ -1,19 +1,26 @@
 //! A small pool of connections: idle clients kept in a `Mutex<Vec<Client>>`, a new one made
-//! when none is idle, a broken one thrown away. Not r2d2: every ganger process is short-lived
-//! or holds a handful of connections (a store, a claim's heartbeat, a waiter), so a pool with
-//! limits, timeouts and a reaper thread would be more machinery than use, and one more
-//! dependency for the lead to vet. Connections that LISTENed are given back only after
-//! `UNLISTEN *` (see `listen.rs`), so a connection in the pool never holds a subscription.
+//! when none is idle and fewer than [`MAX_OPEN`] are open, a broken one thrown away. Past the
+//! limit a caller waits for one to be given back, for a while, then connects anyway: a burst
+//! of waiters waking at once shares a few connections instead of authenticating one each,
+//! and a process that holds many can still not deadlock on its own pool. Not r2d2: ganger's
+//! processes hold connections only for one statement or transaction at a time, so its
+//! reaper thread and its builder would be more machinery than use, and one more dependency
+//! to vet. The one connection that LISTENs is not the pool's: it belongs to the listening
+//! thread (`listen.rs`).
 
 use super::errors::ConnectError;
+use super::listen::Hub;
 use crate::error::StoreError;
 use postgres::{Client, Config, NoTls};
 use std::ops::{Deref, DerefMut};
-use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::sync::{Arc, Condvar, Mutex};
+use std::time::{Duration, Instant};
 
-/// How many idle connections a pool keeps; more are closed when given back.
-const MAX_IDLE: usize = 4;
+/// How many connections a pool opens before callers wait for one given back; as many are
+/// kept idle.
+const MAX_OPEN: usize = 8;
+/// How long a caller waits for a connection given back before it opens one past the limit.
+const WAIT_FOR_FREE: Duration = Duration::from_secs(5);
 /// How long a new connection may take, unless the URL says otherwise.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 
@@ -22,7 +29,18 @@ pub(crate) struct Pool {
     config: Config,
     /// The URL with its password hidden: what errors name.
     shown: String,
-    idle: Mutex<Vec<Client>>,
+    state: Mutex<State>,
+    /// Told when a connection is given back or closed.
+    freed: Condvar,
+    /// The listening connection's waiters, once something waited.
+    hub: Mutex<Option<Arc<Hub>>>,
+}
+
+/// The idle connections, and how many are open (idle or taken).
+#[derive(Default)]
+struct State {
+    idle: Vec<Client>,
+    open: usize,
 }
 
 impl std::fmt::Debug for Pool {
@@ -50,7 +68,9 @@ impl Pool {
         Ok(Arc::new(Pool {
             config,
             shown,
-            idle: Mutex::new(Vec::new()),
+            state: Mutex::new(State::default()),
+            freed: Condvar::new(),
+            hub: Mutex::new(None),
         }))
     }
 
@@ -59,31 +79,67 @@ impl Pool {
         &self.shown
     }
 
+    /// The waiters of this pool's listening connection (started by the first waiter).
+    pub(crate) fn hub(self: &Arc<Pool>) -> Result<Arc<Hub>, StoreError> {
+        let mut hub = self.hub.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(hub) = &*hub {
+            return Ok(Arc::clone(hub));
+        }
+        let started = Hub::start(self).map_err(|source| StoreError::Io {
+            path: "pg-listen".into(),
+            source,
+        })?;
+        Ok(Arc::clone(hub.insert(started)))
+    }
+
     /// A connection: an idle one, or a new one.
     pub(crate) fn get(self: &Arc<Pool>) -> Result<Pooled, StoreError> {
-        let idle = {
-            let mut idle = self.idle.lock().unwrap_or_else(|e| e.into_inner());
-            let mut found = None;
-            while let Some(client) = idle.pop() {
+        let deadline = Instant::now() + WAIT_FOR_FREE;
+        let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        loop {
+            while let Some(client) = state.idle.pop() {
                 if !client.is_closed() {
-                    found = Some(client);
-                    break;
+                    return Ok(self.pooled(client));
                 }
+                state.open = state.open.saturating_sub(1);
             }
-            found
-        };
-        let client = match idle {
-            Some(client) => client,
-            None => self.connect()?,
-        };
-        Ok(Pooled {
+            let now = Instant::now();
+            if state.open < MAX_OPEN || now >= deadline {
+                state.open += 1;
+                break;
+            }
+            state = self
+                .freed
+                .wait_timeout(state, deadline - now)
+                .unwrap_or_else(|e| e.into_inner())
+                .0;
+        }
+        drop(state);
+        match self.connect() {
+            Ok(client) => Ok(self.pooled(client)),
+            Err(e) => {
+                self.closed();
+                Err(e)
+            }
+        }
+    }
+
+    fn pooled(self: &Arc<Pool>, client: Client) -> Pooled {
+        Pooled {
             client: Some(client),
             pool: Arc::clone(self),
-        })
+        }
+    }
+
+    /// One connection fewer is open.
+    fn closed(&self) {
+        let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        state.open = state.open.saturating_sub(1);
+        self.freed.notify_one();
     }
 
     /// A new connection, its failure an error that names the database without its password.
-    fn connect(&self) -> Result<Client, StoreError> {
+    pub(crate) fn connect(&self) -> Result<Client, StoreError> {
         self.config
             .connect(NoTls)
             .map_err(|source| StoreError::Backend {
@@ -96,12 +152,16 @@ impl Pool {
 
     fn give_back(&self, client: Client) {
         if client.is_closed() {
+            self.closed();
             return;
         }
-        let mut idle = self.idle.lock().unwrap_or_else(|e| e.into_inner());
-        if idle.len() < MAX_IDLE {
-            idle.push(client);
+        let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        if state.idle.len() < MAX_OPEN {
+            state.idle.push(client);
+        } else {
+            state.open = state.open.saturating_sub(1);
         }
+        self.freed.notify_one();
     }
 }
 
@@ -109,13 +169,6 @@ impl Pool {
 pub(crate) struct Pooled {
     client: Option<Client>,
     pool: Arc<Pool>,
-}
-
-impl Pooled {
-    /// Drops the connection instead of giving it back (its session state is unknown).
-    pub(crate) fn discard(mut self) {
-        self.client = None;
-    }
 }
 
 impl Deref for Pooled {

@@ -5,11 +5,12 @@
 
 use super::PgStore;
 use super::listen::STREAM_APPEND;
-use super::pool::Pooled;
+use super::pool::Pool;
 use crate::error::StoreError;
 use crate::streams::{RoundStream, StreamKind, Streams};
 use postgres::GenericClient;
 use std::io::{self, Cursor, Read, Write};
+use std::sync::Arc;
 
 /// A stream's kind as stored.
 pub(crate) fn kind_text(kind: StreamKind) -> &'static str {
@@ -55,7 +56,7 @@ pub(crate) fn read_from(
 
 /// Appends to one making of a stream.
 struct ChunkWriter {
-    conn: Pooled,
+    pool: Arc<Pool>,
     stream: RoundStream,
     generation: i64,
     /// Where the next chunk starts.
@@ -67,8 +68,8 @@ impl Write for ChunkWriter {
         if buf.is_empty() {
             return Ok(0);
         }
-        let appended = self
-            .conn
+        let mut conn = self.pool.get().map_err(io::Error::other)?;
+        let appended = conn
             .query(
                 "WITH appended AS ( \
                      INSERT INTO stream_chunks (round_id, kind, start, bytes) \
@@ -120,8 +121,9 @@ impl Streams for PgStore {
             tx.commit()?;
             row.try_get(0)?
         };
+        drop(conn);
         Ok(Box::new(ChunkWriter {
-            conn,
+            pool: Arc::clone(&self.pool),
             stream: stream.clone(),
             generation,
             offset: 0,
