@@ -298,9 +298,10 @@ fn a_holder_killed_outright_is_dead_once_its_lease_runs_out() {
             .unwrap()
     );
     let noticed = killed.elapsed();
-    // The lease (10 s from the last renewal), and a look at most a poll after it ran out.
+    // The lease (10 s from the last renewal) and a look at most a poll (1 s) after it ran
+    // out, with room for a loaded machine; far less than the suite's 30 s.
     assert!(
-        noticed < Duration::from_secs(12),
+        noticed < Duration::from_secs(15),
         "noticed {noticed:?} after the kill"
     );
     let taken = observer.claim("killed").unwrap();
@@ -334,7 +335,9 @@ fn waiters_share_one_listening_connection() {
         for waiter in waiting {
             assert!(waiter.join().unwrap().unwrap());
         }
-        assert!(released.elapsed() < Duration::from_secs(2));
+        // All of them woke by the release's notification, not by a lease running out (10 s);
+        // room for a loaded machine, where two dozen looks queue for the pool.
+        assert!(released.elapsed() < Duration::from_secs(5));
         count
     });
     // Sleeping waiters hold no connection: the pools' idle ones and one listening connection.
