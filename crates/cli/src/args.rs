@@ -17,6 +17,12 @@ pub struct Cli {
     #[arg(short = 'C', long = "directory", value_name = "DIR", global = true)]
     pub directory: Option<PathBuf>,
 
+    /// The store: postgres://USER:PASSWORD@HOST:PORT/DATABASE, or sqlite (.ganger/state.db,
+    /// the default). Outranks GANGER_STORE and [store] url; the processes ganger starts
+    /// get it through GANGER_STORE, never on a command line.
+    #[arg(long = "store", value_name = "URL", global = true)]
+    pub store: Option<String>,
+
     #[command(subcommand)]
     pub command: Command,
 }

@@ -42,6 +42,15 @@ pub fn main() -> ExitCode {
         Err(error) => return argument_error(&error),
     };
     let json = wants_json(&cli.command);
+    if let Some(store) = &cli.store {
+        if let Err(error) = ganger_engine::store_location::parse("--store", store) {
+            printer::emit_error(json, &error.message, None, exit::INVALID);
+            return ExitCode::from(exit::INVALID);
+        }
+        // SAFETY: no other thread runs yet (argument parsing starts none), so nothing reads
+        // the environment while it changes; the processes this one starts inherit it.
+        unsafe { std::env::set_var(ganger_engine::STORE_ENV, store) };
+    }
     // An empty GANGER_COMMANDER is unset; any other value must be a name.
     if let Some(name) = std::env::var_os("GANGER_COMMANDER")
         && !name.to_string_lossy().trim().is_empty()

@@ -4,8 +4,9 @@
 
 use crate::config::Config;
 use crate::error::{EngineError, Result};
+use crate::store_location::StoreLocation;
 use ganger_git::Repo;
-use ganger_store::{Backend, SqliteStore, StateDir};
+use ganger_store::{Backend, PgStore, SqliteStore, StateDir};
 use std::path::Path;
 
 /// A repository ganger works on.
@@ -14,12 +15,28 @@ pub struct Workspace {
     pub repo: Repo,
     pub state: StateDir,
     pub config: Config,
+    /// Where the store is: `.ganger/state.db`, or a PostgreSQL database.
+    pub store: StoreLocation,
 }
 
 /// Opens the backend whose database is `database`. This is where the backend is chosen:
 /// everything else holds it as a [`Backend`].
 pub(crate) fn open_backend(database: &Path) -> Result<Box<dyn Backend>> {
     Ok(Box::new(SqliteStore::open(database)?))
+}
+
+/// Opens the PostgreSQL store at `url`; a failure names the URL without its password.
+fn open_postgres(url: &str) -> Result<Box<dyn Backend>> {
+    match PgStore::open(url) {
+        Ok(store) => Ok(Box::new(store)),
+        Err(error) => Err(EngineError::environment(
+            format!(
+                "failed to open the store at {}",
+                ganger_store::redact_url(url)
+            ),
+            error,
+        )),
+    }
 }
 
 /// The line `.git/info/exclude` gets.
@@ -35,16 +52,40 @@ impl Workspace {
         })?;
         let config = Config::load(&repo.main)?;
         let state = StateDir::of_checkout(&repo.main);
+        let store = StoreLocation::resolve(config.store.url.as_deref())?;
         Ok(Workspace {
             repo,
             state,
             config,
+            store,
         })
     }
 
-    /// Whether `.ganger/` exists yet.
+    /// The same repository and store with another configuration.
+    pub fn with_config(&self, config: Config) -> Workspace {
+        Workspace {
+            repo: self.repo.clone(),
+            state: self.state.clone(),
+            config,
+            store: self.store.clone(),
+        }
+    }
+
+    /// Whether there may be records yet: `.ganger/state.db` exists, or the store is a server's
+    /// (whose records other hosts may have written).
     pub fn has_state(&self) -> bool {
-        self.state.database().exists()
+        match self.store {
+            StoreLocation::Local => self.state.database().exists(),
+            StoreLocation::Postgres(_) => true,
+        }
+    }
+
+    /// Opens the backend the workspace names (the state directory is made by the caller).
+    fn open_backend(&self) -> Result<Box<dyn Backend>> {
+        match &self.store {
+            StoreLocation::Local => open_backend(&self.state.database()),
+            StoreLocation::Postgres(url) => open_postgres(url),
+        }
     }
 
     /// Makes `.ganger/` and keeps it out of git. Returns whether anything was made.
@@ -74,14 +115,14 @@ impl Workspace {
     pub fn open_store(&self) -> Result<Box<dyn Backend>> {
         self.refuse_lost_records()?;
         self.ensure_state_dir()?;
-        open_backend(&self.state.database())
+        self.open_backend()
     }
 
     /// Opens the store if there is one; `None` in a repository ganger never wrote to.
     pub fn existing_store(&self) -> Result<Option<Box<dyn Backend>>> {
         self.refuse_lost_records()?;
         if self.has_state() {
-            Ok(Some(open_backend(&self.state.database())?))
+            Ok(Some(self.open_backend()?))
         } else {
             Ok(None)
         }
@@ -91,6 +132,9 @@ impl Workspace {
     /// `state.db` removed or emptied would otherwise be made anew without a word, and the
     /// tasks, their worktrees and branches would be lost to ganger.
     fn refuse_lost_records(&self) -> Result<()> {
+        if self.store != StoreLocation::Local {
+            return Ok(());
+        }
         let db = self.state.database();
         let empty = std::fs::metadata(&db).map_or(true, |m| m.len() == 0);
         if !empty {
@@ -120,7 +164,8 @@ impl Workspace {
             slugs.len()
         ))
         .hint(
-            "restore state.db from a backup, or move .ganger aside to start afresh (the tasks' \
+            "if they were recorded in a PostgreSQL store, name it (--store, GANGER_STORE); else \
+             restore state.db from a backup, or move .ganger aside to start afresh (the tasks' \
              worktrees and branches stay; `git worktree list` shows them)",
         ))
     }

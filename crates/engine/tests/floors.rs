@@ -41,6 +41,7 @@ const FLOORS: &[(&str, &[&str])] = &[
         "1 environment",
         &[
             "workspace",
+            "store_location",
             "keys",
             "agent_env",
             "agent_query",

@@ -54,8 +54,9 @@ pub struct World {
 }
 
 /// Variables a test run never inherits.
-const SCRUBBED: [&str; 6] = [
+const SCRUBBED: [&str; 7] = [
     "GANGER_COMMANDER",
+    "GANGER_STORE",
     "OPENCODE_CONFIG_CONTENT",
     "OPENCODE_CONFIG",
     "GIT_DIR",

@@ -47,6 +47,26 @@ pub struct Config {
     pub warm: WarmConfig,
     /// Tool permissions ganger decides for warm rounds (`[permissions]`).
     pub permissions: PermissionRules,
+    /// Where the store is (`[store]`); `GANGER_STORE` and `--store` outrank it.
+    pub store: StoreConfig,
+}
+
+/// `[store]`: a PostgreSQL store instead of `.ganger/state.db` (docs/postgres.md).
+#[derive(Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct StoreConfig {
+    /// `postgres://USER:PASSWORD@HOST:PORT/DATABASE`, or `sqlite` (the default). Kept out of a
+    /// committed `ganger.toml` when it holds a password: the per-user file or the environment.
+    pub url: Option<String>,
+}
+
+impl std::fmt::Debug for StoreConfig {
+    /// The URL without its password.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("StoreConfig")
+            .field("url", &self.url.as_deref().map(ganger_store::redact_url))
+            .finish()
+    }
 }
 
 /// `[warm]`: rounds delivered into a live agent session (docs/warm.md).

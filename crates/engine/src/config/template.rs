@@ -88,4 +88,10 @@ backoff = "5s"          # the first wait before a retry, doubled each time
 # input = 1.25
 # output = 10.0
 # cache_read = 0.125
+
+# The store: .ganger/state.db (SQLite) unless a PostgreSQL database is named here, by
+# GANGER_STORE or by --store (which outrank this). Keep a URL with a password out of a
+# committed ganger.toml: put it in ~/.config/ganger/config.toml or the environment.
+# [store]
+# url = "postgres://ganger:PASSWORD@db.example:5432/ganger"
 "#;

@@ -61,11 +61,7 @@ pub fn workspace_for(ws: &Workspace, asked: RoleEffort<'_>) -> Result<Option<Wor
     let mut merged = agent.config.take().unwrap_or_default();
     crate::config::merge(&mut merged, table);
     agent.config = Some(merged);
-    Ok(Some(Workspace {
-        repo: ws.repo.clone(),
-        state: ws.state.clone(),
-        config,
-    }))
+    Ok(Some(ws.with_config(config)))
 }
 
 #[cfg(test)]

@@ -44,11 +44,7 @@ pub(crate) fn with_handed_config(ws: &Workspace, agent: &str, handed: &[u8]) -> 
         })?;
         config.agents.entry(agent.to_owned()).or_default().config = Some(table);
     }
-    Ok(Workspace {
-        repo: ws.repo.clone(),
-        state: ws.state.clone(),
-        config,
-    })
+    Ok(ws.with_config(config))
 }
 
 /// Where a task's last failed start of a warm agent is remembered.
@@ -125,11 +121,7 @@ mod tests {
             toml::from_str("share = \"disabled\"\n[agent.build]\nreasoningEffort = \"high\"\n")
                 .unwrap();
         effort.agents.get_mut(agent).unwrap().config = Some(table.clone());
-        let round_ws = Workspace {
-            repo: ws.repo.clone(),
-            state: ws.state.clone(),
-            config: effort,
-        };
+        let round_ws = ws.with_config(effort);
         let handed = handed_config(&round_ws, agent);
         let host_ws = with_handed_config(&ws, agent, &handed).unwrap();
         assert_eq!(host_ws.config.agents[agent].config, Some(table));

@@ -1,0 +1,201 @@
+//! Commands against a PostgreSQL store (issue 19): chosen by `GANGER_STORE` or `--store`, a
+//! task's rounds, its report, its log, a detached round seen running by another process and
+//! cancelled by a third (the round's liveness is the database's lease, handed from the
+//! starting command to its round host), with no `state.db` made beside the repository. And
+//! the faults: a store that cannot be reached is an environment failure (70) that names the
+//! URL without its password; a store that is no URL at all is bad input (2).
+//!
+//! The server is `GANGER_TEST_POSTGRES` (`scripts/postgres-cluster` makes one; `.ci/run`
+//! starts it); each test gets a database of its own. Without the variable the tests say so
+//! and pass, except under `CI=true`, where they fail.
+
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::print_stderr,
+    reason = "a test fails loudly on what it did not expect, and says why it skipped"
+)]
+
+use ganger_test_support::{World, living_pids_with_env, wait_until};
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::time::Duration;
+
+/// A database of its own on the test server, dropped after the test.
+struct Database {
+    admin: String,
+    name: String,
+    url: String,
+}
+
+impl Database {
+    fn new() -> Option<Database> {
+        let Ok(admin) = std::env::var("GANGER_TEST_POSTGRES") else {
+            assert!(
+                std::env::var("CI").as_deref() != Ok("true"),
+                "GANGER_TEST_POSTGRES is not set: CI runs these tests against a server \
+                 (scripts/postgres-cluster DIR PORT prints its URL)"
+            );
+            eprintln!("note: GANGER_TEST_POSTGRES is not set; skipping this PostgreSQL test");
+            return None;
+        };
+        static NEXT: AtomicU32 = AtomicU32::new(0);
+        let name = format!(
+            "ganger_cli_{}_{}",
+            std::process::id(),
+            NEXT.fetch_add(1, Ordering::Relaxed)
+        );
+        let mut client = postgres::Client::connect(&admin, postgres::NoTls).unwrap();
+        client
+            .batch_execute(&format!("CREATE DATABASE {name}"))
+            .unwrap();
+        let (base, _) = admin.rsplit_once('/').unwrap();
+        let url = format!("{base}/{name}");
+        Some(Database { admin, name, url })
+    }
+
+    /// The number of rows `sql` (a count) finds in this database.
+    fn count(&self, sql: &str) -> i64 {
+        let mut client = postgres::Client::connect(&self.url, postgres::NoTls).unwrap();
+        client.query_one(sql, &[]).unwrap().get(0)
+    }
+}
+
+impl Drop for Database {
+    fn drop(&mut self) {
+        if let Ok(mut client) = postgres::Client::connect(&self.admin, postgres::NoTls) {
+            let _ = client.batch_execute(&format!(
+                "DROP DATABASE IF EXISTS {} WITH (FORCE)",
+                self.name
+            ));
+        }
+    }
+}
+
+/// A `ganger` command of `world` against the store at `url`, through `GANGER_STORE`.
+fn ganger(world: &World, url: &str, args: &[&str]) -> ganger_test_support::Run {
+    let mut command = world.command(args);
+    command.env("GANGER_STORE", url);
+    ganger_test_support::Run::from(command.output().unwrap())
+}
+
+#[test]
+fn a_task_runs_its_rounds_against_postgres_and_nothing_is_stored_beside_the_repository() {
+    let Some(db) = Database::new() else { return };
+    let world = World::new(env!("CARGO_BIN_EXE_ganger").as_ref());
+    world.use_command_agent(
+        "cat >/dev/null; echo work >> work.txt; echo 'DONE: wrote work.txt'",
+        "",
+        "",
+    );
+    let first = ganger(
+        &world,
+        &db.url,
+        &["start", "pg1", "--message", "Write.", "--json"],
+    );
+    first.expect_code(0);
+    assert_eq!(first.json()["status"], "done", "{}", first.stdout);
+    let second = ganger(
+        &world,
+        &db.url,
+        &["fix", "pg1", "--message", "Again.", "--json"],
+    );
+    second.expect_code(0);
+    assert_eq!(second.json()["round"], 2, "{}", second.stdout);
+    assert_eq!(
+        std::fs::read_to_string(world.worktree("pg1").join("work.txt")).unwrap(),
+        "work\nwork\n"
+    );
+    // The records are the server's: in its tables, and none in a state.db of the repository.
+    assert!(!world.repo.join(".ganger/state.db").exists());
+    assert_eq!(db.count("SELECT count(*) FROM tasks"), 1);
+    assert_eq!(db.count("SELECT count(*) FROM rounds"), 2);
+    // `--store` names the same store without the variable; the log is read from it.
+    let url_flag = format!("--store={}", db.url);
+    let listed = world.ganger(&[&url_flag, "status", "--json"]);
+    listed.expect_code(0);
+    assert!(listed.stdout.contains("pg1"), "{}", listed.stdout);
+    let log = world.ganger(&[&url_flag, "log", "pg1"]);
+    log.expect_code(0);
+    assert!(log.stdout.contains("wrote work.txt"), "{}", log.stdout);
+    // Without the store named, the local store does not start afresh beside the task's files
+    // as if it had none: it refuses, and says where the records may be.
+    let local = world.ganger(&["status"]);
+    assert_eq!(local.code, 2, "{}{}", local.stdout, local.stderr);
+    assert!(local.stderr.contains("(pg1)"), "{}", local.stderr);
+    assert!(local.stderr.contains("GANGER_STORE"), "{}", local.stderr);
+    assert!(!world.repo.join(".ganger/state.db").exists());
+}
+
+#[test]
+fn a_detached_round_is_alive_to_other_processes_until_cancelled() {
+    let Some(db) = Database::new() else { return };
+    let world = World::new(env!("CARGO_BIN_EXE_ganger").as_ref());
+    world.use_command_agent("cat >/dev/null; echo started; sleep 600", "", "");
+    ganger(
+        &world,
+        &db.url,
+        &["start", "long", "--message", "Wait.", "--detach"],
+    )
+    .expect_code(0);
+    let running = ganger(&world, &db.url, &["status", "long", "--json"]);
+    assert_eq!(running.json()["status"], "running", "{}", running.stdout);
+    let token = running.json()["token"].as_str().unwrap().to_owned();
+    // The host holds the round's lease: no other process settles it as dead meanwhile.
+    std::thread::sleep(Duration::from_secs(3));
+    let still = ganger(&world, &db.url, &["status", "long", "--json"]);
+    assert_eq!(still.json()["status"], "running", "{}", still.stdout);
+    assert_eq!(db.count("SELECT count(*) FROM leases"), 1);
+    let cancelled = ganger(&world, &db.url, &["cancel", "long", "--json"]);
+    cancelled.expect_code(0);
+    let ended = ganger(&world, &db.url, &["wait", "long", "--json"]);
+    assert_eq!(ended.json()["status"], "cancelled", "{}", ended.stdout);
+    assert!(
+        wait_until(Duration::from_secs(20), || living_pids_with_env(&format!(
+            "GANGER_ROUND={token}"
+        ))
+        .is_empty()),
+        "a process of the cancelled round is still running"
+    );
+    assert!(
+        wait_until(Duration::from_secs(20), || db
+            .count("SELECT count(*) FROM leases")
+            == 0),
+        "the round's lease outlived it"
+    );
+}
+
+#[test]
+fn a_store_that_cannot_be_reached_names_its_url_without_the_password() {
+    let world = World::new(env!("CARGO_BIN_EXE_ganger").as_ref());
+    world.use_command_agent("cat >/dev/null; echo 'DONE: ok'", "", "");
+    let closed = {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        listener.local_addr().unwrap().port()
+    };
+    let url = format!("postgres://ganger:hunter2secret@127.0.0.1:{closed}/fleet");
+    for run in [
+        ganger(&world, &url, &["status"]),
+        world.ganger(&["--store", &url, "start", "x", "--message", "Hi."]),
+    ] {
+        assert_eq!(run.code, 70, "{}{}", run.stdout, run.stderr);
+        assert!(
+            run.stderr
+                .contains(&format!("postgres://ganger:***@127.0.0.1:{closed}/fleet")),
+            "{}",
+            run.stderr
+        );
+        assert!(!format!("{}{}", run.stdout, run.stderr).contains("hunter2secret"));
+    }
+    // Nothing was made for the task that could not be recorded.
+    assert!(!world.worktree("x").exists());
+    let branches = world.git(&["branch", "--list", "--format=%(refname:short)"]);
+    assert_eq!(branches, "main", "a branch was made: {branches}");
+    for run in [
+        world.ganger(&["--store", "mysql://u:hunter2secret@h/db", "status"]),
+        ganger(&world, "postgress://u:hunter2secret@h/db", &["status"]),
+    ] {
+        assert_eq!(run.code, 2, "{}{}", run.stdout, run.stderr);
+        assert!(run.stderr.contains("not a store"), "{}", run.stderr);
+        assert!(!run.stderr.contains("hunter2secret"), "{}", run.stderr);
+    }
+}
