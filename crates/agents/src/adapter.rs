@@ -237,6 +237,13 @@ pub trait Adapter: Send + Sync {
         let _ = stdout;
         Vec::new()
     }
+    /// Models that the agent's settings in `ganger.toml` define themselves (OpenCode's
+    /// `provider.P.models.M`): the agent lists them whatever else it offers, so they are
+    /// available without asking it (which costs an agent start, seconds).
+    fn configured_models(&self, settings: &AgentConfig) -> Vec<String> {
+        let _ = settings;
+        Vec::new()
+    }
     /// Environment variables that change which models the CLI offers (part of the model
     /// cache key).
     fn config_env(&self) -> &'static [&'static str] {

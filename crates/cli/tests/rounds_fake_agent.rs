@@ -331,3 +331,28 @@ fn a_warm_agent_that_would_not_start_is_not_waited_for_again() {
         "hello\nagain\nonce more\n"
     );
 }
+
+#[test]
+fn a_model_the_agents_settings_define_is_not_looked_up_in_its_list() {
+    // The stand-in lists mock/scripted and mock/other, not mock/defined: were the list asked,
+    // the start would be refused as an unavailable model (exit 3).
+    let world = world(
+        "",
+        "[agents.opencode.config.provider.mock.models.defined]\n\
+         limit = { context = 128000, output = 8192 }\n",
+    );
+    let run = world.ganger(&["start", "own", "--message", "hi", "-m", "mock/defined"]);
+    run.expect_code(0);
+    let said = format!("{}{}", run.stdout, run.stderr);
+    assert!(said.contains("model: mock/defined: available"), "{said}");
+    let listed = std::fs::read_dir(world.repo.join(".ganger/cache"))
+        .map(|dir| {
+            dir.flatten()
+                .any(|e| e.file_name().to_string_lossy().starts_with("models-"))
+        })
+        .unwrap_or(false);
+    assert!(!listed, "the model list was asked for");
+    // A model the settings do not define is still checked against the list.
+    let missing = world.ganger(&["start", "gone", "--message", "hi", "-m", "mock/undefined"]);
+    missing.expect_code(3);
+}

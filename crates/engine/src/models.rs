@@ -4,7 +4,9 @@
 //! in `.ganger/cache/` per agent, program (path, size, modification time: its version) and
 //! configuration (the variables and files that change what it offers, and `ganger.toml`'s
 //! settings for it), for `defaults.models_cache`. A model missing from a cached list is looked
-//! up once more in a fresh list before it is declared missing.
+//! up once more in a fresh list before it is declared missing. A model that the agent's
+//! settings in `ganger.toml` define themselves (`Adapter::configured_models`) is available
+//! without a list: the agent lists it whatever else it offers.
 
 use crate::agent_env;
 use crate::error::Result;
@@ -136,6 +138,19 @@ pub fn check_model(
             adapter.display_name()
         )));
     };
+    if ws
+        .config
+        .agents
+        .get(adapter.name())
+        .is_some_and(|settings| {
+            adapter
+                .configured_models(settings)
+                .iter()
+                .any(|m| m == model)
+        })
+    {
+        return Ok(ModelCheck::Available);
+    }
     let cache_file = ws.state.cache_dir().join(cache_key(ws, adapter, program));
     let ttl = ws.config.defaults.models_cache.0;
     let cached: Option<CachedList> = std::fs::read(&cache_file)

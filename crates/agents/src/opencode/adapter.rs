@@ -56,6 +56,14 @@ impl Adapter for OpenCode {
         models::parse_models(stdout)
     }
 
+    fn configured_models(&self, settings: &AgentConfig) -> Vec<String> {
+        settings
+            .config
+            .as_ref()
+            .map(models::configured_models)
+            .unwrap_or_default()
+    }
+
     fn plan(&self, request: &RoundRequest<'_>) -> Result<CommandPlan, PlanError> {
         command::plan(request)
     }
