@@ -199,3 +199,47 @@ fn a_store_that_cannot_be_reached_names_its_url_without_the_password() {
         assert!(!run.stderr.contains("hunter2secret"), "{}", run.stderr);
     }
 }
+
+#[test]
+fn a_fleet_drains_on_postgres_each_task_once_in_its_order() {
+    let Some(db) = Database::new() else { return };
+    let world = World::new(env!("CARGO_BIN_EXE_ganger").as_ref());
+    world.use_command_agent("cat >/dev/null; echo 'DONE: ok'", "", "");
+    let mut text = String::new();
+    for n in 0..6 {
+        text.push_str(&format!(
+            "[[task]]\nslug = \"t{n}\"\nmessage = \"task {n}\"\n"
+        ));
+        if n >= 3 {
+            text.push_str(&format!("after = [\"t{}\"]\n", n - 3));
+        }
+    }
+    let file = world.root().join("f.toml");
+    std::fs::write(&file, text).unwrap();
+    let run = ganger(&world, &db.url, &["fleet", "run", file.to_str().unwrap()]);
+    run.expect_code(0);
+    let status = ganger(&world, &db.url, &["fleet", "status", "f", "--json"]).json();
+    let tasks = status["tasks"].as_array().unwrap();
+    assert_eq!(tasks.len(), 6, "{status:#}");
+    for task in tasks {
+        assert_eq!(
+            (&task["queue"], &task["rounds"], &task["last_status"]),
+            (
+                &serde_json::json!("ended"),
+                &serde_json::json!(1),
+                &serde_json::json!("done")
+            ),
+            "{task:#}"
+        );
+    }
+    assert_eq!(db.count("SELECT count(*) FROM rounds"), 6);
+    // Each task after its predecessor: its round began once the other's had ended.
+    assert_eq!(
+        db.count(
+            "SELECT count(*) FROM rounds later JOIN tasks lt ON lt.id = later.task_id, \
+             rounds earlier JOIN tasks et ON et.id = earlier.task_id \
+             WHERE et.slug = 't' || (substr(lt.slug, 2)::int - 3) AND later.started_at < earlier.ended_at"
+        ),
+        0
+    );
+}

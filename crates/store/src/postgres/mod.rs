@@ -86,6 +86,7 @@ const WRITE_WAIT: &str = "10s";
 
 /// Begins a write transaction on `conn`: it holds the write lock until it ends.
 pub(crate) fn write(conn: &mut Pooled) -> Result<Transaction<'_>, StoreError> {
+    conn.ensure_open()?;
     let mut tx = conn.transaction()?;
     // One round trip: the wait's limit, then the lock (the limit holds for advisory locks too).
     tx.batch_execute(&format!(

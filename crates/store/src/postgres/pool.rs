@@ -7,12 +7,22 @@
 //! reaper thread and its builder would be more machinery than use, and one more dependency
 //! to vet. The one connection that LISTENs is not the pool's: it belongs to the listening
 //! thread (`listen.rs`).
+//!
+//! A server that restarts (or a link that drops for a moment) costs no write: a write checks
+//! its connection first ([`Pooled::ensure_open`], one round trip; a restarted server closed
+//! it without the client knowing) and takes a new one if it is gone; a connection idle for a
+//! while is checked before a read has it; and once the pool has reached its server, a new
+//! connection that fails is tried again for [`RECONNECT_FOR`], so a round host whose server
+//! is back within that time goes on as if nothing happened. A read on a connection the server
+//! closed a moment ago fails once (its caller looks again later, as after any failed read).
+//! A pool that never reached its server fails at once: a wrong URL is not waited for.
 
 use super::errors::ConnectError;
 use super::listen::Hub;
 use crate::error::StoreError;
 use postgres::{Client, Config, NoTls};
 use std::ops::{Deref, DerefMut};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
@@ -23,6 +33,13 @@ const MAX_OPEN: usize = 8;
 const WAIT_FOR_FREE: Duration = Duration::from_secs(5);
 /// How long a new connection may take, unless the URL says otherwise.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+/// How long a pool that reached its server once keeps trying to reach it again (a restart,
+/// a link down for a moment): well within a round's lease on the far side of the store.
+const RECONNECT_FOR: Duration = Duration::from_secs(30);
+/// A connection idle longer than this is checked (one round trip) before it is used.
+const CHECK_AFTER_IDLE: Duration = Duration::from_secs(1);
+/// How long that check may take.
+const CHECK_TIMEOUT: Duration = Duration::from_secs(2);
 
 /// Connections to one database.
 pub(crate) struct Pool {
@@ -34,12 +51,15 @@ pub(crate) struct Pool {
     freed: Condvar,
     /// The listening connection's waiters, once something waited.
     hub: Mutex<Option<Arc<Hub>>>,
+    /// Whether a connection ever succeeded: from then on a failed one is tried again.
+    reached: AtomicBool,
 }
 
-/// The idle connections, and how many are open (idle or taken).
+/// The idle connections (with when each was given back), and how many are open (idle or
+/// taken).
 #[derive(Default)]
 struct State {
-    idle: Vec<Client>,
+    idle: Vec<(Client, Instant)>,
     open: usize,
 }
 
@@ -71,6 +91,7 @@ impl Pool {
             state: Mutex::new(State::default()),
             freed: Condvar::new(),
             hub: Mutex::new(None),
+            reached: AtomicBool::new(false),
         }))
     }
 
@@ -97,10 +118,21 @@ impl Pool {
         let deadline = Instant::now() + WAIT_FOR_FREE;
         let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
         loop {
-            while let Some(client) = state.idle.pop() {
-                if !client.is_closed() {
+            while let Some((mut client, since)) = state.idle.pop() {
+                if client.is_closed() {
+                    state.open = state.open.saturating_sub(1);
+                    continue;
+                }
+                if since.elapsed() < CHECK_AFTER_IDLE {
                     return Ok(self.pooled(client));
                 }
+                // The check is a round trip: made without holding the pool.
+                drop(state);
+                if client.is_valid(CHECK_TIMEOUT).is_ok() {
+                    return Ok(self.pooled(client));
+                }
+                drop(client);
+                state = self.state.lock().unwrap_or_else(|e| e.into_inner());
                 state.open = state.open.saturating_sub(1);
             }
             let now = Instant::now();
@@ -138,16 +170,34 @@ impl Pool {
         self.freed.notify_one();
     }
 
-    /// A new connection, its failure an error that names the database without its password.
+    /// A new connection, its failure an error that names the database without its password;
+    /// tried again for [`RECONNECT_FOR`] once the server was reached before.
     pub(crate) fn connect(&self) -> Result<Client, StoreError> {
-        self.config
-            .connect(NoTls)
-            .map_err(|source| StoreError::Backend {
-                source: Box::new(ConnectError {
-                    url: self.shown.clone(),
-                    source,
-                }),
-            })
+        let deadline = Instant::now() + RECONNECT_FOR;
+        let mut pause = Duration::from_millis(100);
+        loop {
+            match self.config.connect(NoTls) {
+                Ok(client) => {
+                    self.reached.store(true, Ordering::Relaxed);
+                    return Ok(client);
+                }
+                Err(source) => {
+                    let again = self.reached.load(Ordering::Relaxed)
+                        && Instant::now() + pause < deadline
+                        && !is_refusal(&source);
+                    if !again {
+                        return Err(StoreError::Backend {
+                            source: Box::new(ConnectError {
+                                url: self.shown.clone(),
+                                source,
+                            }),
+                        });
+                    }
+                    std::thread::sleep(pause);
+                    pause = (pause * 2).min(Duration::from_secs(1));
+                }
+            }
+        }
     }
 
     fn give_back(&self, client: Client) {
@@ -157,7 +207,7 @@ impl Pool {
         }
         let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
         if state.idle.len() < MAX_OPEN {
-            state.idle.push(client);
+            state.idle.push((client, Instant::now()));
         } else {
             state.open = state.open.saturating_sub(1);
         }
@@ -187,10 +237,41 @@ impl DerefMut for Pooled {
     }
 }
 
+impl Pooled {
+    /// Makes sure the connection is open before a write: a closed one (the server restarted
+    /// since it was last used) is replaced by a new one, so that the write is not lost to a
+    /// connection that was already gone before it began.
+    pub(crate) fn ensure_open(&mut self) -> Result<(), StoreError> {
+        let open = self
+            .client
+            .as_mut()
+            .is_some_and(|client| !client.is_closed() && client.is_valid(CHECK_TIMEOUT).is_ok());
+        if !open {
+            let fresh = self.pool.connect()?;
+            // The old one is closed: dropping it frees nothing of the pool's count.
+            self.client = Some(fresh);
+        }
+        Ok(())
+    }
+}
+
 impl Drop for Pooled {
     fn drop(&mut self) {
         if let Some(client) = self.client.take() {
             self.pool.give_back(client);
         }
+    }
+}
+
+/// Whether the server answered and refused (a wrong password, a database that does not
+/// exist): trying again would only be refused again. A server starting up or shutting down
+/// also answers with an error, but with `57P03` (cannot connect now) or `57P01`, which pass.
+fn is_refusal(error: &postgres::Error) -> bool {
+    use postgres::error::SqlState;
+    match error.code() {
+        Some(code) => ![SqlState::CANNOT_CONNECT_NOW, SqlState::ADMIN_SHUTDOWN]
+            .iter()
+            .any(|passing| passing == code),
+        None => false,
     }
 }

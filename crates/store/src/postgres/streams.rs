@@ -69,6 +69,7 @@ impl Write for ChunkWriter {
             return Ok(0);
         }
         let mut conn = self.pool.get().map_err(io::Error::other)?;
+        conn.ensure_open().map_err(io::Error::other)?;
         let appended = conn
             .query(
                 "WITH appended AS ( \
