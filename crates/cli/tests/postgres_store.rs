@@ -243,3 +243,106 @@ fn a_fleet_drains_on_postgres_each_task_once_in_its_order() {
         0
     );
 }
+
+/// Whether process `pid` lives (a zombie does not).
+fn alive(pid: i64) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|stat| {
+        stat.rsplit_once(") ")
+            .is_some_and(|(_, rest)| !rest.starts_with('Z'))
+    })
+}
+
+/// Sends `signal` (`-STOP`, `-CONT`) to `pid`.
+fn signal(pid: i64, signal: &str) {
+    let sent = std::process::Command::new("kill")
+        .args([signal, &pid.to_string()])
+        .status()
+        .unwrap();
+    assert!(sent.success());
+}
+
+/// Starts a detached round of `slug` whose agent prints a line every 0.2 s for ten minutes;
+/// returns its host's pid and its token once the agent has printed.
+fn start_ticking(world: &World, db: &Database, slug: &str) -> (i64, String) {
+    world.use_command_agent(
+        "cat >/dev/null; while true; do echo tick; sleep 0.2; done",
+        "",
+        "",
+    );
+    ganger(
+        world,
+        &db.url,
+        &["start", slug, "--message", "Tick.", "--detach"],
+    )
+    .expect_code(0);
+    assert!(wait_until(Duration::from_secs(30), || db
+        .count("SELECT count(*) FROM stream_chunks")
+        > 0));
+    let running = ganger(world, &db.url, &["status", slug, "--json"]).json();
+    assert_eq!(running["status"], "running", "{running:#}");
+    (
+        running["host_pid"].as_i64().unwrap(),
+        running["token"].as_str().unwrap().to_owned(),
+    )
+}
+
+#[test]
+fn a_host_paused_past_its_lease_writes_nothing_of_its_round_when_it_resumes() {
+    let Some(db) = Database::new() else { return };
+    let world = World::new(env!("CARGO_BIN_EXE_ganger").as_ref());
+    let (host, token) = start_ticking(&world, &db, "paused");
+    // The host stops (a paused VM, a long GC, a partition) while its agent goes on writing
+    // into the pipe; its lease runs out by the database's clock.
+    signal(host, "-STOP");
+    assert!(
+        wait_until(Duration::from_secs(30), || db
+            .count("SELECT count(*) FROM leases WHERE expires_at > now()")
+            == 0),
+        "the paused host's lease did not run out"
+    );
+    // Another process finds the round dead and settles it.
+    let settled = ganger(&world, &db.url, &["status", "paused", "--json"]).json();
+    assert_eq!(settled["status"], "interrupted", "{settled:#}");
+    let chunks = db.count("SELECT count(*) FROM stream_chunks");
+    let reason = settled["reason"].clone();
+    // Resumed, the host has lost the round: what it read meanwhile, and its own end, are
+    // refused; it ends, and nothing of the round is left running.
+    signal(host, "-CONT");
+    assert!(
+        wait_until(Duration::from_secs(30), || !alive(host)),
+        "the resumed host did not end"
+    );
+    let after = ganger(&world, &db.url, &["status", "paused", "--json"]).json();
+    assert_eq!(after["status"], "interrupted", "{after:#}");
+    assert_eq!(after["reason"], reason, "{after:#}");
+    assert_eq!(db.count("SELECT count(*) FROM stream_chunks"), chunks);
+    assert_eq!(db.count("SELECT count(*) FROM leases"), 0);
+    assert!(living_pids_with_env(&format!("GANGER_ROUND={token}")).is_empty());
+}
+
+#[test]
+fn a_host_that_finds_its_lease_gone_stops_its_agent_and_leaves_the_round_to_others() {
+    let Some(db) = Database::new() else { return };
+    let world = World::new(env!("CARGO_BIN_EXE_ganger").as_ref());
+    let (host, token) = start_ticking(&world, &db, "lost");
+    // As if the host's renewals had not reached the database in time (a partition).
+    let mut client = postgres::Client::connect(&db.url, postgres::NoTls).unwrap();
+    client
+        .batch_execute("UPDATE leases SET expires_at = now() - interval '1 second'")
+        .unwrap();
+    // With nobody looking, the host sees at its next renewal that the round is no longer its
+    // own, stops its agent and ends, without writing the round's end.
+    assert!(
+        wait_until(Duration::from_secs(30), || !alive(host)
+            && living_pids_with_env(&format!("GANGER_ROUND={token}"))
+                .is_empty()),
+        "the host or its agent outlived the lease"
+    );
+    assert_eq!(
+        db.count("SELECT count(*) FROM rounds WHERE status = 'running'"),
+        1
+    );
+    // Whoever looks next settles it.
+    let settled = ganger(&world, &db.url, &["status", "lost", "--json"]).json();
+    assert_eq!(settled["status"], "interrupted", "{settled:#}");
+}

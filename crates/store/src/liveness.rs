@@ -61,6 +61,14 @@ pub trait ClaimHold: Send + std::fmt::Debug {
 
     /// Ends the claim: the work is over, and whoever waits for it wakes.
     fn release(self: Box<Self>);
+
+    /// Whether the claim was lost while held: a lease that ran out before it was renewed (a
+    /// partition, a paused process) and that others may have found dead. The work it names is
+    /// no longer this holder's: the backend refuses its writes of it. A lock held by the
+    /// kernel is never lost.
+    fn lost(&self) -> bool {
+        false
+    }
 }
 
 /// A held claim: the work it names is alive while this (or a process it was handed to)
@@ -91,6 +99,12 @@ impl Claim {
     /// Ends the claim: the work is over, and whoever waits for it wakes.
     pub fn release(self) {
         self.hold.release();
+    }
+
+    /// Whether the claim was lost while held ([`ClaimHold::lost`]): the holder should stop
+    /// the work, whose records it can no longer write.
+    pub fn lost(&self) -> bool {
+        self.hold.lost()
     }
 }
 

@@ -346,3 +346,118 @@ fn waiters_share_one_listening_connection() {
         "{connections} connections for {waiters} waiters"
     );
 }
+
+#[test]
+fn a_host_whose_lease_was_taken_writes_nothing_more_of_its_round() {
+    use conformance::fixtures::{done, end, new_task, round_claimed, summary};
+    use ganger_events::RoundStatus;
+    use ganger_store::{RoundKind, RoundStream, Store, StreamKind, Streams};
+    use std::io::{Read, Write};
+    let Some(site) = PgSite::new() else { return };
+    let mut host = PgStore::open(&site.url).unwrap();
+    let claim = host.claim("tok-fenced").unwrap();
+    let (task, round) = host
+        .create_task(
+            &new_task("fenced", "alice"),
+            &round_claimed(RoundKind::Start, "fenced", "alice", claim.key().clone()),
+        )
+        .unwrap();
+    let stream = RoundStream::of(&task, &round, StreamKind::Stdout);
+    let mut out = host.create_stream(&stream).unwrap();
+    out.write_all(b"before\n").unwrap();
+    host.record_progress(round.id, &summary(1, None, None), 1)
+        .unwrap();
+    assert!(!claim.lost());
+
+    // The host is paused past its lease (no renewal reached the database), and another
+    // process takes the claim over under a new fence.
+    site.execute(
+        "UPDATE leases SET expires_at = now() - interval '1 second' WHERE name = 'tok-fenced'",
+    );
+    let mut other = PgStore::open(&site.url).unwrap();
+    let taken = other.claim("tok-fenced").unwrap();
+
+    // The host's heartbeat finds the lease gone at its next renewal.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !claim.lost() && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert!(claim.lost(), "the heartbeat did not see the lease taken");
+
+    // Resumed, the host writes: nothing of it lands, neither its progress, nor its stream,
+    // nor its end.
+    host.record_progress(round.id, &summary(999, None, Some("stale")), 2)
+        .unwrap();
+    assert!(out.write_all(b"after\n").is_err());
+    assert!(!host.finish_round(round.id, &done()).unwrap());
+    let seen = other.round(task.id, Some(1)).unwrap().unwrap();
+    assert_eq!(seen.status, RoundStatus::Running);
+    assert_eq!(seen.summary.tokens.input, 1);
+    let mut text = String::new();
+    other
+        .read_stream(&stream, 0)
+        .unwrap()
+        .unwrap()
+        .read_to_string(&mut text)
+        .unwrap();
+    assert_eq!(text, "before\n");
+
+    // The new holder's writes land.
+    assert!(
+        other
+            .finish_round(
+                round.id,
+                &end(RoundStatus::Interrupted, "s", summary(1, None, None))
+            )
+            .unwrap()
+    );
+    assert_eq!(
+        host.round(task.id, Some(1)).unwrap().unwrap().status,
+        RoundStatus::Interrupted
+    );
+    taken.release();
+    drop(claim);
+}
+
+#[test]
+fn a_lease_that_ran_out_unseen_still_fences_its_host_and_an_observer_settles_the_round() {
+    use conformance::fixtures::{done, end, new_task, round_claimed, summary};
+    use ganger_events::RoundStatus;
+    use ganger_store::{RoundKind, Store};
+    let Some(site) = PgSite::new() else { return };
+    let mut host = PgStore::open(&site.url).unwrap();
+    let claim = host.claim("tok-unseen").unwrap();
+    let (task, round) = host
+        .create_task(
+            &new_task("unseen", "alice"),
+            &round_claimed(RoundKind::Start, "unseen", "alice", claim.key().clone()),
+        )
+        .unwrap();
+    site.execute(
+        "UPDATE leases SET expires_at = now() - interval '1 second' WHERE name = 'tok-unseen'",
+    );
+    // Nobody took the claim, but it ran out: the host may no longer end the round, which is
+    // dead to everyone, and whoever looks settles it.
+    assert!(!host.finish_round(round.id, &done()).unwrap());
+    let mut observer = PgStore::open(&site.url).unwrap();
+    let dead: Vec<i64> = observer
+        .dead_rounds()
+        .unwrap()
+        .iter()
+        .map(|(_, round)| round.id)
+        .collect();
+    assert_eq!(dead, [round.id]);
+    assert!(
+        observer
+            .finish_round(
+                round.id,
+                &end(RoundStatus::Interrupted, "s", summary(1, None, None))
+            )
+            .unwrap()
+    );
+    assert_eq!(
+        observer.round(task.id, Some(1)).unwrap().unwrap().status,
+        RoundStatus::Interrupted
+    );
+    drop(claim);
+}

@@ -32,6 +32,9 @@ pub(crate) enum HostStop {
     /// A warm round's agent or its host went away before the turn ended (the reason says
     /// which): the round was interrupted, as a cold round whose host died.
     WarmGone(String),
+    /// The host lost the round's claim (a lease that ran out unrenewed: a partition, a paused
+    /// host): the store refuses its writes of the round, which whoever found it dead settles.
+    ClaimLost,
 }
 
 /// What the host saw of the agent.
@@ -100,6 +103,13 @@ impl Ended {
                 (RoundStatus::Cancelled, Some(format!("stopped: {why}")))
             }
             Some(HostStop::WarmGone(why)) => (RoundStatus::Interrupted, Some(why.clone())),
+            Some(HostStop::ClaimLost) => (
+                RoundStatus::Interrupted,
+                Some(
+                    "its host lost the round's lease (not renewed in time) and stopped the agent"
+                        .into(),
+                ),
+            ),
             None | Some(HostStop::Lingered(_)) => match &self.verdict {
                 Some(verdict) if verdict.done => match failed_checks(&self.checks) {
                     Some(reason) => (RoundStatus::Failed, Some(reason)),

@@ -11,7 +11,7 @@ use crate::budget::{BudgetWatch, RoundSpend};
 use crate::redact::Redactor;
 use ganger_agents::AgentExit;
 use ganger_sandbox::{Activity, RunningAgent, Waited};
-use ganger_store::{Store, now_ms};
+use ganger_store::{Claim, Store, now_ms};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -36,6 +36,7 @@ pub(super) struct Spending {
 pub(super) fn follow(
     store: &mut dyn Store,
     input: &RoundInput,
+    claim: &Claim,
     agent: &mut dyn Followed,
     signals: &SignalWatch,
     progress: &Arc<Mutex<Progress>>,
@@ -67,6 +68,11 @@ pub(super) fn follow(
                 if cancel_requested(store, input) {
                     return Some(HostStop::Cancelled);
                 }
+            }
+            // The round is no longer this host's (its lease ran out unrenewed and the store
+            // refuses its writes): its agent stops rather than work on for nobody.
+            if claim.lost() {
+                return Some(HostStop::ClaimLost);
             }
             let (stream_progress, retrying, snapshot) = {
                 let mut shared = match progress.lock() {

@@ -70,7 +70,7 @@ pub fn run_host(
         .unwrap_or_default();
     let (before, ended) = match before {
         Ok(before) => {
-            let run = keys.and_then(|keys| run_agent(ws, store, &input, &keys, &redactor));
+            let run = keys.and_then(|keys| run_agent(ws, store, &input, &claim, &keys, &redactor));
             let mut ended = match run {
                 Ok(ended) => ended,
                 Err(error) => finish::Ended::failed_to_start(error.message),
@@ -253,6 +253,7 @@ fn run_agent(
     ws: &Workspace,
     store: &mut dyn Backend,
     input: &RoundInput,
+    claim: &Claim,
     keys: &[keys::LoadedKey],
     redactor: &Redactor,
 ) -> Result<finish::Ended> {
@@ -268,7 +269,7 @@ fn run_agent(
     } else if let Some(why) = crate::warm::identity::failed_before(ws, input) {
         Some(why)
     } else {
-        match super::warm_round::run_warm_agent(ws, store, input, adapter, redactor)? {
+        match super::warm_round::run_warm_agent(ws, store, input, claim, adapter, redactor)? {
             Ok(ended) => return Ok(ended),
             Err(why) => Some(why),
         }
@@ -330,6 +331,7 @@ fn run_agent(
     let (exit, stop) = follow(
         store,
         input,
+        claim,
         &mut agent,
         &signals,
         &progress,

@@ -18,7 +18,7 @@ use crate::warm::registry::{host_alive, live};
 use crate::warm::turn::{TurnRequest, WarmTurn, open_turn};
 use crate::workspace::Workspace;
 use ganger_agents::{Adapter, Permission, WarmProtocol};
-use ganger_store::{Backend, Liveness, RoundStream, StreamKind};
+use ganger_store::{Backend, Claim, Liveness, RoundStream, StreamKind};
 use std::sync::{Arc, Mutex, mpsc};
 use std::time::{Duration, Instant};
 
@@ -110,6 +110,7 @@ pub(super) fn run_warm_agent(
     ws: &Workspace,
     store: &mut dyn Backend,
     input: &RoundInput,
+    claim: &Claim,
     adapter: &dyn Adapter,
     redactor: &Redactor,
 ) -> Result<std::result::Result<finish::Ended, String>> {
@@ -170,7 +171,7 @@ pub(super) fn run_warm_agent(
         budget: BudgetWatch::of(&*store, &input.task, &input.round),
     };
     let (exit, mut stop) = follow(
-        store, input, &mut turn, &signals, &progress, started, None, spending, redactor,
+        store, input, claim, &mut turn, &signals, &progress, started, None, spending, redactor,
     );
     let _ = closed_rx.recv_timeout(Duration::from_secs(2));
     let mut summary = match progress.lock() {

@@ -46,6 +46,8 @@ pub(crate) struct LeaseHold {
     handed_over: AtomicBool,
     /// Ended already (released): nothing is left to do when dropped.
     ended: bool,
+    /// Set by the heartbeat when a renewal found the lease no longer this holder's.
+    lost: Arc<AtomicBool>,
 }
 
 impl LeaseHold {
@@ -58,6 +60,8 @@ impl LeaseHold {
         let (stop, stopped) = mpsc::channel::<()>();
         let beat_pool = Arc::clone(&pool);
         let beat_name = name.clone();
+        let lost = Arc::new(AtomicBool::new(false));
+        let beat_lost = Arc::clone(&lost);
         std::thread::Builder::new()
             .name("lease-heartbeat".into())
             .stack_size(256 * 1024)
@@ -70,8 +74,13 @@ impl LeaseHold {
                     }
                     match renew(&beat_pool, &beat_name, fence) {
                         Ok(true) => {}
-                        // Lost: another holder has the name, or it ran out. Nothing to renew.
-                        Ok(false) => return,
+                        // Lost: another holder has the name, or it ran out. Nothing to renew;
+                        // the fence stays with the pool, so that the database refuses this
+                        // process's writes of the work (`fence.rs`).
+                        Ok(false) => {
+                            beat_lost.store(true, Ordering::SeqCst);
+                            return;
+                        }
                         // The database is unreachable for now: try again at the next beat.
                         Err(_) => {}
                     }
@@ -81,6 +90,7 @@ impl LeaseHold {
                 path: "lease-heartbeat".into(),
                 source,
             })?;
+        pool.fences.hold(&name, fence);
         Ok(LeaseHold {
             pool,
             name,
@@ -88,6 +98,7 @@ impl LeaseHold {
             stop: Some(stop),
             handed_over: AtomicBool::new(false),
             ended: false,
+            lost,
         })
     }
 
@@ -96,6 +107,7 @@ impl LeaseHold {
     fn end(&mut self) {
         self.stop = None;
         self.ended = true;
+        self.pool.fences.let_go(&self.name, self.fence);
         let Ok(mut conn) = self.pool.get() else {
             return;
         };
@@ -121,6 +133,8 @@ pub(crate) fn renew(pool: &Arc<Pool>, name: &str, fence: i64) -> Result<bool, St
 impl ClaimHold for LeaseHold {
     fn handover(&self) -> Handover<'_> {
         self.handed_over.store(true, Ordering::SeqCst);
+        // The process it goes to writes the work from now on, under the same fence.
+        self.pool.fences.let_go(&self.name, self.fence);
         Handover {
             inherit: None,
             env: vec![
@@ -133,11 +147,16 @@ impl ClaimHold for LeaseHold {
     fn release(mut self: Box<Self>) {
         self.end();
     }
+
+    fn lost(&self) -> bool {
+        self.lost.load(Ordering::SeqCst)
+    }
 }
 
 impl Drop for LeaseHold {
     fn drop(&mut self) {
         self.stop = None;
+        self.pool.fences.let_go(&self.name, self.fence);
         if !self.ended && !self.handed_over.load(Ordering::SeqCst) {
             self.end();
         }

@@ -12,6 +12,7 @@
 mod claims;
 mod errors;
 mod evidence;
+mod fence;
 mod fleet_submit;
 mod follow;
 mod lease;

@@ -53,6 +53,8 @@ pub(crate) struct Pool {
     hub: Mutex<Option<Arc<Hub>>>,
     /// Whether a connection ever succeeded: from then on a failed one is tried again.
     reached: AtomicBool,
+    /// The leases this process holds through this pool: its writes of their rounds are fenced.
+    pub(crate) fences: super::fence::Fences,
 }
 
 /// The idle connections (with when each was given back), and how many are open (idle or
@@ -92,6 +94,7 @@ impl Pool {
             freed: Condvar::new(),
             hub: Mutex::new(None),
             reached: AtomicBool::new(false),
+            fences: super::fence::Fences::default(),
         }))
     }
 

@@ -1,6 +1,7 @@
 //! The PostgreSQL side of [`Store`]: tasks, rounds and the journal, each change one
 //! transaction under the write lock, as SQLite's are under `BEGIN IMMEDIATE`.
 
+use super::fence::still_held;
 use super::rows::{self, JOURNAL_COLUMNS, ROUND_COLUMNS, TASK_COLUMNS};
 use super::{
     PgStore, big, insert_round, insert_task, journal, load_round, load_task, path_text,
@@ -82,9 +83,19 @@ impl Store for PgStore {
     }
 
     fn record_host(&mut self, round_id: i64, host: ProcessRef) -> Result<(), StoreError> {
+        let (names, fences) = self.pool.fences.arrays();
         self.conn()?.execute(
-            "UPDATE rounds SET host_pid = $2, host_start = $3 WHERE id = $1",
-            &[&round_id, &i64::from(host.pid), &big(host.start_ticks)],
+            &format!(
+                "UPDATE rounds SET host_pid = $2, host_start = $3 WHERE id = $1 AND {}",
+                still_held("rounds.lock_path", "$4", "$5")
+            ),
+            &[
+                &round_id,
+                &i64::from(host.pid),
+                &big(host.start_ticks),
+                &names,
+                &fences,
+            ],
         )?;
         Ok(())
     }
@@ -96,15 +107,21 @@ impl Store for PgStore {
         cgroup: Option<&Path>,
         session: Option<&str>,
     ) -> Result<(), StoreError> {
+        let (names, fences) = self.pool.fences.arrays();
         self.conn()?.execute(
-            "UPDATE rounds SET agent_pid = $2, agent_start = $3, cgroup = $4, \
-             session = COALESCE($5, session) WHERE id = $1",
+            &format!(
+                "UPDATE rounds SET agent_pid = $2, agent_start = $3, cgroup = $4, \
+                 session = COALESCE($5, session) WHERE id = $1 AND {}",
+                still_held("rounds.lock_path", "$6", "$7")
+            ),
             &[
                 &round_id,
                 &i64::from(agent.pid),
                 &big(agent.start_ticks),
                 &cgroup.map(path_text),
                 &session,
+                &names,
+                &fences,
             ],
         )?;
         Ok(())
@@ -116,23 +133,32 @@ impl Store for PgStore {
         summary: &RoundSummary,
         progress_at: i64,
     ) -> Result<(), StoreError> {
+        let (names, fences) = self.pool.fences.arrays();
         self.conn()?.execute(
-            "UPDATE rounds SET summary = $2, progress_at = $3 WHERE id = $1 AND status = 'running'",
-            &[&round_id, &to_json(summary)?, &progress_at],
+            &format!(
+                "UPDATE rounds SET summary = $2, progress_at = $3 \
+                 WHERE id = $1 AND status = 'running' AND {}",
+                still_held("rounds.lock_path", "$4", "$5")
+            ),
+            &[&round_id, &to_json(summary)?, &progress_at, &names, &fences],
         )?;
         Ok(())
     }
 
     fn finish_round(&mut self, round_id: i64, end: &RoundEnd) -> Result<bool, StoreError> {
         debug_assert!(end.status != RoundStatus::Running);
+        let (names, fences) = self.pool.fences.arrays();
         let mut conn = self.conn()?;
         let mut tx = write(&mut conn)?;
         let changed = tx.execute(
-            "UPDATE rounds SET status = $2, reason = $3, session = $4, exit_code = $5, exit_signal = $6, \
-             summary = $7, snapshot_after = $8, changed = $9, ended_at = $10, worktree_changes = $11, \
-             snapshot_before = COALESCE($12, snapshot_before), \
-             checks = CASE WHEN $13 = '[]' THEN checks ELSE $13 END \
-             WHERE id = $1 AND status = 'running'",
+            &format!(
+                "UPDATE rounds SET status = $2, reason = $3, session = $4, exit_code = $5, exit_signal = $6, \
+                 summary = $7, snapshot_after = $8, changed = $9, ended_at = $10, worktree_changes = $11, \
+                 snapshot_before = COALESCE($12, snapshot_before), \
+                 checks = CASE WHEN $13 = '[]' THEN checks ELSE $13 END \
+                 WHERE id = $1 AND status = 'running' AND {}",
+                still_held("rounds.lock_path", "$14", "$15")
+            ),
             &[
                 &round_id,
                 &end.status.as_str(),
@@ -147,6 +173,8 @@ impl Store for PgStore {
                 &to_json(&end.worktree_changes)?,
                 &end.snapshot_before,
                 &to_json(&end.checks)?,
+                &names,
+                &fences,
             ],
         )?;
         if changed == 0 {

@@ -4,6 +4,7 @@
 //! follower wakes) as soon as the write returns.
 
 use super::PgStore;
+use super::fence::still_held;
 use super::listen::STREAM_APPEND;
 use super::pool::Pool;
 use crate::error::StoreError;
@@ -70,14 +71,19 @@ impl Write for ChunkWriter {
         }
         let mut conn = self.pool.get().map_err(io::Error::other)?;
         conn.ensure_open().map_err(io::Error::other)?;
+        let (names, fences) = self.pool.fences.arrays();
         let appended = conn
             .query(
-                "WITH appended AS ( \
-                     INSERT INTO stream_chunks (round_id, kind, start, bytes) \
-                     SELECT round_id, kind, $3::bigint, $4::bytea FROM streams \
-                     WHERE round_id = $1 AND kind = $2 AND generation = $5 \
-                     RETURNING 1) \
-                 SELECT pg_notify($6, $7) FROM appended",
+                &format!(
+                    "WITH appended AS ( \
+                         INSERT INTO stream_chunks (round_id, kind, start, bytes) \
+                         SELECT s.round_id, s.kind, $3::bigint, $4::bytea FROM streams s \
+                         JOIN rounds ON rounds.id = s.round_id \
+                         WHERE s.round_id = $1 AND s.kind = $2 AND s.generation = $5 AND {} \
+                         RETURNING 1) \
+                     SELECT pg_notify($6, $7) FROM appended",
+                    still_held("rounds.lock_path", "$8", "$9")
+                ),
                 &[
                     &self.stream.round_id,
                     &kind_text(self.stream.kind),
@@ -86,12 +92,14 @@ impl Write for ChunkWriter {
                     &self.generation,
                     &STREAM_APPEND,
                     &payload(&self.stream),
+                    &names,
+                    &fences,
                 ],
             )
             .map_err(io::Error::other)?;
         if appended.is_empty() {
             return Err(io::Error::other(format!(
-                "round {} of {} has a newer {:?} stream than this writer's",
+                "round {} of {}: this writer's {:?} stream was made anew, or its host lost the round's claim",
                 self.stream.number, self.stream.slug, self.stream.kind
             )));
         }
