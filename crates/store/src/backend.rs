@@ -17,11 +17,12 @@ use crate::queue::QueueStore;
 use crate::records::{Round, Task};
 use crate::store::Store;
 use crate::streams::{RoundStream, Streams};
+use crate::workers::WorkerStore;
 use std::io::Read;
 
 /// A backend for all of ganger's shared state.
 pub trait Backend:
-    Store + QueueStore + OwnershipStore + PipelineStore + Liveness + Streams
+    Store + QueueStore + OwnershipStore + PipelineStore + Liveness + Streams + WorkerStore
 {
     /// Every running round whose host is gone (its claim is dead), with its task: the rounds
     /// the reaper settles.

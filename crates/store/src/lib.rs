@@ -25,6 +25,7 @@ mod records;
 mod sqlite;
 mod store;
 mod streams;
+mod workers;
 
 pub use backend::Backend;
 pub use claims::{ClaimStore, CleanClaim, PendingStart};
@@ -46,3 +47,4 @@ pub use records::{
 pub use sqlite::SqliteStore;
 pub use store::Store;
 pub use streams::{RoundStream, StreamKind, Streams};
+pub use workers::{WorkerAgent, WorkerRecord, WorkerStore};

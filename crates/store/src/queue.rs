@@ -4,6 +4,7 @@
 //! work do not collide, and so a backend without a scheduler still compiles.
 
 use crate::error::StoreError;
+use crate::liveness::ClaimKey;
 use serde::{Deserialize, Serialize};
 
 /// What a queued item asks for.
@@ -126,6 +127,10 @@ pub struct QueueItem {
     pub round: Option<u32>,
     /// When the scheduler claimed it (Unix ms).
     pub claimed_at: Option<i64>,
+    /// The claim (its key's text) of the scheduler that claimed it, while it is delivered or
+    /// followed: a scheduler or worker whose claim is dead left it to whoever takes it over.
+    /// `None` for an item claimed before ganger recorded who claimed it.
+    pub claimed_by: Option<String>,
     pub created_at: i64,
     pub updated_at: i64,
 }
@@ -240,7 +245,21 @@ pub trait QueueStore {
         next: &NewQueued,
     ) -> Result<bool, StoreError>;
 
-    /// Puts a claimed item back in the queue, not before `not_before`.
+    /// Claims a queued item for the scheduler holding `claimant`: `queued` → `delivering`,
+    /// recording who and when; false when it was not queued (another scheduler took it).
+    fn claim_item(&mut self, id: i64, claimant: &ClaimKey) -> Result<bool, StoreError>;
+
+    /// Gives an item being delivered or followed by `from` (a scheduler found dead; `None`:
+    /// one that recorded no claimant) to `to`; false when it is no longer `from`'s (another
+    /// took it over first) or no longer claimed.
+    fn take_over_item(
+        &mut self,
+        id: i64,
+        from: Option<&str>,
+        to: &ClaimKey,
+    ) -> Result<bool, StoreError>;
+
+    /// Puts a claimed item back in the queue, not before `not_before` (unclaimed).
     fn requeue(&mut self, id: i64, not_before: i64, reason: Option<&str>)
     -> Result<(), StoreError>;
 

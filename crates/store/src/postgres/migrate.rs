@@ -12,6 +12,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("../../migrations-postgres/0001_state.sql"),
     include_str!("../../migrations-postgres/0002_leases.sql"),
     include_str!("../../migrations-postgres/0003_streams.sql"),
+    include_str!("../../migrations-postgres/0004_workers.sql"),
 ];
 
 /// The schema version this build writes.

@@ -27,6 +27,7 @@ mod rows;
 mod store;
 mod streams;
 mod url;
+mod workers;
 
 pub use url::redact;
 

@@ -6,6 +6,7 @@ use super::errors::is_unique_violation;
 use super::rows::{self, narrow_opt};
 use super::{PgStore, to_json, write};
 use crate::error::StoreError;
+use crate::liveness::ClaimKey;
 use crate::queue::{
     FleetRecord, FleetSubmission, ModelPause, NewQueued, QueueItem, QueueKind, QueueState,
     QueueStore, SlugHolder,
@@ -14,7 +15,7 @@ use crate::records::now_ms;
 use postgres::{GenericClient, Row};
 
 const ITEM_COLUMNS: &str = "id, slug, kind, options, prompt_file, commander, generation, fleet, \
-     after, not_before, state, reason, round, claimed_at, created_at, updated_at";
+     after, not_before, state, reason, round, claimed_at, created_at, updated_at, claimed_by";
 
 fn corrupt(column: &str, e: impl std::fmt::Display) -> StoreError {
     StoreError::Corrupt(format!("queue.{column}: {e}"))
@@ -43,6 +44,7 @@ fn item(row: &Row) -> Result<QueueItem, StoreError> {
         claimed_at: row.try_get(13)?,
         created_at: row.try_get(14)?,
         updated_at: row.try_get(15)?,
+        claimed_by: row.try_get(16)?,
     })
 }
 
@@ -231,6 +233,32 @@ impl QueueStore for PgStore {
         Ok(changed > 0)
     }
 
+    fn claim_item(&mut self, id: i64, claimant: &ClaimKey) -> Result<bool, StoreError> {
+        // A row another scheduler is claiming is skipped, not waited for: it is theirs.
+        let changed = self.conn()?.execute(
+            "UPDATE queue SET state = 'delivering', claimed_at = $2, claimed_by = $3, updated_at = $2 \
+             WHERE id = (SELECT id FROM queue WHERE id = $1 AND state = 'queued' \
+                         FOR UPDATE SKIP LOCKED)",
+            &[&id, &now_ms(), &claimant.as_str()],
+        )?;
+        Ok(changed > 0)
+    }
+
+    fn take_over_item(
+        &mut self,
+        id: i64,
+        from: Option<&str>,
+        to: &ClaimKey,
+    ) -> Result<bool, StoreError> {
+        let changed = self.conn()?.execute(
+            "UPDATE queue SET claimed_by = $3, updated_at = $4 \
+             WHERE id = $1 AND state IN ('delivering', 'delivered') \
+             AND claimed_by IS NOT DISTINCT FROM $2",
+            &[&id, &from, &to.as_str(), &now_ms()],
+        )?;
+        Ok(changed > 0)
+    }
+
     fn requeue(
         &mut self,
         id: i64,
@@ -239,7 +267,7 @@ impl QueueStore for PgStore {
     ) -> Result<(), StoreError> {
         self.conn()?.execute(
             "UPDATE queue SET state = 'queued', not_before = $2, reason = $3, claimed_at = NULL, \
-             round = NULL, updated_at = $4 WHERE id = $1",
+             claimed_by = NULL, round = NULL, updated_at = $4 WHERE id = $1",
             &[&id, &not_before, &reason, &now_ms()],
         )?;
         Ok(())

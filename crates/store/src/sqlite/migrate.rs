@@ -19,6 +19,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("../../migrations/0011_queue_unique.sql"),
     include_str!("../../migrations/0012_claims.sql"),
     include_str!("../../migrations/0013_task_warm.sql"),
+    include_str!("../../migrations/0014_workers.sql"),
 ];
 
 /// The schema version this binary writes.

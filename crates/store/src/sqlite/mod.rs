@@ -14,6 +14,7 @@ mod pipeline;
 mod queue;
 mod rows;
 mod streams;
+mod workers;
 
 use crate::error::StoreError;
 use crate::layout::StateDir;

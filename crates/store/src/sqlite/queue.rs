@@ -5,6 +5,7 @@
 use super::errors::is_unique_violation;
 use super::{SqliteStore, to_json};
 use crate::error::StoreError;
+use crate::liveness::ClaimKey;
 use crate::queue::{
     FleetRecord, FleetSubmission, ModelPause, NewQueued, QueueItem, QueueKind, QueueState,
     QueueStore, SlugHolder,
@@ -13,7 +14,7 @@ use crate::records::now_ms;
 use rusqlite::{Row, params};
 
 const ITEM_COLUMNS: &str = "id, slug, kind, options, prompt_file, commander, generation, fleet, \
-     after, not_before, state, reason, round, claimed_at, created_at, updated_at";
+     after, not_before, state, reason, round, claimed_at, created_at, updated_at, claimed_by";
 
 fn corrupt(column: &str, e: impl std::fmt::Display) -> rusqlite::Error {
     rusqlite::Error::FromSqlConversionFailure(
@@ -46,6 +47,7 @@ pub(super) fn item(row: &Row<'_>) -> rusqlite::Result<QueueItem> {
         claimed_at: row.get(13)?,
         created_at: row.get(14)?,
         updated_at: row.get(15)?,
+        claimed_by: row.get(16)?,
     })
 }
 
@@ -229,6 +231,30 @@ impl QueueStore for SqliteStore {
         Ok(changed > 0)
     }
 
+    fn claim_item(&mut self, id: i64, claimant: &ClaimKey) -> Result<bool, StoreError> {
+        let now = now_ms();
+        let changed = self.conn.execute(
+            "UPDATE queue SET state = 'delivering', claimed_at = ?2, claimed_by = ?3, updated_at = ?2 \
+             WHERE id = ?1 AND state = 'queued'",
+            params![id, now, claimant.as_str()],
+        )?;
+        Ok(changed > 0)
+    }
+
+    fn take_over_item(
+        &mut self,
+        id: i64,
+        from: Option<&str>,
+        to: &ClaimKey,
+    ) -> Result<bool, StoreError> {
+        let changed = self.conn.execute(
+            "UPDATE queue SET claimed_by = ?3, updated_at = ?4 \
+             WHERE id = ?1 AND state IN ('delivering', 'delivered') AND claimed_by IS ?2",
+            params![id, from, to.as_str(), now_ms()],
+        )?;
+        Ok(changed > 0)
+    }
+
     fn requeue(
         &mut self,
         id: i64,
@@ -237,7 +263,7 @@ impl QueueStore for SqliteStore {
     ) -> Result<(), StoreError> {
         self.conn.execute(
             "UPDATE queue SET state = 'queued', not_before = ?2, reason = ?3, claimed_at = NULL, \
-             round = NULL, updated_at = ?4 WHERE id = ?1",
+             claimed_by = NULL, round = NULL, updated_at = ?4 WHERE id = ?1",
             params![id, not_before, reason, now_ms()],
         )?;
         Ok(())
