@@ -92,6 +92,11 @@ pub enum Command {
     /// Run the scheduler for queued work (start/fix --queue, fleets, broadcasts); one per
     /// repository. Rounds run in detached hosts, so stopping it stops none.
     Serve(crate::fleet_args::ServeArgs),
+    /// Take queued rounds from a shared store (`--store`) and run them here, with others
+    /// doing the same on this machine or others: each round once, a dead worker's taken over.
+    Worker(crate::fleet_args::WorkerArgs),
+    /// List the workers recorded in the store: capacity, load, agents, sandboxes, last seen.
+    Workers(crate::fleet_args::WorkersArgs),
     /// Run many tasks from a file: dependencies, limits, live progress; submit; status.
     Fleet(crate::fleet_args::FleetArgs),
     /// Queue one fix round for many tasks at once, run by the scheduler under its limits.

@@ -38,6 +38,32 @@ pub struct ServeArgs {
 }
 
 #[derive(Debug, Args)]
+pub struct WorkerArgs {
+    /// Its name in the store (`ganger workers`); the host's name when not given.
+    #[arg(long, value_name = "NAME")]
+    pub name: Option<String>,
+    /// Rounds it runs at once, at most.
+    #[arg(long, value_name = "N", default_value_t = 4)]
+    pub capacity: usize,
+    /// A sandbox it runs rounds in: local, bwrap or docker (repeatable; default: those this
+    /// machine has). Rounds asking for another are left to other workers.
+    #[arg(long = "sandbox", value_name = "KIND", value_delimiter = ',')]
+    pub sandboxes: Vec<String>,
+    #[command(flatten)]
+    pub limits: LimitArgs,
+    /// Print one JSON line per event.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct WorkersArgs {
+    /// Print JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
 pub struct FleetArgs {
     #[command(subcommand)]
     pub action: FleetAction,

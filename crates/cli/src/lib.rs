@@ -156,6 +156,8 @@ fn wants_json(command: &Command) -> bool {
         Command::Agents(a) => a.json,
         Command::Image(a) => a.json,
         Command::Serve(a) => a.json,
+        Command::Worker(a) => a.json,
+        Command::Workers(a) => a.json,
         Command::Broadcast(a) => a.json,
         Command::Warm(a) => a.json,
         Command::Fleet(a) => match &a.action {
@@ -229,6 +231,8 @@ fn run(cli: Cli) -> Outcome {
         Command::Image(args) => commands::image::run(dir, args),
         Command::Demo(args) => commands::demo::run(args),
         Command::Serve(args) => commands::fleet::serve(&engine(dir)?, args),
+        Command::Worker(args) => commands::fleet::worker(&engine(dir)?, args),
+        Command::Workers(args) => commands::fleet::workers(&engine(dir)?, args),
         Command::Fleet(args) => commands::fleet::fleet(&engine(dir)?, args),
         Command::Broadcast(args) => commands::fleet::broadcast(&engine(dir)?, args),
         Command::Completions(args) => commands::reference::completions(args),

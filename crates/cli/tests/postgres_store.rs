@@ -16,60 +16,8 @@
     reason = "a test fails loudly on what it did not expect, and says why it skipped"
 )]
 
-use ganger_test_support::{World, living_pids_with_env, wait_until};
-use std::sync::atomic::{AtomicU32, Ordering};
+use ganger_test_support::{PgDatabase as Database, World, living_pids_with_env, wait_until};
 use std::time::Duration;
-
-/// A database of its own on the test server, dropped after the test.
-struct Database {
-    admin: String,
-    name: String,
-    url: String,
-}
-
-impl Database {
-    fn new() -> Option<Database> {
-        let Ok(admin) = std::env::var("GANGER_TEST_POSTGRES") else {
-            assert!(
-                std::env::var("CI").as_deref() != Ok("true"),
-                "GANGER_TEST_POSTGRES is not set: CI runs these tests against a server \
-                 (scripts/postgres-cluster DIR PORT prints its URL)"
-            );
-            eprintln!("note: GANGER_TEST_POSTGRES is not set; skipping this PostgreSQL test");
-            return None;
-        };
-        static NEXT: AtomicU32 = AtomicU32::new(0);
-        let name = format!(
-            "ganger_cli_{}_{}",
-            std::process::id(),
-            NEXT.fetch_add(1, Ordering::Relaxed)
-        );
-        let mut client = postgres::Client::connect(&admin, postgres::NoTls).unwrap();
-        client
-            .batch_execute(&format!("CREATE DATABASE {name}"))
-            .unwrap();
-        let (base, _) = admin.rsplit_once('/').unwrap();
-        let url = format!("{base}/{name}");
-        Some(Database { admin, name, url })
-    }
-
-    /// The number of rows `sql` (a count) finds in this database.
-    fn count(&self, sql: &str) -> i64 {
-        let mut client = postgres::Client::connect(&self.url, postgres::NoTls).unwrap();
-        client.query_one(sql, &[]).unwrap().get(0)
-    }
-}
-
-impl Drop for Database {
-    fn drop(&mut self) {
-        if let Ok(mut client) = postgres::Client::connect(&self.admin, postgres::NoTls) {
-            let _ = client.batch_execute(&format!(
-                "DROP DATABASE IF EXISTS {} WITH (FORCE)",
-                self.name
-            ));
-        }
-    }
-}
 
 /// A `ganger` command of `world` against the store at `url`, through `GANGER_STORE`.
 fn ganger(world: &World, url: &str, args: &[&str]) -> ganger_test_support::Run {
@@ -326,7 +274,7 @@ fn a_host_that_finds_its_lease_gone_stops_its_agent_and_leaves_the_round_to_othe
     let world = World::new(env!("CARGO_BIN_EXE_ganger").as_ref());
     let (host, token) = start_ticking(&world, &db, "lost");
     // As if the host's renewals had not reached the database in time (a partition).
-    let mut client = postgres::Client::connect(&db.url, postgres::NoTls).unwrap();
+    let mut client = db.client();
     client
         .batch_execute("UPDATE leases SET expires_at = now() - interval '1 second'")
         .unwrap();

@@ -365,6 +365,22 @@ impl Engine {
         crate::fleet::serve(&self.ws, options, events)
     }
 
+    /// Runs a worker (`ganger worker`): a scheduler recorded under a name that takes from the
+    /// shared queue what it can run, up to its capacity; runs until it fails.
+    pub fn worker(
+        &self,
+        worker: crate::fleet::WorkerOptions,
+        options: crate::fleet::SchedulerOptions,
+        events: &mut dyn crate::fleet::FleetEvents,
+    ) -> Result<crate::fleet::Drained> {
+        crate::fleet::run_worker(&self.ws, worker, options, events)
+    }
+
+    /// Every worker recorded in the store, alive or not.
+    pub fn workers(&self) -> Result<Vec<crate::fleet::WorkerStatus>> {
+        crate::fleet::list_workers(&self.ws)
+    }
+
     /// The pid of the scheduler that runs for this repository, if one does.
     pub fn scheduler(&self) -> Option<u32> {
         crate::fleet::serve_holder(&self.ws)

@@ -2,7 +2,9 @@
 //! `start --queue` / `fix --queue` print. Progress is one line per event (JSON lines with
 //! `--json`); on a terminal a status line of counts is kept at the bottom.
 
-use crate::fleet_args::{BroadcastArgs, FleetAction, FleetArgs, LimitArgs, ServeArgs};
+use crate::fleet_args::{
+    BroadcastArgs, FleetAction, FleetArgs, LimitArgs, ServeArgs, WorkerArgs, WorkersArgs,
+};
 use crate::printer::{self, Printer};
 use crate::{Failure, Outcome, exit};
 use ganger_engine::fleet::{Drain, FleetEvent, FleetStatus, Limits, QueueItem, SchedulerOptions};
@@ -199,6 +201,73 @@ pub(crate) fn serve(engine: &Engine, args: ServeArgs) -> Outcome {
     Ok(exit::OK)
 }
 
+pub(crate) fn worker(engine: &Engine, args: WorkerArgs) -> Outcome {
+    let options = options(&args.limits, Drain::Forever)?;
+    let out = Printer::new(args.json);
+    let mut display = Display::new(out);
+    out.progress(&format!(
+        "ganger worker: taking queued rounds, {} at once (pid {})\n",
+        args.capacity,
+        std::process::id()
+    ))?;
+    let worker = ganger_engine::fleet::WorkerOptions {
+        name: args.name,
+        capacity: args.capacity,
+        sandboxes: args.sandboxes,
+    };
+    engine.worker(worker, options, &mut |e| display.event(e))?;
+    Ok(exit::OK)
+}
+
+pub(crate) fn workers(engine: &Engine, args: WorkersArgs) -> Outcome {
+    let workers = engine.workers()?;
+    let document = serde_json::json!({
+        "schema": "ganger.workers/1",
+        "workers": workers,
+    });
+    Printer::new(args.json).print(&document, || workers_table(&workers))?;
+    Ok(exit::OK)
+}
+
+/// `ganger workers` for people: one line per worker.
+fn workers_table(workers: &[ganger_engine::fleet::WorkerStatus]) -> String {
+    if workers.is_empty() {
+        return "no workers recorded; start one with `ganger worker`\n".into();
+    }
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |since| {
+            i64::try_from(since.as_millis()).unwrap_or(i64::MAX)
+        });
+    let mut text = format!(
+        "{:<16} {:<16} {:>8} {:>5} {:<6} {:>8}  {:<18}  {}\n",
+        "NAME", "HOST", "PID", "LOAD", "STATE", "SEEN", "SANDBOXES", "AGENTS"
+    );
+    for worker in workers {
+        let record = &worker.record;
+        let agents: Vec<String> = record
+            .agents
+            .iter()
+            .map(|agent| match &agent.version {
+                Some(version) => format!("{} {version}", agent.name),
+                None => agent.name.clone(),
+            })
+            .collect();
+        text.push_str(&format!(
+            "{:<16} {:<16} {:>8} {:>5} {:<6} {:>8}  {:<18}  {}\n",
+            record.name,
+            record.host,
+            record.pid,
+            format!("{}/{}", record.load, record.capacity),
+            if worker.alive { "alive" } else { "dead" },
+            format!("{}s ago", (now - record.seen_at).max(0) / 1000),
+            record.sandboxes.join(","),
+            agents.join(", ")
+        ));
+    }
+    text
+}
+
 pub(crate) fn fleet(engine: &Engine, args: FleetArgs) -> Outcome {
     match args.action {
         FleetAction::Submit {
@@ -222,8 +291,13 @@ pub(crate) fn fleet(engine: &Engine, args: FleetArgs) -> Outcome {
                     submitted.pending.len(),
                     submitted.finished.len()
                 );
-                if engine.scheduler().is_none() {
-                    text.push_str("no `ganger serve` runs for this repository yet; start one\n");
+                let worker_alive = engine
+                    .workers()
+                    .is_ok_and(|workers| workers.iter().any(|w| w.alive));
+                if engine.scheduler().is_none() && !worker_alive {
+                    text.push_str(
+                        "no `ganger serve` or `ganger worker` runs for this store yet; start one\n",
+                    );
                 }
                 text
             })?;

@@ -15,17 +15,21 @@ use super::deliver::{Delivery, deliver};
 use super::events::{FleetEvent, FleetEvents};
 use super::limits::{Limits, Running};
 use super::spec::{CONTINUE, StartSpec};
+use super::worker::Offer;
 use crate::error::Result;
 use crate::notice::Notice;
 use crate::reaper::settle_running;
 use crate::workspace::Workspace;
 use ganger_events::RoundStatus;
 use ganger_store::{
-    ClaimKey, ModelPause, NewQueued, QueueItem, QueueKind, QueueState, Task, now_ms,
+    Claim, ClaimKey, ModelPause, NewQueued, QueueItem, QueueKind, QueueState, Task, now_ms,
 };
 use std::collections::{BTreeMap, BTreeSet, HashSet};
 use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender, channel};
 use std::time::{Duration, Instant};
+
+/// How often a worker records that it is alive and its load.
+const SEEN_EVERY: Duration = Duration::from_secs(2);
 
 /// How many deliveries run at once (each is mostly a `git worktree add` and a process start).
 const PARALLEL_DELIVERIES: usize = 8;
@@ -49,6 +53,9 @@ pub struct SchedulerOptions {
     /// How often the queue is read when nothing else wakes the loop.
     pub poll: Duration,
     pub drain: Drain,
+    /// What this scheduler offers when it is a worker (`ganger worker`): it takes only the
+    /// items it can run, and no more at once than its capacity.
+    pub offer: Option<Offer>,
 }
 
 impl Default for SchedulerOptions {
@@ -58,6 +65,7 @@ impl Default for SchedulerOptions {
             backoff: Duration::from_secs(5),
             poll: Duration::from_millis(200),
             drain: Drain::Forever,
+            offer: None,
         }
     }
 }
@@ -82,6 +90,9 @@ pub struct Drained {
 struct Scheduler<'a> {
     ws: &'a Workspace,
     store: Box<dyn ganger_store::Backend>,
+    /// This scheduler's claim: the items it claims are recorded under it, and whoever finds
+    /// it dead takes them over.
+    me: Claim,
     options: SchedulerOptions,
     tx: Sender<Message>,
     rx: Receiver<Message>,
@@ -89,6 +100,8 @@ struct Scheduler<'a> {
     watched: HashSet<ClaimKey>,
     totals: Drained,
     deciding: Duration,
+    /// The rounds this scheduler ran at its last pass (being delivered, or running).
+    load: usize,
 }
 
 /// Runs the scheduler until `options.drain` says it is done.
@@ -97,18 +110,35 @@ pub fn run_scheduler(
     options: SchedulerOptions,
     events: &mut dyn FleetEvents,
 ) -> Result<Drained> {
+    let store = ws.open_store()?;
+    let me = store.claim(&format!("scheduler-{}", crate::tokens::new_token()))?;
+    run_scheduler_as(ws, store, me, options, events)
+}
+
+/// Runs the scheduler holding `me` (a worker's claim, or one of its own) until
+/// `options.drain` says it is done. Several may run on one store: each claims the items it
+/// delivers under `me`, follows its own, and takes over those of a scheduler found dead.
+pub fn run_scheduler_as(
+    ws: &Workspace,
+    store: Box<dyn ganger_store::Backend>,
+    me: Claim,
+    options: SchedulerOptions,
+    events: &mut dyn FleetEvents,
+) -> Result<Drained> {
     let (tx, rx) = channel();
+    let mut last_seen: Option<Instant> = None;
     let mut scheduler = Scheduler {
         ws,
-        store: ws.open_store()?,
+        store,
+        me,
         options,
         tx,
         rx,
         watched: HashSet::new(),
         totals: Drained::default(),
         deciding: Duration::ZERO,
+        load: 0,
     };
-    scheduler.recover(events)?;
     loop {
         // A daemon outlives a failed pass (the next one starts from the store again); a
         // fleet run reports it and stops.
@@ -120,6 +150,7 @@ pub fn run_scheduler(
             }
             Err(e) => return Err(e),
         };
+        scheduler.say_seen(&mut last_seen);
         if scheduler.drained()? {
             scheduler.totals.deciding_ms = scheduler.deciding.as_millis() as u64;
             return Ok(scheduler.totals);
@@ -135,55 +166,103 @@ pub fn run_scheduler(
 }
 
 impl Scheduler<'_> {
-    /// Items a killed scheduler had claimed: delivered if their round was recorded, else
-    /// back in the queue (a start's half-made worktree removed first).
-    fn recover(&mut self, events: &mut dyn FleetEvents) -> Result<()> {
-        settle_running(self.ws, &mut *self.store, &mut |_: Notice| {})?;
-        for item in self.store.open_items()? {
-            if item.state != QueueState::Delivering {
+    /// A worker says it is alive, with its load, at most every [`SEEN_EVERY`].
+    fn say_seen(&mut self, last: &mut Option<Instant>) {
+        let Some(offer) = &self.options.offer else {
+            return;
+        };
+        if last.is_some_and(|at| at.elapsed() < SEEN_EVERY) {
+            return;
+        }
+        *last = Some(Instant::now());
+        let load = u32::try_from(self.load).unwrap_or(u32::MAX);
+        let _ = self.store.worker_seen(&offer.name, load);
+    }
+
+    /// Takes over the items a dead scheduler (or one that recorded no claimant) had claimed:
+    /// one being delivered is recovered at once, one delivered is followed from now on.
+    fn adopt_orphans(&mut self, items: &[QueueItem], events: &mut dyn FleetEvents) -> Result<()> {
+        let me = self.me.key().as_str().to_owned();
+        let mut alive: BTreeMap<String, bool> = BTreeMap::new();
+        for item in items {
+            if !matches!(item.state, QueueState::Delivering | QueueState::Delivered)
+                || item.claimed_by.as_deref() == Some(me.as_str())
+            {
                 continue;
             }
-            let claimed = item.claimed_at.unwrap_or(item.updated_at);
-            let task = self.store.task(&item.slug)?;
-            let ours = match &task {
-                Some(task) => self
-                    .store
-                    .rounds(task.id)?
-                    .into_iter()
-                    .find(|r| r.started_at >= claimed && r.commander == item.commander),
-                None => None,
-            };
-            match (task, ours) {
-                (Some(task), Some(round))
-                    if round.status == RoundStatus::Interrupted && round.agent.is_none() =>
-                {
-                    // Recorded, but the host never started the agent: nothing ran. Send the
-                    // same prompt again, as a fix of the task that now exists.
-                    self.resend(
-                        &item,
-                        &task,
-                        "its round was interrupted before the agent started",
-                    )?;
-                    events.event(FleetEvent::Requeued {
-                        slug: item.slug.clone(),
-                        reason: "the scheduler was stopped while starting it".into(),
-                    });
+            if let Some(claimant) = &item.claimed_by {
+                let lives = match alive.get(claimant) {
+                    Some(lives) => *lives,
+                    None => {
+                        // Not known to be dead is alive: its items are left to it.
+                        let lives = self
+                            .store
+                            .is_alive(&ClaimKey::new(claimant.clone()))
+                            .unwrap_or(true);
+                        alive.insert(claimant.clone(), lives);
+                        lives
+                    }
+                };
+                if lives {
+                    continue;
                 }
-                (Some(_), Some(round)) => {
-                    self.store.move_item(
-                        item.id,
-                        QueueState::Delivering,
-                        QueueState::Delivered,
-                        None,
-                        Some(round.number),
-                    )?;
-                }
-                (None, _) if item.kind == QueueKind::Start => {
-                    self.remove_half_made(&item.slug)?;
-                    self.store.requeue(item.id, 0, None)?;
-                }
-                _ => self.store.requeue(item.id, 0, None)?,
             }
+            if !self
+                .store
+                .take_over_item(item.id, item.claimed_by.as_deref(), self.me.key())?
+            {
+                continue;
+            }
+            if item.state == QueueState::Delivering {
+                self.recover_item(item, events)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// An item a dead scheduler was delivering: delivered if its round was recorded, else
+    /// back in the queue (a start's half-made worktree removed first).
+    fn recover_item(&mut self, item: &QueueItem, events: &mut dyn FleetEvents) -> Result<()> {
+        let claimed = item.claimed_at.unwrap_or(item.updated_at);
+        let task = self.store.task(&item.slug)?;
+        let ours = match &task {
+            Some(task) => self
+                .store
+                .rounds(task.id)?
+                .into_iter()
+                .find(|r| r.started_at >= claimed && r.commander == item.commander),
+            None => None,
+        };
+        match (task, ours) {
+            (Some(task), Some(round))
+                if round.status == RoundStatus::Interrupted && round.agent.is_none() =>
+            {
+                // Recorded, but the host never started the agent: nothing ran. Send the
+                // same prompt again, as a fix of the task that now exists.
+                self.resend(
+                    item,
+                    &task,
+                    "its round was interrupted before the agent started",
+                )?;
+                events.event(FleetEvent::Requeued {
+                    slug: item.slug.clone(),
+                    reason: "the scheduler was stopped while starting it".into(),
+                });
+            }
+            (Some(_), Some(round)) => {
+                self.store.move_item(
+                    item.id,
+                    QueueState::Delivering,
+                    QueueState::Delivered,
+                    None,
+                    Some(round.number),
+                )?;
+            }
+            (None, _) if item.kind == QueueKind::Start => {
+                self.remove_half_made(&item.slug)?;
+                self.store.requeue(item.id, 0, None)?;
+            }
+            _ => self.store.requeue(item.id, 0, None)?,
         }
         Ok(())
     }
@@ -269,12 +348,27 @@ impl Scheduler<'_> {
             self.watch(round.claim.clone());
         }
         let items = self.store.open_items()?;
-        for item in items.iter().filter(|i| i.state == QueueState::Delivered) {
+        self.adopt_orphans(&items, events)?;
+        let items = self.store.open_items()?;
+        let me = self.me.key().as_str().to_owned();
+        for item in items.iter().filter(|i| {
+            i.state == QueueState::Delivered && i.claimed_by.as_deref() == Some(me.as_str())
+        }) {
             if !busy.contains(&item.slug) {
                 self.review(item, events)?;
             }
         }
         let items = self.store.open_items()?;
+        let mine = |item: &QueueItem| item.claimed_by.as_deref() == Some(me.as_str());
+        // What this scheduler runs now: what it is delivering, and its rounds still running.
+        let mut load = items
+            .iter()
+            .filter(|i| {
+                mine(i)
+                    && (i.state == QueueState::Delivering
+                        || (i.state == QueueState::Delivered && busy.contains(&i.slug)))
+            })
+            .count();
         let fleet_limits: BTreeMap<String, Limits> = self
             .store
             .fleets()?
@@ -326,6 +420,16 @@ impl Scheduler<'_> {
             if model.as_ref().is_some_and(|m| pauses.contains_key(m)) {
                 continue;
             }
+            if let Some(offer) = &self.options.offer {
+                if load >= offer.capacity {
+                    break;
+                }
+                // An agent or a sandbox this worker lacks: left for another worker.
+                let sandbox = self.sandbox_of(item, task.as_ref());
+                if !offer.runs(&agent, &sandbox) {
+                    continue;
+                }
+            }
             let fleet = item.fleet.as_ref().and_then(|f| fleet_limits.get(f));
             if !self
                 .options
@@ -349,19 +453,15 @@ impl Scheduler<'_> {
                 }
                 Deps::Done => {}
             }
-            if !self.store.move_item(
-                item.id,
-                QueueState::Queued,
-                QueueState::Delivering,
-                None,
-                None,
-            )? {
+            if !self.store.claim_item(item.id, self.me.key())? {
                 continue;
             }
             // Counted now, so the limits hold for the rest of the pass.
             running.add(&agent, model.as_deref());
+            load += 1;
             batch.push(item);
         }
+        self.load = load;
         // The executor side: the claimed items are delivered a few at a time on threads
         // (each a `start` or `fix` that makes a worktree, records the round and spawns its
         // host), then the loop records how each went.
@@ -476,6 +576,17 @@ impl Scheduler<'_> {
             spec.agent.unwrap_or_else(|| defaults.agent.clone()),
             spec.model.or_else(|| defaults.model.clone()),
         )
+    }
+
+    /// The sandbox a queued item's round would run in.
+    fn sandbox_of(&self, item: &QueueItem, task: Option<&Task>) -> String {
+        if let Some(task) = task {
+            return task.sandbox.clone();
+        }
+        StartSpec::from_json(&item.options)
+            .ok()
+            .and_then(|spec| spec.sandbox)
+            .unwrap_or_else(|| self.ws.config.sandbox.default.clone())
     }
 
     /// Whether the tasks `item` comes after have ended `done`.
