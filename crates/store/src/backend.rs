@@ -36,6 +36,13 @@ pub trait Backend:
         Ok(dead)
     }
 
+    /// Has `then` called whenever work is queued or put back in the queue (by any process),
+    /// until it returns false; false when this backend cannot tell (its schedulers poll).
+    fn when_queue_changes(&self, then: Box<dyn Fn() -> bool + Send>) -> Result<bool, StoreError> {
+        drop(then);
+        Ok(false)
+    }
+
     /// Follows a stream from byte `offset` while `claim` (its round's) lives: a read waits
     /// for more, and returns 0 only once the claim has ended and everything appended before
     /// its end was read. A stream not made yet is waited for while the claim lives; one never

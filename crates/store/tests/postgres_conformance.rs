@@ -461,3 +461,38 @@ fn a_lease_that_ran_out_unseen_still_fences_its_host_and_an_observer_settles_the
     );
     drop(claim);
 }
+
+#[test]
+fn work_queued_by_another_process_wakes_a_scheduler_at_once() {
+    use ganger_store::{ClaimKey, NewQueued, QueueKind};
+    let Some(site) = PgSite::new() else { return };
+    let watcher = PgStore::open(&site.url).unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    assert!(
+        watcher
+            .when_queue_changes(Box::new(move || tx.send(()).is_ok()))
+            .unwrap()
+    );
+    let mut other = PgStore::open(&site.url).unwrap();
+    let item = other
+        .enqueue(&NewQueued {
+            slug: "woken".into(),
+            kind: QueueKind::Start,
+            options: serde_json::json!({}),
+            prompt_file: "/tmp/woken.md".into(),
+            commander: "alice".into(),
+            generation: None,
+            fleet: None,
+            after: Vec::new(),
+            not_before: 0,
+        })
+        .unwrap();
+    rx.recv_timeout(Duration::from_millis(500))
+        .expect("queuing did not wake the watcher");
+    // A claim wakes nobody; putting the item back does.
+    assert!(other.claim_item(item.id, &ClaimKey::new("w")).unwrap());
+    assert!(rx.recv_timeout(Duration::from_millis(300)).is_err());
+    other.requeue(item.id, 0, Some("later")).unwrap();
+    rx.recv_timeout(Duration::from_millis(500))
+        .expect("putting back did not wake the watcher");
+}

@@ -75,7 +75,13 @@ impl Default for SchedulerOptions {
 enum Message {
     /// A round's host let its lock go.
     RoundEnded,
+    /// Work was queued or put back (a backend that says so).
+    Queued,
 }
+
+/// How often the queue is read at least when the backend says when work is queued: the
+/// rest (a dead scheduler's items, a pause that ends) is found by this poll.
+const NOTIFIED_POLL: Duration = Duration::from_secs(2);
 
 /// A fleet run's totals.
 #[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
@@ -139,6 +145,14 @@ pub fn run_scheduler_as(
         deciding: Duration::ZERO,
         load: 0,
     };
+    let queue_tx = scheduler.tx.clone();
+    let notified = scheduler
+        .store
+        .when_queue_changes(Box::new(move || queue_tx.send(Message::Queued).is_ok()))
+        .unwrap_or(false);
+    if notified {
+        scheduler.options.poll = scheduler.options.poll.max(NOTIFIED_POLL);
+    }
     loop {
         // A daemon outlives a failed pass (the next one starts from the store again); a
         // fleet run reports it and stops.
@@ -157,7 +171,7 @@ pub fn run_scheduler_as(
         }
         let wait = wake.map_or(scheduler.options.poll, |w| w.min(scheduler.options.poll));
         match scheduler.rx.recv_timeout(wait) {
-            Ok(Message::RoundEnded) | Err(RecvTimeoutError::Timeout) => {}
+            Ok(Message::RoundEnded | Message::Queued) | Err(RecvTimeoutError::Timeout) => {}
             Err(RecvTimeoutError::Disconnected) => {}
         }
         // Several rounds may have ended at once: one pass sees them all.

@@ -1,5 +1,5 @@
 //! One listening connection per pool, shared by every waiter and follower of the process: a
-//! thread LISTENs on [`CLAIM_END`] and [`STREAM_APPEND`] and hands each notification to the
+//! thread LISTENs on [`CLAIM_END`], [`STREAM_APPEND`] and [`QUEUE_CHANGE`] and hands each notification to the
 //! waiters that asked for its payload. A scheduler watching many rounds so holds one
 //! connection for all of them, not one each. Every wait is also a poll (its caller looks
 //! again after at most a second), so a notification lost while the connection is down (it is
@@ -17,6 +17,8 @@ use std::time::{Duration, Instant};
 pub(crate) const CLAIM_END: &str = "ganger_claim_end";
 /// The channel an append to a stream is announced on (payload: `ROUND_ID:KIND`).
 pub(crate) const STREAM_APPEND: &str = "ganger_stream";
+/// The channel work queued (or put back) is announced on; its payload is its own name.
+pub(crate) const QUEUE_CHANGE: &str = "ganger_queue";
 
 /// How long the listening thread waits for a notification before it checks that its pool is
 /// still wanted.
@@ -101,7 +103,9 @@ fn listen(pool: &Weak<Pool>, hub: &Hub) {
         drop(strong);
         if let Ok(mut client) = client
             && client
-                .batch_execute(&format!("LISTEN {CLAIM_END}; LISTEN {STREAM_APPEND}"))
+                .batch_execute(&format!(
+                    "LISTEN {CLAIM_END}; LISTEN {STREAM_APPEND}; LISTEN {QUEUE_CHANGE}"
+                ))
                 .is_ok()
         {
             hub.up.store(true, Ordering::SeqCst);

@@ -309,6 +309,29 @@ impl crate::backend::Backend for PgStore {
             .collect()
     }
 
+    /// One thread on the pool's listening connection, woken by [`listen::QUEUE_CHANGE`].
+    fn when_queue_changes(&self, then: Box<dyn Fn() -> bool + Send>) -> Result<bool, StoreError> {
+        let subscription = self
+            .pool
+            .hub()?
+            .subscribe(vec![listen::QUEUE_CHANGE.to_owned()]);
+        std::thread::Builder::new()
+            .name("queue-watch".into())
+            .stack_size(256 * 1024)
+            .spawn(move || {
+                loop {
+                    if subscription.wait(std::time::Duration::from_secs(3600)) && !then() {
+                        return;
+                    }
+                }
+            })
+            .map_err(|source| StoreError::Io {
+                path: "queue-watch".into(),
+                source,
+            })?;
+        Ok(true)
+    }
+
     /// Wakes on appends and on the claim's end (LISTEN/NOTIFY) rather than polling.
     fn follow_stream<'a>(
         &'a self,

@@ -3,6 +3,7 @@
 //! both claim one item.
 
 use super::errors::is_unique_violation;
+use super::listen::QUEUE_CHANGE;
 use super::rows::{self, narrow_opt};
 use super::{PgStore, to_json, write};
 use crate::error::StoreError;
@@ -53,6 +54,8 @@ pub(crate) fn insert_item(
     tx: &mut impl GenericClient,
     new: &NewQueued,
 ) -> Result<QueueItem, StoreError> {
+    // Heard by the schedulers when the transaction commits (several in one are one).
+    tx.execute("SELECT pg_notify($1, $1)", &[&QUEUE_CHANGE])?;
     let inserted = tx.query_one(
         &format!(
             "INSERT INTO queue (slug, kind, options, prompt_file, commander, generation, fleet, \
@@ -266,9 +269,10 @@ impl QueueStore for PgStore {
         reason: Option<&str>,
     ) -> Result<(), StoreError> {
         self.conn()?.execute(
-            "UPDATE queue SET state = 'queued', not_before = $2, reason = $3, claimed_at = NULL, \
-             claimed_by = NULL, round = NULL, updated_at = $4 WHERE id = $1",
-            &[&id, &not_before, &reason, &now_ms()],
+            "WITH back AS (UPDATE queue SET state = 'queued', not_before = $2, reason = $3, \
+             claimed_at = NULL, claimed_by = NULL, round = NULL, updated_at = $4 WHERE id = $1 \
+             RETURNING 1) SELECT pg_notify($5, $5) FROM back",
+            &[&id, &not_before, &reason, &now_ms(), &QUEUE_CHANGE],
         )?;
         Ok(())
     }
