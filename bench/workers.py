@@ -138,7 +138,7 @@ def main() -> None:
     parser.add_argument("--workers", default="1,2,4")
     parser.add_argument("--ganger", type=Path, help="use this binary instead of building one")
     args = parser.parse_args()
-    ganger = args.ganger or build()
+    ganger = (args.ganger or build()).resolve()
     counts = [int(w) for w in args.workers.split(",")]
     instant: dict[int, list[dict[str, float]]] = {w: [] for w in counts}
     sleepy: dict[int, list[dict[str, float]]] = {w: [] for w in counts}

@@ -167,7 +167,10 @@ pub fn run_scheduler_as(
         scheduler.say_seen(&mut last_seen);
         if scheduler.drained()? {
             scheduler.totals.deciding_ms = scheduler.deciding.as_millis() as u64;
-            return Ok(scheduler.totals);
+            let Scheduler { me, totals, .. } = scheduler;
+            // Ended, not died: its claim goes (on SQLite, with its lock file).
+            me.release();
+            return Ok(totals);
         }
         let wait = wake.map_or(scheduler.options.poll, |w| w.min(scheduler.options.poll));
         match scheduler.rx.recv_timeout(wait) {
