@@ -6,6 +6,7 @@
 //! over those of a worker found dead. `ganger workers` lists them.
 
 use super::events::FleetEvents;
+use super::offer::Offer;
 use super::scheduler::{Drained, SchedulerOptions, run_scheduler_as};
 use crate::error::{EngineError, Result};
 use crate::workspace::Workspace;
@@ -14,23 +15,6 @@ use serde::Serialize;
 
 /// The sandbox kinds a worker may offer.
 const SANDBOXES: [&str; 3] = ["local", "bwrap", "docker"];
-
-/// What a worker offers the queue.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Offer {
-    pub name: String,
-    /// Rounds at once, at most.
-    pub capacity: usize,
-    pub agents: Vec<String>,
-    pub sandboxes: Vec<String>,
-}
-
-impl Offer {
-    /// Whether this worker runs a round of `agent` in `sandbox`.
-    pub(crate) fn runs(&self, agent: &str, sandbox: &str) -> bool {
-        self.agents.iter().any(|a| a == agent) && self.sandboxes.iter().any(|s| s == sandbox)
-    }
-}
 
 /// How `ganger worker` was asked to run.
 #[derive(Debug, Clone, Default)]
@@ -176,7 +160,9 @@ fn agents_here(ws: &Workspace) -> Vec<WorkerAgent> {
                 scope.spawn(move || {
                     let adapter = crate::agent_env::adapter_for(name, &ws.config)?;
                     let program = crate::agent_env::resolve_program(adapter, &ws.config).ok()?;
-                    let version = (name != "command")
+                    let version = adapter
+                        .package()
+                        .is_some()
                         .then(|| {
                             crate::agents::cached_version(adapter, &program, &ws.state.cache_dir())
                         })
@@ -198,20 +184,6 @@ fn agents_here(ws: &Workspace) -> Vec<WorkerAgent> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn a_worker_runs_only_the_agents_and_sandboxes_it_offers() {
-        let offer = Offer {
-            name: "w".into(),
-            capacity: 1,
-            agents: vec!["codex".into(), "command".into()],
-            sandboxes: vec!["local".into(), "docker".into()],
-        };
-        assert!(offer.runs("codex", "local"));
-        assert!(offer.runs("command", "docker"));
-        assert!(!offer.runs("claude", "local"));
-        assert!(!offer.runs("codex", "bwrap"));
-    }
 
     #[test]
     fn a_worker_name_is_what_a_claim_and_a_listing_can_carry() {
