@@ -1,5 +1,6 @@
 //! The bubblewrap sandbox: the agent command wrapped in `bwrap`, which gives it the host's
-//! root read-only, fresh `/dev`, `/proc` (a pid namespace of its own, so other processes and
+//! root read-only (assembled entry by entry where engines mount and unmount, see
+//! [`root_binds`]), fresh `/dev`, `/proc` (a pid namespace of its own, so other processes and
 //! their environments are out of sight) and `/tmp`, empty directories over the homes and the
 //! secrets it must not read (the main repository's `.git`, ganger's state, the other
 //! worktrees), and binds back only what the round needs: the worktree (read-write, or
@@ -19,7 +20,39 @@ const SECRET_FILES: [&str; 4] = [
     "/var/run/docker.sock",
 ];
 /// Directories covered with an empty one where they exist: homes and engines' state.
-const HIDDEN_DIRS: [&str; 5] = ["/root", "/home", "/var/lib/docker", "/run/user", "/etc/ssh"];
+const HIDDEN_DIRS: [&str; 9] = [
+    "/root",
+    "/home",
+    "/var/lib/docker",
+    "/var/lib/containerd",
+    "/run/docker",
+    "/run/containerd",
+    "/run/netns",
+    "/run/user",
+    "/etc/ssh",
+];
+/// The directories whose entries are bound one by one instead of whole. Binding `/` whole
+/// copies every mount under it, and bwrap fails the round (`Unable to apply mount flags:
+/// remount ...: Invalid argument`) when one of them is unmounted while it copies: a Docker
+/// container's overlay under `/var/lib/docker` or its network namespace under `/run/docker`
+/// ending beside the round. CI saw it; so the root leaves those places out.
+const SPLIT_DIRS: [&str; 4] = ["/", "/run", "/var", "/var/lib"];
+/// Entries of [`SPLIT_DIRS`] not bound at all: made fresh (`/dev`, `/proc`, `/tmp`), hidden
+/// (the homes, engines' state where mounts come and go), or covered (the Docker socket).
+const LEFT_OUT: [&str; 12] = [
+    "/dev",
+    "/proc",
+    "/tmp",
+    "/root",
+    "/home",
+    "/var/lib/docker",
+    "/var/lib/containerd",
+    "/run/docker",
+    "/run/containerd",
+    "/run/netns",
+    "/run/user",
+    "/run/docker.sock",
+];
 
 /// What a bwrap round sees.
 #[derive(Debug, Clone, Default)]
@@ -73,11 +106,66 @@ fn outermost_dirs(spec: &BwrapSpec) -> Vec<PathBuf> {
     outermost
 }
 
+/// The host's mount points, from `/proc/self/mountinfo` (its fifth field, with the octal
+/// escapes of spaces and tabs undone).
+fn mount_points() -> Vec<PathBuf> {
+    let text = std::fs::read_to_string("/proc/self/mountinfo").unwrap_or_default();
+    text.lines()
+        .filter_map(|line| line.split(' ').nth(4))
+        .map(|field| PathBuf::from(field.replace("\\040", " ").replace("\\011", "\t")))
+        .collect()
+}
+
+/// Whether `dir` holds a mount at or under one of its [`LEFT_OUT`] entries.
+fn must_enter(dir: &Path, mounts: &[PathBuf]) -> bool {
+    LEFT_OUT
+        .iter()
+        .map(Path::new)
+        .filter(|left| left.starts_with(dir) && *left != dir)
+        .any(|left| mounts.iter().any(|mount| mount.starts_with(left)))
+}
+
+/// The host's root, read-only, without what [`LEFT_OUT`] names: a [`SPLIT_DIRS`] directory
+/// with a mount at or under one of its left-out entries is entered and its other entries are
+/// bound whole (or made the same symbolic link); one without is bound whole, which is
+/// cheaper (each bind costs bwrap about a quarter of a millisecond). An entry gone by the time
+/// bwrap binds it is skipped (`--ro-bind-try`). The root bwrap assembles them in is made
+/// read-only once everything is mounted.
+fn root_binds(args: &mut Vec<OsString>) {
+    let mounts = mount_points();
+    let must_enter = |dir: &Path| must_enter(dir, &mounts);
+    fn bind_entries(dir: &Path, args: &mut Vec<OsString>, enter: &dyn Fn(&Path) -> bool) {
+        let Ok(entries) = std::fs::read_dir(dir) else {
+            return;
+        };
+        let mut paths: Vec<PathBuf> = entries.filter_map(|e| e.ok().map(|e| e.path())).collect();
+        paths.sort();
+        for path in paths {
+            if LEFT_OUT.iter().any(|left| path == Path::new(left)) {
+                continue;
+            }
+            let is_link = path
+                .symlink_metadata()
+                .is_ok_and(|m| m.file_type().is_symlink());
+            if is_link {
+                if let Ok(target) = std::fs::read_link(&path) {
+                    push(args, "--symlink", &[&target, &path]);
+                }
+            } else if SPLIT_DIRS.iter().any(|split| path == Path::new(split)) && enter(&path) {
+                bind_entries(&path, args, enter);
+            } else {
+                push(args, "--ro-bind-try", &[&path, &path]);
+            }
+        }
+    }
+    bind_entries(Path::new("/"), args, &must_enter);
+}
+
 /// bwrap's arguments up to and including `--`. Later mounts go over earlier ones, so hiding
 /// comes first and what is bound back comes after.
 pub fn bwrap_args(spec: &BwrapSpec) -> Vec<OsString> {
     let mut args: Vec<OsString> = Vec::new();
-    push(&mut args, "--ro-bind", &[Path::new("/"), Path::new("/")]);
+    root_binds(&mut args);
     push(&mut args, "--dev", &[Path::new("/dev")]);
     push(&mut args, "--proc", &[Path::new("/proc")]);
     push(&mut args, "--tmpfs", &[Path::new("/tmp")]);
@@ -123,6 +211,7 @@ pub fn bwrap_args(spec: &BwrapSpec) -> Vec<OsString> {
         }
     }
     push(&mut args, "--bind", &[&spec.state, &spec.state]);
+    push(&mut args, "--remount-ro", &[Path::new("/")]);
     args.extend(
         ["--die-with-parent", "--unshare-all"]
             .iter()
@@ -210,6 +299,48 @@ mod tests {
         }));
         assert!(!closed.contains("--share-net"), "{closed}");
         assert!(closed.contains(&format!("--ro-bind {} {}", wt.display(), wt.display())));
+    }
+
+    #[test]
+    fn the_root_leaves_out_where_engines_mount_and_is_read_only_once_assembled() {
+        let args = text(&bwrap_args(&BwrapSpec::default()));
+        assert!(args.contains("--ro-bind-try /usr /usr"), "{args}");
+        assert!(args.contains("--ro-bind-try /etc /etc"), "{args}");
+        for left_out in ["/var/lib/docker", "/run/docker", "/proc", "/tmp"] {
+            assert!(
+                !args.contains(&format!("--ro-bind-try {left_out} ")),
+                "{left_out} bound: {args}"
+            );
+        }
+        assert!(!args.contains("--ro-bind / /"), "{args}");
+        if Path::new("/bin").is_symlink() {
+            assert!(args.contains("--symlink usr/bin /bin"), "{args}");
+        }
+        let remount = args.find("--remount-ro /").unwrap_or(usize::MAX);
+        let last_bind = args.rfind("--bind ").unwrap_or(usize::MAX);
+        assert!(
+            remount > last_bind && remount < args.find("--die-with-parent").unwrap_or(0),
+            "{args}"
+        );
+    }
+
+    #[test]
+    fn a_directory_is_entered_only_for_a_mount_it_must_leave_out() {
+        let mounts: Vec<PathBuf> = [
+            "/",
+            "/proc",
+            "/var/lib/docker/overlay2/x/merged",
+            "/mnt/data",
+        ]
+        .iter()
+        .map(PathBuf::from)
+        .collect();
+        assert!(must_enter(Path::new("/var"), &mounts));
+        assert!(must_enter(Path::new("/var/lib"), &mounts));
+        assert!(!must_enter(Path::new("/run"), &mounts));
+        let netns: Vec<PathBuf> = vec![PathBuf::from("/run/docker/netns/default")];
+        assert!(must_enter(Path::new("/run"), &netns));
+        assert!(!must_enter(Path::new("/var"), &netns));
     }
 
     #[test]
