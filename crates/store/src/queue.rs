@@ -221,6 +221,10 @@ pub trait QueueStore {
     /// Every item, of one fleet or of all, oldest first.
     fn queue_items(&self, fleet: Option<&str>) -> Result<Vec<QueueItem>, StoreError>;
 
+    /// How many items, of one fleet or of all, are in each state (states with none left
+    /// out): what a scheduler reports after each pass, without reading every item.
+    fn queue_counts(&self, fleet: Option<&str>) -> Result<Vec<(QueueState, u64)>, StoreError>;
+
     /// Moves an item from `from` to `to` with `reason`, and `round` when given; false when it
     /// was not in `from` (someone else moved it). Claiming (`delivering`) sets `claimed_at`.
     fn move_item(

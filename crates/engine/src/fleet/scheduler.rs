@@ -108,6 +108,8 @@ struct Scheduler<'a> {
     deciding: Duration,
     /// The rounds this scheduler ran at its last pass (being delivered, or running).
     load: usize,
+    /// The items in each state (of its fleet, when it drains one) at the end of the last pass.
+    counted: Option<Vec<(QueueState, u64)>>,
 }
 
 /// Runs the scheduler until `options.drain` says it is done.
@@ -144,6 +146,7 @@ pub fn run_scheduler_as(
         totals: Drained::default(),
         deciding: Duration::ZERO,
         load: 0,
+        counted: None,
     };
     let queue_tx = scheduler.tx.clone();
     let notified = scheduler
@@ -198,8 +201,9 @@ impl Scheduler<'_> {
 
     /// Takes over the items a dead scheduler (or one that recorded no claimant) had claimed:
     /// one being delivered is recovered at once, one delivered is followed from now on.
-    fn adopt_orphans(&mut self, items: &[QueueItem], events: &mut dyn FleetEvents) -> Result<()> {
+    fn adopt_orphans(&mut self, items: &[QueueItem], events: &mut dyn FleetEvents) -> Result<bool> {
         let me = self.me.key().as_str().to_owned();
+        let mut adopted = false;
         let mut alive: BTreeMap<String, bool> = BTreeMap::new();
         for item in items {
             if !matches!(item.state, QueueState::Delivering | QueueState::Delivered)
@@ -230,11 +234,12 @@ impl Scheduler<'_> {
             {
                 continue;
             }
+            adopted = true;
             if item.state == QueueState::Delivering {
                 self.recover_item(item, events)?;
             }
         }
-        Ok(())
+        Ok(adopted)
     }
 
     /// An item a dead scheduler was delivering: delivered if its round was recorded, else
@@ -318,14 +323,18 @@ impl Scheduler<'_> {
         Ok(())
     }
 
+    /// Whether a fleet run is done: none of its items open when the last pass counted them
+    /// (its last step).
     fn drained(&self) -> Result<bool> {
         Ok(match &self.options.drain {
             Drain::Forever => false,
-            Drain::Fleet(name) => !self
-                .store
-                .open_items()?
-                .iter()
-                .any(|item| item.fleet.as_deref() == Some(name.as_str())),
+            Drain::Fleet(name) => {
+                let counts = match &self.counted {
+                    Some(counts) => counts.clone(),
+                    None => self.store.queue_counts(Some(name))?,
+                };
+                !counts.iter().any(|(state, n)| state.is_open() && *n > 0)
+            }
         })
     }
 
@@ -351,6 +360,7 @@ impl Scheduler<'_> {
     fn pass(&mut self, events: &mut dyn FleetEvents) -> Result<Option<Duration>> {
         let began = Instant::now();
         let mut delivering = Duration::ZERO;
+        self.counted = None;
         settle_running(self.ws, &mut *self.store, &mut |_: Notice| {})?;
         let running_rounds = self.store.running_rounds()?;
         let mut running = Running::default();
@@ -364,18 +374,25 @@ impl Scheduler<'_> {
         for (_, round) in &running_rounds {
             self.watch(round.claim.clone());
         }
-        let items = self.store.open_items()?;
-        self.adopt_orphans(&items, events)?;
-        let items = self.store.open_items()?;
+        // The open items are read again only when adopting or reviewing changed them: with
+        // a thousand queued, each read is a thousand rows.
+        let mut items = self.store.open_items()?;
+        if self.adopt_orphans(&items, events)? {
+            items = self.store.open_items()?;
+        }
         let me = self.me.key().as_str().to_owned();
+        let mut reviewed = false;
         for item in items.iter().filter(|i| {
             i.state == QueueState::Delivered && i.claimed_by.as_deref() == Some(me.as_str())
         }) {
             if !busy.contains(&item.slug) {
                 self.review(item, events)?;
+                reviewed = true;
             }
         }
-        let items = self.store.open_items()?;
+        if reviewed {
+            items = self.store.open_items()?;
+        }
         let mine = |item: &QueueItem| item.claimed_by.as_deref() == Some(me.as_str());
         // What this scheduler runs now: what it is delivering, and its rounds still running.
         let mut load = items
@@ -545,14 +562,20 @@ impl Scheduler<'_> {
         Ok(wake.map(|w| Duration::from_millis(w.saturating_sub(now_ms()).max(1) as u64)))
     }
 
-    fn counts(&self, events: &mut dyn FleetEvents) -> Result<()> {
+    fn counts(&mut self, events: &mut dyn FleetEvents) -> Result<()> {
         let fleet = match &self.options.drain {
             Drain::Fleet(name) => Some(name.as_str()),
             Drain::Forever => None,
         };
-        let items = self.store.queue_items(fleet)?;
-        let count =
-            |states: &[QueueState]| items.iter().filter(|i| states.contains(&i.state)).count();
+        let counts = self.store.queue_counts(fleet)?;
+        self.counted = Some(counts.clone());
+        let count = |states: &[QueueState]| {
+            counts
+                .iter()
+                .filter(|(state, _)| states.contains(state))
+                .map(|(_, n)| *n as usize)
+                .sum()
+        };
         events.event(FleetEvent::Counts {
             queued: count(&[QueueState::Queued]),
             running: count(&[QueueState::Delivering, QueueState::Delivered]),

@@ -22,6 +22,22 @@ pub(crate) const SCHEMA: i64 = MIGRATIONS.len() as i64;
 const MIGRATE_LOCK: i64 = 0x6761_6e67_6572_0001;
 
 pub(crate) fn migrate(client: &mut Client) -> Result<(), StoreError> {
+    // Every ganger process opens the store, most of them on a current schema: one read
+    // settles that, without the lock (a missing table is an error here, and the locked path
+    // below makes it).
+    if let Ok(row) = client.query_one("SELECT COALESCE(MAX(version), 0) FROM schema_version", &[])
+        && let Ok(found) = row.try_get::<_, i64>(0)
+    {
+        if found > SCHEMA {
+            return Err(StoreError::TooNew {
+                found,
+                known: SCHEMA,
+            });
+        }
+        if found == SCHEMA {
+            return Ok(());
+        }
+    }
     let mut tx = client.transaction()?;
     tx.execute("SELECT pg_advisory_xact_lock($1)", &[&MIGRATE_LOCK])?;
     tx.batch_execute("CREATE TABLE IF NOT EXISTS schema_version (version BIGINT NOT NULL)")?;

@@ -185,6 +185,23 @@ impl QueueStore for PgStore {
         }
     }
 
+    fn queue_counts(&self, fleet: Option<&str>) -> Result<Vec<(QueueState, u64)>, StoreError> {
+        let mut conn = self.conn()?;
+        let rows = conn.query(
+            "SELECT state, count(*) FROM queue WHERE $1::text IS NULL OR fleet = $1 \
+             GROUP BY state",
+            &[&fleet],
+        )?;
+        let mut counts = Vec::with_capacity(rows.len());
+        for row in rows {
+            let state: String = row.try_get(0)?;
+            let count: i64 = row.try_get(1)?;
+            let state = QueueState::parse(&state).ok_or_else(|| corrupt("state", &state))?;
+            counts.push((state, u64::try_from(count).unwrap_or(0)));
+        }
+        Ok(counts)
+    }
+
     fn move_item(
         &mut self,
         id: i64,
@@ -195,12 +212,33 @@ impl QueueStore for PgStore {
     ) -> Result<bool, StoreError> {
         let now = now_ms();
         let claimed = (to == QueueState::Delivering).then_some(now);
+        let update = "UPDATE queue SET state = $3, reason = COALESCE($4, reason), \
+             round = COALESCE($5, round), claimed_at = COALESCE($6, claimed_at), updated_at = $7 \
+             WHERE id = $1 AND state = $2";
+        let journaled = matches!(to, QueueState::Refused | QueueState::Stale);
         let mut conn = self.conn()?;
+        if !journaled {
+            // One statement, which the row's lock makes atomic (a second mover waits, then
+            // finds the state changed): no write lock, which only a journal entry needs (its
+            // ids must commit in order).
+            conn.ensure_open()?;
+            let changed = conn.execute(
+                update,
+                &[
+                    &id,
+                    &from.as_str(),
+                    &to.as_str(),
+                    &reason,
+                    &round.map(i64::from),
+                    &claimed,
+                    &now,
+                ],
+            )?;
+            return Ok(changed > 0);
+        }
         let mut tx = write(&mut conn)?;
         let changed = tx.execute(
-            "UPDATE queue SET state = $3, reason = COALESCE($4, reason), \
-             round = COALESCE($5, round), claimed_at = COALESCE($6, claimed_at), updated_at = $7 \
-             WHERE id = $1 AND state = $2",
+            update,
             &[
                 &id,
                 &from.as_str(),
@@ -211,7 +249,7 @@ impl QueueStore for PgStore {
                 &now,
             ],
         )?;
-        if changed > 0 && matches!(to, QueueState::Refused | QueueState::Stale) {
+        if changed > 0 {
             // The commander who queued it learns why from its journal (`ganger watch`).
             let row = tx.query_one(
                 "SELECT t.id, q.kind, q.commander FROM queue q \

@@ -150,13 +150,15 @@ impl Store for PgStore {
         let (names, fences) = self.pool.fences.arrays();
         let mut conn = self.conn()?;
         let mut tx = write(&mut conn)?;
-        let changed = tx.execute(
+        // What the journal needs comes back with the change: one round trip fewer under the lock.
+        let ended = tx.query_opt(
             &format!(
                 "UPDATE rounds SET status = $2, reason = $3, session = $4, exit_code = $5, exit_signal = $6, \
                  summary = $7, snapshot_after = $8, changed = $9, ended_at = $10, worktree_changes = $11, \
                  snapshot_before = COALESCE($12, snapshot_before), \
                  checks = CASE WHEN $13 = '[]' THEN checks ELSE $13 END \
-                 WHERE id = $1 AND status = 'running' AND {}",
+                 WHERE id = $1 AND status = 'running' AND {} \
+                 RETURNING task_id, number, commander",
                 still_held("rounds.lock_path", "$14", "$15")
             ),
             &[
@@ -177,13 +179,9 @@ impl Store for PgStore {
                 &fences,
             ],
         )?;
-        if changed == 0 {
+        let Some(row) = ended else {
             return Ok(false);
-        }
-        let row = tx.query_one(
-            "SELECT task_id, number, commander FROM rounds WHERE id = $1",
-            &[&round_id],
-        )?;
+        };
         let task_id: i64 = row.try_get(0)?;
         let number: u32 = rows::narrow(row.try_get(1)?, "number")?;
         let commander: String = row.try_get(2)?;

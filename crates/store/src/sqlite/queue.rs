@@ -191,6 +191,19 @@ impl QueueStore for SqliteStore {
         }
     }
 
+    fn queue_counts(&self, fleet: Option<&str>) -> Result<Vec<(QueueState, u64)>, StoreError> {
+        let mut statement = self.conn.prepare(
+            "SELECT state, count(*) FROM queue WHERE ?1 IS NULL OR fleet = ?1 GROUP BY state",
+        )?;
+        let rows = statement.query_map([fleet], |row| {
+            let state: String = row.get(0)?;
+            let count: i64 = row.get(1)?;
+            let state = QueueState::parse(&state).ok_or_else(|| corrupt("state", &state))?;
+            Ok((state, u64::try_from(count).unwrap_or(0)))
+        })?;
+        Ok(rows.collect::<Result<Vec<_>, _>>()?)
+    }
+
     fn move_item(
         &mut self,
         id: i64,

@@ -148,6 +148,9 @@ pub fn items_move_only_from_the_state_they_are_in(site: &dyn Site) {
     );
     assert_eq!(other.open_items().unwrap().len(), 2);
     assert_eq!(other.waiting_starts().unwrap(), 0);
+    let mut counts = other.queue_counts(None).unwrap();
+    counts.sort_by_key(|(state, _)| state.as_str());
+    assert_eq!(counts, [(QueueState::Ended, 1), (QueueState::Queued, 2)]);
 }
 
 pub fn of_racing_queued_starts_of_one_slug_exactly_one_is_accepted(site: &dyn Site) {
@@ -220,6 +223,13 @@ pub fn concurrent_submissions_of_one_fleet_queue_each_task_once(site: &dyn Site)
     let mut per_slug: Vec<&str> = items.iter().map(|i| i.slug.as_str()).collect();
     per_slug.sort_unstable();
     assert_eq!(per_slug, slugs);
+    assert_eq!(
+        store.queue_counts(Some("f")).unwrap(),
+        [(QueueState::Queued, 4)]
+    );
+    store.enqueue(&queued("z", QueueKind::Start, None)).unwrap();
+    assert!(store.queue_counts(Some("nope")).unwrap().is_empty());
+    assert_eq!(store.queue_counts(None).unwrap(), [(QueueState::Queued, 5)]);
     // A task that was started or continued since the submitter looked is left alone.
     let (task, _) = store
         .create_task(
