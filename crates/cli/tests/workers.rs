@@ -2,7 +2,8 @@
 //! between them, each task once; a worker killed outright leaves what it claimed to the
 //! others (its rounds run on in their detached hosts, and another worker follows them to
 //! their end); a round a worker cannot run (a sandbox it does not offer) waits for one that
-//! can; bad input is refused before anything is recorded. On SQLite (workers on one machine)
+//! can; a database restarted mid-fleet loses no round and settles none wrongly; bad input
+//! is refused before anything is recorded. On SQLite (workers on one machine)
 //! and on PostgreSQL (`GANGER_TEST_POSTGRES`).
 
 #![allow(
@@ -11,7 +12,7 @@
     reason = "a test fails loudly on what it did not expect"
 )]
 
-use ganger_test_support::{PgDatabase, World, wait_until};
+use ganger_test_support::{PgDatabase, PrivateCluster, World, wait_until};
 use serde_json::Value;
 use std::collections::BTreeSet;
 use std::path::PathBuf;
@@ -45,10 +46,14 @@ impl Worker {
         Worker { child, log }
     }
 
+    /// What it printed.
+    fn log_text(&self) -> String {
+        std::fs::read_to_string(&self.log).unwrap_or_default()
+    }
+
     /// The slugs whose round this worker started, from its event lines.
     fn started(&self) -> BTreeSet<String> {
-        std::fs::read_to_string(&self.log)
-            .unwrap_or_default()
+        self.log_text()
             .lines()
             .filter_map(|line| line.strip_prefix("started ")?.split(' ').next())
             .map(str::to_owned)
@@ -216,7 +221,7 @@ fn a_worker_killed_outright_leaves_what_it_claimed_to_another(store: Option<&str
     // rounds to their end.
     let by_b = b.started();
     assert!(taken_by_a.is_disjoint(&by_b), "{taken_by_a:?} {by_b:?}");
-    let log_b = std::fs::read_to_string(&b.log).unwrap();
+    let log_b = b.log_text();
     for slug in &taken_by_a {
         assert!(
             log_b.contains(&format!("{slug} round 1: done")),
@@ -243,6 +248,73 @@ fn a_worker_killed_outright_leaves_what_it_claimed_to_another_on_sqlite() {
 fn a_worker_killed_outright_leaves_what_it_claimed_to_another_on_postgres() {
     let Some(db) = PgDatabase::new() else { return };
     a_worker_killed_outright_leaves_what_it_claimed_to_another(Some(&db.url));
+}
+
+/// How many tasks of fleet `f` have ended; `None` while the store does not answer.
+fn ended(world: &World, store: Option<&str>) -> Option<usize> {
+    let run = ganger(world, store, &["fleet", "status", "f", "--json"]);
+    if run.code != 0 {
+        return None;
+    }
+    let status = run.json();
+    Some(
+        status["tasks"]
+            .as_array()?
+            .iter()
+            .filter(|task| task["queue"] == "ended")
+            .count(),
+    )
+}
+
+#[test]
+fn a_database_restarted_mid_fleet_loses_no_round_and_settles_none_wrongly() {
+    let Some(cluster) = PrivateCluster::start("fleet") else {
+        return;
+    };
+    let store = Some(cluster.url.as_str());
+    let names = slugs(20);
+    let tasks: Vec<(&str, &str)> = names.iter().map(|s| (s.as_str(), "")).collect();
+    let world = world_with_fleet(store, 2, &tasks);
+    let a = Worker::start(&world, store, "a", &["--capacity", "3"]);
+    let b = Worker::start(&world, store, "b", &["--capacity", "3"]);
+    assert!(
+        wait_until(Duration::from_secs(120), || ended(&world, store)
+            .is_some_and(|n| n >= 4)),
+        "{:#}",
+        fleet(&world, store)
+    );
+    // A fast shutdown and a start, with rounds running and more queued: every connection is
+    // cut, the hosts' heartbeats and writes and the workers' passes meet a server that is
+    // not there for a moment.
+    cluster.restart();
+    assert!(
+        wait_until(Duration::from_secs(180), || ended(&world, store)
+            .is_some_and(|n| n == names.len())),
+        "{:#}\nworker a:\n{}\nworker b:\n{}",
+        fleet(&world, store),
+        a.log_text(),
+        b.log_text()
+    );
+    // Each task ran one round, and it ended done: none settled as dead, none run twice.
+    let (log_a, log_b) = (a.log_text(), b.log_text());
+    let status = fleet(&world, store);
+    for task in status["tasks"].as_array().unwrap() {
+        assert_eq!(
+            (&task["rounds"], &task["last_status"]),
+            (&serde_json::json!(1), &serde_json::json!("done")),
+            "{task:#}\nworker a:\n{log_a}\nworker b:\n{log_b}"
+        );
+    }
+    let (by_a, by_b) = (a.started(), b.started());
+    assert!(by_a.is_disjoint(&by_b), "{by_a:?} {by_b:?}");
+    let all: BTreeSet<String> = by_a.union(&by_b).cloned().collect();
+    assert_eq!(all, names.iter().cloned().collect(), "{by_a:?} {by_b:?}");
+    // Both workers lived through it.
+    let listed = workers(&world, store);
+    assert!(
+        listed.iter().all(|worker| worker["alive"] == true),
+        "{listed:#?}"
+    );
 }
 
 #[test]

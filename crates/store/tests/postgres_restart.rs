@@ -5,10 +5,7 @@
 //! (a new task, the round's end, its stream) go through without an error.
 //!
 //! Restarting the shared test server would cut every other test's connections, so this test
-//! makes a private cluster of its own (`scripts/postgres-cluster` in a temporary directory,
-//! on a free port), which needs PostgreSQL's binaries and root or the `postgres` user, as
-//! `.ci/run` has. Without `GANGER_TEST_POSTGRES` (the sign that the machine is set up for
-//! PostgreSQL tests) it says so and passes, except under `CI=true`, where it fails.
+//! makes a private cluster of its own (test-support's `pg_cluster.rs`, included by path).
 
 #![allow(
     clippy::unwrap_used,
@@ -26,89 +23,14 @@ use ganger_store::{
     Backend, Liveness, PgStore, RoundKind, RoundStream, Store, StreamKind, Streams,
 };
 use std::io::{Read, Write};
-use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::time::{Duration, Instant};
 
-/// A private cluster, stopped and removed when dropped.
-struct Cluster {
-    dir: tempfile::TempDir,
-    url: String,
-}
-
-impl Cluster {
-    fn start() -> Option<Cluster> {
-        if std::env::var_os("GANGER_TEST_POSTGRES").is_none() {
-            assert!(
-                std::env::var("CI").as_deref() != Ok("true"),
-                "GANGER_TEST_POSTGRES is not set: CI runs the PostgreSQL tests (.ci/run)"
-            );
-            eprintln!("note: GANGER_TEST_POSTGRES is not set; skipping this PostgreSQL test");
-            return None;
-        }
-        let dir = tempfile::Builder::new()
-            .prefix("ganger-pg-restart-")
-            .tempdir()
-            .unwrap();
-        let port = std::net::TcpListener::bind("127.0.0.1:0")
-            .unwrap()
-            .local_addr()
-            .unwrap()
-            .port();
-        let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scripts/postgres-cluster");
-        let made = Command::new("bash")
-            .arg(&script)
-            .arg(dir.path())
-            .arg(port.to_string())
-            .output()
-            .unwrap();
-        assert!(
-            made.status.success(),
-            "scripts/postgres-cluster failed: {}",
-            String::from_utf8_lossy(&made.stderr)
-        );
-        let admin = String::from_utf8(made.stdout).unwrap().trim().to_owned();
-        // A database of the test's role (the `postgres` database's schema is not its own).
-        postgres::Client::connect(&admin, postgres::NoTls)
-            .unwrap()
-            .batch_execute("CREATE DATABASE restart")
-            .unwrap();
-        let (server, _) = admin.rsplit_once('/').unwrap();
-        let url = format!("{server}/restart");
-        Some(Cluster { dir, url })
-    }
-
-    /// `pg_ctl ACTION` on the cluster, as its OS user.
-    fn pg_ctl(&self, args: &[&str]) {
-        let bin = std::fs::read_dir("/usr/lib/postgresql")
-            .unwrap()
-            .flatten()
-            .map(|entry| entry.path().join("bin"))
-            .max()
-            .unwrap();
-        let data: PathBuf = self.dir.path().join("data");
-        let status = Command::new("runuser")
-            .args(["-u", "postgres", "--"])
-            .arg(bin.join("pg_ctl"))
-            .arg("-D")
-            .arg(&data)
-            .args(args)
-            .stdout(std::process::Stdio::null())
-            .status()
-            .unwrap();
-        assert!(status.success(), "pg_ctl {args:?} failed");
-    }
-}
-
-impl Drop for Cluster {
-    fn drop(&mut self) {
-        self.pg_ctl(&["stop", "-m", "immediate", "-w"]);
-    }
-}
+#[path = "../../test-support/src/pg_cluster.rs"]
+mod pg_cluster;
 
 #[test]
 fn a_restarted_server_loses_no_write_and_settles_no_live_round_as_dead() {
-    let Some(cluster) = Cluster::start() else {
+    let Some(cluster) = pg_cluster::PrivateCluster::start("restart") else {
         return;
     };
     let mut host = PgStore::open(&cluster.url).unwrap();
@@ -137,7 +59,7 @@ fn a_restarted_server_loses_no_write_and_settles_no_live_round_as_dead() {
             &fixtures::new_round(RoundKind::Start, "tok-before", "bob"),
         )
         .unwrap();
-    cluster.pg_ctl(&["restart", "-m", "fast", "-w"]);
+    cluster.restart();
     // A write at once, on the connection the restart closed a moment after its last use.
     writer
         .create_task(

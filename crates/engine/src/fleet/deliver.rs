@@ -6,7 +6,7 @@
 
 use super::spec::StartSpec;
 use crate::brief::Brief;
-use crate::error::EngineError;
+use crate::error::{EngineError, ErrorKind};
 use crate::fix::{FixOptions, fix_sent_under};
 use crate::launch::Launched;
 use crate::lookup::find_task;
@@ -24,7 +24,8 @@ pub enum Delivery {
     Refused(String),
     /// Queued under a generation the task no longer has.
     Stale(String),
-    /// Not now (the task has a running round); back in the queue.
+    /// Not now (the task has a running round, or the environment failed: the database, the
+    /// disk, git, Docker); back in the queue.
     Later(String),
 }
 
@@ -53,6 +54,7 @@ pub fn deliver(
         QueueKind::Fix | QueueKind::Broadcast => {
             let task = match find_task(store, &item.slug) {
                 Ok(task) => task,
+                Err(e) if e.kind == ErrorKind::Environment => return Delivery::Later(e.message),
                 Err(e) => return Delivery::Refused(e.message),
             };
             if let Some(stale) = stale_reason(&task, item) {
@@ -81,6 +83,9 @@ pub fn deliver(
             round: Box::new(outcome.round),
         },
         Err(e) if is_busy(&e) => Delivery::Later(e.message),
+        // The database, the disk, git or Docker failed, not the item: it waits and is sent
+        // again (a database restarted mid-fleet refused three items before this).
+        Err(e) if e.kind == ErrorKind::Environment => Delivery::Later(e.message),
         Err(e) if e.message.contains("was sent under generation") => Delivery::Stale(e.message),
         Err(e) => Delivery::Refused(e.message),
     }

@@ -200,15 +200,24 @@ impl Scheduler<'_> {
     }
 
     /// Takes over the items a dead scheduler (or one that recorded no claimant) had claimed:
-    /// one being delivered is recovered at once, one delivered is followed from now on.
+    /// one being delivered is recovered at once, one delivered is followed from now on; and
+    /// recovers this scheduler's own left by a failed pass. True when anything changed.
     fn adopt_orphans(&mut self, items: &[QueueItem], events: &mut dyn FleetEvents) -> Result<bool> {
         let me = self.me.key().as_str().to_owned();
         let mut adopted = false;
         let mut alive: BTreeMap<String, bool> = BTreeMap::new();
         for item in items {
-            if !matches!(item.state, QueueState::Delivering | QueueState::Delivered)
-                || item.claimed_by.as_deref() == Some(me.as_str())
-            {
+            if !matches!(item.state, QueueState::Delivering | QueueState::Delivered) {
+                continue;
+            }
+            if item.claimed_by.as_deref() == Some(me.as_str()) {
+                // Deliveries end within their pass: one of this scheduler's still being
+                // delivered is one a failed pass left (the database went away under it), and
+                // is settled as a dead scheduler's is.
+                if item.state == QueueState::Delivering {
+                    self.recover_item(item, events)?;
+                    adopted = true;
+                }
                 continue;
             }
             if let Some(claimant) = &item.claimed_by {
