@@ -24,9 +24,11 @@ pub enum Delivery {
     Refused(String),
     /// Queued under a generation the task no longer has.
     Stale(String),
-    /// Not now (the task has a running round, or the environment failed: the database, the
-    /// disk, git, Docker); back in the queue.
+    /// Not now (the task has a running round); back in the queue.
     Later(String),
+    /// The environment failed (the database, the disk, git, Docker), not the item: back in
+    /// the queue, for as long as the scheduler's patience lasts.
+    Unavailable(String),
 }
 
 /// Delivers `item`, which the scheduler has claimed.
@@ -54,7 +56,9 @@ pub fn deliver(
         QueueKind::Fix | QueueKind::Broadcast => {
             let task = match find_task(store, &item.slug) {
                 Ok(task) => task,
-                Err(e) if e.kind == ErrorKind::Environment => return Delivery::Later(e.message),
+                Err(e) if e.kind == ErrorKind::Environment => {
+                    return Delivery::Unavailable(e.message);
+                }
                 Err(e) => return Delivery::Refused(e.message),
             };
             if let Some(stale) = stale_reason(&task, item) {
@@ -85,7 +89,7 @@ pub fn deliver(
         Err(e) if is_busy(&e) => Delivery::Later(e.message),
         // The database, the disk, git or Docker failed, not the item: it waits and is sent
         // again (a database restarted mid-fleet refused three items before this).
-        Err(e) if e.kind == ErrorKind::Environment => Delivery::Later(e.message),
+        Err(e) if e.kind == ErrorKind::Environment => Delivery::Unavailable(e.message),
         Err(e) if e.message.contains("was sent under generation") => Delivery::Stale(e.message),
         Err(e) => Delivery::Refused(e.message),
     }

@@ -24,9 +24,13 @@ use ganger_events::RoundStatus;
 use ganger_store::{
     Claim, ClaimKey, ModelPause, NewQueued, QueueItem, QueueKind, QueueState, Task, now_ms,
 };
-use std::collections::{BTreeMap, BTreeSet, HashSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender, channel};
 use std::time::{Duration, Instant};
+
+/// How long an item is sent again while the environment fails its delivery (a database
+/// restarting, a disk full for a moment) before it is refused with the failure.
+const ENVIRONMENT_PATIENCE: Duration = Duration::from_secs(120);
 
 /// How often a worker records that it is alive and its load.
 const SEEN_EVERY: Duration = Duration::from_secs(2);
@@ -110,6 +114,8 @@ struct Scheduler<'a> {
     load: usize,
     /// The items in each state (of its fleet, when it drains one) at the end of the last pass.
     counted: Option<Vec<(QueueState, u64)>>,
+    /// Items whose delivery met a failure of the environment, since when (in a row).
+    unavailable: HashMap<i64, Instant>,
 }
 
 /// Runs the scheduler until `options.drain` says it is done.
@@ -147,6 +153,7 @@ pub fn run_scheduler_as(
         deciding: Duration::ZERO,
         load: 0,
         counted: None,
+        unavailable: HashMap::new(),
     };
     let queue_tx = scheduler.tx.clone();
     let notified = scheduler
@@ -518,7 +525,7 @@ impl Scheduler<'_> {
                     .map(|item| {
                         scope.spawn(move || match ws.open_store() {
                             Ok(store) => deliver(ws, &*store, item, &mut |_: Notice| {}),
-                            Err(e) => Delivery::Later(e.message),
+                            Err(e) => Delivery::Unavailable(e.message),
                         })
                     })
                     .collect();
@@ -537,6 +544,7 @@ impl Scheduler<'_> {
         for (item, delivery) in results {
             match delivery {
                 Delivery::Started { task, round } => {
+                    self.unavailable.remove(&item.id);
                     self.store.move_item(
                         item.id,
                         QueueState::Delivering,
@@ -562,6 +570,20 @@ impl Scheduler<'_> {
                 Delivery::Later(reason) => {
                     let later = now_ms() + self.options.poll.as_millis() as i64;
                     self.store.requeue(item.id, later, Some(&reason))?;
+                }
+                Delivery::Unavailable(reason) => {
+                    let since = *self.unavailable.entry(item.id).or_insert_with(Instant::now);
+                    if since.elapsed() >= ENVIRONMENT_PATIENCE {
+                        self.unavailable.remove(&item.id);
+                        let reason = format!(
+                            "{reason} (for {} s, on every try)",
+                            ENVIRONMENT_PATIENCE.as_secs()
+                        );
+                        self.refuse(item, QueueState::Refused, reason, events)?;
+                    } else {
+                        let later = now_ms() + self.options.poll.as_millis() as i64;
+                        self.store.requeue(item.id, later, Some(&reason))?;
+                    }
                 }
             }
         }
