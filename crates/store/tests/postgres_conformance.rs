@@ -496,3 +496,91 @@ fn work_queued_by_another_process_wakes_a_scheduler_at_once() {
     rx.recv_timeout(Duration::from_millis(500))
         .expect("putting back did not wake the watcher");
 }
+
+#[test]
+fn a_host_whose_connections_were_cut_writes_on_at_once_even_under_a_statement() {
+    use conformance::fixtures::{new_task, round_claimed, summary};
+    use ganger_store::{ProcessRef, RoundKind, RoundStream, Store, StreamKind, Streams};
+    use std::io::{Read, Write};
+    let Some(site) = PgSite::new() else { return };
+    let mut host = PgStore::open(&site.url).unwrap();
+    let claim = host.claim("tok-cut").unwrap();
+    let (task, round) = host
+        .create_task(
+            &new_task("cut", "alice"),
+            &round_claimed(RoundKind::Start, "cut", "alice", claim.key().clone()),
+        )
+        .unwrap();
+    let stream = RoundStream::of(&task, &round, StreamKind::Stdout);
+    let mut out = host.create_stream(&stream).unwrap();
+    out.write_all(b"before\n").unwrap();
+    host.record_progress(round.id, &summary(1, None, None), 1)
+        .unwrap();
+    // The server ends every connection of the database, as a restart's fast shutdown does,
+    // between two of the host's writes: the host's pool does not know.
+    site.execute(
+        "SELECT pg_terminate_backend(pid) FROM pg_stat_activity \
+         WHERE datname = current_database() AND pid <> pg_backend_pid()",
+    );
+    std::thread::sleep(Duration::from_millis(300));
+    // Each write goes through at once, on a new connection.
+    out.write_all(b"after\n").unwrap();
+    host.record_progress(round.id, &summary(2, None, None), 2)
+        .unwrap();
+    host.record_agent(
+        round.id,
+        ProcessRef {
+            pid: 4242,
+            start_ticks: 7,
+        },
+        None,
+        None,
+    )
+    .unwrap();
+    // A write in flight when the server ends its connection (the row is held by another
+    // transaction, so the update waits on the server): sent again, it lands.
+    let mut blocker = postgres::Client::connect(&site.url, postgres::NoTls).unwrap();
+    let mut held = blocker.transaction().unwrap();
+    held.execute(
+        "SELECT 1 FROM rounds WHERE id = $1 FOR UPDATE",
+        &[&round.id],
+    )
+    .unwrap();
+    let writing = std::thread::spawn(move || {
+        let written = host.record_progress(round.id, &summary(3, None, None), 3);
+        (host, written)
+    });
+    let mut admin = postgres::Client::connect(&site.url, postgres::NoTls).unwrap();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let mut cut = false;
+    while !cut && Instant::now() < deadline {
+        cut = admin
+            .query_one(
+                "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity \
+                 WHERE datname = current_database() AND wait_event_type = 'Lock'",
+                &[],
+            )
+            .unwrap()
+            .get::<_, i64>(0)
+            > 0;
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert!(cut, "the host's write never waited on the held row");
+    held.commit().unwrap();
+    let (host, written) = writing.join().unwrap();
+    written.unwrap();
+    drop(host);
+    let observer = PgStore::open(&site.url).unwrap();
+    let seen = observer.round(task.id, Some(1)).unwrap().unwrap();
+    assert_eq!(seen.summary.tokens.input, 3);
+    assert_eq!(seen.agent.map(|a| a.pid), Some(4242));
+    let mut text = String::new();
+    observer
+        .read_stream(&stream, 0)
+        .unwrap()
+        .unwrap()
+        .read_to_string(&mut text)
+        .unwrap();
+    assert_eq!(text, "before\nafter\n");
+    claim.release();
+}

@@ -240,6 +240,41 @@ impl DerefMut for Pooled {
     }
 }
 
+/// Whether `error` says the connection went away under a statement: the server shut down or
+/// restarted (`57P01`..`57P03`), a connection exception (class `08`), the socket failed, or
+/// the client is closed. Such a statement may be sent again on a new connection.
+pub(crate) fn connection_lost(error: &postgres::Error) -> bool {
+    error.is_closed()
+        || error
+            .code()
+            .is_some_and(|code| code.code().starts_with("57P") || code.code().starts_with("08"))
+        || std::error::Error::source(error).is_some_and(|source| source.is::<std::io::Error>())
+}
+
+impl Pool {
+    /// Runs one write (a statement that may be sent twice: an update to the same values, an
+    /// insert its caller recognizes as already made; `again` says which try it is), and once
+    /// more on a new, checked connection when the first was gone: closed unseen by a restart
+    /// since it was last used, or cut under the statement (a fast shutdown ends the
+    /// statements in flight). No check before the first try: the second costs a round trip
+    /// only when needed.
+    pub(crate) fn write_twice_if_cut<T>(
+        self: &Arc<Pool>,
+        mut write: impl FnMut(&mut Client, bool) -> Result<T, postgres::Error>,
+    ) -> Result<T, StoreError> {
+        let mut conn = self.get()?;
+        match write(&mut conn, false) {
+            Err(error) if connection_lost(&error) => {
+                drop(conn);
+                let mut conn = self.get()?;
+                conn.ensure_open()?;
+                Ok(write(&mut conn, true)?)
+            }
+            other => Ok(other?),
+        }
+    }
+}
+
 impl Pooled {
     /// Makes sure the connection is open before a write: a closed one (the server restarted
     /// since it was last used) is replaced by a new one, so that the write is not lost to a

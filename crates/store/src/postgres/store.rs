@@ -84,19 +84,22 @@ impl Store for PgStore {
 
     fn record_host(&mut self, round_id: i64, host: ProcessRef) -> Result<(), StoreError> {
         let (names, fences) = self.pool.fences.arrays();
-        self.conn()?.execute(
-            &format!(
-                "UPDATE rounds SET host_pid = $2, host_start = $3 WHERE id = $1 AND {}",
-                still_held("rounds.lock_path", "$4", "$5")
-            ),
-            &[
-                &round_id,
-                &i64::from(host.pid),
-                &big(host.start_ticks),
-                &names,
-                &fences,
-            ],
-        )?;
+        let sql = format!(
+            "UPDATE rounds SET host_pid = $2, host_start = $3 WHERE id = $1 AND {}",
+            still_held("rounds.lock_path", "$4", "$5")
+        );
+        self.pool.write_twice_if_cut(|conn, _| {
+            conn.execute(
+                &sql,
+                &[
+                    &round_id,
+                    &i64::from(host.pid),
+                    &big(host.start_ticks),
+                    &names,
+                    &fences,
+                ],
+            )
+        })?;
         Ok(())
     }
 
@@ -108,22 +111,26 @@ impl Store for PgStore {
         session: Option<&str>,
     ) -> Result<(), StoreError> {
         let (names, fences) = self.pool.fences.arrays();
-        self.conn()?.execute(
-            &format!(
-                "UPDATE rounds SET agent_pid = $2, agent_start = $3, cgroup = $4, \
-                 session = COALESCE($5, session) WHERE id = $1 AND {}",
-                still_held("rounds.lock_path", "$6", "$7")
-            ),
-            &[
-                &round_id,
-                &i64::from(agent.pid),
-                &big(agent.start_ticks),
-                &cgroup.map(path_text),
-                &session,
-                &names,
-                &fences,
-            ],
-        )?;
+        let sql = format!(
+            "UPDATE rounds SET agent_pid = $2, agent_start = $3, cgroup = $4, \
+             session = COALESCE($5, session) WHERE id = $1 AND {}",
+            still_held("rounds.lock_path", "$6", "$7")
+        );
+        let cgroup = cgroup.map(path_text);
+        self.pool.write_twice_if_cut(|conn, _| {
+            conn.execute(
+                &sql,
+                &[
+                    &round_id,
+                    &i64::from(agent.pid),
+                    &big(agent.start_ticks),
+                    &cgroup,
+                    &session,
+                    &names,
+                    &fences,
+                ],
+            )
+        })?;
         Ok(())
     }
 
@@ -134,14 +141,15 @@ impl Store for PgStore {
         progress_at: i64,
     ) -> Result<(), StoreError> {
         let (names, fences) = self.pool.fences.arrays();
-        self.conn()?.execute(
-            &format!(
-                "UPDATE rounds SET summary = $2, progress_at = $3 \
-                 WHERE id = $1 AND status = 'running' AND {}",
-                still_held("rounds.lock_path", "$4", "$5")
-            ),
-            &[&round_id, &to_json(summary)?, &progress_at, &names, &fences],
-        )?;
+        let sql = format!(
+            "UPDATE rounds SET summary = $2, progress_at = $3 \
+             WHERE id = $1 AND status = 'running' AND {}",
+            still_held("rounds.lock_path", "$4", "$5")
+        );
+        let summary = to_json(summary)?;
+        self.pool.write_twice_if_cut(|conn, _| {
+            conn.execute(&sql, &[&round_id, &summary, &progress_at, &names, &fences])
+        })?;
         Ok(())
     }
 

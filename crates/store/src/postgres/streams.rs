@@ -69,35 +69,45 @@ impl Write for ChunkWriter {
         if buf.is_empty() {
             return Ok(0);
         }
-        let mut conn = self.pool.get().map_err(io::Error::other)?;
-        conn.ensure_open().map_err(io::Error::other)?;
         let (names, fences) = self.pool.fences.arrays();
-        let appended = conn
-            .query(
-                &format!(
-                    "WITH appended AS ( \
-                         INSERT INTO stream_chunks (round_id, kind, start, bytes) \
-                         SELECT s.round_id, s.kind, $3::bigint, $4::bytea FROM streams s \
-                         JOIN rounds ON rounds.id = s.round_id \
-                         WHERE s.round_id = $1 AND s.kind = $2 AND s.generation = $5 AND {} \
-                         RETURNING 1) \
-                     SELECT pg_notify($6, $7) FROM appended",
-                    still_held("rounds.lock_path", "$8", "$9")
-                ),
-                &[
-                    &self.stream.round_id,
-                    &kind_text(self.stream.kind),
-                    &self.offset,
-                    &buf,
-                    &self.generation,
-                    &STREAM_APPEND,
-                    &payload(&self.stream),
-                    &names,
-                    &fences,
-                ],
-            )
+        let sql = format!(
+            "WITH appended AS ( \
+                 INSERT INTO stream_chunks (round_id, kind, start, bytes) \
+                 SELECT s.round_id, s.kind, $3::bigint, $4::bytea FROM streams s \
+                 JOIN rounds ON rounds.id = s.round_id \
+                 WHERE s.round_id = $1 AND s.kind = $2 AND s.generation = $5 AND {} \
+                 RETURNING 1) \
+             SELECT pg_notify($6, $7) FROM appended",
+            still_held("rounds.lock_path", "$8", "$9")
+        );
+        let kind = kind_text(self.stream.kind);
+        let payload = payload(&self.stream);
+        let appended = self
+            .pool
+            .write_twice_if_cut(|conn, again| {
+                let sent = conn.query(
+                    &sql,
+                    &[
+                        &self.stream.round_id,
+                        &kind,
+                        &self.offset,
+                        &buf,
+                        &self.generation,
+                        &STREAM_APPEND,
+                        &payload,
+                        &names,
+                        &fences,
+                    ],
+                );
+                match sent {
+                    // Sent again after the first try's answer was lost: the chunk at this
+                    // offset is that try's, which had committed.
+                    Err(e) if again && super::errors::is_unique_violation(&e) => Ok(true),
+                    other => other.map(|rows| !rows.is_empty()),
+                }
+            })
             .map_err(io::Error::other)?;
-        if appended.is_empty() {
+        if !appended {
             return Err(io::Error::other(format!(
                 "round {} of {}: this writer's {:?} stream was made anew, or its host lost the round's claim",
                 self.stream.number, self.stream.slug, self.stream.kind
