@@ -8,9 +8,11 @@
 //! to vet. The one connection that LISTENs is not the pool's: it belongs to the listening
 //! thread (`listen.rs`).
 //!
-//! A server that restarts (or a link that drops for a moment) costs no write: a write checks
-//! its connection first ([`Pooled::ensure_open`], one round trip; a restarted server closed
-//! it without the client knowing) and takes a new one if it is gone; a connection idle for a
+//! A server that restarts (or a link that drops for a moment) costs no write: a write
+//! transaction checks its connection first ([`Pooled::ensure_open`], one round trip; a
+//! restarted server closed it without the client knowing) and takes a new one if it is gone;
+//! a round host's single-statement writes are sent once more on a new connection when the
+//! first was gone or was ended under the statement ([`Pool::write_twice_if_cut`]); a connection idle for a
 //! while is checked before a read has it; and once the pool has reached its server, a new
 //! connection that fails is tried again for [`RECONNECT_FOR`], so a round host whose server
 //! is back within that time goes on as if nothing happened. A read on a connection the server
