@@ -149,12 +149,17 @@ fn of_ten_racing_queued_starts_of_one_slug_exactly_one_is_accepted() {
         queue_rows(&fw),
         vec![("q1".into(), "start".into(), "queued".into())]
     );
-    // The refused ones took their prompt files away again.
-    let prompts: Vec<_> = std::fs::read_dir(fw.world.repo.join(".ganger/tasks/q1"))
+    // The accepted prompt is the store's, and the refused ones left nothing behind.
+    let db = rusqlite::Connection::open(fw.world.repo.join(".ganger/state.db")).unwrap();
+    let prompts: Vec<String> = db
+        .prepare("SELECT prompt FROM queue")
         .unwrap()
-        .map(|e| std::fs::read_to_string(e.unwrap().path()).unwrap())
-        .collect();
+        .query_map([], |row| row.get(0))
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap();
     assert_eq!(prompts, vec![format!("m {}", accepted[0])]);
+    assert!(!fw.world.repo.join(".ganger/tasks/q1").exists());
 }
 
 #[test]

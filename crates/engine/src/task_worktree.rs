@@ -245,7 +245,7 @@ fn worktree_lock(ws: &Workspace) -> Result<std::fs::File> {
 }
 
 /// `a/b/../c` as `a/c`, without touching the file system (the path may not exist yet).
-fn normalize(path: &Path) -> PathBuf {
+pub(crate) fn normalize(path: &Path) -> PathBuf {
     let mut out = PathBuf::new();
     for component in path.components() {
         match component {

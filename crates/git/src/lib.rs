@@ -21,6 +21,7 @@ mod nested;
 mod objects;
 mod refname;
 mod refs;
+pub mod remote;
 mod restore;
 mod snapshot;
 mod status;

@@ -96,8 +96,11 @@ pub struct NewQueued {
     pub kind: QueueKind,
     /// The start's options (agent, model, sandbox, ...) as JSON; `{}` for a fix.
     pub options: serde_json::Value,
-    /// The prompt, in a file beside the round files.
+    /// The prompt, in a file beside the round files: items queued before the prompt was
+    /// kept in the store; empty otherwise.
     pub prompt_file: std::path::PathBuf,
+    /// The prompt itself, readable by a worker on any host.
+    pub prompt: Option<String>,
     pub commander: String,
     /// The task's generation when the item was queued (a fix); `None` for a start.
     pub generation: Option<i64>,
@@ -115,7 +118,10 @@ pub struct QueueItem {
     pub slug: String,
     pub kind: QueueKind,
     pub options: serde_json::Value,
+    /// The prompt's file, for an item queued before prompts were kept in the store.
     pub prompt_file: std::path::PathBuf,
+    /// The prompt.
+    pub prompt: Option<String>,
     pub commander: String,
     pub generation: Option<i64>,
     pub fleet: Option<String>,
@@ -143,6 +149,9 @@ pub struct FleetRecord {
     pub file: Option<String>,
     /// Its limits as JSON (`global`, `agents`, `models`).
     pub limits: serde_json::Value,
+    /// The git remote its workers get the repository from and push each round to.
+    #[serde(default)]
+    pub remote: Option<String>,
     pub created_at: i64,
 }
 

@@ -63,6 +63,10 @@ pub trait Store: Send + crate::evidence::EvidenceStore + crate::claims::ClaimSto
         detail: serde_json::Value,
     ) -> Result<(), StoreError>;
 
+    /// Records that the task's worktree is now `worktree`, made by ganger: a worker on another
+    /// host made it there from the task's branch, to run the task's next round.
+    fn move_worktree(&mut self, task_id: i64, worktree: &Path) -> Result<(), StoreError>;
+
     /// Takes a task back to its state after round `to`: the rounds after it are marked
     /// rewound, the task's session becomes `session` (`None`: the next round starts a new
     /// one) and its next round's note `resume_note`, with a journal entry; `Busy` if a round

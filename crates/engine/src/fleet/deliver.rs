@@ -44,7 +44,7 @@ pub fn deliver(
                 StartSpec::from_json(&item.options).and_then(|spec| spec.start_options(&item.slug));
             match options {
                 Ok(mut options) => {
-                    options.brief = Some(Brief::File(item.prompt_file.clone()));
+                    options.brief = Some(queued_brief(item));
                     options.commander = Some(item.commander.clone());
                     options.detach = true;
                     options.fleet = item.fleet.clone();
@@ -69,7 +69,7 @@ pub fn deliver(
             }
             let options = FixOptions {
                 slug: item.slug.clone(),
-                brief: Some(Brief::File(item.prompt_file.clone())),
+                brief: Some(queued_brief(item)),
                 commander: Some(item.commander.clone()),
                 detach: true,
                 ..FixOptions::default()
@@ -92,6 +92,25 @@ pub fn deliver(
         Err(e) if e.kind == ErrorKind::Environment => Delivery::Unavailable(e.message),
         Err(e) if e.message.contains("was sent under generation") => Delivery::Stale(e.message),
         Err(e) => Delivery::Refused(e.message),
+    }
+}
+
+/// How a delivery went that failed before it began: the environment failed, or the item
+/// cannot be delivered.
+pub(super) fn failed_delivery(error: EngineError) -> Delivery {
+    if error.kind == ErrorKind::Environment {
+        Delivery::Unavailable(error.message)
+    } else {
+        Delivery::Refused(error.message)
+    }
+}
+
+/// The prompt of a queued item: kept in the store, or in the file of an item queued before
+/// it was.
+fn queued_brief(item: &QueueItem) -> Brief {
+    match &item.prompt {
+        Some(prompt) => Brief::Message(prompt.clone()),
+        None => Brief::File(item.prompt_file.clone()),
     }
 }
 

@@ -15,16 +15,7 @@ use crate::start::StartOptions;
 use crate::workspace::Workspace;
 use ganger_store::{NewQueued, QueueItem, QueueKind};
 
-/// Writes a queued round's prompt beside the task's round files.
-pub(super) fn write_prompt(ws: &Workspace, slug: &str, prompt: &str) -> Result<std::path::PathBuf> {
-    let dir = ws.state.task_dir(slug);
-    std::fs::create_dir_all(&dir).map_err(|e| EngineError::io("create", &dir, e))?;
-    let path = dir.join(format!("queued-{}.prompt.md", crate::tokens::new_token()));
-    std::fs::write(&path, prompt).map_err(|e| EngineError::io("write", &path, e))?;
-    Ok(path)
-}
-
-/// An item to queue, before its prompt is written.
+/// An item to queue.
 pub(super) struct Item<'a> {
     pub slug: &'a str,
     pub kind: QueueKind,
@@ -37,13 +28,15 @@ pub(super) struct Item<'a> {
 }
 
 impl Item<'_> {
-    /// The item to store, its prompt written to `prompt_file`.
-    pub(super) fn new_queued(self, prompt_file: std::path::PathBuf) -> NewQueued {
+    /// The item to store, its prompt in the store itself, so that a worker on any host reads
+    /// it.
+    pub(super) fn new_queued(self) -> NewQueued {
         NewQueued {
             slug: self.slug.to_owned(),
             kind: self.kind,
             options: self.options,
-            prompt_file,
+            prompt_file: std::path::PathBuf::new(),
+            prompt: Some(self.prompt.to_owned()),
             commander: self.commander,
             generation: self.generation,
             fleet: self.fleet,
@@ -53,21 +46,11 @@ impl Item<'_> {
     }
 }
 
-/// Writes the item's prompt and queues it; the prompt file goes again when the store
-/// refuses the item (a start of the slug is queued already: the store's unique index, so
-/// that of racing commands exactly one is accepted).
-fn enqueue(
-    ws: &Workspace,
-    store: &mut dyn ganger_store::Backend,
-    item: Item<'_>,
-) -> Result<QueueItem> {
-    let prompt_file = write_prompt(ws, item.slug, item.prompt)?;
+/// Queues the item, its prompt with it; the store refuses a start of a slug queued already
+/// (its unique index, so that of racing commands exactly one is accepted).
+fn enqueue(store: &mut dyn ganger_store::Backend, item: Item<'_>) -> Result<QueueItem> {
     crate::faults::pause("before-enqueue");
-    let stored = store.enqueue(&item.new_queued(prompt_file.clone()));
-    if stored.is_err() {
-        let _ = std::fs::remove_file(&prompt_file);
-    }
-    Ok(stored?)
+    Ok(store.enqueue(&item.new_queued())?)
 }
 
 /// `ganger start --queue`: a new task's first round, for the scheduler to start.
@@ -99,7 +82,6 @@ pub fn queue_start(ws: &Workspace, options: &StartOptions) -> Result<QueueItem> 
     let spec = serde_json::to_value(StartSpec::of(options))
         .map_err(|e| EngineError::environment("failed to encode the queued start", e))?;
     enqueue(
-        ws,
         &mut *store,
         Item {
             slug: &options.slug,
@@ -137,7 +119,6 @@ pub fn queue_fix(ws: &Workspace, options: &FixOptions) -> Result<QueueItem> {
         return Err(crate::rules::refused(&task));
     }
     enqueue(
-        ws,
         &mut *store,
         Item {
             slug: &task.slug,
@@ -207,7 +188,6 @@ pub fn broadcast(
     let mut queued = Vec::new();
     for task in tasks {
         queued.push(enqueue(
-            ws,
             &mut *store,
             Item {
                 slug: &task.slug,

@@ -14,6 +14,8 @@ use std::path::{Path, PathBuf};
 #[serde(deny_unknown_fields)]
 struct FleetToml {
     name: Option<String>,
+    /// The git remote workers on any host get the repository from and push rounds to.
+    remote: Option<String>,
     #[serde(default)]
     limits: Limits,
     #[serde(default)]
@@ -70,6 +72,9 @@ struct TaskToml {
 pub struct Fleet {
     pub name: String,
     pub file: PathBuf,
+    /// The git remote its rounds are run from and pushed to (an absolute path or a URL,
+    /// never with a password).
+    pub remote: Option<String>,
     pub limits: Limits,
     pub budget: BudgetToml,
     pub tasks: Vec<FleetTask>,
@@ -118,6 +123,11 @@ pub fn read_fleet(path: &Path) -> Result<Fleet> {
     }
     parsed.limits.check()?;
     let dir = path.parent().unwrap_or(Path::new("."));
+    let remote = parsed
+        .remote
+        .as_deref()
+        .map(|remote| remote_of(dir, remote))
+        .transpose()?;
     let mut seen = BTreeSet::new();
     let mut tasks = Vec::new();
     for task in &parsed.tasks {
@@ -203,10 +213,49 @@ pub fn read_fleet(path: &Path) -> Result<Fleet> {
     Ok(Fleet {
         name,
         file: path.to_path_buf(),
+        remote,
         limits: parsed.limits,
         budget: parsed.budget,
         tasks,
     })
+}
+
+/// A fleet's remote as written: a URL (`https://`, `ssh://`, `git://`, `file://`, or git's
+/// `host:path`) without a password, which would be stored and shown with every fleet; or a
+/// path, made absolute from the fleet file's directory.
+fn remote_of(dir: &Path, remote: &str) -> Result<String> {
+    let remote = remote.trim();
+    if remote.is_empty() || remote.starts_with('-') || remote.contains(char::is_control) {
+        return Err(EngineError::invalid(format!(
+            "remote {remote:?} is not a git URL or path"
+        )));
+    }
+    if let Some((_, rest)) = remote.split_once("://") {
+        let authority = rest.split('/').next().unwrap_or("");
+        if authority
+            .rsplit_once('@')
+            .is_some_and(|(user, _)| user.contains(':'))
+        {
+            return Err(EngineError::invalid(
+                "the fleet's remote URL carries a password, which would be stored with the fleet",
+            )
+            .hint("leave it out and give git a credential helper or an SSH key on each worker"));
+        }
+        return Ok(remote.to_owned());
+    }
+    let path = Path::new(remote);
+    let scp_like = !path.is_absolute()
+        && remote
+            .split_once(':')
+            .is_some_and(|(host, _)| !host.contains('/'));
+    if scp_like {
+        return Ok(remote.to_owned());
+    }
+    let absolute =
+        std::path::absolute(dir.join(path)).map_err(|e| EngineError::io("resolve", path, e))?;
+    Ok(crate::task_worktree::normalize(&absolute)
+        .to_string_lossy()
+        .into_owned())
 }
 
 /// The first cycle of `after` links, as the slugs along it with the first repeated at the

@@ -10,6 +10,7 @@ mod events;
 mod file;
 mod limits;
 mod offer;
+mod remote;
 mod run;
 mod scheduler;
 mod serve;

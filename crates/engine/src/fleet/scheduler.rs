@@ -11,10 +11,11 @@
 //! recorded, so every round asked for runs once.
 
 use super::backoff::{jitter, pause_for, rate_limited};
-use super::deliver::{Delivery, deliver};
+use super::deliver::{Delivery, deliver, failed_delivery};
 use super::events::{FleetEvent, FleetEvents};
 use super::limits::{Limits, Running};
 use super::offer::Offer;
+use super::remote::Clones;
 use super::spec::{CONTINUE, StartSpec};
 use crate::error::Result;
 use crate::notice::Notice;
@@ -116,6 +117,10 @@ struct Scheduler<'a> {
     counted: Option<Vec<(QueueState, u64)>>,
     /// Items whose delivery met a failure of the environment, since when (in a row).
     unavailable: HashMap<i64, Instant>,
+    /// The clones of the fleets' remotes this scheduler delivered from.
+    clones: Clones,
+    /// Each fleet's remote, by the fleet's name, as the last pass read them.
+    remotes: BTreeMap<String, String>,
 }
 
 /// Runs the scheduler until `options.drain` says it is done.
@@ -154,6 +159,8 @@ pub fn run_scheduler_as(
         load: 0,
         counted: None,
         unavailable: HashMap::new(),
+        clones: Clones::new(ws),
+        remotes: BTreeMap::new(),
     };
     let queue_tx = scheduler.tx.clone();
     let notified = scheduler
@@ -312,6 +319,7 @@ impl Scheduler<'_> {
             kind: QueueKind::Fix,
             options: serde_json::json!({}),
             prompt_file: item.prompt_file.clone(),
+            prompt: item.prompt.clone(),
             commander: item.commander.clone(),
             generation: Some(task.generation),
             fleet: item.fleet.clone(),
@@ -392,6 +400,11 @@ impl Scheduler<'_> {
         }
         // The open items are read again only when adopting or reviewing changed them: with
         // a thousand queued, each read is a thousand rows.
+        let fleets = self.store.fleets()?;
+        self.remotes = fleets
+            .iter()
+            .filter_map(|f| Some((f.name.clone(), f.remote.clone()?)))
+            .collect();
         let mut items = self.store.open_items()?;
         if self.adopt_orphans(&items, events)? {
             items = self.store.open_items()?;
@@ -419,9 +432,7 @@ impl Scheduler<'_> {
                         || (i.state == QueueState::Delivered && busy.contains(&i.slug)))
             })
             .count();
-        let fleet_limits: BTreeMap<String, Limits> = self
-            .store
-            .fleets()?
+        let fleet_limits: BTreeMap<String, Limits> = fleets
             .into_iter()
             .filter_map(|f| Some((f.name, serde_json::from_value(f.limits).ok()?)))
             .collect();
@@ -517,12 +528,33 @@ impl Scheduler<'_> {
         // host), then the loop records how each went.
         let started = Instant::now();
         let mut results: Vec<(&QueueItem, Delivery)> = Vec::with_capacity(batch.len());
-        for chunk in batch.chunks(PARALLEL_DELIVERIES) {
-            let ws = self.ws;
+        // An item of a fleet with a remote runs in this host's clone of it, made ready here,
+        // one at a time (fetches into one clone would race).
+        let mut ready: Vec<(&QueueItem, Option<String>)> = Vec::with_capacity(batch.len());
+        for item in batch {
+            let prepared = match self.remote_of(item, None) {
+                Ok(None) => Ok(None),
+                Ok(Some(remote)) => self
+                    .clones
+                    .prepare(&mut *self.store, &remote, item)
+                    .map(|()| Some(remote)),
+                Err(e) => Err(e),
+            };
+            match prepared {
+                Ok(remote) => ready.push((item, remote)),
+                Err(e) => results.push((item, failed_delivery(e))),
+            }
+        }
+        for chunk in ready.chunks(PARALLEL_DELIVERIES) {
+            let (home, clones) = (self.ws, &self.clones);
             let delivered: Vec<Delivery> = std::thread::scope(|scope| {
                 let handles: Vec<_> = chunk
                     .iter()
-                    .map(|item| {
+                    .map(|(item, remote)| {
+                        let ws = remote
+                            .as_deref()
+                            .and_then(|r| clones.workspace(r))
+                            .unwrap_or(home);
                         scope.spawn(move || match ws.open_store() {
                             Ok(store) => deliver(ws, &*store, item, &mut |_: Notice| {}),
                             Err(e) => Delivery::Unavailable(e.message),
@@ -538,7 +570,7 @@ impl Scheduler<'_> {
                     })
                     .collect()
             });
-            results.extend(chunk.iter().copied().zip(delivered));
+            results.extend(chunk.iter().map(|(item, _)| *item).zip(delivered));
         }
         delivering += started.elapsed();
         for (item, delivery) in results {
@@ -591,6 +623,60 @@ impl Scheduler<'_> {
         self.deciding += began.elapsed().saturating_sub(delivering);
         self.counts(events)?;
         Ok(wake.map(|w| Duration::from_millis(w.saturating_sub(now_ms()).max(1) as u64)))
+    }
+
+    /// The remote `item`'s fleet names, if any: the item's fleet, or its task's (a fix queued
+    /// to a fleet's task by hand belongs to no fleet itself).
+    fn remote_of(&self, item: &QueueItem, task: Option<&Task>) -> Result<Option<String>> {
+        if self.remotes.is_empty() {
+            return Ok(None);
+        }
+        let fleet = match (&item.fleet, item.kind) {
+            (Some(fleet), _) => Some(fleet.clone()),
+            (None, QueueKind::Start) => None,
+            (None, _) => match task {
+                Some(task) => self.store.task_fleet(task.id)?,
+                None => match self.store.task(&item.slug)? {
+                    Some(task) => self.store.task_fleet(task.id)?,
+                    None => None,
+                },
+            },
+        };
+        Ok(fleet.and_then(|fleet| self.remotes.get(&fleet).cloned()))
+    }
+
+    /// Whether the round of `item` may be looked at: its task's branch and snapshots are
+    /// pushed to its fleet's remote (or it has none, or the round ran on another host). A
+    /// push that fails is tried again at the next passes, as long as the environment's
+    /// patience lasts; then the round is looked at with its work left unpushed, and said so.
+    fn pushed(&mut self, item: &QueueItem, task: &Task, events: &mut dyn FleetEvents) -> bool {
+        let pushed = match self.remote_of(item, Some(task)) {
+            Ok(None) => return true,
+            Ok(Some(remote)) => self.clones.push(&remote, task),
+            Err(e) => Err(e),
+        };
+        match pushed {
+            Ok(()) => {
+                self.unavailable.remove(&item.id);
+                true
+            }
+            Err(e) => {
+                let since = *self.unavailable.entry(item.id).or_insert_with(Instant::now);
+                let given_up = since.elapsed() >= ENVIRONMENT_PATIENCE;
+                let mut message = std::iter::once(e.message.clone())
+                    .chain(e.causes())
+                    .collect::<Vec<_>>()
+                    .join(": ");
+                if given_up {
+                    message.push_str("; given up: the round's work stays on this host");
+                }
+                events.event(FleetEvent::Trouble { message });
+                if given_up {
+                    self.unavailable.remove(&item.id);
+                }
+                given_up
+            }
+        }
     }
 
     fn counts(&mut self, events: &mut dyn FleetEvents) -> Result<()> {
@@ -704,6 +790,9 @@ impl Scheduler<'_> {
         if round.status == RoundStatus::Running {
             return Ok(());
         }
+        if !self.pushed(item, &task, events) {
+            return Ok(());
+        }
         let model = round.model.clone().or_else(|| task.model.clone());
         if let Some(line) = rate_limited(&*self.store, &task, &round) {
             let model_name = model
@@ -730,18 +819,12 @@ impl Scheduler<'_> {
                 strikes,
                 reason: line.clone(),
             });
-            let prompt_file = self
-                .ws
-                .state
-                .task_dir(&task.slug)
-                .join(format!("queued-{}.prompt.md", crate::tokens::new_token()));
-            std::fs::write(&prompt_file, CONTINUE)
-                .map_err(|e| crate::error::EngineError::io("write", &prompt_file, e))?;
             let next = NewQueued {
                 slug: task.slug.clone(),
                 kind: QueueKind::Fix,
                 options: serde_json::json!({}),
-                prompt_file,
+                prompt_file: std::path::PathBuf::new(),
+                prompt: Some(CONTINUE.to_owned()),
                 commander: item.commander.clone(),
                 generation: Some(task.generation),
                 fleet: item.fleet.clone(),

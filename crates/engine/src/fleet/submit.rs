@@ -5,7 +5,7 @@
 //! nothing written, and a task that a concurrent submission queued in the meantime is left to
 //! it, so that three `fleet run`s of one file at once queue each task once.
 
-use super::enqueue::{Item, write_prompt};
+use super::enqueue::Item;
 use super::file::Fleet;
 use super::spec::CONTINUE;
 use crate::admission::known_adapter;
@@ -138,33 +138,23 @@ fn plan<'a>(
     Ok(planned)
 }
 
-fn remove_prompts(items: &[FleetItem]) {
-    for wanted in items {
-        let _ = std::fs::remove_file(&wanted.item.prompt_file);
-    }
-}
-
-/// Writes each planned item's prompt file; on a failure, the ones written go again.
-fn write_prompts(ws: &Workspace, planned: Vec<Planned<'_>>) -> Result<Vec<FleetItem>> {
-    let mut items = Vec::with_capacity(planned.len());
-    for (item, rounds) in planned {
-        match write_prompt(ws, item.slug, item.prompt) {
-            Ok(prompt_file) => items.push(FleetItem {
-                item: item.new_queued(prompt_file),
-                rounds,
-            }),
-            Err(e) => {
-                remove_prompts(&items);
-                return Err(e);
-            }
-        }
-    }
-    Ok(items)
+/// The planned items as the store takes them, each with its prompt.
+fn fleet_items(planned: Vec<Planned<'_>>) -> Vec<FleetItem> {
+    planned
+        .into_iter()
+        .map(|(item, rounds)| FleetItem {
+            item: item.new_queued(),
+            rounds,
+        })
+        .collect()
 }
 
 /// Queues a fleet: each task not yet started is queued to start, each interrupted one to
 /// continue, the others are left alone, so that submitting the same file again resumes it.
 pub fn submit_fleet(ws: &Workspace, fleet: &Fleet, as_name: Option<&str>) -> Result<Submitted> {
+    if let Some(remote) = &fleet.remote {
+        super::remote::check_fleet_remote(ws, &fleet.name, remote)?;
+    }
     for task in &fleet.tasks {
         let agent = task.options["agent"]
             .as_str()
@@ -193,6 +183,7 @@ pub fn submit_fleet(ws: &Workspace, fleet: &Fleet, as_name: Option<&str>) -> Res
             name: fleet.name.clone(),
             file: Some(fleet.file.to_string_lossy().into_owned()),
             limits,
+            remote: fleet.remote.clone(),
             created_at: now_ms(),
         },
         budget: (fleet.budget.usd.is_some() || fleet.budget.tokens.is_some()).then_some(Budget {
@@ -200,29 +191,20 @@ pub fn submit_fleet(ws: &Workspace, fleet: &Fleet, as_name: Option<&str>) -> Res
             tokens: fleet.budget.tokens,
         }),
         slugs,
-        items: write_prompts(ws, planned)?,
+        items: fleet_items(planned),
     };
     crate::faults::pause("before-submit-fleet");
-    let queued = match store.submit_fleet(&submission) {
-        Ok(queued) => queued,
-        Err(e) => {
-            remove_prompts(&submission.items);
-            return Err(match e {
-                StoreError::FleetConflict { slug, holder, .. } => conflict(fleet, slug, holder),
-                other => other.into(),
-            });
-        }
-    };
+    let queued = store.submit_fleet(&submission).map_err(|e| match e {
+        StoreError::FleetConflict { slug, holder, .. } => conflict(fleet, slug, holder),
+        other => other.into(),
+    })?;
     for (wanted, queued) in submission.items.iter().zip(queued) {
         let slug = wanted.item.slug.clone();
         match (queued, wanted.item.kind) {
             (Some(_), QueueKind::Start) => submitted.started.push(slug),
             (Some(_), _) => submitted.resumed.push(slug),
             // Another submission queued it, or it started since: left to that one.
-            (None, _) => {
-                let _ = std::fs::remove_file(&wanted.item.prompt_file);
-                submitted.pending.push(slug);
-            }
+            (None, _) => submitted.pending.push(slug),
         }
     }
     Ok(submitted)

@@ -16,7 +16,7 @@ use crate::records::now_ms;
 use postgres::{GenericClient, Row};
 
 const ITEM_COLUMNS: &str = "id, slug, kind, options, prompt_file, commander, generation, fleet, \
-     after, not_before, state, reason, round, claimed_at, created_at, updated_at, claimed_by";
+     after, not_before, state, reason, round, claimed_at, created_at, updated_at, claimed_by, prompt";
 
 fn corrupt(column: &str, e: impl std::fmt::Display) -> StoreError {
     StoreError::Corrupt(format!("queue.{column}: {e}"))
@@ -46,6 +46,7 @@ fn item(row: &Row) -> Result<QueueItem, StoreError> {
         created_at: row.try_get(14)?,
         updated_at: row.try_get(15)?,
         claimed_by: row.try_get(16)?,
+        prompt: row.try_get(17)?,
     })
 }
 
@@ -59,8 +60,8 @@ pub(crate) fn insert_item(
     let inserted = tx.query_one(
         &format!(
             "INSERT INTO queue (slug, kind, options, prompt_file, commander, generation, fleet, \
-             after, not_before, state, created_at, updated_at) \
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, 'queued', $10, $10) \
+             after, not_before, state, created_at, updated_at, prompt) \
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, 'queued', $10, $10, $11) \
              RETURNING {ITEM_COLUMNS}"
         ),
         &[
@@ -74,6 +75,7 @@ pub(crate) fn insert_item(
             &to_json(&new.after)?,
             &new.not_before,
             &now_ms(),
+            &new.prompt,
         ],
     );
     match inserted {
@@ -89,13 +91,15 @@ pub(crate) fn save_fleet_row(
     fleet: &FleetRecord,
 ) -> Result<(), StoreError> {
     conn.execute(
-        "INSERT INTO fleets (name, file, limits, created_at) VALUES ($1, $2, $3, $4) \
-         ON CONFLICT (name) DO UPDATE SET file = $2, limits = $3",
+        "INSERT INTO fleets (name, file, limits, created_at, remote) \
+         VALUES ($1, $2, $3, $4, $5) \
+         ON CONFLICT (name) DO UPDATE SET file = $2, limits = $3, remote = $5",
         &[
             &fleet.name,
             &fleet.file,
             &fleet.limits.to_string(),
             &fleet.created_at,
+            &fleet.remote,
         ],
     )?;
     Ok(())
@@ -321,7 +325,7 @@ impl QueueStore for PgStore {
 
     fn fleets(&self) -> Result<Vec<FleetRecord>, StoreError> {
         let found = self.conn()?.query(
-            "SELECT name, file, limits, created_at FROM fleets ORDER BY name",
+            "SELECT name, file, limits, created_at, remote FROM fleets ORDER BY name",
             &[],
         )?;
         rows::all(found, |row| {
@@ -331,6 +335,7 @@ impl QueueStore for PgStore {
                 file: row.try_get(1)?,
                 limits: serde_json::from_str(&limits).map_err(|e| corrupt("limits", e))?,
                 created_at: row.try_get(3)?,
+                remote: row.try_get(4)?,
             })
         })
     }

@@ -237,6 +237,14 @@ impl Store for PgStore {
         Ok(())
     }
 
+    fn move_worktree(&mut self, task_id: i64, worktree: &Path) -> Result<(), StoreError> {
+        self.conn()?.execute(
+            "UPDATE tasks SET worktree = $2, worktree_made = TRUE WHERE id = $1",
+            &[&task_id, &path_text(worktree)],
+        )?;
+        Ok(())
+    }
+
     fn rewind(&mut self, task_id: i64, to: u32, rewind: &Rewind) -> Result<Vec<u32>, StoreError> {
         let mut conn = self.conn()?;
         let mut tx = write(&mut conn)?;

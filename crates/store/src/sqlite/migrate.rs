@@ -20,6 +20,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("../../migrations/0012_claims.sql"),
     include_str!("../../migrations/0013_task_warm.sql"),
     include_str!("../../migrations/0014_workers.sql"),
+    include_str!("../../migrations/0015_queue_prompt_fleet_remote.sql"),
 ];
 
 /// The schema version this binary writes.

@@ -464,6 +464,14 @@ impl Store for SqliteStore {
         Ok(())
     }
 
+    fn move_worktree(&mut self, task_id: i64, worktree: &Path) -> Result<(), StoreError> {
+        self.conn.execute(
+            "UPDATE tasks SET worktree = ?2, worktree_made = 1 WHERE id = ?1",
+            params![task_id, path_text(worktree)],
+        )?;
+        Ok(())
+    }
+
     fn rewind(&mut self, task_id: i64, to: u32, rewind: &Rewind) -> Result<Vec<u32>, StoreError> {
         let tx = self.write()?;
         let task = load_task(&tx, task_id)?;

@@ -14,7 +14,7 @@ use crate::records::now_ms;
 use rusqlite::{Row, params};
 
 const ITEM_COLUMNS: &str = "id, slug, kind, options, prompt_file, commander, generation, fleet, \
-     after, not_before, state, reason, round, claimed_at, created_at, updated_at, claimed_by";
+     after, not_before, state, reason, round, claimed_at, created_at, updated_at, claimed_by, prompt";
 
 fn corrupt(column: &str, e: impl std::fmt::Display) -> rusqlite::Error {
     rusqlite::Error::FromSqlConversionFailure(
@@ -48,6 +48,7 @@ pub(super) fn item(row: &Row<'_>) -> rusqlite::Result<QueueItem> {
         created_at: row.get(14)?,
         updated_at: row.get(15)?,
         claimed_by: row.get(16)?,
+        prompt: row.get(17)?,
     })
 }
 
@@ -57,8 +58,8 @@ pub(super) fn insert_item(
 ) -> Result<i64, StoreError> {
     let inserted = tx.execute(
         "INSERT INTO queue (slug, kind, options, prompt_file, commander, generation, fleet, \
-         after, not_before, state, created_at, updated_at) \
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, 'queued', ?10, ?10)",
+         after, not_before, state, created_at, updated_at, prompt) \
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, 'queued', ?10, ?10, ?11)",
         params![
             new.slug,
             new.kind.as_str(),
@@ -70,6 +71,7 @@ pub(super) fn insert_item(
             to_json(&new.after)?,
             new.not_before,
             now_ms(),
+            new.prompt,
         ],
     );
     match inserted {
@@ -96,13 +98,14 @@ pub(super) fn save_fleet_row(
     fleet: &FleetRecord,
 ) -> Result<(), StoreError> {
     conn.execute(
-        "INSERT INTO fleets (name, file, limits, created_at) VALUES (?1, ?2, ?3, ?4) \
-         ON CONFLICT(name) DO UPDATE SET file = ?2, limits = ?3",
+        "INSERT INTO fleets (name, file, limits, created_at, remote) VALUES (?1, ?2, ?3, ?4, ?5) \
+         ON CONFLICT(name) DO UPDATE SET file = ?2, limits = ?3, remote = ?5",
         params![
             fleet.name,
             fleet.file,
             fleet.limits.to_string(),
-            fleet.created_at
+            fleet.created_at,
+            fleet.remote
         ],
     )?;
     Ok(())
@@ -289,7 +292,7 @@ impl QueueStore for SqliteStore {
     fn fleets(&self) -> Result<Vec<FleetRecord>, StoreError> {
         let mut statement = self
             .conn
-            .prepare("SELECT name, file, limits, created_at FROM fleets ORDER BY name")?;
+            .prepare("SELECT name, file, limits, created_at, remote FROM fleets ORDER BY name")?;
         let rows = statement.query_map([], |row| {
             let limits: String = row.get(2)?;
             Ok(FleetRecord {
@@ -297,6 +300,7 @@ impl QueueStore for SqliteStore {
                 file: row.get(1)?,
                 limits: serde_json::from_str(&limits).map_err(|e| corrupt("limits", e))?,
                 created_at: row.get(3)?,
+                remote: row.get(4)?,
             })
         })?;
         Ok(rows.collect::<Result<Vec<_>, _>>()?)
@@ -349,6 +353,7 @@ mod tests {
             kind: QueueKind::Start,
             options: serde_json::json!({"agent": "command"}),
             prompt_file: "/tmp/p.md".into(),
+            prompt: None,
             commander: "alice".into(),
             generation: None,
             fleet: Some("f".into()),

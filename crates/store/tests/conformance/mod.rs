@@ -45,6 +45,7 @@ macro_rules! suite {
             rounds::of_racing_rounds_of_one_task_from_many_connections_exactly_one_starts,
             rounds::a_round_ends_once_and_cancel_asks_only_a_running_round,
             rounds::a_cleaned_task_keeps_its_record_and_says_when_it_was_cleaned,
+            rounds::a_moved_worktree_is_where_the_task_is_found_next,
             generations::a_transfer_bumps_the_generation_and_stale_or_foreign_rounds_are_refused,
             generations::an_adopted_task_has_its_session_and_no_round,
             queue::items_move_only_from_the_state_they_are_in,

@@ -16,7 +16,8 @@ fn queued(slug: &str, kind: QueueKind, fleet: Option<&str>) -> NewQueued {
         slug: slug.into(),
         kind,
         options: serde_json::json!({}),
-        prompt_file: PathBuf::from(format!("/tmp/{slug}.md")),
+        prompt_file: PathBuf::new(),
+        prompt: Some(format!("the brief of {slug}\nin two lines")),
         commander: "alice".into(),
         generation: None,
         fleet: fleet.map(Into::into),
@@ -32,6 +33,7 @@ fn starting(name: &str, slugs: &[&str]) -> FleetSubmission {
             name: name.into(),
             file: Some(format!("{name}.toml")),
             limits: serde_json::json!({}),
+            remote: Some(format!("git://127.0.0.1/{name}.git")),
             created_at: 1,
         },
         budget: Some(Budget {
@@ -60,6 +62,11 @@ pub fn items_move_only_from_the_state_they_are_in(site: &dyn Site) {
     );
     let open: Vec<i64> = other.open_items().unwrap().iter().map(|i| i.id).collect();
     assert_eq!(open, [a.id, b.id]);
+    // The prompt is the store's, for a worker on any host to read.
+    assert_eq!(
+        other.open_items().unwrap()[1].prompt.as_deref(),
+        Some("the brief of b\nin two lines")
+    );
     assert_eq!(other.waiting_starts().unwrap(), 1);
     // Two schedulers claim the same item: one wins.
     assert!(
@@ -223,6 +230,11 @@ pub fn concurrent_submissions_of_one_fleet_queue_each_task_once(site: &dyn Site)
     let mut per_slug: Vec<&str> = items.iter().map(|i| i.slug.as_str()).collect();
     per_slug.sort_unstable();
     assert_eq!(per_slug, slugs);
+    let fleets = store.fleets().unwrap();
+    assert_eq!(
+        (fleets.len(), fleets[0].remote.as_deref()),
+        (1, Some("git://127.0.0.1/f.git"))
+    );
     assert_eq!(
         store.queue_counts(Some("f")).unwrap(),
         [(QueueState::Queued, 4)]

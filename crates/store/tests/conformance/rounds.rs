@@ -239,3 +239,30 @@ pub fn a_cleaned_task_keeps_its_record_and_says_when_it_was_cleaned(site: &dyn S
     );
     assert_eq!(last.detail["removed"], serde_json::json!(["worktree"]));
 }
+
+pub fn a_moved_worktree_is_where_the_task_is_found_next(site: &dyn Site) {
+    let mut store = site.connect();
+    let (task, _) = store
+        .create_task(
+            &new_task("t1", "alice"),
+            &new_round(RoundKind::Start, "a", "alice"),
+        )
+        .unwrap();
+    let elsewhere = std::path::Path::new("/srv/worker-2/repo/.ganger/worktrees/t1");
+    assert_ne!(task.worktree, elsewhere);
+    store.move_worktree(task.id, elsewhere).unwrap();
+    let other = site.connect();
+    let moved = other.task("t1").unwrap().unwrap();
+    assert_eq!(
+        (moved.worktree.as_path(), moved.worktree_made),
+        (elsewhere, true)
+    );
+    assert_eq!(
+        other.task_summaries().unwrap()[0].worktree.as_path(),
+        elsewhere
+    );
+    assert_eq!(
+        (moved.generation, moved.rounds),
+        (task.generation, task.rounds)
+    );
+}

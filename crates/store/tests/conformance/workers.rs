@@ -13,6 +13,7 @@ fn start(slug: &str) -> NewQueued {
         kind: QueueKind::Start,
         options: serde_json::json!({}),
         prompt_file: PathBuf::from(format!("/tmp/{slug}.md")),
+        prompt: None,
         commander: "alice".into(),
         generation: None,
         fleet: None,

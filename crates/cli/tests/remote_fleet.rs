@@ -1,0 +1,300 @@
+//! A fleet that names a git remote (issue 19): workers on other hosts get the repository from
+//! it (a bare repository served by `git daemon` on loopback), run each round in their own
+//! clone, and push the task's branch and snapshot refs back; a task whose next round goes to
+//! another worker continues there with the work of its earlier rounds (the agent never
+//! commits: its work travels as the last round's snapshot). Each worker here is a directory
+//! of its own, as another host would be; they share a PostgreSQL store
+//! (`GANGER_TEST_POSTGRES`). A remote is refused without a shared store, or with a password.
+
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "a test fails loudly on what it did not expect"
+)]
+
+use ganger_test_support::{PgDatabase, World, wait_until};
+use serde_json::Value;
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Stdio};
+use std::time::Duration;
+
+/// A background process killed when dropped, with its output in a file.
+struct Background {
+    child: Child,
+    log: PathBuf,
+}
+
+impl Background {
+    fn log_text(&self) -> String {
+        std::fs::read_to_string(&self.log).unwrap_or_default()
+    }
+
+    /// The slugs whose round this worker started, from its event lines.
+    fn started(&self) -> BTreeSet<String> {
+        self.log_text()
+            .lines()
+            .filter_map(|line| line.strip_prefix("started ")?.split(' ').next())
+            .map(str::to_owned)
+            .collect()
+    }
+}
+
+impl Drop for Background {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// `git daemon` serving `base` on a free loopback port, pushes allowed.
+#[expect(
+    clippy::disallowed_methods,
+    reason = "git daemon is the remote's server, run in the background"
+)]
+fn serve_git(world: &World, base: &Path) -> (Background, u16) {
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let log = world.root().join("git-daemon.log");
+    let child = std::process::Command::new("git")
+        .args([
+            "daemon",
+            "--reuseaddr",
+            "--export-all",
+            "--enable=receive-pack",
+            "--listen=127.0.0.1",
+            &format!("--port={port}"),
+            &format!("--base-path={}", base.display()),
+            &base.to_string_lossy(),
+        ])
+        .stdout(Stdio::null())
+        .stderr(std::fs::File::create(&log).unwrap())
+        .spawn()
+        .unwrap();
+    let daemon = Background { child, log };
+    let url = format!("git://127.0.0.1:{port}/app.git");
+    assert!(
+        wait_until(Duration::from_secs(20), || {
+            let mut command = std::process::Command::new("git");
+            command.args(["ls-remote", &url]);
+            command.output().is_ok_and(|o| o.status.success())
+        }),
+        "git daemon did not answer: {}",
+        daemon.log_text()
+    );
+    (daemon, port)
+}
+
+/// `ganger worker` run in `host` (a directory standing for another machine).
+#[expect(
+    clippy::disallowed_methods,
+    reason = "the worker is ganger itself, run in the background as a user runs it"
+)]
+fn worker(world: &World, store: &str, host: &Path, name: &str) -> Background {
+    let log = world.root().join(format!("worker-{name}.log"));
+    let host_text = host.to_string_lossy().into_owned();
+    let mut command = world.command(&["-C", &host_text, "worker", "--name", name]);
+    command.env("GANGER_STORE", store);
+    let child = command
+        .stdout(std::fs::File::create(&log).unwrap())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    Background { child, log }
+}
+
+fn ganger(world: &World, store: Option<&str>, args: &[&str]) -> ganger_test_support::Run {
+    let mut command = world.command(args);
+    if let Some(url) = store {
+        command.env("GANGER_STORE", url);
+    }
+    ganger_test_support::Run::from(command.output().unwrap())
+}
+
+fn tasks(world: &World, store: &str) -> Vec<Value> {
+    ganger(world, Some(store), &["fleet", "status", "f", "--json"]).json()["tasks"]
+        .as_array()
+        .unwrap()
+        .clone()
+}
+
+/// Whether every task of fleet `f` had `rounds` rounds, the last one `done`.
+fn all_done_after(world: &World, store: &str, rounds: u64) -> bool {
+    tasks(world, store)
+        .iter()
+        .all(|t| t["rounds"] == rounds && t["last_status"] == "done")
+}
+
+/// `git` in `dir`, its output trimmed; `None` when it fails.
+fn git_at(dir: &Path, args: &[&str]) -> Option<String> {
+    let output = std::process::Command::new("git")
+        .arg("-C")
+        .arg(dir)
+        .args(args)
+        .output()
+        .unwrap();
+    output
+        .status
+        .success()
+        .then(|| String::from_utf8_lossy(&output.stdout).trim().to_owned())
+}
+
+/// A host: a directory of its own with the agents' configuration a worker there offers.
+fn host(world: &World, name: &str) -> PathBuf {
+    let dir = world.root().join(format!("host-{name}"));
+    std::fs::create_dir_all(&dir).unwrap();
+    world.git_in(&dir, &["init", "-q"]);
+    std::fs::copy(world.repo.join("ganger.toml"), dir.join("ganger.toml")).unwrap();
+    dir
+}
+
+#[test]
+fn a_task_moved_to_a_worker_on_another_host_continues_with_its_work_from_the_remote() {
+    let Some(db) = PgDatabase::new() else { return };
+    let store = db.url.as_str();
+    let world = World::new(env!("CARGO_BIN_EXE_ganger").as_ref());
+    // Each round adds a line to work.txt and commits nothing, as agents do here.
+    world.use_command_agent(
+        "cat >/dev/null; echo line >> work.txt; echo 'DONE: ok'",
+        "",
+        "",
+    );
+    world.git(&["add", "ganger.toml"]);
+    world.git(&["commit", "-q", "-m", "ganger's configuration"]);
+    let served = world.root().join("served");
+    std::fs::create_dir_all(&served).unwrap();
+    let bare = served.join("app.git");
+    world.git_in(
+        world.root(),
+        &[
+            "clone",
+            "-q",
+            "--bare",
+            &world.repo.to_string_lossy(),
+            &bare.to_string_lossy(),
+        ],
+    );
+    let (_daemon, port) = serve_git(&world, &served);
+    let url = format!("git://127.0.0.1:{port}/app.git");
+    let slugs = ["t1", "t2", "t3"];
+    let mut text = format!("remote = \"{url}\"\n");
+    for slug in slugs {
+        text.push_str(&format!(
+            "[[task]]\nslug = \"{slug}\"\nmessage = \"do {slug}\"\n"
+        ));
+    }
+    let file = world.root().join("f.toml");
+    std::fs::write(&file, text).unwrap();
+    ganger(
+        &world,
+        Some(store),
+        &["fleet", "submit", &file.to_string_lossy()],
+    )
+    .expect_code(0);
+    let (host_a, host_b) = (host(&world, "a"), host(&world, "b"));
+
+    // Host a runs every first round, then goes away.
+    let a = worker(&world, store, &host_a, "a");
+    assert!(
+        wait_until(Duration::from_secs(120), || all_done_after(
+            &world, store, 1
+        )),
+        "{:#?}\n{}",
+        tasks(&world, store),
+        a.log_text()
+    );
+    for slug in slugs {
+        let snapshot = format!("refs/ganger/{slug}/round-1:work.txt");
+        assert!(
+            wait_until(Duration::from_secs(30), || git_at(
+                &bare,
+                &["show", &snapshot]
+            )
+            .is_some()),
+            "round 1 of {slug} never reached the remote: {}",
+            a.log_text()
+        );
+        assert_eq!(git_at(&bare, &["show", &snapshot]).unwrap(), "line");
+        assert!(git_at(&bare, &["rev-parse", &format!("refs/heads/agent/{slug}")]).is_some());
+    }
+    assert_eq!(a.started(), slugs.iter().map(|s| (*s).to_owned()).collect());
+    drop(a);
+
+    // Host b takes every second round: the worktree is made there from the remote, with
+    // round 1's work, and round 2 adds to it.
+    for slug in slugs {
+        ganger(
+            &world,
+            Some(store),
+            &["fix", slug, "--queue", "--message", "once more"],
+        )
+        .expect_code(0);
+    }
+    let b = worker(&world, store, &host_b, "b");
+    assert!(
+        wait_until(Duration::from_secs(120), || all_done_after(
+            &world, store, 2
+        )),
+        "{:#?}\n{}",
+        tasks(&world, store),
+        b.log_text()
+    );
+    for slug in slugs {
+        let snapshot = format!("refs/ganger/{slug}/round-2:work.txt");
+        assert!(
+            wait_until(Duration::from_secs(30), || git_at(
+                &bare,
+                &["show", &snapshot]
+            )
+            .is_some()),
+            "round 2 of {slug} never reached the remote: {}",
+            b.log_text()
+        );
+        assert_eq!(
+            git_at(&bare, &["show", &snapshot]).unwrap(),
+            "line\nline",
+            "{slug}"
+        );
+        let status = ganger(&world, Some(store), &["status", slug, "--json"]).json();
+        let worktree = status["worktree"].as_str().unwrap_or_default();
+        assert!(
+            Path::new(worktree).starts_with(&host_b),
+            "{slug}'s worktree is not on host b: {status:#}"
+        );
+    }
+    assert_eq!(b.started(), slugs.iter().map(|s| (*s).to_owned()).collect());
+}
+
+#[test]
+fn a_fleet_remote_is_refused_without_a_shared_store_or_with_a_password() {
+    let world = World::new(env!("CARGO_BIN_EXE_ganger").as_ref());
+    world.use_command_agent("cat >/dev/null; echo 'DONE: ok'", "", "");
+    let file = world.root().join("f.toml");
+    let fleet = |remote: &str| {
+        std::fs::write(
+            &file,
+            format!("remote = \"{remote}\"\n[[task]]\nslug = \"t1\"\nmessage = \"do it\"\n"),
+        )
+        .unwrap();
+        ganger(&world, None, &["fleet", "submit", &file.to_string_lossy()])
+    };
+    let secret = "hunter2-not-to-be-seen";
+    let run = fleet(&format!("https://me:{secret}@git.example.invalid/app.git"));
+    run.expect_code(2);
+    assert!(run.stderr.contains("password"), "{}", run.stderr);
+    assert!(!run.stderr.contains(secret) && !run.stdout.contains(secret));
+    let run = fleet("/srv/git/app.git");
+    run.expect_code(2);
+    assert!(run.stderr.contains("store"), "{}", run.stderr);
+    // Nothing was queued by either.
+    let status = ganger(&world, None, &["fleet", "status", "--json"]);
+    assert!(
+        !status.stdout.contains("\"t1\""),
+        "{}{}",
+        status.stdout,
+        status.stderr
+    );
+}
