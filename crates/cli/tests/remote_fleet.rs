@@ -2,7 +2,8 @@
 //! it (a bare repository served by `git daemon` on loopback), run each round in their own
 //! clone, and push the task's branch and snapshot refs back; a task whose next round goes to
 //! another worker continues there with the work of its earlier rounds (the agent never
-//! commits: its work travels as the last round's snapshot). Each worker here is a directory
+//! commits: its work travels as the last round's snapshot), and with a summary of its earlier
+//! rounds where the agent's session stayed behind. Each worker here is a directory
 //! of its own, as another host would be; they share a PostgreSQL store
 //! (`GANGER_TEST_POSTGRES`). A remote is refused without a shared store, or with a password.
 
@@ -156,9 +157,10 @@ fn a_task_moved_to_a_worker_on_another_host_continues_with_its_work_from_the_rem
     let Some(db) = PgDatabase::new() else { return };
     let store = db.url.as_str();
     let world = World::new(env!("CARGO_BIN_EXE_ganger").as_ref());
-    // Each round adds a line to work.txt and commits nothing, as agents do here.
+    // Each round keeps the prompt it was given in prompt.txt, adds a line to work.txt, and
+    // commits nothing, as agents do here.
     world.use_command_agent(
-        "cat >/dev/null; echo line >> work.txt; echo 'DONE: ok'",
+        "cat > prompt.txt; echo line >> work.txt; echo 'DONE: ok'",
         "",
         "",
     );
@@ -258,6 +260,21 @@ fn a_task_moved_to_a_worker_on_another_host_continues_with_its_work_from_the_rem
             "line\nline",
             "{slug}"
         );
+        // The agent's session stayed on host a: the round says so, and begins with what the
+        // earlier round was asked (read from the store) and answered.
+        let prompt = git_at(
+            &bare,
+            &["show", &format!("refs/ganger/{slug}/round-2:prompt.txt")],
+        )
+        .unwrap();
+        for part in [
+            "ran on another host",
+            &format!("> do {slug}"),
+            "> DONE: ok",
+            "once more",
+        ] {
+            assert!(prompt.contains(part), "{part:?} not in {prompt}");
+        }
         let status = ganger(&world, Some(store), &["status", slug, "--json"]).json();
         let worktree = status["worktree"].as_str().unwrap_or_default();
         assert!(

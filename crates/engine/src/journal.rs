@@ -160,6 +160,11 @@ fn summarize(entry: &JournalEntry) -> String {
             "adopted (session {})",
             text(detail, "session").unwrap_or_else(|| "?".into())
         ),
+        "moved" => format!(
+            "moved to {} ({})",
+            text(detail, "host").unwrap_or_else(|| "another host".into()),
+            text(detail, "session").unwrap_or_else(|| "its session came along".into())
+        ),
         "attached" => "a person attached to the session".to_owned(),
         "detached" => "the person attached to the session left".to_owned(),
         "merged" => "merged into its base".to_owned(),

@@ -22,12 +22,26 @@ const OPENINGS: [&str; 2] = [
 /// `header`, then each of `rounds` with its prompt (without a summary it began with) and its
 /// answer, then the line before this round's own prompt.
 pub(crate) fn summary(ws: &Workspace, task: &Task, rounds: &[&Round], header: &str) -> String {
+    summary_with(ws, task, rounds, header, &|_| None)
+}
+
+/// [`summary`], with `prompt_of` for a round whose prompt file is not on this host (it ran on
+/// another).
+pub(crate) fn summary_with(
+    ws: &Workspace,
+    task: &Task,
+    rounds: &[&Round],
+    header: &str,
+    prompt_of: &dyn Fn(u32) -> Option<String>,
+) -> String {
     let mut note = String::from(header);
     for round in rounds {
         let read = |ext: &str| {
             std::fs::read_to_string(ws.state.round_file(&task.slug, round.number, ext)).ok()
         };
-        let prompt = read("prompt.md").unwrap_or_default();
+        let prompt = read("prompt.md")
+            .or_else(|| prompt_of(round.number))
+            .unwrap_or_else(|| "(its prompt is not kept on this host)".into());
         let prompt = strip_note(&prompt);
         let answer = read("answer.md")
             .or_else(|| round.summary.answer.clone())

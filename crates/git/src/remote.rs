@@ -65,7 +65,8 @@ pub fn fetch(dir: &Path) -> Result<(), GitError> {
     git.run([
         "fetch",
         "--quiet",
-        "--prune",
+        // No --prune: it would also drop a snapshot ref made here whose push is still to
+        // be tried again.
         "--no-tags",
         ORIGIN,
         "+refs/heads/*:refs/remotes/origin/*",

@@ -41,8 +41,8 @@ pub use queue::{
     QueueState, QueueStore, SlugHolder,
 };
 pub use records::{
-    CheckResult, CheckRun, ForkPoint, JournalEntry, NewRound, NewTask, ProcessRef, Rewind, Round,
-    RoundEnd, RoundKind, Task, TaskSummary, TaskUpdate, now_ms,
+    CheckResult, CheckRun, ForkPoint, JournalEntry, Move, NewRound, NewTask, ProcessRef, Rewind,
+    Round, RoundEnd, RoundKind, Task, TaskSummary, TaskUpdate, now_ms,
 };
 pub use sqlite::SqliteStore;
 pub use store::Store;

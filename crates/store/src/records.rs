@@ -321,6 +321,20 @@ pub struct Rewind {
     pub detail: serde_json::Value,
 }
 
+/// A task's worktree made anew on another host, to run its next round there
+/// ([`Store::move_worktree`](crate::Store::move_worktree)).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Move {
+    pub worktree: PathBuf,
+    /// What the next round begins with when the agent's session did not come along (a
+    /// summary of the earlier rounds); the task's session is then dropped, and the next round
+    /// starts a new one. `None`: the session came along.
+    pub resume_note: Option<String>,
+    pub commander: String,
+    /// What the journal entry records (the host, and whether the session came along).
+    pub detail: serde_json::Value,
+}
+
 /// One entry of the journal.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct JournalEntry {

@@ -5,7 +5,7 @@
 
 use crate::error::StoreError;
 use crate::records::{
-    JournalEntry, NewRound, NewTask, ProcessRef, Rewind, Round, RoundEnd, Task, TaskSummary,
+    JournalEntry, Move, NewRound, NewTask, ProcessRef, Rewind, Round, RoundEnd, Task, TaskSummary,
     TaskUpdate,
 };
 use ganger_events::RoundSummary;
@@ -63,9 +63,11 @@ pub trait Store: Send + crate::evidence::EvidenceStore + crate::claims::ClaimSto
         detail: serde_json::Value,
     ) -> Result<(), StoreError>;
 
-    /// Records that the task's worktree is now `worktree`, made by ganger: a worker on another
-    /// host made it there from the task's branch, to run the task's next round.
-    fn move_worktree(&mut self, task_id: i64, worktree: &Path) -> Result<(), StoreError>;
+    /// Records that the task's worktree is now `moved.worktree`, made by ganger (a worker on
+    /// another host made it there from the task's branch, to run the task's next round),
+    /// with a `moved` journal entry; with a resume note, the task's session is dropped and
+    /// its next round begins with the note.
+    fn move_worktree(&mut self, task_id: i64, moved: &Move) -> Result<(), StoreError>;
 
     /// Takes a task back to its state after round `to`: the rounds after it are marked
     /// rewound, the task's session becomes `session` (`None`: the next round starts a new

@@ -338,6 +338,29 @@ fn thousands(n: usize) -> String {
 mod tests {
     use super::*;
 
+    #[test]
+    fn a_remote_is_a_url_without_a_password_or_a_path_made_absolute() {
+        let dir = Path::new("/work/fleets");
+        for url in [
+            "https://git.example.com/app.git",
+            "ssh://git@git.example.com/app.git",
+            "git://127.0.0.1:9418/app.git",
+            "git@git.example.com:team/app.git",
+        ] {
+            assert_eq!(remote_of(dir, url).unwrap(), url);
+        }
+        assert_eq!(
+            remote_of(dir, "../served/app.git").unwrap(),
+            "/work/served/app.git"
+        );
+        let refused = remote_of(dir, "https://me:s3cret@git.example.com/app.git").unwrap_err();
+        assert!(refused.message.contains("password"), "{refused:?}");
+        assert!(!refused.message.contains("s3cret"), "{refused:?}");
+        for bad in ["", "  ", "--upload-pack=touch /tmp/x", "a\nb"] {
+            assert!(remote_of(dir, bad).is_err(), "{bad:?}");
+        }
+    }
+
     fn task(slug: &str, after: &[&str]) -> FleetTask {
         FleetTask {
             slug: slug.into(),

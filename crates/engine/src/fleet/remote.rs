@@ -10,7 +10,7 @@ use crate::error::{EngineError, Result};
 use crate::store_location::StoreLocation;
 use crate::workspace::Workspace;
 use ganger_git::remote as git_remote;
-use ganger_store::{Backend, QueueItem, QueueKind, Task};
+use ganger_store::{Backend, Move, QueueItem, QueueKind, Task};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
@@ -87,7 +87,7 @@ impl Clones {
                 Ok(())
             }
             QueueKind::Fix | QueueKind::Broadcast => match store.task(&item.slug)? {
-                Some(task) => bring_task(ws, store, remote, &task),
+                Some(task) => bring_task(ws, store, remote, &task, &item.commander),
                 None => Ok(()),
             },
         }
@@ -111,8 +111,15 @@ impl Clones {
 }
 
 /// Makes `task`'s worktree in the clone unless its last round ran here: on the task's branch
-/// as the remote has it, with its last round's files (the snapshot) on top.
-fn bring_task(ws: &Workspace, store: &mut dyn Backend, remote: &str, task: &Task) -> Result<()> {
+/// as the remote has it, with its last round's files (the snapshot) on top, and the next
+/// round's note (recorded with a `moved` journal entry, asked for by `commander`).
+fn bring_task(
+    ws: &Workspace,
+    store: &mut dyn Backend,
+    remote: &str,
+    task: &Task,
+    commander: &str,
+) -> Result<()> {
     let (here, _) = crate::task_worktree::default_worktree(ws, &task.slug);
     if task.worktree == here && here.is_dir() {
         return Ok(());
@@ -139,8 +146,54 @@ fn bring_task(ws: &Workspace, store: &mut dyn Backend, remote: &str, task: &Task
             &format!("refs/ganger/{}/moved-{number}", task.slug),
         )?;
     }
-    store.move_worktree(task.id, &here)?;
+    let note = moved_note(ws, store, task)?;
+    store.move_worktree(
+        task.id,
+        &Move {
+            worktree: here.clone(),
+            resume_note: Some(note),
+            commander: commander.to_owned(),
+            detail: serde_json::json!({
+                "host": super::offer::host_name(),
+                "from": task.worktree,
+                "worktree": here,
+                "session": "not carried: the next round starts a new one with a summary",
+            }),
+        },
+    )?;
     Ok(())
+}
+
+/// What the task's next round begins with on this host: the agent's session stayed where its
+/// last round ran (no agent's session travels yet), so a summary of the rounds so far, their
+/// prompts from the queue (a round's prompt file is on the host that ran it) and their
+/// answers from the store.
+fn moved_note(ws: &Workspace, store: &dyn Backend, task: &Task) -> Result<String> {
+    let rounds: Vec<_> = store
+        .rounds(task.id)?
+        .into_iter()
+        .filter(|r| !r.rewound)
+        .collect();
+    let items = match store.task_fleet(task.id)? {
+        Some(fleet) => store.queue_items(Some(&fleet))?,
+        None => Vec::new(),
+    };
+    let prompt_of = |number: u32| {
+        items
+            .iter()
+            .find(|i| i.slug == task.slug && i.round == Some(number))
+            .and_then(|i| i.prompt.clone())
+    };
+    let kept: Vec<&_> = rounds.iter().collect();
+    Ok(crate::resume_note::summary_with(
+        ws,
+        task,
+        &kept,
+        "This task continues earlier rounds that ran on another host, where the agent's \
+         conversation stayed; this is a new one (their work is in this directory as they left \
+         it). The earlier rounds, in order:\n\n",
+        &prompt_of,
+    ))
 }
 
 /// The clone's directory name: the remote's last path component and a hash of its whole URL,

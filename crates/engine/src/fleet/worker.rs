@@ -6,7 +6,7 @@
 //! over those of a worker found dead. `ganger workers` lists them.
 
 use super::events::FleetEvents;
-use super::offer::Offer;
+use super::offer::{Offer, host_name};
 use super::scheduler::{Drained, SchedulerOptions, run_scheduler_as};
 use crate::error::{EngineError, Result};
 use crate::workspace::Workspace;
@@ -124,14 +124,6 @@ fn check_name(name: &str) -> Result<()> {
             "worker name {name:?} is not 1 to 64 letters, digits, '-', '_' or '.'"
         )))
     }
-}
-
-fn host_name() -> String {
-    std::fs::read_to_string("/proc/sys/kernel/hostname")
-        .map(|name| name.trim().to_owned())
-        .ok()
-        .filter(|name| !name.is_empty())
-        .unwrap_or_else(|| "localhost".into())
 }
 
 /// The sandboxes this machine has: local always, bubblewrap and Docker when their programs

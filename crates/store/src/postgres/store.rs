@@ -9,7 +9,7 @@ use super::{
 };
 use crate::error::StoreError;
 use crate::records::{
-    JournalEntry, NewRound, NewTask, ProcessRef, Rewind, Round, RoundEnd, Task, TaskSummary,
+    JournalEntry, Move, NewRound, NewTask, ProcessRef, Rewind, Round, RoundEnd, Task, TaskSummary,
     TaskUpdate, now_ms,
 };
 use crate::store::Store;
@@ -237,11 +237,29 @@ impl Store for PgStore {
         Ok(())
     }
 
-    fn move_worktree(&mut self, task_id: i64, worktree: &Path) -> Result<(), StoreError> {
-        self.conn()?.execute(
+    fn move_worktree(&mut self, task_id: i64, moved: &Move) -> Result<(), StoreError> {
+        let mut conn = self.conn()?;
+        let mut tx = write(&mut conn)?;
+        tx.execute(
             "UPDATE tasks SET worktree = $2, worktree_made = TRUE WHERE id = $1",
-            &[&task_id, &path_text(worktree)],
+            &[&task_id, &path_text(&moved.worktree)],
         )?;
+        if let Some(note) = &moved.resume_note {
+            tx.execute(
+                "UPDATE tasks SET session = NULL, fork_from = NULL, resume_note = $2 \
+                 WHERE id = $1",
+                &[&task_id, note],
+            )?;
+        }
+        journal(
+            &mut tx,
+            task_id,
+            None,
+            "moved",
+            Some(&moved.commander),
+            moved.detail.clone(),
+        )?;
+        tx.commit()?;
         Ok(())
     }
 

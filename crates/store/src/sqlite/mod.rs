@@ -19,7 +19,7 @@ mod workers;
 use crate::error::StoreError;
 use crate::layout::StateDir;
 use crate::records::{
-    JournalEntry, NewRound, NewTask, ProcessRef, Rewind, Round, RoundEnd, Task, TaskSummary,
+    JournalEntry, Move, NewRound, NewTask, ProcessRef, Rewind, Round, RoundEnd, Task, TaskSummary,
     TaskUpdate, now_ms,
 };
 use crate::store::Store;
@@ -464,11 +464,28 @@ impl Store for SqliteStore {
         Ok(())
     }
 
-    fn move_worktree(&mut self, task_id: i64, worktree: &Path) -> Result<(), StoreError> {
-        self.conn.execute(
+    fn move_worktree(&mut self, task_id: i64, moved: &Move) -> Result<(), StoreError> {
+        let tx = self.write()?;
+        tx.execute(
             "UPDATE tasks SET worktree = ?2, worktree_made = 1 WHERE id = ?1",
-            params![task_id, path_text(worktree)],
+            params![task_id, path_text(&moved.worktree)],
         )?;
+        if let Some(note) = &moved.resume_note {
+            tx.execute(
+                "UPDATE tasks SET session = NULL, fork_from = NULL, resume_note = ?2 \
+                 WHERE id = ?1",
+                params![task_id, note],
+            )?;
+        }
+        journal(
+            &tx,
+            task_id,
+            None,
+            "moved",
+            Some(&moved.commander),
+            moved.detail.clone(),
+        )?;
+        tx.commit()?;
         Ok(())
     }
 

@@ -5,7 +5,7 @@
 use super::Site;
 use super::fixtures::{done, end, new_round, new_task, summary};
 use ganger_events::RoundStatus;
-use ganger_store::{RoundKind, StoreError, TaskUpdate};
+use ganger_store::{Move, RoundKind, StoreError, TaskUpdate};
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::Barrier;
@@ -242,27 +242,70 @@ pub fn a_cleaned_task_keeps_its_record_and_says_when_it_was_cleaned(site: &dyn S
 
 pub fn a_moved_worktree_is_where_the_task_is_found_next(site: &dyn Site) {
     let mut store = site.connect();
-    let (task, _) = store
+    let (task, round) = store
         .create_task(
             &new_task("t1", "alice"),
             &new_round(RoundKind::Start, "a", "alice"),
         )
         .unwrap();
-    let elsewhere = std::path::Path::new("/srv/worker-2/repo/.ganger/worktrees/t1");
-    assert_ne!(task.worktree, elsewhere);
-    store.move_worktree(task.id, elsewhere).unwrap();
+    store.finish_round(round.id, &done()).unwrap();
+    assert_eq!(
+        store.task("t1").unwrap().unwrap().session.as_deref(),
+        Some("ses_1")
+    );
+    // Moved with its session (none of this store's business how): the session stays.
+    let first = std::path::PathBuf::from("/srv/worker-2/repo-agent-t1");
+    assert_ne!(task.worktree, first);
+    store
+        .move_worktree(
+            task.id,
+            &Move {
+                worktree: first.clone(),
+                resume_note: None,
+                commander: "worker-2".into(),
+                detail: serde_json::json!({"host": "worker-2"}),
+            },
+        )
+        .unwrap();
     let other = site.connect();
     let moved = other.task("t1").unwrap().unwrap();
+    assert_eq!((&moved.worktree, moved.worktree_made), (&first, true));
+    assert_eq!(moved.session.as_deref(), Some("ses_1"));
+    assert_eq!(other.task_summaries().unwrap()[0].worktree, first);
+    // Moved without it: the session goes, the next round begins with the note.
+    let second = std::path::PathBuf::from("/srv/worker-3/repo-agent-t1");
+    store
+        .move_worktree(
+            task.id,
+            &Move {
+                worktree: second.clone(),
+                resume_note: Some("earlier rounds: ...".into()),
+                commander: "worker-3".into(),
+                detail: serde_json::json!({"host": "worker-3"}),
+            },
+        )
+        .unwrap();
+    let moved = other.task("t1").unwrap().unwrap();
     assert_eq!(
-        (moved.worktree.as_path(), moved.worktree_made),
-        (elsewhere, true)
+        (
+            &moved.worktree,
+            moved.session.as_deref(),
+            moved.resume_note.as_deref()
+        ),
+        (&second, None, Some("earlier rounds: ..."))
     );
+    assert_eq!((moved.generation, moved.rounds), (task.generation, 1));
+    let journal = other.journal(0, 100).unwrap();
+    let moves: Vec<_> = journal
+        .iter()
+        .filter(|e| e.kind == "moved")
+        .map(|e| (e.commander.as_deref(), e.detail["host"].as_str()))
+        .collect();
     assert_eq!(
-        other.task_summaries().unwrap()[0].worktree.as_path(),
-        elsewhere
-    );
-    assert_eq!(
-        (moved.generation, moved.rounds),
-        (task.generation, task.rounds)
+        moves,
+        [
+            (Some("worker-2"), Some("worker-2")),
+            (Some("worker-3"), Some("worker-3"))
+        ]
     );
 }
