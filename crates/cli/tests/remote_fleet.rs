@@ -13,7 +13,7 @@
     reason = "a test fails loudly on what it did not expect"
 )]
 
-use ganger_test_support::{PgDatabase, World, wait_until};
+use ganger_test_support::{PgDatabase, PrivateCluster, TestHost, TestHosts, World, wait_until};
 use serde_json::Value;
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -48,12 +48,12 @@ impl Drop for Background {
     }
 }
 
-/// `git daemon` serving `base` on a free loopback port, pushes allowed.
+/// `git daemon` serving `base` on a free port of loopback and of `also`, pushes allowed.
 #[expect(
     clippy::disallowed_methods,
     reason = "git daemon is the remote's server, run in the background"
 )]
-fn serve_git(world: &World, base: &Path) -> (Background, u16) {
+fn serve_git(world: &World, base: &Path, also: &[&str]) -> (Background, u16) {
     let port = std::net::TcpListener::bind("127.0.0.1:0")
         .unwrap()
         .local_addr()
@@ -69,8 +69,9 @@ fn serve_git(world: &World, base: &Path) -> (Background, u16) {
             "--listen=127.0.0.1",
             &format!("--port={port}"),
             &format!("--base-path={}", base.display()),
-            &base.to_string_lossy(),
         ])
+        .args(also.iter().map(|address| format!("--listen={address}")))
+        .arg(base)
         .stdout(Stdio::null())
         .stderr(std::fs::File::create(&log).unwrap())
         .spawn()
@@ -179,7 +180,7 @@ fn a_task_moved_to_a_worker_on_another_host_continues_with_its_work_from_the_rem
             &bare.to_string_lossy(),
         ],
     );
-    let (_daemon, port) = serve_git(&world, &served);
+    let (_daemon, port) = serve_git(&world, &served, &[]);
     let url = format!("git://127.0.0.1:{port}/app.git");
     let slugs = ["t1", "t2", "t3"];
     let mut text = format!("remote = \"{url}\"\n");
@@ -314,4 +315,230 @@ fn a_fleet_remote_is_refused_without_a_shared_store_or_with_a_password() {
         status.stdout,
         status.stderr
     );
+}
+
+/// A world whose agent runs `script`, its configuration committed, and a bare clone of it in
+/// `served/app.git` to serve as the remote.
+fn world_with_remote(script: &str) -> (World, PathBuf, PathBuf) {
+    let world = World::new(env!("CARGO_BIN_EXE_ganger").as_ref());
+    world.use_command_agent(script, "", "");
+    world.git(&["add", "ganger.toml"]);
+    world.git(&["commit", "-q", "-m", "ganger's configuration"]);
+    let served = world.root().join("served");
+    std::fs::create_dir_all(&served).unwrap();
+    let bare = served.join("app.git");
+    world.git_in(
+        world.root(),
+        &[
+            "clone",
+            "-q",
+            "--bare",
+            &world.repo.to_string_lossy(),
+            &bare.to_string_lossy(),
+        ],
+    );
+    (world, served, bare)
+}
+
+/// `ganger worker` in `host`'s namespace, working in `dir`, its output (both streams) kept.
+#[expect(
+    clippy::disallowed_methods,
+    reason = "the worker is ganger itself, run in the background on a test host"
+)]
+fn worker_on(world: &World, host: &TestHost, store: &str, dir: &Path, name: &str) -> Background {
+    let log = world.root().join(format!("worker-{name}.log"));
+    let mut command = host.command(world.ganger_path());
+    command.args([
+        "-C",
+        &dir.to_string_lossy(),
+        "worker",
+        "--name",
+        name,
+        "--capacity",
+        "2",
+    ]);
+    world.env(&mut command);
+    command.env("GANGER_STORE", store);
+    let file = std::fs::File::create(&log).unwrap();
+    let child = command
+        .stdout(file.try_clone().unwrap())
+        .stderr(file)
+        .stdin(Stdio::null())
+        .spawn()
+        .unwrap();
+    Background { child, log }
+}
+
+/// Per task, the status of each of its rounds, in order, from the store itself.
+fn rounds_by_task(store: &str) -> std::collections::BTreeMap<String, Vec<String>> {
+    let mut client = postgres::Client::connect(store, postgres::NoTls).unwrap();
+    let mut by_task = std::collections::BTreeMap::<String, Vec<String>>::new();
+    for row in client
+        .query(
+            "SELECT t.slug, r.status FROM rounds r JOIN tasks t ON t.id = r.task_id \
+             ORDER BY t.slug, r.number",
+            &[],
+        )
+        .unwrap()
+    {
+        by_task.entry(row.get(0)).or_default().push(row.get(1));
+    }
+    by_task
+}
+
+#[test]
+fn a_fleet_drains_across_three_hosts_through_a_death_and_a_cut_link_each_round_once() {
+    let Some(hosts) = TestHosts::new(3) else {
+        return;
+    };
+    let Some(cluster) = PrivateCluster::start("ganger_hosts") else {
+        return;
+    };
+    cluster.listen_also(&[&hosts.service], &hosts.network);
+    // The database as every host reaches it, cut connections noticed within seconds.
+    let store = format!(
+        "{}?tcp_user_timeout=5&connect_timeout=5",
+        cluster
+            .url
+            .replace("@127.0.0.1:", &format!("@{}:", hosts.service))
+    );
+    let (world, served, bare) =
+        world_with_remote("cat > prompt.txt; sleep 2; echo line >> work.txt; echo 'DONE: ok'");
+    let (_daemon, port) = serve_git(&world, &served, &[&hosts.service]);
+    let remote = format!("git://{}:{port}/app.git", hosts.service);
+    let slugs: Vec<String> = (1..=30).map(|i| format!("t{i:02}")).collect();
+    let mut text = format!("remote = \"{remote}\"\n");
+    for slug in &slugs {
+        text.push_str(&format!(
+            "[[task]]\nslug = \"{slug}\"\nmessage = \"do {slug}\"\n"
+        ));
+    }
+    let file = world.root().join("f.toml");
+    std::fs::write(&file, text).unwrap();
+    ganger(
+        &world,
+        Some(&store),
+        &["fleet", "submit", &file.to_string_lossy()],
+    )
+    .expect_code(0);
+    let dirs: Vec<PathBuf> = ["1", "2", "3"].iter().map(|n| host(&world, n)).collect();
+    eprintln!("hosts' world: {}", world.root().display());
+    let mut workers: Vec<Background> = (0..3)
+        .map(|i| {
+            worker_on(
+                &world,
+                hosts.host(i),
+                &store,
+                &dirs[i],
+                &format!("w{}", i + 1),
+            )
+        })
+        .collect();
+    assert!(
+        wait_until(Duration::from_secs(120), || workers[0].started().len() >= 2
+            && !workers[1].started().is_empty()),
+        "{}\n{}",
+        workers[0].log_text(),
+        workers[1].log_text()
+    );
+    // Host 1 dies mid-round: its worker, round hosts and agents, at once.
+    hosts.host(0).kill_all();
+    // Host 2 is cut off for longer than a lease lasts, then comes back.
+    hosts.host(1).cut();
+    std::thread::sleep(Duration::from_secs(16));
+    hosts.host(1).restore();
+    assert!(
+        wait_until(Duration::from_secs(300), || all_done_after_any(
+            &world, &store
+        )),
+        "{:#?}\n{}\n{}",
+        tasks(&world, &store),
+        workers[1].log_text(),
+        workers[2].log_text()
+    );
+    // Every task's work is done exactly once: one `done` round, the rounds before it cut
+    // short where a host died or was cut off, none after.
+    let by_task = rounds_by_task(&cluster.url);
+    assert_eq!(by_task.len(), 30, "{by_task:#?}");
+    let mut moved = 0;
+    for (slug, statuses) in &by_task {
+        assert_eq!(
+            statuses.last().map(String::as_str),
+            Some("done"),
+            "{slug}: {statuses:?}"
+        );
+        assert_eq!(
+            statuses.iter().filter(|s| *s == "done").count(),
+            1,
+            "{slug}: {statuses:?}"
+        );
+        // In git, the done round's work once: the lost rounds' work is not there twice.
+        let done = statuses.len();
+        let snapshot = format!("refs/ganger/{slug}/round-{done}");
+        assert!(
+            wait_until(Duration::from_secs(30), || git_at(
+                &bare,
+                &["show", &format!("{snapshot}:work.txt")]
+            )
+            .is_some()),
+            "{slug}'s round {done} never reached the remote"
+        );
+        assert_eq!(
+            git_at(&bare, &["show", &format!("{snapshot}:work.txt")]).unwrap(),
+            "line",
+            "{slug}: {statuses:?}"
+        );
+        let prompt = git_at(&bare, &["show", &format!("{snapshot}:prompt.txt")]).unwrap();
+        if done > 1 {
+            // It continued on another host, with the story so far.
+            assert!(prompt.contains("ran on another host"), "{slug}: {prompt}");
+            assert!(prompt.contains(&format!("> do {slug}")), "{slug}: {prompt}");
+            moved += 1;
+        }
+    }
+    assert!(moved >= 2, "no task moved between hosts: {by_task:#?}");
+    // The host that was cut off found its claim gone and stopped (exit 70); its agents were
+    // stopped by their round hosts, whose writes the store refused.
+    assert!(
+        wait_until(Duration::from_secs(60), || workers[1]
+            .child
+            .try_wait()
+            .unwrap()
+            .is_some()),
+        "{}",
+        workers[1].log_text()
+    );
+    assert_eq!(
+        workers[1].child.try_wait().unwrap().and_then(|s| s.code()),
+        Some(70),
+        "{}",
+        workers[1].log_text()
+    );
+    assert!(
+        workers[1].log_text().contains("ran out"),
+        "{}",
+        workers[1].log_text()
+    );
+    // No agent is left in any namespace.
+    let agents_left = || {
+        hosts
+            .all()
+            .iter()
+            .flat_map(TestHost::processes)
+            .filter(|(_, line)| line.contains("prompt.txt") || line.starts_with("sleep"))
+            .collect::<Vec<_>>()
+    };
+    assert!(
+        wait_until(Duration::from_secs(30), || agents_left().is_empty()),
+        "{:?}",
+        agents_left()
+    );
+    drop(workers.pop());
+}
+
+/// Whether every task of fleet `f` has ended `done`, after however many rounds.
+fn all_done_after_any(world: &World, store: &str) -> bool {
+    tasks(world, store)
+        .iter()
+        .all(|t| t["last_status"] == "done" && t["queue"] == "ended")
 }

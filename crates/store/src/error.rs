@@ -62,6 +62,13 @@ pub enum StoreError {
     /// attached to it).
     #[error("{name} is held by another ganger process")]
     ClaimHeld { name: String },
+    /// This process's claim of a round ran out before the round was recorded (it was cut
+    /// off from the store past its lease): others may have settled what it was doing.
+    #[error(
+        "the claim {name} ran out before the round was recorded (cut off from the store for \
+         longer than its lease)"
+    )]
+    ClaimLost { name: String },
     /// The database was written by a newer ganger.
     #[error(
         "the state database has schema {found}, newer than this ganger's {known}; use a newer ganger"

@@ -421,6 +421,109 @@ fn a_host_whose_lease_was_taken_writes_nothing_more_of_its_round() {
 }
 
 #[test]
+fn a_round_whose_lease_ran_out_before_it_was_recorded_is_not_recorded() {
+    use conformance::fixtures::{done, new_task, round_claimed};
+    use ganger_store::{RoundKind, Store, StoreError, TaskUpdate};
+    let Some(site) = PgSite::new() else { return };
+    // A worker cut off while it starts a task: its claim runs out before it records it
+    // (another worker saw it dead and settled the start); back, it records nothing.
+    let mut host = PgStore::open(&site.url).unwrap();
+    let claim = host.claim("tok-late").unwrap();
+    site.execute(
+        "UPDATE leases SET expires_at = now() - interval '1 second' WHERE name = 'tok-late'",
+    );
+    let refused = host
+        .create_task(
+            &new_task("late", "alice"),
+            &round_claimed(RoundKind::Start, "late", "alice", claim.key().clone()),
+        )
+        .unwrap_err();
+    assert!(
+        matches!(refused, StoreError::ClaimLost { .. }),
+        "{refused:?}"
+    );
+    assert!(host.task("late").unwrap().is_none());
+    drop(claim);
+    // The same for a next round of a task that exists.
+    let first = host.claim("tok-first").unwrap();
+    let (task, round) = host
+        .create_task(
+            &new_task("next", "alice"),
+            &round_claimed(RoundKind::Start, "next", "alice", first.key().clone()),
+        )
+        .unwrap();
+    assert!(host.finish_round(round.id, &done()).unwrap());
+    first.release();
+    let second = host.claim("tok-second").unwrap();
+    site.execute(
+        "UPDATE leases SET expires_at = now() - interval '1 second' WHERE name = 'tok-second'",
+    );
+    let refused = host
+        .begin_round(
+            task.id,
+            &round_claimed(RoundKind::Fix, "next", "alice", second.key().clone()),
+            &TaskUpdate::default(),
+        )
+        .unwrap_err();
+    assert!(
+        matches!(refused, StoreError::ClaimLost { .. }),
+        "{refused:?}"
+    );
+    assert_eq!(host.rounds(task.id).unwrap().len(), 1);
+    drop(second);
+}
+
+#[test]
+fn a_scheduler_whose_lease_ran_out_claims_and_takes_over_nothing() {
+    use ganger_store::{NewQueued, QueueKind, QueueState, QueueStore};
+    let Some(site) = PgSite::new() else { return };
+    let mut store = PgStore::open(&site.url).unwrap();
+    let queued = |slug: &str| NewQueued {
+        slug: slug.into(),
+        kind: QueueKind::Start,
+        options: serde_json::json!({}),
+        prompt_file: std::path::PathBuf::new(),
+        prompt: Some("p".into()),
+        commander: "alice".into(),
+        generation: None,
+        fleet: None,
+        after: Vec::new(),
+        not_before: 0,
+    };
+    let (a, b) = (
+        store.enqueue(&queued("a")).unwrap(),
+        store.enqueue(&queued("b")).unwrap(),
+    );
+    let dead = store.claim("worker-dead").unwrap();
+    let cut = store.claim("worker-cut").unwrap();
+    assert!(store.claim_item(a.id, dead.key()).unwrap());
+    // The cut worker's lease runs out while it cannot renew it: back, it claims nothing,
+    // and takes over nothing, though it does not know yet.
+    site.execute(
+        "UPDATE leases SET expires_at = now() - interval '1 second' WHERE name = 'worker-cut'",
+    );
+    assert!(!store.claim_item(b.id, cut.key()).unwrap());
+    assert!(
+        !store
+            .take_over_item(a.id, Some("worker-dead"), cut.key())
+            .unwrap()
+    );
+    let other = PgStore::open(&site.url).unwrap();
+    let items = other.open_items().unwrap();
+    assert_eq!(
+        items
+            .iter()
+            .map(|i| (i.state, i.claimed_by.as_deref()))
+            .collect::<Vec<_>>(),
+        [
+            (QueueState::Delivering, Some("worker-dead")),
+            (QueueState::Queued, None)
+        ]
+    );
+    drop((dead, cut));
+}
+
+#[test]
 fn a_lease_that_ran_out_unseen_still_fences_its_host_and_an_observer_settles_the_round() {
     use conformance::fixtures::{done, end, new_task, round_claimed, summary};
     use ganger_events::RoundStatus;

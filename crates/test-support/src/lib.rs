@@ -14,6 +14,7 @@
 
 mod agents;
 mod docker;
+mod netns;
 mod pg_cluster;
 mod postgres;
 mod processes;
@@ -24,6 +25,7 @@ pub use agents::{
     write_fake_opencode,
 };
 pub use docker::{docker_available, ensure_worker_image, run_in_image};
+pub use netns::{TestHost, TestHosts};
 pub use pg_cluster::PrivateCluster;
 pub use postgres::PgDatabase;
 pub use processes::{living_pids_with_env, wait_until};

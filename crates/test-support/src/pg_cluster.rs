@@ -94,6 +94,34 @@ impl PrivateCluster {
         assert!(status.success(), "pg_ctl {args:?} failed");
     }
 
+    /// Has the server listen on `addresses` too (beside 127.0.0.1) and take password logins
+    /// from `network` (CIDR), then restarts it: for hosts in network namespaces.
+    #[allow(
+        dead_code,
+        reason = "the store's tests include this file by path and use no namespaces"
+    )]
+    pub fn listen_also(&self, addresses: &[&str], network: &str) {
+        let data = self.dir.path().join("data");
+        let append = |file: &str, text: String| {
+            use std::io::Write;
+            let path = data.join(file);
+            std::fs::OpenOptions::new()
+                .append(true)
+                .open(&path)
+                .and_then(|mut f| f.write_all(text.as_bytes()))
+                .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        };
+        append(
+            "postgresql.conf",
+            format!("\nlisten_addresses = '127.0.0.1,{}'\n", addresses.join(",")),
+        );
+        append(
+            "pg_hba.conf",
+            format!("\nhost all all {network} scram-sha-256\n"),
+        );
+        self.restart();
+    }
+
     /// A fast shutdown, then a start, as an administrator restarts the server.
     pub fn restart(&self) {
         self.pg_ctl(&["restart", "-m", "fast", "-w"]);

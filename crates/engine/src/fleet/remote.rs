@@ -124,10 +124,13 @@ fn bring_task(
     if task.worktree == here && here.is_dir() {
         return Ok(());
     }
-    let Some(commit) = git_remote::fetched_branch(&ws.repo.main, &task.branch) else {
+    // A host that died before it pushed the task's first round left no branch: the task
+    // starts again from its base.
+    let Some(commit) = git_remote::fetched_branch(&ws.repo.main, &task.branch)
+        .or_else(|| task.base_commit.clone())
+    else {
         return Err(EngineError::invalid(format!(
-            "task {} has no branch {} on the remote {remote}: the host of its last round did \
-             not push it",
+            "task {} has no branch {} on the remote {remote}, nor a base commit",
             task.slug, task.branch
         )));
     };
@@ -138,15 +141,31 @@ fn bring_task(
     let _ = ws.repo.git().run(["worktree", "prune"]);
     let _ = ws.repo.delete_branch(&task.branch);
     ws.repo.add_worktree(&here, &task.branch, &commit)?;
-    let last = store.round(task.id, None)?;
-    if let Some((number, snapshot)) = last.and_then(|r| Some((r.number, r.snapshot_after?))) {
+    // The work of the last round whose snapshot reached the remote (a host that died before
+    // it pushed took its round's work with it).
+    let rounds = store.rounds(task.id)?;
+    let kept = rounds.iter().rev().find_map(|round| {
+        let snapshot = round.snapshot_after.as_deref()?;
+        ws.repo
+            .git()
+            .run(["cat-file", "-e", &format!("{snapshot}^{{commit}}")])
+            .is_ok()
+            .then_some((round.number, snapshot))
+    });
+    if let Some((number, snapshot)) = kept {
         let worktree = ws.repo.open_worktree(&here)?;
         worktree.restore_files(
-            &snapshot,
+            snapshot,
             &format!("refs/ganger/{}/moved-{number}", task.slug),
         )?;
     }
-    let note = moved_note(ws, store, task)?;
+    // Rounds whose work did not reach the remote, said in the note and the journal.
+    let lost: Vec<u32> = rounds
+        .iter()
+        .filter(|r| !r.rewound && kept.is_none_or(|(number, _)| r.number > number))
+        .map(|r| r.number)
+        .collect();
+    let note = moved_note(ws, store, task, &lost)?;
     store.move_worktree(
         task.id,
         &Move {
@@ -158,6 +177,7 @@ fn bring_task(
                 "from": task.worktree,
                 "worktree": here,
                 "session": "not carried: the next round starts a new one with a summary",
+                "work_lost_of_rounds": lost,
             }),
         },
     )?;
@@ -168,7 +188,7 @@ fn bring_task(
 /// last round ran (no agent's session travels yet), so a summary of the rounds so far, their
 /// prompts from the queue (a round's prompt file is on the host that ran it) and their
 /// answers from the store.
-fn moved_note(ws: &Workspace, store: &dyn Backend, task: &Task) -> Result<String> {
+fn moved_note(ws: &Workspace, store: &dyn Backend, task: &Task, lost: &[u32]) -> Result<String> {
     let rounds: Vec<_> = store
         .rounds(task.id)?
         .into_iter()
@@ -185,14 +205,21 @@ fn moved_note(ws: &Workspace, store: &dyn Backend, task: &Task) -> Result<String
             .and_then(|i| i.prompt.clone())
     };
     let kept: Vec<&_> = rounds.iter().collect();
-    Ok(crate::resume_note::summary_with(
-        ws,
-        task,
-        &kept,
+    let mut header = String::from(
         "This task continues earlier rounds that ran on another host, where the agent's \
          conversation stayed; this is a new one (their work is in this directory as they left \
-         it). The earlier rounds, in order:\n\n",
-        &prompt_of,
+         it",
+    );
+    if !lost.is_empty() {
+        let numbers: Vec<String> = lost.iter().map(u32::to_string).collect();
+        header.push_str(&format!(
+            ", except what round {} did: it stayed on a host that went away",
+            numbers.join(", ")
+        ));
+    }
+    header.push_str("). The earlier rounds, in order:\n\n");
+    Ok(crate::resume_note::summary_with(
+        ws, task, &kept, &header, &prompt_of,
     ))
 }
 

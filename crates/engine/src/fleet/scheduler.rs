@@ -39,6 +39,9 @@ const SEEN_EVERY: Duration = Duration::from_secs(2);
 /// How many deliveries run at once (each is mostly a `git worktree add` and a process start).
 const PARALLEL_DELIVERIES: usize = 8;
 
+/// How many interrupted rounds in a row of one task a worker continues.
+const CONTINUES: usize = 3;
+
 /// When the loop stops.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Drain {
@@ -171,6 +174,16 @@ pub fn run_scheduler_as(
         scheduler.options.poll = scheduler.options.poll.max(NOTIFIED_POLL);
     }
     loop {
+        // A scheduler whose own lease ran out (cut off from the store for longer than it
+        // lasts) has had its items taken over by others: it stops rather than deliver more
+        // under a claim the others hold dead.
+        if scheduler.me.lost() {
+            return Err(crate::error::EngineError::environment(
+                "this scheduler's claim in the store ran out while it was cut off; the rounds \
+                 it had claimed are others' now",
+                std::io::Error::from(std::io::ErrorKind::TimedOut),
+            ));
+        }
         // A daemon outlives a failed pass (the next one starts from the store again); a
         // fleet run reports it and stops.
         let wake = match scheduler.pass(events) {
@@ -625,6 +638,22 @@ impl Scheduler<'_> {
         Ok(wake.map(|w| Duration::from_millis(w.saturating_sub(now_ms()).max(1) as u64)))
     }
 
+    /// Whether a worker sends an interrupted round's task on: its host died or lost its
+    /// lease, which a worker on another host survives, at most [`CONTINUES`] times in a row.
+    fn continues_interrupted(&self, task: &Task, round: &ganger_store::Round) -> Result<bool> {
+        if self.options.offer.is_none() || round.status != RoundStatus::Interrupted {
+            return Ok(false);
+        }
+        let in_a_row = self
+            .store
+            .rounds(task.id)?
+            .iter()
+            .rev()
+            .take_while(|r| r.status == RoundStatus::Interrupted)
+            .count();
+        Ok(in_a_row <= CONTINUES)
+    }
+
     /// The remote `item`'s fleet names, if any: the item's fleet, or its task's (a fix queued
     /// to a fleet's task by hand belongs to no fleet itself).
     fn remote_of(&self, item: &QueueItem, task: Option<&Task>) -> Result<Option<String>> {
@@ -841,6 +870,35 @@ impl Scheduler<'_> {
             events.event(FleetEvent::Requeued {
                 slug: task.slug.clone(),
                 reason: format!("rate limited: {line}"),
+            });
+        } else if self.continues_interrupted(&task, &round)? {
+            // Its host died or was cut off past its lease: another worker continues it.
+            let next = NewQueued {
+                slug: task.slug.clone(),
+                kind: QueueKind::Fix,
+                options: serde_json::json!({}),
+                prompt_file: std::path::PathBuf::new(),
+                prompt: Some(CONTINUE.to_owned()),
+                commander: item.commander.clone(),
+                generation: Some(task.generation),
+                fleet: item.fleet.clone(),
+                after: Vec::new(),
+                not_before: 0,
+            };
+            self.store.move_and_enqueue(
+                item.id,
+                QueueState::Delivered,
+                QueueState::Ended,
+                Some(round.status.as_str()),
+                &next,
+            )?;
+            events.event(FleetEvent::Requeued {
+                slug: task.slug.clone(),
+                reason: format!(
+                    "round {} was interrupted ({}); continued",
+                    round.number,
+                    round.reason.as_deref().unwrap_or("its host went away")
+                ),
             });
         } else {
             if round.status == RoundStatus::Done

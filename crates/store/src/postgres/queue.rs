@@ -3,6 +3,7 @@
 //! both claim one item.
 
 use super::errors::is_unique_violation;
+use super::fence::still_held;
 use super::listen::QUEUE_CHANGE;
 use super::rows::{self, narrow_opt};
 use super::{PgStore, to_json, write};
@@ -279,12 +280,19 @@ impl QueueStore for PgStore {
     }
 
     fn claim_item(&mut self, id: i64, claimant: &ClaimKey) -> Result<bool, StoreError> {
-        // A row another scheduler is claiming is skipped, not waited for: it is theirs.
+        // A row another scheduler is claiming is skipped, not waited for: it is theirs. A
+        // claimant whose lease this process held and lost (cut off past it: the others hold
+        // it dead) claims nothing.
+        let (names, fences) = self.pool.fences.arrays();
         let changed = self.conn()?.execute(
-            "UPDATE queue SET state = 'delivering', claimed_at = $2, claimed_by = $3, updated_at = $2 \
-             WHERE id = (SELECT id FROM queue WHERE id = $1 AND state = 'queued' \
-                         FOR UPDATE SKIP LOCKED)",
-            &[&id, &now_ms(), &claimant.as_str()],
+            &format!(
+                "UPDATE queue SET state = 'delivering', claimed_at = $2, claimed_by = $3, \
+                 updated_at = $2 \
+                 WHERE id = (SELECT id FROM queue WHERE id = $1 AND state = 'queued' \
+                             FOR UPDATE SKIP LOCKED) AND {}",
+                still_held("$3", "$4", "$5")
+            ),
+            &[&id, &now_ms(), &claimant.as_str(), &names, &fences],
         )?;
         Ok(changed > 0)
     }
@@ -295,11 +303,15 @@ impl QueueStore for PgStore {
         from: Option<&str>,
         to: &ClaimKey,
     ) -> Result<bool, StoreError> {
+        let (names, fences) = self.pool.fences.arrays();
         let changed = self.conn()?.execute(
-            "UPDATE queue SET claimed_by = $3, updated_at = $4 \
-             WHERE id = $1 AND state IN ('delivering', 'delivered') \
-             AND claimed_by IS NOT DISTINCT FROM $2",
-            &[&id, &from, &to.as_str(), &now_ms()],
+            &format!(
+                "UPDATE queue SET claimed_by = $3, updated_at = $4 \
+                 WHERE id = $1 AND state IN ('delivering', 'delivered') \
+                 AND claimed_by IS NOT DISTINCT FROM $2 AND {}",
+                still_held("$3", "$5", "$6")
+            ),
+            &[&id, &from, &to.as_str(), &now_ms(), &names, &fences],
         )?;
         Ok(changed > 0)
     }

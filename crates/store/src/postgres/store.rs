@@ -24,6 +24,7 @@ impl Store for PgStore {
     ) -> Result<(Task, Round), StoreError> {
         let mut conn = self.conn()?;
         let mut tx = write(&mut conn)?;
+        self.refuse_lost(&mut tx, &round.claim)?;
         let task_id = insert_task(&mut tx, task)?;
         let round_id = insert_round(&mut tx, task_id, &task.slug, round)?;
         let stored_task = load_task(&mut tx, task_id)?;
@@ -40,6 +41,7 @@ impl Store for PgStore {
     ) -> Result<Round, StoreError> {
         let mut conn = self.conn()?;
         let mut tx = write(&mut conn)?;
+        self.refuse_lost(&mut tx, &round.claim)?;
         let task = load_task(&mut tx, task_id)?;
         if let Some(sent) = round.generation {
             if sent != task.generation {
@@ -422,5 +424,31 @@ impl Store for PgStore {
             &[&after, &i64::from(limit)],
         )?;
         rows::all(found, rows::journal_entry)
+    }
+}
+
+impl PgStore {
+    /// [`StoreError::ClaimLost`] when this process held `claim` and its lease ran out: a round
+    /// whose claim was lost before it was recorded is not recorded (whoever saw the claim
+    /// dead may have settled its start already).
+    fn refuse_lost(
+        &self,
+        tx: &mut impl postgres::GenericClient,
+        claim: &crate::liveness::ClaimKey,
+    ) -> Result<(), StoreError> {
+        let (names, fences) = self.pool.fences.arrays();
+        let held: bool = tx
+            .query_one(
+                &format!("SELECT {}", still_held("$1", "$2", "$3")),
+                &[&claim.as_str(), &names, &fences],
+            )?
+            .try_get(0)?;
+        if held {
+            Ok(())
+        } else {
+            Err(StoreError::ClaimLost {
+                name: claim.as_str().to_owned(),
+            })
+        }
     }
 }
