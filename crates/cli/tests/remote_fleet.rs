@@ -157,29 +157,10 @@ fn host(world: &World, name: &str) -> PathBuf {
 fn a_task_moved_to_a_worker_on_another_host_continues_with_its_work_from_the_remote() {
     let Some(db) = PgDatabase::new() else { return };
     let store = db.url.as_str();
-    let world = World::new(env!("CARGO_BIN_EXE_ganger").as_ref());
     // Each round keeps the prompt it was given in prompt.txt, adds a line to work.txt, and
     // commits nothing, as agents do here.
-    world.use_command_agent(
-        "cat > prompt.txt; echo line >> work.txt; echo 'DONE: ok'",
-        "",
-        "",
-    );
-    world.git(&["add", "ganger.toml"]);
-    world.git(&["commit", "-q", "-m", "ganger's configuration"]);
-    let served = world.root().join("served");
-    std::fs::create_dir_all(&served).unwrap();
-    let bare = served.join("app.git");
-    world.git_in(
-        world.root(),
-        &[
-            "clone",
-            "-q",
-            "--bare",
-            &world.repo.to_string_lossy(),
-            &bare.to_string_lossy(),
-        ],
-    );
+    let (world, served, bare) =
+        world_with_remote("cat > prompt.txt; echo line >> work.txt; echo 'DONE: ok'");
     let (_daemon, port) = serve_git(&world, &served, &[]);
     let url = format!("git://127.0.0.1:{port}/app.git");
     let slugs = ["t1", "t2", "t3"];
