@@ -144,6 +144,17 @@ fn git_at(dir: &Path, args: &[&str]) -> Option<String> {
         .then(|| String::from_utf8_lossy(&output.stdout).trim().to_owned())
 }
 
+/// `git show SPEC` on the remote `bare`, once it is there (a round's push follows its end
+/// by up to a pass of its worker); `None` when it did not come within 30 s.
+fn shown_on_remote(bare: &Path, spec: &str) -> Option<String> {
+    let mut shown = None;
+    wait_until(Duration::from_secs(30), || {
+        shown = git_at(bare, &["show", spec]);
+        shown.is_some()
+    });
+    shown
+}
+
 /// A host: a directory of its own with the agents' configuration a worker there offers.
 fn host(world: &World, name: &str) -> PathBuf {
     let dir = world.root().join(format!("host-{name}"));
@@ -192,16 +203,8 @@ fn a_task_moved_to_a_worker_on_another_host_continues_with_its_work_from_the_rem
     );
     for slug in slugs {
         let snapshot = format!("refs/ganger/{slug}/round-1:work.txt");
-        assert!(
-            wait_until(Duration::from_secs(30), || git_at(
-                &bare,
-                &["show", &snapshot]
-            )
-            .is_some()),
-            "round 1 of {slug} never reached the remote: {}",
-            a.log_text()
-        );
-        assert_eq!(git_at(&bare, &["show", &snapshot]).unwrap(), "line");
+        let shown = shown_on_remote(&bare, &snapshot);
+        assert_eq!(shown.as_deref(), Some("line"), "{slug}: {}", a.log_text());
         assert!(git_at(&bare, &["rev-parse", &format!("refs/heads/agent/{slug}")]).is_some());
     }
     assert_eq!(a.started(), slugs.iter().map(|s| (*s).to_owned()).collect());
@@ -228,19 +231,15 @@ fn a_task_moved_to_a_worker_on_another_host_continues_with_its_work_from_the_rem
     );
     for slug in slugs {
         let snapshot = format!("refs/ganger/{slug}/round-2:work.txt");
-        assert!(
-            wait_until(Duration::from_secs(30), || git_at(
-                &bare,
-                &["show", &snapshot]
-            )
-            .is_some()),
-            "round 2 of {slug} never reached the remote: {}",
-            b.log_text()
-        );
+        let shown = shown_on_remote(&bare, &snapshot);
         assert_eq!(
-            git_at(&bare, &["show", &snapshot]).unwrap(),
-            "line\nline",
-            "{slug}"
+            shown.as_deref(),
+            Some(
+                "line
+line"
+            ),
+            "{slug}: {}",
+            b.log_text()
         );
         // The agent's session stayed on host a: the round says so, and begins with what the
         // earlier round was asked (read from the store) and answered.
@@ -456,19 +455,8 @@ fn a_fleet_drains_across_three_hosts_through_a_death_and_a_cut_link_each_round_o
         // In git, the done round's work once: the lost rounds' work is not there twice.
         let done = statuses.len();
         let snapshot = format!("refs/ganger/{slug}/round-{done}");
-        assert!(
-            wait_until(Duration::from_secs(30), || git_at(
-                &bare,
-                &["show", &format!("{snapshot}:work.txt")]
-            )
-            .is_some()),
-            "{slug}'s round {done} never reached the remote"
-        );
-        assert_eq!(
-            git_at(&bare, &["show", &format!("{snapshot}:work.txt")]).unwrap(),
-            "line",
-            "{slug}: {statuses:?}"
-        );
+        let shown = shown_on_remote(&bare, &format!("{snapshot}:work.txt"));
+        assert_eq!(shown.as_deref(), Some("line"), "{slug}: {statuses:?}");
         let prompt = git_at(&bare, &["show", &format!("{snapshot}:prompt.txt")]).unwrap();
         if done > 1 {
             // It continued on another host, with the story so far.

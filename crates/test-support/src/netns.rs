@@ -209,6 +209,21 @@ impl TestHost {
             .collect()
     }
 
+    /// Kills its processes, and removes its namespace, link and fallback route.
+    fn remove(&self) {
+        self.kill_all();
+        let _ = ip(&["netns", "del", &self.namespace]);
+        let _ = ip(&["link", "del", &self.link]);
+        let _ = ip(&[
+            "route",
+            "del",
+            "unreachable",
+            &self.subnet,
+            "metric",
+            "4000",
+        ]);
+    }
+
     /// Kills every process in the namespace at once (SIGKILL), as a machine that dies.
     pub fn kill_all(&self) {
         for _ in 0..5 {
@@ -255,17 +270,7 @@ fn sweep_stale() {
             subnet: format!("10.{net}.{index}.0/24"),
             link: format!("gh{pid}-{index}"),
         };
-        host.kill_all();
-        let _ = ip(&["netns", "del", &host.namespace]);
-        let _ = ip(&["link", "del", &host.link]);
-        let _ = ip(&[
-            "route",
-            "del",
-            "unreachable",
-            &host.subnet,
-            "metric",
-            "4000",
-        ]);
+        host.remove();
         let _ = ip(&["addr", "del", &format!("10.{net}.0.1/32"), "dev", "lo"]);
     }
 }
@@ -273,17 +278,7 @@ fn sweep_stale() {
 impl Drop for TestHosts {
     fn drop(&mut self) {
         for host in &self.hosts {
-            host.kill_all();
-            let _ = ip(&["netns", "del", &host.namespace]);
-            let _ = ip(&["link", "del", &host.link]);
-            let _ = ip(&[
-                "route",
-                "del",
-                "unreachable",
-                &host.subnet,
-                "metric",
-                "4000",
-            ]);
+            host.remove();
         }
         let _ = ip(&["addr", "del", &format!("{}/32", self.service), "dev", "lo"]);
     }

@@ -638,6 +638,37 @@ impl Scheduler<'_> {
         Ok(wake.map(|w| Duration::from_millis(w.saturating_sub(now_ms()).max(1) as u64)))
     }
 
+    /// Ends `item` with its round's status and queues "continue" to its task, not before
+    /// `not_before` (Unix ms; 0: at once).
+    fn continue_later(
+        &mut self,
+        item: &QueueItem,
+        task: &Task,
+        round: &ganger_store::Round,
+        not_before: i64,
+    ) -> Result<()> {
+        let next = NewQueued {
+            slug: task.slug.clone(),
+            kind: QueueKind::Fix,
+            options: serde_json::json!({}),
+            prompt_file: std::path::PathBuf::new(),
+            prompt: Some(CONTINUE.to_owned()),
+            commander: item.commander.clone(),
+            generation: Some(task.generation),
+            fleet: item.fleet.clone(),
+            after: Vec::new(),
+            not_before,
+        };
+        self.store.move_and_enqueue(
+            item.id,
+            QueueState::Delivered,
+            QueueState::Ended,
+            Some(round.status.as_str()),
+            &next,
+        )?;
+        Ok(())
+    }
+
     /// Whether a worker sends an interrupted round's task on: its host died or lost its
     /// lease, which a worker on another host survives, at most [`CONTINUES`] times in a row.
     fn continues_interrupted(&self, task: &Task, round: &ganger_store::Round) -> Result<bool> {
@@ -848,50 +879,14 @@ impl Scheduler<'_> {
                 strikes,
                 reason: line.clone(),
             });
-            let next = NewQueued {
-                slug: task.slug.clone(),
-                kind: QueueKind::Fix,
-                options: serde_json::json!({}),
-                prompt_file: std::path::PathBuf::new(),
-                prompt: Some(CONTINUE.to_owned()),
-                commander: item.commander.clone(),
-                generation: Some(task.generation),
-                fleet: item.fleet.clone(),
-                after: Vec::new(),
-                not_before: until,
-            };
-            self.store.move_and_enqueue(
-                item.id,
-                QueueState::Delivered,
-                QueueState::Ended,
-                Some(round.status.as_str()),
-                &next,
-            )?;
+            self.continue_later(item, &task, &round, until)?;
             events.event(FleetEvent::Requeued {
                 slug: task.slug.clone(),
                 reason: format!("rate limited: {line}"),
             });
         } else if self.continues_interrupted(&task, &round)? {
             // Its host died or was cut off past its lease: another worker continues it.
-            let next = NewQueued {
-                slug: task.slug.clone(),
-                kind: QueueKind::Fix,
-                options: serde_json::json!({}),
-                prompt_file: std::path::PathBuf::new(),
-                prompt: Some(CONTINUE.to_owned()),
-                commander: item.commander.clone(),
-                generation: Some(task.generation),
-                fleet: item.fleet.clone(),
-                after: Vec::new(),
-                not_before: 0,
-            };
-            self.store.move_and_enqueue(
-                item.id,
-                QueueState::Delivered,
-                QueueState::Ended,
-                Some(round.status.as_str()),
-                &next,
-            )?;
+            self.continue_later(item, &task, &round, 0)?;
             events.event(FleetEvent::Requeued {
                 slug: task.slug.clone(),
                 reason: format!(
