@@ -149,16 +149,35 @@ fn temp_index_path(place: &Place<'_>) -> TempIndex {
     )))
 }
 
-/// A temporary copy of the work tree's index.
+/// A temporary copy of the work tree's index, dated as the index is.
 fn temp_index(place: &Place<'_>) -> Result<TempIndex, GitError> {
     let temp = temp_index_path(place);
     match fs::copy(place.index(), &temp.0) {
-        Ok(_) => {}
+        Ok(_) => date_as_index(place, &temp.0)?,
         // A repository with nothing staged yet has no index: start from an empty one.
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
         Err(e) => return Err(GitError::io(place.index(), e)),
     }
     Ok(temp)
+}
+
+/// Gives a copy of the index (or of some of its entries) the index's own time.
+///
+/// git trusts an entry whose file has the size and times it recorded, unless the file is as
+/// new as the index that holds it ("racily clean": changed within the second, or the moment,
+/// the index was written, the same size and times tell nothing), and then reads the file. A
+/// copy dated now would make such an entry look older than its index: an edit of the same size
+/// in the second of a checkout, snapshotted a second later, would be taken as unchanged.
+fn date_as_index(place: &Place<'_>, copy: &Path) -> Result<(), GitError> {
+    let index = place.index();
+    let written = fs::metadata(&index)
+        .and_then(|m| m.modified())
+        .map_err(|e| GitError::io(&index, e))?;
+    fs::OpenOptions::new()
+        .write(true)
+        .open(copy)
+        .and_then(|file| file.set_modified(written))
+        .map_err(|e| GitError::io(copy, e))
 }
 
 /// Which paths a snapshot looks at.
@@ -405,6 +424,7 @@ fn add_paths_alone(place: &Place<'_>, paths: &BTreeSet<String>) -> Result<Alone,
     };
     let temp = temp_index_path(place);
     fs::write(&temp.0, subset).map_err(|e| GitError::io(&temp.0, e))?;
+    date_as_index(place, &temp.0)?;
     if !list.is_empty() {
         let git = Git::new(place.worktree).with_env("GIT_INDEX_FILE", &temp.0);
         match add_listed(&git, &list) {
