@@ -90,7 +90,15 @@ pub enum StoreError {
         #[source]
         source: BackendError,
     },
-    /// Any other failure of the backend (a disk that is full or read-only, a lost connection).
+    /// The backend's server could not be reached, or the connection went away under a
+    /// statement (a restart, a link down): nothing of the failed step was written, and trying
+    /// again a little later can succeed.
+    #[error("state database unreachable: {source}")]
+    Unreachable {
+        #[source]
+        source: BackendError,
+    },
+    /// Any other failure of the backend (a disk that is full or read-only).
     #[error("state database error: {source}")]
     Backend {
         #[source]
@@ -114,6 +122,12 @@ impl StoreError {
     /// can succeed, and nothing was changed.
     pub fn is_busy(&self) -> bool {
         matches!(self, StoreError::Contended { .. })
+    }
+
+    /// Whether the backend could not be reached ([`StoreError::Unreachable`]): trying again a
+    /// little later can succeed.
+    pub fn is_unreachable(&self) -> bool {
+        matches!(self, StoreError::Unreachable { .. })
     }
 
     /// A failure of the backend that is none of the store's own refusals.

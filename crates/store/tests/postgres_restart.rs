@@ -59,7 +59,19 @@ fn a_restarted_server_loses_no_write_and_settles_no_live_round_as_dead() {
             &fixtures::new_round(RoundKind::Start, "tok-before", "bob"),
         )
         .unwrap();
+    // What a round host reads and makes before it starts its agent.
+    let reader = PgStore::open(&cluster.url).unwrap();
+    assert!(reader.task("restart").unwrap().is_some());
     cluster.restart();
+    // On connections the restart closed: no step before an agent runs fails for it.
+    let found = reader.task("restart").unwrap().unwrap();
+    assert_eq!(reader.round(found.id, None).unwrap().unwrap().id, round.id);
+    let errors = RoundStream::of(&task, &round, StreamKind::Stderr);
+    reader
+        .create_stream(&errors)
+        .unwrap()
+        .write_all(b"err\n")
+        .unwrap();
     // A write at once, on the connection the restart closed a moment after its last use.
     writer
         .create_task(

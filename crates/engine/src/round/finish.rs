@@ -16,6 +16,9 @@ use ganger_sandbox::{Cgroup, RoundMarker, kill_round};
 use ganger_store::{Backend, CheckRun, Round, RoundEnd, RoundStream, Store, StreamKind, Task};
 use std::time::Duration;
 
+/// How long a round host keeps trying to record its round's end in a store it cannot reach.
+const UNREACHABLE_PATIENCE: Duration = Duration::from_secs(120);
+
 /// Why the host stopped a round itself.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum HostStop {
@@ -328,12 +331,19 @@ pub(crate) fn record_end(
 
 /// Records a finished round's end, trying again for as long as the store is busy: the host
 /// holds its lock all the while, so nobody takes the round for dead, and a round whose agent
-/// finished is never recorded as interrupted because another process held the store.
+/// finished is never recorded as interrupted because another process held the store. A
+/// store that cannot be reached (a server restarting) is tried again for
+/// [`UNREACHABLE_PATIENCE`]: the round's lease, renewed meanwhile where it can be, fences the
+/// write if others settled the round in the meantime.
 fn finish_while_busy(store: &mut dyn Store, round_id: i64, end: &RoundEnd) -> Result<bool> {
     let mut wait = Duration::from_millis(50);
+    let since = std::time::Instant::now();
     loop {
         match store.finish_round(round_id, end) {
-            Err(e) if e.is_busy() => {
+            Err(e)
+                if e.is_busy()
+                    || (e.is_unreachable() && since.elapsed() < UNREACHABLE_PATIENCE) =>
+            {
                 std::thread::sleep(wait);
                 wait = (wait * 2).min(Duration::from_secs(2));
             }

@@ -1,7 +1,7 @@
 //! How PostgreSQL's errors become the store's: contention (serialization failures, deadlocks,
-//! lock timeouts) is [`StoreError::Contended`], damaged data [`StoreError::Damaged`], and
-//! everything else, a lost or refused connection included, [`StoreError::Backend`] with the
-//! PostgreSQL error as its source. A failed connection names the database by its URL with the
+//! lock timeouts) is [`StoreError::Contended`], a connection lost under a statement
+//! [`StoreError::Unreachable`], damaged data [`StoreError::Damaged`], and everything else
+//! [`StoreError::Backend`], with the PostgreSQL error as its source. A failed connection names the database by its URL with the
 //! password hidden ([`ConnectError`]).
 
 use crate::error::StoreError;
@@ -28,6 +28,10 @@ impl From<postgres::Error> for StoreError {
         let damaged = [SqlState::DATA_CORRUPTED, SqlState::INDEX_CORRUPTED];
         if code.is_some_and(|c| contended.contains(c)) {
             StoreError::Contended {
+                source: Box::new(error),
+            }
+        } else if super::pool::connection_lost(&error) {
+            StoreError::Unreachable {
                 source: Box::new(error),
             }
         } else if code.is_some_and(|c| damaged.contains(c)) {

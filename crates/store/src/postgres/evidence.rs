@@ -200,11 +200,14 @@ impl EvidenceStore for PgStore {
     }
 
     fn record_done(&mut self, task_id: i64, round: u32, line: &str) -> Result<(), StoreError> {
-        self.conn()?.execute(
-            "INSERT INTO done_lines (task_id, round, line, at) VALUES ($1, $2, $3, $4) \
-             ON CONFLICT (task_id) DO UPDATE SET round = $2, line = $3, at = $4",
-            &[&task_id, &i64::from(round), &line, &now_ms()],
-        )?;
+        let at = now_ms();
+        self.pool.write_twice_if_cut(|conn, _| {
+            conn.execute(
+                "INSERT INTO done_lines (task_id, round, line, at) VALUES ($1, $2, $3, $4) \
+                 ON CONFLICT (task_id) DO UPDATE SET round = $2, line = $3, at = $4",
+                &[&task_id, &i64::from(round), &line, &at],
+            )
+        })?;
         Ok(())
     }
 
@@ -221,8 +224,9 @@ impl EvidenceStore for PgStore {
     }
 
     fn open_work(&self, except_task: i64) -> Result<Vec<(String, Vec<String>)>, StoreError> {
-        let found = self.conn()?.query(
-            "SELECT t.slug, r.worktree_changes FROM tasks t JOIN rounds r ON r.id = \
+        let found = self.twice(|conn| {
+            Ok(conn.query(
+                "SELECT t.slug, r.worktree_changes FROM tasks t JOIN rounds r ON r.id = \
                 (SELECT id FROM rounds WHERE task_id = t.id AND ended_at IS NOT NULL \
                  ORDER BY number DESC LIMIT 1) \
              WHERE t.id != $1 AND t.cleaned_at IS NULL AND t.parent IS NULL \
@@ -230,8 +234,9 @@ impl EvidenceStore for PgStore {
              AND NOT EXISTS (SELECT 1 FROM journal j WHERE j.task_id = t.id \
                 AND j.kind = 'merged' AND j.at >= r.ended_at) \
              ORDER BY t.slug",
-            &[&except_task],
-        )?;
+                &[&except_task],
+            )?)
+        })?;
         rows::all(found, |row| {
             Ok((
                 row.try_get(0)?,
@@ -248,7 +253,10 @@ impl EvidenceStore for PgStore {
         commander: Option<&str>,
         detail: serde_json::Value,
     ) -> Result<i64, StoreError> {
-        super::journal(&mut *self.conn()?, task_id, round, kind, commander, detail)
+        // Sent again when the connection was gone before the entry was written: an entry
+        // whose answer alone was lost may then be written twice, which a reader of the
+        // journal can bear better than an entry never written.
+        self.twice(|conn| super::journal(conn, task_id, round, kind, commander, detail.clone()))
     }
 
     fn journal_cursor(&self, commander: &str) -> Result<i64, StoreError> {

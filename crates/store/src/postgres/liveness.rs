@@ -147,7 +147,7 @@ impl Liveness for PgStore {
     }
 
     fn is_alive(&self, key: &ClaimKey) -> Result<bool, StoreError> {
-        Ok(time_left(&mut *self.conn()?, key.as_str())?.is_some())
+        Ok(self.twice(|conn| time_left(conn, key.as_str()))?.is_some())
     }
 
     fn wait_for_end(&self, key: &ClaimKey, timeout: Option<Duration>) -> Result<bool, StoreError> {

@@ -80,6 +80,16 @@ impl PgStore {
     fn conn(&self) -> Result<Pooled, StoreError> {
         self.pool.get()
     }
+
+    /// Runs `read` (or a write that may be sent twice) on a connection, once more on a new
+    /// one when the first was gone ([`Pool::twice_if_cut`]): a round host's look at the store
+    /// goes on through a restart of the server.
+    fn twice<T>(
+        &self,
+        mut read: impl FnMut(&mut postgres::Client) -> Result<T, StoreError>,
+    ) -> Result<T, StoreError> {
+        self.pool.twice_if_cut(|conn, _| read(conn))
+    }
 }
 
 /// How long a write waits for the write lock before it gives up as [`StoreError::Contended`]

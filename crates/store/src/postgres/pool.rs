@@ -187,15 +187,18 @@ impl Pool {
                     return Ok(client);
                 }
                 Err(source) => {
-                    let again = self.reached.load(Ordering::Relaxed)
-                        && Instant::now() + pause < deadline
-                        && !is_refusal(&source);
-                    if !again {
-                        return Err(StoreError::Backend {
-                            source: Box::new(ConnectError {
-                                url: self.shown.clone(),
-                                source,
-                            }),
+                    // A server reached before and now silent is away for a while (its
+                    // caller may try again later); one never reached is a wrong URL.
+                    let away = self.reached.load(Ordering::Relaxed) && !is_refusal(&source);
+                    if !away || Instant::now() + pause >= deadline {
+                        let source = Box::new(ConnectError {
+                            url: self.shown.clone(),
+                            source,
+                        });
+                        return Err(if away {
+                            StoreError::Unreachable { source }
+                        } else {
+                            StoreError::Backend { source }
                         });
                     }
                     std::thread::sleep(pause);
@@ -264,15 +267,25 @@ impl Pool {
         self: &Arc<Pool>,
         mut write: impl FnMut(&mut Client, bool) -> Result<T, postgres::Error>,
     ) -> Result<T, StoreError> {
+        self.twice_if_cut(|conn, again| Ok(write(conn, again)?))
+    }
+
+    /// Runs `step` (a read, a whole transaction that did not commit when it failed, or a
+    /// write that may be sent twice) as [`Pool::write_twice_if_cut`] does: once more on a new,
+    /// checked connection when the first was gone.
+    pub(crate) fn twice_if_cut<T>(
+        self: &Arc<Pool>,
+        mut step: impl FnMut(&mut Client, bool) -> Result<T, StoreError>,
+    ) -> Result<T, StoreError> {
         let mut conn = self.get()?;
-        match write(&mut conn, false) {
-            Err(error) if connection_lost(&error) => {
+        match step(&mut conn, false) {
+            Err(error) if error.is_unreachable() => {
                 drop(conn);
                 let mut conn = self.get()?;
                 conn.ensure_open()?;
-                Ok(write(&mut conn, true)?)
+                step(&mut conn, true)
             }
-            other => Ok(other?),
+            other => other,
         }
     }
 }

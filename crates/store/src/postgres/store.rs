@@ -358,14 +358,15 @@ impl Store for PgStore {
     }
 
     fn task(&self, slug: &str) -> Result<Option<Task>, StoreError> {
-        self.conn()?
-            .query_opt(
+        self.twice(|conn| {
+            conn.query_opt(
                 &format!("SELECT {TASK_COLUMNS} FROM tasks WHERE slug = $1"),
                 &[&slug],
             )?
             .as_ref()
             .map(rows::task)
             .transpose()
+        })
     }
 
     fn task_summaries(&self) -> Result<Vec<TaskSummary>, StoreError> {
@@ -378,20 +379,7 @@ impl Store for PgStore {
     }
 
     fn round(&self, task_id: i64, number: Option<u32>) -> Result<Option<Round>, StoreError> {
-        let mut conn = self.conn()?;
-        let found = match number {
-            Some(number) => conn.query_opt(
-                &format!("SELECT {ROUND_COLUMNS} FROM rounds WHERE task_id = $1 AND number = $2"),
-                &[&task_id, &i64::from(number)],
-            )?,
-            None => conn.query_opt(
-                &format!(
-                    "SELECT {ROUND_COLUMNS} FROM rounds WHERE task_id = $1 ORDER BY number DESC LIMIT 1"
-                ),
-                &[&task_id],
-            )?,
-        };
-        found.as_ref().map(rows::round).transpose()
+        self.twice(|conn| round_of(conn, task_id, number))
     }
 
     fn rounds(&self, task_id: i64) -> Result<Vec<Round>, StoreError> {
@@ -451,4 +439,25 @@ impl PgStore {
             })
         }
     }
+}
+
+/// Round `number` of the task (its last with `None`).
+fn round_of(
+    conn: &mut postgres::Client,
+    task_id: i64,
+    number: Option<u32>,
+) -> Result<Option<Round>, StoreError> {
+    let found = match number {
+        Some(number) => conn.query_opt(
+            &format!("SELECT {ROUND_COLUMNS} FROM rounds WHERE task_id = $1 AND number = $2"),
+            &[&task_id, &i64::from(number)],
+        )?,
+        None => conn.query_opt(
+            &format!(
+                "SELECT {ROUND_COLUMNS} FROM rounds WHERE task_id = $1 ORDER BY number DESC LIMIT 1"
+            ),
+            &[&task_id],
+        )?,
+    };
+    found.as_ref().map(rows::round).transpose()
 }

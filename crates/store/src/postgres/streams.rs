@@ -124,8 +124,9 @@ impl Write for ChunkWriter {
 
 impl Streams for PgStore {
     fn create_stream(&self, stream: &RoundStream) -> Result<Box<dyn Write + Send>, StoreError> {
-        let mut conn = self.conn()?;
-        let generation: i64 = {
+        // Sent again on a new connection when the first was gone: a second try only makes
+        // the generation one higher, and the writer holds whichever it was given.
+        let generation: i64 = self.twice(|conn| {
             let mut tx = conn.transaction()?;
             let row = tx.query_one(
                 "INSERT INTO streams (round_id, kind, generation) VALUES ($1, $2, 1) \
@@ -138,9 +139,8 @@ impl Streams for PgStore {
                 &[&stream.round_id, &kind_text(stream.kind)],
             )?;
             tx.commit()?;
-            row.try_get(0)?
-        };
-        drop(conn);
+            Ok(row.try_get(0)?)
+        })?;
         Ok(Box::new(ChunkWriter {
             pool: Arc::clone(&self.pool),
             stream: stream.clone(),
@@ -154,7 +154,8 @@ impl Streams for PgStore {
         stream: &RoundStream,
         offset: u64,
     ) -> Result<Option<Box<dyn Read + Send>>, StoreError> {
-        Ok(read_from(&mut *self.conn()?, stream, offset)?
+        Ok(self
+            .twice(|conn| read_from(conn, stream, offset))?
             .map(|bytes| Box::new(Cursor::new(bytes)) as Box<dyn Read + Send>))
     }
 }
