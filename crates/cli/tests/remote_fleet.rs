@@ -266,6 +266,87 @@ line"
     assert_eq!(b.started(), slugs.iter().map(|s| (*s).to_owned()).collect());
 }
 
+/// Sends `signal` (`-STOP`) to `pid` alone.
+fn signal(pid: u32, signal: &str) {
+    let sent = std::process::Command::new("kill")
+        .args([signal, &pid.to_string()])
+        .status()
+        .unwrap();
+    assert!(sent.success());
+}
+
+#[test]
+fn a_round_is_on_the_remote_once_it_ended_though_its_worker_never_looked_again() {
+    let Some(db) = PgDatabase::new() else { return };
+    let store = db.url.as_str();
+    let (world, served, bare) =
+        world_with_remote("sleep 2; cat > prompt.txt; echo line >> work.txt; echo 'DONE: ok'");
+    let (_daemon, port) = serve_git(&world, &served, &[]);
+    let url = format!("git://127.0.0.1:{port}/app.git");
+    let file = world.root().join("f.toml");
+    std::fs::write(
+        &file,
+        format!("remote = \"{url}\"\n[[task]]\nslug = \"t1\"\nmessage = \"do t1\"\n"),
+    )
+    .unwrap();
+    ganger(
+        &world,
+        Some(store),
+        &["fleet", "submit", &file.to_string_lossy()],
+    )
+    .expect_code(0);
+    let (host_a, host_b) = (host(&world, "a"), host(&world, "b"));
+    let a = worker(&world, store, &host_a, "a");
+    assert!(
+        wait_until(Duration::from_secs(60), || tasks(&world, store)
+            .iter()
+            .all(|t| t["last_status"] == "running")),
+        "{:#?}\n{}",
+        tasks(&world, store),
+        a.log_text()
+    );
+    // The worker stops for good while its round runs on (a worker killed, upgraded or
+    // wedged): nobody looks at the round after its host recorded its end.
+    signal(a.child.id(), "-STOP");
+    assert!(
+        wait_until(Duration::from_secs(60), || all_done_after(&world, store, 1)),
+        "{:#?}",
+        tasks(&world, store)
+    );
+    // Recorded done: its work is on the remote already, not on a host nobody reaches.
+    assert_eq!(
+        git_at(&bare, &["show", "refs/ganger/t1/round-1:work.txt"]).as_deref(),
+        Some("line")
+    );
+    assert!(git_at(&bare, &["rev-parse", "refs/heads/agent/t1"]).is_some());
+    drop(a);
+    // The next round, on another host, goes on from that work, and loses no round's.
+    ganger(
+        &world,
+        Some(store),
+        &["fix", "t1", "--queue", "--message", "once more"],
+    )
+    .expect_code(0);
+    let b = worker(&world, store, &host_b, "b");
+    assert!(
+        wait_until(Duration::from_secs(120), || all_done_after(
+            &world, store, 2
+        )),
+        "{:#?}\n{}",
+        tasks(&world, store),
+        b.log_text()
+    );
+    assert_eq!(
+        shown_on_remote(&bare, "refs/ganger/t1/round-2:work.txt").as_deref(),
+        Some("line\nline")
+    );
+    let prompt = git_at(&bare, &["show", "refs/ganger/t1/round-2:prompt.txt"]).unwrap();
+    assert!(
+        prompt.contains("ran on another host") && !prompt.contains("went away"),
+        "{prompt}"
+    );
+}
+
 #[test]
 fn a_fleet_remote_is_refused_without_a_shared_store_or_with_a_password() {
     let world = World::new(env!("CARGO_BIN_EXE_ganger").as_ref());

@@ -58,6 +58,21 @@ pub fn clone_once(url: &str, dir: &Path) -> Result<bool, GitError> {
     Ok(true)
 }
 
+/// The URL of the remote `dir` was cloned from (`None` for a repository with no `origin`).
+pub fn origin_url(dir: &Path) -> Option<String> {
+    Git::new(dir)
+        .text(["config", "--get", &format!("remote.{ORIGIN}.url")])
+        .ok()
+        .filter(|url| !url.is_empty())
+}
+
+/// Whether a failed push was refused for good: the remote's branch moved since the last
+/// fetch (another host pushed a newer round), which trying again cannot change.
+pub fn push_refused(error: &GitError) -> bool {
+    matches!(error, GitError::Command { stderr, .. }
+        if stderr.contains("[rejected]") || stderr.contains("stale info"))
+}
+
 /// Fetches every branch (as `refs/remotes/origin/*`) and ganger's refs of every task, then
 /// leaves the clone's own checkout detached at the remote's default branch.
 pub fn fetch(dir: &Path) -> Result<(), GitError> {

@@ -2,9 +2,10 @@
 //! scheduler (a worker, `serve`, `fleet run`) keeps a clone of the remote under its state
 //! directory, fetches it before it delivers a round, makes a task's worktree there from the
 //! task's branch and its last round's snapshot when the task's rounds ran elsewhere before
-//! (the worker never commits: its work is the snapshot's uncommitted changes), and after the
-//! round pushes the task's branch and snapshot refs back. The task's worktree record moves
-//! with it. The clones' rounds record into the scheduler's store, which every host must share.
+//! (the worker never commits: its work is the snapshot's uncommitted changes). The round's
+//! host pushes the task's branch and snapshot refs back before it records the round's end
+//! (`round/push.rs`); the scheduler pushes again before the queue item ends, for a host whose
+//! push failed. The task's worktree record moves with it. The clones' rounds record into the scheduler's store, which every host must share.
 
 use crate::error::{EngineError, Result};
 use crate::store_location::StoreLocation;

@@ -240,7 +240,7 @@ fn after_state(
 /// Records the end of a round the host ran.
 pub(crate) fn record_end(
     ws: &Workspace,
-    store: &mut dyn Store,
+    store: &mut dyn Backend,
     input: &RoundInput,
     worktree: Option<&Repo>,
     before: &BeforeState,
@@ -285,6 +285,15 @@ pub(crate) fn record_end(
         reason = Some(match reason {
             Some(reason) => format!("{reason}; {problem}"),
             None => problem,
+        });
+    }
+    // The work goes to the fleet's remote before the end is recorded (see `push`).
+    if let Some(worktree) = worktree
+        && let Some(unpushed) = super::push::push_round(&*store, task, worktree)
+    {
+        reason = Some(match reason {
+            Some(reason) => format!("{reason}; {unpushed}"),
+            None => unpushed,
         });
     }
     let mut summary = ended.summary;
