@@ -13,7 +13,10 @@
     reason = "a test fails loudly on what it did not expect"
 )]
 
-use ganger_test_support::{PgDatabase, PrivateCluster, TestHost, TestHosts, World, wait_until};
+use ganger_fake_llm::{FakeLlm, RecordedRequest, Script};
+use ganger_test_support::{
+    PgDatabase, PrivateCluster, TestHost, TestHosts, World, agent_toml, wait_until,
+};
 use serde_json::Value;
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -60,9 +63,12 @@ fn serve_git(world: &World, base: &Path, also: &[&str]) -> (Background, u16) {
         .unwrap()
         .port();
     let log = world.root().join("git-daemon.log");
-    let child = std::process::Command::new("git")
+    // git-daemon itself, not `git daemon`, which would leave it behind when killed; run in
+    // the world's directory, so that the world's end stops it whatever happens.
+    let exec_path = git_at(world.root(), &["--exec-path"]).unwrap();
+    let child = std::process::Command::new(Path::new(&exec_path).join("git-daemon"))
+        .current_dir(world.root())
         .args([
-            "daemon",
             "--reuseaddr",
             "--export-all",
             "--enable=receive-pack",
@@ -91,15 +97,29 @@ fn serve_git(world: &World, base: &Path, also: &[&str]) -> (Background, u16) {
 }
 
 /// `ganger worker` run in `host` (a directory standing for another machine).
+fn worker(world: &World, store: &str, host: &Path, name: &str) -> Background {
+    worker_at_home(world, store, host, name, None)
+}
+
+/// [`worker`] with a home of its own (`HOME`), as another machine's user has.
 #[expect(
     clippy::disallowed_methods,
     reason = "the worker is ganger itself, run in the background as a user runs it"
 )]
-fn worker(world: &World, store: &str, host: &Path, name: &str) -> Background {
+fn worker_at_home(
+    world: &World,
+    store: &str,
+    host: &Path,
+    name: &str,
+    home: Option<&Path>,
+) -> Background {
     let log = world.root().join(format!("worker-{name}.log"));
     let host_text = host.to_string_lossy().into_owned();
     let mut command = world.command(&["-C", &host_text, "worker", "--name", name]);
     command.env("GANGER_STORE", store);
+    if let Some(home) = home {
+        command.env("HOME", home);
+    }
     let child = command
         .stdout(std::fs::File::create(&log).unwrap())
         .stderr(Stdio::null())
@@ -266,6 +286,132 @@ line"
     assert_eq!(b.started(), slugs.iter().map(|s| (*s).to_owned()).collect());
 }
 
+/// The user messages of a request to the scripted model.
+fn prompts(request: &RecordedRequest) -> Vec<String> {
+    request
+        .conversation
+        .as_ref()
+        .map(|c| c.prompts().into_iter().map(str::to_owned).collect())
+        .unwrap_or_default()
+}
+
+#[test]
+fn a_claude_task_moved_to_another_host_continues_its_conversation_there() {
+    let Some(db) = PgDatabase::new() else { return };
+    let store = db.url.as_str();
+    let llm = FakeLlm::start(Script::new().default_answer("Noted.")).unwrap();
+    let world = World::new(env!("CARGO_BIN_EXE_ganger").as_ref());
+    world.write(
+        "ganger.toml",
+        &agent_toml("claude", &llm.root_url(), "", ""),
+    );
+    let (world, served, _bare) = serving(world);
+    let (_daemon, port) = serve_git(&world, &served, &[]);
+    let url = format!("git://127.0.0.1:{port}/app.git");
+    let file = world.root().join("f.toml");
+    std::fs::write(
+        &file,
+        format!("remote = \"{url}\"\n[[task]]\nslug = \"c1\"\nmessage = \"THE BRIEF of c1\"\n"),
+    )
+    .unwrap();
+    ganger(
+        &world,
+        Some(store),
+        &["fleet", "submit", &file.to_string_lossy()],
+    )
+    .expect_code(0);
+    // Two hosts: each its own directory and its own home, where Claude keeps its sessions.
+    let on_host = |name: &str| {
+        let dir = host(&world, name);
+        let home = dir.join("home");
+        std::fs::create_dir_all(&home).unwrap();
+        let worker = worker_at_home(&world, store, &dir, name, Some(&home));
+        (dir, home, worker)
+    };
+    let (_dir_a, home_a, a) = on_host("a");
+    assert!(
+        wait_until(Duration::from_secs(120), || all_done_after(
+            &world, store, 1
+        )),
+        "{:#?}\n{}",
+        tasks(&world, store),
+        a.log_text()
+    );
+    drop(a);
+    let on_a = ganger(&world, Some(store), &["status", "c1", "--json"]).json()["worktree"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    ganger(
+        &world,
+        Some(store),
+        &["fix", "c1", "--queue", "--message", "continue"],
+    )
+    .expect_code(0);
+    let (dir_b, home_b, b) = on_host("b");
+    assert!(
+        wait_until(Duration::from_secs(120), || all_done_after(
+            &world, store, 2
+        )),
+        "{:#?}\n{}",
+        tasks(&world, store),
+        b.log_text()
+    );
+    // Round 2 ran on host b, in the same conversation: the model was sent round 1's prompt
+    // and round 2's as two turns of one session, not a summary of round 1 in a new one.
+    let status = ganger(&world, Some(store), &["status", "c1", "--json"]).json();
+    assert!(
+        Path::new(status["worktree"].as_str().unwrap()).starts_with(&dir_b),
+        "{status:#}"
+    );
+    let last = llm
+        .requests()
+        .into_iter()
+        .rfind(|r| r.tools_offered)
+        .unwrap();
+    let sent = prompts(&last);
+    assert_eq!(
+        sent.first().map(String::as_str),
+        Some("THE BRIEF of c1"),
+        "{sent:?}"
+    );
+    assert_eq!(
+        sent.last().map(String::as_str),
+        Some("continue"),
+        "{sent:?}"
+    );
+    assert!(!sent.iter().any(|p| p.contains("another host")), "{sent:?}");
+    // The conversation names the worktree it goes on in, not the one it left.
+    let body = serde_json::to_string(&last.body).unwrap();
+    assert!(
+        !body.contains(&on_a),
+        "{on_a} is still in round 2's request"
+    );
+    // The session file is in host b's home now, under the worktree b has.
+    let session = status["session"].as_str().unwrap().to_owned();
+    let found = |home: &Path| {
+        walk(home)
+            .into_iter()
+            .filter(|p| p.ends_with(format!("{session}.jsonl")))
+            .count()
+    };
+    assert_eq!((found(&home_a), found(&home_b)), (1, 1), "{status:#}");
+}
+
+/// Every file under `dir`.
+fn walk(dir: &Path) -> Vec<PathBuf> {
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            found.extend(walk(&path));
+        } else {
+            found.push(path);
+        }
+    }
+    found
+}
+
 /// Sends `signal` (`-STOP`) to `pid` alone.
 fn signal(pid: u32, signal: &str) {
     let sent = std::process::Command::new("kill")
@@ -383,6 +529,11 @@ fn a_fleet_remote_is_refused_without_a_shared_store_or_with_a_password() {
 fn world_with_remote(script: &str) -> (World, PathBuf, PathBuf) {
     let world = World::new(env!("CARGO_BIN_EXE_ganger").as_ref());
     world.use_command_agent(script, "", "");
+    serving(world)
+}
+
+/// `world` with its configuration committed, and a bare clone of it in `served/app.git`.
+fn serving(world: World) -> (World, PathBuf, PathBuf) {
     world.git(&["add", "ganger.toml"]);
     world.git(&["commit", "-q", "-m", "ganger's configuration"]);
     let served = world.root().join("served");

@@ -171,7 +171,7 @@ fn clean_task(
         }
     };
     stop_processes(ws, &rounds, mode, &mut report);
-    if crate::warm::registry::host_alive(&*store, &task.slug) {
+    if crate::warm::registry::host_alive(ws, &*store, &task.slug) {
         if !mode.dry_run {
             let _ = crate::warm::registry::stop_warm(ws, &*store, &task.slug);
         }

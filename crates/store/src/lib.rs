@@ -46,5 +46,5 @@ pub use records::{
 };
 pub use sqlite::SqliteStore;
 pub use store::Store;
-pub use streams::{RoundStream, StreamKind, Streams};
+pub use streams::{KeptSession, RoundStream, StreamKind, Streams};
 pub use workers::{WorkerAgent, WorkerRecord, WorkerStore};

@@ -3,7 +3,9 @@
 //! get here). The host appends while the round runs; anyone reads from an offset, or follows
 //! a stream until its round ends ([`Backend::follow_stream`](crate::Backend::follow_stream)).
 //! SQLite keeps them as files beside the database (`tasks/SLUG/round-N.jsonl` and `.err`); a
-//! networked backend keeps them as rows.
+//! networked backend keeps them as rows. Beside them, the agent's saved session of a task
+//! (its conversation file), kept so that the task's next round can continue it on another
+//! host: a row in both backends.
 
 use crate::error::StoreError;
 use crate::records::{Round, Task};
@@ -39,6 +41,17 @@ impl RoundStream {
     }
 }
 
+/// An agent's saved session as a round of its task left it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct KeptSession {
+    /// The round that kept it.
+    pub round: u32,
+    /// The session's name (the agent's id for it).
+    pub session: String,
+    /// The session's file, keys redacted.
+    pub data: Vec<u8>,
+}
+
 /// The store's side of streams.
 pub trait Streams {
     /// Makes the stream anew, empty, and returns its writer. What a write appends can be read
@@ -52,4 +65,12 @@ pub trait Streams {
         stream: &RoundStream,
         offset: u64,
     ) -> Result<Option<Box<dyn Read + Send>>, StoreError>;
+
+    /// Keeps `session` as round `round` of the task left it, in place of what an earlier
+    /// round kept; never in place of a later round's (a host that lost its round and writes
+    /// late).
+    fn keep_session(&self, task_id: i64, session: &KeptSession) -> Result<(), StoreError>;
+
+    /// The session the task's latest round kept, if any.
+    fn kept_session(&self, task_id: i64) -> Result<Option<KeptSession>, StoreError>;
 }

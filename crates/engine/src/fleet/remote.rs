@@ -166,23 +166,103 @@ fn bring_task(
         .filter(|r| !r.rewound && kept.is_none_or(|(number, _)| r.number > number))
         .map(|r| r.number)
         .collect();
-    let note = moved_note(ws, store, task, &lost)?;
+    // The agent's conversation comes along when its session was kept and no round's work
+    // stayed behind (the conversation would tell of work that is not here).
+    let carried = lost.is_empty() && carry_session(ws, store, task, &here)?;
+    let (resume_note, session) = if carried {
+        (None, "carried: the next round continues it")
+    } else {
+        (
+            Some(moved_note(ws, store, task, &lost)?),
+            "not carried: the next round starts a new one with a summary",
+        )
+    };
     store.move_worktree(
         task.id,
         &Move {
             worktree: here.clone(),
-            resume_note: Some(note),
+            resume_note,
             commander: commander.to_owned(),
             detail: serde_json::json!({
                 "host": super::offer::host_name(),
                 "from": task.worktree,
                 "worktree": here,
-                "session": "not carried: the next round starts a new one with a summary",
+                "session": session,
                 "work_lost_of_rounds": lost,
             }),
         },
     )?;
     Ok(())
+}
+
+/// Writes the task's session, as its last round kept it in the store, where the task's agent
+/// looks for it on this host with the worktree at `here`; whether it did (the session is the
+/// task's, and its agent's files tell where it goes).
+fn carry_session(ws: &Workspace, store: &dyn Backend, task: &Task, here: &Path) -> Result<bool> {
+    let Some(session) = task.session.as_deref() else {
+        return Ok(false);
+    };
+    let Some(kept) = store
+        .kept_session(task.id)?
+        .filter(|k| k.session == session)
+    else {
+        return Ok(false);
+    };
+    let moved = Task {
+        worktree: here.to_path_buf(),
+        ..task.clone()
+    };
+    let Some(file) = crate::round::session_file(ws, &moved, session) else {
+        return Ok(false);
+    };
+    // The conversation names the worktree where it ran (the agent's working directory, its
+    // tools' paths; an agent may resume only a session that names the directory it runs
+    // in): here it is the worktree this host has, and the agent's directory for it.
+    let mut data = kept.data;
+    let place = |task: &Task| crate::round::session_file(ws, task, session);
+    if let (Some(was), Some(now)) = (place(task), place(&moved)) {
+        let dir_name = |file: &Path| {
+            file.parent()
+                .and_then(Path::file_name)
+                .map(|name| name.to_string_lossy().into_owned())
+        };
+        if let (Some(was), Some(now)) = (dir_name(&was), dir_name(&now)) {
+            data = replace_all(&data, was.as_bytes(), now.as_bytes());
+        }
+    }
+    let (was, now) = (task.worktree.to_string_lossy(), here.to_string_lossy());
+    data = replace_all(&data, was.as_bytes(), now.as_bytes());
+    let written = file
+        .parent()
+        .map_or(Ok(()), std::fs::create_dir_all)
+        .and_then(|()| std::fs::write(&file, &data));
+    written.map_err(|e| {
+        EngineError::environment(
+            format!(
+                "failed to write task {}'s session {}",
+                task.slug,
+                file.display()
+            ),
+            e,
+        )
+    })?;
+    Ok(true)
+}
+
+/// `data` with every `from` made `to`.
+fn replace_all(data: &[u8], from: &[u8], to: &[u8]) -> Vec<u8> {
+    if from.is_empty() || from == to {
+        return data.to_vec();
+    }
+    let mut out = Vec::with_capacity(data.len());
+    let mut rest = data;
+    while let Some(at) = rest.windows(from.len()).position(|w| w == from) {
+        out.extend_from_slice(&rest[..at]);
+        out.extend_from_slice(to);
+        rest = &rest[at + from.len()..];
+    }
+    out.extend_from_slice(rest);
+    out
 }
 
 /// What the task's next round begins with on this host: the agent's session stayed where its
@@ -253,6 +333,18 @@ fn clone_name(remote: &str) -> PathBuf {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_path_is_replaced_wherever_it_is() {
+        // As bytes: a longer name it begins (a sibling `/h/a/apple`) changes too.
+        let data = br#"{"cwd":"/h/a/app","t":"/h/a/app/x.rs /h/a/apple /h/b"}"#;
+        assert_eq!(
+            replace_all(data, b"/h/a/app", b"/other/b/app"),
+            br#"{"cwd":"/other/b/app","t":"/other/b/app/x.rs /other/b/apple /h/b"}"#
+        );
+        assert_eq!(replace_all(b"none here", b"/h/a", b"/b"), b"none here");
+        assert_eq!(replace_all(b"abc", b"", b"x"), b"abc");
+    }
 
     #[test]
     fn each_remote_has_a_clone_of_its_own_named_after_it() {

@@ -288,8 +288,14 @@ pub(crate) fn record_end(
         });
     }
     // The work goes to the fleet's remote before the end is recorded (see `push`).
+    let session = ended
+        .summary
+        .session
+        .clone()
+        .or_else(|| input.round.session_before.clone());
     if let Some(worktree) = worktree
-        && let Some(unpushed) = super::push::push_round(&*store, task, worktree)
+        && let Some(unpushed) =
+            super::push::push_round(ws, &*store, task, number, session.as_deref(), worktree)
     {
         reason = Some(match reason {
             Some(reason) => format!("{reason}; {unpushed}"),
@@ -314,10 +320,7 @@ pub(crate) fn record_end(
         status,
         snapshot_before: before.commit.clone(),
         reason,
-        session: summary
-            .session
-            .clone()
-            .or_else(|| input.round.session_before.clone()),
+        session,
         exit_code,
         exit_signal,
         summary,

@@ -19,4 +19,5 @@ pub use finish::HostOutcome;
 pub(crate) use finish::settle_dead_round;
 pub use host::run_host;
 pub(crate) use host::{warm_agent_command, write_plan_files};
+pub(crate) use push::session_file;
 pub use setup::RoundInput;

@@ -4,9 +4,15 @@
 //! delivered it died before it looked at the round (a push left to the scheduler would go with
 //! it). The round's host holds its lease all the while, so a host that dies mid-push leaves an
 //! interrupted round to continue, never an ended one whose work is nowhere.
+//!
+//! The agent's conversation goes along by the store: the session file the agent saved (for an
+//! agent whose files tell where, [`ganger_agents::Adapter::session_file`], run unsandboxed),
+//! its keys redacted, is kept with the task, and the host that takes the next round writes it
+//! where its agent looks for it (`fleet/remote.rs`).
 
+use crate::workspace::Workspace;
 use ganger_git::{Repo, remote as git_remote};
-use ganger_store::{Backend, Task};
+use ganger_store::{Backend, KeptSession, Task};
 use std::time::{Duration, Instant};
 
 /// How long a round host tries to push before it records the round's end without: the
@@ -16,7 +22,14 @@ const PUSH_PATIENCE: Duration = Duration::from_secs(30);
 /// Pushes `task`'s branch and refs from `worktree`'s repository when the task's fleet names a
 /// remote and that repository is a clone of it. `Some` says why the work is not on the
 /// remote: the push failed for [`PUSH_PATIENCE`], or the store could not say which remote.
-pub(super) fn push_round(store: &dyn Backend, task: &Task, worktree: &Repo) -> Option<String> {
+pub(super) fn push_round(
+    ws: &Workspace,
+    store: &dyn Backend,
+    task: &Task,
+    round: u32,
+    session: Option<&str>,
+    worktree: &Repo,
+) -> Option<String> {
     let remote = match fleet_remote(store, task) {
         Ok(Some(remote)) => remote,
         Ok(None) => return None,
@@ -27,11 +40,12 @@ pub(super) fn push_round(store: &dyn Backend, task: &Task, worktree: &Repo) -> O
     if git_remote::origin_url(&worktree.main).as_deref() != Some(remote.as_str()) {
         return None;
     }
+    let kept = session.and_then(|session| keep_session(ws, store, task, round, session).err());
     let since = Instant::now();
     let mut wait = Duration::from_millis(200);
     loop {
         match git_remote::push_task(&worktree.main, &task.branch, &task.slug) {
-            Ok(()) => return None,
+            Ok(()) => return kept,
             Err(e) if git_remote::push_refused(&e) || since.elapsed() + wait >= PUSH_PATIENCE => {
                 return Some(format!("its work is not on the remote {remote} yet: {e}"));
             }
@@ -41,6 +55,52 @@ pub(super) fn push_round(store: &dyn Backend, task: &Task, worktree: &Repo) -> O
             }
         }
     }
+}
+
+/// Keeps the file the agent saved `session` in, keys redacted, with the task: `Err` says why
+/// it could not be (the next round elsewhere then begins with a summary instead).
+fn keep_session(
+    ws: &Workspace,
+    store: &dyn Backend,
+    task: &Task,
+    round: u32,
+    session: &str,
+) -> Result<(), String> {
+    let Some(file) = session_file(ws, task, session) else {
+        return Ok(());
+    };
+    let data = std::fs::read(&file).map_err(|e| {
+        format!(
+            "its agent's session {} could not be read: {e}",
+            file.display()
+        )
+    })?;
+    let keys = crate::keys::load_keys(&ws.config, &task.keys).map_err(|e| e.message)?;
+    let redactor = crate::keys::LoadedKey::redactor(&keys);
+    let kept = KeptSession {
+        round,
+        session: session.to_owned(),
+        data: redactor.redact(&data).into_owned(),
+    };
+    store
+        .keep_session(task.id, &kept)
+        .map_err(|e| format!("its agent's session could not be kept: {e}"))
+}
+
+/// Where the task's agent keeps `session` for a round in the task's worktree on this host;
+/// `None` for an agent whose files do not tell, or a sandboxed task (its agent has a home of
+/// its own).
+pub(crate) fn session_file(
+    ws: &Workspace,
+    task: &Task,
+    session: &str,
+) -> Option<std::path::PathBuf> {
+    if crate::sandboxing::isolated(ws, task) {
+        return None;
+    }
+    let adapter = crate::agent_env::adapter_for(&task.agent, &ws.config)?;
+    let env = crate::agent_env::request_env(adapter, &ws.config, &[]);
+    adapter.session_file(&env, &task.worktree, session)
 }
 
 /// The remote of `task`'s fleet, if it belongs to one that names a remote.

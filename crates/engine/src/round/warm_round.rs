@@ -190,10 +190,10 @@ pub(super) fn run_warm_agent(
         // A host that is exiting closes our connection before the kernel frees its claim:
         // it is given a moment to be seen gone.
         let deadline = Instant::now() + Duration::from_secs(3);
-        let mut alive = host_alive(&*store, &input.task.slug);
+        let mut alive = host_alive(ws, &*store, &input.task.slug);
         while alive && Instant::now() < deadline {
             std::thread::sleep(Duration::from_millis(20));
-            alive = host_alive(&*store, &input.task.slug);
+            alive = host_alive(ws, &*store, &input.task.slug);
         }
         let killed = if alive {
             0

@@ -100,7 +100,7 @@ pub fn serve_warm_host(ws: &Workspace, slug: &str, number: u32) -> Result<()> {
             .map_err(|e| EngineError::environment("failed to read the warm host's input", e))?;
     }
     let store = ws.open_store()?;
-    let claim = store.claim(&claim_name(slug))?;
+    let claim = store.claim(&claim_name(ws, slug))?;
     let task = store
         .task(slug)?
         .ok_or_else(|| EngineError::invalid(format!("no task {slug}")))?;

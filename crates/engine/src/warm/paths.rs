@@ -30,9 +30,18 @@ fn digest(text: &str) -> String {
         .collect()
 }
 
-/// The store claim a task's warm host holds for its whole life.
-pub(crate) fn claim_name(slug: &str) -> String {
-    format!("warm-{slug}")
+/// The store claim a task's warm host holds for its whole life. A warm host is this
+/// machine's (its socket, its agent, the agent's session files), so on a store other hosts
+/// share the name is also this machine's and this state directory's: a task that moved to
+/// another host gets a warm agent there, while the one it left behind idles out, instead of
+/// the new host waiting on a claim it can never take.
+pub(crate) fn claim_name(ws: &Workspace, slug: &str) -> String {
+    if ws.store == crate::store_location::StoreLocation::Local {
+        return format!("warm-{slug}");
+    }
+    let hostname = std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap_or_default();
+    let place = format!("{}:{}", hostname.trim(), ws.state.root().display());
+    format!("warm-{slug}@{}", digest(&place))
 }
 
 /// What a warm host says of itself, in its task's directory.

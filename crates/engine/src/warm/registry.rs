@@ -85,7 +85,7 @@ fn stop_orphans(ws: &Workspace, store: &dyn Liveness) -> usize {
         let Some(slug) = slug_of_marker(ws, &token) else {
             continue;
         };
-        if !host_alive(store, slug) {
+        if !host_alive(ws, store, slug) {
             let marker = ganger_sandbox::RoundMarker {
                 token: token.clone(),
                 session: None,
@@ -117,15 +117,15 @@ pub(crate) fn view(
 }
 
 /// Whether `slug` has a live warm host.
-pub(crate) fn host_alive(store: &dyn Liveness, slug: &str) -> bool {
+pub(crate) fn host_alive(ws: &Workspace, store: &dyn Liveness, slug: &str) -> bool {
     store
-        .is_alive(&store.claim_key(&claim_name(slug)))
+        .is_alive(&store.claim_key(&claim_name(ws, slug)))
         .unwrap_or(false)
 }
 
 /// The live warm host of `slug`, if any.
 pub(crate) fn live(ws: &Workspace, store: &dyn Liveness, slug: &str) -> Option<WarmAgentInfo> {
-    let key = store.claim_key(&claim_name(slug));
+    let key = store.claim_key(&claim_name(ws, slug));
     if !store.is_alive(&key).unwrap_or(false) {
         return None;
     }
@@ -203,7 +203,7 @@ pub fn stop_warm(ws: &Workspace, store: &dyn Liveness, slug: &str) -> Result<boo
     if let Ok(mut conn) = std::os::unix::net::UnixStream::connect(&info.socket) {
         let _ = conn.write_all(b"stop\n");
     }
-    let key = store.claim_key(&claim_name(slug));
+    let key = store.claim_key(&claim_name(ws, slug));
     let deadline = Instant::now() + Duration::from_secs(5);
     while Instant::now() < deadline {
         if !store.is_alive(&key).unwrap_or(false) {

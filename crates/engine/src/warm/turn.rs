@@ -125,7 +125,7 @@ fn start_host(ws: &Workspace, store: &dyn Liveness, input: &RoundInput) -> Resul
     ];
     let handed = super::identity::handed_config(ws, &input.task.agent);
     let host = spawn_detached_host(&program, &args, None, &[], &handed, &log)?;
-    let key = store.claim_key(&claim_name(slug));
+    let key = store.claim_key(&claim_name(ws, slug));
     let deadline = Instant::now() + READY_LIMIT;
     loop {
         if let Some(info) = live(ws, store, slug)

@@ -3,7 +3,9 @@
 
 use super::SqliteStore;
 use crate::error::StoreError;
-use crate::streams::{RoundStream, StreamKind, Streams};
+use crate::records::now_ms;
+use crate::streams::{KeptSession, RoundStream, StreamKind, Streams};
+use rusqlite::{OptionalExtension, params};
 use std::fs::File;
 use std::io::{Read, Seek, SeekFrom, Write};
 use std::path::PathBuf;
@@ -48,5 +50,33 @@ impl Streams for SqliteStore {
                 .map_err(|source| StoreError::Io { path, source })?;
         }
         Ok(Some(Box::new(file)))
+    }
+
+    fn keep_session(&self, task_id: i64, kept: &KeptSession) -> Result<(), StoreError> {
+        self.conn.execute(
+            "INSERT INTO sessions (task_id, round, session, data, at) VALUES (?1, ?2, ?3, ?4, ?5) \
+             ON CONFLICT (task_id) DO UPDATE SET round = excluded.round, \
+             session = excluded.session, data = excluded.data, at = excluded.at \
+             WHERE excluded.round >= sessions.round",
+            params![task_id, kept.round, kept.session, kept.data, now_ms()],
+        )?;
+        Ok(())
+    }
+
+    fn kept_session(&self, task_id: i64) -> Result<Option<KeptSession>, StoreError> {
+        Ok(self
+            .conn
+            .query_row(
+                "SELECT round, session, data FROM sessions WHERE task_id = ?1",
+                params![task_id],
+                |row| {
+                    Ok(KeptSession {
+                        round: row.get(0)?,
+                        session: row.get(1)?,
+                        data: row.get(2)?,
+                    })
+                },
+            )
+            .optional()?)
     }
 }

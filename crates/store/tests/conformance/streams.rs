@@ -147,3 +147,34 @@ pub fn a_follow_of_a_stream_its_dead_round_never_made_fails(site: &dyn Site) {
         .unwrap_err();
     assert_eq!(error.kind(), ErrorKind::NotFound, "{error}");
 }
+
+pub fn a_kept_session_reads_back_and_only_a_later_round_replaces_it(site: &dyn Site) {
+    use ganger_store::KeptSession;
+    let mut store = site.connect();
+    let (task, _) = store
+        .create_task(
+            &new_task("kept", "alice"),
+            &new_round(RoundKind::Start, "kept", "alice"),
+        )
+        .unwrap();
+    let task = task.id;
+    assert_eq!(store.kept_session(task).unwrap(), None);
+    let kept = |round: u32, data: &[u8]| KeptSession {
+        round,
+        session: format!("sess-{round}"),
+        data: data.to_vec(),
+    };
+    // Any bytes, kept as they came.
+    let odd: Vec<u8> = (0..=255u8).chain([0, b'\n']).collect();
+    store.keep_session(task, &kept(1, &odd)).unwrap();
+    assert_eq!(
+        site.connect().kept_session(task).unwrap(),
+        Some(kept(1, &odd))
+    );
+    store.keep_session(task, &kept(3, b"three")).unwrap();
+    // A host that lost round 2 and writes late does not replace round 3's.
+    store.keep_session(task, &kept(2, b"two")).unwrap();
+    assert_eq!(store.kept_session(task).unwrap(), Some(kept(3, b"three")));
+    // Another task's is its own.
+    assert_eq!(store.kept_session(task + 1000).unwrap(), None);
+}
