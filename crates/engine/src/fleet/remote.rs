@@ -5,7 +5,9 @@
 //! (the worker never commits: its work is the snapshot's uncommitted changes). The round's
 //! host pushes the task's branch and snapshot refs back before it records the round's end
 //! (`round/push.rs`); the scheduler pushes again before the queue item ends, for a host whose
-//! push failed. The task's worktree record moves with it. The clones' rounds record into the scheduler's store, which every host must share.
+//! push failed. The task's worktree record moves with it, and the agent's session where the
+//! store kept it (written where the agent looks for it here). The clones' rounds record into
+//! the scheduler's store, which every host must share.
 
 use crate::error::{EngineError, Result};
 use crate::store_location::StoreLocation;
@@ -265,8 +267,8 @@ fn replace_all(data: &[u8], from: &[u8], to: &[u8]) -> Vec<u8> {
     out
 }
 
-/// What the task's next round begins with on this host: the agent's session stayed where its
-/// last round ran (no agent's session travels yet), so a summary of the rounds so far, their
+/// What the task's next round begins with on this host when the agent's session could not
+/// come along (see `carry_session`): a summary of the rounds so far, their
 /// prompts from the queue (a round's prompt file is on the host that ran it) and their
 /// answers from the store.
 fn moved_note(ws: &Workspace, store: &dyn Backend, task: &Task, lost: &[u32]) -> Result<String> {
