@@ -433,3 +433,12 @@ pub trait Adapter: Send + Sync {
     /// (`http://127.0.0.1:PORT`, no path).
     fn scripted_endpoint(&self, base_url: &str) -> ScriptedEndpoint;
 }
+
+/// `path` as Claude Code and Qwen Code name a project's directory: every character other than
+/// an ASCII letter or digit as `-`.
+pub(crate) fn dashed(path: &Path) -> String {
+    path.to_string_lossy()
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
+        .collect()
+}

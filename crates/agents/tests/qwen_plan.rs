@@ -204,3 +204,31 @@ fn kept_warm_a_read_only_task_has_its_writing_tools_taken_out_and_the_users_deni
         ])
     );
 }
+
+#[test]
+fn a_session_is_kept_under_the_runtime_dir_by_its_worktree() {
+    let qwen = ganger_agents::adapter("qwen").unwrap();
+    let worktree = std::path::Path::new("/tmp/ganger-test.x/repo-agent-k");
+    let env = |pairs: &[(&str, &str)]| -> std::collections::BTreeMap<String, String> {
+        pairs
+            .iter()
+            .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+            .collect()
+    };
+    let file = |pairs: &[(&str, &str)]| qwen.session_file(&env(pairs), worktree, "s-1");
+    assert_eq!(
+        file(&[("HOME", "/home/me")]),
+        Some("/home/me/.qwen/projects/-tmp-ganger-test-x-repo-agent-k/chats/s-1.jsonl".into())
+    );
+    assert_eq!(
+        file(&[("HOME", "/home/me"), ("QWEN_HOME", "/q")]),
+        Some("/q/projects/-tmp-ganger-test-x-repo-agent-k/chats/s-1.jsonl".into())
+    );
+    assert_eq!(
+        file(&[("QWEN_HOME", "/q"), ("QWEN_RUNTIME_DIR", "/run/q")]),
+        Some("/run/q/projects/-tmp-ganger-test-x-repo-agent-k/chats/s-1.jsonl".into())
+    );
+    // A relative directory is the agent's to resolve: no guess.
+    assert_eq!(file(&[("HOME", "/home/me"), ("QWEN_HOME", "rel")]), None);
+    assert_eq!(file(&[]), None);
+}

@@ -297,14 +297,21 @@ fn prompts(request: &RecordedRequest) -> Vec<String> {
 
 #[test]
 fn a_claude_task_moved_to_another_host_continues_its_conversation_there() {
+    moved_task_continues_its_conversation("claude");
+}
+
+#[test]
+fn a_qwen_task_moved_to_another_host_continues_its_conversation_there() {
+    moved_task_continues_its_conversation("qwen");
+}
+
+/// A task of `agent` runs round 1 on host a and round 2 on host b, each host its own home.
+fn moved_task_continues_its_conversation(agent: &str) {
     let Some(db) = PgDatabase::new() else { return };
     let store = db.url.as_str();
     let llm = FakeLlm::start(Script::new().default_answer("Noted.")).unwrap();
     let world = World::new(env!("CARGO_BIN_EXE_ganger").as_ref());
-    world.write(
-        "ganger.toml",
-        &agent_toml("claude", &llm.root_url(), "", ""),
-    );
+    world.write("ganger.toml", &agent_toml(agent, &llm.root_url(), "", ""));
     let (world, served, _bare) = serving(world);
     let (_daemon, port) = serve_git(&world, &served, &[]);
     let url = format!("git://127.0.0.1:{port}/app.git");
@@ -320,7 +327,7 @@ fn a_claude_task_moved_to_another_host_continues_its_conversation_there() {
         &["fleet", "submit", &file.to_string_lossy()],
     )
     .expect_code(0);
-    // Two hosts: each its own directory and its own home, where Claude keeps its sessions.
+    // Two hosts: each its own directory and its own home, where the agent keeps its sessions.
     let on_host = |name: &str| {
         let dir = host(&world, name);
         let home = dir.join("home");

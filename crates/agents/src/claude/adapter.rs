@@ -106,11 +106,7 @@ impl Adapter for Claude {
             Some(dir) if !dir.is_empty() => PathBuf::from(dir),
             _ => PathBuf::from(env.get("HOME")?).join(".claude"),
         };
-        let project: String = worktree
-            .to_string_lossy()
-            .chars()
-            .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
-            .collect();
+        let project = crate::adapter::dashed(worktree);
         Some(
             config
                 .join("projects")

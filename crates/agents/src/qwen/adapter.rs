@@ -9,6 +9,8 @@ use crate::settings::AgentConfig;
 use crate::stream_json::{self, Dialect, StreamJsonParser};
 use crate::{AgentExit, StreamParser, Verdict};
 use ganger_events::RoundSummary;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 /// Qwen Code (`@qwen-code/qwen-code`).
@@ -86,6 +88,33 @@ impl Adapter for Qwen {
             trailing: None,
         };
         Ok(Some(headless.interactive(self.plan(request)?)))
+    }
+
+    /// `<runtime dir>/projects/<the worktree, each character other than a letter or digit as
+    /// '-'>/chats/<session>.jsonl`, the runtime dir being `$QWEN_RUNTIME_DIR`, else
+    /// `$QWEN_HOME`, else `~/.qwen` (read in 0.24.4's `Storage`; a session resumes only where
+    /// its first line's `cwd` is the working directory: docs/agents/session-move.md).
+    fn session_file(
+        &self,
+        env: &BTreeMap<String, String>,
+        worktree: &Path,
+        session: &str,
+    ) -> Option<PathBuf> {
+        // A relative directory is the agent's to resolve: no guess.
+        let set = ["QWEN_RUNTIME_DIR", "QWEN_HOME"]
+            .iter()
+            .find_map(|name| env.get(*name).filter(|dir| !dir.is_empty()));
+        let base = match set {
+            Some(dir) if Path::new(dir).is_absolute() => PathBuf::from(dir),
+            Some(_) => return None,
+            None => PathBuf::from(env.get("HOME")?).join(".qwen"),
+        };
+        Some(
+            base.join("projects")
+                .join(crate::adapter::dashed(worktree))
+                .join("chats")
+                .join(format!("{session}.jsonl")),
+        )
     }
 
     fn scripted_endpoint(&self, base_url: &str) -> ScriptedEndpoint {
