@@ -284,6 +284,22 @@ line"
         );
     }
     assert_eq!(b.started(), slugs.iter().map(|s| (*s).to_owned()).collect());
+    drop(b);
+
+    // Back in the checkout the fleet was submitted from, which has none of the tasks'
+    // worktrees: the diff and the merge come from the remote.
+    let diff = ganger(&world, Some(store), &["diff", "t1"]);
+    diff.expect_code(0);
+    assert!(diff.stdout.contains("+line\n+line"), "{}", diff.stdout);
+    ganger(&world, Some(store), &["merge", "t1"]).expect_code(0);
+    assert_eq!(
+        git_at(&world.repo, &["show", "main:work.txt"]).as_deref(),
+        Some("line\nline")
+    );
+    assert_eq!(
+        git_at(&world.repo, &["status", "--porcelain"]).as_deref(),
+        Some("")
+    );
 }
 
 /// The user messages of a request to the scripted model.

@@ -1,6 +1,7 @@
 //! `ganger diff`: what a task changed against its base: the worktree as it is now, untracked
 //! files included (through a snapshot, so nothing in the worktree or its index is touched),
-//! or the last snapshot when the worktree is gone.
+//! or the last snapshot when the worktree is gone or on another host (fetched from the task's
+//! fleet's remote when this repository lacks it).
 
 use crate::error::{EngineError, Result};
 use crate::lookup::find_task;
@@ -17,8 +18,10 @@ pub fn diff(ws: &Workspace, slug: &str, stat: bool, color: bool) -> Result<Vec<u
         .base_commit
         .clone()
         .unwrap_or_else(|| task.base.clone());
-    if task.worktree.is_dir() {
-        let worktree = ws.repo.open_worktree(&task.worktree)?;
+    // (A directory that is not a worktree of this repository is another host's.)
+    if task.worktree.is_dir()
+        && let Ok(worktree) = ws.repo.open_worktree(&task.worktree)
+    {
         return Ok(worktree.diff_against(&base, stat, color)?);
     }
     let last = store
@@ -29,5 +32,9 @@ pub fn diff(ws: &Workspace, slug: &str, stat: bool, color: bool) -> Result<Vec<u
                 "the worktree of {slug} is gone and no snapshot of it was taken"
             ))
         })?;
+    // Rounds that ran on other hosts: their snapshots are on the fleet's remote.
+    if ws.repo.resolve(&format!("{last}^{{commit}}")).is_none() {
+        crate::fleet::fetch_task_here(ws, &*store, &task)?;
+    }
     Ok(ws.repo.diff_commits(&base, &last, stat, color)?)
 }

@@ -97,7 +97,7 @@ pub(crate) fn check(
     options: &MergeOptions,
     notices: &mut dyn Notices,
 ) -> Result<Ready> {
-    let (store, task) = settled_task(ws, &options.slug, notices)?;
+    let (mut store, task) = settled_task(ws, &options.slug, notices)?;
     crate::rules::require_owner(&task, &merge_commander(options), "merge")?;
     let task = pipeline_executor(&*store, task)?;
     let rounds = idle_rounds(&*store, &task)?;
@@ -134,6 +134,11 @@ pub(crate) fn check(
             checkout.display()
         )));
     }
+    // A task whose rounds ran on other hosts comes here from its fleet's remote.
+    let task = match crate::fleet::bring_here(ws, &mut *store, &task, &merge_commander(options))? {
+        Some(moved) => moved,
+        None => task,
+    };
     if !task.worktree.is_dir() {
         return Err(EngineError::invalid(format!(
             "the worktree {} of task {} is gone",

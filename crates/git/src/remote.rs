@@ -66,6 +66,44 @@ pub fn origin_url(dir: &Path) -> Option<String> {
         .filter(|url| !url.is_empty())
 }
 
+/// Fetches task `slug`'s snapshot refs (`refs/ganger/SLUG/*`) and its `branch` from the remote
+/// at `url` into the repository at `dir`, which need not be a clone of it (the checkout a fleet
+/// was submitted from): no remote-tracking ref of `dir` is touched. Returns the commit the
+/// remote's branch is at, `None` when it has no such branch.
+pub fn fetch_task(
+    dir: &Path,
+    url: &str,
+    branch: &str,
+    slug: &str,
+) -> Result<Option<String>, GitError> {
+    let git = Git::new(dir);
+    git.run([
+        "fetch",
+        "--quiet",
+        "--no-tags",
+        "--",
+        url,
+        &format!("+refs/ganger/{slug}/*:refs/ganger/{slug}/*"),
+    ])?;
+    let (code, _) = git.run_code(["ls-remote", "--exit-code", "--heads", "--", url, branch])?;
+    if code == 2 {
+        return Ok(None);
+    }
+    git.run([
+        "fetch",
+        "--quiet",
+        "--no-tags",
+        "--",
+        url,
+        &format!("refs/heads/{branch}"),
+    ])?;
+    Ok(Some(git.text([
+        "rev-parse",
+        "--verify",
+        "FETCH_HEAD^{commit}",
+    ])?))
+}
+
 /// Whether a failed push was refused for good: the remote's branch moved since the last
 /// fetch (another host pushed a newer round), which trying again cannot change.
 pub fn push_refused(error: &GitError) -> bool {

@@ -127,11 +127,90 @@ fn bring_task(
     if task.worktree == here && here.is_dir() {
         return Ok(());
     }
+    let branch_at = git_remote::fetched_branch(&ws.repo.main, &task.branch);
+    make_here(ws, store, remote, task, commander, branch_at)
+}
+
+/// The remote of `task`'s fleet, if it belongs to one that names a remote.
+pub(crate) fn fleet_remote(
+    store: &dyn Backend,
+    task: &Task,
+) -> std::result::Result<Option<String>, ganger_store::StoreError> {
+    let Some(fleet) = store.task_fleet(task.id)? else {
+        return Ok(None);
+    };
+    Ok(store
+        .fleets()?
+        .into_iter()
+        .find(|f| f.name == fleet)
+        .and_then(|f| f.remote))
+}
+
+/// Fetches task `slug`'s snapshots and branch from its fleet's remote into this workspace's
+/// repository, when its fleet names one (for `diff` of a task whose rounds ran elsewhere).
+pub(crate) fn fetch_task_here(ws: &Workspace, store: &dyn Backend, task: &Task) -> Result<()> {
+    let Some(remote) = fleet_remote(store, task)? else {
+        return Ok(());
+    };
+    git_remote::fetch_task(&ws.repo.main, &remote, &task.branch, &task.slug)
+        .map(drop)
+        .map_err(|e| {
+            EngineError::environment(
+                format!(
+                    "failed to fetch task {} from the remote {remote}",
+                    task.slug
+                ),
+                e,
+            )
+        })
+}
+
+/// Brings a task whose rounds ran on other hosts into this workspace's repository (the
+/// checkout its fleet was submitted from, say), for a command that needs its worktree
+/// (`merge`): its branch and snapshots fetched from its fleet's remote, its worktree made as
+/// a worker taking it over makes it. `None` when the task's worktree is here already or its
+/// fleet names no remote; else the task as it is now.
+pub(crate) fn bring_here(
+    ws: &Workspace,
+    store: &mut dyn Backend,
+    task: &Task,
+    commander: &str,
+) -> Result<Option<Task>> {
+    // (A directory that is not a worktree of this repository is another host's.)
+    if task.worktree.is_dir() && ws.repo.open_worktree(&task.worktree).is_ok() {
+        return Ok(None);
+    }
+    let Some(remote) = fleet_remote(&*store, task)? else {
+        return Ok(None);
+    };
+    let branch_at = git_remote::fetch_task(&ws.repo.main, &remote, &task.branch, &task.slug)
+        .map_err(|e| {
+            EngineError::environment(
+                format!(
+                    "failed to fetch task {} from the remote {remote}",
+                    task.slug
+                ),
+                e,
+            )
+        })?;
+    make_here(ws, store, &remote, task, commander, branch_at)?;
+    Ok(store.task(&task.slug)?)
+}
+
+/// Makes `task`'s worktree here from its branch as the remote has it (`branch_at`), with its
+/// last round's files on top, and records the move (see [`bring_task`]).
+fn make_here(
+    ws: &Workspace,
+    store: &mut dyn Backend,
+    remote: &str,
+    task: &Task,
+    commander: &str,
+    branch_at: Option<String>,
+) -> Result<()> {
+    let (here, _) = crate::task_worktree::default_worktree(ws, &task.slug);
     // A host that died before it pushed the task's first round left no branch: the task
     // starts again from its base.
-    let Some(commit) = git_remote::fetched_branch(&ws.repo.main, &task.branch)
-        .or_else(|| task.base_commit.clone())
-    else {
+    let Some(commit) = branch_at.or_else(|| task.base_commit.clone()) else {
         return Err(EngineError::invalid(format!(
             "task {} has no branch {} on the remote {remote}, nor a base commit",
             task.slug, task.branch

@@ -30,7 +30,7 @@ pub(super) fn push_round(
     session: Option<&str>,
     worktree: &Repo,
 ) -> Option<String> {
-    let remote = match fleet_remote(store, task) {
+    let remote = match crate::fleet::fleet_remote(store, task) {
         Ok(Some(remote)) => remote,
         Ok(None) => return None,
         Err(e) => return Some(format!("its fleet's remote could not be read: {e}")),
@@ -101,19 +101,4 @@ pub(crate) fn session_file(
     let adapter = crate::agent_env::adapter_for(&task.agent, &ws.config)?;
     let env = crate::agent_env::request_env(adapter, &ws.config, &[]);
     adapter.session_file(&env, &task.worktree, session)
-}
-
-/// The remote of `task`'s fleet, if it belongs to one that names a remote.
-fn fleet_remote(
-    store: &dyn Backend,
-    task: &Task,
-) -> Result<Option<String>, ganger_store::StoreError> {
-    let Some(fleet) = store.task_fleet(task.id)? else {
-        return Ok(None);
-    };
-    Ok(store
-        .fleets()?
-        .into_iter()
-        .find(|f| f.name == fleet)
-        .and_then(|f| f.remote))
 }
