@@ -152,17 +152,21 @@ pub(crate) fn fetch_task_here(ws: &Workspace, store: &dyn Backend, task: &Task) 
     let Some(remote) = fleet_remote(store, task)? else {
         return Ok(());
     };
-    git_remote::fetch_task(&ws.repo.main, &remote, &task.branch, &task.slug)
-        .map(drop)
-        .map_err(|e| {
-            EngineError::environment(
-                format!(
-                    "failed to fetch task {} from the remote {remote}",
-                    task.slug
-                ),
-                e,
-            )
-        })
+    fetch_here(ws, &remote, task).map(drop)
+}
+
+/// [`git_remote::fetch_task`] into this workspace's repository: the commit the remote's
+/// branch of the task is at, if it has one.
+fn fetch_here(ws: &Workspace, remote: &str, task: &Task) -> Result<Option<String>> {
+    git_remote::fetch_task(&ws.repo.main, remote, &task.branch, &task.slug).map_err(|e| {
+        EngineError::environment(
+            format!(
+                "failed to fetch task {} from the remote {remote}",
+                task.slug
+            ),
+            e,
+        )
+    })
 }
 
 /// Brings a task whose rounds ran on other hosts into this workspace's repository (the
@@ -183,16 +187,7 @@ pub(crate) fn bring_here(
     let Some(remote) = fleet_remote(&*store, task)? else {
         return Ok(None);
     };
-    let branch_at = git_remote::fetch_task(&ws.repo.main, &remote, &task.branch, &task.slug)
-        .map_err(|e| {
-            EngineError::environment(
-                format!(
-                    "failed to fetch task {} from the remote {remote}",
-                    task.slug
-                ),
-                e,
-            )
-        })?;
+    let branch_at = fetch_here(ws, &remote, task)?;
     make_here(ws, store, &remote, task, commander, branch_at)?;
     Ok(store.task(&task.slug)?)
 }

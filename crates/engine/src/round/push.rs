@@ -20,8 +20,9 @@ use std::time::{Duration, Instant};
 const PUSH_PATIENCE: Duration = Duration::from_secs(30);
 
 /// Pushes `task`'s branch and refs from `worktree`'s repository when the task's fleet names a
-/// remote and that repository is a clone of it. `Some` says why the work is not on the
-/// remote: the push failed for [`PUSH_PATIENCE`], or the store could not say which remote.
+/// remote and that repository is a clone of it, after keeping the agent's session. `Some` says
+/// what did not go: the push (failed for [`PUSH_PATIENCE`], or refused), the session, or the
+/// store could not say which remote.
 pub(super) fn push_round(
     ws: &Workspace,
     store: &dyn Backend,
@@ -47,7 +48,11 @@ pub(super) fn push_round(
         match git_remote::push_task(&worktree.main, &task.branch, &task.slug) {
             Ok(()) => return kept,
             Err(e) if git_remote::push_refused(&e) || since.elapsed() + wait >= PUSH_PATIENCE => {
-                return Some(format!("its work is not on the remote {remote} yet: {e}"));
+                let unpushed = format!("its work is not on the remote {remote} yet: {e}");
+                return Some(match kept {
+                    Some(kept) => format!("{unpushed}; {kept}"),
+                    None => unpushed,
+                });
             }
             Err(_) => {
                 std::thread::sleep(wait);
