@@ -91,8 +91,9 @@ pub enum StoreError {
         source: BackendError,
     },
     /// The backend's server could not be reached, or the connection went away under a
-    /// statement (a restart, a link down): nothing of the failed step was written, and trying
-    /// again a little later can succeed.
+    /// statement (a restart, a link down): trying again a little later can succeed. A step cut
+    /// before its answer came may have been written all the same (a commit whose answer was
+    /// lost), so only a step that may be sent twice is sent again.
     #[error("state database unreachable: {source}")]
     Unreachable {
         #[source]

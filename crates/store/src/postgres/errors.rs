@@ -1,8 +1,8 @@
-//! How PostgreSQL's errors become the store's: contention (serialization failures, deadlocks,
-//! lock timeouts) is [`StoreError::Contended`], a connection lost under a statement
+//! How PostgreSQL's errors become the store's: contention (serialization failures, deadlocks, lock
+//! timeouts) is [`StoreError::Contended`], a connection lost under a statement
 //! [`StoreError::Unreachable`], damaged data [`StoreError::Damaged`], and everything else
-//! [`StoreError::Backend`], with the PostgreSQL error as its source. A failed connection names the database by its URL with the
-//! password hidden ([`ConnectError`]).
+//! [`StoreError::Backend`], with the PostgreSQL error as its source. A failed connection names the
+//! database by its URL with the password hidden ([`ConnectError`]).
 
 use crate::error::StoreError;
 use postgres::error::SqlState;
