@@ -34,7 +34,7 @@ pub fn diff(ws: &Workspace, slug: &str, stat: bool, color: bool) -> Result<Vec<u
         })?;
     // Rounds that ran on other hosts: their snapshots are on the fleet's remote.
     if ws.repo.resolve(&format!("{last}^{{commit}}")).is_none() {
-        crate::fleet::fetch_task_here(ws, &*store, &task)?;
+        crate::task_move::fetch_task_here(ws, &*store, &task)?;
     }
     Ok(ws.repo.diff_commits(&base, &last, stat, color)?)
 }

@@ -135,10 +135,11 @@ pub(crate) fn check(
         )));
     }
     // A task whose rounds ran on other hosts comes here from its fleet's remote.
-    let task = match crate::fleet::bring_here(ws, &mut *store, &task, &merge_commander(options))? {
-        Some(moved) => moved,
-        None => task,
-    };
+    let task =
+        match crate::task_move::bring_here(ws, &mut *store, &task, &merge_commander(options))? {
+            Some(moved) => moved,
+            None => task,
+        };
     if !task.worktree.is_dir() {
         return Err(EngineError::invalid(format!(
             "the worktree {} of task {} is gone",

@@ -50,6 +50,7 @@ const FLOORS: &[(&str, &[&str])] = &[
             "image",
             "sandboxing",
             "leftovers",
+            "machine",
         ],
     ),
     (
@@ -66,7 +67,14 @@ const FLOORS: &[(&str, &[&str])] = &[
     ),
     (
         "3 rounds",
-        &["round", "launch", "reaper", "lost_session", "warm"],
+        &[
+            "round",
+            "launch",
+            "reaper",
+            "lost_session",
+            "warm",
+            "task_move",
+        ],
     ),
     (
         "4 tasks",

@@ -11,7 +11,6 @@ mod file;
 mod limits;
 mod offer;
 mod remote;
-pub(crate) use remote::{bring_here, fetch_task_here, fleet_remote};
 mod run;
 mod scheduler;
 mod serve;

@@ -18,16 +18,6 @@ impl Offer {
     }
 }
 
-/// This machine's name: a worker's name unless given one, and what a task's `moved` journal
-/// entry names.
-pub(super) fn host_name() -> String {
-    std::fs::read_to_string("/proc/sys/kernel/hostname")
-        .map(|name| name.trim().to_owned())
-        .ok()
-        .filter(|name| !name.is_empty())
-        .unwrap_or_else(|| "localhost".into())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

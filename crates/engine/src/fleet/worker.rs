@@ -6,9 +6,10 @@
 //! over those of a worker found dead. `ganger workers` lists them.
 
 use super::events::FleetEvents;
-use super::offer::{Offer, host_name};
+use super::offer::Offer;
 use super::scheduler::{Drained, SchedulerOptions, run_scheduler_as};
 use crate::error::{EngineError, Result};
+use crate::machine::host_name;
 use crate::workspace::Workspace;
 use ganger_store::{StoreError, WorkerAgent, WorkerRecord, now_ms};
 use serde::Serialize;

@@ -8,7 +8,7 @@
 //! The agent's conversation goes along by the store: the session file the agent saved (for an
 //! agent whose files tell where, [`ganger_agents::Adapter::session_file`], run unsandboxed),
 //! its keys redacted, is kept with the task, and the host that takes the next round writes it
-//! where its agent looks for it (`fleet/remote.rs`).
+//! where its agent looks for it (`task_move.rs`).
 
 use crate::workspace::Workspace;
 use ganger_git::{Repo, remote as git_remote};
@@ -31,7 +31,7 @@ pub(super) fn push_round(
     session: Option<&str>,
     worktree: &Repo,
 ) -> Option<String> {
-    let remote = match crate::fleet::fleet_remote(store, task) {
+    let remote = match crate::task_move::fleet_remote(store, task) {
         Ok(Some(remote)) => remote,
         Ok(None) => return None,
         Err(e) => return Some(format!("its fleet's remote could not be read: {e}")),

@@ -39,8 +39,11 @@ pub(crate) fn claim_name(ws: &Workspace, slug: &str) -> String {
     if ws.store == crate::store_location::StoreLocation::Local {
         return format!("warm-{slug}");
     }
-    let hostname = std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap_or_default();
-    let place = format!("{}:{}", hostname.trim(), ws.state.root().display());
+    let place = format!(
+        "{}:{}",
+        crate::machine::host_name(),
+        ws.state.root().display()
+    );
     format!("warm-{slug}@{}", digest(&place))
 }
 
