@@ -144,6 +144,8 @@ def main() -> None:
     sleepy: dict[int, list[dict[str, float]]] = {w: [] for w in counts}
     with tempfile.TemporaryDirectory(prefix="ganger-bench-workers-") as tmp:
         root = Path(tmp)
+        # The private cluster's server runs as the postgres user: it must reach its directory.
+        root.chmod(0o755)
         admin = server(root)
         for run in range(args.runs):
             for w in counts:
