@@ -32,15 +32,6 @@ fn work(requests: &[RecordedRequest]) -> Vec<&RecordedRequest> {
     requests.iter().filter(|r| r.tools_offered).collect()
 }
 
-/// The text of every user message of a request.
-fn prompts(request: &RecordedRequest) -> Vec<String> {
-    request
-        .conversation
-        .as_ref()
-        .map(|c| c.prompts().into_iter().map(str::to_owned).collect())
-        .unwrap_or_default()
-}
-
 fn two_rounds() -> Script {
     Script::new()
         .turn(
@@ -99,7 +90,7 @@ fn start_and_fix_work_in_the_worktree_in_one_session() {
 
     // The prompt reached the model exactly as written, and was kept exactly as sent.
     let requests = llm.requests();
-    assert_eq!(prompts(work(&requests)[0]), [first]);
+    assert_eq!(work(&requests)[0].prompts(), [first]);
     let kept =
         std::fs::read_to_string(world.repo.join(".ganger/tasks/t1/round-1.prompt.md")).unwrap();
     assert_eq!(kept, first);
@@ -124,9 +115,12 @@ fn start_and_fix_work_in_the_worktree_in_one_session() {
     let requests = llm.requests();
     let round2 = work(&requests)
         .into_iter()
-        .find(|r| prompts(r).len() == 2)
+        .find(|r| r.prompts().len() == 2)
         .expect("a request with both prompts");
-    assert_eq!(prompts(round2), [first, "Now the second file, round2.txt."]);
+    assert_eq!(
+        round2.prompts(),
+        [first, "Now the second file, round2.txt."]
+    );
     assert!(
         report["answer"]
             .as_str()
@@ -329,7 +323,7 @@ fn killed_host(mode: &[&str]) {
     let last = llm.requests();
     let resumed = work(&last).into_iter().last().unwrap();
     assert_eq!(
-        prompts(resumed),
+        resumed.prompts(),
         ["run the long command", "carry on after the crash"]
     );
 }

@@ -39,15 +39,6 @@ fn start_and_kill_host(world: &World, slug: &str, brief: &str, ready: impl FnMut
     );
 }
 
-/// The user messages of a request.
-fn prompts(request: &RecordedRequest) -> Vec<String> {
-    request
-        .conversation
-        .as_ref()
-        .map(|c| c.prompts().into_iter().map(str::to_owned).collect())
-        .unwrap_or_default()
-}
-
 #[test]
 fn a_command_agent_without_sessions_gets_the_earlier_prompts_with_the_next_one() {
     let world = World::new(env!("CARGO_BIN_EXE_ganger").as_ref());
@@ -150,7 +141,7 @@ fn opencode_finds_the_session_it_saved_under_the_tasks_title() {
     );
     let last = work(&llm).pop().unwrap();
     assert_eq!(
-        prompts(&last),
+        last.prompts(),
         ["THE BRIEF of o", "continue"],
         "round 2 did not continue the saved session"
     );
@@ -177,7 +168,7 @@ fn claude_continues_the_session_it_named_up_front() {
     fixed.expect_code(0);
     let report = fixed.json();
     let last = work(&llm).pop().unwrap();
-    let sent = prompts(&last);
+    let sent = last.prompts();
     // Kept warm (Claude's default), the killed round's turn was interrupted rather than its
     // process killed: Claude then notes "[Request interrupted by user]" in the session, and
     // sends the brief, that note and the next prompt as one user message.

@@ -32,19 +32,11 @@ fn work(requests: &[RecordedRequest]) -> Vec<&RecordedRequest> {
     requests.iter().filter(|r| r.tools_offered).collect()
 }
 
-fn prompts(request: &RecordedRequest) -> Vec<String> {
-    request
-        .conversation
-        .as_ref()
-        .map(|c| c.prompts().into_iter().map(str::to_owned).collect())
-        .unwrap_or_default()
-}
-
 /// The first work request whose last prompt contains `text`.
 fn opening<'a>(requests: &'a [RecordedRequest], text: &str) -> &'a RecordedRequest {
     work(requests)
         .into_iter()
-        .find(|r| prompts(r).last().is_some_and(|p| p.contains(text)))
+        .find(|r| r.prompts().last().is_some_and(|p| p.contains(text)))
         .unwrap_or_else(|| panic!("no request opened with {text:?}"))
 }
 
@@ -136,7 +128,7 @@ fn rewind_takes_the_files_the_rounds_and_the_conversation_back() {
     // The round after the rewind carried round 1's conversation and nothing of round 2's.
     let requests = llm.requests();
     let request = opening(&requests, "third file");
-    assert_eq!(prompts(request), [first, "Write the third file, c.txt."]);
+    assert_eq!(request.prompts(), [first, "Write the third file, c.txt."]);
     let text = request.body.as_ref().unwrap()["messages"].to_string();
     assert!(text.contains(first), "{text}");
     assert!(text.contains("Done round 1: a.txt."), "{text}");
@@ -214,7 +206,7 @@ fn a_conflict_stops_cleanly_and_fix_has_the_worker_resolve_it() {
     // The resolving round went to the worker in its session, naming the file.
     let requests = llm.requests();
     let request = opening(&requests, "Resolve this conflict");
-    let sent = prompts(request);
+    let sent = request.prompts();
     assert_eq!(sent[0], "Change shared.txt.");
     assert!(sent[1].contains("- shared.txt\n"), "{sent:?}");
     let subject = world.git(&["log", "-1", "--format=%s", "main"]);
@@ -340,7 +332,7 @@ fn rewind_has_claude_fork_its_session_at_the_rewound_round() {
     // Round 1's conversation, exactly, and nothing of round 2's.
     let requests = llm.requests();
     let request = opening(&requests, "third file");
-    assert_eq!(prompts(request), [first, third]);
+    assert_eq!(request.prompts(), [first, third]);
     let text = request.body.as_ref().unwrap()["messages"].to_string();
     assert!(text.contains("Done round 1: a.txt."), "{text}");
     assert!(
@@ -360,7 +352,7 @@ fn rewind_has_claude_fork_its_session_at_the_rewound_round() {
     let requests = llm.requests();
     let request = opening(&requests, "fourth file");
     assert_eq!(
-        prompts(request),
+        request.prompts(),
         [first, third, "Write the fourth file, d.txt."]
     );
 }
@@ -407,7 +399,7 @@ fn rewind_summarizes_for(agent: &str) {
     assert_ne!(third.json()["session"], session);
     let requests = llm.requests();
     let request = opening(&requests, "gamma question");
-    let sent = prompts(request);
+    let sent = request.prompts();
     let last = sent.last().unwrap();
     assert!(
         last.contains("The alpha question.") && last.contains("Answer alpha-one."),

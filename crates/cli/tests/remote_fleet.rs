@@ -13,7 +13,7 @@
     reason = "a test fails loudly on what it did not expect"
 )]
 
-use ganger_fake_llm::{FakeLlm, RecordedRequest, Script};
+use ganger_fake_llm::{FakeLlm, Script};
 use ganger_test_support::{
     PgDatabase, PrivateCluster, TestHost, TestHosts, World, agent_toml, wait_until,
 };
@@ -175,6 +175,22 @@ fn shown_on_remote(bare: &Path, spec: &str) -> Option<String> {
     shown
 }
 
+/// Submits fleet `f` of one task, `slug` asked `message`, on the remote at `url`.
+fn submit_one(world: &World, store: &str, url: &str, slug: &str, message: &str) {
+    let file = world.root().join("f.toml");
+    std::fs::write(
+        &file,
+        format!("remote = \"{url}\"\n[[task]]\nslug = \"{slug}\"\nmessage = \"{message}\"\n"),
+    )
+    .unwrap();
+    ganger(
+        world,
+        Some(store),
+        &["fleet", "submit", &file.to_string_lossy()],
+    )
+    .expect_code(0);
+}
+
 /// A host: a directory of its own with the agents' configuration a worker there offers.
 fn host(world: &World, name: &str) -> PathBuf {
     let dir = world.root().join(format!("host-{name}"));
@@ -302,15 +318,6 @@ line"
     );
 }
 
-/// The user messages of a request to the scripted model.
-fn prompts(request: &RecordedRequest) -> Vec<String> {
-    request
-        .conversation
-        .as_ref()
-        .map(|c| c.prompts().into_iter().map(str::to_owned).collect())
-        .unwrap_or_default()
-}
-
 #[test]
 fn a_claude_task_moved_to_another_host_continues_its_conversation_there() {
     moved_task_continues_its_conversation("claude");
@@ -331,18 +338,7 @@ fn moved_task_continues_its_conversation(agent: &str) {
     let (world, served, _bare) = serving(world);
     let (_daemon, port) = serve_git(&world, &served, &[]);
     let url = format!("git://127.0.0.1:{port}/app.git");
-    let file = world.root().join("f.toml");
-    std::fs::write(
-        &file,
-        format!("remote = \"{url}\"\n[[task]]\nslug = \"c1\"\nmessage = \"THE BRIEF of c1\"\n"),
-    )
-    .unwrap();
-    ganger(
-        &world,
-        Some(store),
-        &["fleet", "submit", &file.to_string_lossy()],
-    )
-    .expect_code(0);
+    submit_one(&world, store, &url, "c1", "THE BRIEF of c1");
     // Two hosts: each its own directory and its own home, where the agent keeps its sessions.
     let on_host = |name: &str| {
         let dir = host(&world, name);
@@ -392,7 +388,7 @@ fn moved_task_continues_its_conversation(agent: &str) {
         .into_iter()
         .rfind(|r| r.tools_offered)
         .unwrap();
-    let sent = prompts(&last);
+    let sent = last.prompts();
     assert_eq!(
         sent.first().map(String::as_str),
         Some("THE BRIEF of c1"),
@@ -452,18 +448,7 @@ fn a_round_is_on_the_remote_once_it_ended_though_its_worker_never_looked_again()
         world_with_remote("sleep 2; cat > prompt.txt; echo line >> work.txt; echo 'DONE: ok'");
     let (_daemon, port) = serve_git(&world, &served, &[]);
     let url = format!("git://127.0.0.1:{port}/app.git");
-    let file = world.root().join("f.toml");
-    std::fs::write(
-        &file,
-        format!("remote = \"{url}\"\n[[task]]\nslug = \"t1\"\nmessage = \"do t1\"\n"),
-    )
-    .unwrap();
-    ganger(
-        &world,
-        Some(store),
-        &["fleet", "submit", &file.to_string_lossy()],
-    )
-    .expect_code(0);
+    submit_one(&world, store, &url, "t1", "do t1");
     let (host_a, host_b) = (host(&world, "a"), host(&world, "b"));
     let a = worker(&world, store, &host_a, "a");
     assert!(

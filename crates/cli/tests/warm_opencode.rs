@@ -42,20 +42,11 @@ fn world(script: Script, extra: &str) -> (Warm, FakeLlm) {
     (Warm(world), llm)
 }
 
-/// The text of every user message of a request.
-fn prompts(request: &RecordedRequest) -> Vec<String> {
-    request
-        .conversation
-        .as_ref()
-        .map(|c| c.prompts().into_iter().map(str::to_owned).collect())
-        .unwrap_or_default()
-}
-
 /// The last request whose prompts include `text`.
 fn request_with(llm: &FakeLlm, text: &str) -> RecordedRequest {
     llm.requests()
         .into_iter()
-        .rfind(|r| r.tools_offered && prompts(r).iter().any(|p| p.contains(text)))
+        .rfind(|r| r.tools_offered && r.prompts().iter().any(|p| p.contains(text)))
         .unwrap_or_else(|| panic!("no request carried {text:?}"))
 }
 
@@ -165,7 +156,7 @@ fn warm_and_cold_rounds_continue_one_session() {
     fourth.expect_code(0);
     assert_eq!(fourth.json()["status"], "done");
     assert_eq!(fourth.json()["session"], session.as_str());
-    let seen = prompts(&request_with(&llm, "write the fourth file"));
+    let seen = request_with(&llm, "write the fourth file").prompts();
     for earlier in ["first", "second", "third"] {
         assert!(
             seen.iter()
@@ -337,7 +328,7 @@ fn a_killed_warm_host_leaves_nothing_running_and_the_next_round_resumes_the_sess
     if let Some(session) = session {
         assert_eq!(report["session"], session.as_str());
     }
-    let seen = prompts(&request_with(&llm, "after the crash"));
+    let seen = request_with(&llm, "after the crash").prompts();
     assert!(
         seen.iter().any(|p| p.contains("run the long command")),
         "the model saw {seen:?}"
@@ -424,7 +415,7 @@ fn a_round_cancelled_mid_turn_leaves_the_session_usable() {
     assert!(wait_until(Duration::from_secs(120), || {
         llm.requests()
             .iter()
-            .any(|r| r.tools_offered && prompts(r).iter().any(|p| p.contains("hang now")))
+            .any(|r| r.tools_offered && r.prompts().iter().any(|p| p.contains("hang now")))
     }));
     let host = warm_agents(&world)[0]["host_pid"].as_i64().unwrap();
     world.ganger(&["cancel", "c1"]).expect_code(0);

@@ -214,13 +214,13 @@ fn replace_all(data: &[u8], from: &[u8], to: &[u8]) -> Vec<u8> {
         return data.to_vec();
     }
     let mut out = Vec::with_capacity(data.len());
-    let mut rest = data;
-    while let Some(at) = rest.windows(from.len()).position(|w| w == from) {
-        out.extend_from_slice(&rest[..at]);
+    let mut last = 0;
+    for at in memchr::memmem::find_iter(data, from) {
+        out.extend_from_slice(&data[last..at]);
         out.extend_from_slice(to);
-        rest = &rest[at + from.len()..];
+        last = at + from.len();
     }
-    out.extend_from_slice(rest);
+    out.extend_from_slice(&data[last..]);
     out
 }
 

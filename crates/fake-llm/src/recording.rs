@@ -55,6 +55,15 @@ impl RecordedRequest {
     pub fn task(&self) -> Option<&str> {
         self.header(crate::witness::TASK_HEADER)
     }
+
+    /// The text of every user prompt of the request's conversation, in order (none when it
+    /// carried no conversation).
+    pub fn prompts(&self) -> Vec<String> {
+        self.conversation
+            .as_ref()
+            .map(|c| c.prompts().into_iter().map(str::to_owned).collect())
+            .unwrap_or_default()
+    }
 }
 
 /// What the server sent back to a request.

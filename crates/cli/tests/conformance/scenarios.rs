@@ -96,15 +96,6 @@ fn round_streams(dir: &std::path::Path, found: &mut Vec<std::path::PathBuf>) {
     }
 }
 
-/// The text of every user prompt of a request.
-fn prompts(request: &RecordedRequest) -> Vec<String> {
-    request
-        .conversation
-        .as_ref()
-        .map(|c| c.prompts().into_iter().map(str::to_owned).collect())
-        .unwrap_or_default()
-}
-
 fn start(s: &Setup, slug: &str, message: &str, extra: &[&str]) -> Value {
     let mut args = vec!["start", slug, "--message", message, "--json"];
     args.extend_from_slice(extra);
@@ -175,7 +166,7 @@ pub fn fix_continues_the_session(d: Dialect) {
     assert_eq!(second["session"], first["session"]);
     assert!(s.world.worktree("t1").join("round2.txt").is_file());
     let carried = s.llm.requests().iter().any(|r| {
-        let p = prompts(r);
+        let p = r.prompts();
         p.iter().any(|t| t.contains("first file")) && p.iter().any(|t| t.contains("second file"))
     });
     assert!(carried, "no request carried both rounds' prompts");
@@ -526,7 +517,7 @@ pub fn checks_fix_loop(d: Dialect) {
     assert_eq!(first.json()["session"], report["session"]);
     // The fix request carried the check's output and, in the same conversation, round 1.
     let carried = s.llm.requests().iter().any(|r| {
-        let p = prompts(r);
+        let p = r.prompts();
         p.iter()
             .any(|t| t.contains("CHECK-7731") && t.contains("fixed.txt does not say"))
             && p.iter().any(|t| t.contains("Write the answer"))
@@ -563,7 +554,7 @@ pub fn until_green_gives_up(d: Dialect) {
         .llm
         .requests()
         .iter()
-        .filter(|r| prompts(r).last().is_some_and(|t| t.contains("CHECK-7731")))
+        .filter(|r| r.prompts().last().is_some_and(|t| t.contains("CHECK-7731")))
         .count();
     assert!(
         sent_back >= 2,

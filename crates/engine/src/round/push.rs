@@ -31,6 +31,10 @@ pub(super) fn push_round(
     session: Option<&str>,
     worktree: &Repo,
 ) -> Option<String> {
+    // A fleet names a remote only on a store other hosts share.
+    if ws.store == crate::store_location::StoreLocation::Local {
+        return None;
+    }
     let remote = match crate::task_move::fleet_remote(store, task) {
         Ok(Some(remote)) => remote,
         Ok(None) => return None,
