@@ -89,6 +89,20 @@ impl QueueState {
     }
 }
 
+/// `states` as an SQL list of quoted names (`'queued', 'delivering'`), to write into a
+/// statement: the names are this enum's own, never a caller's text. An empty list matches
+/// nothing.
+pub(crate) fn state_list(states: &[QueueState]) -> String {
+    if states.is_empty() {
+        return "NULL".to_owned();
+    }
+    states
+        .iter()
+        .map(|state| format!("'{}'", state.as_str()))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
 /// An item to queue.
 #[derive(Debug, Clone, PartialEq)]
 pub struct NewQueued {
@@ -226,6 +240,19 @@ pub trait QueueStore {
 
     /// The items still to do (queued, delivering, delivered), oldest first.
     fn open_items(&self) -> Result<Vec<QueueItem>, StoreError>;
+
+    /// The items in one of `states` after the one numbered `after_id`, oldest first, at most
+    /// `limit`: what a scheduler reads a page at a time, so that a pass over a long queue reads
+    /// only as far as it can start rounds.
+    fn items_in(
+        &self,
+        states: &[QueueState],
+        after_id: i64,
+        limit: u32,
+    ) -> Result<Vec<QueueItem>, StoreError>;
+
+    /// Whether `slug` has an item still to do (queued, delivering, delivered).
+    fn slug_is_open(&self, slug: &str) -> Result<bool, StoreError>;
 
     /// Every item, of one fleet or of all, oldest first.
     fn queue_items(&self, fleet: Option<&str>) -> Result<Vec<QueueItem>, StoreError>;

@@ -36,6 +36,16 @@ const ENVIRONMENT_PATIENCE: Duration = Duration::from_secs(120);
 /// How often a worker records that it is alive and its load.
 const SEEN_EVERY: Duration = Duration::from_secs(2);
 
+/// How often a scheduler that serves forever counts the queue for its status line.
+const COUNT_EVERY: Duration = Duration::from_secs(1);
+
+/// The items a scheduler reads whole at every pass: those some scheduler is delivering or
+/// has delivered.
+const IN_FLIGHT: &[QueueState] = &[QueueState::Delivering, QueueState::Delivered];
+
+/// How many queued items a pass reads at a time.
+const QUEUED_PAGE: u32 = 64;
+
 /// How many deliveries run at once (each is mostly a `git worktree add` and a process start).
 const PARALLEL_DELIVERIES: usize = 8;
 
@@ -118,6 +128,8 @@ struct Scheduler<'a> {
     load: usize,
     /// The items in each state (of its fleet, when it drains one) at the end of the last pass.
     counted: Option<Vec<(QueueState, u64)>>,
+    /// When a scheduler that serves forever last counted the queue (for its status line).
+    counted_at: Option<Instant>,
     /// Items whose delivery met a failure of the environment, since when (in a row).
     unavailable: HashMap<i64, Instant>,
     /// The clones of the fleets' remotes this scheduler delivered from.
@@ -161,6 +173,7 @@ pub fn run_scheduler_as(
         deciding: Duration::ZERO,
         load: 0,
         counted: None,
+        counted_at: None,
         unavailable: HashMap::new(),
         clones: Clones::new(ws),
         remotes: BTreeMap::new(),
@@ -411,33 +424,33 @@ impl Scheduler<'_> {
         for (_, round) in &running_rounds {
             self.watch(round.claim.clone());
         }
-        // The open items are read again only when adopting or reviewing changed them: with
-        // a thousand queued, each read is a thousand rows.
+        // The items in flight (being delivered, delivered) are all read: a few per slot of
+        // every scheduler. The queued ones are read a page at a time, only as far as this
+        // pass can start rounds: with a thousand queued, a pass reads a page, not a thousand.
         let fleets = self.store.fleets()?;
         self.remotes = fleets
             .iter()
             .filter_map(|f| Some((f.name.clone(), f.remote.clone()?)))
             .collect();
-        let mut items = self.store.open_items()?;
-        if self.adopt_orphans(&items, events)? {
-            items = self.store.open_items()?;
+        let mut in_flight = self.store.items_in(IN_FLIGHT, 0, u32::MAX)?;
+        if self.adopt_orphans(&in_flight, events)? {
+            in_flight = self.store.items_in(IN_FLIGHT, 0, u32::MAX)?;
         }
         let me = self.me.key().as_str().to_owned();
-        let mut reviewed = false;
-        for item in items.iter().filter(|i| {
+        let mut reviewed: BTreeSet<i64> = BTreeSet::new();
+        for item in in_flight.iter().filter(|i| {
             i.state == QueueState::Delivered && i.claimed_by.as_deref() == Some(me.as_str())
         }) {
-            if !busy.contains(&item.slug) {
-                self.review(item, events)?;
-                reviewed = true;
+            // An ended item is no longer in flight; a round put back in the queue is a new
+            // queued item, which the pages below read.
+            if !busy.contains(&item.slug) && self.review(item, events)? != Reviewed::Unchanged {
+                reviewed.insert(item.id);
             }
         }
-        if reviewed {
-            items = self.store.open_items()?;
-        }
+        in_flight.retain(|item| !reviewed.contains(&item.id));
         let mine = |item: &QueueItem| item.claimed_by.as_deref() == Some(me.as_str());
         // What this scheduler runs now: what it is delivering, and its rounds still running.
-        let mut load = items
+        let mut load = in_flight
             .iter()
             .filter(|i| {
                 mine(i)
@@ -460,80 +473,90 @@ impl Scheduler<'_> {
         let mut wake: Option<i64> = pauses.values().min().copied();
         // One round per task at a time, in queue order per task.
         let mut blocked: BTreeSet<String> = busy.clone();
-        for item in &items {
-            if item.state != QueueState::Queued {
-                blocked.insert(item.slug.clone());
-            }
-        }
-        let open_slugs: BTreeSet<&str> = items.iter().map(|i| i.slug.as_str()).collect();
-        let mut batch: Vec<&QueueItem> = Vec::new();
-        for item in items.iter().filter(|i| i.state == QueueState::Queued) {
-            if blocked.contains(&item.slug) {
-                continue;
-            }
+        for item in &in_flight {
             blocked.insert(item.slug.clone());
-            if item.not_before > now {
-                wake = Some(wake.map_or(item.not_before, |w| w.min(item.not_before)));
-                continue;
+        }
+        // Whether a slug a queued item comes after is still open, asked once per pass.
+        let mut open_slugs: BTreeMap<String, bool> = BTreeMap::new();
+        let mut batch: Vec<QueueItem> = Vec::new();
+        let mut after_id = 0;
+        'pages: loop {
+            let page = self
+                .store
+                .items_in(&[QueueState::Queued], after_id, QUEUED_PAGE)?;
+            let last_page = page.len() < QUEUED_PAGE as usize;
+            for item in page {
+                after_id = item.id;
+                if blocked.contains(&item.slug) {
+                    continue;
+                }
+                blocked.insert(item.slug.clone());
+                if item.not_before > now {
+                    wake = Some(wake.map_or(item.not_before, |w| w.min(item.not_before)));
+                    continue;
+                }
+                // The checks that need no database first: with hundreds queued, most wait on
+                // a limit, and a pass should cost little for them.
+                if self
+                    .options
+                    .limits
+                    .global
+                    .is_some_and(|g| running.total >= g)
+                {
+                    break 'pages;
+                }
+                let task = match item.kind {
+                    QueueKind::Start => None,
+                    QueueKind::Fix | QueueKind::Broadcast => self.store.task(&item.slug)?,
+                };
+                let (agent, model) = self.agent_and_model(&item, task.as_ref());
+                if model.as_ref().is_some_and(|m| pauses.contains_key(m)) {
+                    continue;
+                }
+                if let Some(offer) = &self.options.offer {
+                    if load >= offer.capacity {
+                        break 'pages;
+                    }
+                    // An agent or a sandbox this worker lacks: left for another worker.
+                    let sandbox = self.sandbox_of(&item, task.as_ref());
+                    if !offer.runs(&agent, &sandbox) {
+                        continue;
+                    }
+                }
+                let fleet = item.fleet.as_ref().and_then(|f| fleet_limits.get(f));
+                if !self
+                    .options
+                    .limits
+                    .allow(&running, &agent, model.as_deref())
+                    || fleet.is_some_and(|l| !l.allow(&running, &agent, model.as_deref()))
+                {
+                    continue;
+                }
+                if task
+                    .as_ref()
+                    .is_some_and(|t| crate::rules::Inbound::of(t) == crate::rules::Inbound::Hold)
+                {
+                    continue;
+                }
+                match self.dependencies(&item, &mut open_slugs)? {
+                    Deps::Wait => continue,
+                    Deps::Failed(reason) => {
+                        self.refuse(&item, QueueState::Refused, reason, events)?;
+                        continue;
+                    }
+                    Deps::Done => {}
+                }
+                if !self.store.claim_item(item.id, self.me.key())? {
+                    continue;
+                }
+                // Counted now, so the limits hold for the rest of the pass.
+                running.add(&agent, model.as_deref());
+                load += 1;
+                batch.push(item);
             }
-            // The checks that need no database first: with hundreds queued, most wait on a
-            // limit, and a pass should cost little for them.
-            if self
-                .options
-                .limits
-                .global
-                .is_some_and(|g| running.total >= g)
-            {
+            if last_page {
                 break;
             }
-            let task = match item.kind {
-                QueueKind::Start => None,
-                QueueKind::Fix | QueueKind::Broadcast => self.store.task(&item.slug)?,
-            };
-            let (agent, model) = self.agent_and_model(item, task.as_ref());
-            if model.as_ref().is_some_and(|m| pauses.contains_key(m)) {
-                continue;
-            }
-            if let Some(offer) = &self.options.offer {
-                if load >= offer.capacity {
-                    break;
-                }
-                // An agent or a sandbox this worker lacks: left for another worker.
-                let sandbox = self.sandbox_of(item, task.as_ref());
-                if !offer.runs(&agent, &sandbox) {
-                    continue;
-                }
-            }
-            let fleet = item.fleet.as_ref().and_then(|f| fleet_limits.get(f));
-            if !self
-                .options
-                .limits
-                .allow(&running, &agent, model.as_deref())
-                || fleet.is_some_and(|l| !l.allow(&running, &agent, model.as_deref()))
-            {
-                continue;
-            }
-            if task
-                .as_ref()
-                .is_some_and(|t| crate::rules::Inbound::of(t) == crate::rules::Inbound::Hold)
-            {
-                continue;
-            }
-            match self.dependencies(item, &open_slugs)? {
-                Deps::Wait => continue,
-                Deps::Failed(reason) => {
-                    self.refuse(item, QueueState::Refused, reason, events)?;
-                    continue;
-                }
-                Deps::Done => {}
-            }
-            if !self.store.claim_item(item.id, self.me.key())? {
-                continue;
-            }
-            // Counted now, so the limits hold for the rest of the pass.
-            running.add(&agent, model.as_deref());
-            load += 1;
-            batch.push(item);
         }
         self.load = load;
         // The executor side: the claimed items are delivered a few at a time on threads
@@ -544,7 +567,7 @@ impl Scheduler<'_> {
         // An item of a fleet with a remote runs in this host's clone of it, made ready here,
         // one at a time (fetches into one clone would race).
         let mut ready: Vec<(&QueueItem, Option<String>)> = Vec::with_capacity(batch.len());
-        for item in batch {
+        for item in &batch {
             let prepared = match self.remote_of(item, None) {
                 Ok(None) => Ok(None),
                 Ok(Some(remote)) => self
@@ -742,7 +765,15 @@ impl Scheduler<'_> {
     fn counts(&mut self, events: &mut dyn FleetEvents) -> Result<()> {
         let fleet = match &self.options.drain {
             Drain::Fleet(name) => Some(name.as_str()),
-            Drain::Forever => None,
+            Drain::Forever => {
+                // Only a status line waits for these: counting every item the store ever had
+                // at every pass would cost a worker more than its rounds' own records.
+                if self.counted_at.is_some_and(|at| at.elapsed() < COUNT_EVERY) {
+                    return Ok(());
+                }
+                self.counted_at = Some(Instant::now());
+                None
+            }
         };
         let counts = self.store.queue_counts(fleet)?;
         self.counted = Some(counts.clone());
@@ -807,9 +838,17 @@ impl Scheduler<'_> {
     }
 
     /// Whether the tasks `item` comes after have ended `done`.
-    fn dependencies(&self, item: &QueueItem, open: &BTreeSet<&str>) -> Result<Deps> {
+    fn dependencies(&self, item: &QueueItem, open: &mut BTreeMap<String, bool>) -> Result<Deps> {
         for after in &item.after {
-            if open.contains(after.as_str()) {
+            let is_open = match open.get(after) {
+                Some(is_open) => *is_open,
+                None => {
+                    let is_open = self.store.slug_is_open(after)?;
+                    open.insert(after.clone(), is_open);
+                    is_open
+                }
+            };
+            if is_open {
                 return Ok(Deps::Wait);
             }
             let Some(task) = self.store.task(after)? else {
@@ -831,7 +870,7 @@ impl Scheduler<'_> {
 
     /// Looks at how a round the scheduler started ended: a rate limit pauses the model and
     /// sends the task back to the queue to continue.
-    fn review(&mut self, item: &QueueItem, events: &mut dyn FleetEvents) -> Result<()> {
+    fn review(&mut self, item: &QueueItem, events: &mut dyn FleetEvents) -> Result<Reviewed> {
         let found = match self.store.task(&item.slug)? {
             Some(task) => self.store.round(task.id, item.round)?.map(|r| (task, r)),
             None => None,
@@ -845,15 +884,16 @@ impl Scheduler<'_> {
                 None,
                 None,
             )?;
-            return Ok(());
+            return Ok(Reviewed::Ended);
         };
         if round.status == RoundStatus::Running {
-            return Ok(());
+            return Ok(Reviewed::Unchanged);
         }
         if !self.pushed(item, &task, events) {
-            return Ok(());
+            return Ok(Reviewed::Unchanged);
         }
         let model = round.model.clone().or_else(|| task.model.clone());
+        let reviewed;
         if let Some(line) = rate_limited(&*self.store, &task, &round) {
             let model_name = model
                 .clone()
@@ -880,6 +920,7 @@ impl Scheduler<'_> {
                 reason: line.clone(),
             });
             self.continue_later(item, &task, &round, until)?;
+            reviewed = Reviewed::Requeued;
             events.event(FleetEvent::Requeued {
                 slug: task.slug.clone(),
                 reason: format!("rate limited: {line}"),
@@ -887,6 +928,7 @@ impl Scheduler<'_> {
         } else if self.continues_interrupted(&task, &round)? {
             // Its host died or was cut off past its lease: another worker continues it.
             self.continue_later(item, &task, &round, 0)?;
+            reviewed = Reviewed::Requeued;
             events.event(FleetEvent::Requeued {
                 slug: task.slug.clone(),
                 reason: format!(
@@ -908,6 +950,7 @@ impl Scheduler<'_> {
                 Some(round.status.as_str()),
                 None,
             )?;
+            reviewed = Reviewed::Ended;
         }
         events.event(FleetEvent::Ended {
             slug: task.slug.clone(),
@@ -915,8 +958,19 @@ impl Scheduler<'_> {
             status: round.status.as_str().to_owned(),
             reason: round.reason.clone(),
         });
-        Ok(())
+        Ok(reviewed)
     }
+}
+
+/// What reviewing a delivered item did to the queue.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Reviewed {
+    /// Nothing: its round still runs, or its work is not on the remote yet.
+    Unchanged,
+    /// The item ended.
+    Ended,
+    /// The item ended and its task was queued again (a new item).
+    Requeued,
 }
 
 enum Deps {

@@ -1,15 +1,16 @@
 //! The PostgreSQL side of [`ClaimStore`]: `starts_pending` and `task_cleaning`.
 
+use super::conn::Query;
 use super::{PgStore, journal, path_text, running_round, write};
 use crate::claims::{ClaimStore, CleanClaim, PendingStart};
 use crate::error::StoreError;
 use crate::liveness::ClaimKey;
-use postgres::{GenericClient, Row};
+use postgres::Row;
 use std::path::PathBuf;
 
 /// `BeingCleaned` when a clean of the task is recorded.
 pub(crate) fn refuse_cleaning(
-    tx: &mut impl GenericClient,
+    tx: &mut impl Query,
     task_id: i64,
     slug: &str,
 ) -> Result<(), StoreError> {

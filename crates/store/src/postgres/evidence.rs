@@ -2,12 +2,13 @@
 //! commanders' journal cursors. What was spent is summed from the rounds' stored summaries
 //! (TEXT holding JSON, looked into as jsonb), as SQLite sums it with `json_extract`.
 
+use super::conn::Query;
 use super::rows::{self, JOURNAL_COLUMNS};
 use super::{PgStore, big, write};
 use crate::error::StoreError;
 use crate::evidence::{Budget, EvidenceStore, LabelledTask, Spent};
 use crate::records::{JournalEntry, now_ms};
-use postgres::{GenericClient, Row};
+use postgres::Row;
 use std::collections::BTreeMap;
 
 /// The figures of the rounds a `WHERE` clause picks, summed in SQL.
@@ -36,7 +37,7 @@ fn spent(row: &Row) -> Result<Spent, StoreError> {
 
 /// Sets (replaces) a fleet's budget; also part of a fleet's submission.
 pub(crate) fn save_fleet_budget(
-    conn: &mut impl GenericClient,
+    conn: &mut impl Query,
     fleet: &str,
     usd: Option<f64>,
     tokens: Option<u64>,
@@ -50,7 +51,7 @@ pub(crate) fn save_fleet_budget(
 }
 
 fn save_labels(
-    conn: &mut impl GenericClient,
+    conn: &mut impl Query,
     task_id: i64,
     labels: &[(String, String)],
 ) -> Result<(), StoreError> {
@@ -66,7 +67,7 @@ fn save_labels(
 
 /// A new task's labels, budget and fleet, inside the transaction that records it.
 pub(crate) fn insert_task_extras(
-    tx: &mut impl GenericClient,
+    tx: &mut impl Query,
     task_id: i64,
     task: &crate::NewTask,
 ) -> Result<(), StoreError> {

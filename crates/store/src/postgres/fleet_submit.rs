@@ -2,16 +2,16 @@
 //! and its budget saved, and its items queued only where nothing else got there first, all
 //! decided under the write lock, as SQLite's is.
 
+use super::conn::Query;
 use super::queue::{insert_item, save_fleet_row};
 use crate::error::StoreError;
 use crate::queue::{FleetSubmission, QueueItem, SlugHolder};
-use postgres::GenericClient;
 
 /// The states of an item still to do.
 const OPEN: &str = "('queued', 'delivering', 'delivered')";
 
 /// Who holds `slug`: its task's fleet, else the fleet of its open items.
-fn holder(conn: &mut impl GenericClient, slug: &str) -> Result<SlugHolder, StoreError> {
+fn holder(conn: &mut impl Query, slug: &str) -> Result<SlugHolder, StoreError> {
     let task = conn.query_opt(
         "SELECT t.id, f.fleet FROM tasks t LEFT JOIN fleet_tasks f ON f.task_id = t.id \
          WHERE t.slug = $1",
@@ -46,7 +46,7 @@ fn holder(conn: &mut impl GenericClient, slug: &str) -> Result<SlugHolder, Store
 
 /// The first of `slugs` that `fleet` may not use, with its holder.
 pub(crate) fn conflict(
-    conn: &mut impl GenericClient,
+    conn: &mut impl Query,
     fleet: &str,
     slugs: &[String],
 ) -> Result<Option<(String, SlugHolder)>, StoreError> {
@@ -62,7 +62,7 @@ pub(crate) fn conflict(
 
 /// Checks, saves and queues `submission` in `tx` (see `QueueStore::submit_fleet`).
 pub(crate) fn submit(
-    tx: &mut impl GenericClient,
+    tx: &mut impl Query,
     submission: &FleetSubmission,
 ) -> Result<Vec<Option<QueueItem>>, StoreError> {
     let fleet = &submission.fleet.name;

@@ -11,6 +11,7 @@
 //! the name and the fence) is only let go when dropped: that process renews the same lease
 //! from then on.
 
+use super::conn::Query;
 use super::listen::CLAIM_END;
 use super::pool::Pool;
 use crate::error::StoreError;

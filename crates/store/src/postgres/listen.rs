@@ -1,11 +1,11 @@
-//! One listening connection per pool, shared by every waiter and follower of the process: a
+//! One listening connection per process and database, shared by every waiter and follower: a
 //! thread LISTENs on [`CLAIM_END`], [`STREAM_APPEND`] and [`QUEUE_CHANGE`] and hands each notification to the
 //! waiters that asked for its payload. A scheduler watching many rounds so holds one
 //! connection for all of them, not one each. Every wait is also a poll (its caller looks
 //! again after at most a second), so a notification lost while the connection is down (it is
 //! made again a second later) only delays a waiter, never strands it.
 
-use super::pool::Pool;
+use super::pool::Server;
 use postgres::fallible_iterator::FallibleIterator;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -44,7 +44,7 @@ pub(crate) struct Hub {
 
 impl Hub {
     /// A hub whose listening thread connects with `pool` while the pool lives.
-    pub(crate) fn start(pool: &Arc<Pool>) -> std::io::Result<Arc<Hub>> {
+    pub(crate) fn start(pool: &Arc<Server>) -> std::io::Result<Arc<Hub>> {
         let hub = Arc::new(Hub::default());
         let weak = Arc::downgrade(pool);
         let listening = Arc::clone(&hub);
@@ -94,7 +94,7 @@ impl Hub {
 }
 
 /// The listening thread: (re)connects while the pool lives, and delivers what it hears.
-fn listen(pool: &Weak<Pool>, hub: &Hub) {
+fn listen(pool: &Weak<Server>, hub: &Hub) {
     loop {
         let Some(strong) = pool.upgrade() else {
             return;

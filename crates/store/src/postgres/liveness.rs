@@ -5,11 +5,11 @@
 //! they wait on would run out.
 
 use super::PgStore;
+use super::conn::Query;
 use super::lease::{FENCE_ENV, LeaseHold, NAME_ENV, lease_ms, renew};
 use super::pool::Pool;
 use crate::error::StoreError;
 use crate::liveness::{Claim, ClaimKey, Liveness};
-use postgres::GenericClient;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -17,10 +17,7 @@ use std::time::{Duration, Instant};
 pub(crate) const POLL_EVERY: Duration = Duration::from_secs(1);
 
 /// How long the lease `name` has left (by the database's clock); `None` when it is dead.
-pub(crate) fn time_left(
-    conn: &mut impl GenericClient,
-    name: &str,
-) -> Result<Option<Duration>, StoreError> {
+pub(crate) fn time_left(conn: &mut impl Query, name: &str) -> Result<Option<Duration>, StoreError> {
     let found = conn.query_opt(
         "SELECT (EXTRACT(EPOCH FROM (expires_at - now())) * 1000)::bigint FROM leases \
          WHERE name = $1 AND expires_at > now()",

@@ -4,8 +4,8 @@
 //! is the one row of `schema_version`; a database newer than this build is refused with
 //! [`StoreError::TooNew`], as SQLite's is.
 
+use super::conn::{Conn, Query};
 use crate::error::StoreError;
-use postgres::Client;
 
 /// The migrations, in order; the schema version is the number of the last one applied.
 const MIGRATIONS: &[&str] = &[
@@ -23,11 +23,11 @@ pub(crate) const SCHEMA: i64 = MIGRATIONS.len() as i64;
 /// The advisory lock migrations hold ("ganger" in ASCII, then 1).
 const MIGRATE_LOCK: i64 = 0x6761_6e67_6572_0001;
 
-pub(crate) fn migrate(client: &mut Client) -> Result<(), StoreError> {
+pub(crate) fn migrate(conn: &mut Conn) -> Result<(), StoreError> {
     // Every ganger process opens the store, most of them on a current schema: one read
     // settles that, without the lock (a missing table is an error here, and the locked path
-    // below makes it).
-    if let Ok(row) = client.query_one("SELECT COALESCE(MAX(version), 0) FROM schema_version", &[])
+    // below makes it). Prepared: a worker opens a store for every round it starts.
+    if let Ok(row) = conn.query_one("SELECT COALESCE(MAX(version), 0) FROM schema_version", &[])
         && let Ok(found) = row.try_get::<_, i64>(0)
     {
         if found > SCHEMA {
@@ -40,7 +40,7 @@ pub(crate) fn migrate(client: &mut Client) -> Result<(), StoreError> {
             return Ok(());
         }
     }
-    let mut tx = client.transaction()?;
+    let mut tx = conn.client().transaction()?;
     tx.execute("SELECT pg_advisory_xact_lock($1)", &[&MIGRATE_LOCK])?;
     tx.batch_execute("CREATE TABLE IF NOT EXISTS schema_version (version BIGINT NOT NULL)")?;
     let found: i64 = tx

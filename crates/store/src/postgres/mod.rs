@@ -10,6 +10,7 @@
 //! Finer locks (per task) can come later without changing what the store promises.
 
 mod claims;
+mod conn;
 mod errors;
 mod evidence;
 mod fence;
@@ -35,9 +36,9 @@ use crate::error::StoreError;
 use crate::liveness::ClaimKey;
 use crate::records::{NewRound, NewTask, Round, Task, now_ms};
 use crate::streams::RoundStream;
+use conn::{Conn, Query, Tx};
 use errors::is_unique_violation;
 use pool::{Pool, Pooled};
-use postgres::{GenericClient, Transaction};
 use rows::{ROUND_COLUMNS, TASK_COLUMNS};
 use std::io::Read;
 use std::path::Path;
@@ -66,9 +67,7 @@ impl PgStore {
     pub fn open(url: &str) -> Result<PgStore, StoreError> {
         liveness::adopt_handover();
         let pool = Pool::new(url)?;
-        let mut client = pool.get()?;
-        migrate::migrate(&mut client)?;
-        drop(client);
+        migrate::migrate(&mut *pool.get()?)?;
         Ok(PgStore { pool })
     }
 
@@ -86,7 +85,7 @@ impl PgStore {
     /// goes on through a restart of the server.
     fn twice<T>(
         &self,
-        mut read: impl FnMut(&mut postgres::Client) -> Result<T, StoreError>,
+        mut read: impl FnMut(&mut Conn) -> Result<T, StoreError>,
     ) -> Result<T, StoreError> {
         self.pool.twice_if_cut(|conn, _| read(conn))
     }
@@ -97,7 +96,7 @@ impl PgStore {
 const WRITE_WAIT: &str = "10s";
 
 /// Begins a write transaction on `conn`: it holds the write lock until it ends.
-pub(crate) fn write(conn: &mut Pooled) -> Result<Transaction<'_>, StoreError> {
+pub(crate) fn write(conn: &mut Pooled) -> Result<Tx<'_>, StoreError> {
     conn.ensure_open()?;
     let mut tx = conn.transaction()?;
     // One round trip: the wait's limit, then the lock (the limit holds for advisory locks too).
@@ -121,7 +120,7 @@ pub(crate) fn big(value: u64) -> i64 {
 }
 
 pub(crate) fn journal(
-    tx: &mut impl GenericClient,
+    tx: &mut impl Query,
     task_id: i64,
     round: Option<u32>,
     kind: &str,
@@ -144,7 +143,7 @@ pub(crate) fn journal(
 }
 
 pub(crate) fn running_round(
-    tx: &mut impl GenericClient,
+    tx: &mut impl Query,
     task_id: i64,
 ) -> Result<Option<(u32, Option<i32>)>, StoreError> {
     let Some(row) = tx.query_opt(
@@ -161,7 +160,7 @@ pub(crate) fn running_round(
 }
 
 pub(crate) fn insert_round(
-    tx: &mut Transaction<'_>,
+    tx: &mut Tx<'_>,
     task_id: i64,
     slug: &str,
     round: &NewRound,
@@ -232,7 +231,7 @@ pub(crate) fn insert_round(
     Ok(id)
 }
 
-pub(crate) fn load_round(conn: &mut impl GenericClient, id: i64) -> Result<Round, StoreError> {
+pub(crate) fn load_round(conn: &mut impl Query, id: i64) -> Result<Round, StoreError> {
     let row = conn.query_one(
         &format!("SELECT {ROUND_COLUMNS} FROM rounds WHERE id = $1"),
         &[&id],
@@ -240,7 +239,7 @@ pub(crate) fn load_round(conn: &mut impl GenericClient, id: i64) -> Result<Round
     rows::round(&row)
 }
 
-pub(crate) fn load_task(conn: &mut impl GenericClient, id: i64) -> Result<Task, StoreError> {
+pub(crate) fn load_task(conn: &mut impl Query, id: i64) -> Result<Task, StoreError> {
     let row = conn.query_one(
         &format!("SELECT {TASK_COLUMNS} FROM tasks WHERE id = $1"),
         &[&id],
@@ -249,7 +248,7 @@ pub(crate) fn load_task(conn: &mut impl GenericClient, id: i64) -> Result<Task, 
 }
 
 /// Inserts a task (no round) with its journal entry; `SlugTaken` when the slug is used.
-pub(crate) fn insert_task(tx: &mut Transaction<'_>, task: &NewTask) -> Result<i64, StoreError> {
+pub(crate) fn insert_task(tx: &mut Tx<'_>, task: &NewTask) -> Result<i64, StoreError> {
     let inserted = tx.query_one(
         "INSERT INTO tasks (slug, agent, model, base, base_commit, branch, worktree, worktree_made, \
          owner, keys, timeout_ms, stall_ms, created_at, permission, sandbox, network, rw, warm) \

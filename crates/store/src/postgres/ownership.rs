@@ -1,6 +1,7 @@
 //! The PostgreSQL side of [`OwnershipStore`]: `tasks.owner`, `generation`, `inbound` and
 //! `allowed`.
 
+use super::conn::Query;
 use super::{PgStore, insert_task, journal, load_task, to_json, write};
 use crate::error::StoreError;
 use crate::ownership::{OwnerChange, OwnershipStore};

@@ -1,6 +1,7 @@
 //! The PostgreSQL side of [`PipelineStore`]: role tasks (a task whose `parent` is the
 //! pipeline's task) and the `pipelines` table.
 
+use super::conn::Query;
 use super::rows::{self, TASK_COLUMNS};
 use super::{PgStore, insert_round, insert_task, load_round, load_task, to_json, write};
 use crate::error::StoreError;

@@ -1,12 +1,18 @@
-//! A small pool of connections: idle clients kept in a `Mutex<Vec<Client>>`, a new one made
-//! when none is idle and fewer than [`MAX_OPEN`] are open, a broken one thrown away. Past the
-//! limit a caller waits for one to be given back, for a while, then connects anyway: a burst
-//! of waiters waking at once shares a few connections instead of authenticating one each,
-//! and a process that holds many can still not deadlock on its own pool. Not r2d2: ganger's
-//! processes hold connections only for one statement or transaction at a time, so its
-//! reaper thread and its builder would be more machinery than use, and one more dependency
-//! to vet. The one connection that LISTENs is not the pool's: it belongs to the listening
-//! thread (`listen.rs`).
+//! A small pool of connections: idle ones kept in a `Mutex<Vec<_>>`, a new one made when none
+//! is idle, none was given back within [`WAIT_BEFORE_GROWING`] and fewer than [`MAX_OPEN`] are
+//! open, a broken one thrown away. Past the limit a caller waits for one to be given back, for
+//! a while, then connects anyway: a burst of waiters waking at once shares a few connections
+//! instead of authenticating one each, and a process that holds many can still not deadlock
+//! on its own pool. The connections are the process's, per URL ([`Server`]): every store the
+//! process opens on a database shares them, each store keeping only its own leases. A new
+//! connection is the dearest thing here (its server process loads every table's description
+//! anew, and parses every statement anew: most of a short-lived round host's database time),
+//! so a pool grows only when it must, and a worker that opens a store for each round it
+//! starts reuses warm connections with their statements prepared (`conn.rs`). Not r2d2:
+//! ganger's processes hold connections only for one statement or transaction at a time, so
+//! its reaper thread and its builder would be more machinery than use, and one more
+//! dependency to vet. The one connection that LISTENs is not the pool's: it belongs to the
+//! listening thread (`listen.rs`).
 //!
 //! A server that restarts (or a link that drops for a moment) costs no write: a write
 //! transaction checks its connection first ([`Pooled::ensure_open`], one round trip; a
@@ -19,18 +25,22 @@
 //! closed a moment ago fails once (its caller looks again later, as after any failed read).
 //! A pool that never reached its server fails at once: a wrong URL is not waited for.
 
+use super::conn::Conn;
 use super::errors::ConnectError;
 use super::listen::Hub;
 use crate::error::StoreError;
 use postgres::{Client, Config, NoTls};
 use std::ops::{Deref, DerefMut};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Condvar, Mutex};
+use std::sync::{Arc, Condvar, Mutex, Weak};
 use std::time::{Duration, Instant};
 
 /// How many connections a pool opens before callers wait for one given back; as many are
 /// kept idle.
 const MAX_OPEN: usize = 8;
+/// How long a caller waits for a connection given back before it opens another one (below
+/// the limit): statements take a millisecond or two, a new connection several.
+const WAIT_BEFORE_GROWING: Duration = Duration::from_millis(20);
 /// How long a caller waits for a connection given back before it opens one past the limit.
 const WAIT_FOR_FREE: Duration = Duration::from_secs(5);
 /// How long a new connection may take, unless the URL says otherwise.
@@ -43,8 +53,20 @@ const CHECK_AFTER_IDLE: Duration = Duration::from_secs(1);
 /// How long that check may take.
 const CHECK_TIMEOUT: Duration = Duration::from_secs(2);
 
-/// Connections to one database.
+/// A store's way to its database: the process's connections to it, shared with every other
+/// store of the process opened on the same URL, and the leases this store holds.
 pub(crate) struct Pool {
+    server: Arc<Server>,
+    /// The leases this store holds through this pool: its writes of their rounds are fenced.
+    /// Not shared: two stores of one process (two hosts in a test) hold their own.
+    pub(crate) fences: super::fence::Fences,
+}
+
+/// The connections of one process to one database (one URL), shared by every store the
+/// process opens on it: a worker that opens a store for each round it starts reuses the
+/// connections (the server's caches warm, the statements prepared) instead of
+/// authenticating anew.
+pub(crate) struct Server {
     config: Config,
     /// The URL with its password hidden: what errors name.
     shown: String,
@@ -55,27 +77,69 @@ pub(crate) struct Pool {
     hub: Mutex<Option<Arc<Hub>>>,
     /// Whether a connection ever succeeded: from then on a failed one is tried again.
     reached: AtomicBool,
-    /// The leases this process holds through this pool: its writes of their rounds are fenced.
-    pub(crate) fences: super::fence::Fences,
 }
+
+/// The servers this process has connections to, by URL; an entry lives while a store uses it.
+static SERVERS: Mutex<Vec<(String, Weak<Server>)>> = Mutex::new(Vec::new());
 
 /// The idle connections (with when each was given back), and how many are open (idle or
 /// taken).
 #[derive(Default)]
 struct State {
-    idle: Vec<(Client, Instant)>,
+    idle: Vec<(Conn, Instant)>,
     open: usize,
 }
 
 impl std::fmt::Debug for Pool {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Pool").field("url", &self.shown).finish()
+        f.debug_struct("Pool")
+            .field("url", &self.server.shown)
+            .finish()
     }
 }
 
 impl Pool {
-    /// A pool for the database at `url` (a URL or key-value connection string).
+    /// A pool for the database at `url` (a URL or key-value connection string): the process's
+    /// connections to it, made now if it has none.
     pub(crate) fn new(url: &str) -> Result<Arc<Pool>, StoreError> {
+        let mut servers = SERVERS.lock().unwrap_or_else(|e| e.into_inner());
+        servers.retain(|(_, server)| server.strong_count() > 0);
+        let known = servers
+            .iter()
+            .find(|(known, _)| known == url)
+            .and_then(|(_, server)| server.upgrade());
+        let server = match known {
+            Some(server) => server,
+            None => {
+                let server = Server::new(url)?;
+                servers.push((url.to_owned(), Arc::downgrade(&server)));
+                server
+            }
+        };
+        Ok(Arc::new(Pool {
+            server,
+            fences: super::fence::Fences::default(),
+        }))
+    }
+
+    /// The URL with its password hidden.
+    pub(crate) fn shown(&self) -> &str {
+        &self.server.shown
+    }
+
+    /// The waiters of the process's listening connection to this database.
+    pub(crate) fn hub(&self) -> Result<Arc<Hub>, StoreError> {
+        self.server.hub()
+    }
+
+    /// A connection: an idle one, or a new one.
+    pub(crate) fn get(&self) -> Result<Pooled, StoreError> {
+        self.server.get()
+    }
+}
+
+impl Server {
+    fn new(url: &str) -> Result<Arc<Server>, StoreError> {
         let shown = super::url::redact(url);
         let mut config: Config = url.parse().map_err(|source| StoreError::Backend {
             source: Box::new(ConnectError {
@@ -89,24 +153,18 @@ impl Pool {
         if config.get_application_name().is_none() {
             config.application_name("ganger");
         }
-        Ok(Arc::new(Pool {
+        Ok(Arc::new(Server {
             config,
             shown,
             state: Mutex::new(State::default()),
             freed: Condvar::new(),
             hub: Mutex::new(None),
             reached: AtomicBool::new(false),
-            fences: super::fence::Fences::default(),
         }))
     }
 
-    /// The URL with its password hidden.
-    pub(crate) fn shown(&self) -> &str {
-        &self.shown
-    }
-
-    /// The waiters of this pool's listening connection (started by the first waiter).
-    pub(crate) fn hub(self: &Arc<Pool>) -> Result<Arc<Hub>, StoreError> {
+    /// The waiters of this server's listening connection (started by the first waiter).
+    fn hub(self: &Arc<Server>) -> Result<Arc<Hub>, StoreError> {
         let mut hub = self.hub.lock().unwrap_or_else(|e| e.into_inner());
         if let Some(hub) = &*hub {
             return Ok(Arc::clone(hub));
@@ -119,8 +177,9 @@ impl Pool {
     }
 
     /// A connection: an idle one, or a new one.
-    pub(crate) fn get(self: &Arc<Pool>) -> Result<Pooled, StoreError> {
-        let deadline = Instant::now() + WAIT_FOR_FREE;
+    fn get(self: &Arc<Server>) -> Result<Pooled, StoreError> {
+        let started = Instant::now();
+        let deadline = started + WAIT_FOR_FREE;
         let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
         loop {
             while let Some((mut client, since)) = state.idle.pop() {
@@ -141,19 +200,28 @@ impl Pool {
                 state.open = state.open.saturating_sub(1);
             }
             let now = Instant::now();
-            if state.open < MAX_OPEN || now >= deadline {
+            // All taken: one given back within a moment is cheaper than a new connection,
+            // whose server process builds its caches anew (most of a short-lived round
+            // host's database time).
+            let grow = state.open == 0 || now >= started + WAIT_BEFORE_GROWING;
+            if (grow && state.open < MAX_OPEN) || now >= deadline {
                 state.open += 1;
                 break;
             }
+            let until = if state.open < MAX_OPEN {
+                (started + WAIT_BEFORE_GROWING).min(deadline)
+            } else {
+                deadline
+            };
             state = self
                 .freed
-                .wait_timeout(state, deadline - now)
+                .wait_timeout(state, until.saturating_duration_since(now))
                 .unwrap_or_else(|e| e.into_inner())
                 .0;
         }
         drop(state);
         match self.connect() {
-            Ok(client) => Ok(self.pooled(client)),
+            Ok(client) => Ok(self.pooled(Conn::new(client))),
             Err(e) => {
                 self.closed();
                 Err(e)
@@ -161,10 +229,10 @@ impl Pool {
         }
     }
 
-    fn pooled(self: &Arc<Pool>, client: Client) -> Pooled {
+    fn pooled(self: &Arc<Server>, conn: Conn) -> Pooled {
         Pooled {
-            client: Some(client),
-            pool: Arc::clone(self),
+            conn: Some(conn),
+            server: Arc::clone(self),
         }
     }
 
@@ -208,7 +276,7 @@ impl Pool {
         }
     }
 
-    fn give_back(&self, client: Client) {
+    fn give_back(&self, client: Conn) {
         if client.is_closed() {
             self.closed();
             return;
@@ -225,23 +293,27 @@ impl Pool {
 
 /// A connection taken from a pool, given back when dropped.
 pub(crate) struct Pooled {
-    client: Option<Client>,
-    pool: Arc<Pool>,
+    conn: Option<Conn>,
+    server: Arc<Server>,
 }
 
 impl Deref for Pooled {
-    type Target = Client;
+    type Target = Conn;
 
-    fn deref(&self) -> &Client {
-        #[expect(clippy::expect_used, reason = "the client is taken only by drop")]
-        self.client.as_ref().expect("a pooled client until dropped")
+    fn deref(&self) -> &Conn {
+        #[expect(clippy::expect_used, reason = "the connection is taken only by drop")]
+        self.conn
+            .as_ref()
+            .expect("a pooled connection until dropped")
     }
 }
 
 impl DerefMut for Pooled {
-    fn deref_mut(&mut self) -> &mut Client {
-        #[expect(clippy::expect_used, reason = "the client is taken only by drop")]
-        self.client.as_mut().expect("a pooled client until dropped")
+    fn deref_mut(&mut self) -> &mut Conn {
+        #[expect(clippy::expect_used, reason = "the connection is taken only by drop")]
+        self.conn
+            .as_mut()
+            .expect("a pooled connection until dropped")
     }
 }
 
@@ -264,8 +336,8 @@ impl Pool {
     /// statements in flight). No check before the first try: the second costs a round trip
     /// only when needed.
     pub(crate) fn write_twice_if_cut<T>(
-        self: &Arc<Pool>,
-        mut write: impl FnMut(&mut Client, bool) -> Result<T, postgres::Error>,
+        &self,
+        mut write: impl FnMut(&mut Conn, bool) -> Result<T, postgres::Error>,
     ) -> Result<T, StoreError> {
         self.twice_if_cut(|conn, again| Ok(write(conn, again)?))
     }
@@ -274,8 +346,8 @@ impl Pool {
     /// write that may be sent twice) as [`Pool::write_twice_if_cut`] does: once more on a new,
     /// checked connection when the first was gone.
     pub(crate) fn twice_if_cut<T>(
-        self: &Arc<Pool>,
-        mut step: impl FnMut(&mut Client, bool) -> Result<T, StoreError>,
+        &self,
+        mut step: impl FnMut(&mut Conn, bool) -> Result<T, StoreError>,
     ) -> Result<T, StoreError> {
         let mut conn = self.get()?;
         match step(&mut conn, false) {
@@ -296,13 +368,13 @@ impl Pooled {
     /// connection that was already gone before it began.
     pub(crate) fn ensure_open(&mut self) -> Result<(), StoreError> {
         let open = self
-            .client
+            .conn
             .as_mut()
-            .is_some_and(|client| !client.is_closed() && client.is_valid(CHECK_TIMEOUT).is_ok());
+            .is_some_and(|conn| !conn.is_closed() && conn.is_valid(CHECK_TIMEOUT).is_ok());
         if !open {
-            let fresh = self.pool.connect()?;
+            let fresh = self.server.connect()?;
             // The old one is closed: dropping it frees nothing of the pool's count.
-            self.client = Some(fresh);
+            self.conn = Some(Conn::new(fresh));
         }
         Ok(())
     }
@@ -310,8 +382,8 @@ impl Pooled {
 
 impl Drop for Pooled {
     fn drop(&mut self) {
-        if let Some(client) = self.client.take() {
-            self.pool.give_back(client);
+        if let Some(conn) = self.conn.take() {
+            self.server.give_back(conn);
         }
     }
 }

@@ -2,6 +2,7 @@
 //! Every move of an item is one `UPDATE … WHERE state = $from`, so two schedulers could never
 //! both claim one item.
 
+use super::conn::Query;
 use super::errors::is_unique_violation;
 use super::fence::still_held;
 use super::listen::QUEUE_CHANGE;
@@ -14,7 +15,7 @@ use crate::queue::{
     QueueStore, SlugHolder,
 };
 use crate::records::now_ms;
-use postgres::{GenericClient, Row};
+use postgres::Row;
 
 const ITEM_COLUMNS: &str = "id, slug, kind, options, prompt_file, commander, generation, fleet, \
      after, not_before, state, reason, round, claimed_at, created_at, updated_at, claimed_by, prompt";
@@ -52,10 +53,7 @@ fn item(row: &Row) -> Result<QueueItem, StoreError> {
 }
 
 /// Queues `new`; `AlreadyQueued` when a unique index refuses it.
-pub(crate) fn insert_item(
-    tx: &mut impl GenericClient,
-    new: &NewQueued,
-) -> Result<QueueItem, StoreError> {
+pub(crate) fn insert_item(tx: &mut impl Query, new: &NewQueued) -> Result<QueueItem, StoreError> {
     // Heard by the schedulers when the transaction commits (several in one are one).
     tx.execute("SELECT pg_notify($1, $1)", &[&QUEUE_CHANGE])?;
     let inserted = tx.query_one(
@@ -87,10 +85,7 @@ pub(crate) fn insert_item(
 }
 
 /// Creates or replaces a fleet's row (its creation time stays the first one's).
-pub(crate) fn save_fleet_row(
-    conn: &mut impl GenericClient,
-    fleet: &FleetRecord,
-) -> Result<(), StoreError> {
+pub(crate) fn save_fleet_row(conn: &mut impl Query, fleet: &FleetRecord) -> Result<(), StoreError> {
     conn.execute(
         "INSERT INTO fleets (name, file, limits, created_at, remote) \
          VALUES ($1, $2, $3, $4, $5) \
@@ -181,6 +176,32 @@ impl QueueStore for PgStore {
 
     fn open_items(&self) -> Result<Vec<QueueItem>, StoreError> {
         self.items("WHERE state IN ('queued', 'delivering', 'delivered')", None)
+    }
+
+    fn items_in(
+        &self,
+        states: &[QueueState],
+        after_id: i64,
+        limit: u32,
+    ) -> Result<Vec<QueueItem>, StoreError> {
+        let states = crate::queue::state_list(states);
+        let found = self.conn()?.query(
+            &format!(
+                "SELECT {ITEM_COLUMNS} FROM queue WHERE state IN ({states}) AND id > $1 \
+                 ORDER BY id LIMIT $2"
+            ),
+            &[&after_id, &i64::from(limit)],
+        )?;
+        rows::all(found, item)
+    }
+
+    fn slug_is_open(&self, slug: &str) -> Result<bool, StoreError> {
+        let row = self.conn()?.query_one(
+            "SELECT EXISTS (SELECT 1 FROM queue WHERE slug = $1 \
+             AND state IN ('queued', 'delivering', 'delivered'))",
+            &[&slug],
+        )?;
+        Ok(row.try_get(0)?)
     }
 
     fn queue_items(&self, fleet: Option<&str>) -> Result<Vec<QueueItem>, StoreError> {

@@ -1,6 +1,7 @@
 //! The PostgreSQL side of [`Store`]: tasks, rounds and the journal, each change one
 //! transaction under the write lock, as SQLite's are under `BEGIN IMMEDIATE`.
 
+use super::conn::Query;
 use super::fence::still_held;
 use super::rows::{self, JOURNAL_COLUMNS, ROUND_COLUMNS, TASK_COLUMNS};
 use super::{
@@ -421,7 +422,7 @@ impl PgStore {
     /// dead may have settled its start already).
     fn refuse_lost(
         &self,
-        tx: &mut impl postgres::GenericClient,
+        tx: &mut impl Query,
         claim: &crate::liveness::ClaimKey,
     ) -> Result<(), StoreError> {
         let (names, fences) = self.pool.fences.arrays();
@@ -443,7 +444,7 @@ impl PgStore {
 
 /// Round `number` of the task (its last with `None`).
 fn round_of(
-    conn: &mut postgres::Client,
+    conn: &mut super::conn::Conn,
     task_id: i64,
     number: Option<u32>,
 ) -> Result<Option<Round>, StoreError> {

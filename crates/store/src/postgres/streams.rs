@@ -4,13 +4,13 @@
 //! follower wakes) as soon as the write returns.
 
 use super::PgStore;
+use super::conn::Query;
 use super::fence::still_held;
 use super::listen::STREAM_APPEND;
 use super::pool::Pool;
 use crate::error::StoreError;
 use crate::records::now_ms;
 use crate::streams::{KeptSession, RoundStream, StreamKind, Streams};
-use postgres::GenericClient;
 use std::io::{self, Cursor, Read, Write};
 use std::sync::Arc;
 
@@ -29,7 +29,7 @@ pub(crate) fn payload(stream: &RoundStream) -> String {
 
 /// The stream from byte `offset` as it is now; `None` while it has not been made.
 pub(crate) fn read_from(
-    conn: &mut impl GenericClient,
+    conn: &mut impl Query,
     stream: &RoundStream,
     offset: u64,
 ) -> Result<Option<Vec<u8>>, StoreError> {

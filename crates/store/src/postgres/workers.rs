@@ -1,6 +1,7 @@
 //! PostgreSQL's side of [`WorkerStore`]: the `workers` table (migration 0004), one row per
 //! worker name.
 
+use super::conn::Query;
 use super::rows::narrow;
 use super::{PgStore, to_json};
 use crate::error::StoreError;

@@ -187,6 +187,29 @@ impl QueueStore for SqliteStore {
         self.items("WHERE state IN ('queued', 'delivering', 'delivered')", None)
     }
 
+    fn items_in(
+        &self,
+        states: &[QueueState],
+        after_id: i64,
+        limit: u32,
+    ) -> Result<Vec<QueueItem>, StoreError> {
+        let states = crate::queue::state_list(states);
+        let mut statement = self.conn.prepare_cached(&format!(
+            "SELECT {ITEM_COLUMNS} FROM queue WHERE state IN ({states}) AND id > ?1 \
+             ORDER BY id LIMIT ?2"
+        ))?;
+        let rows = statement.query_map(rusqlite::params![after_id, limit], item)?;
+        Ok(rows.collect::<Result<Vec<_>, _>>()?)
+    }
+
+    fn slug_is_open(&self, slug: &str) -> Result<bool, StoreError> {
+        let mut statement = self.conn.prepare_cached(
+            "SELECT EXISTS (SELECT 1 FROM queue WHERE slug = ?1 \
+             AND state IN ('queued', 'delivering', 'delivered'))",
+        )?;
+        Ok(statement.query_row([slug], |row| row.get(0))?)
+    }
+
     fn queue_items(&self, fleet: Option<&str>) -> Result<Vec<QueueItem>, StoreError> {
         match fleet {
             Some(name) => self.items("WHERE fleet = ?1", Some(name)),

@@ -51,6 +51,7 @@ macro_rules! suite {
             generations::a_transfer_bumps_the_generation_and_stale_or_foreign_rounds_are_refused,
             generations::an_adopted_task_has_its_session_and_no_round,
             queue::items_move_only_from_the_state_they_are_in,
+            queue::a_scheduler_reads_the_queue_a_page_at_a_time_by_state,
             queue::of_racing_queued_starts_of_one_slug_exactly_one_is_accepted,
             queue::concurrent_submissions_of_one_fleet_queue_each_task_once,
             queue::a_fleet_is_refused_a_slug_another_fleet_or_no_fleet_holds_and_writes_nothing,

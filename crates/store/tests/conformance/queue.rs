@@ -160,6 +160,61 @@ pub fn items_move_only_from_the_state_they_are_in(site: &dyn Site) {
     assert_eq!(counts, [(QueueState::Ended, 1), (QueueState::Queued, 2)]);
 }
 
+pub fn a_scheduler_reads_the_queue_a_page_at_a_time_by_state(site: &dyn Site) {
+    let mut store = site.connect();
+    let other = site.connect();
+    let ids: Vec<i64> = ["a", "b", "c", "d", "e"]
+        .iter()
+        .map(|slug| {
+            store
+                .enqueue(&queued(slug, QueueKind::Start, None))
+                .unwrap()
+                .id
+        })
+        .collect();
+    // b is being delivered, d ended.
+    assert!(
+        store
+            .move_item(
+                ids[1],
+                QueueState::Queued,
+                QueueState::Delivering,
+                None,
+                None
+            )
+            .unwrap()
+    );
+    assert!(
+        store
+            .move_item(ids[3], QueueState::Queued, QueueState::Ended, None, None)
+            .unwrap()
+    );
+    let page = |after: i64, limit: u32| -> Vec<String> {
+        other
+            .items_in(&[QueueState::Queued], after, limit)
+            .unwrap()
+            .into_iter()
+            .map(|i| i.slug)
+            .collect()
+    };
+    assert_eq!(page(0, 2), ["a", "c"]);
+    assert_eq!(page(ids[2], 2), ["e"]);
+    assert!(page(ids[4], 2).is_empty());
+    let in_flight = other
+        .items_in(&[QueueState::Delivering, QueueState::Delivered], 0, 100)
+        .unwrap();
+    assert_eq!(in_flight.len(), 1);
+    assert_eq!(
+        (in_flight[0].slug.as_str(), in_flight[0].prompt.as_deref()),
+        ("b", Some("the brief of b\nin two lines"))
+    );
+    assert!(other.items_in(&[], 0, 100).unwrap().is_empty());
+    assert!(other.slug_is_open("b").unwrap());
+    assert!(other.slug_is_open("e").unwrap());
+    assert!(!other.slug_is_open("d").unwrap());
+    assert!(!other.slug_is_open("nobody").unwrap());
+}
+
 pub fn of_racing_queued_starts_of_one_slug_exactly_one_is_accepted(site: &dyn Site) {
     let barrier = std::sync::Barrier::new(10);
     let results: Vec<Result<_, StoreError>> = std::thread::scope(|scope| {
