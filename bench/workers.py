@@ -13,16 +13,21 @@ shared machine's noise hits each alike):
   the drain time, and how much faster 2 and 4 workers drain than 1.
 
 Every worker has the same capacity (--capacity, default 2): 4 workers have four times the
-slots of one. They run as processes on this machine against one server on loopback (network
-namespaces change nothing measured here). Each drain is checked: every task one round, done.
+slots of one. Each worker is a host of its own: a network namespace joined to this machine by
+a veth pair (bench/netns_hosts.py, as the tests make hosts), reaching the database only over
+its link; with --no-namespaces (or without root and iproute2, said in the output) they are
+processes on this machine reaching it on loopback. Each drain is checked: every task one
+round, done.
 
-The server is GANGER_TEST_POSTGRES when set, else a private cluster this script makes with
-scripts/postgres-cluster (fsync off, as the tests' cluster: figures for the database's own
-durability are not what this measures).
+The server is a private cluster this script makes with scripts/postgres-cluster (fsync off, as
+the tests' cluster: figures for the database's own durability are not what this measures),
+listening on loopback and on the hosts' service address; or GANGER_TEST_POSTGRES when set
+(then the workers run on this machine: another's server does not listen on the hosts' links).
 
 Usage: python3 bench/workers.py [--rounds N] [--sleepy M] [--capacity C] [--runs R]
-                                [--workers 1,2,4] [--ganger PATH]
-Needs: cargo, git, bash, python3, PostgreSQL's binaries (apt-get install postgresql).
+                                [--workers 1,2,4] [--ganger PATH] [--no-namespaces]
+Needs: cargo, git, bash, python3, PostgreSQL's binaries (apt-get install postgresql); root
+and iproute2 for the namespaces.
 """
 
 from __future__ import annotations
@@ -38,6 +43,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from fleet import build, env_for  # noqa: E402
+import netns_hosts  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
 AGENT = """#!/bin/bash
@@ -63,6 +69,29 @@ def server(tmp: Path) -> str:
     return made.stdout.strip()
 
 
+def pg_ctl(tmp: Path, *args: str) -> None:
+    pg_bin = sorted(Path("/usr/lib/postgresql").glob("*/bin"))[-1]
+    # The server started inherits pg_ctl's output: a pipe here would never end.
+    subprocess.run(["runuser", "-u", "postgres", "--", str(pg_bin / "pg_ctl"), "-D",
+                    str(tmp / "pg" / "data"), "-l", str(tmp / "pg" / "log"), *args], check=True,
+                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+
+def stop(tmp: Path) -> None:
+    """Stops the private cluster this script made."""
+    pg_ctl(tmp, "stop", "-m", "immediate", "-w")
+
+
+def listen_also(tmp: Path, hosts: netns_hosts.Hosts) -> None:
+    """Has the private cluster listen on the hosts' service address, and let them in."""
+    data = tmp / "pg" / "data"
+    with open(data / "postgresql.conf", "a") as conf:
+        conf.write(f"\nlisten_addresses = '127.0.0.1,{hosts.service}'\n")
+    with open(data / "pg_hba.conf", "a") as hba:
+        hba.write(f"\nhost all all {hosts.network} scram-sha-256\n")
+    pg_ctl(tmp, "restart", "-m", "fast", "-w")
+
+
 def database(admin: str, name: str) -> str:
     psql(admin, f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
     psql(admin, f"CREATE DATABASE {name}")
@@ -71,7 +100,7 @@ def database(admin: str, name: str) -> str:
 
 
 def drain(ganger: Path, root: Path, admin: str, name: str, rounds: int, workers: int,
-          capacity: int, sleep: float) -> dict[str, float]:
+          capacity: int, sleep: float, hosts: netns_hosts.Hosts | None) -> dict[str, float]:
     repo, home = root / name / "repo", root / name / "home"
     repo.mkdir(parents=True)
     home.mkdir(parents=True)
@@ -99,8 +128,15 @@ def drain(ganger: Path, root: Path, admin: str, name: str, rounds: int, workers:
     subprocess.run([str(ganger), "fleet", "submit", str(file)], check=True, **quiet)
     active = float(psql(url, "SELECT active_time FROM pg_stat_database WHERE datname = current_database()"))
     began = time.monotonic()
-    procs = [subprocess.Popen([str(ganger), "worker", "--name", f"w{i}", "--capacity", str(capacity)],
-                              **quiet) for i in range(workers)]
+    def worker(i: int) -> subprocess.Popen:
+        argv = [str(ganger), "worker", "--name", f"w{i}", "--capacity", str(capacity)]
+        if hosts is None:
+            return subprocess.Popen(argv, **quiet)
+        # The database as the host reaches it: over its link, at the service address.
+        there = dict(env, GANGER_STORE=url.replace("@127.0.0.1:", f"@{hosts.service}:"))
+        return subprocess.Popen(hosts.command(i, argv), **dict(quiet, env=there))
+
+    procs = [worker(i) for i in range(workers)]
     try:
         while True:
             time.sleep(0.2)
@@ -137,6 +173,8 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=1)
     parser.add_argument("--workers", default="1,2,4")
     parser.add_argument("--ganger", type=Path, help="use this binary instead of building one")
+    parser.add_argument("--no-namespaces", action="store_true",
+                        help="run the workers as processes on this machine")
     args = parser.parse_args()
     ganger = (args.ganger or build()).resolve()
     counts = [int(w) for w in args.workers.split(",")]
@@ -147,12 +185,29 @@ def main() -> None:
         # The private cluster's server runs as the postgres user: it must reach its directory.
         root.chmod(0o755)
         admin = server(root)
-        for run in range(args.runs):
-            for w in counts:
-                instant[w].append(drain(ganger, root, admin, f"bench_i{run}_{w}", args.rounds, w,
-                                        args.capacity, 0))
-                sleepy[w].append(drain(ganger, root, admin, f"bench_s{run}_{w}", args.sleepy, w,
-                                       args.capacity, 1))
+        hosts = None
+        if args.no_namespaces:
+            where = "processes on this machine (--no-namespaces), the database on loopback"
+        elif os.environ.get("GANGER_TEST_POSTGRES"):
+            where = "processes on this machine (GANGER_TEST_POSTGRES is another's server)"
+        elif not netns_hosts.available():
+            where = "processes on this machine (no root or no iproute2 for namespaces)"
+        else:
+            hosts = netns_hosts.Hosts(max(counts))
+            listen_also(root, hosts)
+            where = "each in a network namespace of its own, the database over its veth link"
+        try:
+            for run in range(args.runs):
+                for w in counts:
+                    instant[w].append(drain(ganger, root, admin, f"bench_i{run}_{w}", args.rounds,
+                                            w, args.capacity, 0, hosts))
+                    sleepy[w].append(drain(ganger, root, admin, f"bench_s{run}_{w}", args.sleepy,
+                                           w, args.capacity, 1, hosts))
+        finally:
+            if hosts is not None:
+                hosts.close()
+            if not os.environ.get("GANGER_TEST_POSTGRES"):
+                stop(root)
 
     def med(runs: list[dict[str, float]], key: str) -> float:
         return statistics.median(r[key] for r in runs)
@@ -160,6 +215,7 @@ def main() -> None:
     n, m = args.rounds, args.sleepy
     print(f"workers on one PostgreSQL store, capacity {args.capacity} each; medians of {args.runs} "
           f"interleaved run(s) ({os.cpu_count()} cores)")
+    print(f"workers: {where}")
     header = "".join(f"{f'{w} worker' + ('s' if w > 1 else ''):>11}" for w in counts)
     print(f"{'measure':52}{header}  target")
     row = lambda label, values, target="": print(f"{label:52}" + "".join(f"{v:11.2f}" for v in values) + f"  {target}")  # noqa: E731
