@@ -208,7 +208,15 @@ fn carry_session(ws: &Workspace, store: &dyn Backend, task: &Task, here: &Path) 
     Ok(true)
 }
 
-/// `data` with every `from` made `to`.
+/// Whether `byte` can continue a file name: a match of a path or a directory's name that it
+/// comes right before (or right after) is part of another, longer name.
+fn continues_name(byte: u8) -> bool {
+    byte.is_ascii_alphanumeric() || matches!(byte, b'_' | b'-' | b'.')
+}
+
+/// `data` with every whole `from` made `to`: not where `from` is only the beginning (or the
+/// end) of a longer name, so that a sibling (`/h/a/app-2`, `/h/a/apple` beside `/h/a/app`) or a
+/// path that merely ends like it (`/x/h/a/app`) keeps its name.
 fn replace_all(data: &[u8], from: &[u8], to: &[u8]) -> Vec<u8> {
     if from.is_empty() || from == to {
         return data.to_vec();
@@ -216,9 +224,15 @@ fn replace_all(data: &[u8], from: &[u8], to: &[u8]) -> Vec<u8> {
     let mut out = Vec::with_capacity(data.len());
     let mut last = 0;
     for at in memchr::memmem::find_iter(data, from) {
+        let end = at + from.len();
+        let before = at.checked_sub(1).and_then(|i| data.get(i)).copied();
+        let after = data.get(end).copied();
+        if at < last || before.is_some_and(continues_name) || after.is_some_and(continues_name) {
+            continue;
+        }
         out.extend_from_slice(&data[last..at]);
         out.extend_from_slice(to);
-        last = at + from.len();
+        last = end;
     }
     out.extend_from_slice(&data[last..]);
     out
@@ -268,12 +282,20 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_path_is_replaced_wherever_it_is() {
-        // As bytes: a longer name it begins (a sibling `/h/a/apple`) changes too.
-        let data = br#"{"cwd":"/h/a/app","t":"/h/a/app/x.rs /h/a/apple /h/b"}"#;
+    fn a_path_is_replaced_where_it_is_whole_and_a_longer_name_keeps_its_own() {
+        let data = br#"{"cwd":"/h/a/app","t":"/h/a/app/x.rs /h/a/apple /h/a/app-2 /x/h/a/app /h/b /h/a/app"#;
         assert_eq!(
             replace_all(data, b"/h/a/app", b"/other/b/app"),
-            br#"{"cwd":"/other/b/app","t":"/other/b/app/x.rs /other/b/apple /h/b"}"#
+            br#"{"cwd":"/other/b/app","t":"/other/b/app/x.rs /h/a/apple /h/a/app-2 /x/h/a/app /h/b /other/b/app"#
+        );
+        // A directory's name (an agent's dashed project directory), after a slash.
+        assert_eq!(
+            replace_all(
+                b"/p/-h-a-app/s.jsonl /p/-h-a-app-2/s",
+                b"-h-a-app",
+                b"-o-b-app"
+            ),
+            b"/p/-o-b-app/s.jsonl /p/-h-a-app-2/s"
         );
         assert_eq!(replace_all(b"none here", b"/h/a", b"/b"), b"none here");
         assert_eq!(replace_all(b"abc", b"", b"x"), b"abc");
