@@ -11,7 +11,7 @@ use crate::error::DockerError;
 use bollard::models::{ContainerCreateBody, HostConfig};
 use bollard::query_parameters::{
     AttachContainerOptionsBuilder, CreateContainerOptionsBuilder, KillContainerOptionsBuilder,
-    WaitContainerOptions, WaitContainerOptionsBuilder,
+    RemoveContainerOptions, WaitContainerOptions, WaitContainerOptionsBuilder,
 };
 use futures_util::StreamExt;
 use serde::{Deserialize, Serialize};
@@ -124,10 +124,32 @@ impl Docker {
         };
         let mut term = signal(SignalKind::terminate()).map_err(io)?;
         let mut int = signal(SignalKind::interrupt()).map_err(io)?;
-        let create = CreateContainerOptionsBuilder::default()
-            .name(&spec.name)
-            .build();
-        self.api.create_container(Some(create), spec.body()).await?;
+        let create = || {
+            CreateContainerOptionsBuilder::default()
+                .name(&spec.name)
+                .build()
+        };
+        if let Err(error) = self.api.create_container(Some(create()), spec.body()).await {
+            let error = DockerError::from(error);
+            if !error.is_conflict() {
+                return Err(error);
+            }
+            // The name is the round's, and the round runs one container at a time: the one
+            // that has it is this round's agent or an earlier check, ended, which the daemon
+            // is still removing (AutoRemove is not done when the wait for its exit returns).
+            // It is removed now, and this one made.
+            let force = RemoveContainerOptions {
+                force: true,
+                v: false,
+                link: false,
+            };
+            if let Err(gone) = self.api.remove_container(&spec.name, Some(force)).await {
+                crate::cleanup::absent_is_fine(gone.into())?;
+            }
+            self.api
+                .create_container(Some(create()), spec.body())
+                .await?;
+        }
         let attach = AttachContainerOptionsBuilder::default()
             .stream(true)
             .stdin(spec.stdin)
