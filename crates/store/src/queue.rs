@@ -80,12 +80,16 @@ impl QueueState {
         }
     }
 
+    /// The states of an item that still has something to do (the scheduler's open work).
+    pub const OPEN: [QueueState; 3] = [
+        QueueState::Queued,
+        QueueState::Delivering,
+        QueueState::Delivered,
+    ];
+
     /// Whether the item still has something to do (the scheduler's open work).
     pub fn is_open(self) -> bool {
-        matches!(
-            self,
-            QueueState::Queued | QueueState::Delivering | QueueState::Delivered
-        )
+        QueueState::OPEN.contains(&self)
     }
 }
 
@@ -239,7 +243,9 @@ pub trait QueueStore {
     fn waiting_starts(&self) -> Result<u64, StoreError>;
 
     /// The items still to do (queued, delivering, delivered), oldest first.
-    fn open_items(&self) -> Result<Vec<QueueItem>, StoreError>;
+    fn open_items(&self) -> Result<Vec<QueueItem>, StoreError> {
+        self.items_in(&QueueState::OPEN, 0, u32::MAX)
+    }
 
     /// The items in one of `states` after the one numbered `after_id`, oldest first, at most
     /// `limit`: what a scheduler reads a page at a time, so that a pass over a long queue reads

@@ -443,7 +443,7 @@ impl Scheduler<'_> {
         }) {
             // An ended item is no longer in flight; a round put back in the queue is a new
             // queued item, which the pages below read.
-            if !busy.contains(&item.slug) && self.review(item, events)? != Reviewed::Unchanged {
+            if !busy.contains(&item.slug) && self.review(item, events)? {
                 reviewed.insert(item.id);
             }
         }
@@ -869,8 +869,10 @@ impl Scheduler<'_> {
     }
 
     /// Looks at how a round the scheduler started ended: a rate limit pauses the model and
-    /// sends the task back to the queue to continue.
-    fn review(&mut self, item: &QueueItem, events: &mut dyn FleetEvents) -> Result<Reviewed> {
+    /// sends the task back to the queue to continue. Returns whether the item ended (its
+    /// task perhaps queued again, as a new item); not while its round runs or its work is not
+    /// on the remote yet.
+    fn review(&mut self, item: &QueueItem, events: &mut dyn FleetEvents) -> Result<bool> {
         let found = match self.store.task(&item.slug)? {
             Some(task) => self.store.round(task.id, item.round)?.map(|r| (task, r)),
             None => None,
@@ -884,16 +886,15 @@ impl Scheduler<'_> {
                 None,
                 None,
             )?;
-            return Ok(Reviewed::Ended);
+            return Ok(true);
         };
         if round.status == RoundStatus::Running {
-            return Ok(Reviewed::Unchanged);
+            return Ok(false);
         }
         if !self.pushed(item, &task, events) {
-            return Ok(Reviewed::Unchanged);
+            return Ok(false);
         }
         let model = round.model.clone().or_else(|| task.model.clone());
-        let reviewed;
         if let Some(line) = rate_limited(&*self.store, &task, &round) {
             let model_name = model
                 .clone()
@@ -920,7 +921,6 @@ impl Scheduler<'_> {
                 reason: line.clone(),
             });
             self.continue_later(item, &task, &round, until)?;
-            reviewed = Reviewed::Requeued;
             events.event(FleetEvent::Requeued {
                 slug: task.slug.clone(),
                 reason: format!("rate limited: {line}"),
@@ -928,7 +928,6 @@ impl Scheduler<'_> {
         } else if self.continues_interrupted(&task, &round)? {
             // Its host died or was cut off past its lease: another worker continues it.
             self.continue_later(item, &task, &round, 0)?;
-            reviewed = Reviewed::Requeued;
             events.event(FleetEvent::Requeued {
                 slug: task.slug.clone(),
                 reason: format!(
@@ -950,7 +949,6 @@ impl Scheduler<'_> {
                 Some(round.status.as_str()),
                 None,
             )?;
-            reviewed = Reviewed::Ended;
         }
         events.event(FleetEvent::Ended {
             slug: task.slug.clone(),
@@ -958,19 +956,8 @@ impl Scheduler<'_> {
             status: round.status.as_str().to_owned(),
             reason: round.reason.clone(),
         });
-        Ok(reviewed)
+        Ok(true)
     }
-}
-
-/// What reviewing a delivered item did to the queue.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Reviewed {
-    /// Nothing: its round still runs, or its work is not on the remote yet.
-    Unchanged,
-    /// The item ended.
-    Ended,
-    /// The item ended and its task was queued again (a new item).
-    Requeued,
 }
 
 enum Deps {

@@ -174,10 +174,6 @@ impl QueueStore for PgStore {
         Ok(true)
     }
 
-    fn open_items(&self) -> Result<Vec<QueueItem>, StoreError> {
-        self.items("WHERE state IN ('queued', 'delivering', 'delivered')", None)
-    }
-
     fn items_in(
         &self,
         states: &[QueueState],
@@ -197,8 +193,10 @@ impl QueueStore for PgStore {
 
     fn slug_is_open(&self, slug: &str) -> Result<bool, StoreError> {
         let row = self.conn()?.query_one(
-            "SELECT EXISTS (SELECT 1 FROM queue WHERE slug = $1 \
-             AND state IN ('queued', 'delivering', 'delivered'))",
+            &format!(
+                "SELECT EXISTS (SELECT 1 FROM queue WHERE slug = $1 AND state IN ({}))",
+                crate::queue::state_list(&QueueState::OPEN)
+            ),
             &[&slug],
         )?;
         Ok(row.try_get(0)?)

@@ -183,10 +183,6 @@ impl QueueStore for SqliteStore {
         Ok(true)
     }
 
-    fn open_items(&self) -> Result<Vec<QueueItem>, StoreError> {
-        self.items("WHERE state IN ('queued', 'delivering', 'delivered')", None)
-    }
-
     fn items_in(
         &self,
         states: &[QueueState],
@@ -203,10 +199,10 @@ impl QueueStore for SqliteStore {
     }
 
     fn slug_is_open(&self, slug: &str) -> Result<bool, StoreError> {
-        let mut statement = self.conn.prepare_cached(
-            "SELECT EXISTS (SELECT 1 FROM queue WHERE slug = ?1 \
-             AND state IN ('queued', 'delivering', 'delivered'))",
-        )?;
+        let mut statement = self.conn.prepare_cached(&format!(
+            "SELECT EXISTS (SELECT 1 FROM queue WHERE slug = ?1 AND state IN ({}))",
+            crate::queue::state_list(&QueueState::OPEN)
+        ))?;
         Ok(statement.query_row([slug], |row| row.get(0))?)
     }
 
