@@ -315,6 +315,9 @@ pub struct CheckArgs {
     /// While checks fail, send their output back as fix rounds, at most N of them.
     #[arg(long, value_name = "N")]
     pub until_green: Option<u32>,
+    /// A warm host's owner: the pid of the `ganger serve` that started it.
+    #[arg(long, value_name = "PID")]
+    pub kept_by: Option<u32>,
 }
 
 #[derive(Debug, Args)]
@@ -693,6 +696,9 @@ pub struct HostArgs {
     pub round: u32,
     #[arg(long, value_name = "N")]
     pub until_green: Option<u32>,
+    /// A warm host's owner: the pid of the `ganger serve` that started it.
+    #[arg(long, value_name = "PID")]
+    pub kept_by: Option<u32>,
 }
 
 fn duration(text: &str) -> Result<std::time::Duration, String> {

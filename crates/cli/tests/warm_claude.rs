@@ -11,7 +11,7 @@
 )]
 
 use ganger_fake_llm::{FakeLlm, Script, Turn};
-use ganger_test_support::{World, agent_toml, wait_until};
+use ganger_test_support::{World, agent_toml, living_pids_with_env, wait_until};
 use serde_json::{Value, json};
 use std::time::Duration;
 
@@ -352,4 +352,137 @@ fn a_round_on_another_model_gets_an_agent_of_its_own_in_the_same_session() {
         prompts.iter().any(|p| p.contains("on the first model")),
         "the model saw {prompts:?}"
     );
+}
+
+/// `ganger serve`, killed when the test ends, passed or failed.
+struct Serve(std::process::Child);
+
+impl Drop for Serve {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+#[test]
+#[expect(
+    clippy::disallowed_methods,
+    reason = "the test runs `ganger serve` beside the rounds, to kill it"
+)]
+fn ganger_serve_owns_the_warm_agents_it_starts_and_they_end_with_it_even_killed() {
+    let w = Warm::new(
+        |root| {
+            let worktree = root.join("repo-agent-s1");
+            Script::new()
+                .turn(write(&worktree, "one.txt", "first file"))
+                .text("Done one. {{history}}")
+                .turn(
+                    Turn::tool(
+                        "Bash",
+                        json!({"command": "tail -f /dev/null", "description": "follow nothing"}),
+                    )
+                    .when("long command"),
+                )
+                .text("The command finished.")
+                .turn(write(&worktree, "three.txt", "after serve"))
+                .text("Done three. {{history}}")
+        },
+        WARM,
+    );
+    let world = &w.0;
+    let mut serve = Serve(
+        world
+            .command(&["serve"])
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
+    let serve_pid = serve.0.id();
+    // serve's keeper of warm hosts listens on a socket in the state directory's run directory.
+    let run = world.root().join("repo/.ganger/run");
+    assert!(
+        wait_until(Duration::from_secs(60), || {
+            std::fs::read_dir(&run).is_ok_and(|entries| {
+                entries
+                    .flatten()
+                    .any(|e| e.file_name().to_string_lossy().starts_with("k-"))
+            })
+        }),
+        "serve never listened for warm hosts"
+    );
+
+    let first = world
+        .ganger(&["start", "s1", "--message", "write the first file", "--json"])
+        .json();
+    assert_eq!(first["status"], "done", "{first:#}");
+    let agents = w.warm_agents();
+    assert_eq!(agents.len(), 1, "{agents:#?}");
+    assert_eq!(agents[0]["kept_by"], serve_pid, "{agents:#?}");
+    let host = agents[0]["host_pid"].as_i64().unwrap();
+    let marker = format!("GANGER_ROUND={}", agents[0]["token"].as_str().unwrap());
+    let status = world.ganger(&["status", "s1"]);
+    assert!(
+        status
+            .stdout
+            .contains(&format!("kept by ganger serve {serve_pid}")),
+        "{}",
+        status.stdout
+    );
+
+    // A round is mid-turn (its tool's command running) when serve is killed: the warm host
+    // and its agent end with serve, the round is interrupted, and nothing is left running.
+    world
+        .ganger(&["fix", "s1", "--message", "run the long command", "--detach"])
+        .expect_code(0);
+    let commands = || -> Vec<String> {
+        living_pids_with_env(&marker)
+            .iter()
+            .map(|pid| std::fs::read_to_string(format!("/proc/{pid}/cmdline")).unwrap_or_default())
+            .collect()
+    };
+    assert!(
+        wait_until(Duration::from_secs(90), || {
+            commands().iter().any(|c| c.contains("tail"))
+        }),
+        "the long command never ran: {:?}\n{:#}\n{}",
+        commands(),
+        world.ganger(&["status", "s1", "--json"]).json(),
+        std::fs::read_to_string(world.root().join("repo/.ganger/tasks/s1/round-2.jsonl"))
+            .unwrap_or_default()
+    );
+    serve.0.kill().unwrap(); // SIGKILL
+    serve.0.wait().unwrap();
+    world.ganger(&["wait", "s1"]);
+    let report = world.ganger(&["status", "s1", "--json"]).json();
+    assert_eq!(report["round"], 2, "{report:#}");
+    assert_eq!(report["status"], "interrupted", "{report:#}");
+    assert!(
+        report["reason"].as_str().unwrap().contains("SIGTERM"),
+        "{report:#}"
+    );
+    assert!(
+        wait_until(Duration::from_secs(20), || living_pids_with_env(&marker)
+            .is_empty()
+            && !std::path::Path::new(&format!("/proc/{host}")).exists()),
+        "left running: {:?}",
+        living_pids_with_env(&marker)
+    );
+    assert!(w.warm_agents().is_empty());
+
+    // Without serve, the next round starts a warm host of its own, in the same session.
+    let third = world
+        .ganger(&["fix", "s1", "--message", "after serve", "--json"])
+        .json();
+    assert_eq!(third["status"], "done", "{third:#}");
+    assert_eq!(third["session"], first["session"]);
+    let agents = w.warm_agents();
+    assert_eq!(agents.len(), 1, "{agents:#?}");
+    assert!(agents[0]["kept_by"].is_null(), "{agents:#?}");
+    let (_, prompts) = w.last_request();
+    assert!(
+        prompts.iter().any(|p| p.contains("write the first file")),
+        "the model saw {prompts:?}"
+    );
+    assert!(world.worktree("s1").join("three.txt").is_file());
 }

@@ -130,6 +130,8 @@ pub struct WarmView {
     pub memory_bytes: u64,
     pub idle_ms: i64,
     pub busy: bool,
+    /// The pid of the `ganger serve` that owns the warm host, if one does.
+    pub kept_by: Option<u32>,
 }
 
 /// How one check of a round went.

@@ -2,6 +2,8 @@
 //! terminal, its output in a log file, and an open file it must inherit at a given descriptor
 //! (the store's claim on the round, handed over so that killing the command that started it,
 //! or its terminal, never touches the round, and the round has a holder at every moment).
+//! A host can also be started owned ([`spawn_owned_host`]): the same, but it is sent SIGTERM
+//! when the thread that started it ends (`ganger serve`'s warm hosts end with serve).
 
 use crate::error::SandboxError;
 use rustix::io::{FdFlags, fcntl_setfd};
@@ -29,6 +31,31 @@ pub fn spawn_detached_host(
     input: &[u8],
     log: &Path,
 ) -> Result<DetachedHost, SandboxError> {
+    spawn_host(program, args, inherit, env, input, log, false)
+}
+
+/// Starts `program args` as [`spawn_detached_host`] does, but owned by the calling thread:
+/// the host is sent SIGTERM when that thread ends (the process exits, even killed with
+/// SIGKILL), and never outlives it. The caller reaps it.
+pub fn spawn_owned_host(
+    program: &Path,
+    args: &[OsString],
+    env: &[(OsString, OsString)],
+    input: &[u8],
+    log: &Path,
+) -> Result<DetachedHost, SandboxError> {
+    spawn_host(program, args, None, env, input, log, true)
+}
+
+fn spawn_host(
+    program: &Path,
+    args: &[OsString],
+    inherit: Option<(BorrowedFd<'_>, RawFd)>,
+    env: &[(OsString, OsString)],
+    input: &[u8],
+    log: &Path,
+    owned: bool,
+) -> Result<DetachedHost, SandboxError> {
     let out = OpenOptions::new()
         .create(true)
         .append(true)
@@ -43,9 +70,20 @@ pub fn spawn_detached_host(
         .stdin(Stdio::piped())
         .stdout(out)
         .stderr(err);
-    // SAFETY: only system calls between fork and exec (setsid, dup2, fcntl).
+    let parent = rustix::process::getpid();
+    // SAFETY: only system calls between fork and exec (setsid, prctl, getppid, dup2, fcntl).
     let hook = move || {
         rustix::process::setsid().map_err(std::io::Error::from)?;
+        if owned {
+            // SAFETY: prctl with an integer argument.
+            if unsafe { libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM) } != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            // The owner may have died before the signal was armed.
+            if rustix::process::getppid() != Some(parent) {
+                return Err(std::io::Error::other("its owner is gone"));
+            }
+        }
         let Some((fd, at)) = inherit else {
             return Ok(());
         };
@@ -133,5 +171,46 @@ mod tests {
         assert!(!is_locked(&lock_path), "the lock went with the child");
         assert_eq!(std::fs::read_to_string(&log).unwrap(), "over\nok\n");
         assert!(host.pid > 0);
+    }
+
+    #[test]
+    fn an_owned_host_is_sent_sigterm_when_the_thread_that_started_it_ends() {
+        let dir = tempfile::tempdir().unwrap();
+        let log = dir.path().join("host.log");
+        let started = {
+            let log = log.clone();
+            std::thread::spawn(move || {
+                spawn_owned_host(
+                    Path::new("/bin/sh"),
+                    &[
+                        "-c".into(),
+                        "trap 'echo TERM; exit 0' TERM; echo up; while :; do sleep 0.05; done"
+                            .into(),
+                    ],
+                    &[],
+                    b"",
+                    &log,
+                )
+                .unwrap()
+            })
+            .join()
+            .unwrap()
+        };
+        let pid = rustix::process::Pid::from_raw(i32::try_from(started.pid).unwrap()).unwrap();
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        let status = loop {
+            match rustix::process::waitpid(Some(pid), rustix::process::WaitOptions::NOHANG) {
+                Ok(Some((_, status))) => break status,
+                _ if std::time::Instant::now() < deadline => {
+                    std::thread::sleep(std::time::Duration::from_millis(20));
+                }
+                other => panic!("the owned host outlived its thread: {other:?}"),
+            }
+        };
+        // SIGTERM may come before the shell set its trap.
+        let trapped = status.exit_status() == Some(0)
+            && std::fs::read_to_string(&log).unwrap().contains("TERM");
+        let killed = status.terminating_signal() == Some(libc::SIGTERM);
+        assert!(trapped || killed, "{status:?}");
     }
 }

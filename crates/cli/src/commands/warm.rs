@@ -23,7 +23,7 @@ struct Stopped<'a> {
 }
 
 pub(crate) fn host(ws: &Workspace, args: HostArgs) -> Outcome {
-    ganger_engine::warm::host::serve_warm_host(ws, &args.slug, args.round)?;
+    ganger_engine::warm::host::serve_warm_host(ws, &args.slug, args.round, args.kept_by)?;
     Ok(exit::OK)
 }
 
@@ -48,13 +48,17 @@ pub(crate) fn run(engine: &Engine, args: WarmArgs) -> Outcome {
                         .iter()
                         .map(|a| {
                             format!(
-                                "{:<24} {:<9} {} turns, {} MB, idle {} s, session {}\n",
+                                "{:<24} {:<9} {} turns, {} MB, idle {} s, session {}{}\n",
                                 a.info.slug,
                                 a.info.agent,
                                 a.info.turns,
                                 a.memory_bytes / 1_000_000,
                                 (now - a.info.last_used_ms).max(0) / 1000,
-                                a.info.session.as_deref().unwrap_or("-")
+                                a.info.session.as_deref().unwrap_or("-"),
+                                a.info
+                                    .kept_by
+                                    .map(|pid| format!(", kept by ganger serve {pid}"))
+                                    .unwrap_or_default()
                             )
                         })
                         .collect()

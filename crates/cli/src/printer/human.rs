@@ -75,9 +75,12 @@ pub fn report_text(report: &RoundReport) -> String {
     if let Some(warm) = &report.warm {
         let _ = writeln!(
             out,
-            "warm agent: pid {} (host {}), {} MB, {} turn(s), {}",
+            "warm agent: pid {} (host {}{}), {} MB, {} turn(s), {}",
             warm.agent_pid,
             warm.host_pid,
+            warm.kept_by
+                .map(|pid| format!(", kept by ganger serve {pid}"))
+                .unwrap_or_default(),
             warm.memory_bytes / 1_000_000,
             warm.turns,
             if warm.busy {

@@ -2,6 +2,8 @@
 //! `flock` on `.ganger/run/serve.lock` (the file names the holder's pid, so a second one is
 //! refused with it). Rounds run in detached hosts, so killing the daemon (even `kill -9`)
 //! stops none; a new one settles the rounds whose host died and carries on from the store.
+//! While it runs, serve also starts and owns its repository's warm hosts (`warm::keeper`):
+//! they end with it.
 
 use super::events::FleetEvents;
 use super::scheduler::{Drained, SchedulerOptions, run_scheduler};
@@ -16,5 +18,6 @@ pub fn serve(
     events: &mut dyn FleetEvents,
 ) -> Result<Drained> {
     let _lock = take_serve_lock(ws)?;
+    let _keeper = crate::warm::start_keeper(ws)?;
     run_scheduler(ws, options, events)
 }

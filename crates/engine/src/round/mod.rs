@@ -21,3 +21,4 @@ pub use host::run_host;
 pub(crate) use host::{warm_agent_command, write_plan_files};
 pub(crate) use push::session_file;
 pub use setup::RoundInput;
+pub(crate) use signals::{SignalWatch, signal_name};

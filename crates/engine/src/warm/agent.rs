@@ -28,6 +28,8 @@ pub(crate) enum HostEvent {
     RoundGone,
     /// A round host connected.
     Connection(std::os::unix::net::UnixStream),
+    /// A stop signal came (its number).
+    Signal(i32),
 }
 
 /// A live agent.

@@ -4,7 +4,7 @@
 
 use super::agent::{HostEvent, WarmAgent, read_line_capped};
 use super::dialect::{self, Pass, Seen, TurnDialect};
-use super::paths::{claim_name, info_path, log_path, new_marker, socket_path};
+use super::paths::{bind, claim_name, info_path, log_path, new_marker, socket_path};
 use super::registry::WarmAgentInfo;
 use super::turn::TurnRequest;
 use crate::error::{EngineError, Result};
@@ -19,7 +19,6 @@ use ganger_store::now_ms;
 use serde_json::{Value, json};
 use std::io::{BufReader, IsTerminal, Read, Write};
 use std::os::unix::net::{UnixListener, UnixStream};
-use std::path::Path;
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
 use std::time::{Duration, Instant};
 
@@ -92,7 +91,15 @@ const RUNNING_USAGE_EVERY: Duration = Duration::from_secs(1);
 
 /// Runs the warm host of `slug`, started for round `number`, until it ends. Its stdin holds
 /// the agent configuration the round's process runs with (`identity`), when not a terminal.
-pub fn serve_warm_host(ws: &Workspace, slug: &str, number: u32) -> Result<()> {
+/// `kept_by`: the pid of the `ganger serve` that started it and owns it ([`super::keeper`]).
+/// SIGINT, SIGTERM or SIGHUP stop it as `ganger warm stop` does (its keeper's end sends
+/// SIGTERM).
+pub fn serve_warm_host(
+    ws: &Workspace,
+    slug: &str,
+    number: u32,
+    kept_by: Option<u32>,
+) -> Result<()> {
     let mut handed = Vec::new();
     if !std::io::stdin().is_terminal() {
         std::io::stdin()
@@ -115,6 +122,7 @@ pub fn serve_warm_host(ws: &Workspace, slug: &str, number: u32) -> Result<()> {
     let token = new_marker(ws, slug);
     let (command, planned_session) = warm_agent_command(ws, &input, &keys, &token)?;
     let (events, received) = mpsc::channel();
+    watch_signals(events.clone())?;
     let log = std::fs::OpenOptions::new()
         .create(true)
         .append(true)
@@ -179,6 +187,7 @@ pub fn serve_warm_host(ws: &Workspace, slug: &str, number: u32) -> Result<()> {
         last_round: None,
         cost: None,
         fingerprint: super::identity::fingerprint(ws, &input),
+        kept_by,
     };
     info.save(&info_path(ws, slug))?;
     let why = serve(
@@ -207,15 +216,24 @@ pub fn serve_warm_host(ws: &Workspace, slug: &str, number: u32) -> Result<()> {
     Ok(())
 }
 
-/// Binds the socket, replacing a stale one (the claim says no other host is alive).
-fn bind(socket: &Path) -> Result<UnixListener> {
-    use std::os::unix::fs::PermissionsExt;
-    if let Some(dir) = socket.parent() {
-        std::fs::create_dir_all(dir).map_err(|e| EngineError::io("create", dir, e))?;
-        let _ = std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700));
-    }
-    let _ = std::fs::remove_file(socket);
-    UnixListener::bind(socket).map_err(|e| EngineError::io("listen on", socket, e))
+/// Turns the stop signals into an event of the host's loop, which then stops its agent and
+/// ends as when asked to stop.
+fn watch_signals(events: Sender<HostEvent>) -> Result<()> {
+    let watch = crate::round::SignalWatch::install()
+        .map_err(|e| EngineError::environment("failed to watch signals", e))?;
+    std::thread::spawn(move || {
+        use rustix::event::{PollFd, PollFlags, poll};
+        loop {
+            let fd = watch.fd();
+            let mut fds = [PollFd::new(&fd, PollFlags::IN)];
+            let _ = poll(&mut fds, None);
+            if let Some(signal) = watch.received() {
+                let _ = events.send(HostEvent::Signal(signal));
+                return;
+            }
+        }
+    });
+    Ok(())
 }
 
 fn accept(listener: UnixListener, events: Sender<HostEvent>) {
@@ -332,6 +350,16 @@ fn serve(
                     );
                 }
                 return "the agent exited".into();
+            }
+            HostEvent::Signal(signal) => {
+                let why = format!("it was sent {}", crate::round::signal_name(signal));
+                if let Some(mut current) = turn.take() {
+                    ganger_line(
+                        &mut current.conn,
+                        json!({GANGER_KEY: "error", "message": format!("the warm host stopped: {why}")}),
+                    );
+                }
+                return why;
             }
             HostEvent::Round(line) => {
                 if line.trim() == "stop" && turn.is_none() {

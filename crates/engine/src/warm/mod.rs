@@ -13,17 +13,20 @@
 //! with a parent-death signal, so that it dies with its host), answers the agent's permission
 //! requests from the policy ([`policy`]), loads the round's session when it is not the live
 //! one (a cold round in between, a rewind), and stops when idle for `[warm] idle`, when its
-//! agent dies, or when told (`ganger warm stop`). Its liveness is a claim in the store.
+//! agent dies, or when told (`ganger warm stop`). Its liveness is a claim in the store. While
+//! `ganger serve` runs, it starts the warm hosts and owns them ([`keeper`]): they end with it.
 
 mod agent;
 mod dialect;
 pub mod host;
 pub(crate) mod identity;
+pub(crate) mod keeper;
 pub(crate) mod paths;
 pub(crate) mod policy;
 pub(crate) mod registry;
 pub(crate) mod turn;
 
 pub use crate::config::PermissionRules;
+pub use keeper::{Keeper, start_keeper};
 pub use policy::{Decision, Policy};
 pub use registry::{WarmAgentInfo, list_warm, stop_warm};

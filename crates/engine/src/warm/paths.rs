@@ -1,7 +1,9 @@
 //! Where a task's warm host keeps its things, and the markers of a warm agent's processes.
 
+use crate::error::{EngineError, Result};
 use crate::workspace::Workspace;
-use std::path::PathBuf;
+use std::os::unix::net::UnixListener;
+use std::path::{Path, PathBuf};
 
 /// The start of the marker (`GANGER_ROUND`) of the processes of this workspace's warm agents:
 /// a marker is `warm-WORKSPACE.SLUG.TOKEN`, WORKSPACE a digest of the state directory, so that
@@ -54,19 +56,46 @@ pub(crate) fn info_path(ws: &Workspace, slug: &str) -> PathBuf {
 
 /// The warm host's own log (and its agent's stderr).
 pub(crate) fn log_path(ws: &Workspace, slug: &str) -> PathBuf {
-    ws.state.task_dir(slug).join("warm.log")
+    log_path_in(&ws.state, slug)
+}
+
+/// [`log_path`] in the state directory `state`.
+pub(crate) fn log_path_in(state: &ganger_store::StateDir, slug: &str) -> PathBuf {
+    state.task_dir(slug).join("warm.log")
 }
 
 /// The warm host's socket: in the state directory's run directory when the path fits a
 /// socket address (108 bytes), else in a private directory under the system's temporary one.
 pub(crate) fn socket_path(ws: &Workspace, slug: &str) -> PathBuf {
     let name = digest(&format!("{}\0{slug}", ws.state.root().display()));
-    let near = ws.state.run_dir().join(format!("w-{name}.sock"));
+    socket_named(ws, &format!("w-{name}.sock"))
+}
+
+/// The socket of `ganger serve`'s keeper of warm hosts, placed as a warm host's is.
+pub(crate) fn keeper_socket_path(ws: &Workspace) -> PathBuf {
+    let name = digest(&format!("{}\0keeper", ws.state.root().display()));
+    socket_named(ws, &format!("k-{name}.sock"))
+}
+
+fn socket_named(ws: &Workspace, name: &str) -> PathBuf {
+    let near = ws.state.run_dir().join(name);
     if near.as_os_str().len() < 100 {
         return near;
     }
     let uid = rustix::process::getuid().as_raw();
     std::env::temp_dir()
         .join(format!("ganger-{uid}"))
-        .join(format!("w-{name}.sock"))
+        .join(name)
+}
+
+/// Binds a warm host's or the keeper's socket in a private directory, replacing a stale one
+/// (the caller's claim, or serve's lock, says that no other listener is alive).
+pub(crate) fn bind(socket: &Path) -> Result<UnixListener> {
+    use std::os::unix::fs::PermissionsExt;
+    if let Some(dir) = socket.parent() {
+        std::fs::create_dir_all(dir).map_err(|e| EngineError::io("create", dir, e))?;
+        let _ = std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700));
+    }
+    let _ = std::fs::remove_file(socket);
+    UnixListener::bind(socket).map_err(|e| EngineError::io("listen on", socket, e))
 }

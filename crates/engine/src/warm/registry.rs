@@ -40,6 +40,10 @@ pub struct WarmAgentInfo {
     /// it otherwise does not use it.
     #[serde(default)]
     pub fingerprint: String,
+    /// The pid of the `ganger serve` that owns the warm host (it ends with serve); `None`
+    /// for a warm host a round started on its own.
+    #[serde(default)]
+    pub kept_by: Option<u32>,
 }
 
 impl WarmAgentInfo {
@@ -113,6 +117,7 @@ pub(crate) fn view(
         memory_bytes: info.memory_bytes(),
         idle_ms: (ganger_store::now_ms() - info.last_used_ms).max(0),
         busy: info.busy,
+        kept_by: info.kept_by,
     })
 }
 

@@ -105,26 +105,57 @@ pub(crate) fn open_turn(
     })
 }
 
+/// A warm host this round started: its own child, or one `ganger serve` started for it.
+enum Started {
+    Own(u32),
+    Kept(u32),
+}
+
+impl Started {
+    fn exited(&self) -> bool {
+        match *self {
+            Started::Own(pid) => exited(pid),
+            Started::Kept(pid) => gone(pid),
+        }
+    }
+}
+
 /// Starts the warm host of the task and waits until it listens (or died, with its log's
-/// last line as the reason).
+/// last line as the reason). While `ganger serve` runs, serve starts it and owns it.
 fn start_host(ws: &Workspace, store: &dyn Liveness, input: &RoundInput) -> Result<WarmAgentInfo> {
     let slug = &input.task.slug;
     super::registry::make_room(ws, store, slug).map_err(EngineError::environment_message)?;
-    let program = std::env::current_exe()
-        .map_err(|e| EngineError::environment("cannot find ganger's own binary", e))?;
     let log = log_path(ws, slug);
     if let Some(dir) = log.parent() {
         std::fs::create_dir_all(dir).map_err(|e| EngineError::io("create", dir, e))?;
     }
-    let args: Vec<OsString> = vec![
-        "--directory".into(),
-        ws.repo.main.clone().into(),
-        "warm-host".into(),
-        slug.into(),
-        input.round.number.to_string().into(),
-    ];
     let handed = super::identity::handed_config(ws, &input.task.agent);
-    let host = spawn_detached_host(&program, &args, None, &[], &handed, &log)?;
+    let host = match super::keeper::ask(ws, slug, input.round.number, &handed) {
+        Some(Ok(pid)) => Started::Kept(pid),
+        refused => {
+            if let Some(Err(why)) = refused
+                && let Ok(mut file) = std::fs::OpenOptions::new()
+                    .append(true)
+                    .create(true)
+                    .open(&log)
+            {
+                let _ = writeln!(
+                    file,
+                    "ganger: serve could not start the warm host ({why}): the round starts it"
+                );
+            }
+            let program = std::env::current_exe()
+                .map_err(|e| EngineError::environment("cannot find ganger's own binary", e))?;
+            let args: Vec<OsString> = vec![
+                "--directory".into(),
+                ws.repo.main.clone().into(),
+                "warm-host".into(),
+                slug.into(),
+                input.round.number.to_string().into(),
+            ];
+            Started::Own(spawn_detached_host(&program, &args, None, &[], &handed, &log)?.pid)
+        }
+    };
     let key = store.claim_key(&claim_name(ws, slug));
     let deadline = Instant::now() + READY_LIMIT;
     loop {
@@ -135,7 +166,7 @@ fn start_host(ws: &Workspace, store: &dyn Liveness, input: &RoundInput) -> Resul
             super::identity::forget_failed_start(ws, slug);
             return Ok(info);
         }
-        if exited(host.pid) && !store.is_alive(&key).unwrap_or(false) {
+        if host.exited() && !store.is_alive(&key).unwrap_or(false) {
             let last = std::fs::read_to_string(&log)
                 .ok()
                 .and_then(|text| {
@@ -173,6 +204,17 @@ fn exited(pid: u32) -> bool {
         rustix::process::waitpid(Some(pid), rustix::process::WaitOptions::NOHANG),
         Ok(None)
     )
+}
+
+/// Whether `pid`, another process's child, has ended (gone, or a zombie not yet reaped).
+fn gone(pid: u32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        // The state follows the command's closing parenthesis.
+        Ok(stat) => stat
+            .rsplit_once(')')
+            .is_some_and(|(_, rest)| rest.trim_start().starts_with('Z')),
+        Err(_) => true,
+    }
 }
 
 impl WarmTurn {
