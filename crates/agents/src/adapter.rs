@@ -419,9 +419,26 @@ pub trait Adapter: Send + Sync {
             )),
         }
     }
-    /// Whether a warm round is done. In a `guarded` round (read-only) a refused call is the
-    /// guard doing what was asked, and the round is judged on the rest.
-    fn warm_verdict(&self, summary: &RoundSummary, exit: AgentExit, guarded: bool) -> Verdict {
+    /// Whether a warm round run with `permission`, in ganger's sandbox or not, is done. In a
+    /// read-only round a refused call is the guard doing what was asked, and the round is
+    /// judged on the rest; in ganger's sandbox a refusal by the agent's own guard counts as
+    /// the sandbox's would, a tool's error ([`crate::acp::without_own_guards`]), while
+    /// ganger's own refusals (its `[permissions]` rules) count everywhere.
+    fn warm_verdict(
+        &self,
+        summary: &RoundSummary,
+        exit: AgentExit,
+        permission: Permission,
+        sandboxed: bool,
+    ) -> Verdict {
+        let boxed;
+        let summary = if sandboxed {
+            boxed = crate::acp::without_own_guards(summary);
+            &boxed
+        } else {
+            summary
+        };
+        let guarded = permission == Permission::ReadOnly;
         match self.warm_protocol() {
             WarmProtocol::Acp => crate::acp::verdict(summary, exit, guarded),
             WarmProtocol::StreamJsonControl | WarmProtocol::AppServer => {

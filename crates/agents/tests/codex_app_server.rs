@@ -77,9 +77,16 @@ fn summary(turn: &Turn) -> RoundSummary {
 }
 
 fn verdict(summary: &RoundSummary, guarded: bool) -> ganger_agents::Verdict {
-    adapter("codex")
-        .unwrap()
-        .warm_verdict(summary, AgentExit::Code(0), guarded)
+    adapter("codex").unwrap().warm_verdict(
+        summary,
+        AgentExit::Code(0),
+        if guarded {
+            ganger_agents::Permission::ReadOnly
+        } else {
+            ganger_agents::Permission::Write
+        },
+        false,
+    )
 }
 
 #[test]

@@ -13,7 +13,7 @@ mod verdict;
 
 pub use ganger_lines::GangerLines;
 pub use stream::{AcpStream, BY_GANGER, Refusal, WarmOrCold};
-pub use verdict::{guarded_verdict, verdict};
+pub use verdict::{guarded_verdict, verdict, without_own_guards};
 
 /// The key of the lines ganger itself writes into a warm round's stream (a turn's start, a
 /// permission decision), beside the agent's own messages: `{"ganger":"turn",...}`.

@@ -578,4 +578,44 @@ not json at all
             gemini.rejections
         );
     }
+
+    #[test]
+    fn in_gangers_sandbox_the_agents_guard_counts_as_the_sandbox_would_and_gangers_rules_still_count()
+     {
+        use crate::{AgentExit, Permission};
+        // Gemini CLI kept warm refuses a write outside its workspace, then answers.
+        let guard = r#"{"ganger":"turn","session":"s"}
+{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"tool_call_update","toolCallId":"w1","status":"failed","title":"write_file","content":[{"type":"content","content":{"type":"text","text":"Path not in workspace: Attempted path \"/repo/x.txt\" resolves outside the allowed workspace directories: /repo-agent-t1"}}],"kind":"edit"}}}
+{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"I could not write there."}}}}
+{"jsonrpc":"2.0","id":2,"result":{"stopReason":"end_turn"}}
+"#;
+        let gemini = crate::registry::adapter("gemini").unwrap();
+        let read = summarize_stream(&mut *gemini.warm_stream_parser(), guard.as_bytes());
+        assert_eq!(read.rejection_count, 1);
+        let plain = gemini.warm_verdict(&read, AgentExit::Code(0), Permission::Write, false);
+        assert!(
+            !plain.done,
+            "refused by its guard where nothing else stops it"
+        );
+        let boxed = gemini.warm_verdict(&read, AgentExit::Code(0), Permission::Write, true);
+        assert!(boxed.done, "{boxed:?}");
+        // A refusal of ganger's own rules fails the round in a sandbox too.
+        let rule = guard.replace(
+            r#"Path not in workspace: Attempted path \"/repo/x.txt\" resolves outside the allowed workspace directories: /repo-agent-t1"#,
+            "rejected",
+        );
+        let rule = rule.replacen(
+            "\n",
+            "\n{\"ganger\":\"permission\",\"tool\":\"write_file\",\"kind\":\"edit\",\"input\":{},\"decision\":\"deny\",\"rule\":\"deny \\\"edit\\\" ([permissions] in ganger.toml)\"}\n",
+            1,
+        );
+        let read = summarize_stream(&mut *gemini.warm_stream_parser(), rule.as_bytes());
+        assert_eq!(read.rejection_count, 1, "{read:?}");
+        let boxed = gemini.warm_verdict(&read, AgentExit::Code(0), Permission::Write, true);
+        assert!(!boxed.done, "{boxed:?}");
+        assert!(
+            boxed.reason.unwrap().contains("refused by ganger"),
+            "the rule is named"
+        );
+    }
 }

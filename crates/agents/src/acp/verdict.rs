@@ -42,6 +42,25 @@ pub fn guarded_verdict(
     judge(summary, exit)
 }
 
+/// `summary` with the refusals of the agent's own guard taken as the tool errors they stand
+/// for (ganger's own refusals, `refused by ganger (RULE)`, stay refusals): in ganger's sandbox
+/// the sandbox is the boundary, and a guard's refusal counts as the sandbox's would (a write
+/// it stops fails the tool), as in a cold round there. The report still lists them all.
+pub fn without_own_guards(summary: &RoundSummary) -> RoundSummary {
+    let (ganger, guards): (Vec<String>, Vec<String>) = summary
+        .rejections
+        .iter()
+        .cloned()
+        .partition(|refusal| refusal.contains(crate::acp::BY_GANGER));
+    let guards = guards.len() as u64;
+    RoundSummary {
+        rejections: ganger,
+        rejection_count: summary.rejection_count.saturating_sub(guards),
+        tool_errors: summary.tool_errors + guards,
+        ..summary.clone()
+    }
+}
+
 /// An ACP turn's verdict.
 fn turn_verdict(summary: &RoundSummary, exit: AgentExit) -> Verdict {
     if let Some(first) = summary.errors.first() {

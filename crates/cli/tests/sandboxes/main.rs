@@ -66,11 +66,11 @@ macro_rules! warm_agents {
 
 mod bwrap {
     agents!(bwrap: opencode, claude, codex, gemini, qwen);
-    // Not Gemini CLI yet: kept warm, its own workspace guard refuses the round's escaping
-    // write by the file tool (which fails the round), where the cold round's write fails
-    // against the sandbox and the round goes on.
+    // Gemini CLI kept warm refuses the round's escaping write with its own workspace guard
+    // (ganger's policy leaves that write to the sandbox): counted as the sandbox's refusal
+    // would be, as in its cold round.
     warm_agents!(bwrap: opencode_warm = "opencode", claude_warm = "claude", codex_warm = "codex",
-        qwen_warm = "qwen");
+        qwen_warm = "qwen", gemini_warm = "gemini");
 
     #[test]
     fn network_none_reaches_nothing() {
@@ -95,9 +95,8 @@ mod bwrap {
 
 mod docker {
     agents!(docker: opencode, claude, codex, gemini, qwen);
-    // Not Gemini CLI, as in bubblewrap.
     warm_agents!(docker: opencode_warm = "opencode", claude_warm = "claude", codex_warm = "codex",
-        qwen_warm = "qwen");
+        qwen_warm = "qwen", gemini_warm = "gemini");
 
     #[test]
     fn a_daemon_that_stops_mid_round_is_named_and_loses_nothing() {

@@ -208,8 +208,7 @@ pub(super) fn run_warm_agent(
         }
         stop = Some(HostStop::WarmGone(reason));
     }
-    let guarded = permission == Permission::ReadOnly;
-    let verdict = adapter.warm_verdict(&summary, exit, guarded);
+    let verdict = adapter.warm_verdict(&summary, exit, permission, request.policy.sandboxed);
     Ok(Ok(finish::Ended {
         // No process ended: a warm round's report has no exit code (a failed turn is not
         // "exit 0"), as a round whose agent never started has none.
