@@ -78,7 +78,7 @@ suite!(
 );
 
 /// The agents with a warm mode, kept warm (the README's warm columns): the scenarios each
-/// passes. Every agent passes all of them (Qwen's hanging model, once left out for a race
+/// passes, and the warm-only scenarios (`warm_only.rs`). Every agent passes all of them (Qwen's hanging model, once left out for a race
 /// with the stall limit seen at stop 22, has passed every run since: 4 of 4 and 3 of 3 alone,
 /// 2 of 2 beside the OpenCode column, and it did not end a hung turn on its own in 90 s).
 macro_rules! warm_suite {
@@ -90,6 +90,18 @@ macro_rules! warm_suite {
                     crate::scenarios::$scenario(crate::dialect::warm($agent));
                 }
             )*
+            #[test]
+            fn cancelled_mid_turn_then_cold_the_session_goes_on() {
+                crate::warm_only::cancelled_mid_turn_then_cold_the_session_goes_on(
+                    crate::dialect::warm($agent),
+                );
+            }
+            #[test]
+            fn killed_host_leaves_nothing_and_idle_agents_stop() {
+                crate::warm_only::killed_host_leaves_nothing_and_idle_agents_stop(
+                    crate::dialect::warm($agent),
+                );
+            }
         }
     )*};
 }
@@ -116,6 +128,7 @@ warm_suite!(
 );
 
 mod extras;
+mod warm_only;
 
 mod until_green {
     #[test]

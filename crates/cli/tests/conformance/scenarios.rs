@@ -9,10 +9,10 @@ use std::time::{Duration, Instant};
 
 /// Limits of every scenario's rounds: a wall clock well inside the test runner's, and a stall
 /// limit short enough that the hang scenarios end quickly.
-const LIMITS: &str = "timeout = \"150s\"\nstall = \"12s\"";
+pub(crate) const LIMITS: &str = "timeout = \"150s\"\nstall = \"12s\"";
 
 /// Prices for agents that report no cost of their own, in dollars per million tokens.
-const PRICES: &str = r#"
+pub(crate) const PRICES: &str = r#"
 [prices."gpt-5.5"]
 input = 2.0
 output = 8.0

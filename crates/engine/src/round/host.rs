@@ -274,6 +274,12 @@ fn run_agent(
             Err(why) => Some(why),
         }
     };
+    // The task's idle warm agent holds the session a cold round continues (Codex's app
+    // server even refuses another writer of its thread): it is stopped first, and the next
+    // warm round starts one that takes up the session as this round leaves it.
+    let stopped_warm = crate::warm::registry::live(ws, &*store, &input.task.slug)
+        .is_some_and(|info| !info.busy)
+        && crate::warm::stop_warm(ws, &*store, &input.task.slug).unwrap_or(false);
     let (command, named_session) = agent_command(ws, input, adapter, keys)?;
     let stream = |kind| RoundStream::of(&input.task, &input.round, kind);
     let raw = store.create_stream(&stream(StreamKind::Stdout))?;
@@ -281,6 +287,11 @@ fn run_agent(
     if let Some(why) = cold_because {
         let note = format!("ganger: no warm agent for this round, so it runs cold: {why}\n");
         let _ = err.write_all(redactor.redact_str(&note).as_bytes());
+    }
+    if stopped_warm {
+        let _ = err.write_all(
+            b"ganger: the task's warm agent was stopped: this round runs cold in its session\n",
+        );
     }
     let signals = SignalWatch::install()
         .map_err(|e| EngineError::environment("failed to watch signals", e))?;
