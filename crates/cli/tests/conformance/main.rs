@@ -97,6 +97,12 @@ macro_rules! warm_suite {
                 );
             }
             #[test]
+            fn a_denied_command_is_refused_logged_and_not_run() {
+                crate::warm_only::a_denied_command_is_refused_logged_and_not_run(
+                    crate::dialect::warm($agent),
+                );
+            }
+            #[test]
             fn killed_host_leaves_nothing_and_idle_agents_stop() {
                 crate::warm_only::killed_host_leaves_nothing_and_idle_agents_stop(
                     crate::dialect::warm($agent),

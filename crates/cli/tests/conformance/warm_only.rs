@@ -1,9 +1,9 @@
 //! The scenarios of the warm columns only (issue 18): what being kept warm adds to a task's
 //! life. A round cancelled mid-turn leaves the session usable, and a cold fix after warm rounds
 //! continues it; a warm host killed with SIGKILL mid-turn leaves no agent process, its round
-//! interrupted, and the next round continues the session; the idle limit stops a warm agent.
-//! (A tool call ganger's policy denies, refused, logged and not written, is each warm column's
-//! `refused_call_fails`.)
+//! interrupted, and the next round continues the session; the idle limit stops a warm agent; a
+//! command a `[permissions]` rule denies is refused, logged and not run. (A write outside the
+//! worktree, refused and not written, is each warm column's `refused_call_fails`.)
 
 use crate::dialect::Dialect;
 use crate::scenarios::{LIMITS, PRICES};
@@ -12,7 +12,8 @@ use ganger_test_support::{World, agent_toml, living_pids_with_env, wait_until};
 use serde_json::Value;
 use std::time::Duration;
 
-/// A world whose agent is warm by default, with `[warm]` settings `warm` added.
+/// A world whose agent is warm by default, with `warm` after `[warm] default` (more of its
+/// settings, then other tables).
 fn warm_world(
     d: Dialect,
     warm: &str,
@@ -257,4 +258,52 @@ pub fn killed_host_leaves_nothing_and_idle_agents_stop(d: Dialect) {
             && !std::path::Path::new(&format!("/proc/{agent}")).exists()),
         "the idle warm agent was not stopped"
     );
+}
+
+/// A command a `[permissions]` rule denies: ganger refuses it when the agent asks, the
+/// decision is in the round's log with the tool, its arguments and the rule, nothing ran,
+/// and the round fails naming it.
+pub fn a_denied_command_is_refused_logged_and_not_run(d: Dialect) {
+    let (world, _llm) = warm_world(
+        d,
+        "\n[permissions]\ndeny = [\"execute:git push*\"]\n",
+        |_| {
+            Script::new()
+                .turn(d.shell("git push origin main > pushed.txt").when("push it"))
+                .text("I could not push.")
+        },
+    );
+    let refused = report(
+        &world,
+        &["start", "p1", "--message", "Now push it.", "--json"],
+    );
+    assert_eq!(
+        refused["status"],
+        "failed",
+        "{refused:#}\n{}",
+        stream(&world, "p1", 1)
+    );
+    let reason = refused["reason"].as_str().unwrap_or_default();
+    assert!(
+        reason.contains("refused") && reason.contains("git push"),
+        "{refused:#}"
+    );
+    assert!(!world.worktree("p1").join("pushed.txt").exists());
+    let decision = stream(&world, "p1", 1)
+        .lines()
+        .filter_map(|line| serde_json::from_str::<Value>(line).ok())
+        .find(|line| line["ganger"] == "permission" && line["decision"] == "deny")
+        .unwrap_or_else(|| panic!("no refusal in the log: {}", stream(&world, "p1", 1)));
+    assert_eq!(decision["kind"], "execute", "{decision}");
+    // The command is in the call's input, or (Gemini CLI, which sends none) its title.
+    assert!(
+        decision["input"].to_string().contains("git push")
+            || decision["tool"].to_string().contains("git push"),
+        "{decision}"
+    );
+    assert!(
+        decision["rule"].as_str().unwrap().contains("[permissions]"),
+        "{decision}"
+    );
+    world.ganger(&["warm", "stop", "--all"]).expect_code(0);
 }

@@ -97,6 +97,9 @@ impl Policy {
             });
         match (kind, command) {
             ("execute", Some(command)) => vec![command],
+            // Gemini CLI (0.61.0) asks about a shell call with no input at all: its title is
+            // the command.
+            ("execute", None) => vec![ask.tool.clone()],
             (_, command) => {
                 let mut subjects = ask.paths.clone();
                 for key in ["filePath", "file_path", "path", "url"] {
@@ -105,6 +108,11 @@ impl Policy {
                     }
                 }
                 subjects.extend(command);
+                // A call that names nothing is still matched by a rule of its kind whose
+                // pattern is `*`.
+                if subjects.is_empty() {
+                    subjects.push(String::new());
+                }
                 subjects
             }
         }
@@ -181,6 +189,21 @@ mod tests {
             },
             sandboxed: false,
         }
+    }
+
+    #[test]
+    fn a_command_named_only_by_its_title_and_a_call_that_names_nothing_meet_the_rules() {
+        let p = policy(false, &[], &["execute:git push*", "edit:*"]);
+        // Gemini CLI's shell call over ACP: no input, the command as its title.
+        let gemini = PermissionAsk {
+            tool: "git push origin main > pushed.txt".into(),
+            ..ask("execute", serde_json::Value::Null, &[])
+        };
+        let decided = p.decide(&gemini);
+        assert!(!decided.allow, "{}", decided.rule);
+        assert!(decided.rule.contains("git push"), "{}", decided.rule);
+        let nameless = ask("edit", serde_json::Value::Null, &[]);
+        assert!(!p.decide(&nameless).allow);
     }
 
     #[test]
