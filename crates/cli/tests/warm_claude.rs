@@ -421,6 +421,14 @@ fn ganger_serve_owns_the_warm_agents_it_starts_and_they_end_with_it_even_killed(
     assert_eq!(agents[0]["kept_by"], serve_pid, "{agents:#?}");
     let host = agents[0]["host_pid"].as_i64().unwrap();
     let marker = format!("GANGER_ROUND={}", agents[0]["token"].as_str().unwrap());
+    // The task table shows the warm agent too, with its memory.
+    let table = world.ganger(&["status", "--json"]).json();
+    assert_eq!(table["tasks"][0]["warm"]["kept_by"], serve_pid, "{table:#}");
+    assert!(
+        table["tasks"][0]["warm"]["memory_bytes"].as_u64().unwrap() > 0,
+        "{table:#}"
+    );
+    assert!(world.ganger(&["status"]).stdout.contains("[warm, "));
     let status = world.ganger(&["status", "s1"]);
     assert!(
         status

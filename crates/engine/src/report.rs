@@ -197,6 +197,9 @@ pub struct TaskRow {
     pub parent: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub role: Option<String>,
+    /// The task's warm agent, while it has one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub warm: Option<WarmView>,
 }
 
 /// The task table.
@@ -404,6 +407,7 @@ pub fn task_list(tasks: Vec<TaskSummary>) -> TaskList {
                 done: None,
                 parent: None,
                 role: None,
+                warm: None,
             })
             .collect(),
         overlaps: Vec::new(),

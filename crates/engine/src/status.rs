@@ -50,8 +50,10 @@ pub fn status_of(
             list.overlaps = crate::overlap::running_overlaps(ws, &*store)?;
             list.queued_starts = ganger_store::QueueStore::waiting_starts(&*store)?;
             let mut done = ganger_store::EvidenceStore::done_lines(&*store)?;
+            let mut warm = crate::warm::registry::views(ws, &*store);
             for row in &mut list.tasks {
                 row.done = done.remove(&row.slug);
+                row.warm = warm.remove(&row.slug);
             }
             Ok(StatusView::List(list))
         }

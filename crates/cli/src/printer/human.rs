@@ -328,6 +328,14 @@ pub fn task_table(list: &TaskList, root: &std::path::Path) -> String {
         if task.worktree_gone {
             out.push_str(" (gone)");
         }
+        if let Some(warm) = &task.warm {
+            let _ = write!(
+                out,
+                "  [warm, {} MB{}]",
+                warm.memory_bytes / 1_000_000,
+                if warm.busy { ", busy" } else { "" }
+            );
+        }
         if let Some(done) = &task.done {
             out.push_str("  ");
             out.push_str(done);

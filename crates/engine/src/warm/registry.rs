@@ -121,6 +121,44 @@ pub(crate) fn view(
     })
 }
 
+/// The warm agents of the workspace's tasks as the task table shows them, by task: only the
+/// tasks whose warm host wrote its file are asked about, and their processes' memory is read
+/// in one look at every process.
+pub(crate) fn views(
+    ws: &Workspace,
+    store: &dyn Liveness,
+) -> std::collections::BTreeMap<String, crate::report::WarmView> {
+    let Ok(dirs) = std::fs::read_dir(ws.state.root().join("tasks")) else {
+        return Default::default();
+    };
+    let alive: Vec<WarmAgentInfo> = dirs
+        .flatten()
+        .filter(|dir| dir.path().join("warm.json").is_file())
+        .filter_map(|dir| live(ws, store, &dir.file_name().to_string_lossy()))
+        .collect();
+    let tokens: BTreeSet<String> = alive.iter().map(|info| info.token.clone()).collect();
+    let mut marked = ganger_sandbox::marked_processes(&tokens);
+    let now = ganger_store::now_ms();
+    alive
+        .into_iter()
+        .map(|info| {
+            let mut pids = marked.remove(&info.token).unwrap_or_default();
+            pids.insert(info.agent_pid);
+            let view = crate::report::WarmView {
+                host_pid: info.host_pid,
+                agent_pid: info.agent_pid,
+                session: info.session.clone(),
+                turns: info.turns,
+                memory_bytes: pids.iter().map(|pid| rss_bytes(*pid)).sum(),
+                idle_ms: (now - info.last_used_ms).max(0),
+                busy: info.busy,
+                kept_by: info.kept_by,
+            };
+            (info.slug, view)
+        })
+        .collect()
+}
+
 /// Whether `slug` has a live warm host.
 pub(crate) fn host_alive(ws: &Workspace, store: &dyn Liveness, slug: &str) -> bool {
     store
