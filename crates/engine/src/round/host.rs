@@ -274,8 +274,8 @@ fn run_agent(
             Err(why) => Some(why),
         }
     };
-    // The task's idle warm agent holds the session a cold round continues (Codex's app
-    // server even refuses another writer of its thread): it is stopped first, and the next
+    // The task's idle warm agent holds the session a cold round continues (an agent's own
+    // server may even refuse another writer of it): it is stopped first, and the next
     // warm round starts one that takes up the session as this round leaves it.
     let stopped_warm = crate::warm::registry::live(ws, &*store, &input.task.slug)
         .is_some_and(|info| !info.busy)

@@ -97,8 +97,8 @@ impl Policy {
             });
         match (kind, command) {
             ("execute", Some(command)) => vec![command],
-            // Gemini CLI (0.61.0) asks about a shell call with no input at all: its title is
-            // the command.
+            // An agent may ask about a shell call with no input at all, its title the command
+            // (docs/warm.md).
             ("execute", None) => vec![ask.tool.clone()],
             (_, command) => {
                 let mut subjects = ask.paths.clone();
@@ -194,12 +194,12 @@ mod tests {
     #[test]
     fn a_command_named_only_by_its_title_and_a_call_that_names_nothing_meet_the_rules() {
         let p = policy(false, &[], &["execute:git push*", "edit:*"]);
-        // Gemini CLI's shell call over ACP: no input, the command as its title.
-        let gemini = PermissionAsk {
+        // A shell call asked about over ACP with no input, the command as its title.
+        let titled = PermissionAsk {
             tool: "git push origin main > pushed.txt".into(),
             ..ask("execute", serde_json::Value::Null, &[])
         };
-        let decided = p.decide(&gemini);
+        let decided = p.decide(&titled);
         assert!(!decided.allow, "{}", decided.rule);
         assert!(decided.rule.contains("git push"), "{}", decided.rule);
         let nameless = ask("edit", serde_json::Value::Null, &[]);
