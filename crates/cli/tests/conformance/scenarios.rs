@@ -358,15 +358,18 @@ pub fn hang_is_stalled(d: Dialect) {
 /// A model address that refuses connections ends the round (by the stall limit where the
 /// agent retries forever).
 pub fn refused_connection_ends(d: Dialect) {
+    // A port free on 127.0.0.2, where no test's server listens (they listen on 127.0.0.1): a
+    // port freed on 127.0.0.1 could be any test's next server, this one's own included (seen
+    // once: the round reached an empty script and ended `done`).
     let closed = {
-        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let listener = std::net::TcpListener::bind("127.0.0.2:0").unwrap();
         listener.local_addr().unwrap().port()
     };
     let llm = FakeLlm::start(Script::new()).unwrap();
     let world = World::new(env!("CARGO_BIN_EXE_ganger").as_ref());
     world.write(
         "ganger.toml",
-        &scenario_toml(d, &format!("http://127.0.0.1:{closed}"), PRICES),
+        &scenario_toml(d, &format!("http://127.0.0.2:{closed}"), PRICES),
     );
     ends_without_progress(&Setup { world, llm });
 }
