@@ -412,13 +412,26 @@ fn ganger_serve_owns_the_warm_agents_it_starts_and_they_end_with_it_even_killed(
         "serve never listened for warm hosts"
     );
 
-    let first = world
-        .ganger(&["start", "s1", "--message", "write the first file", "--json"])
-        .json();
+    // The round's environment, which serve does not have, is the warm agent's.
+    let first = ganger_test_support::Run::from(
+        world
+            .command(&["start", "s1", "--message", "write the first file", "--json"])
+            .env("GANGER_TEST_ROUNDS_OWN", "from-the-round")
+            .output()
+            .unwrap(),
+    )
+    .json();
     assert_eq!(first["status"], "done", "{first:#}");
     let agents = w.warm_agents();
     assert_eq!(agents.len(), 1, "{agents:#?}");
     assert_eq!(agents[0]["kept_by"], serve_pid, "{agents:#?}");
+    let agent_env = std::fs::read(format!("/proc/{}/environ", agents[0]["agent_pid"])).unwrap();
+    assert!(
+        agent_env
+            .split(|b| *b == 0)
+            .any(|entry| entry == b"GANGER_TEST_ROUNDS_OWN=from-the-round"),
+        "the warm agent has serve's environment, not the round's"
+    );
     let host = agents[0]["host_pid"].as_i64().unwrap();
     let marker = format!("GANGER_ROUND={}", agents[0]["token"].as_str().unwrap());
     // The task table shows the warm agent too, with its memory.

@@ -36,7 +36,8 @@ pub fn spawn_detached_host(
 
 /// Starts `program args` as [`spawn_detached_host`] does, but owned by the calling thread:
 /// the host is sent SIGTERM when that thread ends (the process exits, even killed with
-/// SIGKILL), and never outlives it. The caller reaps it.
+/// SIGKILL), and never outlives it; `env` is its whole environment (the one of whoever asked
+/// for it, not the owner's). The caller reaps it.
 pub fn spawn_owned_host(
     program: &Path,
     args: &[OsString],
@@ -64,6 +65,9 @@ fn spawn_host(
     let err = out.try_clone().map_err(|e| SandboxError::io(log, e))?;
     let inherit = inherit.map(|(file, at)| (file.as_raw_fd(), at));
     let mut command = Command::new(program);
+    if owned {
+        command.env_clear();
+    }
     command
         .args(args)
         .envs(env.iter().map(|(k, v)| (k, v)))

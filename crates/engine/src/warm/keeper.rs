@@ -4,7 +4,9 @@
 //! (`spawn_owned_host`): the warm hosts, and their agents with them, end when serve ends, even
 //! when serve is killed with SIGKILL (each is sent SIGTERM and stops its agent as `ganger warm
 //! stop` does; a turn it was serving ends its round interrupted). With no serve running, the
-//! round starts the warm host itself, detached, and it lives until its idle limit.
+//! round starts the warm host itself, detached, and it lives until its idle limit. Either way
+//! the warm host has the round's environment (the round hands serve its own), so a warm agent
+//! is the same agent whoever started it.
 
 use super::paths::{bind, keeper_socket_path, log_path_in};
 use crate::error::{EngineError, Result};
@@ -13,6 +15,7 @@ use ganger_store::StateDir;
 use serde::{Deserialize, Serialize};
 use std::ffi::OsString;
 use std::io::{BufRead, BufReader, Write};
+use std::os::unix::ffi::OsStringExt as _;
 use std::os::unix::net::{UnixListener, UnixStream};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -26,6 +29,9 @@ struct KeepRequest {
     round: u32,
     /// The agent configuration the round runs with (`identity::handed_config`), as text.
     handed: String,
+    /// The round's environment, which the warm host and its agent get (as a warm host the
+    /// round starts itself would), not serve's: names and values as bytes.
+    env: Vec<(Vec<u8>, Vec<u8>)>,
 }
 
 /// The keeper's answer: the warm host's pid, or why it could not start one.
@@ -141,10 +147,20 @@ fn start(place: &Place, request: &KeepRequest) -> Result<u32> {
         "--kept-by".into(),
         std::process::id().to_string().into(),
     ];
+    let env: Vec<(OsString, OsString)> = request
+        .env
+        .iter()
+        .map(|(name, value)| {
+            (
+                OsString::from_vec(name.clone()),
+                OsString::from_vec(value.clone()),
+            )
+        })
+        .collect();
     let host = ganger_sandbox::spawn_owned_host(
         &place.program,
         &args,
-        &[],
+        &env,
         request.handed.as_bytes(),
         &log,
     )?;
@@ -183,6 +199,9 @@ fn ask_at(
         slug: slug.to_owned(),
         round,
         handed: String::from_utf8_lossy(handed).into_owned(),
+        env: std::env::vars_os()
+            .map(|(name, value)| (name.into_vec(), value.into_vec()))
+            .collect(),
     };
     let mut line = serde_json::to_vec(&request).unwrap_or_default();
     line.push(b'\n');
