@@ -507,3 +507,61 @@ fn ganger_serve_owns_the_warm_agents_it_starts_and_they_end_with_it_even_killed(
     );
     assert!(world.worktree("s1").join("three.txt").is_file());
 }
+
+#[test]
+fn a_warm_agent_that_died_between_rounds_is_replaced_and_the_round_says_so() {
+    let w = Warm::new(
+        |root| {
+            let worktree = root.join("repo-agent-d1");
+            Script::new()
+                .turn(write(&worktree, "one.txt", "first file"))
+                .text("Done one. {{history}}")
+                .turn(write(&worktree, "two.txt", "second file"))
+                .text("Done two. {{history}}")
+        },
+        WARM,
+    );
+    let world = &w.0;
+    let first = world
+        .ganger(&["start", "d1", "--message", "write the first file", "--json"])
+        .json();
+    assert_eq!(first["status"], "done", "{first:#}");
+    let agents = w.warm_agents();
+    let (host, agent) = (
+        agents[0]["host_pid"].as_i64().unwrap(),
+        agents[0]["agent_pid"].as_i64().unwrap(),
+    );
+    let killed = std::process::Command::new("kill")
+        .args(["-9", &agent.to_string()])
+        .status()
+        .unwrap();
+    assert!(killed.success());
+    assert!(
+        wait_until(Duration::from_secs(20), || {
+            !std::path::Path::new(&format!("/proc/{host}")).exists()
+        }),
+        "the warm host outlived its agent"
+    );
+
+    let second = world
+        .ganger(&["fix", "d1", "--message", "write the second file", "--json"])
+        .json();
+    assert_eq!(second["status"], "done", "{second:#}");
+    assert_eq!(second["session"], first["session"]);
+    assert!(
+        w.stream("d1", 2).contains(r#""ganger":"turn""#),
+        "round 2 ran warm"
+    );
+    let said = std::fs::read_to_string(world.root().join("repo/.ganger/tasks/d1/round-2.err"))
+        .unwrap_or_default();
+    assert!(
+        said.contains("last warm agent failed (the agent exited)"),
+        "round 2 said: {said:?}"
+    );
+    let (_, prompts) = w.last_request();
+    assert!(
+        prompts.iter().any(|p| p.contains("write the first file")),
+        "the model saw {prompts:?}"
+    );
+    assert_ne!(w.warm_agents()[0]["host_pid"], host);
+}

@@ -145,8 +145,16 @@ pub(super) fn run_warm_agent(
     };
     let stream = |kind| RoundStream::of(&input.task, &input.round, kind);
     let raw = store.create_stream(&stream(StreamKind::Stdout))?;
-    // A warm agent's stderr goes to its host's log: the round's is empty.
-    drop(store.create_stream(&stream(StreamKind::Stderr))?);
+    // A warm agent's stderr goes to its host's log: the round's says only why its warm agent
+    // is a new one, when the last one failed.
+    let mut err = store.create_stream(&stream(StreamKind::Stderr))?;
+    if let Some(why) = &turn.replaced {
+        let note = format!(
+            "ganger: the task's last warm agent failed ({why}): a new one took up the session\n"
+        );
+        let _ = err.write_all(redactor.redact_str(&note).as_bytes());
+    }
+    drop(err);
     let signals = SignalWatch::install()
         .map_err(|e| EngineError::environment("failed to watch signals", e))?;
     let started = Instant::now();

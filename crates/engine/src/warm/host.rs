@@ -128,6 +128,10 @@ pub fn serve_warm_host(
         .append(true)
         .open(log_path(ws, slug))
         .map_err(|e| EngineError::io("open", &log_path(ws, slug), e))?;
+    {
+        let mut log = &log;
+        let _ = writeln!(log, "{} starts for round {number}", log_prefix(slug));
+    }
     let mut agent = WarmAgent::start(&command, events.clone(), log)?;
     let adapter = crate::agent_env::adapter_for(&task.agent, &ws.config);
     let usage = TurnUsage {
@@ -203,7 +207,7 @@ pub fn serve_warm_host(
         .append(true)
         .open(log_path(ws, slug))
     {
-        let _ = writeln!(log, "ganger: the warm host of {slug} stops: {why}");
+        let _ = writeln!(log, "{} stops: {why}", log_prefix(slug));
     }
     let _ = std::fs::remove_file(&socket);
     let _ = std::fs::remove_file(info_path(ws, slug));
@@ -214,6 +218,11 @@ pub fn serve_warm_host(
     }
     claim.release();
     Ok(())
+}
+
+/// How the warm host of `slug` begins the lines it writes of itself in its log.
+pub(super) fn log_prefix(slug: &str) -> String {
+    format!("ganger: the warm host of {slug}")
 }
 
 /// Turns the stop signals into an event of the host's loop, which then stops its agent and

@@ -48,6 +48,9 @@ pub(crate) struct WarmTurn {
     done_writer: Option<OwnedFd>,
     marker: RoundMarker,
     finished: bool,
+    /// Why the task's last warm agent was replaced, when it failed (its agent died, its
+    /// cancelled turn would not end): the round says so.
+    pub replaced: Option<String>,
 }
 
 /// Connects to `input`'s task's warm host, starting it first when there is none, and sends
@@ -59,9 +62,13 @@ pub(crate) fn open_turn(
     request: &TurnRequest,
 ) -> Result<WarmTurn> {
     let slug = &input.task.slug;
+    let mut replaced = None;
     let info = match live(ws, store, slug) {
         Some(info) => info,
-        None => start_host(ws, store, input)?,
+        None => {
+            replaced = failed_last(&log_path(ws, slug), slug);
+            start_host(ws, store, input)?
+        }
     };
     let mut conn = UnixStream::connect(&info.socket)
         .map_err(|e| EngineError::io("connect to", &info.socket, e))?;
@@ -102,7 +109,30 @@ pub(crate) fn open_turn(
             cgroup: None,
         },
         finished: false,
+        replaced,
     })
+}
+
+/// Why the task's last warm host stopped, when it stopped on a failure rather than as asked
+/// (idle, `warm stop`, a signal, its repository gone): read from its log, whose last word
+/// of a host is its start or its stop (a host killed with SIGKILL writes none, and its round
+/// was interrupted, which said so).
+fn failed_last(log: &std::path::Path, slug: &str) -> Option<String> {
+    let text = std::fs::read_to_string(log).ok()?;
+    let stops = format!("{} stops: ", super::host::log_prefix(slug));
+    let starts = format!("{} starts", super::host::log_prefix(slug));
+    let last = text
+        .lines()
+        .rev()
+        .find(|line| line.starts_with(&stops) || line.starts_with(&starts))?;
+    let why = last.strip_prefix(&stops)?;
+    let asked = [
+        "idle for",
+        "asked to stop",
+        "it was sent",
+        "its task's state directory",
+    ];
+    (!asked.iter().any(|normal| why.starts_with(normal))).then(|| why.to_owned())
 }
 
 /// A warm host this round started: its own child, or one `ganger serve` started for it.
