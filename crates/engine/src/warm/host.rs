@@ -4,7 +4,7 @@
 
 use super::agent::{HostEvent, WarmAgent, read_line_capped};
 use super::dialect::{self, Pass, Seen, TurnDialect};
-use super::paths::{bind, claim_name, info_path, log_path, new_marker, socket_path};
+use super::paths::{bind, claim_name, info_path, log_path, log_prefix, new_marker, socket_path};
 use super::registry::WarmAgentInfo;
 use super::turn::TurnRequest;
 use crate::error::{EngineError, Result};
@@ -218,11 +218,6 @@ pub fn serve_warm_host(
     }
     claim.release();
     Ok(())
-}
-
-/// How the warm host of `slug` begins the lines it writes of itself in its log.
-pub(super) fn log_prefix(slug: &str) -> String {
-    format!("ganger: the warm host of {slug}")
 }
 
 /// Turns the stop signals into an event of the host's loop, which then stops its agent and

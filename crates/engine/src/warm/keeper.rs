@@ -22,8 +22,9 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-/// What a round asks the keeper: start the warm host of `slug` for round `round`.
-#[derive(Debug, Serialize, Deserialize)]
+/// What a round asks the keeper: start the warm host of `slug` for round `round`. Not
+/// `Debug`: it holds the round's environment, keys included, which must never be printed.
+#[derive(Serialize, Deserialize)]
 struct KeepRequest {
     slug: String,
     round: u32,

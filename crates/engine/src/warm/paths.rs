@@ -59,6 +59,12 @@ pub(crate) fn log_path(ws: &Workspace, slug: &str) -> PathBuf {
     log_path_in(&ws.state, slug)
 }
 
+/// How the warm host of `slug` begins the lines it writes of itself in its log (its start
+/// and its stop, which a round that starts the next one reads).
+pub(crate) fn log_prefix(slug: &str) -> String {
+    format!("ganger: the warm host of {slug}")
+}
+
 /// [`log_path`] in the state directory `state`.
 pub(crate) fn log_path_in(state: &ganger_store::StateDir, slug: &str) -> PathBuf {
     state.task_dir(slug).join("warm.log")

@@ -119,8 +119,8 @@ pub(crate) fn open_turn(
 /// was interrupted, which said so).
 fn failed_last(log: &std::path::Path, slug: &str) -> Option<String> {
     let text = std::fs::read_to_string(log).ok()?;
-    let stops = format!("{} stops: ", super::host::log_prefix(slug));
-    let starts = format!("{} starts", super::host::log_prefix(slug));
+    let stops = format!("{} stops: ", super::paths::log_prefix(slug));
+    let starts = format!("{} starts", super::paths::log_prefix(slug));
     let last = text
         .lines()
         .rev()
