@@ -59,6 +59,20 @@ impl WarmAgentInfo {
         serde_json::from_slice(&std::fs::read(path).ok()?).ok()
     }
 
+    /// The warm agent as a report shows it, with its processes' `memory_bytes` at `now_ms`.
+    fn view(&self, memory_bytes: u64, now_ms: i64) -> crate::report::WarmView {
+        crate::report::WarmView {
+            host_pid: self.host_pid,
+            agent_pid: self.agent_pid,
+            session: self.session.clone(),
+            turns: self.turns,
+            memory_bytes,
+            idle_ms: (now_ms - self.last_used_ms).max(0),
+            busy: self.busy,
+            kept_by: self.kept_by,
+        }
+    }
+
     /// The resident memory of the agent's processes, in bytes.
     pub fn memory_bytes(&self) -> u64 {
         let tokens = BTreeSet::from([self.token.clone()]);
@@ -109,16 +123,7 @@ pub(crate) fn view(
     slug: &str,
 ) -> Option<crate::report::WarmView> {
     let info = live(ws, store, slug)?;
-    Some(crate::report::WarmView {
-        host_pid: info.host_pid,
-        agent_pid: info.agent_pid,
-        session: info.session.clone(),
-        turns: info.turns,
-        memory_bytes: info.memory_bytes(),
-        idle_ms: (ganger_store::now_ms() - info.last_used_ms).max(0),
-        busy: info.busy,
-        kept_by: info.kept_by,
-    })
+    Some(info.view(info.memory_bytes(), ganger_store::now_ms()))
 }
 
 /// The warm agents of the workspace's tasks as the task table shows them, by task: only the
@@ -144,16 +149,7 @@ pub(crate) fn views(
         .map(|info| {
             let mut pids = marked.remove(&info.token).unwrap_or_default();
             pids.insert(info.agent_pid);
-            let view = crate::report::WarmView {
-                host_pid: info.host_pid,
-                agent_pid: info.agent_pid,
-                session: info.session.clone(),
-                turns: info.turns,
-                memory_bytes: pids.iter().map(|pid| rss_bytes(*pid)).sum(),
-                idle_ms: (now - info.last_used_ms).max(0),
-                busy: info.busy,
-                kept_by: info.kept_by,
-            };
+            let view = info.view(pids.iter().map(|pid| rss_bytes(*pid)).sum(), now);
             (info.slug, view)
         })
         .collect()

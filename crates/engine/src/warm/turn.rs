@@ -238,13 +238,10 @@ fn exited(pid: u32) -> bool {
 
 /// Whether `pid`, another process's child, has ended (gone, or a zombie not yet reaped).
 fn gone(pid: u32) -> bool {
-    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
-        // The state follows the command's closing parenthesis.
-        Ok(stat) => stat
-            .rsplit_once(')')
-            .is_some_and(|(_, rest)| rest.trim_start().starts_with('Z')),
-        Err(_) => true,
-    }
+    i32::try_from(pid)
+        .ok()
+        .and_then(ganger_sandbox::proc_stat)
+        .is_none_or(|stat| stat.state == b'Z' || stat.state == b'X')
 }
 
 impl WarmTurn {
