@@ -25,6 +25,10 @@ use tokio::signal::unix::{SignalKind, signal};
 /// it started, before ganger asks again.
 const EXIT_SEEN_WITHIN: Duration = Duration::from_secs(3);
 
+/// How long the removal of an ended container of the same name, which the daemon is already
+/// doing, may take before a round's next container is made anyway.
+const REMOVAL_WITHIN: Duration = Duration::from_secs(30);
+
 /// Everything about a round's container. Nothing secret: the keys reach the container
 /// through a file on a memory-backed mount, never through this configuration (Docker keeps
 /// a container's environment on disk).
@@ -137,15 +141,9 @@ impl Docker {
             // The name is the round's, and the round runs one container at a time: the one
             // that has it is this round's agent or an earlier check, ended, which the daemon
             // is still removing (AutoRemove is not done when the wait for its exit returns).
-            // It is removed now, and this one made.
-            let force = RemoveContainerOptions {
-                force: true,
-                v: false,
-                link: false,
-            };
-            if let Err(gone) = self.api.remove_container(&spec.name, Some(force)).await {
-                crate::cleanup::absent_is_fine(gone.into())?;
-            }
+            // It is removed now (or, when the daemon is removing it already, waited for until
+            // it is gone), and this one made.
+            self.make_room(&spec.name).await?;
             self.api
                 .create_container(Some(create()), spec.body())
                 .await?;
@@ -239,6 +237,32 @@ impl Docker {
             }
         };
         Ok(code)
+    }
+
+    /// Removes the ended container that holds `name`. When the daemon answers that its
+    /// removal is already in progress (`AutoRemove` after the exit; HTTP 409 again), waits
+    /// until it is gone, at most [`REMOVAL_WITHIN`].
+    async fn make_room(&self, name: &str) -> Result<(), DockerError> {
+        let force = RemoveContainerOptions {
+            force: true,
+            v: false,
+            link: false,
+        };
+        let Err(error) = self.api.remove_container(name, Some(force)).await else {
+            return Ok(());
+        };
+        let error = DockerError::from(error);
+        if !error.is_conflict() {
+            return crate::cleanup::absent_is_fine(error);
+        }
+        let removed = WaitContainerOptionsBuilder::default()
+            .condition("removed")
+            .build();
+        // Whatever the wait answers (removed, an exit status, or not found as it is gone
+        // already), the name is free or the next create says why not.
+        let mut waits = self.api.wait_container(name, Some(removed));
+        let _ = tokio::time::timeout(REMOVAL_WITHIN, waits.next()).await;
+        Ok(())
     }
 
     /// SIGTERM to the container, up to `grace` for it to end, then SIGKILL.

@@ -117,4 +117,9 @@ mod docker {
     fn checks_run_in_the_sandbox() {
         crate::scenarios::checks_run_in_the_sandbox("docker");
     }
+
+    #[test]
+    fn checks_in_a_row_each_get_their_container() {
+        crate::scenarios::checks_in_a_row_each_get_their_container("docker");
+    }
 }

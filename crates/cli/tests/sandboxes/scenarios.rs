@@ -444,6 +444,39 @@ pub fn checks_run_in_the_sandbox(sandbox: &str) {
     );
 }
 
+/// A round's containers share its name and follow each other (the agent's, then each check's):
+/// the daemon removes an ended one (`AutoRemove`) while the next is made, and a check made
+/// during that removal was a false `failed` ("removal of container ... is already in progress
+/// (HTTP 409)", seen once in a CI run). Twenty checks in a row each get their container.
+pub fn checks_in_a_row_each_get_their_container(sandbox: &str) {
+    let test = format!("{sandbox}::checks_in_a_row_each_get_their_container");
+    if !crate::engines::available(sandbox, &test) {
+        return;
+    }
+    image_for(sandbox, "command");
+    let world = World::new(env!("CARGO_BIN_EXE_ganger").as_ref());
+    let mut config = format!(
+        "[defaults]\nagent = \"command\"\ntimeout = \"120s\"\n\n[sandbox]\ndefault = {sandbox:?}\n\n\
+         [agents.command]\nargv = [\"/bin/sh\", \"-c\", \"echo made > made.txt; echo made it\"]\nformat = \"text\"\n"
+    );
+    for n in 1..=20 {
+        config.push_str(&format!(
+            "\n[[checks]]\nname = \"check-{n}\"\ncommand = \"test -f made.txt\"\n"
+        ));
+    }
+    world.write("ganger.toml", &config);
+    let run = world.ganger(&["start", "row", "--message", "make it", "--json"]);
+    let report = run.json();
+    let states: Vec<&str> = report["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["state"].as_str().unwrap())
+        .collect();
+    assert_eq!(states, ["passed"; 20], "{report:#}\n{}", run.stderr);
+    assert_eq!(report["status"], "done", "{report:#}");
+}
+
 /// Issue 13.5: an agent's own session store (in a sandboxed task's home) kept what its tools
 /// printed, the key included, in files any user could read, and `clean` left it.
 pub fn the_agent_home_is_private_and_goes_with_clean(sandbox: &str) {
