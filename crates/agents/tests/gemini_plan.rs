@@ -61,8 +61,9 @@ fn a_new_session_reads_the_prompt_from_stdin_with_an_empty_p() {
     );
     assert_eq!(plan.stdin.as_deref(), Some(PROMPT.as_bytes()));
     // Without a custom endpoint or configuration, Gemini runs in the user's own home with
-    // their own settings and login, untouched.
-    assert!(plan.env.is_empty(), "{:?}", plan.env);
+    // their own settings and login, untouched; in one process, not relaunching itself.
+    let no_relaunch = ("GEMINI_CLI_NO_RELAUNCH".to_owned(), "true".to_owned());
+    assert_eq!(plan.env, std::slice::from_ref(&no_relaunch));
     assert!(plan.files.is_empty());
     // With a custom endpoint it gets a home of its own, whose settings select API-key auth.
     let custom: BTreeMap<String, String> = [(
@@ -76,13 +77,16 @@ fn a_new_session_reads_the_prompt_from_stdin_with_an_empty_p() {
         .unwrap();
     assert_eq!(
         plan.env,
-        [(
-            "GEMINI_CLI_HOME".to_owned(),
-            PathBuf::from(AGENT_DIR)
-                .join("home")
-                .to_string_lossy()
-                .into_owned()
-        )]
+        [
+            no_relaunch,
+            (
+                "GEMINI_CLI_HOME".to_owned(),
+                PathBuf::from(AGENT_DIR)
+                    .join("home")
+                    .to_string_lossy()
+                    .into_owned()
+            )
+        ]
     );
     assert_eq!(plan.files[0].0, settings_path());
     assert_eq!(

@@ -13,12 +13,20 @@
 //! `default` for [`Permission::ReadOnly`], in which headless Gemini withholds its write, edit
 //! and shell tools from the model. `--skip-trust` because worktrees are new, untrusted folders.
 //!
+//! Gemini runs in one process: `GEMINI_CLI_NO_RELAUNCH=true` ([`NO_RELAUNCH_ENV`]). Without
+//! it every start is two Node processes, the first loading most of the CLI only to start the
+//! second with a heap of half the machine's memory, then waiting for it: 0.6 to 0.7 more
+//! CPU-seconds a start and 150 MB more for a warm agent (docs/agents/relaunch.md).
+//!
 //! When ganger needs settings of its own (a custom endpoint, or `[agents.gemini.config]`),
 //! Gemini runs with a home of its own under the agent's directory ([`HOME_ENV`]; see
 //! `settings.rs`); otherwise in the user's, untouched.
 
 use crate::adapter::{CommandPlan, Permission, PlanError, RoundRequest, ScriptedEndpoint};
 use crate::gemini::settings::{self, BASE_URL_ENV, HOME_ENV};
+
+/// The variable that keeps Gemini CLI from starting itself a second time.
+pub const NO_RELAUNCH_ENV: &str = "GEMINI_CLI_NO_RELAUNCH";
 
 /// Gemini's home under the agent's directory, when ganger gives it one.
 pub const HOME_DIR: &str = "home";
@@ -46,7 +54,8 @@ pub fn plan(request: &RoundRequest<'_>) -> Result<CommandPlan, PlanError> {
         "-p".into(),
         String::new(),
     ]);
-    let mut plan = CommandPlan::new(args, Vec::new(), Some(request.prompt.as_bytes().to_vec()));
+    let env = vec![(NO_RELAUNCH_ENV.to_owned(), "true".to_owned())];
+    let mut plan = CommandPlan::new(args, env, Some(request.prompt.as_bytes().to_vec()));
     if request.var(BASE_URL_ENV).is_some() || request.config.is_some() {
         let home = request.agent_dir.join(HOME_DIR);
         plan.env

@@ -11,6 +11,9 @@
 //!   (docs/agents/qwen-prompt.md): a positional prompt that starts with `-` is read as an
 //!   option and one after `--` is dropped, and a prompt on stdin reaches the model with two
 //!   newlines appended. A prompt too long for one argument goes on stdin all the same.
+//! - `QWEN_CODE_NO_RELAUNCH=true` ([`NO_RELAUNCH_ENV`]): Qwen runs in one process, not
+//!   two (it starts itself again with a heap of half the machine's memory, as Gemini CLI
+//!   does; docs/agents/relaunch.md).
 //! - Settings (auto-update off, the OpenAI endpoint's auth type, `ganger.toml`'s table) go in
 //!   a file in the agent's directory (see [`super::settings`]).
 
@@ -20,6 +23,9 @@ use serde_json::json;
 
 /// The variable that silences Qwen 0.24's stderr warning about yolo mode without a sandbox.
 pub const YOLO_WARNING_ENV: &str = "QWEN_CODE_SUPPRESS_YOLO_WARNING";
+
+/// The variable that keeps Qwen Code from starting itself a second time.
+pub const NO_RELAUNCH_ENV: &str = "QWEN_CODE_NO_RELAUNCH";
 
 /// The longest prompt passed as an argument, in bytes: Linux refuses a single argument over
 /// 128 KiB.
@@ -46,10 +52,13 @@ pub fn plan(request: &RoundRequest<'_>) -> Result<CommandPlan, PlanError> {
         Some(request.prompt.as_bytes().to_vec())
     };
     let settings_path = request.agent_dir.join(settings::FILE_NAME);
-    let mut env = vec![(
-        settings::SYSTEM_SETTINGS_ENV.to_owned(),
-        settings_path.to_string_lossy().into_owned(),
-    )];
+    let mut env = vec![
+        (
+            settings::SYSTEM_SETTINGS_ENV.to_owned(),
+            settings_path.to_string_lossy().into_owned(),
+        ),
+        (NO_RELAUNCH_ENV.to_owned(), "true".to_owned()),
+    ];
     if request.permission == Permission::Write {
         env.push((YOLO_WARNING_ENV.to_owned(), "1".to_owned()));
     }
