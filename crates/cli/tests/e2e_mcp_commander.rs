@@ -1,9 +1,10 @@
 //! End to end: a real agent CLI (Claude Code, OpenCode, Codex, Gemini CLI) supervises through `ganger mcp`, registered by `ganger init
-//! --supervisor AGENT`, and a real OpenCode works. Two scripted model servers: the commander's
-//! script makes it call ganger's tools (start a task, wait, read the report and the diff, send
-//! a fix, wait, merge); the worker's script writes one file per round. What the commander's
-//! model was sent shows its tool calls and their results; what the worker's was sent shows
-//! the second round continuing the first one's session.
+//! --supervisor AGENT`, and a real Claude Code works (the worker's agent is not this test's
+//! subject, and Claude Code starts in a fraction of OpenCode's CPU time). Two scripted model
+//! servers: the commander's script makes it call ganger's tools (start a task, wait, read the
+//! report and the diff, send a fix, wait, merge); the worker's script writes one file per
+//! round. What the commander's model was sent shows its tool calls and their results; what the
+//! worker's was sent shows the second round continuing the first one's session.
 
 #![allow(
     clippy::unwrap_used,
@@ -12,32 +13,28 @@
 )]
 
 use ganger_fake_llm::{FakeLlm, RecordedRequest, Script, Turn};
-use ganger_test_support::{World, agent_program, opencode_toml};
+use ganger_test_support::{World, agent_program, agent_toml};
 use serde_json::{Value, json};
+use std::path::Path;
 use std::process::Command;
 
 const SLUG: &str = "greet";
 const FIRST: &str = "Write the first file, round1.txt. End with a line DONE: <what you did>.";
 const SECOND: &str = "Now the second file, round2.txt.";
 
-/// The worker: one file per round, and a `DONE:` line.
-fn worker_script() -> Script {
+/// The worker (Claude Code, whose file tool takes an absolute path): one file per round in
+/// the task's worktree `worktree`, and a `DONE:` line.
+fn worker_script(worktree: &Path) -> Script {
+    let write = |name: &str, content: &str| {
+        Turn::tool(
+            "Write",
+            json!({"file_path": worktree.join(name), "content": content}),
+        )
+    };
     Script::new()
-        .turn(
-            Turn::tool(
-                "write",
-                json!({"filePath": "round1.txt", "content": "round 1\n"}),
-            )
-            .when("first file"),
-        )
+        .turn(write("round1.txt", "round 1\n").when("first file"))
         .text("Wrote round1.txt. {{history}}\nDONE: round1.txt written")
-        .turn(
-            Turn::tool(
-                "write",
-                json!({"filePath": "round2.txt", "content": "round 2\n"}),
-            )
-            .when("second file"),
-        )
+        .turn(write("round2.txt", "round 2\n").when("second file"))
         .text("Wrote round2.txt. {{history}}\nDONE: round2.txt written")
 }
 
@@ -49,7 +46,7 @@ fn commander_script(prefix: &str) -> Script {
         .turn(
             Turn::tool(
                 tool("start"),
-                json!({"slug": SLUG, "brief": FIRST, "agent": "opencode"}),
+                json!({"slug": SLUG, "brief": FIRST, "agent": "claude"}),
             )
             .when("(?i)supervise"),
         )
@@ -84,13 +81,15 @@ fn calls_and_results(requests: &[RecordedRequest]) -> (Vec<String>, Vec<String>)
     (calls, results)
 }
 
-/// The world: OpenCode pointed at the worker's model, the supervisor registered, everything
-/// committed (a merge needs a clean main checkout).
-fn world(worker: &FakeLlm, supervisor: &str) -> World {
+/// The world: Claude Code pointed at the worker's scripted model (started here, as its script
+/// names the task's worktree), the supervisor registered, everything committed (a merge needs
+/// a clean main checkout).
+fn world(supervisor: &str) -> (World, FakeLlm) {
     let world = World::new(env!("CARGO_BIN_EXE_ganger").as_ref());
+    let worker = FakeLlm::start(worker_script(&world.worktree(SLUG))).unwrap();
     world.write(
         "ganger.toml",
-        &opencode_toml(&worker.base_url(), "", "not-a-key", ""),
+        &agent_toml("claude", &worker.root_url(), "", ""),
     );
     let init = world.ganger(&["init", "--supervisor", supervisor, "--json"]);
     init.expect_code(0);
@@ -109,7 +108,7 @@ fn world(worker: &FakeLlm, supervisor: &str) -> World {
     assert!(files.iter().all(|f| f.starts_with("created ")), "{files:?}");
     world.git(&["add", "-A"]);
     world.git(&["commit", "-q", "-m", "ganger and its supervisor"]);
-    world
+    (world, worker)
 }
 
 /// What the commander did, checked from both models' requests and from git.
@@ -159,10 +158,9 @@ fn check_the_loop(world: &World, commander: &FakeLlm, worker: &FakeLlm, prefix: 
 }
 
 #[test]
-fn claude_code_supervises_an_opencode_worker_through_the_mcp_server() {
-    let worker = FakeLlm::start(worker_script()).unwrap();
+fn claude_code_supervises_a_claude_code_worker_through_the_mcp_server() {
     let commander = FakeLlm::start(commander_script("mcp__ganger__")).unwrap();
-    let world = world(&worker, "claude");
+    let (world, worker) = world("claude");
     let mut claude = Command::new(agent_program("claude"));
     world.env(&mut claude);
     claude
@@ -219,10 +217,9 @@ fn opencode_answer(stdout: &str) -> String {
 }
 
 #[test]
-fn opencode_supervises_an_opencode_worker_through_the_mcp_server() {
-    let worker = FakeLlm::start(worker_script()).unwrap();
+fn opencode_supervises_a_claude_code_worker_through_the_mcp_server() {
     let commander = FakeLlm::start(commander_script("ganger_")).unwrap();
-    let world = world(&worker, "opencode");
+    let (world, worker) = world("opencode");
     // The commander's own model, beside the project's opencode.json that registers ganger.
     let config = json!({
         "provider": {"mock": {
@@ -272,10 +269,9 @@ fn opencode_supervises_an_opencode_worker_through_the_mcp_server() {
 }
 
 #[test]
-fn codex_supervises_an_opencode_worker_through_the_mcp_server() {
-    let worker = FakeLlm::start(worker_script()).unwrap();
+fn codex_supervises_a_claude_code_worker_through_the_mcp_server() {
     let commander = FakeLlm::start(commander_script("mcp__ganger__")).unwrap();
-    let world = world(&worker, "codex");
+    let (world, worker) = world("codex");
     // The commander's own provider; the project's .codex/config.toml (registering ganger) is
     // read only in a trusted project, as `codex exec --trust` records it.
     let codex_home = world.root().join("codex-home");
@@ -356,15 +352,14 @@ trust_level = "trusted"
 }
 
 #[test]
-fn gemini_cli_supervises_an_opencode_worker_through_the_mcp_server() {
-    let worker = FakeLlm::start(worker_script()).unwrap();
+fn gemini_cli_supervises_a_claude_code_worker_through_the_mcp_server() {
     // Gemini CLI's side requests (is the next speaker the user?) want JSON.
     let commander = FakeLlm::start(
         commander_script("mcp_ganger_")
             .default_answer(r#"{"reasoning": "the task is merged", "next_speaker": "user"}"#),
     )
     .unwrap();
-    let world = world(&worker, "gemini");
+    let (world, worker) = world("gemini");
     // Gemini CLI starts MCP servers with a filtered environment that keeps no GIT_* variable:
     // the identity the merge commits with comes from the repository (docs/agents).
     world.git(&["config", "user.name", "Test"]);
