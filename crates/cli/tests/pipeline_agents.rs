@@ -1,5 +1,6 @@
-//! The role pipeline with every other agent (OpenCode has its own, fuller test in
-//! `pipeline_opencode.rs`): the real pinned CLI against the scripted model, a plan of one
+//! The role pipeline with each agent in every role (`pipeline_full.rs` has the fuller
+//! pipeline, its planner on OpenCode and the other roles on Claude Code): the real pinned CLI
+//! against the scripted model, a plan of one
 //! step, a read-only critic whose scripted writes (file tool and shell) leave no file, a
 //! reviewer that finds a problem, the fix, a pass. Every role has a model of its own, and the
 //! recorded requests show each role's session used only its role's model.
@@ -75,6 +76,12 @@ fn pipeline(d: Dialect) {
     for role in ROLES {
         let model = format!("{default_model}-{role}");
         roles.push_str(&format!("\n[roles.{role}]\nmodel = \"{model}\"\n"));
+        // OpenCode knows the models its provider's configuration lists.
+        if let Some(name) = model.strip_prefix("mock/") {
+            roles.push_str(&format!(
+                "\n[agents.opencode.config.provider.mock.models.{name}.limit]\ncontext = 128000\noutput = 8192\n"
+            ));
+        }
         models.insert(role.to_string(), model);
     }
     world.write("ganger.toml", &format!("{base}\n{roles}"));
@@ -114,8 +121,10 @@ fn pipeline(d: Dialect) {
     for request in requests.iter().filter(|r| r.tools_offered) {
         let role = role_of(request);
         let model = &request.conversation.as_ref().unwrap().model;
+        // OpenCode's requests name the model without its provider (`mock/`).
+        let named = &models[&role];
         assert!(
-            model.ends_with(&models[&role]),
+            named.ends_with(model.as_str()) && model.ends_with(&format!("-{role}")),
             "a request of the {role} went to {model}, not {}",
             models[&role]
         );
@@ -133,4 +142,4 @@ macro_rules! agents {
     )*};
 }
 
-agents!(claude, codex, gemini, qwen);
+agents!(opencode, claude, codex, gemini, qwen);

@@ -1,9 +1,12 @@
-//! End-to-end: the role pipeline with the real, pinned OpenCode against the scripted model,
-//! driven by the real `ganger` binary in a real git repository. Every role has a model of its
-//! own, so the model server's recorded requests show which role sent each one; the scripted
-//! answers fire only on the prompts the pipeline must send (the critic's findings reach the
-//! planner, a reviewer's findings reach the executor), so a pipeline that drops a hand-off
-//! fails the test.
+//! End-to-end: the role pipeline with real, pinned agents against the scripted model, driven by
+//! the real `ganger` binary in a real git repository: the planner on OpenCode (with a reasoning
+//! effort, which OpenCode takes), every other role on Claude Code (the tasks' agent; the
+//! cheapest to start, so that the pipeline, not the agents' start-up, is what these tests
+//! spend). Every role has a model of its own, so the model server's recorded requests show
+//! which role sent each one; the scripted answers fire only on the prompts the pipeline must
+//! send (the critic's findings reach the planner, a reviewer's findings reach the executor),
+//! so a pipeline that drops a hand-off fails the test. `pipeline_agents.rs` runs a shorter
+//! pipeline with each agent alone.
 
 #![allow(
     clippy::unwrap_used,
@@ -12,18 +15,50 @@
 )]
 
 use ganger_fake_llm::{FakeLlm, RecordedRequest, Script, Turn};
-use ganger_test_support::{World, opencode_program};
+use ganger_test_support::{World, agent_toml, opencode_program};
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
+use std::path::Path;
 
-/// The model of each role: all different, so a request names its role by its model.
-const MODELS: &[(&str, &str)] = &[
-    ("planner", "mock/strong-planner"),
-    ("critic", "mock/strong-critic"),
-    ("executor", "mock/cheap-executor"),
-    ("code", "mock/cheap-code"),
-    ("tests", "mock/cheap-tests"),
+/// The model of each role as `ganger.toml` names it, and as its requests name it: all
+/// different, so a request names its role by its model. The planner's is OpenCode's (provider
+/// `mock`, which its requests leave out).
+const MODELS: &[(&str, &str, &str)] = &[
+    ("planner", "mock/strong-planner", "strong-planner"),
+    ("critic", "claude-fake-critic", "claude-fake-critic"),
+    ("executor", "claude-fake-executor", "claude-fake-executor"),
+    ("code", "claude-fake-code", "claude-fake-code"),
+    ("tests", "claude-fake-tests", "claude-fake-tests"),
 ];
+
+/// The tools that write or run commands, by both agents' names for them: no read-only role
+/// may be offered one.
+const WRITING_TOOLS: &[&str] = &[
+    "write",
+    "edit",
+    "bash",
+    "patch",
+    "Write",
+    "Edit",
+    "MultiEdit",
+    "NotebookEdit",
+    "Bash",
+];
+
+/// Claude Code's file tool, writing `content` to `name` in `worktree` (it takes an absolute
+/// path).
+fn write(worktree: &Path, name: &str, content: &str) -> Turn {
+    Turn::tool(
+        "Write",
+        json!({"file_path": worktree.join(name), "content": content}),
+    )
+}
+
+/// Claude Code's shell tool. A file the session wrote in an earlier round is written again
+/// through it: Claude's file tool refuses to overwrite a file it has not read in this process.
+fn shell(command: &str) -> Turn {
+    Turn::tool("Bash", json!({"command": command}))
+}
 
 /// The planner's instructions come from the repository; the others are built in.
 const PLANNER_PROMPT: &str = "PLANNER-FROM-REPO: write numbered steps and nothing else.\n";
@@ -40,25 +75,26 @@ fn quoted(text: &str) -> String {
     serde_json::to_string(text).unwrap()
 }
 
-/// `ganger.toml`: OpenCode against the scripted model, every role's model, the reviewers.
-fn config(base_url: &str, reviewers: &[&str], review_rounds: u32) -> String {
+/// `ganger.toml`: Claude Code against the scripted model at `root_url` (the tasks' agent),
+/// OpenCode against it too for the planner, every role's model, the reviewers.
+fn config(root_url: &str, reviewers: &[&str], review_rounds: u32) -> String {
     let mut models = String::from("scripted = { limit = { context = 128000, output = 8192 } }");
     let mut roles = String::new();
-    for (role, model) in MODELS {
-        let name = model.trim_start_matches("mock/");
-        models.push_str(&format!(
-            ", {name} = {{ limit = {{ context = 128000, output = 8192 }} }}"
-        ));
+    for (role, model, _) in MODELS {
         roles.push_str(&format!("\n[roles.{role}]\nmodel = {}\n", quoted(model)));
         if *role == "planner" {
-            roles.push_str("prompt = \"roles/planner.md\"\neffort = \"high\"\n");
+            let name = model.trim_start_matches("mock/");
+            models.push_str(&format!(
+                ", {name} = {{ limit = {{ context = 128000, output = 8192 }} }}"
+            ));
+            roles.push_str(
+                "agent = \"opencode\"\nprompt = \"roles/planner.md\"\neffort = \"high\"\n",
+            );
         }
     }
     let reviewers: Vec<String> = reviewers.iter().map(|r| quoted(r)).collect();
     format!(
-        r#"[defaults]
-model = "mock/scripted"
-
+        r#"{claude}
 [pipeline]
 reviewers = [{reviewers}]
 review_rounds = {review_rounds}
@@ -78,30 +114,39 @@ npm = "@ai-sdk/openai-compatible"
 options = {{ baseURL = {base_url}, apiKey = "not-a-secret-key" }}
 models = {{ {models} }}
 "#,
+        claude = agent_toml("claude", root_url, "", ""),
         reviewers = reviewers.join(", "),
         program = quoted(&opencode_program().to_string_lossy()),
-        base_url = quoted(base_url),
+        base_url = quoted(&format!("{root_url}/v1")),
     )
 }
 
-fn world(script: Script, reviewers: &[&str], review_rounds: u32) -> (World, FakeLlm) {
-    world_with(script, reviewers, review_rounds, "")
+/// A world for the pipeline of task `slug`, whose model answers `script` (given the task's
+/// worktree, where Claude Code's file tool writes).
+fn world(
+    slug: &str,
+    script: impl FnOnce(&Path) -> Script,
+    reviewers: &[&str],
+    review_rounds: u32,
+) -> (World, FakeLlm) {
+    world_with(slug, script, reviewers, review_rounds, "")
 }
 
 /// A world whose `ganger.toml` has `extra` appended.
 fn world_with(
-    script: Script,
+    slug: &str,
+    script: impl FnOnce(&Path) -> Script,
     reviewers: &[&str],
     review_rounds: u32,
     extra: &str,
 ) -> (World, FakeLlm) {
-    let llm = FakeLlm::start(script).unwrap();
     let world = World::new(env!("CARGO_BIN_EXE_ganger").as_ref());
+    let llm = FakeLlm::start(script(&world.worktree(slug))).unwrap();
     world.write(
         "ganger.toml",
         &format!(
             "{}\n{extra}\n",
-            config(&llm.base_url(), reviewers, review_rounds)
+            config(&llm.root_url(), reviewers, review_rounds)
         ),
     );
     world.write("roles/planner.md", PLANNER_PROMPT);
@@ -115,12 +160,15 @@ fn work_by_role(requests: &[RecordedRequest]) -> Vec<(String, &RecordedRequest)>
         .iter()
         .filter(|r| r.tools_offered)
         .map(|r| {
-            let first = r.conversation.as_ref().unwrap().prompts()[0].to_owned();
-            let role = first
-                .strip_prefix("# Your role: ")
-                .and_then(|rest| rest.lines().next())
-                .unwrap_or_else(|| panic!("a session that does not start with its role: {first}"))
-                .to_owned();
+            // An agent may put context of its own before ganger's first prompt.
+            let prompts = r.conversation.as_ref().unwrap().prompts();
+            let role = prompts
+                .iter()
+                .find_map(|p| {
+                    p.split_once("# Your role: ")
+                        .map(|(_, rest)| rest.lines().next().unwrap_or("").to_owned())
+                })
+                .unwrap_or_else(|| panic!("a session of no role: {prompts:?}"));
             (role, r)
         })
         .collect()
@@ -143,7 +191,7 @@ fn verdicts(report: &Value) -> BTreeMap<String, (String, u64)> {
         .collect()
 }
 
-fn full_pipeline_script() -> Script {
+fn full_pipeline_script(worktree: &Path) -> Script {
     Script::new()
         // The planner's first version.
         .turn(
@@ -151,17 +199,8 @@ fn full_pipeline_script() -> Script {
                 .when("PLANNER-FROM-REPO"),
         )
         // The critic (read-only) tries to write through the file tool and the shell.
-        .turn(
-            Turn::tool(
-                "write",
-                json!({"filePath": "by-tool.txt", "content": "written\n"}),
-            )
-            .when("Review this version of the plan"),
-        )
-        .turn(Turn::tool(
-            "bash",
-            json!({"command": "echo written > by-shell.txt", "description": "write a file"}),
-        ))
+        .turn(write(worktree, "by-tool.txt", "written\n").when("Review this version of the plan"))
+        .turn(shell("echo written > by-shell.txt"))
         .text("CRITIQUE-V1: step 2 does not say what two.txt holds.")
         // The rejection reaches the planner with the person's notes and the critique.
         .turn(
@@ -172,15 +211,9 @@ fn full_pipeline_script() -> Script {
         )
         .turn(Turn::text("CRITIQUE-V2: sound.").when("plan, version 2"))
         // The executor, one round per step.
-        .turn(
-            Turn::tool("write", json!({"filePath": "one.txt", "content": "one\n"}))
-                .when("Do step 1 of 2"),
-        )
+        .turn(write(worktree, "one.txt", "one\n").when("Do step 1 of 2"))
         .text("Step 1 done: one.txt holds one.")
-        .turn(
-            Turn::tool("write", json!({"filePath": "two.txt", "content": "too\n"}))
-                .when("Do step 2 of 2"),
-        )
+        .turn(write(worktree, "two.txt", "too\n").when("Do step 2 of 2"))
         .text("Step 2 done: two.txt written.")
         // Review round 1: the code reviewer finds a problem in the diff it was given.
         .turn(
@@ -188,10 +221,7 @@ fn full_pipeline_script() -> Script {
                 .when("(?s)Your role: code.*\\+too"),
         )
         // The finding reaches the executor, which fixes it.
-        .turn(
-            Turn::tool("write", json!({"filePath": "two.txt", "content": "two\n"}))
-                .when("two.txt:1: it says too"),
-        )
+        .turn(shell("echo two > two.txt").when("two.txt:1: it says too"))
         .text("Fixed: two.txt holds two.")
         // Review round 2: it passes (the fix is in the diff it gets).
         .turn(Turn::text("VERDICT: pass").when("(?s)\\+two.*review round 2"))
@@ -199,9 +229,8 @@ fn full_pipeline_script() -> Script {
 
 #[test]
 fn a_full_pipeline_plans_is_rejected_once_executes_and_passes_review() {
-    // One reviewer keeps this test within the runner's limit on a loaded machine: nine
-    // OpenCode rounds. Two reviewers' verdicts are in the next test.
-    let (world, llm) = world(full_pipeline_script(), &["code"], 3);
+    // One reviewer (two reviewers' verdicts are in the next test).
+    let (world, llm) = world("pipe", full_pipeline_script, &["code"], 3);
     let brief = "Add one.txt and two.txt.";
 
     // plan: the planner, then the critic; the pipeline waits for a decision.
@@ -229,6 +258,22 @@ fn a_full_pipeline_plans_is_rejected_once_executes_and_passes_review() {
     }
     let critic = world.ganger(&["status", "pipe.critic", "--json"]).json();
     assert_eq!(critic["permission"], "read-only", "{critic:#}");
+    // Claude Code kept warm is offered its writing tools, and ganger refuses each call of a
+    // read-only round (docs/warm.md); the round is judged on its answer.
+    let refused: Vec<&str> = critic["rejections"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r.as_str().unwrap())
+        .collect();
+    assert_eq!(refused.len(), 2, "{critic:#}");
+    assert!(
+        refused[0].starts_with("Write: refused by ganger (a read-only round may not edit)")
+            && refused[1]
+                .starts_with("Bash: refused by ganger (a read-only round may not execute)"),
+        "{refused:?}"
+    );
+    assert_eq!(critic["status"], "done", "{critic:#}");
 
     // reject, with notes: the planner writes version 2, the critic reviews it.
     let rejected = world.ganger(&[
@@ -286,11 +331,11 @@ fn a_full_pipeline_plans_is_rejected_once_executes_and_passes_review() {
     // Each role: its own session, its own model, its own instructions.
     let requests = llm.requests();
     let by_role = work_by_role(&requests);
-    let expected: BTreeMap<&str, &str> = MODELS.iter().copied().collect();
+    let expected: BTreeMap<&str, &str> = MODELS.iter().map(|(r, _, m)| (*r, *m)).collect();
     for (role, request) in &by_role {
         let model = &request.conversation.as_ref().unwrap().model;
         assert_eq!(
-            format!("mock/{model}"),
+            model,
             expected[role.as_str()],
             "a request of the {role} went to {model}"
         );
@@ -329,13 +374,14 @@ fn a_full_pipeline_plans_is_rejected_once_executes_and_passes_review() {
             assert_eq!(effort, None, "a request of the {role}");
         }
     }
-    // Read-only roles were offered no tool that writes or runs commands.
+    // The read-only planner on OpenCode was offered no tool that writes or runs commands
+    // (Claude Code's read-only roles, kept warm, are refused each call instead: above).
     for (role, request) in &by_role {
         let tools = &request.conversation.as_ref().unwrap().tools;
-        if role != "executor" {
-            for writing in ["write", "edit", "bash", "patch"] {
+        if role == "planner" {
+            for writing in WRITING_TOOLS {
                 assert!(
-                    !tools.iter().any(|t| t == writing),
+                    !tools.iter().any(|t| t == *writing),
                     "the {role} was offered {writing}: {tools:?}"
                 );
             }
@@ -417,17 +463,16 @@ fn a_full_pipeline_plans_is_rejected_once_executes_and_passes_review() {
 
 #[test]
 fn a_reviewer_answer_that_does_not_parse_counts_as_a_fail() {
-    let script = Script::new()
-        .turn(Turn::text("1. Create one.txt\n").when("PLANNER-FROM-REPO"))
-        .turn(Turn::text("Sound.").when("Review this version of the plan"))
-        .turn(
-            Turn::tool("write", json!({"filePath": "one.txt", "content": "one\n"}))
-                .when("Do step 1 of 1"),
-        )
-        .text("Done.")
-        .turn(Turn::text("Looks good to me, VERDICT: pass").when("Your role: code"))
-        .turn(Turn::text("VERDICT: pass").when("Your role: tests"));
-    let (world, _llm) = world(script, &["code", "tests"], 1);
+    let script = |worktree: &Path| {
+        Script::new()
+            .turn(Turn::text("1. Create one.txt\n").when("PLANNER-FROM-REPO"))
+            .turn(Turn::text("Sound.").when("Review this version of the plan"))
+            .turn(write(worktree, "one.txt", "one\n").when("Do step 1 of 1"))
+            .text("Done.")
+            .turn(Turn::text("Looks good to me, VERDICT: pass").when("Your role: code"))
+            .turn(Turn::text("VERDICT: pass").when("Your role: tests"))
+    };
+    let (world, _llm) = world("loose", script, &["code", "tests"], 1);
     world
         .ganger(&["plan", "loose", "--message", "Add one.txt."])
         .expect_code(0);
@@ -465,22 +510,21 @@ fn step_one_requests(llm: &FakeLlm) -> usize {
 
 #[test]
 fn a_pipeline_cancelled_then_killed_mid_step_goes_on_when_approved_again() {
-    let script = Script::new()
-        .turn(Turn::text("1. Create one.txt\n").when("PLANNER-FROM-REPO"))
-        .turn(Turn::text("Sound.").when("Review this version of the plan"))
-        // The executor's first two attempts hang: one is cancelled, one's command killed.
-        .turn(
-            Turn::fault(ganger_fake_llm::Fault::Hang)
-                .times(2)
-                .when("Do step 1 of 1"),
-        )
-        .turn(
-            Turn::tool("write", json!({"filePath": "one.txt", "content": "one\n"}))
-                .when("Do step 1 of 1"),
-        )
-        .text("Done.")
-        .turn(Turn::text("VERDICT: pass").when("Your role: code"));
-    let (world, llm) = world(script, &["code"], 1);
+    let script = |worktree: &Path| {
+        Script::new()
+            .turn(Turn::text("1. Create one.txt\n").when("PLANNER-FROM-REPO"))
+            .turn(Turn::text("Sound.").when("Review this version of the plan"))
+            // The executor's first two attempts hang: one is cancelled, one's command killed.
+            .turn(
+                Turn::fault(ganger_fake_llm::Fault::Hang)
+                    .times(2)
+                    .when("Do step 1 of 1"),
+            )
+            .turn(write(worktree, "one.txt", "one\n").when("Do step 1 of 1"))
+            .text("Done.")
+            .turn(Turn::text("VERDICT: pass").when("Your role: code"))
+    };
+    let (world, llm) = world("stopped", script, &["code"], 1);
     world
         .ganger(&["plan", "stopped", "--message", "Add one.txt."])
         .expect_code(0);
@@ -541,27 +585,23 @@ fn a_pipeline_cancelled_then_killed_mid_step_goes_on_when_approved_again() {
 
 #[test]
 fn a_step_that_fails_its_checks_gets_a_fix_round_with_their_output() {
-    let script = Script::new()
-        .turn(Turn::text("1. Create one.txt holding one\n").when("PLANNER-FROM-REPO"))
-        .turn(Turn::text("Sound.").when("Review this version of the plan"))
-        .turn(
-            Turn::tool("write", json!({"filePath": "one.txt", "content": "uno\n"}))
-                .when("Do step 1 of 1"),
-        )
-        .text("Done.")
-        // Fires only if the failing check's output reached the executor.
-        .turn(
-            Turn::tool("write", json!({"filePath": "one.txt", "content": "one\n"}))
-                .when("CHECK-SAYS one.txt holds uno"),
-        )
-        .text("Fixed.")
-        .turn(Turn::text("VERDICT: pass").when("Your role: code"));
+    let script = |worktree: &Path| {
+        Script::new()
+            .turn(Turn::text("1. Create one.txt holding one\n").when("PLANNER-FROM-REPO"))
+            .turn(Turn::text("Sound.").when("Review this version of the plan"))
+            .turn(write(worktree, "one.txt", "uno\n").when("Do step 1 of 1"))
+            .text("Done.")
+            // Fires only if the failing check's output reached the executor.
+            .turn(shell("echo one > one.txt").when("CHECK-SAYS one.txt holds uno"))
+            .text("Fixed.")
+            .turn(Turn::text("VERDICT: pass").when("Your role: code"))
+    };
     let checks = r#"
 [[checks]]
 name = "holds-one"
 command = "echo CHECK-SAYS one.txt holds $(cat one.txt); grep -qx one one.txt"
 "#;
-    let (world, _llm) = world_with(script, &["code"], 1, checks);
+    let (world, _llm) = world_with("checked", script, &["code"], 1, checks);
     world
         .ganger(&["plan", "checked", "--message", "Add one.txt."])
         .expect_code(0);
