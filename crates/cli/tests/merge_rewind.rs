@@ -1,7 +1,9 @@
-//! End-to-end: `ganger rewind` and `ganger merge` with the real, pinned OpenCode against the
+//! End-to-end: `ganger rewind` and `ganger merge` with the real, pinned agents against the
 //! scripted model server, in real git repositories: a rewind whose next round continues from
-//! the rewound point (proved by the model's recorded requests), a conflict resolved by the
-//! worker with `--fix`, and the refusals (a dirty main checkout, a last round that failed).
+//! the rewound point (proved by the model's recorded requests) for each agent, and, with
+//! Claude Code as the worker (the merge is the subject, and it starts in a fraction of
+//! OpenCode's CPU time), a conflict resolved by the worker with `--fix` and the refusals (a
+//! dirty main checkout, a last round that failed).
 
 #![allow(
     clippy::unwrap_used,
@@ -12,6 +14,7 @@
 use ganger_fake_llm::{FakeLlm, Fault, RecordedRequest, Script, Turn};
 use ganger_test_support::{World, agent_toml, opencode_toml};
 use serde_json::json;
+use std::path::Path;
 
 fn world(script: Script) -> (World, FakeLlm) {
     let llm = FakeLlm::start(script).unwrap();
@@ -21,6 +24,28 @@ fn world(script: Script) -> (World, FakeLlm) {
         &opencode_toml(&llm.base_url(), "", "not-a-secret-key", ""),
     );
     (world, llm)
+}
+
+/// A world whose tasks run Claude Code against a scripted model answering `script`, given the
+/// worktree of task `slug` (Claude's file tool takes absolute paths).
+fn claude_world(slug: &str, script: impl FnOnce(&Path) -> Script) -> (World, FakeLlm) {
+    let world = World::new(env!("CARGO_BIN_EXE_ganger").as_ref());
+    let llm = FakeLlm::start(script(&world.worktree(slug))).unwrap();
+    world.write(
+        "ganger.toml",
+        &agent_toml("claude", &llm.root_url(), "", ""),
+    );
+    (world, llm)
+}
+
+/// Claude Code's shell writing `content` to `name` (its file tool would not overwrite a file
+/// it has not read).
+fn shell_write(name: &str, content: &str, when: &str) -> Turn {
+    Turn::tool(
+        "Bash",
+        json!({"command": format!("printf '{}' > {name}", content.replace('\n', "\\n"))}),
+    )
+    .when(when)
 }
 
 fn write(path: &str, content: &str, when: &str) -> Turn {
@@ -147,16 +172,18 @@ fn rewind_takes_the_files_the_rounds_and_the_conversation_back() {
 
 #[test]
 fn a_conflict_stops_cleanly_and_fix_has_the_worker_resolve_it() {
-    let script = Script::new()
-        .turn(write("shared.txt", "task line\n", "Change shared"))
-        .text("Changed shared.txt.")
-        .turn(write(
-            "shared.txt",
-            "main line\ntask line\n",
-            "Resolve this conflict",
-        ))
-        .text("Resolved.");
-    let (world, llm) = world(script);
+    let script = |_: &Path| {
+        Script::new()
+            .turn(shell_write("shared.txt", "task line\n", "Change shared"))
+            .text("Changed shared.txt.")
+            .turn(shell_write(
+                "shared.txt",
+                "main line\ntask line\n",
+                "Resolve this conflict",
+            ))
+            .text("Resolved.")
+    };
+    let (world, llm) = claude_world("c", script);
     world.write("shared.txt", "first line\n");
     world.git(&["add", "shared.txt"]);
     world.git(&["commit", "-q", "-m", "shared"]);
@@ -218,11 +245,19 @@ fn a_conflict_stops_cleanly_and_fix_has_the_worker_resolve_it() {
 
 #[test]
 fn merge_refuses_a_dirty_main_checkout_and_a_failed_last_round() {
-    let script = Script::new()
-        .turn(write("done.txt", "done\n", "Write done"))
-        .text("Wrote done.txt.")
-        .turn(Turn::fault(Fault::Http401).when("break it"));
-    let (world, _llm) = world(script);
+    let script = |worktree: &Path| {
+        Script::new()
+            .turn(
+                Turn::tool(
+                    "Write",
+                    json!({"file_path": worktree.join("done.txt"), "content": "done\n"}),
+                )
+                .when("Write done"),
+            )
+            .text("Wrote done.txt.")
+            .turn(Turn::fault(Fault::Http401).when("break it"))
+    };
+    let (world, _llm) = claude_world("m", script);
     world
         .ganger(&["start", "m", "--message", "Write done.txt."])
         .expect_code(0);
