@@ -4,7 +4,7 @@
 //! runs; a reload during the round loses no event and repeats none; cancel from the page
 //! stops the round and leaves no agent process; an action without the token, or with a
 //! read-only one, is refused; and a comment on a diff line becomes the next round's prompt,
-//! as the scripted model receives it from the real OpenCode.
+//! as the scripted model receives it from the real Claude Code.
 
 #![allow(
     clippy::unwrap_used,
@@ -16,7 +16,7 @@
 mod web_world;
 
 use ganger_fake_llm::{FakeLlm, Script, Turn};
-use ganger_test_support::{World, living_pids_with_env, opencode_toml};
+use ganger_test_support::{World, agent_toml, living_pids_with_env};
 use serde_json::{Value, json};
 use std::os::unix::fs::PermissionsExt;
 use std::time::Duration;
@@ -224,21 +224,23 @@ fn a_comment_on_a_diff_line_becomes_the_next_rounds_prompt() {
     if !browser_available("web_browser") {
         return;
     }
+    // The worker is Claude Code, the cheapest agent to start: the page is the subject.
+    let world = World::new(env!("CARGO_BIN_EXE_ganger").as_ref());
+    let hello = world.worktree("review").join("hello.py");
     let script = Script::new()
         .turn(
             Turn::tool(
-                "write",
-                json!({"filePath": "hello.py", "content": "def hello():\n    return 1\n"}),
+                "Write",
+                json!({"file_path": hello, "content": "def hello():\n    return 1\n"}),
             )
             .when("write hello"),
         )
         .text("DONE: wrote hello")
         .turn(Turn::text("DONE: returned 2").when("Review comments"));
     let llm = FakeLlm::start(script).unwrap();
-    let world = World::new(env!("CARGO_BIN_EXE_ganger").as_ref());
     world.write(
         "ganger.toml",
-        &opencode_toml(&llm.base_url(), "", "not-a-secret-key", ""),
+        &agent_toml("claude", &llm.root_url(), "", ""),
     );
     world
         .ganger(&["start", "review", "--message", "write hello.py"])

@@ -136,10 +136,11 @@ warm_suite!(
 mod extras;
 mod warm_only;
 
+// The until-green loop is ganger's, the same for every agent: run with the cheapest to start.
 mod until_green {
     #[test]
     fn gives_up_and_says_so() {
-        crate::scenarios::until_green_gives_up(crate::dialect::dialect("opencode"));
+        crate::scenarios::until_green_gives_up(crate::dialect::dialect("claude"));
     }
 }
 
