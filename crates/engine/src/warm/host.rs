@@ -4,8 +4,9 @@
 
 use super::agent::{HostEvent, WarmAgent, read_line_capped};
 use super::dialect::{self, Pass, Seen, TurnDialect};
-use super::paths::{bind, claim_name, info_path, log_path, log_prefix, new_marker, socket_path};
+use super::paths::{bind, claim_name, info_path, log_path, new_marker, socket_path};
 use super::registry::WarmAgentInfo;
+use super::stop::{Stop, start_line, stop_line};
 use super::turn::TurnRequest;
 use crate::error::{EngineError, Result};
 use crate::keys;
@@ -130,7 +131,7 @@ pub fn serve_warm_host(
         .map_err(|e| EngineError::io("open", &log_path(ws, slug), e))?;
     {
         let mut log = &log;
-        let _ = writeln!(log, "{} starts for round {number}", log_prefix(slug));
+        let _ = writeln!(log, "{}", start_line(slug, number));
     }
     let mut agent = WarmAgent::start(&command, events.clone(), log)?;
     let adapter = crate::agent_env::adapter_for(&task.agent, &ws.config);
@@ -207,7 +208,7 @@ pub fn serve_warm_host(
         .append(true)
         .open(log_path(ws, slug))
     {
-        let _ = writeln!(log, "{} stops: {why}", log_prefix(slug));
+        let _ = writeln!(log, "{}", stop_line(slug, &why));
     }
     let _ = std::fs::remove_file(&socket);
     let _ = std::fs::remove_file(info_path(ws, slug));
@@ -258,7 +259,7 @@ fn serve(
     info: &mut WarmAgentInfo,
     usage: &TurnUsage,
     grace: Duration,
-) -> String {
+) -> Stop {
     let idle = ws.config.warm.idle.0;
     let mut turn: Option<Turn> = None;
     let mut last_used = Instant::now();
@@ -284,7 +285,7 @@ fn serve(
             Ok(event) => event,
             // A repository whose state went away (deleted, or its task cleaned) keeps no agent.
             Err(RecvTimeoutError::Timeout) if !ws.state.task_dir(&info.slug).is_dir() => {
-                return "its task's state directory is gone".into();
+                return Stop::Asked("its task's state directory is gone".into());
             }
             Err(RecvTimeoutError::Timeout) if deadline.is_none_or(|at| Instant::now() < at) => {
                 if let Some(current) = turn.as_mut() {
@@ -299,11 +300,18 @@ fn serve(
                         json!({GANGER_KEY: "error",
                         "message": format!("the agent did not end its cancelled turn within {} s: stopped", grace.as_secs())}),
                     );
-                    return "a cancelled turn did not end".into();
+                    return Stop::Failed("a cancelled turn did not end".into());
                 }
-                None => return format!("idle for {}", crate::config::format_duration(idle)),
+                None => {
+                    return Stop::Asked(format!(
+                        "idle for {}",
+                        crate::config::format_duration(idle)
+                    ));
+                }
             },
-            Err(RecvTimeoutError::Disconnected) => return "its channel closed".into(),
+            Err(RecvTimeoutError::Disconnected) => {
+                return Stop::Failed("its channel closed".into());
+            }
         };
         match event {
             HostEvent::Connection(conn) => {
@@ -322,7 +330,7 @@ fn serve(
                         let _ = info.save(&info_path(ws, &info.slug));
                     }
                     Ok(None) => {}
-                    Err(why) => return why,
+                    Err(stop) => return stop,
                 }
             }
             HostEvent::Agent(line) => {
@@ -343,7 +351,7 @@ fn serve(
                         let _ = info.save(&info_path(ws, &info.slug));
                     }
                     Ok(false) => {}
-                    Err(why) => return why,
+                    Err(why) => return Stop::Failed(why),
                 }
             }
             HostEvent::AgentGone => {
@@ -353,7 +361,7 @@ fn serve(
                         json!({GANGER_KEY: "error", "message": "the warm agent exited during the turn"}),
                     );
                 }
-                return "the agent exited".into();
+                return Stop::Failed("the agent exited".into());
             }
             HostEvent::Signal(signal) => {
                 let why = format!("it was sent {}", crate::round::signal_name(signal));
@@ -363,11 +371,11 @@ fn serve(
                         json!({GANGER_KEY: "error", "message": format!("the warm host stopped: {why}")}),
                     );
                 }
-                return why;
+                return Stop::Asked(why);
             }
             HostEvent::Round(line) => {
                 if line.trim() == "stop" && turn.is_none() {
-                    return "asked to stop".into();
+                    return Stop::Asked("asked to stop".into());
                 }
                 if let Some(current) = turn.as_mut()
                     && line.trim() == "cancel"
@@ -378,7 +386,7 @@ fn serve(
                     if let Some(cancel) = current.dialect.cancel(id, &current.session)
                         && agent.send(&cancel).is_err()
                     {
-                        return "the agent's stdin closed".into();
+                        return Stop::Failed("the agent's stdin closed".into());
                     }
                 }
             }
@@ -393,7 +401,7 @@ fn serve(
                     if let Some(cancel) = current.dialect.cancel(id, &current.session)
                         && agent.send(&cancel).is_err()
                     {
-                        return "the agent's stdin closed".into();
+                        return Stop::Failed("the agent's stdin closed".into());
                     }
                 }
             }
@@ -410,7 +418,7 @@ fn begin_turn(
     mut conn: UnixStream,
     info: &mut WarmAgentInfo,
     kind: WarmProtocol,
-) -> std::result::Result<Option<Turn>, String> {
+) -> std::result::Result<Option<Turn>, Stop> {
     let _ = conn.set_read_timeout(Some(Duration::from_secs(10)));
     let mut reader = BufReader::new(match conn.try_clone() {
         Ok(read) => read,
@@ -421,7 +429,7 @@ fn begin_turn(
         return Ok(None);
     }
     if first.trim_ascii() == b"stop" {
-        return Err("asked to stop".into());
+        return Err(Stop::Asked("asked to stop".into()));
     }
     let request: TurnRequest = match serde_json::from_slice(&first) {
         Ok(request) => request,
@@ -467,7 +475,7 @@ fn begin_turn(
         .send(&dialect::prompt(kind, prompt_id, &session, &request.prompt))
         .is_err()
     {
-        return Err("the agent's stdin closed".into());
+        return Err(Stop::Failed("the agent's stdin closed".into()));
     }
     let sender = events.clone();
     std::thread::spawn(move || read_round(reader, sender));

@@ -24,6 +24,7 @@ pub(crate) mod keeper;
 pub(crate) mod paths;
 pub(crate) mod policy;
 pub(crate) mod registry;
+pub(crate) mod stop;
 pub(crate) mod turn;
 
 pub use crate::config::PermissionRules;

@@ -59,8 +59,8 @@ pub(crate) fn log_path(ws: &Workspace, slug: &str) -> PathBuf {
     log_path_in(&ws.state, slug)
 }
 
-/// How the warm host of `slug` begins the lines it writes of itself in its log (its start
-/// and its stop, which a round that starts the next one reads).
+/// How the warm host of `slug` begins the lines it writes of itself in its log
+/// (`super::stop`).
 pub(crate) fn log_prefix(slug: &str) -> String {
     format!("ganger: the warm host of {slug}")
 }

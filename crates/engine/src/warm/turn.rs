@@ -66,7 +66,7 @@ pub(crate) fn open_turn(
     let info = match live(ws, store, slug) {
         Some(info) => info,
         None => {
-            replaced = failed_last(&log_path(ws, slug), slug);
+            replaced = super::stop::failed_last(&log_path(ws, slug), slug);
             start_host(ws, store, input)?
         }
     };
@@ -111,28 +111,6 @@ pub(crate) fn open_turn(
         finished: false,
         replaced,
     })
-}
-
-/// Why the task's last warm host stopped, when it stopped on a failure rather than as asked
-/// (idle, `warm stop`, a signal, its repository gone): read from its log, whose last word
-/// of a host is its start or its stop (a host killed with SIGKILL writes none, and its round
-/// was interrupted, which said so).
-fn failed_last(log: &std::path::Path, slug: &str) -> Option<String> {
-    let text = std::fs::read_to_string(log).ok()?;
-    let stops = format!("{} stops: ", super::paths::log_prefix(slug));
-    let starts = format!("{} starts", super::paths::log_prefix(slug));
-    let last = text
-        .lines()
-        .rev()
-        .find(|line| line.starts_with(&stops) || line.starts_with(&starts))?;
-    let why = last.strip_prefix(&stops)?;
-    let asked = [
-        "idle for",
-        "asked to stop",
-        "it was sent",
-        "its task's state directory",
-    ];
-    (!asked.iter().any(|normal| why.starts_with(normal))).then(|| why.to_owned())
 }
 
 /// A warm host this round started: its own child, or one `ganger serve` started for it.
