@@ -17,10 +17,13 @@
     reason = "shared with the conformance suite, which uses all of it"
 )]
 mod dialect;
+#[path = "pipeline_common/mod.rs"]
+mod pipeline_common;
 
 use dialect::Dialect;
-use ganger_fake_llm::{FakeLlm, RecordedRequest, Script, Turn};
+use ganger_fake_llm::{FakeLlm, Script, Turn};
 use ganger_test_support::{World, agent_toml};
+use pipeline_common::role_of;
 use std::collections::BTreeMap;
 
 const ROLES: &[&str] = &["planner", "critic", "executor", "code"];
@@ -44,20 +47,6 @@ fn script(d: Dialect, worktree: &std::path::Path) -> Script {
         .text("Fixed: two.txt.")
         .turn(Turn::text("VERDICT: pass").when("(?s)\\+two.*review round 2"))
         .default_answer("side")
-}
-
-/// The role whose session a request belongs to: named in the session's first prompt of
-/// ganger's (an agent may put context of its own before it).
-fn role_of(request: &RecordedRequest) -> String {
-    let conversation = request.conversation.as_ref().unwrap();
-    conversation
-        .prompts()
-        .iter()
-        .find_map(|p| {
-            p.split_once("# Your role: ")
-                .map(|(_, rest)| rest.lines().next().unwrap_or("").to_owned())
-        })
-        .unwrap_or_else(|| panic!("a request of no role: {:?}", conversation.prompts()))
 }
 
 fn pipeline(d: Dialect) {

@@ -14,8 +14,12 @@
     reason = "a test fails loudly on what it did not expect"
 )]
 
+#[path = "pipeline_common/mod.rs"]
+mod pipeline_common;
+
 use ganger_fake_llm::{FakeLlm, RecordedRequest, Script, Turn};
-use ganger_test_support::{World, agent_toml, opencode_program};
+use ganger_test_support::{World, agent_toml, opencode_agent_toml};
+use pipeline_common::role_of;
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -94,30 +98,11 @@ fn config(root_url: &str, reviewers: &[&str], review_rounds: u32) -> String {
     }
     let reviewers: Vec<String> = reviewers.iter().map(|r| quoted(r)).collect();
     format!(
-        r#"{claude}
-[pipeline]
-reviewers = [{reviewers}]
-review_rounds = {review_rounds}
-backoff = "1s"
-{roles}
-[agents.opencode]
-command = {program}
-env = {{ OPENCODE_DISABLE_MODELS_FETCH = "1" }}
-
-[agents.opencode.config]
-model = "mock/scripted"
-small_model = "mock/scripted"
-share = "disabled"
-
-[agents.opencode.config.provider.mock]
-npm = "@ai-sdk/openai-compatible"
-options = {{ baseURL = {base_url}, apiKey = "not-a-secret-key" }}
-models = {{ {models} }}
-"#,
+        "{claude}\n[pipeline]\nreviewers = [{reviewers}]\nreview_rounds = {review_rounds}\n\
+         backoff = \"1s\"\n{roles}\n{opencode}",
         claude = agent_toml("claude", root_url, "", ""),
         reviewers = reviewers.join(", "),
-        program = quoted(&opencode_program().to_string_lossy()),
-        base_url = quoted(&format!("{root_url}/v1")),
+        opencode = opencode_agent_toml(&format!("{root_url}/v1"), "not-a-secret-key", &models),
     )
 }
 
@@ -159,18 +144,7 @@ fn work_by_role(requests: &[RecordedRequest]) -> Vec<(String, &RecordedRequest)>
     requests
         .iter()
         .filter(|r| r.tools_offered)
-        .map(|r| {
-            // An agent may put context of its own before ganger's first prompt.
-            let prompts = r.conversation.as_ref().unwrap().prompts();
-            let role = prompts
-                .iter()
-                .find_map(|p| {
-                    p.split_once("# Your role: ")
-                        .map(|(_, rest)| rest.lines().next().unwrap_or("").to_owned())
-                })
-                .unwrap_or_else(|| panic!("a session of no role: {prompts:?}"));
-            (role, r)
-        })
+        .map(|r| (role_of(r), r))
         .collect()
 }
 

@@ -85,13 +85,20 @@ fn quoted(text: &str) -> String {
 /// extra TOML appended (more settings, or overrides of `[defaults]` keys are not allowed:
 /// pass them in `defaults`).
 pub fn opencode_toml(base_url: &str, defaults: &str, api_key: &str, extra: &str) -> String {
-    let program = opencode_program();
-    format!(
-        r#"[defaults]
-model = "mock/scripted"
-{defaults}
+    let agent = opencode_agent_toml(
+        base_url,
+        api_key,
+        "scripted = { limit = { context = 128000, output = 8192 }, cost = { input = 3, output = 15 } }",
+    );
+    format!("[defaults]\nmodel = \"mock/scripted\"\n{defaults}\n\n{agent}{extra}\n")
+}
 
-[agents.opencode]
+/// The `[agents.opencode]` tables of [`opencode_toml`]: the pinned OpenCode, its provider
+/// `mock` at `base_url` offering `models` (the inside of a TOML inline table), `mock/scripted`
+/// its default model.
+pub fn opencode_agent_toml(base_url: &str, api_key: &str, models: &str) -> String {
+    format!(
+        r#"[agents.opencode]
 command = {program}
 env = {{ OPENCODE_DISABLE_MODELS_FETCH = "1" }}
 
@@ -103,10 +110,9 @@ share = "disabled"
 [agents.opencode.config.provider.mock]
 npm = "@ai-sdk/openai-compatible"
 options = {{ baseURL = {base_url}, apiKey = {api_key} }}
-models = {{ scripted = {{ limit = {{ context = 128000, output = 8192 }}, cost = {{ input = 3, output = 15 }} }} }}
-{extra}
+models = {{ {models} }}
 "#,
-        program = quoted(&program.to_string_lossy()),
+        program = quoted(&opencode_program().to_string_lossy()),
         base_url = quoted(base_url),
         api_key = quoted(api_key),
     )

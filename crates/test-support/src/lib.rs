@@ -21,8 +21,8 @@ mod processes;
 mod world;
 
 pub use agents::{
-    FAKE_OPENCODE, agent_program, agent_toml, opencode_program, opencode_toml, opencode_version,
-    write_fake_opencode,
+    FAKE_OPENCODE, agent_program, agent_toml, opencode_agent_toml, opencode_program, opencode_toml,
+    opencode_version, write_fake_opencode,
 };
 pub use docker::{docker_available, ensure_worker_image, run_in_image};
 pub use netns::{TestHost, TestHosts};
