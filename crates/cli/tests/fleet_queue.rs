@@ -16,7 +16,7 @@ mod fleet_world;
 
 use fleet_world::FleetWorld;
 use ganger_fake_llm::Script;
-use ganger_test_support::Run;
+use ganger_test_support::{Run, wait_until};
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
@@ -258,6 +258,75 @@ fn three_fleet_runs_of_one_file_at_once_run_each_task_once() {
     let per_task = fw.requests_per_task();
     assert_eq!(per_task.len(), 10, "{per_task:?}");
     assert!(per_task.values().all(|n| *n == 1), "{per_task:?}");
+}
+
+/// The reason recorded on the queue row of `slug` (why it waits, or why it ended).
+fn queue_reason(fw: &FleetWorld, slug: &str) -> Option<String> {
+    let db = rusqlite::Connection::open(fw.world.repo.join(".ganger/state.db")).unwrap();
+    db.query_row("SELECT reason FROM queue WHERE slug = ?1", [slug], |row| {
+        row.get(0)
+    })
+    .unwrap_or(None)
+}
+
+/// A queued start that meets a start of its slug under way in a live command waits and is
+/// sent again; it is not refused for good. (A worker whose start failed while the database was
+/// restarting left such a start behind, alive until its lease ran out, and the other worker
+/// refused the item: a fleet task that never ran.) Once that command is gone, the queued start
+/// settles what it left and runs.
+#[test]
+#[expect(
+    clippy::disallowed_methods,
+    reason = "the test runs a start by hand and a fleet run beside it, as two users would"
+)]
+fn a_queued_start_waits_for_a_start_of_its_slug_under_way_and_then_runs() {
+    let fw = FleetWorld::new(Script::new(), 0);
+    let world = &fw.world;
+    // A start by hand, held right after it made its worktree (debug builds).
+    let mut by_hand = world.command(&["start", "t0", "--message", "by hand"]);
+    by_hand
+        .env("GANGER_FAULT_PAUSE", "start-after-worktree:60000")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null());
+    let mut by_hand = by_hand.spawn().unwrap();
+    assert!(
+        wait_until(Duration::from_secs(20), || world.worktree("t0").exists()),
+        "the start by hand made no worktree"
+    );
+    let file = fw.fleet_file("f", "[[task]]\nslug = \"t0\"\nmessage = \"task 0\"\n");
+    let mut run = world.command(&["fleet", "run", file.to_str().unwrap(), "--json"]);
+    run.stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    let run = run.spawn().unwrap();
+    let met = wait_until(Duration::from_secs(30), || {
+        queue_reason(&fw, "t0").is_some_and(|r| r.contains("is being started by another"))
+    });
+    let rows = queue_rows(&fw);
+    by_hand.kill().unwrap();
+    by_hand.wait().unwrap();
+    assert!(
+        met,
+        "the queued start never met the start under way: {rows:?}"
+    );
+    // Waiting for the next try (or being tried): not refused.
+    assert!(
+        matches!(rows.as_slice(), [(slug, _, state)] if slug == "t0" && (state == "queued" || state == "delivering")),
+        "{rows:?}"
+    );
+    let run = Run::from(run.wait_with_output().unwrap());
+    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    let status = world.ganger(&["fleet", "status", "f", "--json"]).json();
+    let task = &status["tasks"][0];
+    assert_eq!(
+        (&task["queue"], &task["rounds"], &task["last_status"]),
+        (
+            &serde_json::json!("ended"),
+            &serde_json::json!(1),
+            &serde_json::json!("done")
+        ),
+        "{status:#}"
+    );
+    assert_eq!(fw.requests_per_task().get("t0"), Some(&1));
 }
 
 /// Adds items `from..to` of fleet `big` straight into the table (a submission of them all

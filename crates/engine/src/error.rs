@@ -61,6 +61,10 @@ pub struct EngineError {
     pub hint: Option<String>,
     /// What the failure came from (a database, I/O, git or Docker error), with its own causes.
     pub cause: Option<Cause>,
+    /// A refusal that passes with time (the task has a round running, another command is
+    /// starting it, it holds new rounds): a queued item that meets one waits and is sent again
+    /// instead of being refused for good.
+    pub passes: bool,
 }
 
 impl PartialEq for EngineError {
@@ -76,12 +80,21 @@ impl EngineError {
             message: message.into(),
             hint: None,
             cause: None,
+            passes: false,
         }
     }
 
     /// Bad arguments or state.
     pub fn invalid(message: impl Into<String>) -> Self {
         EngineError::of(ErrorKind::Invalid, message)
+    }
+
+    /// A refusal that passes with time (see [`EngineError::passes`]); exit 2 like any other.
+    pub fn passing(message: impl Into<String>) -> Self {
+        EngineError {
+            passes: true,
+            ..EngineError::of(ErrorKind::Invalid, message)
+        }
     }
 
     /// The model is not available.

@@ -55,7 +55,7 @@ pub(crate) fn busy(slug: &str, number: u32, host_pid: Option<i32>) -> EngineErro
     let host = host_pid
         .map(|pid| format!(" (host pid {pid})"))
         .unwrap_or_default();
-    EngineError::invalid(format!("round {number} of {slug} is still running{host}")).hint(format!(
+    EngineError::passing(format!("round {number} of {slug} is still running{host}")).hint(format!(
         "wait for it with `ganger wait {slug}`, or stop it with `ganger cancel {slug}`"
     ))
 }

@@ -116,7 +116,7 @@ pub fn holds_rounds(ws: &Workspace, slug: &str) -> Result<bool> {
 
 /// The error of a round sent to a task that holds new rounds, where it cannot be queued.
 pub(crate) fn held(task: &Task) -> EngineError {
-    EngineError::invalid(format!(
+    EngineError::passing(format!(
         "task {} holds new rounds (its policy is hold)",
         task.slug
     ))

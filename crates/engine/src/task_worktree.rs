@@ -150,8 +150,10 @@ pub(crate) fn begin(
     Err(starting(slug))
 }
 
+/// A start of `slug` under way in a live command: it passes (the start records its task, or
+/// dies and is settled by the next start), so a queued start meeting it is sent again later.
 fn starting(slug: &str) -> EngineError {
-    EngineError::invalid(format!(
+    EngineError::passing(format!(
         "task {slug} is being started by another ganger command"
     ))
     .hint(format!(

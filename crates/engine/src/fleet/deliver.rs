@@ -24,7 +24,8 @@ pub enum Delivery {
     Refused(String),
     /// Queued under a generation the task no longer has.
     Stale(String),
-    /// Not now (the task has a running round); back in the queue.
+    /// Not now (the task has a round running, another command is starting it, or it holds new
+    /// rounds): back in the queue.
     Later(String),
     /// The environment failed (the database, the disk, git, Docker), not the item: back in
     /// the queue, for as long as the scheduler's patience lasts.
@@ -86,7 +87,7 @@ pub fn deliver(
             task: Box::new(outcome.task),
             round: Box::new(outcome.round),
         },
-        Err(e) if is_busy(&e) => Delivery::Later(e.message),
+        Err(e) if e.passes => Delivery::Later(e.message),
         // The database, the disk, git or Docker failed, not the item: it waits and is sent
         // again (a database restarted mid-fleet refused three items before this).
         Err(e) if e.kind == ErrorKind::Environment => Delivery::Unavailable(e.message),
@@ -98,7 +99,9 @@ pub fn deliver(
 /// How a delivery went that failed before it began: the environment failed, or the item
 /// cannot be delivered.
 pub(super) fn failed_delivery(error: EngineError) -> Delivery {
-    if error.kind == ErrorKind::Environment {
+    if error.passes {
+        Delivery::Later(error.message)
+    } else if error.kind == ErrorKind::Environment {
         Delivery::Unavailable(error.message)
     } else {
         Delivery::Refused(error.message)
@@ -112,12 +115,6 @@ fn queued_brief(item: &QueueItem) -> Brief {
         Some(prompt) => Brief::Message(prompt.clone()),
         None => Brief::File(item.prompt_file.clone()),
     }
-}
-
-/// A refusal that passes: a running round, or a task that holds new rounds (its policy
-/// changed to hold after the scheduler looked).
-fn is_busy(error: &EngineError) -> bool {
-    error.message.contains("is still running") || error.message.contains("holds new rounds")
 }
 
 /// Why an item queued under one generation of its task may not go to the task now.
