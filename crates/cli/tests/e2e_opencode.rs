@@ -151,6 +151,19 @@ fn start_and_fix_work_in_the_worktree_in_one_session() {
     );
     let log = world.ganger(&["log", "t1", "--round", "1"]);
     assert!(log.stdout.contains("tool write"), "{}", log.stdout);
+    // OpenCode leaves a 5.5 MB native library in its TMPDIR at every run; each round's agent
+    // (and the warm agent, once stopped) had a private one, and it went with it.
+    let warm_tmp = std::fs::read_dir(world.tmp()).unwrap().count();
+    world.ganger(&["warm", "stop", "t1"]).expect_code(0);
+    assert!(
+        warm_tmp <= 1,
+        "{warm_tmp} private TMPDIRs before the warm agent stopped"
+    );
+    let left: Vec<_> = std::fs::read_dir(world.tmp())
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert!(left.is_empty(), "left in TMPDIR: {left:?}");
 }
 
 #[test]

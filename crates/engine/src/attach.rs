@@ -64,7 +64,16 @@ pub fn attach(
         });
     }
     let keys = crate::keys::load_keys(&ws.config, &task.keys)?;
-    let env = crate::agent_env::agent_environment(adapter, &ws.config, &plan, &keys);
+    let mut env = crate::agent_env::agent_environment(adapter, &ws.config, &plan, &keys);
+    // Its temporary files go with the session's end, as a round's do.
+    let tmp = crate::agent_tmp::AgentTmp::unless_configured(
+        adapter,
+        &ws.config,
+        &crate::tokens::new_token(),
+    )?;
+    if let Some(tmp) = &tmp {
+        tmp.set_in(&mut env, &plan);
+    }
     let args: Vec<OsString> = plan.args.iter().map(Into::into).collect();
     let detail = serde_json::json!({ "session": session, "program": program });
     store.add_journal(task.id, None, "attached", Some(&me), detail)?;

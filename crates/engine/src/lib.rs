@@ -7,6 +7,7 @@ mod admission;
 mod adopt;
 mod agent_env;
 mod agent_query;
+mod agent_tmp;
 pub mod agents;
 mod api;
 mod api_feed;

@@ -44,6 +44,7 @@ const FLOORS: &[(&str, &[&str])] = &[
             "store_location",
             "keys",
             "agent_env",
+            "agent_tmp",
             "agent_query",
             "models",
             "agents",

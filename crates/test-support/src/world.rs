@@ -96,6 +96,7 @@ impl World {
         let home = dir.path().join("home");
         std::fs::create_dir_all(&repo).unwrap();
         std::fs::create_dir_all(&home).unwrap();
+        std::fs::create_dir_all(dir.path().join("tmp")).unwrap();
         // `GANGER_TEST_BIN` runs the tests against another build (an older one, to see a
         // regression test fail before its fix).
         let ganger = std::env::var_os("GANGER_TEST_BIN")
@@ -119,6 +120,11 @@ impl World {
         self.dir.path()
     }
 
+    /// The temporary directory (`TMPDIR`) of every process of the world.
+    pub fn tmp(&self) -> PathBuf {
+        self.dir.path().join("tmp")
+    }
+
     /// The environment every process of the world gets.
     pub fn env(&self, command: &mut Command) {
         for var in SCRUBBED {
@@ -126,6 +132,9 @@ impl World {
         }
         command
             .env("HOME", &self.home)
+            // What ganger and the agents write to their temporary directory stays in the
+            // world's, where a test can see what was left.
+            .env("TMPDIR", self.tmp())
             .env("XDG_CONFIG_HOME", self.home.join(".config"))
             .env("XDG_DATA_HOME", self.home.join(".local/share"))
             .env("XDG_STATE_HOME", self.home.join(".local/state"))

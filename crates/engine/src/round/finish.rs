@@ -425,6 +425,7 @@ pub(crate) fn settle_dead_round(
         cgroup: round.cgroup.as_ref().map(Cgroup::at),
     };
     let killed = kill_round(&marker, Duration::from_secs(2));
+    crate::agent_tmp::remove_left(&round.token);
     let host = round.host.map_or_else(
         || "its host".to_owned(),
         |h| format!("its host (pid {})", h.pid),

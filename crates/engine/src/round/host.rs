@@ -8,6 +8,7 @@ use super::output::{self, Closed, Progress};
 use super::setup::{BeforeState, RoundInput, adapter_of, before_state};
 use super::signals::SignalWatch;
 use crate::agent_env;
+use crate::agent_tmp::{self, AgentTmp};
 use crate::budget::{BudgetWatch, RoundSpend};
 use crate::error::{EngineError, Result};
 use crate::keys;
@@ -109,8 +110,18 @@ fn agent_command(
     input: &RoundInput,
     adapter: &dyn Adapter,
     keys: &[keys::LoadedKey],
-) -> Result<(AgentCommand, Option<String>)> {
+) -> Result<Planned> {
     planned_command(ws, input, adapter, keys, None)
+}
+
+/// An agent's command as planned, with what goes with it.
+pub(crate) struct Planned {
+    pub command: AgentCommand,
+    /// The session the command line names up front, if any.
+    pub session: Option<String>,
+    /// The agent's private temporary directory (the local sandbox's), removed when dropped:
+    /// kept until the agent has ended.
+    pub tmp: Option<AgentTmp>,
 }
 
 /// The command of the task's agent kept warm ([`Adapter::warm_plan`]), its processes marked
@@ -121,7 +132,7 @@ pub(crate) fn warm_agent_command(
     input: &RoundInput,
     keys: &[keys::LoadedKey],
     token: &str,
-) -> Result<(AgentCommand, Option<String>)> {
+) -> Result<Planned> {
     let adapter = adapter_of(ws, &input.task)?;
     planned_command(ws, input, adapter, keys, Some(token))
 }
@@ -134,7 +145,7 @@ fn planned_command(
     adapter: &dyn Adapter,
     keys: &[keys::LoadedKey],
     warm: Option<&str>,
-) -> Result<(AgentCommand, Option<String>)> {
+) -> Result<Planned> {
     let program = agent_env::resolve_program(adapter, &ws.config)?;
     let overlay = agent_env::config_overlay(adapter, &ws.config);
     let inherited = agent_env::inherited_config(adapter, &ws.config);
@@ -146,6 +157,14 @@ fn planned_command(
     } else {
         ws.state.agent_dir(adapter.name())
     };
+    // A sandbox's agent has a /tmp of its own; one run as the user runs it gets a private
+    // TMPDIR, unless ganger.toml's env names one.
+    let tmp = if isolated {
+        None
+    } else {
+        let token = warm.map_or_else(|| input.round.token.clone(), |_| crate::tokens::new_token());
+        AgentTmp::unless_configured(adapter, &ws.config, &token)?
+    };
     let request_env = if isolated {
         let nothing = CommandPlan::new(Vec::new(), Vec::new(), None);
         sandbox_environment(adapter, &ws.config, &nothing, keys, &agent_dir, worktree)
@@ -153,7 +172,14 @@ fn planned_command(
             .filter_map(|(k, v)| Some((k.into_string().ok()?, v.into_string().ok()?)))
             .collect()
     } else {
-        agent_env::request_env(adapter, &ws.config, keys)
+        let mut env = agent_env::request_env(adapter, &ws.config, keys);
+        if let Some(tmp) = &tmp {
+            env.insert(
+                agent_tmp::VAR.to_owned(),
+                tmp.path().to_string_lossy().into_owned(),
+            );
+        }
+        env
     };
     let permission = input
         .task
@@ -193,7 +219,11 @@ fn planned_command(
     let env = if isolated {
         sandbox_environment(adapter, &ws.config, &plan, keys, &agent_dir, worktree)
     } else {
-        agent_env::agent_environment(adapter, &ws.config, &plan, keys)
+        let mut env = agent_env::agent_environment(adapter, &ws.config, &plan, keys);
+        if let Some(tmp) = &tmp {
+            tmp.set_in(&mut env, &plan);
+        }
+        env
     };
     let command = AgentCommand {
         program,
@@ -218,7 +248,11 @@ fn planned_command(
         writable: permission == Permission::Write,
         grace: input.grace,
     };
-    Ok((confine(ws, adapter, &confined, command)?, plan.session))
+    Ok(Planned {
+        command: confine(ws, adapter, &confined, command)?,
+        session: plan.session,
+        tmp,
+    })
 }
 
 /// Makes a sandboxed task's agent home, readable by its owner only: the agent keeps its
@@ -280,7 +314,11 @@ fn run_agent(
     let stopped_warm = crate::warm::registry::live(ws, &*store, &input.task.slug)
         .is_some_and(|info| !info.busy)
         && crate::warm::stop_warm(ws, &*store, &input.task.slug).unwrap_or(false);
-    let (command, named_session) = agent_command(ws, input, adapter, keys)?;
+    let Planned {
+        command,
+        session: named_session,
+        tmp: _tmp,
+    } = agent_command(ws, input, adapter, keys)?;
     let stream = |kind| RoundStream::of(&input.task, &input.round, kind);
     let raw = store.create_stream(&stream(StreamKind::Stdout))?;
     let mut err = store.create_stream(&stream(StreamKind::Stderr))?;

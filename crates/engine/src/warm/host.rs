@@ -10,7 +10,7 @@ use super::stop::{Stop, start_line, stop_line};
 use super::turn::TurnRequest;
 use crate::error::{EngineError, Result};
 use crate::keys;
-use crate::round::{RoundInput, warm_agent_command};
+use crate::round::{Planned, RoundInput, warm_agent_command};
 use crate::workspace::Workspace;
 use ganger_agents::WarmProtocol;
 use ganger_agents::acp::GANGER_KEY;
@@ -121,7 +121,11 @@ pub fn serve_warm_host(
     let input = RoundInput::new(ws, task.clone(), round, String::new());
     let keys = keys::load_keys(&ws.config, &task.keys)?;
     let token = new_marker(ws, slug);
-    let (command, planned_session) = warm_agent_command(ws, &input, &keys, &token)?;
+    let Planned {
+        command,
+        session: planned_session,
+        tmp,
+    } = warm_agent_command(ws, &input, &keys, &token)?;
     let (events, received) = mpsc::channel();
     watch_signals(events.clone())?;
     let log = std::fs::OpenOptions::new()
@@ -217,6 +221,8 @@ pub fn serve_warm_host(
     if let Ok(sandbox) = crate::sandboxing::TaskSandbox::of(ws, &task) {
         sandbox.after_round(&info.token);
     }
+    // And its private temporary directory, before the claim's end tells anyone it is gone.
+    drop(tmp);
     claim.release();
     Ok(())
 }

@@ -1,0 +1,147 @@
+//! An agent's private temporary directory. An agent run as the user runs it (the local
+//! sandbox) writes its temporary files where `TMPDIR` points, and some agents never remove
+//! theirs: one leaves a 5.5 MB copy of a native library at every run, and a fleet of rounds
+//! left gigabytes in `/tmp` (docs/agents/tmp-measured.md). So each round's agent, and each
+//! warm agent, gets `TMPDIR` set to a directory of its own, `ganger-TOKEN` in ganger's
+//! own temporary directory, removed when the round ends; a round whose host died has it
+//! removed when the round is settled. A `TMPDIR` that `ganger.toml`'s `env` or the adapter's
+//! plan sets is left as it is. The bubblewrap and Docker sandboxes give the agent a `/tmp` of
+//! its own already.
+
+use crate::config::Config;
+use crate::error::{EngineError, Result};
+use ganger_agents::{Adapter, CommandPlan};
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+
+/// The variable the agent reads its temporary directory from.
+pub(crate) const VAR: &str = "TMPDIR";
+
+/// The private temporary directory of the agent of the round (or warm agent) `token`. Short:
+/// agents make sockets in it (one skips a socket path over 103 bytes).
+fn path_for(token: &str) -> PathBuf {
+    std::env::temp_dir().join(format!("ganger-{token}"))
+}
+
+/// Whether `path` is a directory of this user's, readable by no one else (not a link).
+fn is_private(path: &Path) -> bool {
+    use std::os::unix::fs::{MetadataExt, PermissionsExt};
+    let me = rustix::process::geteuid().as_raw();
+    path.symlink_metadata()
+        .is_ok_and(|m| m.is_dir() && m.uid() == me && m.permissions().mode() & 0o077 == 0)
+}
+
+/// An agent's private temporary directory, removed with everything in it when dropped.
+#[derive(Debug)]
+pub(crate) struct AgentTmp {
+    path: PathBuf,
+}
+
+impl AgentTmp {
+    /// Makes the directory of the round (or warm agent) `token`, readable by its owner only.
+    /// One of the same name that is not this user's private directory (made first by another
+    /// user of a shared `/tmp`) is refused, never used.
+    pub(crate) fn make(token: &str) -> Result<AgentTmp> {
+        use std::os::unix::fs::DirBuilderExt;
+        let path = path_for(token);
+        match std::fs::DirBuilder::new().mode(0o700).create(&path) {
+            Ok(()) => Ok(AgentTmp { path }),
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists && is_private(&path) => {
+                Ok(AgentTmp { path })
+            }
+            Err(e) => Err(EngineError::io("create", &path, e)),
+        }
+    }
+
+    /// A new directory for the agent of `adapter` run as the user runs it, unless
+    /// `ganger.toml`'s `env` names its `TMPDIR`.
+    pub(crate) fn unless_configured(
+        adapter: &dyn Adapter,
+        config: &Config,
+        token: &str,
+    ) -> Result<Option<AgentTmp>> {
+        if config.agent(adapter.name()).env.contains_key(VAR) {
+            return Ok(None);
+        }
+        AgentTmp::make(token).map(Some)
+    }
+
+    pub(crate) fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Points `env`'s `TMPDIR` here, unless the adapter's plan sets it (where a private
+    /// directory of its own would not do).
+    pub(crate) fn set_in(&self, env: &mut Vec<(OsString, OsString)>, plan: &CommandPlan) {
+        if plan.env.iter().any(|(key, _)| key == VAR) {
+            return;
+        }
+        env.retain(|(key, _)| key != VAR);
+        env.push((VAR.into(), self.path.clone().into()));
+    }
+}
+
+impl Drop for AgentTmp {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.path);
+    }
+}
+
+/// Removes what the agent of the round `token` left in its temporary directory, when its
+/// host died before removing it.
+pub(crate) fn remove_left(token: &str) {
+    let path = path_for(token);
+    if is_private(&path) {
+        let _ = std::fs::remove_dir_all(path);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_directory_is_private_and_goes_with_everything_in_it() {
+        use std::os::unix::fs::PermissionsExt;
+        let token = format!("test-{}", crate::tokens::new_token());
+        let tmp = AgentTmp::make(&token).unwrap();
+        let path = tmp.path().to_path_buf();
+        assert_eq!(path, path_for(&token));
+        let mode = std::fs::metadata(&path).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o700);
+        std::fs::create_dir(path.join("deep")).unwrap();
+        std::fs::write(path.join("deep/.left-00000000.so"), b"left").unwrap();
+        drop(tmp);
+        assert!(!path.exists());
+    }
+
+    #[test]
+    fn a_directory_of_its_name_that_others_can_read_is_refused_and_kept() {
+        use std::os::unix::fs::PermissionsExt;
+        let token = format!("test-{}", crate::tokens::new_token());
+        let path = path_for(&token);
+        std::fs::create_dir(&path).unwrap();
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o777)).unwrap();
+        let error = AgentTmp::make(&token).unwrap_err();
+        assert!(
+            error.message.contains(&path.display().to_string()),
+            "{error:?}"
+        );
+        remove_left(&token);
+        assert!(path.is_dir());
+        std::fs::remove_dir(&path).unwrap();
+    }
+
+    #[test]
+    fn what_a_dead_host_left_is_removed_by_its_token_and_nothing_else() {
+        let token = format!("test-{}", crate::tokens::new_token());
+        let left = AgentTmp::make(&token).unwrap();
+        let path = left.path().to_path_buf();
+        std::mem::forget(left);
+        std::fs::write(path.join("x"), b"x").unwrap();
+        let other = AgentTmp::make(&format!("{token}0")).unwrap();
+        remove_left(&token);
+        assert!(!path.exists());
+        assert!(other.path().is_dir());
+    }
+}
