@@ -2,7 +2,7 @@
 //! name their call announced, warnings and errors told apart.
 #![cfg(test)]
 
-mod common;
+use crate::common;
 
 use common::recorded::{assert_feed_is_fold, stream_of, summary_of};
 use ganger_agents::StreamParser;

@@ -3,7 +3,7 @@
 //! held to the `feed == fold(parse_line)` contract.
 #![cfg(test)]
 
-mod common;
+use crate::common;
 
 use common::recorded::{assert_feed_is_fold, recorded};
 use ganger_agents::{AgentExit, scan};

@@ -1,7 +1,7 @@
 //! Gemini CLI's success test: which rounds are done, and the one reason given when not.
 #![cfg(test)]
 
-mod common;
+use crate::common;
 
 use common::recorded::summary_of;
 use ganger_agents::{AgentExit, Verdict, adapter};

@@ -3,7 +3,7 @@
 //! the scanner has to notice.
 #![cfg(test)]
 
-mod common;
+use crate::common;
 
 use common::{assert_feed_equal, full_feed};
 use ganger_agents::opencode::{OpenCodeStream, summarize_bytes};
@@ -72,7 +72,7 @@ fn fast_equals_full_on_a_generated_stream() {
 ///   FAKE_EVENTS=200000 container/tools/ai/opencode-docker.sh $d/site run --standalone \
 ///   --format json --title x hello > big.jsonl
 /// GANGER_BIG_STREAM=$d/site/big.jsonl cargo test --release -p ganger-agents \
-///   --test opencode_fast_path -- --ignored
+///   --test all opencode_fast_path -- --ignored
 /// ```
 #[test]
 #[ignore = "needs GANGER_BIG_STREAM, a stream made by the seed's fake launcher"]

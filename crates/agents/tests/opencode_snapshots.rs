@@ -1,7 +1,7 @@
 //! Snapshots of what the recorded OpenCode streams normalize to: every line's type and events,
 //! the round summary, and the verdict with the exit code the real run had.
 
-mod common;
+use crate::common;
 
 use ganger_agents::opencode::{OpenCodeStream, summarize_bytes, verdict};
 use ganger_agents::{AgentExit, StreamParser, scan};

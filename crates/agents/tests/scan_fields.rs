@@ -5,7 +5,7 @@
 //! compact or spaced, whole or damaged; and on the recorded and generated OpenCode streams.
 #![cfg(test)]
 
-mod common;
+use crate::common;
 
 use ganger_agents::scan::{self, Field, FieldTable, Kind, Raw, Scan};
 use proptest::prelude::*;

@@ -3,7 +3,7 @@
 //! parser per round gives the same summary as a live one.
 #![cfg(test)]
 
-mod stream_json_common;
+use crate::stream_json_common;
 
 use ganger_agents::stream_json::{Dialect, StreamJsonParser};
 use ganger_agents::{summarize_reader, summarize_stream};

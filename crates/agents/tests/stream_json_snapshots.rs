@@ -2,7 +2,7 @@
 //! type and events, the round summary, and the verdict with the exit code the real run had.
 #![cfg(test)]
 
-mod stream_json_common;
+use crate::stream_json_common;
 
 use ganger_agents::stream_json::{Dialect, StreamJsonParser, verdict};
 use ganger_agents::{AgentExit, StreamParser, scan, summarize_stream};

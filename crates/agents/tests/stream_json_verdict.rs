@@ -2,7 +2,7 @@
 //! given when not.
 #![cfg(test)]
 
-mod stream_json_common;
+use crate::stream_json_common;
 
 use ganger_agents::stream_json::{Dialect, verdict};
 use ganger_agents::{AgentExit, Verdict};

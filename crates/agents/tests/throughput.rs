@@ -1,8 +1,8 @@
 //! How fast `summarize_bytes` reads a big OpenCode stream. Ignored by default; run in release:
 //!
 //! ```sh
-//! cargo test --release -p ganger-agents --test throughput -- --ignored --nocapture
-//! GANGER_BIG_STREAM=big.jsonl cargo test --release -p ganger-agents --test throughput -- --ignored --nocapture
+//! cargo test --release -p ganger-agents --test all throughput -- --ignored --nocapture
+//! GANGER_BIG_STREAM=big.jsonl cargo test --release -p ganger-agents --test all throughput -- --ignored --nocapture
 //! ```
 //!
 //! Without `GANGER_BIG_STREAM` it reads generated streams of about 100 MB: one shaped like the
@@ -11,7 +11,7 @@
 //! latter being what a busy machine does not distort.
 #![cfg(test)]
 
-mod common;
+use crate::common;
 
 use ganger_agents::opencode::summarize_bytes;
 use std::time::{Duration, Instant};

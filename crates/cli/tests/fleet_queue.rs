@@ -11,8 +11,7 @@
     reason = "a test fails loudly on what it did not expect"
 )]
 
-#[path = "fleet_world/mod.rs"]
-mod fleet_world;
+use crate::fleet_world;
 
 use fleet_world::FleetWorld;
 use ganger_fake_llm::Script;

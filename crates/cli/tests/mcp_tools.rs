@@ -9,7 +9,7 @@
     reason = "a test fails loudly on what it did not expect"
 )]
 
-mod mcp_client;
+use crate::mcp_client;
 
 use ganger_test_support::World;
 use mcp_client::{Mcp, text};

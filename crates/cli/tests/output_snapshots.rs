@@ -2,7 +2,7 @@
 //! report, the task table, a clean, a merge, a journal page and an error. What changes from
 //! run to run (paths, times, durations, ids, hashes, pids) is filtered to a placeholder, so a
 //! snapshot fails on any other change to what a person or a program reads. Review a change
-//! with `INSTA_UPDATE=always cargo nextest run -p ganger-cli --test output_snapshots` and
+//! with `INSTA_UPDATE=always cargo nextest run -p ganger-cli --test all output_snapshots` and
 //! `git diff crates/cli/tests/snapshots/`.
 
 #![allow(

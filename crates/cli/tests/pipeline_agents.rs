@@ -17,8 +17,7 @@
     reason = "shared with the conformance suite, which uses all of it"
 )]
 mod dialect;
-#[path = "pipeline_common/mod.rs"]
-mod pipeline_common;
+use crate::pipeline_common;
 
 use dialect::Dialect;
 use ganger_fake_llm::{FakeLlm, Script, Turn};

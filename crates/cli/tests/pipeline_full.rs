@@ -14,8 +14,7 @@
     reason = "a test fails loudly on what it did not expect"
 )]
 
-#[path = "pipeline_common/mod.rs"]
-mod pipeline_common;
+use crate::pipeline_common;
 
 use ganger_fake_llm::{FakeLlm, RecordedRequest, Script, Turn};
 use ganger_test_support::{World, agent_toml, opencode_agent_toml};

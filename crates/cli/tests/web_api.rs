@@ -11,8 +11,7 @@
     reason = "a test fails loudly on what it did not expect"
 )]
 
-#[path = "web_world/mod.rs"]
-mod web_world;
+use crate::web_world;
 
 use ganger_test_support::World;
 use serde_json::{Value, json};

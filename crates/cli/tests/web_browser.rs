@@ -12,8 +12,7 @@
     reason = "a test fails loudly on what it did not expect"
 )]
 
-#[path = "web_world/mod.rs"]
-mod web_world;
+use crate::web_world;
 
 use ganger_fake_llm::{FakeLlm, Script, Turn};
 use ganger_test_support::{World, agent_toml, living_pids_with_env};

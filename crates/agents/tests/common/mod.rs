@@ -3,7 +3,7 @@
 #![cfg(test)]
 #![allow(
     dead_code,
-    reason = "each test binary uses its own part of this module"
+    reason = "each test module uses its own part of this module"
 )]
 
 pub mod recorded;

@@ -3,7 +3,7 @@
 //! server first), witnesses kept outside ganger (the server's request log and in-flight
 //! counts, a file per task the workers write), and a fleet file writer.
 
-#![allow(dead_code, reason = "each test binary uses part of it")]
+#![allow(dead_code, reason = "each test module uses part of it")]
 
 use ganger_fake_llm::{FakeLlm, Script};
 use ganger_test_support::World;

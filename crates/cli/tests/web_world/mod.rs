@@ -4,7 +4,7 @@
 
 #![allow(
     dead_code,
-    reason = "each test binary uses its own part of the harness"
+    reason = "each test module uses its own part of the harness"
 )]
 
 use ganger_test_support::World;

@@ -1,0 +1,59 @@
+//! The command's integration tests, one module per subject, in one test binary: one link
+//! and one set of the helpers instead of one per file (the conformance and sandbox suites keep
+//! binaries of their own: `ganger agents canary` builds and runs the conformance one).
+
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "a test fails loudly on what it did not expect"
+)]
+
+mod fleet_world;
+mod mcp_client;
+mod pipeline_common;
+mod web_world;
+
+mod agent_output;
+mod agents_list;
+mod careless_input;
+mod checks;
+mod clean;
+mod cli_input;
+mod concurrent_starts;
+mod e2e_mcp_commander;
+mod e2e_opencode;
+mod environment_failures;
+mod evidence;
+mod fleet;
+mod fleet_chaos;
+mod fleet_queue;
+mod image_build;
+mod lost_session;
+mod mcp_commanders;
+mod mcp_protocol;
+mod mcp_tools;
+mod merge_fake_agent;
+mod merge_rewind;
+mod nested_repository;
+mod output_snapshots;
+mod ownership;
+mod pipeline_agents;
+mod pipeline_commander;
+mod pipeline_full;
+mod pipeline_input;
+mod postgres_store;
+mod reference;
+mod remote_fleet;
+mod rounds_fake_agent;
+mod sandbox_input;
+mod snapshot_watch;
+mod start_clean_safety;
+mod takeover;
+mod warm_claude;
+mod warm_gemini;
+mod warm_opencode;
+mod web_api;
+mod web_browser;
+mod web_events;
+mod web_mcp;
+mod workers;
