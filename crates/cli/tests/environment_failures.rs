@@ -201,3 +201,80 @@ fn git_missing_from_path_is_an_environment_failure() {
     environment_failure(&run, "failed to run git");
     assert!(!world.worktree("g").exists());
 }
+
+/// Runs `ganger args` with the store `store` (`None`: the repository's SQLite file) and the
+/// store's answer to `lost` lost after its commit (a debug build's fault point).
+fn with_answer_lost(world: &World, store: Option<&str>, lost: &str, args: &[&str]) -> Run {
+    let mut command = world.command(args);
+    if let Some(url) = store {
+        command.env("GANGER_STORE", url);
+    }
+    command.env("GANGER_FAULT_ANSWER_LOST", lost);
+    Run::from(command.output().unwrap())
+}
+
+/// A commit whose answer is lost: the connection cut right after it, as a restarted
+/// PostgreSQL did to a worker's start. The store has the task and its round; the command took
+/// an error. It used to remove the new task's worktree and branch and exit 70, leaving the
+/// round to be found `interrupted` (and a queued start of it refused as "exists already");
+/// now it asks the store, finds its round recorded, and runs it.
+fn a_commit_whose_answer_is_lost_still_runs_its_round(store: Option<&str>) {
+    let world = world();
+    let started = with_answer_lost(
+        &world,
+        store,
+        "create_task",
+        &["start", "t", "--message", "one", "--json"],
+    );
+    assert_eq!(started.code, 0, "{}\n{}", started.stdout, started.stderr);
+    let report = as_json(&started);
+    assert_eq!(
+        (&report["round"], &report["status"]),
+        (&1.into(), &"done".into())
+    );
+    assert_eq!(
+        std::fs::read_to_string(world.worktree("t").join("work.txt")).unwrap(),
+        "work\n"
+    );
+    let fixed = with_answer_lost(
+        &world,
+        store,
+        "begin_round",
+        &["fix", "t", "--message", "two", "--json"],
+    );
+    assert_eq!(fixed.code, 0, "{}\n{}", fixed.stdout, fixed.stderr);
+    let report = as_json(&fixed);
+    assert_eq!(
+        (&report["round"], &report["status"]),
+        (&2.into(), &"done".into())
+    );
+    // Two rounds, both done: none left to be settled as interrupted.
+    let mut status = world.command(&["status", "--json"]);
+    if let Some(url) = store {
+        status.env("GANGER_STORE", url);
+    }
+    let table = as_json(&Run::from(status.output().unwrap()));
+    let task = &table["tasks"][0];
+    assert_eq!(
+        (&task["slug"], &task["rounds"], &task["last_status"]),
+        (&"t".into(), &2.into(), &"done".into()),
+        "{table:#}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(world.worktree("t").join("work.txt")).unwrap(),
+        "work\nwork\n"
+    );
+}
+
+#[test]
+fn a_commit_whose_answer_is_lost_still_runs_its_round_on_sqlite() {
+    a_commit_whose_answer_is_lost_still_runs_its_round(None);
+}
+
+#[test]
+fn a_commit_whose_answer_is_lost_still_runs_its_round_on_postgres() {
+    let Some(db) = ganger_test_support::PgDatabase::new() else {
+        return;
+    };
+    a_commit_whose_answer_is_lost_still_runs_its_round(Some(&db.url));
+}

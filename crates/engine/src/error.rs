@@ -177,11 +177,11 @@ impl From<ganger_store::StoreError> for EngineError {
     fn from(error: ganger_store::StoreError) -> Self {
         use ganger_store::StoreError as E;
         match &error {
+            // A round running, a start under way: refusals that pass with time.
+            E::Busy { .. } | E::StartPending { .. } => EngineError::passing(error.to_string()),
             // What the state allows or not: the asker can act on these.
             E::SlugTaken(_)
-            | E::StartPending { .. }
             | E::BeingCleaned { .. }
-            | E::Busy { .. }
             | E::Stale { .. }
             | E::NotAllowed { .. }
             | E::SessionTaken { .. }

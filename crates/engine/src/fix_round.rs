@@ -144,7 +144,17 @@ pub(crate) fn send_fix_round(
         until_green: options.until_green,
     };
     let record = |store: &mut dyn Backend, new_round: &NewRound, _: &mut dyn Notices| {
-        let round = begin_round(store, task.id, new_round, &update)?;
+        let round = match begin_round(store, task.id, new_round, &update) {
+            Ok(round) => round,
+            // A commit whose answer was lost (launch::recorded_anyway).
+            Err(error) => {
+                match crate::launch::recorded_anyway(&*store, &error, &task.slug, &new_round.token)
+                {
+                    Some((_, round)) => round,
+                    None => return Err(error),
+                }
+            }
+        };
         Ok((find_task(&*store, &task.slug)?, round))
     };
     begin(ws, &mut *store, round, record, notices)

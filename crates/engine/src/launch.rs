@@ -12,9 +12,10 @@ use ganger_events::RoundStatus;
 use ganger_sandbox::{ProcessId, spawn_detached_host};
 use ganger_store::{
     Backend, CheckRun, Claim, Liveness, NewRound, ProcessRef, Round, RoundEnd, RoundKind, Store,
-    Task,
+    StoreError, Task,
 };
 use std::ffi::OsString;
+use std::time::{Duration, Instant};
 
 /// How a launched round went.
 #[derive(Debug, Clone)]
@@ -106,6 +107,44 @@ pub(crate) fn begin(
         },
         notices,
     )
+}
+
+/// How long a command whose round may have been recorded without its hearing so waits for
+/// the store to answer whether it was.
+const RECORDED_PATIENCE: Duration = Duration::from_secs(30);
+
+/// Whether the round `token` of task `slug` was recorded although recording it failed with
+/// `error`: a database connection cut as the transaction commits loses the answer, not the
+/// commit (a worker's start during a PostgreSQL restart recorded its task and round, took the
+/// error, and left the round to be found interrupted and the queued start refused as "exists
+/// already"). Only for a store that could not be reached: asks it as soon as it answers
+/// again, within [`RECORDED_PATIENCE`]; `None` when it says the round is not there, or never
+/// answers.
+pub(crate) fn recorded_anyway(
+    store: &dyn Backend,
+    error: &EngineError,
+    slug: &str,
+    token: &str,
+) -> Option<(Task, Round)> {
+    let unreachable = |e: &StoreError| matches!(e, StoreError::Unreachable { .. });
+    let cause = error.cause.as_deref()?.downcast_ref::<StoreError>()?;
+    if !unreachable(cause) {
+        return None;
+    }
+    let deadline = Instant::now() + RECORDED_PATIENCE;
+    loop {
+        let found = store.task(slug).and_then(|task| match task {
+            Some(task) => Ok(store.round(task.id, None)?.map(|round| (task, round))),
+            None => Ok(None),
+        });
+        match found {
+            Ok(found) => return found.filter(|(_, round)| round.token == token),
+            Err(e) if unreachable(&e) && Instant::now() < deadline => {
+                std::thread::sleep(Duration::from_millis(250));
+            }
+            Err(_) => return None,
+        }
+    }
 }
 
 /// A recorded round, ready to run.

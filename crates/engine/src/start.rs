@@ -226,18 +226,23 @@ pub fn start(ws: &Workspace, options: StartOptions, notices: &mut dyn Notices) -
             budget: options.budget,
             fleet: options.fleet.clone(),
         };
-        let (task, round) = store.create_task(&new_task, new_round).map_err(|e| {
-            if let Place::Planned(planned) = &place {
-                task_worktree::abandon(ws, store, planned, &slug, claim);
+        let error = match store.create_task(&new_task, new_round) {
+            Ok(created) => return Ok(created),
+            Err(StoreError::SlugTaken(slug)) => {
+                EngineError::invalid(format!("task {slug} exists already"))
             }
-            match e {
-                StoreError::SlugTaken(slug) => {
-                    EngineError::invalid(format!("task {slug} exists already"))
-                }
-                other => other.into(),
-            }
-        })?;
-        Ok((task, round))
+            Err(other) => other.into(),
+        };
+        // A commit whose answer was lost: the task is there, and its worktree is its own.
+        if let Some(created) =
+            crate::launch::recorded_anyway(&*store, &error, &slug, &new_round.token)
+        {
+            return Ok(created);
+        }
+        if let Place::Planned(planned) = &place {
+            task_worktree::abandon(ws, store, planned, &slug, claim);
+        }
+        Err(error)
     };
     let launched = begin(ws, &mut *store, round, record, notices)?;
     drop(store);

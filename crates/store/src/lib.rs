@@ -14,6 +14,7 @@ mod backend;
 mod claims;
 mod error;
 mod evidence;
+mod faults;
 mod follow;
 mod layout;
 mod liveness;

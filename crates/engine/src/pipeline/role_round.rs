@@ -244,7 +244,22 @@ fn start_role(
         until_green: None,
     };
     let record = |store: &mut dyn Backend, new_round: &NewRound, _: &mut dyn Notices| {
-        Ok(store.create_role_task(parent.id, &role.name, &new_task, new_round)?)
+        match store.create_role_task(parent.id, &role.name, &new_task, new_round) {
+            Ok(created) => Ok(created),
+            Err(error) => {
+                let error = EngineError::from(error);
+                // A commit whose answer was lost (launch::recorded_anyway).
+                match crate::launch::recorded_anyway(
+                    &*store,
+                    &error,
+                    &new_task.slug,
+                    &new_round.token,
+                ) {
+                    Some(created) => Ok(created),
+                    None => Err(error),
+                }
+            }
+        }
     };
     begin(ws, &mut *store, round, record, notices)
 }

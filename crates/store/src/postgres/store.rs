@@ -31,6 +31,7 @@ impl Store for PgStore {
         let stored_task = load_task(&mut tx, task_id)?;
         let stored_round = load_round(&mut tx, round_id)?;
         tx.commit()?;
+        crate::faults::answer_lost("create_task")?;
         Ok((stored_task, stored_round))
     }
 
@@ -82,6 +83,7 @@ impl Store for PgStore {
         }
         let stored = load_round(&mut tx, round_id)?;
         tx.commit()?;
+        crate::faults::answer_lost("begin_round")?;
         Ok(stored)
     }
 

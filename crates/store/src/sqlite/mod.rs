@@ -294,6 +294,7 @@ impl Store for SqliteStore {
         let stored_task = load_task(&tx, task_id)?;
         let stored_round = load_round(&tx, round_id)?;
         tx.commit()?;
+        crate::faults::answer_lost("create_task")?;
         Ok((stored_task, stored_round))
     }
 
@@ -343,6 +344,7 @@ impl Store for SqliteStore {
         }
         let stored = load_round(&tx, round_id)?;
         tx.commit()?;
+        crate::faults::answer_lost("begin_round")?;
         Ok(stored)
     }
 
