@@ -202,8 +202,9 @@ fn git_missing_from_path_is_an_environment_failure() {
     assert!(!world.worktree("g").exists());
 }
 
-/// Runs `ganger args` with the store `store` (`None`: the repository's SQLite file) and the
-/// store's answer to `lost` lost after its commit (a debug build's fault point).
+/// Runs `ganger args` with the store `store` (`None`: the repository's SQLite file) and, when
+/// `lost` names a step, the store's answer to it lost after its commit (a debug build's fault
+/// point).
 fn with_answer_lost(world: &World, store: Option<&str>, lost: &str, args: &[&str]) -> Run {
     let mut command = world.command(args);
     if let Some(url) = store {
@@ -249,11 +250,7 @@ fn a_commit_whose_answer_is_lost_still_runs_its_round(store: Option<&str>) {
         (&2.into(), &"done".into())
     );
     // Two rounds, both done: none left to be settled as interrupted.
-    let mut status = world.command(&["status", "--json"]);
-    if let Some(url) = store {
-        status.env("GANGER_STORE", url);
-    }
-    let table = as_json(&Run::from(status.output().unwrap()));
+    let table = as_json(&with_answer_lost(&world, store, "", &["status", "--json"]));
     let task = &table["tasks"][0];
     assert_eq!(
         (&task["slug"], &task["rounds"], &task["last_status"]),
