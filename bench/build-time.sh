@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # The test suite's fixed part, the lints and the test build, from scratch, for two or more
 # commits side by side: each is cloned once, then, round after round and in turn, its target
-# dir is emptied and the two commands scripts/test.sh runs first are timed:
+# dir is emptied and the lints and test build that commit's scripts/test.sh runs are timed:
 #   cargo clippy --workspace --all-targets --locked -- -D warnings
 #   cargo nextest run --workspace --locked --profile ci --no-run
-# Prints a line per build and the medians per commit. The machine is shared and noisy:
+# or, in a commit that has scripts/with-lints, the lints inside the test build's compile:
+#   scripts/with-lints cargo nextest run --workspace --locked --profile ci --no-run
+# (its clippy column is then 0). Prints a line per build and the medians per commit. The machine is shared and noisy:
 # compare commits within one run.
 #
 #   bench/build-time.sh [--runs N] REV REV...
@@ -28,9 +30,14 @@ for _ in $(seq "$runs"); do
     cd "$work/$rev"
     rm -rf target
     start=$(date +%s.%N)
-    cargo clippy --workspace --all-targets --locked -q -- -D warnings >/dev/null 2>&1
-    middle=$(date +%s.%N)
-    cargo nextest run --workspace --locked --profile ci --no-run >/dev/null 2>&1
+    if [ -x scripts/with-lints ]; then
+      middle=$start
+      scripts/with-lints cargo nextest run --workspace --locked --profile ci --no-run >/dev/null 2>&1
+    else
+      cargo clippy --workspace --all-targets --locked -q -- -D warnings >/dev/null 2>&1
+      middle=$(date +%s.%N)
+      cargo nextest run --workspace --locked --profile ci --no-run >/dev/null 2>&1
+    fi
     end=$(date +%s.%N)
     line="$rev clippy $(seconds "$start" "$middle") build $(seconds "$middle" "$end")"
     echo "$line"

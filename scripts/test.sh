@@ -27,11 +27,16 @@ while read -r spec; do
     pids+=($!)
   fi
 done < pinned-agents.txt
-# The installs (network and unpacking, mostly) go on while formatting and lints are checked;
-# a failed check stops them rather than leaving a half install behind.
+# The installs (network and unpacking, mostly) go on while formatting is checked and the tests
+# are built; a failed check or build stops them rather than leaving a half install behind.
 trap 'kill "${pids[@]}" 2>/dev/null || true' EXIT
 cargo fmt --all --check
-cargo clippy --workspace --all-targets --locked -- -D warnings
+# Clippy's lints (-D warnings) run in the test build's compile (scripts/with-lints): the same
+# lints over the same targets as `cargo clippy --all-targets`, with one compile instead of two.
+# The test build makes the ganger binary the images below are built with (a `cargo build` of
+# the binary alone would build it, and its dependencies, a second time: without the tests'
+# features).
+scripts/with-lints cargo nextest run --workspace --locked --profile "${NEXTEST_PROFILE:-default}" --no-run
 for pid in "${pids[@]}"; do wait "$pid"; done
 trap - EXIT
 while read -r spec; do
@@ -43,11 +48,8 @@ while read -r spec; do
 done < pinned-agents.txt
 # The docker sandbox's tests need a worker image per agent: built once here, offline (Debian
 # packages and the CLIs above; nothing is pulled), and kept by Docker for the next run.
-# The test build makes the ganger binary the images are built with (a `cargo build` of the
-# binary alone would build it, and its dependencies, a second time: without the tests' features).
-cargo nextest run --workspace --locked --profile "${NEXTEST_PROFILE:-default}" --no-run
 docker_host=${DOCKER_HOST:-}
 if [ -S "${docker_host#unix://}" ] || [ -S /var/run/docker.sock ]; then
   "${CARGO_TARGET_DIR:-target}/debug/ganger" image build --agent all
 fi
-cargo nextest run --workspace --locked --profile "${NEXTEST_PROFILE:-default}"
+scripts/with-lints cargo nextest run --workspace --locked --profile "${NEXTEST_PROFILE:-default}"
