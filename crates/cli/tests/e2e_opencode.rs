@@ -164,6 +164,13 @@ fn start_and_fix_work_in_the_worktree_in_one_session() {
         .map(|e| e.unwrap().file_name())
         .collect();
     assert!(left.is_empty(), "left in TMPDIR: {left:?}");
+    // The tests send traffic to loopback only: OpenCode's background install of its plugin
+    // package from the npm registry (into the world's new config directory) found npm offline
+    // and left no download cache behind.
+    assert!(
+        !world.home.join(".npm").exists(),
+        "OpenCode reached the npm registry"
+    );
 }
 
 #[test]

@@ -135,6 +135,11 @@ impl World {
             // What ganger and the agents write to their temporary directory stays in the
             // world's, where a test can see what was left.
             .env("TMPDIR", self.tmp())
+            // Tests send traffic to loopback only. OpenCode installs its plugin package from
+            // the npm registry into every config directory that lacks it, in the background of
+            // any run (docs/agents/opencode-measured.md); a world's is always new. Offline, npm
+            // fails at once and OpenCode goes on as without it.
+            .env("npm_config_offline", "true")
             .env("XDG_CONFIG_HOME", self.home.join(".config"))
             .env("XDG_DATA_HOME", self.home.join(".local/share"))
             .env("XDG_STATE_HOME", self.home.join(".local/state"))

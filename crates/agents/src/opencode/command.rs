@@ -114,11 +114,17 @@ const READ_ONLY: &str = r#"{"edit":"deny","bash":"deny","webfetch":"deny"}"#;
 const SANDBOXED: &str = r#"{"external_directory":"allow"}"#;
 
 /// OpenCode pointed at a scripted server: a provider `mock` through the bundled
-/// OpenAI-compatible package, with prices so that its cost figure is exercised.
+/// OpenAI-compatible package, with prices so that its cost figure is exercised. A dry run
+/// reaches nothing but the scripted server: no models.dev list, and npm offline, so that
+/// OpenCode's background install of its plugin package (into a config directory without it,
+/// as the demo's is) fails at once instead of downloading tens of megabytes from npm.
 pub fn scripted_endpoint(base_url: &str) -> ScriptedEndpoint {
     ScriptedEndpoint {
         model: "mock/scripted".into(),
-        env: vec![("OPENCODE_DISABLE_MODELS_FETCH".into(), "1".into())],
+        env: vec![
+            ("OPENCODE_DISABLE_MODELS_FETCH".into(), "1".into()),
+            ("npm_config_offline".into(), "true".into()),
+        ],
         config: Some(json!({
             "model": "mock/scripted",
             "small_model": "mock/scripted",
