@@ -6,8 +6,9 @@
 #   cargo nextest run --workspace --locked --profile ci --no-run
 # or, in a commit that has scripts/with-lints, the lints inside the test build's compile:
 #   scripts/with-lints cargo nextest run --workspace --locked --profile ci --no-run
-# (its clippy column is then 0). Prints a line per build and the medians per commit. The machine is shared and noisy:
-# compare commits within one run.
+# (its clippy column is then 0). Prints a line per build and the medians per commit. It runs
+# with the caller's environment (.ci/run sets CARGO_INCREMENTAL=0). The machine is shared and
+# noisy: compare commits within one run.
 #
 #   bench/build-time.sh [--runs N] REV REV...
 set -euo pipefail
