@@ -119,6 +119,9 @@ pub fn agents_install_into_the_cache() {
     let mut install = world.command(&["agents", "install", "qwen", "--json"]);
     let home = world.home.to_string_lossy().into_owned();
     install.env("npm_config_cache", format!("{home}/.npm"));
+    // The one test that reaches the npm registry (its subject is the install): a world's
+    // processes are otherwise offline (`World::env`).
+    install.env_remove("npm_config_offline");
     let output = install.output().unwrap();
     let stdout = String::from_utf8_lossy(&output.stdout);
     assert!(
