@@ -44,7 +44,11 @@ while read -r spec; do
   package=${spec%@*} version=${spec##*@}
   name=$(name_of "$package")
   dir="$cache/$name-$version"
-  echo "$name $("$dir/node_modules/.bin/$name" --version | head -1) at $dir"
+  # The installed version, from the package's own package.json: starting the CLIs for their
+  # --version took seconds (Gemini CLI and Qwen Code about 1.6 CPU-seconds each), and the tests
+  # start each of them anyway.
+  installed=$(node -p 'require(process.argv[1]).version' "$dir/node_modules/$package/package.json")
+  echo "$name $installed at $dir"
 done < pinned-agents.txt
 # The docker sandbox's tests need a worker image per agent: built once here, offline (Debian
 # packages and the CLIs above; nothing is pulled), and kept by Docker for the next run.
