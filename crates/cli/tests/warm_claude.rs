@@ -10,7 +10,7 @@
     reason = "a test fails loudly on what it did not expect"
 )]
 
-use ganger_fake_llm::{FakeLlm, Script, Turn};
+use ganger_fake_llm::{FakeLlm, Fault, Script, Turn};
 use ganger_test_support::{World, agent_toml, living_pids_with_env, wait_until};
 use serde_json::{Value, json};
 use std::time::Duration;
@@ -34,7 +34,8 @@ impl Warm {
     }
 
     fn configure(&self, extra: &str) {
-        let limits = "timeout = \"150s\"\nstall = \"60s\"";
+        // A grace of 2 s: a cancelled round stops waiting for its warm turn sooner.
+        let limits = "timeout = \"150s\"\nstall = \"60s\"\ngrace = \"2s\"";
         self.0.write(
             "ganger.toml",
             &agent_toml("claude", &self.1.root_url(), limits, extra),
@@ -564,4 +565,83 @@ fn a_warm_agent_that_died_between_rounds_is_replaced_and_the_round_says_so() {
         "the model saw {prompts:?}"
     );
     assert_ne!(w.warm_agents()[0]["host_pid"], host);
+}
+
+/// Sends `signal` (`STOP`, `CONT`) to process `pid`.
+fn signal(pid: i64, signal: &str) {
+    let sent = std::process::Command::new("kill")
+        .args([format!("-{signal}"), pid.to_string()])
+        .status()
+        .unwrap();
+    assert!(sent.success(), "kill -{signal} {pid}");
+}
+
+/// A round that comes while the warm host is still ending the last round's cancelled turn
+/// (settled as cancelled before the agent answered the cancel: a fix right after `ganger
+/// cancel`) waits for that turn to end and runs warm in the same session, instead of running
+/// cold beside it. The warm host is held stopped (SIGSTOP) from before the cancel until the
+/// next round has started, so that the cancel is still unanswered then.
+#[test]
+fn a_round_right_after_a_cancel_waits_for_the_cancelled_turn_and_runs_warm() {
+    let w = Warm::new(
+        |root| {
+            let worktree = root.join("repo-agent-c1");
+            Script::new()
+                .turn(write(&worktree, "one.txt", "first file"))
+                .text("Done one. {{history}}")
+                .turn(Turn::fault(Fault::Hang).times(1).when("long wait"))
+                .turn(write(&worktree, "three.txt", "third file"))
+                .text("Done three. {{history}}")
+        },
+        WARM,
+    );
+    let world = &w.0;
+    let first = world
+        .ganger(&["start", "c1", "--message", "write the first file", "--json"])
+        .json();
+    assert_eq!(first["status"], "done", "{first:#}");
+    let host = w.warm_agents()[0]["host_pid"].as_i64().unwrap();
+    world
+        .ganger(&["fix", "c1", "--message", "a long wait", "--detach"])
+        .expect_code(0);
+    assert!(
+        wait_until(Duration::from_secs(60), || {
+            w.1.requests()
+                .iter()
+                .any(|r| r.prompts().iter().any(|p| p.contains("a long wait")))
+        }),
+        "round 2 never reached the model"
+    );
+    signal(host, "STOP");
+    world.ganger(&["cancel", "c1"]).expect_code(0);
+    let cancelled = world
+        .ganger(&["wait", "c1", "--timeout", "60s", "--json"])
+        .json();
+    assert_eq!(cancelled["status"], "cancelled", "{cancelled:#}");
+    world
+        .ganger(&["fix", "c1", "--message", "write the third file", "--detach"])
+        .expect_code(0);
+    // Round 3 has started, and has had the time to choose between warm and cold (it chose
+    // cold at once before it waited for the host to be done with the cancelled turn).
+    assert!(
+        wait_until(Duration::from_secs(60), || {
+            world.ganger(&["status", "c1", "--json"]).json()["round"] == 3
+        }),
+        "round 3 never started"
+    );
+    std::thread::sleep(Duration::from_secs(1));
+    signal(host, "CONT");
+    let third = world
+        .ganger(&["wait", "c1", "--timeout", "120s", "--json"])
+        .json();
+    assert_eq!(third["status"], "done", "{third:#}");
+    assert_eq!(third["session"], first["session"]);
+    let said = std::fs::read_to_string(world.root().join("repo/.ganger/tasks/c1/round-3.err"))
+        .unwrap_or_default();
+    assert!(
+        w.stream("c1", 3).contains(r#""ganger":"turn""#),
+        "round 3 ran cold: {said}"
+    );
+    assert_eq!(w.warm_agents()[0]["host_pid"], host, "the same warm agent");
+    assert!(world.worktree("c1").join("three.txt").is_file());
 }

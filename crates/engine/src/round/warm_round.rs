@@ -15,7 +15,7 @@ use crate::redact::Redactor;
 use crate::sandboxing::TaskSandbox;
 use crate::warm::policy::Policy;
 use crate::warm::registry::{host_alive, live};
-use crate::warm::turn::{TurnRequest, WarmTurn, open_turn};
+use crate::warm::turn::{TurnRequest, WarmTurn, last_turn_ended, open_turn};
 use crate::workspace::Workspace;
 use ganger_agents::{Adapter, Permission, WarmProtocol};
 use ganger_store::{Backend, Claim, Liveness, RoundStream, StreamKind};
@@ -32,13 +32,19 @@ pub(crate) fn wanted(
     input: &RoundInput,
     adapter: &dyn Adapter,
 ) -> bool {
-    wants_warm(
+    if !(wants_warm(
         input.task.warm,
         ws.config.warm.default,
         adapter.warm_by_default(),
     ) && adapter.warm_plan().is_some()
-        && input.round.fork_from.is_none()
-        && started_alike(ws, store, input, adapter)
+        && input.round.fork_from.is_none())
+    {
+        return false;
+    }
+    // What the task's warm host holds (its session, its last round) is read once it has
+    // ended the last round's turn.
+    last_turn_ended(ws, store, input);
+    started_alike(ws, store, input, adapter)
         && (adapter.warm_loads_sessions() || continues_live(ws, store, input, adapter))
 }
 

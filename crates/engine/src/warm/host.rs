@@ -325,7 +325,7 @@ fn serve(
                     let mut conn = conn;
                     ganger_line(
                         &mut conn,
-                        json!({GANGER_KEY: "error", "message": "the warm agent is busy with another round"}),
+                        json!({GANGER_KEY: "error", "busy": true, "message": "the warm agent is busy with another round"}),
                     );
                     continue;
                 }

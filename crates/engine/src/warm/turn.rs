@@ -53,14 +53,71 @@ pub(crate) struct WarmTurn {
     pub replaced: Option<String>,
 }
 
+/// How often a round asks again a warm host that is still ending a cancelled turn.
+const BUSY_RETRY: Duration = Duration::from_millis(100);
+
+/// How long a round waits for the task's warm host to be done with the last round's turn:
+/// the host gives a cancelled turn the grace to end, then stops its agent within the grace.
+fn settle_limit(grace: Duration) -> Duration {
+    grace * 2 + Duration::from_secs(5)
+}
+
+/// Waits (up to [`settle_limit`]) while `input`'s task's warm host is busy. A task's rounds
+/// come one at a time, so a busy host is ending the last round's turn: one cancelled, and
+/// settled as cancelled before the agent answered the cancel (a fix right after `ganger
+/// cancel`). A round that went by the host's state before the turn ended would run cold
+/// beside it.
+pub(crate) fn last_turn_ended(ws: &Workspace, store: &dyn Liveness, input: &RoundInput) {
+    let deadline = Instant::now() + settle_limit(input.grace);
+    while live(ws, store, &input.task.slug).is_some_and(|info| info.busy)
+        && Instant::now() < deadline
+    {
+        std::thread::sleep(BUSY_RETRY);
+    }
+}
+
 /// Connects to `input`'s task's warm host, starting it first when there is none, and sends
-/// `request`.
+/// `request`. A host still ending the last round's turn ([`last_turn_ended`]) says it is
+/// busy, and one that stops after such a turn (an app server's, whose interrupt can leave a command
+/// running) closes the connection: the round asks again until the agent has ended that turn
+/// or its host has stopped (within the grace: then a new host takes up the session), instead
+/// of running cold beside it.
 pub(crate) fn open_turn(
     ws: &Workspace,
     store: &dyn Liveness,
     input: &RoundInput,
     request: &TurnRequest,
 ) -> Result<WarmTurn> {
+    let deadline = Instant::now() + settle_limit(input.grace);
+    loop {
+        match offer_turn(ws, store, input, request)? {
+            Some(turn) => return Ok(turn),
+            None if Instant::now() < deadline => std::thread::sleep(BUSY_RETRY),
+            None => {
+                return Err(EngineError::environment_message(
+                    "the warm agent is still busy with the last round's turn".to_owned(),
+                ));
+            }
+        }
+    }
+}
+
+/// Whether connecting failed because the host's socket is closed or gone.
+fn gone_away(e: &std::io::Error) -> bool {
+    matches!(
+        e.kind(),
+        std::io::ErrorKind::ConnectionRefused | std::io::ErrorKind::NotFound
+    )
+}
+
+/// [`open_turn`]'s one try: `None` when the warm host is busy with another turn or is
+/// stopping.
+fn offer_turn(
+    ws: &Workspace,
+    store: &dyn Liveness,
+    input: &RoundInput,
+    request: &TurnRequest,
+) -> Result<Option<WarmTurn>> {
     let slug = &input.task.slug;
     let mut replaced = None;
     let info = match live(ws, store, slug) {
@@ -70,8 +127,13 @@ pub(crate) fn open_turn(
             start_host(ws, store, input)?
         }
     };
-    let mut conn = UnixStream::connect(&info.socket)
-        .map_err(|e| EngineError::io("connect to", &info.socket, e))?;
+    let mut conn = match UnixStream::connect(&info.socket) {
+        Ok(conn) => conn,
+        // A host that is stopping (it stops the agent after a turn that may have left work
+        // running) still counts as alive until it has closed its socket.
+        Err(e) if gone_away(&e) => return Ok(None),
+        Err(e) => return Err(EngineError::io("connect to", &info.socket, e)),
+    };
     let mut line = serde_json::to_vec(request).unwrap_or_default();
     line.push(b'\n');
     conn.write_all(&line)
@@ -88,7 +150,14 @@ pub(crate) fn open_turn(
         .read_until(b'\n', &mut first)
         .map_err(|e| EngineError::io("read", &info.socket, e))?;
     let _ = conn.set_read_timeout(None);
+    // Closed without a word: the host was stopping when it accepted (as above).
+    if first.is_empty() {
+        return Ok(None);
+    }
     let opening: serde_json::Value = serde_json::from_slice(&first).unwrap_or_default();
+    if opening["busy"] == true {
+        return Ok(None);
+    }
     if opening[GANGER_KEY] != "turn" {
         let why = opening["message"]
             .as_str()
@@ -98,7 +167,7 @@ pub(crate) fn open_turn(
     let reader: Box<dyn Read + Send> = Box::new(std::io::Cursor::new(first).chain(reader));
     let (done, done_writer) = rustix::pipe::pipe_with(rustix::pipe::PipeFlags::CLOEXEC)
         .map_err(|e| EngineError::environment("failed to make a pipe", std::io::Error::from(e)))?;
-    Ok(WarmTurn {
+    Ok(Some(WarmTurn {
         conn,
         reader: Some(reader),
         done,
@@ -110,7 +179,7 @@ pub(crate) fn open_turn(
         },
         finished: false,
         replaced,
-    })
+    }))
 }
 
 /// A warm host this round started: its own child, or one `ganger serve` started for it.
