@@ -78,10 +78,10 @@ pub(crate) fn last_turn_ended(ws: &Workspace, store: &dyn Liveness, input: &Roun
 
 /// Connects to `input`'s task's warm host, starting it first when there is none, and sends
 /// `request`. A host still ending the last round's turn ([`last_turn_ended`]) says it is
-/// busy, and one that stops after such a turn (an app server's, whose interrupt can leave a command
-/// running) closes the connection: the round asks again until the agent has ended that turn
-/// or its host has stopped (within the grace: then a new host takes up the session), instead
-/// of running cold beside it.
+/// busy, and one that stops after such a turn (an app server's, whose interrupt can leave a
+/// command running) closes the connection: the round asks again until the agent has ended
+/// that turn or its host has stopped (within the grace: then a new host takes up the
+/// session), instead of running cold beside it.
 pub(crate) fn open_turn(
     ws: &Workspace,
     store: &dyn Liveness,
