@@ -645,3 +645,66 @@ fn a_round_right_after_a_cancel_waits_for_the_cancelled_turn_and_runs_warm() {
     assert_eq!(w.warm_agents()[0]["host_pid"], host, "the same warm agent");
     assert!(world.worktree("c1").join("three.txt").is_file());
 }
+
+/// A round right after a cancel the agent never answered (it is held stopped) waits while its
+/// warm host gives up on the turn and stops the agent (a grace each), then starts a new warm
+/// agent that takes up the session, instead of running cold: before its host had let the task
+/// go, a new host could not claim it and counted as one that failed to start.
+#[test]
+fn a_round_after_a_cancel_the_agent_never_answered_gets_a_new_warm_agent() {
+    let w = Warm::new(
+        |root| {
+            let worktree = root.join("repo-agent-h1");
+            Script::new()
+                .turn(write(&worktree, "one.txt", "first file"))
+                .text("Done one. {{history}}")
+                .turn(Turn::fault(Fault::Hang).times(1).when("long wait"))
+                .turn(write(&worktree, "three.txt", "third file"))
+                .text("Done three. {{history}}")
+        },
+        WARM,
+    );
+    let world = &w.0;
+    let first = world
+        .ganger(&["start", "h1", "--message", "write the first file", "--json"])
+        .json();
+    assert_eq!(first["status"], "done", "{first:#}");
+    let agents = w.warm_agents();
+    let host = agents[0]["host_pid"].clone();
+    let agent = agents[0]["agent_pid"].as_i64().unwrap();
+    world
+        .ganger(&["fix", "h1", "--message", "a long wait", "--detach"])
+        .expect_code(0);
+    assert!(
+        wait_until(Duration::from_secs(60), || {
+            w.1.requests()
+                .iter()
+                .any(|r| r.prompts().iter().any(|p| p.contains("a long wait")))
+        }),
+        "round 2 never reached the model"
+    );
+    signal(agent, "STOP");
+    world.ganger(&["cancel", "h1"]).expect_code(0);
+    let cancelled = world
+        .ganger(&["wait", "h1", "--timeout", "60s", "--json"])
+        .json();
+    assert_eq!(cancelled["status"], "cancelled", "{cancelled:#}");
+    let third = world
+        .ganger(&["fix", "h1", "--message", "write the third file", "--json"])
+        .json();
+    assert_eq!(third["status"], "done", "{third:#}");
+    assert_eq!(third["session"], first["session"]);
+    let said = std::fs::read_to_string(world.root().join("repo/.ganger/tasks/h1/round-3.err"))
+        .unwrap_or_default();
+    assert!(
+        w.stream("h1", 3).contains(r#""ganger":"turn""#),
+        "round 3 ran cold: {said}"
+    );
+    assert!(
+        said.contains("last warm agent failed"),
+        "round 3 said: {said:?}"
+    );
+    assert_ne!(w.warm_agents()[0]["host_pid"], host, "a new warm agent");
+    assert!(world.worktree("h1").join("three.txt").is_file());
+    assert!(!std::path::Path::new(&format!("/proc/{agent}")).exists());
+}

@@ -130,7 +130,12 @@ pub fn cancelled_mid_turn_then_cold_the_session_goes_on(d: Dialect) {
     );
     assert_eq!(third["status"], "done", "{third:#}");
     assert_eq!(third["session"], session, "{third:#}");
-    assert!(ran_warm(&world, "w1", 3), "round 3 ran cold");
+    assert!(
+        ran_warm(&world, "w1", 3),
+        "round 3 ran cold: {}",
+        std::fs::read_to_string(world.repo.join(".ganger/tasks/w1/round-3.err"))
+            .unwrap_or_default()
+    );
     assert!(world.worktree("w1").join("three.txt").is_file());
 
     // Cold by the configuration (a task started without `--warm` follows `[warm] default`).

@@ -66,12 +66,22 @@ fn settle_limit(grace: Duration) -> Duration {
 /// come one at a time, so a busy host is ending the last round's turn: one cancelled, and
 /// settled as cancelled before the agent answered the cancel (a fix right after `ganger
 /// cancel`). A round that went by the host's state before the turn ended would run cold
-/// beside it.
+/// beside it. A host that stops after such a turn (an app server's, whose interrupt can leave
+/// a command running) removes its socket and its record first, then stops its agent, and lets
+/// its claim go last: a new host started before then could not claim the task, and would
+/// count as one that failed to start.
 pub(crate) fn last_turn_ended(ws: &Workspace, store: &dyn Liveness, input: &RoundInput) {
+    let slug = &input.task.slug;
+    let key = store.claim_key(&claim_name(ws, slug));
     let deadline = Instant::now() + settle_limit(input.grace);
-    while live(ws, store, &input.task.slug).is_some_and(|info| info.busy)
-        && Instant::now() < deadline
-    {
+    while Instant::now() < deadline {
+        let settled = match live(ws, store, slug) {
+            Some(info) => !info.busy,
+            None => !store.is_alive(&key).unwrap_or(false),
+        };
+        if settled {
+            return;
+        }
         std::thread::sleep(BUSY_RETRY);
     }
 }
@@ -92,7 +102,10 @@ pub(crate) fn open_turn(
     loop {
         match offer_turn(ws, store, input, request)? {
             Some(turn) => return Ok(turn),
-            None if Instant::now() < deadline => std::thread::sleep(BUSY_RETRY),
+            None if Instant::now() < deadline => {
+                std::thread::sleep(BUSY_RETRY);
+                last_turn_ended(ws, store, input);
+            }
             None => {
                 return Err(EngineError::environment_message(
                     "the warm agent is still busy with the last round's turn".to_owned(),
