@@ -576,16 +576,12 @@ fn signal(pid: i64, signal: &str) {
     assert!(sent.success(), "kill -{signal} {pid}");
 }
 
-/// A round that comes while the warm host is still ending the last round's cancelled turn
-/// (settled as cancelled before the agent answered the cancel: a fix right after `ganger
-/// cancel`) waits for that turn to end and runs warm in the same session, instead of running
-/// cold beside it. The warm host is held stopped (SIGSTOP) from before the cancel until the
-/// next round has started, so that the cancel is still unanswered then.
-#[test]
-fn a_round_right_after_a_cancel_waits_for_the_cancelled_turn_and_runs_warm() {
+/// Task `slug`'s first round done warm, its second sent and hanging at the model (its
+/// script's third turn writes `three.txt` when asked for "the third file").
+fn mid_turn(slug: &str) -> (Warm, Value) {
     let w = Warm::new(
         |root| {
-            let worktree = root.join("repo-agent-c1");
+            let worktree = root.join(format!("repo-agent-{slug}"));
             Script::new()
                 .turn(write(&worktree, "one.txt", "first file"))
                 .text("Done one. {{history}}")
@@ -597,12 +593,11 @@ fn a_round_right_after_a_cancel_waits_for_the_cancelled_turn_and_runs_warm() {
     );
     let world = &w.0;
     let first = world
-        .ganger(&["start", "c1", "--message", "write the first file", "--json"])
+        .ganger(&["start", slug, "--message", "write the first file", "--json"])
         .json();
     assert_eq!(first["status"], "done", "{first:#}");
-    let host = w.warm_agents()[0]["host_pid"].as_i64().unwrap();
     world
-        .ganger(&["fix", "c1", "--message", "a long wait", "--detach"])
+        .ganger(&["fix", slug, "--message", "a long wait", "--detach"])
         .expect_code(0);
     assert!(
         wait_until(Duration::from_secs(60), || {
@@ -612,6 +607,19 @@ fn a_round_right_after_a_cancel_waits_for_the_cancelled_turn_and_runs_warm() {
         }),
         "round 2 never reached the model"
     );
+    (w, first)
+}
+
+/// A round that comes while the warm host is still ending the last round's cancelled turn
+/// (settled as cancelled before the agent answered the cancel: a fix right after `ganger
+/// cancel`) waits for that turn to end and runs warm in the same session, instead of running
+/// cold beside it. The warm host is held stopped (SIGSTOP) from before the cancel until the
+/// next round has started, so that the cancel is still unanswered then.
+#[test]
+fn a_round_right_after_a_cancel_waits_for_the_cancelled_turn_and_runs_warm() {
+    let (w, first) = mid_turn("c1");
+    let world = &w.0;
+    let host = w.warm_agents()[0]["host_pid"].as_i64().unwrap();
     signal(host, "STOP");
     world.ganger(&["cancel", "c1"]).expect_code(0);
     let cancelled = world
@@ -652,37 +660,11 @@ fn a_round_right_after_a_cancel_waits_for_the_cancelled_turn_and_runs_warm() {
 /// go, a new host could not claim it and counted as one that failed to start.
 #[test]
 fn a_round_after_a_cancel_the_agent_never_answered_gets_a_new_warm_agent() {
-    let w = Warm::new(
-        |root| {
-            let worktree = root.join("repo-agent-h1");
-            Script::new()
-                .turn(write(&worktree, "one.txt", "first file"))
-                .text("Done one. {{history}}")
-                .turn(Turn::fault(Fault::Hang).times(1).when("long wait"))
-                .turn(write(&worktree, "three.txt", "third file"))
-                .text("Done three. {{history}}")
-        },
-        WARM,
-    );
+    let (w, first) = mid_turn("h1");
     let world = &w.0;
-    let first = world
-        .ganger(&["start", "h1", "--message", "write the first file", "--json"])
-        .json();
-    assert_eq!(first["status"], "done", "{first:#}");
     let agents = w.warm_agents();
     let host = agents[0]["host_pid"].clone();
     let agent = agents[0]["agent_pid"].as_i64().unwrap();
-    world
-        .ganger(&["fix", "h1", "--message", "a long wait", "--detach"])
-        .expect_code(0);
-    assert!(
-        wait_until(Duration::from_secs(60), || {
-            w.1.requests()
-                .iter()
-                .any(|r| r.prompts().iter().any(|p| p.contains("a long wait")))
-        }),
-        "round 2 never reached the model"
-    );
     signal(agent, "STOP");
     world.ganger(&["cancel", "h1"]).expect_code(0);
     let cancelled = world
