@@ -332,6 +332,64 @@ fn a_warm_agent_that_would_not_start_is_not_waited_for_again() {
     );
 }
 
+/// Warm by the agent's own default, an agent that exits at its warm greeting is tried once
+/// per repository, not once per task: the next tasks run cold at once, until its program
+/// changes or `ganger warm stop`; a task that asks for warm (`--warm`) tries it anyway.
+#[test]
+fn an_agent_that_does_not_speak_its_warm_protocol_is_tried_once_per_repository() {
+    let world = world("", "");
+    let toml = std::fs::read_to_string(world.repo.join("ganger.toml")).unwrap();
+    world.write(
+        "ganger.toml",
+        &toml.replace("[warm]\ndefault = false\n", ""),
+    );
+    let stderr = |slug: &str| {
+        std::fs::read_to_string(world.repo.join(format!(".ganger/tasks/{slug}/round-1.err")))
+            .unwrap()
+    };
+    let tried = "so it runs cold: the warm host did not start";
+    let remembered = "did not speak its warm protocol for task a round 1 (the warm agent exited while ganger waited for initialize)";
+    let start = |slug: &str, extra: &[&str]| {
+        let mut args = vec!["start", slug, "--message", "hello"];
+        args.extend_from_slice(extra);
+        world.ganger(&args).expect_code(0);
+        stderr(slug)
+    };
+    let first = start("a", &[]);
+    assert!(first.contains(tried), "{first}");
+    let second = start("b", &[]);
+    assert!(second.contains(remembered), "{second}");
+    // Asked for, warm is tried whatever was learnt; failing again, it is learnt again.
+    let asked = start("c", &["--warm"]);
+    assert!(asked.contains(tried), "{asked}");
+    let after = start("d", &[]);
+    assert!(
+        after.contains("did not speak its warm protocol for task c round 1"),
+        "{after}"
+    );
+    // `ganger warm stop` forgets it: the next task tries again, and it is learnt again.
+    world.ganger(&["warm", "stop", "--all"]).expect_code(0);
+    assert!(start("e", &[]).contains(tried));
+    assert!(start("f", &[]).contains("did not speak its warm protocol for task e round 1"));
+    // A changed program (an upgrade, a fixed wrapper) is tried again.
+    let program = toml
+        .lines()
+        .skip_while(|line| *line != "[agents.opencode]")
+        .find_map(|line| line.strip_prefix("command = "))
+        .map(|quoted| serde_json::from_str::<String>(quoted).unwrap())
+        .unwrap();
+    let text = std::fs::read_to_string(&program).unwrap();
+    std::fs::write(&program, format!("{text}\n# changed\n")).unwrap();
+    assert!(start("g", &[]).contains(tried));
+    for slug in ["a", "b", "c", "d", "e", "f", "g"] {
+        assert_eq!(
+            std::fs::read_to_string(world.worktree(slug).join("fake.txt")).unwrap(),
+            "hello\n",
+            "{slug}"
+        );
+    }
+}
+
 #[test]
 fn a_model_the_agents_settings_define_is_not_looked_up_in_its_list() {
     // The stand-in lists mock/scripted and mock/other, not mock/defined: were the list asked,

@@ -37,6 +37,11 @@ impl Sandbox for DockerSandbox {
         true
     }
 
+    /// The agent is the worker image's.
+    fn runs_host_programs(&self) -> bool {
+        false
+    }
+
     fn check_available(&self) -> Result<(), SandboxError> {
         Docker::connect().map(|_| ()).map_err(unreachable)
     }

@@ -41,6 +41,8 @@ impl Engine {
         } else {
             slugs.to_vec()
         };
+        // Whatever was learnt of an agent that would not start warm is tried again.
+        crate::warm::identity::forget_all_unable(ws);
         let mut stopped = Vec::new();
         for slug in slugs {
             crate::warm::identity::forget_failed_start(ws, &slug);

@@ -79,8 +79,26 @@ fn file_identity(path: &Path, hasher: &mut Fnv) {
 
 /// The cache key of the agent's model list.
 fn cache_key(ws: &Workspace, adapter: &dyn Adapter, program: &Path) -> String {
+    format!(
+        "models-{}-{:016x}.json",
+        adapter.name(),
+        agent_digest(ws, adapter, program, &[])
+    )
+}
+
+/// A digest of the agent as installed and configured here, stable between builds: its name,
+/// its program (path, size, modification time: its version), the variables and files that
+/// change what it does, `ganger.toml`'s settings for it, and `context` (what else the caller's
+/// question depends on). Equal digests, the same agent.
+pub(crate) fn agent_digest(
+    ws: &Workspace,
+    adapter: &dyn Adapter,
+    program: &Path,
+    context: &[&str],
+) -> u64 {
     let mut hasher = Fnv(0xcbf2_9ce4_8422_2325);
     adapter.name().hash(&mut hasher);
+    context.hash(&mut hasher);
     file_identity(
         &program
             .canonicalize()
@@ -112,7 +130,7 @@ fn cache_key(ws: &Workspace, adapter: &dyn Adapter, program: &Path) -> String {
         };
         file_identity(&path, &mut hasher);
     }
-    format!("models-{}-{:016x}.json", adapter.name(), hasher.finish())
+    hasher.finish()
 }
 
 fn list_models(

@@ -52,6 +52,11 @@ pub trait Sandbox: Send + Sync {
     /// from nothing (no keys of the user's), no git, and its sessions where only the sandbox
     /// sees them. Only then do read-only paths and a network of its own mean something.
     fn isolates(&self) -> bool;
+    /// Whether the agent's program is the host's own (not one installed in an image), so
+    /// that what is learnt of the program on the host holds inside the sandbox.
+    fn runs_host_programs(&self) -> bool {
+        true
+    }
     /// Refuses options that make no sense here.
     fn check_options(&self, network: Network, rw: &[String]) -> Result<(), SandboxError> {
         let _ = (network, rw);

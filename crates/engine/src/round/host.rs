@@ -300,7 +300,9 @@ fn run_agent(
     }
     let cold_because = if !super::warm_round::wanted(ws, &*store, input, adapter) {
         None
-    } else if let Some(why) = crate::warm::identity::failed_before(ws, input) {
+    } else if let Some(why) = crate::warm::identity::failed_before(ws, input)
+        .or_else(|| crate::warm::identity::unable_before(ws, input))
+    {
         Some(why)
     } else {
         match super::warm_round::run_warm_agent(ws, store, input, claim, adapter, redactor)? {

@@ -144,34 +144,16 @@ pub fn serve_warm_host(
         env: command.env.clone(),
         kind: adapter.map_or(WarmProtocol::Acp, |a| a.warm_protocol()),
     };
-    // An ACP agent or an app server is greeted first; a stream-json one is spoken to only
-    // with the prompt, and its process is in the session its command line named.
-    let (version, session) = match usage.kind {
-        WarmProtocol::Acp => {
-            let id = agent.next_id();
-            let hello = agent
-                .call(id, &protocol::initialize(id), &received, START_LIMIT)?
-                .map_err(|e| {
-                    EngineError::environment_message(format!(
-                        "the agent refused ACP's initialize: {e}"
-                    ))
-                })?;
-            (hello["protocolVersion"].as_u64().unwrap_or(0), None)
-        }
-        WarmProtocol::StreamJsonControl => (0, planned_session),
-        WarmProtocol::AppServer => {
-            let id = agent.next_id();
-            agent
-                .call(id, &app_server::initialize(id), &received, START_LIMIT)?
-                .map_err(|e| {
-                    EngineError::environment_message(format!(
-                        "the agent's app server refused initialize: {e}"
-                    ))
-                })?;
-            agent.send(&app_server::initialized())?;
-            (0, None)
+    let (version, session) = match greet(&mut agent, usage.kind, &received, planned_session) {
+        Ok(greeted) => greeted,
+        Err((error, unable)) => {
+            if unable {
+                super::identity::remember_unable(ws, &task, number, &error.message);
+            }
+            return Err(error);
         }
     };
+    super::identity::forget_unable(ws, &task);
     let socket = socket_path(ws, slug);
     let listener = bind(&socket)?;
     let accepting = listener
@@ -225,6 +207,62 @@ pub fn serve_warm_host(
     drop(tmp);
     claim.release();
     Ok(())
+}
+
+/// Greets the agent as its protocol wants: an ACP agent or an app server is sent
+/// `initialize` first; a stream-json one is spoken to only with the prompt, and its process is
+/// in the session its command line named (`planned_session`). Returns the protocol's version
+/// and the session; on an error, also whether the agent does not speak the protocol at all
+/// (it refused the greeting, or exited instead of answering it).
+fn greet(
+    agent: &mut WarmAgent,
+    kind: WarmProtocol,
+    received: &Receiver<HostEvent>,
+    planned_session: Option<String>,
+) -> std::result::Result<(u64, Option<String>), (EngineError, bool)> {
+    let (id, hello, refused) = match kind {
+        WarmProtocol::StreamJsonControl => return Ok((0, planned_session)),
+        WarmProtocol::Acp => {
+            let id = agent.next_id();
+            (
+                id,
+                protocol::initialize(id),
+                "the agent refused ACP's initialize",
+            )
+        }
+        WarmProtocol::AppServer => {
+            let id = agent.next_id();
+            (
+                id,
+                app_server::initialize(id),
+                "the agent's app server refused initialize",
+            )
+        }
+    };
+    let answer = match agent.call(id, &hello, received, START_LIMIT) {
+        Ok(Ok(answer)) => answer,
+        Ok(Err(e)) => {
+            return Err((
+                EngineError::environment_message(format!("{refused}: {e}")),
+                true,
+            ));
+        }
+        Err(error) => {
+            // Its stdout closed first; it has exited or is about to.
+            let exited = matches!(
+                agent.running.wait_timeout(Duration::from_secs(1), None),
+                ganger_sandbox::Waited::Exited(_)
+            );
+            return Err((error, exited));
+        }
+    };
+    if kind == WarmProtocol::AppServer {
+        agent
+            .send(&app_server::initialized())
+            .map_err(|e| (e, false))?;
+        return Ok((0, None));
+    }
+    Ok((answer["protocolVersion"].as_u64().unwrap_or(0), None))
 }
 
 /// Turns the stop signals into an event of the host's loop, which then stops its agent and

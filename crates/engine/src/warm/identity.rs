@@ -6,8 +6,11 @@
 
 use crate::error::{EngineError, Result};
 use crate::round::RoundInput;
+use crate::sandboxing::TaskSandbox;
 use crate::workspace::Workspace;
+use ganger_store::Task;
 use std::hash::{DefaultHasher, Hash, Hasher};
+use std::path::PathBuf;
 
 /// A digest of what starts the round's warm agent: the agent, the round's model, and the
 /// agent's settings (program, environment, configuration). Equal digests, same agent.
@@ -86,6 +89,86 @@ pub(crate) fn failed_before(ws: &Workspace, input: &RoundInput) -> Option<String
 /// Forgets a failed start (a warm agent started, or `ganger warm stop`).
 pub(crate) fn forget_failed_start(ws: &Workspace, slug: &str) {
     let _ = std::fs::remove_file(failure_path(ws, slug));
+}
+
+/// The prefix of the files that remember an agent that does not speak its warm protocol.
+const UNABLE_PREFIX: &str = "warm-unable-";
+
+/// Where the repository remembers that `task`'s agent, as installed and configured here and
+/// in the task's sandbox, does not speak its warm protocol at all; `None` where that cannot
+/// be known from the host (a sandbox whose agent is an image's, an agent not found).
+fn unable_path(ws: &Workspace, task: &Task) -> Option<PathBuf> {
+    let sandbox = TaskSandbox::of(ws, task).ok()?;
+    if !sandbox.sandbox.runs_host_programs() {
+        return None;
+    }
+    let adapter = crate::agent_env::adapter_for(&task.agent, &ws.config)?;
+    let program = crate::agent_env::resolve_program(adapter, &ws.config).ok()?;
+    let context = ["warm", task.sandbox.as_str(), task.network.as_str()];
+    let digest = crate::models::agent_digest(ws, adapter, &program, &context);
+    Some(
+        ws.state
+            .cache_dir()
+            .join(format!("{UNABLE_PREFIX}{}-{digest:016x}.json", task.agent)),
+    )
+}
+
+/// Remembers that `task`'s agent answered its warm greeting by exiting or refusing (a
+/// command that does not speak the protocol, say a wrapper that drops `acp`): the
+/// repository's next tasks that are warm only by default then run cold at once, until the
+/// agent's program or settings change or `ganger warm stop` runs.
+pub(crate) fn remember_unable(ws: &Workspace, task: &Task, round: u32, why: &str) {
+    let Some(path) = unable_path(ws, task) else {
+        return;
+    };
+    let record = serde_json::json!({ "task": task.slug, "round": round, "reason": why });
+    if let Some(dir) = path.parent() {
+        let _ = std::fs::create_dir_all(dir);
+    }
+    let _ = std::fs::write(&path, serde_json::to_vec(&record).unwrap_or_default());
+}
+
+/// Why the round's warm agent is not tried: the agent, as it is here, did not speak its
+/// warm protocol for an earlier task. Only for a task warm by its agent's default: one that
+/// asked for warm (`--warm`, `[warm] default = true`) tries it.
+pub(crate) fn unable_before(ws: &Workspace, input: &RoundInput) -> Option<String> {
+    if input.task.warm.is_some() || ws.config.warm.default.is_some() {
+        return None;
+    }
+    let text = std::fs::read(unable_path(ws, &input.task)?).ok()?;
+    let record: serde_json::Value = serde_json::from_slice(&text).ok()?;
+    Some(format!(
+        "{} as installed and configured here did not speak its warm protocol for task {} \
+         round {} ({}); tried again when its program or settings change, or after \
+         `ganger warm stop`",
+        input.task.agent,
+        record["task"].as_str().unwrap_or("?"),
+        record["round"],
+        record["reason"].as_str().unwrap_or("no reason given"),
+    ))
+}
+
+/// Forgets that `task`'s agent did not speak its warm protocol (one of it started warm).
+pub(crate) fn forget_unable(ws: &Workspace, task: &Task) {
+    if let Some(path) = unable_path(ws, task) {
+        let _ = std::fs::remove_file(path);
+    }
+}
+
+/// Forgets every agent remembered not to speak its warm protocol (`ganger warm stop`).
+pub(crate) fn forget_all_unable(ws: &Workspace) {
+    let Ok(entries) = std::fs::read_dir(ws.state.cache_dir()) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        if entry
+            .file_name()
+            .to_string_lossy()
+            .starts_with(UNABLE_PREFIX)
+        {
+            let _ = std::fs::remove_file(entry.path());
+        }
+    }
 }
 
 #[cfg(test)]
