@@ -149,6 +149,17 @@ impl Engine {
         crate::report::round_report(&self.ws, task, round)
     }
 
+    /// The report of a round that ran to its end here ([`crate::Launched::Finished`]), with
+    /// the budgets its host read at the end.
+    pub fn outcome_report(&self, outcome: &crate::HostOutcome) -> RoundReport {
+        crate::report::round_report_with(
+            &self.ws,
+            &outcome.task,
+            &outcome.round,
+            outcome.budgets.clone(),
+        )
+    }
+
     /// The task table, one task's last round, or a task's pipeline.
     pub fn status(&self, request: &StatusRequest, notices: &mut dyn Notices) -> Result<StatusView> {
         crate::status::status_of(&self.ws, request.slug.as_deref(), request.tree, notices)

@@ -8,7 +8,7 @@ use crate::error::{EngineError, Result};
 use crate::lookup::find_task;
 use crate::notice::Notices;
 use crate::reaper::settle_task;
-use crate::report::{RoundReport, round_report};
+use crate::report::{RoundReport, round_report_with};
 use crate::workspace::Workspace;
 use ganger_events::RoundStatus;
 use ganger_sandbox::ProcessId;
@@ -66,5 +66,6 @@ pub fn cancel(
     let round = store.round(task.id, Some(round.number))?.ok_or_else(|| {
         EngineError::invalid(format!("round {} of {slug} vanished", round.number))
     })?;
-    Ok(round_report(ws, &task, &round))
+    let budgets = crate::budget::budgets_of(&*store, &task);
+    Ok(round_report_with(ws, &task, &round, budgets))
 }

@@ -293,8 +293,24 @@ pub(crate) fn tail_lines(path: &std::path::Path, count: usize) -> Vec<String> {
         .collect()
 }
 
-/// The report of `round` of `task`.
+/// The report of `round` of `task`, its budgets read from the store in a connection of its
+/// own (a caller holding the store open passes them to [`round_report_with`]).
 pub fn round_report(ws: &Workspace, task: &Task, round: &Round) -> RoundReport {
+    let budgets = ws
+        .existing_store()
+        .ok()
+        .flatten()
+        .and_then(|store| crate::budget::budgets_of(&*store, task));
+    round_report_with(ws, task, round, budgets)
+}
+
+/// The report of `round` of `task`, with its budgets as the caller read them.
+pub fn round_report_with(
+    ws: &Workspace,
+    task: &Task,
+    round: &Round,
+    budgets: Option<crate::budget::Budgets>,
+) -> RoundReport {
     let summary = &round.summary;
     let state = &ws.state;
     let answer_file = state.round_file(&task.slug, round.number, "answer.md");
@@ -372,11 +388,7 @@ pub fn round_report(ws: &Workspace, task: &Task, round: &Round) -> RoundReport {
         snapshot_before: round.snapshot_before.clone(),
         snapshot_after: round.snapshot_after.clone(),
         checks: check_reports(round),
-        budget: ws
-            .existing_store()
-            .ok()
-            .flatten()
-            .and_then(|store| crate::budget::budgets_of(&*store, task)),
+        budget: budgets,
         files: RoundFiles {
             prompt: state.round_file(&task.slug, round.number, "prompt.md"),
             events: state.round_file(&task.slug, round.number, "jsonl"),

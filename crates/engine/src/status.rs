@@ -6,7 +6,7 @@ use crate::error::Result;
 use crate::lookup::find_task;
 use crate::notice::Notices;
 use crate::reaper::{settle_running, settle_task};
-use crate::report::{RoundReport, TaskList, round_report, task_list};
+use crate::report::{RoundReport, TaskList, round_report_with, task_list};
 use crate::workspace::Workspace;
 
 /// What `ganger status` shows.
@@ -72,7 +72,8 @@ pub fn status_of(
             let round = store.round(task.id, None)?.ok_or_else(|| {
                 crate::error::EngineError::invalid(format!("task {slug} has no rounds"))
             })?;
-            let mut report = round_report(ws, &task, &round);
+            let budgets = crate::budget::budgets_of(&*store, &task);
+            let mut report = round_report_with(ws, &task, &round, budgets);
             report.warm = crate::warm::registry::view(ws, &*store, &task.slug);
             Ok(StatusView::Round(Box::new(report)))
         }

@@ -7,7 +7,7 @@ use crate::error::Result;
 use crate::lookup::find_task;
 use crate::notice::Notices;
 use crate::reaper::settle_task;
-use crate::report::{RoundReport, round_report};
+use crate::report::{RoundReport, round_report_with};
 use crate::workspace::Workspace;
 use ganger_events::RoundStatus;
 use std::time::{Duration, Instant};
@@ -57,8 +57,9 @@ pub fn wait(
         }
         if round.status != RoundStatus::Running {
             let task = find_task(&*store, slug)?;
-            return Ok(WaitOutcome::Ended(Box::new(round_report(
-                ws, &task, &round,
+            let budgets = crate::budget::budgets_of(&*store, &task);
+            return Ok(WaitOutcome::Ended(Box::new(round_report_with(
+                ws, &task, &round, budgets,
             ))));
         }
         if left == Some(Duration::ZERO) {

@@ -64,7 +64,7 @@ fn a_started_task_is_reported_as_the_status_shows_it() {
     let outcome = finished(engine.start(start("a"), false, &mut quiet()).unwrap());
     assert_eq!(outcome.round.status, RoundStatus::Done);
     assert_eq!(outcome.task.owner, "alice");
-    let report = engine.round_report(&outcome.task, &outcome.round);
+    let report = engine.outcome_report(&outcome);
     assert_eq!(report.status, RoundStatus::Done);
     assert_eq!(report.done.as_deref(), Some("DONE: wrote work.txt"));
     let request = StatusRequest {

@@ -264,7 +264,7 @@ fn sent(engine: &Engine, sent: Sent) -> Answer {
             Answer::of(&document, line)
         }
         Sent::Launched(Launched::Finished(outcome)) => {
-            let report = engine.round_report(&outcome.task, &outcome.round);
+            let report = engine.outcome_report(&outcome);
             Answer::of(&report, text::report(&report))
         }
     }

@@ -82,7 +82,7 @@ fn say(text: &str) -> Result<(), Failure> {
 fn report(engine: &Engine, sent: Sent) -> Result<bool, Failure> {
     match sent {
         Sent::Launched(Launched::Finished(outcome)) => {
-            let report = engine.round_report(&outcome.task, &outcome.round);
+            let report = engine.outcome_report(&outcome);
             printer::emit(&printer::report_text(&report))?;
             Ok(outcome.round.status == ganger_events::RoundStatus::Done)
         }

@@ -50,7 +50,7 @@ fn print_sent(engine: &Engine, sent: Sent, out: Printer) -> Outcome {
     };
     match launched {
         Launched::Finished(outcome) => {
-            let report = engine.round_report(&outcome.task, &outcome.round);
+            let report = engine.outcome_report(&outcome);
             out.print(&report, || printer::report_text(&report))?;
             Ok(status_code(outcome.round.status))
         }

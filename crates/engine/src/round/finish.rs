@@ -398,7 +398,13 @@ fn outcome(store: &dyn Store, task: &Task, number: u32) -> Result<HostOutcome> {
     let round = store.round(task.id, Some(number))?.ok_or_else(|| {
         crate::error::EngineError::invalid(format!("round {number} of {} vanished", task.slug))
     })?;
-    Ok(HostOutcome { task, round })
+    // Read while the store is open: the report then needs no connection of its own.
+    let budgets = crate::budget::budgets_of(store, &task);
+    Ok(HostOutcome {
+        task,
+        round,
+        budgets,
+    })
 }
 
 /// If the host of a running `round` is gone, stops what is left of the round and records it
@@ -545,6 +551,8 @@ pub(crate) fn reread_summary(
 pub struct HostOutcome {
     pub task: Task,
     pub round: Round,
+    /// The task's and its fleet's budgets and spending at the round's end.
+    pub budgets: Option<crate::budget::Budgets>,
 }
 
 pub(super) fn stop_for_signal(store: &mut dyn Store, input: &RoundInput, signal: i32) -> HostStop {
