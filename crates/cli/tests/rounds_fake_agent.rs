@@ -390,6 +390,50 @@ fn an_agent_that_does_not_speak_its_warm_protocol_is_tried_once_per_repository()
     }
 }
 
+/// An agent killed by a signal at its warm greeting (here its own `kill -KILL`, as the
+/// out-of-memory killer would) is not remembered as one that cannot be warm: the next task
+/// tries again.
+#[test]
+fn an_agent_killed_at_its_warm_greeting_is_tried_again_by_the_next_task() {
+    let world = world("", "");
+    let toml = std::fs::read_to_string(world.repo.join("ganger.toml")).unwrap();
+    let program = toml
+        .lines()
+        .skip_while(|line| *line != "[agents.opencode]")
+        .find_map(|line| line.strip_prefix("command = "))
+        .map(|quoted| serde_json::from_str::<String>(quoted).unwrap())
+        .unwrap();
+    let killed = world.root().join("killed-at-acp");
+    std::fs::write(
+        &killed,
+        format!("#!/bin/sh\n[ \"$1\" = acp ] && kill -KILL $$\nexec {program:?} \"$@\"\n"),
+    )
+    .unwrap();
+    std::fs::set_permissions(&killed, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    world.write(
+        "ganger.toml",
+        &toml.replace("[warm]\ndefault = false\n", "").replace(
+            &format!("command = {}", serde_json::to_string(&program).unwrap()),
+            &format!(
+                "command = {}",
+                serde_json::to_string(&killed.to_string_lossy()).unwrap()
+            ),
+        ),
+    );
+    for slug in ["a", "b"] {
+        world
+            .ganger(&["start", slug, "--message", "hello"])
+            .expect_code(0);
+        let stderr =
+            std::fs::read_to_string(world.repo.join(format!(".ganger/tasks/{slug}/round-1.err")))
+                .unwrap();
+        assert!(
+            stderr.contains("so it runs cold: the warm host did not start"),
+            "{slug}: {stderr}"
+        );
+    }
+}
+
 #[test]
 fn a_model_the_agents_settings_define_is_not_looked_up_in_its_list() {
     // The stand-in lists mock/scripted and mock/other, not mock/defined: were the list asked,

@@ -248,10 +248,11 @@ fn greet(
             ));
         }
         Err(error) => {
-            // Its stdout closed first; it has exited or is about to.
+            // Its stdout closed first; it has exited or is about to. One killed by a signal
+            // (the kernel's out-of-memory killer, a user) says nothing of what it speaks.
             let exited = matches!(
                 agent.running.wait_timeout(Duration::from_secs(1), None),
-                ganger_sandbox::Waited::Exited(_)
+                ganger_sandbox::Waited::Exited(exit) if exit.code.is_some()
             );
             return Err((error, exited));
         }
