@@ -383,6 +383,15 @@ fn an_agent_that_does_not_speak_its_warm_protocol_is_tried_once_per_repository()
     let text = std::fs::read_to_string(&program).unwrap();
     std::fs::write(&program, format!("{text}\n# changed\n")).unwrap();
     assert!(start("g", &[]).contains(tried));
+    // A warm host that never served leaves no claim file behind.
+    let run = world.repo.join(".ganger/run");
+    let left: Vec<_> = std::fs::read_dir(&run)
+        .unwrap()
+        .flatten()
+        .map(|entry| entry.file_name().to_string_lossy().into_owned())
+        .filter(|name| name.starts_with("warm-"))
+        .collect();
+    assert!(left.is_empty(), "{left:?}");
     for slug in ["a", "b", "c", "d", "e", "f", "g"] {
         assert_eq!(
             std::fs::read_to_string(world.worktree(slug).join("fake.txt")).unwrap(),

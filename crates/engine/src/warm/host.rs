@@ -150,6 +150,10 @@ pub fn serve_warm_host(
             if unable {
                 super::identity::remember_unable(ws, &task, number, &error.message);
             }
+            // Nothing is left of a host that never served: not its agent, nor its claim's
+            // file (a claim merely dropped stays behind, as a dead holder's does).
+            agent.running.stop(input.grace);
+            claim.release();
             return Err(error);
         }
     };
