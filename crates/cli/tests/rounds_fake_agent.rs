@@ -17,6 +17,16 @@ fn world(defaults: &str, extra: &str) -> World {
     world
 }
 
+/// The program `ganger.toml` (its text `toml`) gives as `[agents.opencode] command`: the
+/// world's stand-in.
+fn opencode_command(toml: &str) -> String {
+    toml.lines()
+        .skip_while(|line| *line != "[agents.opencode]")
+        .find_map(|line| line.strip_prefix("command = "))
+        .map(|quoted| serde_json::from_str::<String>(quoted).unwrap())
+        .unwrap()
+}
+
 fn marker(report: &serde_json::Value) -> String {
     format!("GANGER_ROUND={}", report["token"].as_str().unwrap())
 }
@@ -374,12 +384,7 @@ fn an_agent_that_does_not_speak_its_warm_protocol_is_tried_once_per_repository()
     assert!(start("e", &[]).contains(tried));
     assert!(start("f", &[]).contains("did not speak its warm protocol for task e round 1"));
     // A changed program (an upgrade, a fixed wrapper) is tried again.
-    let program = toml
-        .lines()
-        .skip_while(|line| *line != "[agents.opencode]")
-        .find_map(|line| line.strip_prefix("command = "))
-        .map(|quoted| serde_json::from_str::<String>(quoted).unwrap())
-        .unwrap();
+    let program = opencode_command(&toml);
     let text = std::fs::read_to_string(&program).unwrap();
     std::fs::write(&program, format!("{text}\n# changed\n")).unwrap();
     assert!(start("g", &[]).contains(tried));
@@ -408,12 +413,7 @@ fn an_agent_that_does_not_speak_its_warm_protocol_is_tried_once_per_repository()
 fn an_agent_killed_at_its_warm_greeting_is_tried_again_by_the_next_task() {
     let world = world("", "");
     let toml = std::fs::read_to_string(world.repo.join("ganger.toml")).unwrap();
-    let program = toml
-        .lines()
-        .skip_while(|line| *line != "[agents.opencode]")
-        .find_map(|line| line.strip_prefix("command = "))
-        .map(|quoted| serde_json::from_str::<String>(quoted).unwrap())
-        .unwrap();
+    let program = opencode_command(&toml);
     let killed = world.root().join("killed-at-acp");
     std::fs::write(
         &killed,

@@ -642,16 +642,26 @@ fn a_round_right_after_a_cancel_waits_for_the_cancelled_turn_and_runs_warm() {
     let third = world
         .ganger(&["wait", "c1", "--timeout", "120s", "--json"])
         .json();
-    assert_eq!(third["status"], "done", "{third:#}");
-    assert_eq!(third["session"], first["session"]);
-    let said = std::fs::read_to_string(world.root().join("repo/.ganger/tasks/c1/round-3.err"))
-        .unwrap_or_default();
-    assert!(
-        w.stream("c1", 3).contains(r#""ganger":"turn""#),
-        "round 3 ran cold: {said}"
-    );
+    third_ran_warm(&w, "c1", &first, &third);
     assert_eq!(w.warm_agents()[0]["host_pid"], host, "the same warm agent");
     assert!(world.worktree("c1").join("three.txt").is_file());
+}
+
+/// Asserts that round 3 of `slug` (its report `third`) is done, in the session of round 1
+/// (`first`), and ran in a warm agent; returns what its stderr said.
+fn third_ran_warm(w: &Warm, slug: &str, first: &Value, third: &Value) -> String {
+    assert_eq!(third["status"], "done", "{third:#}");
+    assert_eq!(third["session"], first["session"]);
+    let said = std::fs::read_to_string(
+        w.0.root()
+            .join(format!("repo/.ganger/tasks/{slug}/round-3.err")),
+    )
+    .unwrap_or_default();
+    assert!(
+        w.stream(slug, 3).contains(r#""ganger":"turn""#),
+        "round 3 ran cold: {said}"
+    );
+    said
 }
 
 /// A round right after a cancel the agent never answered (it is held stopped) waits while its
@@ -674,14 +684,7 @@ fn a_round_after_a_cancel_the_agent_never_answered_gets_a_new_warm_agent() {
     let third = world
         .ganger(&["fix", "h1", "--message", "write the third file", "--json"])
         .json();
-    assert_eq!(third["status"], "done", "{third:#}");
-    assert_eq!(third["session"], first["session"]);
-    let said = std::fs::read_to_string(world.root().join("repo/.ganger/tasks/h1/round-3.err"))
-        .unwrap_or_default();
-    assert!(
-        w.stream("h1", 3).contains(r#""ganger":"turn""#),
-        "round 3 ran cold: {said}"
-    );
+    let said = third_ran_warm(&w, "h1", &first, &third);
     assert!(
         said.contains("last warm agent failed"),
         "round 3 said: {said:?}"

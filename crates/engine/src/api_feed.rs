@@ -114,10 +114,15 @@ impl Engine {
     pub fn round_reports(&self, slug: &str) -> Result<Vec<RoundReport>> {
         let store = self.existing_store_for(slug)?;
         let task = find_task(&*store, slug)?;
+        // The task's budgets are read once, from the store already open (a report of its own
+        // would open one per round).
+        let budgets = crate::budget::budgets_of(&*store, &task);
         Ok(store
             .rounds(task.id)?
             .iter()
-            .map(|round| crate::report::round_report(self.workspace(), &task, round))
+            .map(|round| {
+                crate::report::round_report_with(self.workspace(), &task, round, budgets.clone())
+            })
             .collect())
     }
 
