@@ -27,7 +27,10 @@ pub struct Cli {
     pub command: Command,
 }
 
+/// Each command's arguments are made only when it runs (clap's `defer`): building all of
+/// them took a quarter of a millisecond of every ganger process's start.
 #[derive(Debug, Subcommand)]
+#[command(defer = true)]
 pub enum Command {
     /// Create .ganger/, write a commented ganger.toml, and report the agent CLIs found.
     Init(crate::mcp_args::InitArgs),
@@ -131,6 +134,7 @@ pub struct WarmArgs {
 }
 
 #[derive(Debug, Subcommand)]
+#[command(defer = true)]
 pub enum WarmAction {
     /// The warm agents of this repository, least recently used first (the default).
     List,
@@ -161,6 +165,7 @@ pub struct AgentsArgs {
 }
 
 #[derive(Debug, Subcommand)]
+#[command(defer = true)]
 pub enum AgentsAction {
     /// List the known agents, the version each is tested with, and what is installed (the
     /// default).
@@ -204,6 +209,7 @@ pub struct ImageArgs {
 }
 
 #[derive(Debug, Subcommand)]
+#[command(defer = true)]
 pub enum ImageAction {
     /// Build the worker image of an agent unless it is there: a Debian root from mmdebstrap,
     /// ganger.toml's sandbox.docker.packages, and the tested agent CLI. Nothing is pulled.
@@ -219,7 +225,8 @@ pub enum ImageAction {
     List,
 }
 
-/// The task text of a round.
+// The task text of a round. (Not a doc comment: clap would make it the about of every command
+// that flattens this, once that command is built: the commands are deferred.)
 #[derive(Debug, Args)]
 #[group(required = true, multiple = false)]
 pub struct TaskText {
@@ -306,7 +313,8 @@ pub struct StartArgs {
     pub json: bool,
 }
 
-/// Checks of a round besides `ganger.toml`'s, and the fix loop.
+// Checks of a round besides `ganger.toml`'s, and the fix loop (a comment, not a doc comment:
+// see TaskText).
 #[derive(Debug, Args)]
 pub struct CheckArgs {
     /// A one-off check: a shell command run in the worktree after the round (repeatable).
@@ -740,4 +748,53 @@ fn inbound(text: &str) -> Result<ganger_engine::Inbound, String> {
 
 fn permission(text: &str) -> Result<ganger_agents::Permission, String> {
     text.parse()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Cli;
+    use clap::CommandFactory;
+
+    #[test]
+    fn the_definitions_hold_together() {
+        Cli::command().debug_assert();
+    }
+
+    /// Every command's summary, and its subcommands' (`fleet run`), by path.
+    fn summaries(command: &clap::Command, path: &str, into: &mut Vec<(String, String)>) {
+        for sub in command.get_subcommands().filter(|s| s.get_name() != "help") {
+            let at = format!("{path} {}", sub.get_name());
+            let about = sub.get_about().map(|a| a.to_string()).unwrap_or_default();
+            into.push((at.clone(), about));
+            summaries(sub, &at, into);
+        }
+    }
+
+    /// The commands are deferred: what a command's arguments bring in is applied when it runs,
+    /// after its own summary, so a doc comment on an `Args` struct it flattens would replace
+    /// that summary in its `--help` (and nowhere else).
+    #[test]
+    fn every_command_keeps_its_own_summary_once_its_arguments_are_made() {
+        let listed = Cli::command();
+        let mut built = Cli::command();
+        built.build();
+        let (mut before, mut after) = (Vec::new(), Vec::new());
+        for sub in listed.get_subcommands() {
+            let about = sub.get_about().map(|a| a.to_string()).unwrap_or_default();
+            before.push((format!("ganger {}", sub.get_name()), about));
+        }
+        summaries(&built, "ganger", &mut after);
+        for (path, about) in &before {
+            let made = after.iter().find(|(p, _)| p == path);
+            assert_eq!(made.map(|(_, a)| a), Some(about), "{path}");
+            assert!(!about.is_empty(), "{path} has no summary");
+        }
+        // The subcommands' own summaries, made with their parents.
+        let fleet_run = after.iter().find(|(p, _)| p == "ganger fleet run").unwrap();
+        assert!(
+            fleet_run.1.starts_with("Queue a fleet file"),
+            "{}",
+            fleet_run.1
+        );
+    }
 }

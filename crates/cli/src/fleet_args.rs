@@ -4,7 +4,9 @@
 use clap::{Args, Subcommand};
 use std::path::PathBuf;
 
-/// Limits on running rounds, given on the command line.
+// Limits on running rounds, given on the command line. (Not a doc comment: clap would make it
+// the about of every command that flattens this, once that command is built, as they are
+// deferred: args.rs.)
 #[derive(Debug, Args, Clone, Default)]
 pub struct LimitArgs {
     /// At most N rounds at once in all.
@@ -70,6 +72,7 @@ pub struct FleetArgs {
 }
 
 #[derive(Debug, Subcommand)]
+#[command(defer = true)]
 pub enum FleetAction {
     /// Queue a fleet file's tasks and run them here until the fleet is drained (resumes when
     /// run again: finished tasks are skipped, interrupted ones continue in their sessions).
