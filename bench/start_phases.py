@@ -7,6 +7,7 @@ costs both sides milliseconds and hides what differs). Each side starts its task
 of its own, as bench/compare.py sets them up (the seed's site, the stand-in `opencode`),
 interleaved; every figure is a median.
 
+  exec           the shell's fork to ganger's exec: the binary mapped
   before git     ganger's exec to its first git (`worktree add`): loading the binary,
                  arguments, configuration, the store, admission, the round's record and claim
   worktree       the first git's exec to the agent's exec: `git worktree add` and the setup
@@ -15,7 +16,8 @@ interleaved; every figure is a median.
   to snapshot    the agent's exit to the snapshot's `git add`
   snapshot       the snapshot's `git add`
   to exit        its end to ganger's exit: the snapshot's objects, the store, the report
-  whole          ganger's exec to its exit
+  exit           ganger's exit to its parent's SIGCHLD: its memory unmapped
+  whole          the fork to the SIGCHLD, as the shell that started ganger sees it
 
 Usage: python3 bench/start_phases.py --against EARLIER/target/release/ganger [--runs N]
 Needs: perf (linux-perf) and root, as for `perf record -a`; builds ganger in release mode first.
@@ -35,16 +37,18 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from compare import REPO, Site, build, in_turn, run  # noqa: E402
 
-EVENTS = "sched:sched_process_exec,sched:sched_process_fork,sched:sched_process_exit"
-LINE = re.compile(r"\s*(\S+)\s+(\d+)\s+([\d.]+):\s+sched:(\w+):\s+(.*)")
+EVENTS = "sched:sched_process_exec,sched:sched_process_fork,sched:sched_process_exit,signal:signal_generate"
+LINE = re.compile(r"\s*(\S+)\s+(\d+)\s+([\d.]+):\s+\w+:(\w+):\s+(.*)")
 PHASES = [
+    ("exec", "fork", "exec"),
     ("before git", "exec", "git"),
     ("worktree", "git", "agent"),
     ("agent", "agent", "agent_end"),
     ("to snapshot", "agent_end", "add"),
     ("snapshot", "add", "add_end"),
     ("to exit", "add_end", "end"),
-    ("whole", "exec", "end"),
+    ("exit", "end", "reaped"),
+    ("whole", "fork", "reaped"),
 ]
 
 
@@ -56,6 +60,10 @@ def marks_of(events: list[tuple[str, int, float, str, str]], binary: str) -> lis
         if kind != "sched_process_exec" or f"filename={binary} " not in rest + " ":
             continue
         marks = {"exec": at}
+        for _comm, _other, when, what, detail in reversed(events[:i]):
+            if what == "sched_process_fork" and f"child_pid={pid}" in detail.split():
+                marks["fork"] = when
+                break
         family, agent_pid, add_pid = {pid}, None, None
         for _comm, other, when, what, detail in events[i + 1:]:
             if what == "sched_process_fork":
@@ -80,7 +88,10 @@ def marks_of(events: list[tuple[str, int, float, str, str]], binary: str) -> lis
                     marks["add_end"] = when
                 elif other == pid:
                     marks["end"] = when
-                    break
+            elif what == "signal_generate" and other == pid and "end" in marks and "sig=17 " in detail:
+                # SIGCHLD to the parent: the process is gone, its memory unmapped.
+                marks["reaped"] = when
+                break
         if all(key in marks for _, start, stop in PHASES for key in (start, stop)):
             found.append(marks)
     return found
