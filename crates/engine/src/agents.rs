@@ -106,10 +106,15 @@ pub fn find_all(config: &Config) -> Vec<AgentFound> {
 /// that a round pays for running it only after the CLI changed.
 pub fn cached_version(adapter: &dyn Adapter, program: &Path, cache_dir: &Path) -> Option<String> {
     use std::hash::{Hash, Hasher};
-    if let Some(version) = npm_installed_version(adapter.npm_package(), program) {
+    // Its links followed once, for both questions.
+    let resolved = std::fs::canonicalize(program).ok();
+    if let Some(version) = resolved
+        .as_deref()
+        .and_then(|resolved| npm_installed_version(adapter.npm_package(), resolved))
+    {
         return Some(version);
     }
-    let resolved = std::fs::canonicalize(program).unwrap_or_else(|_| program.to_path_buf());
+    let resolved = resolved.unwrap_or_else(|| program.to_path_buf());
     let meta = std::fs::metadata(&resolved).ok()?;
     let mut hasher = std::collections::hash_map::DefaultHasher::new();
     resolved.hash(&mut hasher);
@@ -131,15 +136,15 @@ pub fn cached_version(adapter: &dyn Adapter, program: &Path, cache_dir: &Path) -
     Some(version)
 }
 
-/// The `version` in the `package.json` of the npm package `package` when `program`, its
-/// symbolic links followed, lies inside that package's folder (as `node_modules/.bin/NAME`
-/// and a global install's `bin/NAME` do); `None` for anything else (a wrapper script, a
-/// binary of its own, another package's file), which is then asked for its version.
-fn npm_installed_version(package: &str, program: &Path) -> Option<String> {
+/// The `version` in the `package.json` of the npm package `package` when `resolved` (a
+/// program with its symbolic links followed) lies inside that package's folder (as
+/// `node_modules/.bin/NAME` and a global install's `bin/NAME` do); `None` for anything else (a
+/// wrapper script, a binary of its own, another package's file), which is then asked for its
+/// version.
+fn npm_installed_version(package: &str, resolved: &Path) -> Option<String> {
     if package.is_empty() {
         return None;
     }
-    let resolved = std::fs::canonicalize(program).ok()?;
     for dir in resolved.ancestors().skip(1) {
         if dir.file_name().is_some_and(|name| name == "node_modules") {
             return None;
@@ -188,20 +193,18 @@ mod tests {
         file(&package.join("dist/cli.js"), "");
         fs::create_dir_all(modules.join(".bin")).unwrap();
         std::os::unix::fs::symlink("../@scope/cli/dist/cli.js", modules.join(".bin/cli")).unwrap();
+        let bin = modules.join(".bin/cli").canonicalize().unwrap();
         assert_eq!(
-            npm_installed_version("@scope/cli", &modules.join(".bin/cli")).as_deref(),
+            npm_installed_version("@scope/cli", &bin).as_deref(),
             Some("1.2.3")
         );
         // Another package's program, or a program outside any package, is asked instead.
-        assert_eq!(
-            npm_installed_version("other", &modules.join(".bin/cli")),
-            None
-        );
+        assert_eq!(npm_installed_version("other", &bin), None);
         file(&dir.path().join("wrapper"), "#!/bin/sh\n");
         assert_eq!(
             npm_installed_version("@scope/cli", &dir.path().join("wrapper")),
             None
         );
-        assert_eq!(npm_installed_version("", &modules.join(".bin/cli")), None);
+        assert_eq!(npm_installed_version("", &bin), None);
     }
 }

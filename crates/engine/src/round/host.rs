@@ -8,7 +8,7 @@ use super::output::{self, Closed, Progress};
 use super::setup::{BeforeState, RoundInput, adapter_of, before_state};
 use super::signals::SignalWatch;
 use crate::agent_env;
-use crate::agent_tmp::{self, AgentTmp};
+use crate::agent_tmp::{self, AgentTmp, Removing};
 use crate::budget::{BudgetWatch, RoundSpend};
 use crate::error::{EngineError, Result};
 use crate::keys;
@@ -69,9 +69,16 @@ pub fn run_host(
         .as_deref()
         .map(keys::LoadedKey::redactor)
         .unwrap_or_default();
+    // The agent's temporary directory, being removed while the round's end is recorded.
+    let mut tmp_removal = None;
     let (before, ended) = match before {
         Ok(before) => {
-            let run = keys.and_then(|keys| run_agent(ws, store, &input, &claim, &keys, &redactor));
+            let run = keys
+                .and_then(|keys| run_agent(ws, store, &input, &claim, &keys, &redactor))
+                .map(|(ended, removal)| {
+                    tmp_removal = removal;
+                    ended
+                });
             let mut ended = match run {
                 Ok(ended) => ended,
                 Err(error) => finish::Ended::failed_to_start(error.message),
@@ -101,6 +108,7 @@ pub fn run_host(
         ended,
     );
     claim.release();
+    drop(tmp_removal);
     outcome
 }
 
@@ -290,7 +298,7 @@ fn run_agent(
     claim: &Claim,
     keys: &[keys::LoadedKey],
     redactor: &Redactor,
-) -> Result<finish::Ended> {
+) -> Result<(finish::Ended, Option<Removing>)> {
     let adapter = adapter_of(ws, &input.task)?;
     if !input.task.worktree.is_dir() {
         return Err(EngineError::invalid(format!(
@@ -306,7 +314,7 @@ fn run_agent(
         Some(why)
     } else {
         match super::warm_round::run_warm_agent(ws, store, input, claim, adapter, redactor)? {
-            Ok(ended) => return Ok(ended),
+            Ok(ended) => return Ok((ended, None)),
             Err(why) => Some(why),
         }
     };
@@ -319,7 +327,7 @@ fn run_agent(
     let Planned {
         command,
         session: named_session,
-        tmp: _tmp,
+        tmp,
     } = agent_command(ws, input, adapter, keys)?;
     let stream = |kind| RoundStream::of(&input.task, &input.round, kind);
     let raw = store.create_stream(&stream(StreamKind::Stdout))?;
@@ -392,6 +400,8 @@ fn run_agent(
         redactor,
     );
     drain(&agent, &closed_rx, input.grace);
+    // The agent and what it started are gone: its temporary directory goes on the side.
+    let tmp_removal = tmp.map(AgentTmp::remove_aside);
     if let Ok(sandbox) = TaskSandbox::of(ws, &input.task) {
         sandbox.after_round(&input.round.token);
     }
@@ -413,14 +423,15 @@ fn run_agent(
         .unwrap_or_default();
     let sandboxed = TaskSandbox::of(ws, &input.task).is_ok_and(|sandbox| sandbox.isolates());
     let verdict = adapter.round_verdict(&summary, verdict_exit, permission, sandboxed);
-    Ok(finish::Ended {
+    let ended = finish::Ended {
         exit: Some(exit),
         summary,
         stop,
         verdict: Some(verdict),
         start_error: None,
         checks: Vec::new(),
-    })
+    };
+    Ok((ended, tmp_removal))
 }
 
 /// After the agent exited: stops whatever of the round is left (children it started, which
