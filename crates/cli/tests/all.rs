@@ -20,6 +20,7 @@ mod checks;
 mod clean;
 mod cli_input;
 mod concurrent_starts;
+mod demo;
 mod e2e_mcp_commander;
 mod e2e_opencode;
 mod environment_failures;

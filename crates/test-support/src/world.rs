@@ -69,9 +69,8 @@ impl Drop for World {
     /// agent, a server), so that one failure does not leave processes loading the machine for
     /// every test after it.
     fn drop(&mut self) {
-        let marker = format!("HOME={}", self.home.display());
         for _ in 0..50 {
-            let left = crate::processes::pids_of_world(self.dir.path(), &marker);
+            let left = self.left_running();
             if left.is_empty() {
                 break;
             }
@@ -118,6 +117,13 @@ impl World {
     /// The temporary directory holding everything.
     pub fn root(&self) -> &Path {
         self.dir.path()
+    }
+
+    /// The live processes the world started that still run: round hosts, agents, servers
+    /// (the processes working inside its directory or carrying its `HOME`).
+    pub fn left_running(&self) -> Vec<i32> {
+        let marker = format!("HOME={}", self.home.display());
+        crate::processes::pids_of_world(self.dir.path(), &marker)
     }
 
     /// The temporary directory (`TMPDIR`) of every process of the world.
