@@ -8,17 +8,28 @@ use crate::api::Engine;
 use crate::error::{EngineError, Result};
 use crate::report::RoundReport;
 use crate::workspace::Workspace;
-use ganger_store::{Round, Task};
+use ganger_store::{Backend, Round, Task};
 
 /// Task `slug` and its round `round` (its last with `None`), or the clear error.
 pub(crate) fn task_round(ws: &Workspace, slug: &str, round: Option<u32>) -> Result<(Task, Round)> {
+    let store = opened(ws, slug)?;
+    task_round_in(&*store, slug, round)
+}
+
+/// The store, when `slug` names a task that could be in it.
+fn opened(ws: &Workspace, slug: &str) -> Result<Box<dyn Backend>> {
     crate::slug::check_task_name(slug)?;
-    let no_task = || {
-        EngineError::invalid(format!("no task {slug}"))
-            .hint("start it with `ganger start`; `ganger status` lists the tasks")
-    };
-    let store = ws.existing_store()?.ok_or_else(no_task)?;
-    let task = store.task(slug)?.ok_or_else(no_task)?;
+    ws.existing_store()?.ok_or_else(|| no_task(slug))
+}
+
+fn no_task(slug: &str) -> EngineError {
+    EngineError::invalid(format!("no task {slug}"))
+        .hint("start it with `ganger start`; `ganger status` lists the tasks")
+}
+
+/// [`task_round`] in an open store.
+fn task_round_in(store: &dyn Backend, slug: &str, round: Option<u32>) -> Result<(Task, Round)> {
+    let task = store.task(slug)?.ok_or_else(|| no_task(slug))?;
     let found = store.round(task.id, round)?.ok_or_else(|| match round {
         Some(n) => EngineError::invalid(format!(
             "task {slug} has no round {n} (it has {})",
@@ -30,9 +41,14 @@ pub(crate) fn task_round(ws: &Workspace, slug: &str, round: Option<u32>) -> Resu
 }
 
 impl Engine {
-    /// Round `round` of `slug` (its last with `None`), reported as `status` reports it.
+    /// Round `round` of `slug` (its last with `None`), reported as `status` reports it: the
+    /// round and the task's budgets read in one opening of the store.
     pub fn report_of(&self, slug: &str, round: Option<u32>) -> Result<RoundReport> {
-        let (task, found) = task_round(self.workspace(), slug, round)?;
-        Ok(self.round_report(&task, &found))
+        let ws = self.workspace();
+        let store = opened(ws, slug)?;
+        let (task, found) = task_round_in(&*store, slug, round)?;
+        let budgets = crate::budget::budgets_of(&*store, &task);
+        drop(store);
+        Ok(crate::report::round_report_with(ws, &task, &found, budgets))
     }
 }
