@@ -17,6 +17,10 @@ the baseline measured just before it, in the same round.
   big start  `start` again, in a repository of 30,000 files (120 MB checked out): the
              overhead over `git worktree add` and the worker; target for ganger: under 50 ms
 
+With --against, an earlier release build runs as a column of its own in the same interleaved
+runs, and a column "vs earlier" gives how much longer this build took, from the unrounded
+medians (for the summary, its time per MB).
+
 Usage: python3 bench/compare.py [--runs N] [--seed-dir DIR] [--tasks N] [--stream-mb N] [--big-files N]
                                [--big-runs N] [--against EARLIER/target/release/ganger]
 Needs: cargo, git, bash, python3; builds ganger in release mode first.
@@ -291,28 +295,38 @@ def main() -> None:
     overhead = {side: start[f"overhead_{side}"] for side in sides}
     big_overhead = {side: big[f"overhead_{side}"] for side in sides}
     rate = lambda side: f"{summary[side]:.0f} MB/s"  # noqa: E731
+    per_mb = {side: 1 / summary[side] for side in sides}
+    # Each row: its name, the printed values, the raw times the comparison with an earlier
+    # build is made of (a rate as its time per MB), the target, and whether it is met.
     rows = [
-        ("start: overhead over worktree + worker", {s: ms(overhead[s]) for s in sides}, "< 15 ms",
+        ("start: overhead over worktree + worker", {s: ms(overhead[s]) for s in sides}, overhead, "< 15 ms",
          overhead["ganger"] < 0.015),
-        ("  whole command (median)", {s: ms(start[s]) for s in sides}, "", True),
+        ("  whole command (median)", {s: ms(start[s]) for s in sides}, start, "", True),
         ("  git worktree add + worker alone",
-         {s: ms(start["base_seed" if s == "seed" else "base_ganger"]) for s in sides}, "", True),
-        ("wait: worker exit to report", {s: ms(wait[s]) for s in sides}, "< 100 ms", wait["ganger"] < 0.1),
-        (f"status: {args.tasks:,} tasks", {s: ms(status[s]) for s in sides}, "< 100 ms", status["ganger"] < 0.1),
-        (f"summarize: {summary['bytes'] / 1e6:.0f} MB stream", {s: rate(s) for s in sides}, "> 500 MB/s, >= 5x",
-         summary["ganger"] > 500 and summary["ganger"] >= 5 * summary["seed"]),
-        (f"start, {args.big_files:,} files: overhead", {s: ms(big_overhead[s]) for s in sides}, "< 50 ms",
-         big_overhead["ganger"] < 0.05),
-        ("  whole command (median)", {s: ms(big[s]) for s in sides}, "", True),
+         {s: ms(start["base_seed" if s == "seed" else "base_ganger"]) for s in sides}, None, "", True),
+        ("wait: worker exit to report", {s: ms(wait[s]) for s in sides}, wait, "< 100 ms", wait["ganger"] < 0.1),
+        (f"status: {args.tasks:,} tasks", {s: ms(status[s]) for s in sides}, status, "< 100 ms",
+         status["ganger"] < 0.1),
+        (f"summarize: {summary['bytes'] / 1e6:.0f} MB stream", {s: rate(s) for s in sides}, per_mb,
+         "> 500 MB/s, >= 5x", summary["ganger"] > 500 and summary["ganger"] >= 5 * summary["seed"]),
+        (f"start, {args.big_files:,} files: overhead", {s: ms(big_overhead[s]) for s in sides}, big_overhead,
+         "< 50 ms", big_overhead["ganger"] < 0.05),
+        ("  whole command (median)", {s: ms(big[s]) for s in sides}, big, "", True),
         ("  git worktree add + worker alone",
-         {s: ms(big["base_seed" if s == "seed" else "base_ganger"]) for s in sides}, "", True),
+         {s: ms(big["base_seed" if s == "seed" else "base_ganger"]) for s in sides}, None, "", True),
     ]
     names = {"ganger": "ganger", "earlier": "earlier", "seed": "delegate.py"}
+    against = "earlier" in gangers
     print(f"ganger vs the seed's delegate.py, same fake worker; medians of {args.runs} interleaved runs "
-          f"({os.cpu_count()} cores)" + (f"; earlier: {gangers['earlier']}" if "earlier" in gangers else ""))
-    print(f"{'benchmark':<40} " + " ".join(f"{names[s]:>12}" for s in sides) + f"  {'target':<18} met")
-    for name, values, target, met in rows:
+          f"({os.cpu_count()} cores)" + (f"; earlier: {gangers['earlier']}" if against else ""))
+    # With an earlier build, how much longer ganger took than it (a rate: its time per MB),
+    # from the unrounded medians: + is slower.
+    versus = lambda raw: "" if raw is None else f"{(raw['ganger'] / raw['earlier'] - 1) * 100:+.1f}%"  # noqa: E731
+    print(f"{'benchmark':<40} " + " ".join(f"{names[s]:>12}" for s in sides)
+          + (f" {'vs earlier':>10}" if against else "") + f"  {'target':<18} met")
+    for name, values, raw, target, met in rows:
         print(f"{name:<40} " + " ".join(f"{values[s]:>12}" for s in sides)
+              + (f" {versus(raw):>10}" if against else "")
               + f"  {target:<18} {'yes' if met else ('' if not target else 'NO')}")
     print(f"summarize: ganger is {summary['ganger'] / summary['seed']:.1f}x the seed")
 
