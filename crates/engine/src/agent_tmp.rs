@@ -79,12 +79,11 @@ impl AgentTmp {
         env.retain(|(key, _)| key != VAR);
         env.push((VAR.into(), self.path.clone().into()));
     }
-}
 
-impl AgentTmp {
     /// Removes the directory on a thread of its own, so that the round's end (its snapshot
-    /// and record) need not wait for it: removing a directory costs ext4 here 0.14 to 0.22 ms,
-    /// a third of what a round's end spent before its snapshot (docs/benchmarks.md).
+    /// and record) need not wait for it: removing a directory costs this machine's ext4 0.14
+    /// to 0.22 ms, a sixth of what a round's end spent between the agent's exit and its
+    /// snapshot (docs/benchmarks.md, "A round's end").
     pub(crate) fn remove_aside(mut self) -> Removing {
         // Taken, so that dropping `self` leaves the directory to the thread.
         let path = std::mem::take(&mut self.path);
