@@ -459,3 +459,46 @@ pub(crate) fn dashed(path: &Path) -> String {
         .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
         .collect()
 }
+
+/// The longest session id ganger makes a file name of.
+const LONGEST_SESSION_NAME: usize = 200;
+
+/// Whether `session` may name a file: what the agents make (UUIDs, `ses_...`) and nothing that
+/// could leave a directory or be taken for an option. A session id read from a store that
+/// another process may have written is checked with this before it becomes part of a path.
+pub fn is_session_name(session: &str) -> bool {
+    (1..=LONGEST_SESSION_NAME).contains(&session.len())
+        && !session.starts_with(['-', '.'])
+        && session
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.' | b':'))
+}
+
+#[cfg(test)]
+mod session_name_tests {
+    use super::is_session_name;
+
+    #[test]
+    fn session_ids_of_the_agents_are_names_and_paths_are_not() {
+        for ok in [
+            "0b6f7f9e-1c2d-4e5f-8a9b-0c1d2e3f4a5b",
+            "ses_3f2a1b0c9d8e7f6a5b4c3d2e1f",
+            "019a2b3c-thread.v1",
+        ] {
+            assert!(is_session_name(ok), "{ok}");
+        }
+        for bad in [
+            "",
+            "../../../../home/user/.bashrc",
+            "a/b",
+            "..",
+            ".hidden",
+            "--dangerously-skip-permissions",
+            "x\0y",
+            "a b",
+            &"x".repeat(201),
+        ] {
+            assert!(!is_session_name(bad), "{bad:?}");
+        }
+    }
+}

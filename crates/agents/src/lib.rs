@@ -34,7 +34,7 @@ pub use codex::app_server;
 
 pub use adapter::{
     Adapter, CommandPlan, Permission, PlanError, RoundRequest, ScriptedEndpoint, SessionFinder,
-    WarmPlan, WarmProtocol,
+    WarmPlan, WarmProtocol, is_session_name,
 };
 pub use capabilities::{
     CopiedSession, CutSession, Interactive, NamedProgram, SessionCopy, SessionFork,

@@ -251,4 +251,9 @@ fn a_session_is_kept_under_the_config_dir_by_its_worktree() {
         Some("/cfg/projects/-tmp-ganger-test-x-repo-agent-k/u-1.jsonl".into())
     );
     assert_eq!(claude.session_file(&BTreeMap::new(), worktree, "u-1"), None);
+    // A session id is read from the store, which another host may have written: one that is
+    // no name makes no path.
+    for bad in ["../../../.bashrc", "a/b", ".."] {
+        assert_eq!(claude.session_file(&home, worktree, bad), None, "{bad}");
+    }
 }

@@ -237,4 +237,12 @@ fn a_session_is_kept_under_the_runtime_dir_by_its_worktree() {
     // A relative directory is the agent's to resolve: no guess.
     assert_eq!(file(&[("HOME", "/home/me"), ("QWEN_HOME", "rel")]), None);
     assert_eq!(file(&[]), None);
+    // A session id read from the store that is no name makes no path.
+    for bad in ["../../../.bashrc", "a/b", ".."] {
+        assert_eq!(
+            qwen.session_file(&env(&[("HOME", "/home/me")]), worktree, bad),
+            None,
+            "{bad}"
+        );
+    }
 }

@@ -134,6 +134,25 @@ fn a_store_that_cannot_be_reached_names_its_url_without_the_password() {
         );
         assert!(!format!("{}{}", run.stdout, run.stderr).contains("hunter2secret"));
     }
+    // A password holding `?` (the client reads it whole) and libpq's key-value form: the
+    // password is hidden in the error and in --json, and the key-value form is a store.
+    for url in [
+        format!("postgres://ganger:hunter?2secret@127.0.0.1:{closed}/fleet"),
+        format!("host=127.0.0.1 port={closed} user=ganger password=hunter2secret dbname=fleet"),
+    ] {
+        for run in [
+            ganger(&world, &url, &["status"]),
+            world.ganger(&["--store", &url, "status", "--json"]),
+        ] {
+            assert_eq!(run.code, 70, "{url}: {}{}", run.stdout, run.stderr);
+            let shown = format!("{}{}", run.stdout, run.stderr);
+            assert!(shown.contains("***"), "{shown}");
+            assert!(
+                !shown.contains("hunter") && !shown.contains("2secret"),
+                "{shown}"
+            );
+        }
+    }
     // Nothing was made for the task that could not be recorded.
     assert!(!world.worktree("x").exists());
     let branches = world.git(&["branch", "--list", "--format=%(refname:short)"]);
@@ -141,11 +160,144 @@ fn a_store_that_cannot_be_reached_names_its_url_without_the_password() {
     for run in [
         world.ganger(&["--store", "mysql://u:hunter2secret@h/db", "status"]),
         ganger(&world, "postgress://u:hunter2secret@h/db", &["status"]),
+        ganger(&world, "host=h port=hunter2secret", &["status"]),
     ] {
         assert_eq!(run.code, 2, "{}{}", run.stdout, run.stderr);
         assert!(run.stderr.contains("not a store"), "{}", run.stderr);
         assert!(!run.stderr.contains("hunter2secret"), "{}", run.stderr);
     }
+}
+
+/// A server that accepts connections and never answers, until the test ends.
+fn silent_server() -> u16 {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        let mut held = Vec::new();
+        for socket in listener.incoming().flatten() {
+            held.push(socket);
+        }
+    });
+    port
+}
+
+#[test]
+fn a_store_that_accepts_and_never_answers_ends_each_command_with_its_cause() {
+    let world = World::new(env!("CARGO_BIN_EXE_ganger").as_ref());
+    world.use_command_agent("cat >/dev/null; echo 'DONE: ok'", "", "");
+    let port = silent_server();
+    // The login's limit is the URL's connect_timeout (10 s when it names none).
+    let url = format!("postgres://ganger:hunter2secret@127.0.0.1:{port}/fleet?connect_timeout=2");
+    for args in [&["status"][..], &["worker", "--capacity", "1"][..]] {
+        let mut command = world.command(args);
+        command.env("GANGER_STORE", &url);
+        let (run, took) = ganger_test_support::Run::within(command, Duration::from_secs(60));
+        assert_eq!(
+            run.code, 70,
+            "{args:?} after {took:?}: {}{}",
+            run.stdout, run.stderr
+        );
+        assert!(took < Duration::from_secs(30), "{args:?} took {took:?}");
+        assert!(
+            run.stderr.contains(&format!("127.0.0.1:{port}")) && run.stderr.contains("answer"),
+            "{}",
+            run.stderr
+        );
+        assert!(!run.stderr.contains("hunter2secret"), "{}", run.stderr);
+        // A worker says it takes rounds only once it reached the store.
+        assert!(
+            !run.stdout.contains("taking queued rounds"),
+            "{}",
+            run.stdout
+        );
+    }
+}
+
+/// The password of the store at `url` (`postgres://USER:PASSWORD@...`).
+fn password_of(url: &str) -> String {
+    let (user_info, _) = url["postgres://".len()..].rsplit_once('@').unwrap();
+    user_info.split_once(':').unwrap().1.to_owned()
+}
+
+#[test]
+fn agents_and_checks_get_nothing_of_gangers_own_and_the_store_password_is_redacted() {
+    let Some(db) = Database::new() else { return };
+    let world = World::new(env!("CARGO_BIN_EXE_ganger").as_ref());
+    let password = password_of(&db.url);
+    assert!(
+        password.len() >= 8,
+        "the test server's password is too short to find"
+    );
+    // Where the agent and the check leave their environments, and a file that holds the
+    // store's URL (as a repository's ganger.toml may), which the agent prints.
+    let seen = world.root().join("seen");
+    std::fs::create_dir_all(&seen).unwrap();
+    std::fs::write(seen.join("url.txt"), &db.url).unwrap();
+    let seen_text = seen.to_string_lossy();
+    world.use_command_agent(
+        &format!(
+            "cat >/dev/null; env > {seen_text}/agent.env; echo \"the url: $(cat {seen_text}/url.txt)\"; \
+             echo 'DONE: looked'"
+        ),
+        "",
+        "",
+    );
+    let check = format!("env > {seen_text}/check.env");
+    let run = world.ganger(&[
+        "--store",
+        &db.url,
+        "start",
+        "env1",
+        "--message",
+        "Look around.",
+        "--check",
+        &check,
+        "--json",
+    ]);
+    run.expect_code(0);
+    for file in ["agent.env", "check.env"] {
+        let env = std::fs::read_to_string(seen.join(file)).unwrap();
+        let own: Vec<&str> = env
+            .lines()
+            .filter(|line| line.starts_with("GANGER_") && !line.starts_with("GANGER_ROUND="))
+            .collect();
+        assert!(
+            own.is_empty(),
+            "{file} holds ganger's own variables: {own:?}"
+        );
+        assert!(
+            !env.contains(&password),
+            "{file} holds the store's password"
+        );
+    }
+    // What the agent printed of the store's password is redacted in the stream kept in the
+    // store, and in everything shown of the round.
+    let log = world.ganger(&["--store", &db.url, "log", "env1", "--raw"]);
+    log.expect_code(0);
+    assert!(
+        log.stdout.contains("the url: postgres://"),
+        "{}",
+        log.stdout
+    );
+    assert!(log.stdout.contains("[redacted:store]"), "{}", log.stdout);
+    let mut shown = format!("{}{}{}", run.stdout, log.stdout, log.stderr);
+    for args in [&["status", "env1", "--json"][..], &["log", "env1"][..]] {
+        let more = world.ganger(&[&["--store", db.url.as_str()][..], args].concat());
+        shown.push_str(&more.stdout);
+    }
+    assert!(
+        !shown.contains(&password),
+        "the password was shown:\n{shown}"
+    );
+    let stored: i64 = db
+        .client()
+        .query_one(
+            "SELECT count(*) FROM stream_chunks WHERE position($1::bytea in bytes) > 0",
+            &[&password.as_bytes()],
+        )
+        .unwrap()
+        .get(0);
+    assert_eq!(stored, 0, "the store's password was stored in a stream");
 }
 
 #[test]

@@ -522,6 +522,39 @@ fn a_fleet_remote_is_refused_without_a_shared_store_or_with_a_password() {
     let run = fleet("/srv/git/app.git");
     run.expect_code(2);
     assert!(run.stderr.contains("store"), "{}", run.stderr);
+    // With a store every worker shares: a token as the URL's user name (GitHub's documented
+    // form), an encoded colon, a token in the query, and git's remote helpers are refused as
+    // bad input, before git is asked anything, the token echoed nowhere.
+    if let Some(db) = PgDatabase::new() {
+        let with_store = |remote: &str| {
+            std::fs::write(
+                &file,
+                format!("remote = \"{remote}\"\n[[task]]\nslug = \"t1\"\nmessage = \"do it\"\n"),
+            )
+            .unwrap();
+            ganger(
+                &world,
+                Some(&db.url),
+                &["fleet", "submit", &file.to_string_lossy()],
+            )
+        };
+        let touched = world.root().join("touched-by-ext");
+        for remote in [
+            format!("https://ghp_{secret}@git.example.invalid/app.git"),
+            format!("https://user%3A{secret}@git.example.invalid/app.git"),
+            format!("https://git.example.invalid/app.git?access_token={secret}"),
+            format!("ext::sh -c touch% {}", touched.display()),
+            "fd::17".to_owned(),
+            "foo::bar".to_owned(),
+        ] {
+            let run = with_store(&remote);
+            run.expect_code(2);
+            assert!(!run.stderr.contains(secret) && !run.stdout.contains(secret));
+        }
+        assert!(!touched.exists(), "git ran ext::'s command");
+        let status = ganger(&world, Some(&db.url), &["fleet", "status", "--json"]);
+        assert!(!status.stdout.contains("\"t1\""), "{}", status.stdout);
+    }
     // Nothing was queued by either.
     let status = ganger(&world, None, &["fleet", "status", "--json"]);
     assert!(
@@ -530,6 +563,159 @@ fn a_fleet_remote_is_refused_without_a_shared_store_or_with_a_password() {
         status.stdout,
         status.stderr
     );
+}
+
+#[test]
+fn a_fleet_remote_that_accepts_and_never_answers_is_refused_with_its_cause() {
+    let Some(db) = PgDatabase::new() else { return };
+    let world = World::new(env!("CARGO_BIN_EXE_ganger").as_ref());
+    world.use_command_agent("cat >/dev/null; echo 'DONE: ok'", "", "");
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        let mut held = Vec::new();
+        for socket in listener.incoming().flatten() {
+            held.push(socket);
+        }
+    });
+    let remote = format!("git://127.0.0.1:{port}/app.git");
+    let file = world.root().join("silent.toml");
+    std::fs::write(
+        &file,
+        format!("remote = \"{remote}\"\n[[task]]\nslug = \"t1\"\nmessage = \"do it\"\n"),
+    )
+    .unwrap();
+    let mut command = world.command(&["fleet", "submit", &file.to_string_lossy()]);
+    command
+        .env("GANGER_STORE", &db.url)
+        .env("GANGER_REMOTE_SILENCE", "2");
+    let (run, took) = ganger_test_support::Run::within(command, Duration::from_secs(60));
+    assert_eq!(run.code, 70, "after {took:?}: {}{}", run.stdout, run.stderr);
+    assert!(took < Duration::from_secs(30), "took {took:?}");
+    assert!(
+        run.stderr.contains(&remote) && run.stderr.contains("silent"),
+        "{}",
+        run.stderr
+    );
+}
+
+/// A worker in a clone of the world's repository (so that it can run a local start too), its
+/// remote's silence limit `silence` seconds.
+#[expect(
+    clippy::disallowed_methods,
+    reason = "the worker is ganger itself, run in the background as a user runs it"
+)]
+fn worker_in_clone(world: &World, store: &str, name: &str, silence: &str) -> Background {
+    let dir = world.root().join(format!("clone-{name}"));
+    world.git_in(
+        world.root(),
+        &[
+            "clone",
+            "-q",
+            &world.repo.to_string_lossy(),
+            &dir.to_string_lossy(),
+        ],
+    );
+    let log = world.root().join(format!("worker-{name}.log"));
+    let dir_text = dir.to_string_lossy();
+    let mut command =
+        world.command(&["-C", &dir_text, "worker", "--name", name, "--capacity", "1"]);
+    command
+        .env("GANGER_STORE", store)
+        .env("GANGER_REMOTE_SILENCE", silence);
+    let child = command
+        .stdout(std::fs::File::create(&log).unwrap())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    Background { child, log }
+}
+
+#[test]
+fn a_remote_gone_silent_mid_fleet_ends_the_round_with_its_cause_and_holds_no_other_delivery() {
+    let Some(db) = PgDatabase::new() else { return };
+    let store = db.url.as_str();
+    let (world, served, _bare) =
+        world_with_remote("sleep 3; cat > prompt.txt; echo line >> work.txt; echo 'DONE: ok'");
+    let (daemon, port) = serve_git(&world, &served, &[]);
+    let url = format!("git://127.0.0.1:{port}/app.git");
+    // Two rounds on the remote, one at a time: t2 is delivered (its clone fetched) only
+    // once the remote is silent.
+    let file = world.root().join("f.toml");
+    std::fs::write(
+        &file,
+        format!(
+            "remote = \"{url}\"\n[[task]]\nslug = \"t1\"\nmessage = \"do t1\"\n\
+             [[task]]\nslug = \"t2\"\nmessage = \"do t2\"\n"
+        ),
+    )
+    .unwrap();
+    ganger(
+        &world,
+        Some(store),
+        &["fleet", "submit", &file.to_string_lossy()],
+    )
+    .expect_code(0);
+    let worker = worker_in_clone(&world, store, "w", "2");
+    assert!(
+        wait_until(Duration::from_secs(60), || tasks(&world, store)
+            .iter()
+            .any(|t| t["last_status"] == "running")),
+        "{:#?}\n{}",
+        tasks(&world, store),
+        worker.log_text()
+    );
+    // The remote goes silent while the round runs: its daemon stops, and the port still
+    // accepts connections that never get an answer.
+    drop(daemon);
+    let silent = std::net::TcpListener::bind(("127.0.0.1", port)).unwrap();
+    std::thread::spawn(move || {
+        let mut held = Vec::new();
+        for socket in silent.incoming().flatten() {
+            held.push(socket);
+        }
+    });
+    // A local start queued meanwhile is delivered by the same worker, after t2 whose fetch
+    // meets the silent remote: the remote's work is on its own lane, off the loop that
+    // delivers everything else.
+    ganger(
+        &world,
+        Some(store),
+        &["start", "local1", "--queue", "--message", "local work"],
+    )
+    .expect_code(0);
+    // The round's host gives its push up within its patience and records the round, naming
+    // the silent remote, instead of holding it running with its lease renewed.
+    let ended = |slug: &str| {
+        let status = ganger(&world, Some(store), &["status", slug, "--json"]);
+        (status.code == 0 && status.json()["status"] != "running").then(|| status.json())
+    };
+    let mut t1 = None;
+    assert!(
+        wait_until(Duration::from_secs(120), || {
+            t1 = ended("t1");
+            t1.is_some()
+        }),
+        "t1 still running:\n{}",
+        worker.log_text()
+    );
+    let t1 = t1.unwrap();
+    assert_eq!(t1["status"], "done", "{t1:#}");
+    let reason = t1["reason"].as_str().unwrap_or_default();
+    assert!(
+        reason.contains("not on the remote") && reason.contains("silent"),
+        "{t1:#}"
+    );
+    let mut local = None;
+    assert!(
+        wait_until(Duration::from_secs(60), || {
+            local = ended("local1");
+            local.is_some()
+        }),
+        "the local start was not delivered:\n{}",
+        worker.log_text()
+    );
+    assert_eq!(local.unwrap()["status"], "done", "{}", worker.log_text());
 }
 
 /// A world whose agent runs `script`, its configuration committed, and a bare clone of it in

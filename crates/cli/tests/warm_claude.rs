@@ -417,7 +417,7 @@ fn ganger_serve_owns_the_warm_agents_it_starts_and_they_end_with_it_even_killed(
     let first = ganger_test_support::Run::from(
         world
             .command(&["start", "s1", "--message", "write the first file", "--json"])
-            .env("GANGER_TEST_ROUNDS_OWN", "from-the-round")
+            .env("ROUND_OWN_FOR_TEST", "from-the-round")
             .output()
             .unwrap(),
     )
@@ -430,7 +430,7 @@ fn ganger_serve_owns_the_warm_agents_it_starts_and_they_end_with_it_even_killed(
     assert!(
         agent_env
             .split(|b| *b == 0)
-            .any(|entry| entry == b"GANGER_TEST_ROUNDS_OWN=from-the-round"),
+            .any(|entry| entry == b"ROUND_OWN_FOR_TEST=from-the-round"),
         "the warm agent has serve's environment, not the round's"
     );
     let host = agents[0]["host_pid"].as_i64().unwrap();

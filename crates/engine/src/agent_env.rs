@@ -1,8 +1,8 @@
 //! How an agent is run for this repository: which program (the one its settings name, else
 //! the `command` of `ganger.toml`, else ganger's cached install of the tested version, else the
-//! one on `PATH`) and with which environment. With the local sandbox the agent runs as if the user ran it by hand: the
-//! user's whole environment and home, plus the adapter's settings, `ganger.toml`'s `env`, and
-//! the keys of this run.
+//! one on `PATH`) and with which environment. With the local sandbox the agent runs as if the
+//! user ran it by hand: the user's environment (without ganger's own variables) and home, plus
+//! the adapter's settings, `ganger.toml`'s `env`, and the keys of this run.
 
 use crate::config::Config;
 use crate::error::{EngineError, Result};
@@ -12,8 +12,18 @@ use ganger_agents::{Adapter, CommandPlan};
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
-/// Variables ganger uses for itself and never passes to an agent.
-const PRIVATE_VARS: [&str; 2] = ["GANGER_HOST_LOCK_FD", "GANGER_HOST_LOCK_PATH"];
+/// The prefix of ganger's own variables (its store, its commander, a host's claim, a round's
+/// marker): none is passed to an agent or a check. With the store's URL an agent could write
+/// any record of every host; as a commander it could queue rounds in the user's name.
+const OWN_PREFIX: &str = "GANGER_";
+
+/// The user's environment without ganger's own variables: what an agent or a check run as
+/// the user would see.
+pub(crate) fn user_environment() -> Vec<(OsString, OsString)> {
+    std::env::vars_os()
+        .filter(|(key, _)| !key.as_encoded_bytes().starts_with(OWN_PREFIX.as_bytes()))
+        .collect()
+}
 
 /// The adapter of the agent `name`, reading the stream format its settings name.
 pub fn adapter_for(name: &str, config: &Config) -> Option<&'static dyn Adapter> {
@@ -80,7 +90,7 @@ pub(crate) fn find_executable(program: &Path) -> Option<PathBuf> {
         .find(|candidate| is_executable(candidate))
 }
 
-/// The agent's environment: the user's, then `ganger.toml`'s `env`, the adapter's plan (which
+/// The agent's environment: the user's (without ganger's own), then `ganger.toml`'s `env`, the adapter's plan (which
 /// has already merged any configuration variable from those two) and the keys, later ones
 /// winning.
 pub fn agent_environment(
@@ -89,10 +99,7 @@ pub fn agent_environment(
     plan: &CommandPlan,
     keys: &[LoadedKey],
 ) -> Vec<(OsString, OsString)> {
-    let mut env: Vec<(OsString, OsString)> = std::env::vars_os()
-        .filter(|(key, _)| !PRIVATE_VARS.iter().any(|private| key == private))
-        .filter(|(key, _)| key != ganger_sandbox::ROUND_ENV)
-        .collect();
+    let mut env = user_environment();
     add_settings(&mut env, adapter, config, plan, keys);
     env
 }

@@ -58,7 +58,7 @@ pub fn version_of(adapter: &dyn Adapter, program: &Path) -> Option<String> {
         &AgentCommand {
             program: program.to_path_buf(),
             args: adapter.version_args().iter().map(Into::into).collect(),
-            env: std::env::vars_os().collect(),
+            env: crate::agent_env::user_environment(),
             cwd: std::env::temp_dir(),
             stdin: None,
             // Unique per run: leftovers are found by this token, and versions are read in

@@ -139,7 +139,7 @@ pub(crate) fn send_fix_round(
         checks,
         generation: Some(generation.unwrap_or(task.generation)),
         prompt,
-        redactor: LoadedKey::redactor(&loaded),
+        redactor: LoadedKey::redactor(&ws.store, &loaded),
         detach: options.detach,
         until_green: options.until_green,
     };

@@ -5,6 +5,7 @@
 
 use crate::config::Config;
 use crate::error::{EngineError, Result};
+use crate::store_location::StoreLocation;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
@@ -116,10 +117,29 @@ pub fn load_keys(config: &Config, keys: &BTreeMap<String, PathBuf>) -> Result<Ve
         .collect()
 }
 
+/// The shortest store password removed from what agents print: a shorter one would take
+/// pieces of ordinary words with it, and is no password a server should accept.
+const MIN_STORE_SECRET_LEN: usize = 4;
+
 impl LoadedKey {
-    /// A redactor that removes these keys' values from what ganger writes.
-    pub fn redactor(keys: &[LoadedKey]) -> crate::redact::Redactor {
-        crate::redact::Redactor::new(keys.iter().map(|k| (k.provider.as_str(), k.value.as_str())))
+    /// A redactor that removes these keys' values, and the password of `store` (which a
+    /// repository's `ganger.toml` may name where an agent can read it), from what ganger
+    /// writes.
+    pub fn redactor(store: &StoreLocation, keys: &[LoadedKey]) -> crate::redact::Redactor {
+        let store_secrets = store
+            .url()
+            .map(ganger_store::url_secrets)
+            .unwrap_or_default();
+        crate::redact::Redactor::new(
+            keys.iter()
+                .map(|k| (k.provider.as_str(), k.value.as_str()))
+                .chain(
+                    store_secrets
+                        .iter()
+                        .filter(|secret| secret.len() >= MIN_STORE_SECRET_LEN)
+                        .map(|secret| ("store", secret.as_str())),
+                ),
+        )
     }
 }
 

@@ -99,7 +99,7 @@ pub fn log(
     // The raw stream is redacted; what the parser decodes from it is redacted again with the
     // task's keys (a key file that is gone leaves only the raw stream's redaction).
     let redactor = crate::keys::load_keys(&ws.config, &source.keys)
-        .map(|keys| crate::keys::LoadedKey::redactor(&keys))
+        .map(|keys| crate::keys::LoadedKey::redactor(&ws.store, &keys))
         .unwrap_or_default();
     let mut parser: Box<dyn ganger_agents::StreamParser> =
         Box::new(ganger_agents::acp::WarmOrCold::of(adapter));

@@ -47,6 +47,10 @@ pub(crate) fn copy_session(
     cut_ms: i64,
 ) -> Result<String, String> {
     let session = task.session.as_deref().ok_or("the task has no session")?;
+    // Read from the store, which other hosts write: part of a file name below.
+    if !ganger_agents::is_session_name(session) {
+        return Err("the task's session id is not a session's name".into());
+    }
     let exported = run(ws, task, adapter, copy, (copy.export_args)(session))?;
     let copied = (copy.cut)(&exported, session, cut_ms, &mut crate::tokens::new_uuid)?;
     let dir = ws.state.root().join("tasks").join(&task.slug);

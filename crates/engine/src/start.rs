@@ -178,7 +178,7 @@ pub fn start(ws: &Workspace, options: StartOptions, notices: &mut dyn Notices) -
         checks,
         generation: None,
         prompt,
-        redactor: LoadedKey::redactor(&loaded),
+        redactor: LoadedKey::redactor(&ws.store, &loaded),
         detach: options.detach,
         until_green: options.until_green,
     };

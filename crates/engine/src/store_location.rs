@@ -54,21 +54,46 @@ impl StoreLocation {
     }
 }
 
-/// Reads a store's name as `source` gave it.
+/// Reads a store's name as `source` gave it: `sqlite`, a `postgres://` URL, or libpq's
+/// `key=value` form (`host=db.example user=ganger password=...`). No refusal echoes the text:
+/// whatever follows its first word may be a password.
 pub fn parse(source: &str, value: &str) -> Result<StoreLocation> {
     let value = value.trim();
     if value == "sqlite" {
         return Ok(StoreLocation::Local);
     }
-    if value.starts_with("postgres://") || value.starts_with("postgresql://") {
-        return Ok(StoreLocation::Postgres(value.to_owned()));
+    let url = value.starts_with("postgres://") || value.starts_with("postgresql://");
+    if url || is_key_value(value) {
+        return match ganger_store::check_url(value) {
+            Ok(()) => Ok(StoreLocation::Postgres(value.to_owned())),
+            Err(why) => Err(EngineError::invalid(format!(
+                "{source}: not a store: {why} in the PostgreSQL connection string"
+            ))),
+        };
     }
     // Only the part before the first `:` is shown: the rest of a misspelt URL may hold a
     // password the redaction does not recognize.
-    let shown = value.split(':').next().unwrap_or_default();
+    let shown = value
+        .split([':', ' ', '='])
+        .next()
+        .unwrap_or_default()
+        .chars()
+        .take(20)
+        .collect::<String>();
     Err(EngineError::invalid(format!(
-        "{source}: not a store (it starts with {shown:?}): give postgres://USER:PASSWORD@HOST:PORT/DATABASE, or sqlite"
+        "{source}: not a store (it starts with {shown:?}): give postgres://USER:PASSWORD@HOST:PORT/DATABASE, \
+         host=HOST user=USER password=PASSWORD dbname=DATABASE, or sqlite"
     )))
+}
+
+/// Whether `text` begins as libpq's key-value form does: a key, then `=`.
+fn is_key_value(text: &str) -> bool {
+    let key_end = text
+        .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+        .unwrap_or(text.len());
+    key_end > 0
+        && text[..key_end].starts_with(|c: char| c.is_ascii_alphabetic())
+        && text[key_end..].trim_start().starts_with('=')
 }
 
 #[cfg(test)]
@@ -86,10 +111,24 @@ mod tests {
             Some("postgresql://h/db")
         );
         assert_eq!(parse("x", "sqlite").unwrap(), StoreLocation::Local);
+        let key_value = "host=127.0.0.1 port=5 user=u password=hunter2secret dbname=db";
+        assert_eq!(
+            parse("x", key_value).unwrap(),
+            StoreLocation::Postgres(key_value.into())
+        );
+
         let refused = parse("GANGER_STORE", "postgress://u:secret@h/db").unwrap_err();
         assert!(refused.message.contains("GANGER_STORE"), "{refused:?}");
         assert!(refused.message.contains("\"postgress\""), "{refused:?}");
         assert!(!refused.message.contains("secret"), "{refused:?}");
+        for (text, why) in [
+            ("host=h port=hunter2secret", "port"),
+            ("postgres://u:hunter2secret@h:notaport/db", "port"),
+        ] {
+            let refused = parse("--store", text).unwrap_err();
+            assert!(refused.message.contains(why), "{refused:?}");
+            assert!(!refused.message.contains("hunter2secret"), "{refused:?}");
+        }
         let shown = format!(
             "{:?}",
             StoreLocation::Postgres("postgres://u:secret@h/db".into())

@@ -158,7 +158,13 @@ pub(crate) fn make_here(
 /// looks for it on this host with the worktree at `here`; whether it did (the session is the
 /// task's, and its agent's files tell where it goes).
 fn carry_session(ws: &Workspace, store: &dyn Backend, task: &Task, here: &Path) -> Result<bool> {
-    let Some(session) = task.session.as_deref() else {
+    // The session id is read from the store, which every host writes: it becomes part of a
+    // path below only when it is a session's name.
+    let Some(session) = task
+        .session
+        .as_deref()
+        .filter(|session| ganger_agents::is_session_name(session))
+    else {
         return Ok(false);
     };
     let Some(kept) = store

@@ -50,7 +50,7 @@ impl Git {
         &self.dir
     }
 
-    fn command<I, S>(&self, args: I) -> Command
+    pub(crate) fn command<I, S>(&self, args: I) -> Command
     where
         I: IntoIterator<Item = S>,
         S: AsRef<OsStr>,

@@ -16,6 +16,13 @@ pub enum GitError {
         dir: PathBuf,
         stderr: String,
     },
+    /// A git command talking to a remote heard nothing from it for `silence`, and was ended.
+    #[error("`git {args}` was ended: the remote {peer} was silent for {} s", .silence.as_secs_f64())]
+    Silent {
+        args: String,
+        peer: String,
+        silence: std::time::Duration,
+    },
     /// A path is not inside a git repository ganger can use.
     #[error("{path} is not inside a git repository with a work tree")]
     NotARepo { path: PathBuf },

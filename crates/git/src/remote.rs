@@ -2,7 +2,9 @@
 //! own checkout left detached, so that every branch may move under it), fetched before each
 //! round (branches under `refs/remotes/origin/`, ganger's snapshot refs `refs/ganger/*` as
 //! they are on the remote), and a task's branch and snapshot refs pushed back after each
-//! round, in one atomic push whose branch update is leased on what the last fetch saw.
+//! round, in one atomic push whose branch update is leased on what the last fetch saw. Every
+//! exchange with the remote is ended once the remote has been silent for a while
+//! ([`crate::remote_silence`]).
 
 use crate::command::Git;
 use crate::error::GitError;
@@ -13,7 +15,7 @@ const ORIGIN: &str = "origin";
 
 /// Whether `url` answers as a git repository (`git ls-remote`), run from `dir`.
 pub fn check_remote(dir: &Path, url: &str) -> Result<(), GitError> {
-    Git::new(dir).run(["ls-remote", "--heads", "--", url])?;
+    Git::new(dir).run_remote(&["ls-remote", "--heads", "--", url], url)?;
     Ok(())
 }
 
@@ -34,16 +36,19 @@ pub fn clone_once(url: &str, dir: &Path) -> Result<bool, GitError> {
     ));
     let _ = std::fs::remove_dir_all(&partial);
     let partial_text = partial.to_string_lossy().into_owned();
-    Git::new(parent).run([
-        "clone",
-        "--quiet",
-        "--no-checkout",
-        "--origin",
-        ORIGIN,
-        "--",
+    Git::new(parent).run_remote(
+        &[
+            "clone",
+            "--progress",
+            "--no-checkout",
+            "--origin",
+            ORIGIN,
+            "--",
+            url,
+            &partial_text,
+        ],
         url,
-        &partial_text,
-    ])?;
+    )?;
     let git = Git::new(&partial);
     git.run(["config", "gc.auto", "0"])?;
     match std::fs::rename(&partial, dir) {
@@ -77,26 +82,32 @@ pub fn fetch_task(
     slug: &str,
 ) -> Result<Option<String>, GitError> {
     let git = Git::new(dir);
-    git.run([
-        "fetch",
-        "--quiet",
-        "--no-tags",
-        "--",
+    git.run_remote(
+        &[
+            "fetch",
+            "--progress",
+            "--no-tags",
+            "--",
+            url,
+            &format!("+refs/ganger/{slug}/*:refs/ganger/{slug}/*"),
+        ],
         url,
-        &format!("+refs/ganger/{slug}/*:refs/ganger/{slug}/*"),
-    ])?;
-    let (code, _) = git.run_code(["ls-remote", "--exit-code", "--heads", "--", url, branch])?;
-    if code == 2 {
+    )?;
+    let heads = git.run_remote(&["ls-remote", "--heads", "--", url, branch], url)?;
+    if heads.is_empty() {
         return Ok(None);
     }
-    git.run([
-        "fetch",
-        "--quiet",
-        "--no-tags",
-        "--",
+    git.run_remote(
+        &[
+            "fetch",
+            "--progress",
+            "--no-tags",
+            "--",
+            url,
+            &format!("refs/heads/{branch}"),
+        ],
         url,
-        &format!("refs/heads/{branch}"),
-    ])?;
+    )?;
     Ok(Some(git.text([
         "rev-parse",
         "--verify",
@@ -115,16 +126,20 @@ pub fn push_refused(error: &GitError) -> bool {
 /// leaves the clone's own checkout detached at the remote's default branch.
 pub fn fetch(dir: &Path) -> Result<(), GitError> {
     let git = Git::new(dir);
-    git.run([
-        "fetch",
-        "--quiet",
-        // No --prune: it would also drop a snapshot ref made here whose push is still to
-        // be tried again.
-        "--no-tags",
-        ORIGIN,
-        "+refs/heads/*:refs/remotes/origin/*",
-        "+refs/ganger/*:refs/ganger/*",
-    ])?;
+    let url = origin_url(dir).unwrap_or_else(|| ORIGIN.to_owned());
+    git.run_remote(
+        &[
+            "fetch",
+            "--progress",
+            // No --prune: it would also drop a snapshot ref made here whose push is still to
+            // be tried again.
+            "--no-tags",
+            ORIGIN,
+            "+refs/heads/*:refs/remotes/origin/*",
+            "+refs/ganger/*:refs/ganger/*",
+        ],
+        &url,
+    )?;
     // The remote's default branch, as `origin/HEAD` named it at the clone (else `main`).
     let head = git
         .text(["symbolic-ref", "--quiet", "refs/remotes/origin/HEAD"])
@@ -170,7 +185,19 @@ pub fn push_task(dir: &Path, branch: &str, slug: &str) -> Result<(), GitError> {
     // No `+`: it would override the lease.
     let head = format!("refs/heads/{branch}:refs/heads/{branch}");
     let git = Git::new(dir);
-    git.run(["push", "--quiet", "--atomic", &lease, ORIGIN, &head, &refs])?;
+    let url = origin_url(dir).unwrap_or_else(|| ORIGIN.to_owned());
+    git.run_remote(
+        &[
+            "push",
+            "--progress",
+            "--atomic",
+            &lease,
+            ORIGIN,
+            &head,
+            &refs,
+        ],
+        &url,
+    )?;
     // What was pushed is what the next lease starts from.
     git.run([
         "update-ref",

@@ -36,7 +36,7 @@ pub use layout::StateDir;
 pub use liveness::{Claim, ClaimHold, ClaimKey, Handover, Liveness};
 pub use ownership::{OwnerChange, OwnershipStore};
 pub use pipeline::{PipelineRecord, PipelineStore, ReviewerVerdict, RoleLink};
-pub use postgres::{PgStore, redact as redact_url};
+pub use postgres::{PgStore, check_url, redact as redact_url, url_secrets};
 pub use queue::{
     FleetItem, FleetRecord, FleetSubmission, ModelPause, NewQueued, QueueItem, QueueKind,
     QueueState, QueueStore, SlugHolder,

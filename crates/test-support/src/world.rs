@@ -20,6 +20,63 @@ impl Run {
         }
     }
 
+    /// Runs `command` for at most `limit`: a command still running then is killed and is a
+    /// run of code -2 (so a test of something that must not hang fails rather than hangs).
+    /// Returns how long it ran as well.
+    pub fn within(mut command: Command, limit: std::time::Duration) -> (Run, std::time::Duration) {
+        let began = std::time::Instant::now();
+        command.stdout(Stdio::piped()).stderr(Stdio::piped());
+        #[expect(
+            clippy::disallowed_methods,
+            reason = "the command under test, run as a user runs it, with a limit"
+        )]
+        let mut child = command.spawn().unwrap();
+        let (stdout, stderr) = (child.stdout.take().unwrap(), child.stderr.take().unwrap());
+        let read = |mut stream: Box<dyn std::io::Read + Send>| {
+            std::thread::spawn(move || {
+                let mut all = Vec::new();
+                let _ = stream.read_to_end(&mut all);
+                String::from_utf8_lossy(&all).into_owned()
+            })
+        };
+        let (out, err) = (read(Box::new(stdout)), read(Box::new(stderr)));
+        let code = loop {
+            if let Some(status) = child.try_wait().unwrap() {
+                break status.code().unwrap_or(-1);
+            }
+            if began.elapsed() >= limit {
+                let _ = child.kill();
+                let _ = child.wait();
+                break -2;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        };
+        let took = began.elapsed();
+        // A killed command's children may hold its pipes open: what they printed is read
+        // only if its readers are done within a moment.
+        let joined = |reader: std::thread::JoinHandle<String>| {
+            let waited = std::time::Instant::now();
+            while !reader.is_finished() && waited.elapsed() < std::time::Duration::from_secs(2) {
+                std::thread::sleep(std::time::Duration::from_millis(20));
+            }
+            if reader.is_finished() {
+                reader.join().unwrap_or_default()
+            } else {
+                String::new()
+            }
+        };
+        let mut stderr = joined(err);
+        if code == -2 {
+            stderr.push_str(&format!("\n(killed: still running after {limit:?})"));
+        }
+        let run = Run {
+            code,
+            stdout: joined(out),
+            stderr,
+        };
+        (run, took)
+    }
+
     /// The stdout as JSON.
     pub fn json(&self) -> serde_json::Value {
         serde_json::from_str(&self.stdout).unwrap_or_else(|e| {

@@ -102,6 +102,9 @@ impl Adapter for Claude {
         worktree: &Path,
         session: &str,
     ) -> Option<PathBuf> {
+        if !crate::is_session_name(session) {
+            return None;
+        }
         let config = match env.get("CLAUDE_CONFIG_DIR") {
             Some(dir) if !dir.is_empty() => PathBuf::from(dir),
             _ => PathBuf::from(env.get("HOME")?).join(".claude"),

@@ -100,6 +100,9 @@ impl Adapter for Qwen {
         worktree: &Path,
         session: &str,
     ) -> Option<PathBuf> {
+        if !crate::is_session_name(session) {
+            return None;
+        }
         // A relative directory is the agent's to resolve: no guess.
         let set = ["QWEN_RUNTIME_DIR", "QWEN_HOME"]
             .iter()

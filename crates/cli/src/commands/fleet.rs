@@ -101,7 +101,11 @@ impl Display {
             ));
             return;
         }
-        let text = describe_event(&event);
+        let text = match &event {
+            // Said once the store answered and the worker is registered, never before.
+            FleetEvent::Ready { .. } => format!("ganger worker: {}", describe_event(&event)),
+            _ => describe_event(&event),
+        };
         self.status.above(|| {
             let _ = self.out.item(&event, || format!("{text}\n"));
         });
@@ -145,6 +149,9 @@ fn describe_event(event: &FleetEvent) -> String {
         }
         FleetEvent::Requeued { slug, reason } => format!("requeued {slug}: {reason}"),
         FleetEvent::Trouble { message } => format!("trouble (carrying on): {message}"),
+        FleetEvent::Ready { capacity, pid } => {
+            format!("taking queued rounds, {capacity} at once (pid {pid})")
+        }
         FleetEvent::Counts {
             queued,
             running,
@@ -205,11 +212,6 @@ pub(crate) fn worker(engine: &Engine, args: WorkerArgs) -> Outcome {
     let options = options(&args.limits, Drain::Forever)?;
     let out = Printer::new(args.json);
     let mut display = Display::new(out);
-    out.progress(&format!(
-        "ganger worker: taking queued rounds, {} at once (pid {})\n",
-        args.capacity,
-        std::process::id()
-    ))?;
     let worker = ganger_engine::fleet::WorkerOptions {
         name: args.name,
         capacity: args.capacity,

@@ -7,6 +7,10 @@ use serde::Serialize;
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "event", rename_all = "kebab-case")]
 pub enum FleetEvent {
+    /// A worker reached the store and registered: from now on it takes queued rounds, at
+    /// most `capacity` at once. Nothing is said before (a store that does not answer is an
+    /// error, not a worker that seems to run).
+    Ready { capacity: usize, pid: u32 },
     /// A queued round was started in a detached host.
     Started {
         slug: String,

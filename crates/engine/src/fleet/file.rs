@@ -220,28 +220,42 @@ pub fn read_fleet(path: &Path) -> Result<Fleet> {
     })
 }
 
-/// A fleet's remote as written: a URL (`https://`, `ssh://`, `git://`, `file://`, or git's
-/// `host:path`) without a password, which would be stored and shown with every fleet; or a
-/// path, made absolute from the fleet file's directory.
+/// A fleet's remote as written: a URL of one of git's own transports without a credential, a
+/// `host:path` or a path (made absolute from the fleet file's directory). Everything else is
+/// refused: git's remote helpers (`ext::CMD` runs a command, `fd::N` reads a descriptor) and
+/// any credential, which would be stored and shown with every fleet. No refusal echoes the
+/// remote: a token may be anywhere in it.
 fn remote_of(dir: &Path, remote: &str) -> Result<String> {
     let remote = remote.trim();
-    if remote.is_empty() || remote.starts_with('-') || remote.contains(char::is_control) {
-        return Err(EngineError::invalid(format!(
-            "remote {remote:?} is not a git URL or path"
-        )));
+    if remote.is_empty() {
+        return Err(EngineError::invalid("the fleet's remote is empty"));
     }
-    if let Some((_, rest)) = remote.split_once("://") {
-        let authority = rest.split('/').next().unwrap_or("");
-        if authority
-            .rsplit_once('@')
-            .is_some_and(|(user, _)| user.contains(':'))
-        {
-            return Err(EngineError::invalid(
-                "the fleet's remote URL carries a password, which would be stored with the fleet",
-            )
-            .hint("leave it out and give git a credential helper or an SSH key on each worker"));
-        }
+    if remote.starts_with('-') || remote.contains(char::is_control) {
+        return Err(EngineError::invalid(
+            "the fleet's remote is not a git URL or path (it starts with '-' or holds a control \
+             character)",
+        ));
+    }
+    if let Some((scheme, rest)) = remote.split_once("://")
+        && !scheme.contains(['/', ':'])
+    {
+        check_remote_url(scheme, rest)?;
         return Ok(remote.to_owned());
+    }
+    // git reads `TRANSPORT::ADDRESS` as a remote helper when TRANSPORT is all URL-scheme
+    // characters from the start.
+    let helper = remote.split_once("::").is_some_and(|(transport, _)| {
+        !transport.is_empty()
+            && transport
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.'))
+    });
+    if helper {
+        return Err(EngineError::invalid(
+            "the fleet's remote names one of git's remote helpers (TRANSPORT::ADDRESS), which \
+             ganger does not run",
+        )
+        .hint("give an https://, ssh://, git:// or file:// URL, host:path, or a path"));
     }
     let path = Path::new(remote);
     let scp_like = !path.is_absolute()
@@ -256,6 +270,42 @@ fn remote_of(dir: &Path, remote: &str) -> Result<String> {
     Ok(crate::task_worktree::normalize(&absolute)
         .to_string_lossy()
         .into_owned())
+}
+
+/// Refuses a remote URL (`scheme://rest`) whose transport is not one of git's own, or that
+/// carries a credential: a user name or password in an `http(s)://` or `git://` URL (GitHub's
+/// `https://TOKEN@github.com/...` among them), a password in an `ssh://` one, a query.
+fn check_remote_url(scheme: &str, rest: &str) -> Result<()> {
+    let scheme = scheme.to_ascii_lowercase();
+    if !matches!(scheme.as_str(), "https" | "http" | "ssh" | "git" | "file") {
+        return Err(EngineError::invalid(
+            "the fleet's remote URL is not of a transport ganger uses",
+        )
+        .hint("give an https://, ssh://, git:// or file:// URL, host:path, or a path"));
+    }
+    let authority = rest.split(['/', '?', '#']).next().unwrap_or("");
+    let user_info = authority.rsplit_once('@').map(|(user, _)| user);
+    let credential = match scheme.as_str() {
+        // ssh names its user in the URL (ssh://git@host/...); its password never.
+        "ssh" => user_info.is_some_and(|user| user.contains(':') || user.contains('%')),
+        "file" => false,
+        _ => user_info.is_some(),
+    };
+    if credential {
+        return Err(EngineError::invalid(
+            "the fleet's remote URL carries a user name or password before its '@', which would \
+             be stored and shown with every fleet",
+        )
+        .hint("leave it out and give git a credential helper or an SSH key on each worker"));
+    }
+    if scheme != "file" && rest.contains(['?', '#']) {
+        return Err(EngineError::invalid(
+            "the fleet's remote URL has a query or fragment, which may carry a token and would \
+             be stored and shown with every fleet",
+        )
+        .hint("leave it out and give git a credential helper or an SSH key on each worker"));
+    }
+    Ok(())
 }
 
 /// The first cycle of `after` links, as the slugs along it with the first repeated at the
@@ -353,12 +403,53 @@ mod tests {
             remote_of(dir, "../served/app.git").unwrap(),
             "/work/served/app.git"
         );
+        assert_eq!(
+            remote_of(dir, "file:///srv/git/app.git").unwrap(),
+            "file:///srv/git/app.git"
+        );
         let refused = remote_of(dir, "https://me:s3cret@git.example.com/app.git").unwrap_err();
         assert!(refused.message.contains("password"), "{refused:?}");
         assert!(!refused.message.contains("s3cret"), "{refused:?}");
+        // A token as the user name (GitHub's documented form), an encoded colon, a password
+        // in ssh, a token in the query: refused, the token echoed nowhere.
+        for (bad, why) in [
+            ("https://ghp_s3cret@github.com/team/app.git", "password"),
+            ("HTTPS://ghp_s3cret@github.com/team/app.git", "password"),
+            ("https://user%3As3cret@git.example.com/app.git", "password"),
+            ("http://oauth2:s3cret@git.example.com/app.git", "password"),
+            ("git://s3cret@git.example.com/app.git", "password"),
+            ("ssh://git:s3cret@git.example.com/app.git", "password"),
+            (
+                "https://git.example.com/app.git?access_token=s3cret",
+                "query",
+            ),
+            ("https://git.example.com/app.git#s3cret", "query"),
+        ] {
+            let refused = remote_of(dir, bad).unwrap_err();
+            assert!(refused.message.contains(why), "{bad}: {refused:?}");
+            assert!(!refused.message.contains("s3cret"), "{refused:?}");
+        }
+        // git's remote helpers and other transports are not remotes ganger runs.
+        for bad in [
+            "ext::sh -c touch% /tmp/s3cret",
+            "ext::sh",
+            "fd::17",
+            "foo::bar",
+            "rsync://host/app.git",
+            "ftp://host/app.git",
+            "s3cret::https://git.example.com/app.git",
+        ] {
+            let refused = remote_of(dir, bad).unwrap_err();
+            assert!(!refused.message.contains("s3cret"), "{refused:?}");
+        }
         for bad in ["", "  ", "--upload-pack=touch /tmp/x", "a\nb"] {
             assert!(remote_of(dir, bad).is_err(), "{bad:?}");
         }
+        // A path may hold a space, or `::` past its start.
+        assert_eq!(
+            remote_of(dir, "/srv/my repos/a::b.git").unwrap(),
+            "/srv/my repos/a::b.git"
+        );
     }
 
     fn task(slug: &str, after: &[&str]) -> FleetTask {

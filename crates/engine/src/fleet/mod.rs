@@ -8,6 +8,7 @@ mod deliver;
 mod enqueue;
 mod events;
 mod file;
+mod lanes;
 mod limits;
 mod offer;
 mod remote;

@@ -13,9 +13,9 @@
 use super::backoff::{jitter, pause_for, rate_limited};
 use super::deliver::{Delivery, deliver, failed_delivery};
 use super::events::{FleetEvent, FleetEvents};
+use super::lanes::{Finished, Lanes};
 use super::limits::{Limits, Running};
 use super::offer::Offer;
-use super::remote::Clones;
 use super::spec::{CONTINUE, StartSpec};
 use crate::error::Result;
 use crate::notice::Notice;
@@ -95,6 +95,8 @@ enum Message {
     RoundEnded,
     /// Work was queued or put back (a backend that says so).
     Queued,
+    /// A remote's lane finished a job (a delivery from its clone, a push).
+    LaneFinished,
 }
 
 /// How often the queue is read at least when the backend says when work is queued: the
@@ -132,8 +134,15 @@ struct Scheduler<'a> {
     counted_at: Option<Instant>,
     /// Items whose delivery met a failure of the environment, since when (in a row).
     unavailable: HashMap<i64, Instant>,
-    /// The clones of the fleets' remotes this scheduler delivered from.
-    clones: Clones,
+    /// The lanes of the fleets' remotes this scheduler delivers from (their clones, fetches,
+    /// pushes), off this loop.
+    lanes: Lanes,
+    /// This scheduler's items a lane is delivering.
+    in_lanes: HashSet<i64>,
+    /// Items whose task's push a lane is making.
+    pushing: HashSet<i64>,
+    /// How the pushes the lanes made went, by item, until the item's review reads them.
+    pushes: HashMap<i64, Result<()>>,
     /// Each fleet's remote, by the fleet's name, as the last pass read them.
     remotes: BTreeMap<String, String>,
 }
@@ -160,6 +169,10 @@ pub fn run_scheduler_as(
     events: &mut dyn FleetEvents,
 ) -> Result<Drained> {
     let (tx, rx) = channel();
+    let lane_tx = tx.clone();
+    let wake: std::sync::Arc<dyn Fn() + Send + Sync> = std::sync::Arc::new(move || {
+        let _ = lane_tx.send(Message::LaneFinished);
+    });
     let mut last_seen: Option<Instant> = None;
     let mut scheduler = Scheduler {
         ws,
@@ -175,7 +188,10 @@ pub fn run_scheduler_as(
         counted: None,
         counted_at: None,
         unavailable: HashMap::new(),
-        clones: Clones::new(ws),
+        lanes: Lanes::new(ws, wake),
+        in_lanes: HashSet::new(),
+        pushing: HashSet::new(),
+        pushes: HashMap::new(),
         remotes: BTreeMap::new(),
     };
     let queue_tx = scheduler.tx.clone();
@@ -217,7 +233,8 @@ pub fn run_scheduler_as(
         }
         let wait = wake.map_or(scheduler.options.poll, |w| w.min(scheduler.options.poll));
         match scheduler.rx.recv_timeout(wait) {
-            Ok(Message::RoundEnded | Message::Queued) | Err(RecvTimeoutError::Timeout) => {}
+            Ok(Message::RoundEnded | Message::Queued | Message::LaneFinished)
+            | Err(RecvTimeoutError::Timeout) => {}
             Err(RecvTimeoutError::Disconnected) => {}
         }
         // Several rounds may have ended at once: one pass sees them all.
@@ -251,10 +268,10 @@ impl Scheduler<'_> {
                 continue;
             }
             if item.claimed_by.as_deref() == Some(me.as_str()) {
-                // Deliveries end within their pass: one of this scheduler's still being
-                // delivered is one a failed pass left (the database went away under it), and
-                // is settled as a dead scheduler's is.
-                if item.state == QueueState::Delivering {
+                // Local deliveries end within their pass, and a lane's are known: one of this
+                // scheduler's still being delivered otherwise is one a failed pass left (the
+                // database went away under it), and is settled as a dead scheduler's is.
+                if item.state == QueueState::Delivering && !self.in_lanes.contains(&item.id) {
                     self.recover_item(item, events)?;
                     adopted = true;
                 }
@@ -411,6 +428,7 @@ impl Scheduler<'_> {
         let began = Instant::now();
         let mut delivering = Duration::ZERO;
         self.counted = None;
+        self.lanes_finished(events)?;
         settle_running(self.ws, &mut *self.store, &mut |_: Notice| {})?;
         let running_rounds = self.store.running_rounds()?;
         let mut running = Running::default();
@@ -564,33 +582,25 @@ impl Scheduler<'_> {
         // host), then the loop records how each went.
         let started = Instant::now();
         let mut results: Vec<(&QueueItem, Delivery)> = Vec::with_capacity(batch.len());
-        // An item of a fleet with a remote runs in this host's clone of it, made ready here,
-        // one at a time (fetches into one clone would race).
-        let mut ready: Vec<(&QueueItem, Option<String>)> = Vec::with_capacity(batch.len());
+        // An item of a fleet with a remote runs in this host's clone of it, made ready and
+        // delivered by the remote's lane, off this loop (a silent remote holds its lane only).
+        let mut local: Vec<&QueueItem> = Vec::with_capacity(batch.len());
         for item in &batch {
-            let prepared = match self.remote_of(item, None) {
-                Ok(None) => Ok(None),
-                Ok(Some(remote)) => self
-                    .clones
-                    .prepare(&mut *self.store, &remote, item)
-                    .map(|()| Some(remote)),
-                Err(e) => Err(e),
-            };
-            match prepared {
-                Ok(remote) => ready.push((item, remote)),
+            match self.remote_of(item, None) {
+                Ok(None) => local.push(item),
+                Ok(Some(remote)) => {
+                    self.in_lanes.insert(item.id);
+                    self.lanes.deliver(&remote, item.clone());
+                }
                 Err(e) => results.push((item, failed_delivery(e))),
             }
         }
-        for chunk in ready.chunks(PARALLEL_DELIVERIES) {
-            let (home, clones) = (self.ws, &self.clones);
+        for chunk in local.chunks(PARALLEL_DELIVERIES) {
+            let ws = self.ws;
             let delivered: Vec<Delivery> = std::thread::scope(|scope| {
                 let handles: Vec<_> = chunk
                     .iter()
-                    .map(|(item, remote)| {
-                        let ws = remote
-                            .as_deref()
-                            .and_then(|r| clones.workspace(r))
-                            .unwrap_or(home);
+                    .map(|item| {
                         scope.spawn(move || match ws.open_store() {
                             Ok(store) => deliver(ws, &*store, item, &mut |_: Notice| {}),
                             Err(e) => Delivery::Unavailable(e.message),
@@ -606,59 +616,98 @@ impl Scheduler<'_> {
                     })
                     .collect()
             });
-            results.extend(chunk.iter().map(|(item, _)| *item).zip(delivered));
+            results.extend(chunk.iter().copied().zip(delivered));
         }
         delivering += started.elapsed();
         for (item, delivery) in results {
-            match delivery {
-                Delivery::Started { task, round } => {
-                    self.unavailable.remove(&item.id);
-                    self.store.move_item(
-                        item.id,
-                        QueueState::Delivering,
-                        QueueState::Delivered,
-                        None,
-                        Some(round.number),
-                    )?;
-                    self.watch(round.claim.clone());
-                    self.totals.started += 1;
-                    events.event(FleetEvent::Started {
-                        slug: task.slug.clone(),
-                        round: round.number,
-                        agent: task.agent.clone(),
-                        model: round.model.clone(),
-                    });
-                }
-                Delivery::Refused(reason) => {
-                    self.refuse(item, QueueState::Refused, reason, events)?;
-                }
-                Delivery::Stale(reason) => {
-                    self.refuse(item, QueueState::Stale, reason, events)?;
-                }
-                Delivery::Later(reason) => {
-                    let later = now_ms() + self.options.poll.as_millis() as i64;
-                    self.store.requeue(item.id, later, Some(&reason))?;
-                }
-                Delivery::Unavailable(reason) => {
-                    let since = *self.unavailable.entry(item.id).or_insert_with(Instant::now);
-                    if since.elapsed() >= ENVIRONMENT_PATIENCE {
-                        self.unavailable.remove(&item.id);
-                        let reason = format!(
-                            "{reason} (for {} s, on every try)",
-                            ENVIRONMENT_PATIENCE.as_secs()
-                        );
-                        self.refuse(item, QueueState::Refused, reason, events)?;
-                    } else {
-                        let later = now_ms() + self.options.poll.as_millis() as i64;
-                        self.store.requeue(item.id, later, Some(&reason))?;
-                    }
-                }
-            }
+            self.record_delivery(item, delivery, events)?;
         }
         self.totals.passes += 1;
         self.deciding += began.elapsed().saturating_sub(delivering);
         self.counts(events)?;
         Ok(wake.map(|w| Duration::from_millis(w.saturating_sub(now_ms()).max(1) as u64)))
+    }
+
+    /// Records how the delivery of `item` (claimed by this scheduler) went.
+    fn record_delivery(
+        &mut self,
+        item: &QueueItem,
+        delivery: Delivery,
+        events: &mut dyn FleetEvents,
+    ) -> Result<()> {
+        match delivery {
+            Delivery::Started { task, round } => {
+                self.unavailable.remove(&item.id);
+                self.store.move_item(
+                    item.id,
+                    QueueState::Delivering,
+                    QueueState::Delivered,
+                    None,
+                    Some(round.number),
+                )?;
+                self.watch(round.claim.clone());
+                self.totals.started += 1;
+                events.event(FleetEvent::Started {
+                    slug: task.slug.clone(),
+                    round: round.number,
+                    agent: task.agent.clone(),
+                    model: round.model.clone(),
+                });
+            }
+            Delivery::Refused(reason) => {
+                self.refuse(item, QueueState::Refused, reason, events)?;
+            }
+            Delivery::Stale(reason) => {
+                self.refuse(item, QueueState::Stale, reason, events)?;
+            }
+            Delivery::Later(reason) => {
+                let later = now_ms() + self.options.poll.as_millis() as i64;
+                self.store.requeue(item.id, later, Some(&reason))?;
+            }
+            Delivery::Unavailable(reason) => {
+                let since = *self.unavailable.entry(item.id).or_insert_with(Instant::now);
+                if since.elapsed() >= ENVIRONMENT_PATIENCE {
+                    self.unavailable.remove(&item.id);
+                    let reason = format!(
+                        "{reason} (for {} s, on every try)",
+                        ENVIRONMENT_PATIENCE.as_secs()
+                    );
+                    self.refuse(item, QueueState::Refused, reason, events)?;
+                } else {
+                    let later = now_ms() + self.options.poll.as_millis() as i64;
+                    self.store.requeue(item.id, later, Some(&reason))?;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Records what the remotes' lanes finished since the last pass: their deliveries, and
+    /// the pushes the items' reviews wait for.
+    fn lanes_finished(&mut self, events: &mut dyn FleetEvents) -> Result<()> {
+        let mut finished = self.lanes.finished().into_iter();
+        while let Some(done) = finished.next() {
+            match done {
+                Finished::Delivered(item, delivery) => {
+                    self.in_lanes.remove(&item.id);
+                    if let Err(e) = self.record_delivery(&item, delivery, events) {
+                        // What is not recorded now is found by recovery: the item is still
+                        // being delivered in the store, and no longer in a lane.
+                        for rest in finished {
+                            if let Finished::Delivered(item, _) = rest {
+                                self.in_lanes.remove(&item.id);
+                            }
+                        }
+                        return Err(e);
+                    }
+                }
+                Finished::Pushed(id, pushed) => {
+                    self.pushing.remove(&id);
+                    self.pushes.insert(id, pushed);
+                }
+            }
+        }
+        Ok(())
     }
 
     /// Ends `item` with its round's status and queues "continue" to its task, not before
@@ -735,8 +784,21 @@ impl Scheduler<'_> {
     fn pushed(&mut self, item: &QueueItem, task: &Task, events: &mut dyn FleetEvents) -> bool {
         let pushed = match self.remote_of(item, Some(task)) {
             Ok(None) => return true,
-            Ok(Some(remote)) => self.clones.push(&remote, task),
             Err(e) => Err(e),
+            // The push is the remote's lane's to make: asked for once, looked at when done.
+            Ok(Some(remote)) => {
+                if self.pushing.contains(&item.id) {
+                    return false;
+                }
+                match self.pushes.remove(&item.id) {
+                    Some(pushed) => pushed,
+                    None => {
+                        self.pushing.insert(item.id);
+                        self.lanes.push(&remote, item.clone(), task.clone());
+                        return false;
+                    }
+                }
+            }
         };
         match pushed {
             Ok(()) => {

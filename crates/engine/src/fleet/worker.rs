@@ -5,7 +5,7 @@
 //! the items it delivers under its own claim (`worker-NAME`, a lease on PostgreSQL), and takes
 //! over those of a worker found dead. `ganger workers` lists them.
 
-use super::events::FleetEvents;
+use super::events::{FleetEvent, FleetEvents};
 use super::offer::Offer;
 use super::scheduler::{Drained, SchedulerOptions, run_scheduler_as};
 use crate::error::{EngineError, Result};
@@ -102,6 +102,10 @@ pub fn run_worker(
         seen_at: now,
         load: 0,
     })?;
+    events.event(FleetEvent::Ready {
+        capacity: options.capacity,
+        pid: std::process::id(),
+    });
     scheduler.offer = Some(Offer {
         name,
         capacity: options.capacity,

@@ -239,7 +239,7 @@ fn start_role(
         checks: crate::checks::planned(&ws.config, &[], role.permission)?,
         generation: None,
         prompt,
-        redactor: LoadedKey::redactor(&loaded),
+        redactor: LoadedKey::redactor(&ws.store, &loaded),
         detach: false,
         until_green: None,
     };

@@ -67,8 +67,9 @@ fn log_path(ws: &Workspace, input: &RoundInput, name: &str) -> std::path::PathBu
     )
 }
 
-/// The check's command, before its sandbox: the user's environment locally (checks are the
-/// project's own commands, run as a person would), a sandbox's clean one without keys.
+/// The check's command, before its sandbox: the user's environment locally, without ganger's
+/// own (checks are the project's own commands, run as a person would), a sandbox's clean one
+/// without keys.
 fn check_command(
     ws: &Workspace,
     input: &RoundInput,
@@ -81,9 +82,7 @@ fn check_command(
         let nothing = CommandPlan::new(Vec::new(), Vec::new(), None);
         sandbox_environment(adapter, &ws.config, &nothing, &[], c.home, &task.worktree)
     } else {
-        std::env::vars_os()
-            .filter(|(key, _)| key != ganger_sandbox::ROUND_ENV)
-            .collect()
+        crate::agent_env::user_environment()
     };
     Ok(AgentCommand {
         program: "/bin/sh".into(),

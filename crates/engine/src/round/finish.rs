@@ -468,7 +468,7 @@ pub(crate) fn settle_dead_round(
     // What the parser decoded is redacted as the host would have (a key file that is gone
     // leaves only the raw stream's redaction).
     if let Ok(keys) = crate::keys::load_keys(&ws.config, &task.keys) {
-        crate::keys::LoadedKey::redactor(&keys).redact_summary(&mut summary);
+        crate::keys::LoadedKey::redactor(&ws.store, &keys).redact_summary(&mut summary);
     }
     settle_figures(
         ws,

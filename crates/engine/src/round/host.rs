@@ -67,8 +67,8 @@ pub fn run_host(
     let keys = keys::load_keys(&ws.config, &input.task.keys);
     let redactor = keys
         .as_deref()
-        .map(keys::LoadedKey::redactor)
-        .unwrap_or_default();
+        .map(|keys| keys::LoadedKey::redactor(&ws.store, keys))
+        .unwrap_or_else(|_| keys::LoadedKey::redactor(&ws.store, &[]));
     // The agent's temporary directory, being removed while the round's end is recorded.
     let mut tmp_removal = None;
     let (before, ended) = match before {

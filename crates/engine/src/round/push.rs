@@ -85,7 +85,7 @@ fn keep_session(
         )
     })?;
     let keys = crate::keys::load_keys(&ws.config, &task.keys).map_err(|e| e.message)?;
-    let redactor = crate::keys::LoadedKey::redactor(&keys);
+    let redactor = crate::keys::LoadedKey::redactor(&ws.store, &keys);
     let kept = KeptSession {
         round,
         session: session.to_owned(),

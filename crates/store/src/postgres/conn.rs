@@ -9,8 +9,9 @@
 //! long-lived connection (a newer ganger migrated) costs one failed statement, not a stuck
 //! one.
 
+use super::client::{Client, DbError, Requests, Transaction};
 use postgres::types::ToSql;
-use postgres::{Client, Error, GenericClient, Row, Statement, Transaction};
+use postgres::{Row, Statement};
 use std::collections::HashMap;
 use std::time::Duration;
 
@@ -24,7 +25,7 @@ struct Prepared {
 }
 
 impl Prepared {
-    fn get(&mut self, client: &mut impl GenericClient, sql: &str) -> Result<Statement, Error> {
+    fn get(&mut self, client: &mut impl Requests, sql: &str) -> Result<Statement, DbError> {
         if let Some(statement) = self.by_text.get(sql) {
             return Ok(statement.clone());
         }
@@ -37,12 +38,12 @@ impl Prepared {
     }
 
     /// Runs `run` with `sql` prepared; a failure forgets the statement.
-    fn run<C: GenericClient, T>(
+    fn run<C: Requests, T>(
         &mut self,
         client: &mut C,
         sql: &str,
-        run: impl FnOnce(&mut C, &Statement) -> Result<T, Error>,
-    ) -> Result<T, Error> {
+        run: impl FnOnce(&mut C, &Statement) -> Result<T, DbError>,
+    ) -> Result<T, DbError> {
         let statement = self.get(client, sql)?;
         let result = run(client, &statement);
         if result.is_err() {
@@ -54,46 +55,67 @@ impl Prepared {
 
 /// Sends statements: a [`Conn`] or one of its transactions.
 pub(crate) trait Query {
-    fn query(&mut self, sql: &str, params: &[&(dyn ToSql + Sync)]) -> Result<Vec<Row>, Error>;
-    fn query_one(&mut self, sql: &str, params: &[&(dyn ToSql + Sync)]) -> Result<Row, Error>;
+    fn query(&mut self, sql: &str, params: &[&(dyn ToSql + Sync)]) -> Result<Vec<Row>, DbError>;
+    fn query_one(&mut self, sql: &str, params: &[&(dyn ToSql + Sync)]) -> Result<Row, DbError>;
     fn query_opt(
         &mut self,
         sql: &str,
         params: &[&(dyn ToSql + Sync)],
-    ) -> Result<Option<Row>, Error>;
-    fn execute(&mut self, sql: &str, params: &[&(dyn ToSql + Sync)]) -> Result<u64, Error>;
+    ) -> Result<Option<Row>, DbError>;
+    fn execute(&mut self, sql: &str, params: &[&(dyn ToSql + Sync)]) -> Result<u64, DbError>;
     /// Statements as text, not prepared (several at once, no parameters).
-    fn batch_execute(&mut self, sql: &str) -> Result<(), Error>;
+    fn batch_execute(&mut self, sql: &str) -> Result<(), DbError>;
+}
+
+/// The one row a statement must return, as the `postgres` crate says when it returns another
+/// number.
+fn one(rows: Vec<Row>) -> Result<Row, DbError> {
+    let mut rows = rows.into_iter();
+    match (rows.next(), rows.next()) {
+        (Some(row), None) => Ok(row),
+        _ => Err(DbError::RowCount),
+    }
+}
+
+/// At most one row.
+fn at_most_one(rows: Vec<Row>) -> Result<Option<Row>, DbError> {
+    let mut rows = rows.into_iter();
+    match (rows.next(), rows.next()) {
+        (row, None) => Ok(row),
+        _ => Err(DbError::RowCount),
+    }
 }
 
 /// Implements [`Query`] for a type with a client (`$client`) and its [`Prepared`] (`$prepared`).
 macro_rules! prepared_queries {
     ($client:ident, $prepared:ident) => {
-        fn query(&mut self, sql: &str, params: &[&(dyn ToSql + Sync)]) -> Result<Vec<Row>, Error> {
+        fn query(
+            &mut self,
+            sql: &str,
+            params: &[&(dyn ToSql + Sync)],
+        ) -> Result<Vec<Row>, DbError> {
             self.$prepared
                 .run(&mut self.$client, sql, |c, s| c.query(s, params))
         }
 
-        fn query_one(&mut self, sql: &str, params: &[&(dyn ToSql + Sync)]) -> Result<Row, Error> {
-            self.$prepared
-                .run(&mut self.$client, sql, |c, s| c.query_one(s, params))
+        fn query_one(&mut self, sql: &str, params: &[&(dyn ToSql + Sync)]) -> Result<Row, DbError> {
+            self.query(sql, params).and_then(one)
         }
 
         fn query_opt(
             &mut self,
             sql: &str,
             params: &[&(dyn ToSql + Sync)],
-        ) -> Result<Option<Row>, Error> {
-            self.$prepared
-                .run(&mut self.$client, sql, |c, s| c.query_opt(s, params))
+        ) -> Result<Option<Row>, DbError> {
+            self.query(sql, params).and_then(at_most_one)
         }
 
-        fn execute(&mut self, sql: &str, params: &[&(dyn ToSql + Sync)]) -> Result<u64, Error> {
+        fn execute(&mut self, sql: &str, params: &[&(dyn ToSql + Sync)]) -> Result<u64, DbError> {
             self.$prepared
                 .run(&mut self.$client, sql, |c, s| c.execute(s, params))
         }
 
-        fn batch_execute(&mut self, sql: &str) -> Result<(), Error> {
+        fn batch_execute(&mut self, sql: &str) -> Result<(), DbError> {
             self.$client.batch_execute(sql)
         }
     };
@@ -114,9 +136,9 @@ impl Conn {
     }
 
     /// Begins a transaction.
-    pub(crate) fn transaction(&mut self) -> Result<Tx<'_>, Error> {
+    pub(crate) fn transaction(&mut self) -> Result<Tx<'_>, DbError> {
         Ok(Tx {
-            tx: self.client.transaction()?,
+            tx: Transaction::begin(&mut self.client)?,
             prepared: &mut self.prepared,
         })
     }
@@ -127,13 +149,8 @@ impl Conn {
     }
 
     /// Whether the server answers within `timeout` (one round trip).
-    pub(crate) fn is_valid(&mut self, timeout: Duration) -> Result<(), Error> {
+    pub(crate) fn is_valid(&mut self, timeout: Duration) -> Result<(), DbError> {
         self.client.is_valid(timeout)
-    }
-
-    /// The client itself, for what prepared statements are not for (LISTEN, migrations).
-    pub(crate) fn client(&mut self) -> &mut Client {
-        &mut self.client
     }
 }
 
@@ -148,7 +165,7 @@ pub(crate) struct Tx<'a> {
 }
 
 impl Tx<'_> {
-    pub(crate) fn commit(self) -> Result<(), Error> {
+    pub(crate) fn commit(self) -> Result<(), DbError> {
         self.tx.commit()
     }
 }

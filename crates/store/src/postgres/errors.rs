@@ -2,8 +2,10 @@
 //! timeouts) is [`StoreError::Contended`], a connection lost under a statement
 //! [`StoreError::Unreachable`], damaged data [`StoreError::Damaged`], and everything else
 //! [`StoreError::Backend`], with the PostgreSQL error as its source. A failed connection names the
-//! database by its URL with the password hidden ([`ConnectError`]).
+//! database by its URL with the password hidden ([`ConnectError`]). A server that did not
+//! answer within its limit is [`StoreError::Unreachable`] too: its connection was closed.
 
+use super::client::DbError;
 use crate::error::StoreError;
 use postgres::error::SqlState;
 
@@ -14,7 +16,21 @@ pub(crate) struct ConnectError {
     /// The URL with its password hidden.
     pub(crate) url: String,
     #[source]
-    pub(crate) source: postgres::Error,
+    pub(crate) source: DbError,
+}
+
+impl From<DbError> for StoreError {
+    fn from(error: DbError) -> StoreError {
+        match error {
+            DbError::Pg(error) => error.into(),
+            DbError::Silent(_) => StoreError::Unreachable {
+                source: Box::new(error),
+            },
+            DbError::Runtime(_) | DbError::RowCount => StoreError::Backend {
+                source: Box::new(error),
+            },
+        }
+    }
 }
 
 impl From<postgres::Error> for StoreError {
@@ -48,6 +64,8 @@ impl From<postgres::Error> for StoreError {
 
 /// Whether PostgreSQL refused a write for a unique index (a second running round, a second
 /// open item of a slug, a taken slug).
-pub(crate) fn is_unique_violation(error: &postgres::Error) -> bool {
-    error.code() == Some(&SqlState::UNIQUE_VIOLATION)
+pub(crate) fn is_unique_violation(error: &DbError) -> bool {
+    error
+        .as_pg()
+        .is_some_and(|error| error.code() == Some(&SqlState::UNIQUE_VIOLATION))
 }

@@ -6,7 +6,6 @@
 //! made again a second later) only delays a waiter, never strands it.
 
 use super::pool::Server;
-use postgres::fallible_iterator::FallibleIterator;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc::{self, Receiver, SyncSender};
@@ -113,7 +112,7 @@ fn listen(pool: &Weak<Server>, hub: &Hub) {
                 if pool.strong_count() == 0 {
                     return;
                 }
-                let heard = client.notifications().timeout_iter(LISTEN_SLICE).next();
+                let heard = client.notification(LISTEN_SLICE);
                 match heard {
                     Ok(Some(note)) => hub.deliver(note.payload()),
                     Ok(None) if client.is_closed() => break,

@@ -40,7 +40,7 @@ pub(crate) fn migrate(conn: &mut Conn) -> Result<(), StoreError> {
             return Ok(());
         }
     }
-    let mut tx = conn.client().transaction()?;
+    let mut tx = conn.transaction()?;
     tx.execute("SELECT pg_advisory_xact_lock($1)", &[&MIGRATE_LOCK])?;
     tx.batch_execute("CREATE TABLE IF NOT EXISTS schema_version (version BIGINT NOT NULL)")?;
     let found: i64 = tx

@@ -10,6 +10,7 @@
 //! Finer locks (per task) can come later without changing what the store promises.
 
 mod claims;
+mod client;
 mod conn;
 mod errors;
 mod evidence;
@@ -30,7 +31,7 @@ mod streams;
 mod url;
 mod workers;
 
-pub use url::redact;
+pub use url::{check as check_url, redact, secrets as url_secrets};
 
 use crate::error::StoreError;
 use crate::liveness::ClaimKey;

@@ -25,15 +25,16 @@
 //! closed a moment ago fails once (its caller looks again later, as after any failed read).
 //! A pool that never reached its server fails at once: a wrong URL is not waited for.
 
+use super::client::{Client, DbError};
 use super::conn::Conn;
 use super::errors::ConnectError;
 use super::listen::Hub;
 use crate::error::StoreError;
-use postgres::{Client, Config, NoTls};
 use std::ops::{Deref, DerefMut};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Condvar, Mutex, Weak};
 use std::time::{Duration, Instant};
+use tokio_postgres::Config;
 
 /// How many connections a pool opens before callers wait for one given back; as many are
 /// kept idle.
@@ -43,8 +44,13 @@ const MAX_OPEN: usize = 8;
 const WAIT_BEFORE_GROWING: Duration = Duration::from_millis(20);
 /// How long a caller waits for a connection given back before it opens one past the limit.
 const WAIT_FOR_FREE: Duration = Duration::from_secs(5);
-/// How long a new connection may take, unless the URL says otherwise.
+/// How long a new connection may take, its login included, unless the URL says otherwise
+/// (`connect_timeout`).
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+/// How long one statement may wait for the server's answer before its connection is closed
+/// and the statement fails as the server's being unreachable: well past the write lock's own
+/// wait (`WRITE_WAIT`, 10 s), so that only a server that went silent meets it.
+const STATEMENT_LIMIT: Duration = Duration::from_secs(30);
 /// How long a pool that reached its server once keeps trying to reach it again (a restart,
 /// a link down for a moment): well within a round's lease on the far side of the store.
 const RECONNECT_FOR: Duration = Duration::from_secs(30);
@@ -68,6 +74,8 @@ pub(crate) struct Pool {
 /// authenticating anew.
 pub(crate) struct Server {
     config: Config,
+    /// How long a new connection's login may take.
+    login: Duration,
     /// The URL with its password hidden: what errors name.
     shown: String,
     state: Mutex<State>,
@@ -144,17 +152,22 @@ impl Server {
         let mut config: Config = url.parse().map_err(|source| StoreError::Backend {
             source: Box::new(ConnectError {
                 url: shown.clone(),
-                source,
+                source: DbError::Pg(source),
             }),
         })?;
-        if config.get_connect_timeout().is_none() {
-            config.connect_timeout(CONNECT_TIMEOUT);
+        let login = *config.get_connect_timeout().unwrap_or(&CONNECT_TIMEOUT);
+        config.connect_timeout(login);
+        // A link cut under a statement (the server's host gone) is seen by the kernel once
+        // what was sent stays unacknowledged this long, rather than at TCP's own 15 minutes.
+        if config.get_tcp_user_timeout().is_none() {
+            config.tcp_user_timeout(STATEMENT_LIMIT);
         }
         if config.get_application_name().is_none() {
             config.application_name("ganger");
         }
         Ok(Arc::new(Server {
             config,
+            login,
             shown,
             state: Mutex::new(State::default()),
             freed: Condvar::new(),
@@ -249,7 +262,7 @@ impl Server {
         let deadline = Instant::now() + RECONNECT_FOR;
         let mut pause = Duration::from_millis(100);
         loop {
-            match self.config.connect(NoTls) {
+            match Client::connect(&self.config, self.login, STATEMENT_LIMIT) {
                 Ok(client) => {
                     self.reached.store(true, Ordering::Relaxed);
                     return Ok(client);
@@ -337,7 +350,7 @@ impl Pool {
     /// only when needed.
     pub(crate) fn write_twice_if_cut<T>(
         &self,
-        mut write: impl FnMut(&mut Conn, bool) -> Result<T, postgres::Error>,
+        mut write: impl FnMut(&mut Conn, bool) -> Result<T, DbError>,
     ) -> Result<T, StoreError> {
         self.twice_if_cut(|conn, again| Ok(write(conn, again)?))
     }
@@ -391,9 +404,9 @@ impl Drop for Pooled {
 /// Whether the server answered and refused (a wrong password, a database that does not
 /// exist): trying again would only be refused again. A server starting up or shutting down
 /// also answers with an error, but with `57P03` (cannot connect now) or `57P01`, which pass.
-fn is_refusal(error: &postgres::Error) -> bool {
+fn is_refusal(error: &DbError) -> bool {
     use postgres::error::SqlState;
-    match error.code() {
+    match error.as_pg().and_then(postgres::Error::code) {
         Some(code) => ![SqlState::CANNOT_CONNECT_NOW, SqlState::ADMIN_SHUTDOWN]
             .iter()
             .any(|passing| passing == code),

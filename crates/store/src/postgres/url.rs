@@ -1,7 +1,9 @@
 //! A database URL as it may be shown: [`redact`] hides the password wherever a connection
 //! string can carry one (the URL's user info, a `password` query parameter, a `password=`
 //! key of the key-value form), so that errors and logs can name the database they mean
-//! without giving its password away.
+//! without giving its password away. [`check`] tells whether a text is a connection string
+//! without echoing it, and [`secrets`] gives the password in the forms a text may hold it, for
+//! the redaction of what agents print.
 
 /// What a hidden password is shown as.
 const HIDDEN: &str = "***";
@@ -18,18 +20,83 @@ pub fn redact(url: &str) -> String {
     }
 }
 
-/// The URL form: `postgres://user:password@host:port/db?password=...`.
+/// Whether `text` is a connection string the client can use (a `postgres://` URL or libpq's
+/// `key=value` form); the reason it is not, naming no value of it (a key at most).
+pub fn check(text: &str) -> Result<(), String> {
+    match text.parse::<postgres::Config>() {
+        Ok(_) => Ok(()),
+        Err(error) => {
+            // The client says what it could not read in its error's source ("invalid value
+            // for option `port`"): keys and positions, never values; shown through the
+            // redaction all the same.
+            let reason = match std::error::Error::source(&error) {
+                Some(source) => source.to_string(),
+                None => error.to_string(),
+            };
+            Err(redact(&reason))
+        }
+    }
+}
+
+/// The password of connection string `text` in each form a text may hold it: as written (a
+/// URL's percent-encoded user info, a quoted value) and as the server gets it. Empty when it
+/// names none.
+pub fn secrets(text: &str) -> Vec<String> {
+    let mut found = Vec::new();
+    if let Ok(config) = text.parse::<postgres::Config>()
+        && let Some(password) = config.get_password()
+    {
+        found.push(String::from_utf8_lossy(password).into_owned());
+    }
+    let shown = redact(text);
+    // What the redaction hid is the password as written: the text between the parts it kept.
+    found.extend(hidden_parts(text, &shown));
+    found.retain(|secret| !secret.is_empty());
+    found.sort();
+    found.dedup();
+    found
+}
+
+/// The stretches of `text` that `shown` (its redaction) replaced with [`HIDDEN`].
+fn hidden_parts(text: &str, shown: &str) -> Vec<String> {
+    let pieces: Vec<&str> = shown.split(HIDDEN).collect();
+    let mut parts = Vec::new();
+    let mut at = 0;
+    for (i, piece) in pieces.iter().enumerate() {
+        if i == 0 {
+            if !text.starts_with(piece) {
+                return Vec::new();
+            }
+            at = piece.len();
+            continue;
+        }
+        // The hidden part ends where the next kept piece begins (the last piece is the end).
+        let end = if i == pieces.len() - 1 {
+            text.len().checked_sub(piece.len())
+        } else if piece.is_empty() {
+            Some(at)
+        } else {
+            text[at..].find(piece).map(|found| at + found)
+        };
+        let Some(end) = end.filter(|end| *end >= at) else {
+            return Vec::new();
+        };
+        parts.push(text[at..end].to_owned());
+        at = end + piece.len();
+    }
+    parts
+}
+
+/// The URL form: `postgres://user:password@host:port/db?password=...`. The user info ends at
+/// the last `@` of the whole URL: the client takes the first (a password may hold `?` or `/`
+/// unescaped), libpq the last before a `/`; hiding up to the last hides the password as either
+/// reads it, and hides nothing else but a host or database name that holds an `@` itself.
 fn redact_url(url: &str, scheme_end: usize) -> String {
-    let (before_query, query) = match url.find('?') {
-        Some(at) => (&url[..at], Some(&url[at + 1..])),
-        None => (url, None),
-    };
-    let rest = &before_query[scheme_end..];
-    // The user info ends at the last `@` (a password may hold an unescaped `@` or `/`).
+    let rest = &url[scheme_end..];
     let mut shown = url[..scheme_end].to_owned();
-    match rest.rfind('@') {
+    let after_user_info = match rest.rfind('@') {
         Some(at) => {
-            let (user_info, host) = (&rest[..at], &rest[at..]);
+            let user_info = &rest[..at];
             match user_info.find(':') {
                 Some(colon) => {
                     shown.push_str(&user_info[..colon]);
@@ -38,10 +105,16 @@ fn redact_url(url: &str, scheme_end: usize) -> String {
                 }
                 None => shown.push_str(user_info),
             }
-            shown.push_str(host);
+            shown.push('@');
+            &rest[at + 1..]
         }
-        None => shown.push_str(rest),
-    }
+        None => rest,
+    };
+    let (before_query, query) = match after_user_info.find('?') {
+        Some(at) => (&after_user_info[..at], Some(&after_user_info[at + 1..])),
+        None => (after_user_info, None),
+    };
+    shown.push_str(before_query);
     if let Some(query) = query {
         shown.push('?');
         let params: Vec<String> = query
@@ -111,7 +184,7 @@ fn find_password_key(text: &str) -> Option<usize> {
 
 #[cfg(test)]
 mod tests {
-    use super::redact;
+    use super::{check, redact, secrets};
 
     #[test]
     fn the_password_is_hidden_in_every_form_and_the_rest_is_kept() {
@@ -141,9 +214,64 @@ mod tests {
                 "host=localhost password = *** dbname=state",
             ),
             ("host=localhost user=ganger", "host=localhost user=ganger"),
+            // A password may hold `?`, `/` and `@` unescaped: the client reads it whole.
+            (
+                "postgres://ganger:pa?ss/w@rd@db.example:5432/state?sslmode=disable",
+                "postgres://ganger:***@db.example:5432/state?sslmode=disable",
+            ),
+            (
+                "postgres://ganger:x?password=no@h/db",
+                "postgres://ganger:***@h/db",
+            ),
         ];
         let shown: Vec<String> = cases.iter().map(|(url, _)| redact(url)).collect();
         let wanted: Vec<&str> = cases.iter().map(|(_, shown)| *shown).collect();
         assert_eq!(shown, wanted);
+    }
+
+    #[test]
+    fn a_password_with_a_question_mark_is_the_password_the_client_reads() {
+        let url = "postgres://ganger:hunter?2secret@127.0.0.1:1/db";
+        let shown = redact(url);
+        assert!(
+            !shown.contains("hunter") && !shown.contains("2secret"),
+            "{shown}"
+        );
+        assert_eq!(shown, "postgres://ganger:***@127.0.0.1:1/db");
+        let config: postgres::Config = url.parse().unwrap();
+        assert_eq!(config.get_password(), Some(&b"hunter?2secret"[..]));
+        assert_eq!(secrets(url), ["hunter?2secret"]);
+    }
+
+    #[test]
+    fn the_secrets_are_the_password_as_written_and_as_decoded() {
+        assert_eq!(
+            secrets("postgres://u:p%40ss%3Fword@h/db"),
+            ["p%40ss%3Fword", "p@ss?word"]
+        );
+        assert_eq!(
+            secrets("host=h user=u password='s3 \\' cret' dbname=d"),
+            ["'s3 \\' cret'", "s3 ' cret"]
+        );
+        assert_eq!(
+            secrets("postgres://u@h/db?password=qu3ry-secret"),
+            ["qu3ry-secret"]
+        );
+        assert!(secrets("postgres://u@h/db").is_empty());
+    }
+
+    #[test]
+    fn a_text_that_is_no_connection_string_is_refused_without_its_values() {
+        assert!(check("postgres://u:p@h:5432/db").is_ok());
+        assert!(check("host=h user=u password=hunter2secret dbname=d").is_ok());
+        for bad in [
+            "host=h password='hunter2secret",
+            "host=h port=hunter2secret",
+            "postgres://u:hunter2secret@h:notaport/db",
+        ] {
+            let why = check(bad).unwrap_err();
+            assert!(!why.contains("hunter2secret"), "{bad}: {why}");
+            assert!(!why.is_empty());
+        }
     }
 }
