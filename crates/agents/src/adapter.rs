@@ -446,6 +446,12 @@ pub trait Adapter: Send + Sync {
             }
         }
     }
+    /// A project file this CLI rewrites for itself when it starts (not the task's work),
+    /// which ganger takes back at the round's end; `None` for a CLI that leaves the project's
+    /// files alone.
+    fn own_edit(&self) -> Option<crate::OwnEdit> {
+        None
+    }
     /// How to point this agent at a scripted model server listening at `base_url`
     /// (`http://127.0.0.1:PORT`, no path).
     fn scripted_endpoint(&self, base_url: &str) -> ScriptedEndpoint;

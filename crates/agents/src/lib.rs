@@ -20,6 +20,7 @@ mod interactive;
 mod json_merge;
 pub mod opencode;
 mod outcome;
+mod own_edit;
 pub mod qwen;
 mod registry;
 pub mod scan;
@@ -41,6 +42,7 @@ pub use capabilities::{
 };
 pub use facts::{AgentFacts, ConfigFile, Package};
 pub use outcome::{AgentExit, Verdict};
+pub use own_edit::OwnEdit;
 pub use registry::{DEFAULT_AGENT, UnknownAgent, adapter, adapters, configured, named, names};
 pub use settings::{AgentConfig, SETTINGS_TEMPLATE};
 pub use stream::{Feed, ParsedLine, StreamParser, feed_line, summarize_reader, summarize_stream};

@@ -545,3 +545,65 @@ fn a_key_reaches_the_model_and_nothing_ganger_writes() {
     assert_eq!(task["status"], "done");
     let _: Value = task;
 }
+
+/// OpenCode adds `"$schema"` to a project's `opencode.json` that lacks it when it starts: that
+/// is its own edit, not the task's work, and neither a round's changes nor the diff show it;
+/// the agent's own edit of the file stays the task's.
+fn opencodes_own_edit_is_not_the_tasks_work(extra: &str) {
+    // OpenCode edits only a file read in the session: the agent reads it, then edits it.
+    let script = two_rounds()
+        .turn(Turn::tool("read", json!({"filePath": "opencode.json"})).when("third"))
+        .turn(Turn::tool(
+            "edit",
+            json!({"filePath": "opencode.json", "oldString": "\"autoupdate\": false",
+                   "newString": "\"autoupdate\": false,\n  \"share\": \"disabled\""}),
+        ))
+        .text("Done round 3.");
+    let (world, _llm) = world(script, "", extra);
+    let project = "{\n  \"autoupdate\": false\n}\n";
+    world.write("opencode.json", project);
+    world.git(&["add", "opencode.json"]);
+    world.git(&["commit", "-q", "-m", "the project's OpenCode settings"]);
+    let started = world.ganger(&[
+        "start",
+        "oc",
+        "--message",
+        "Write the first file.",
+        "--json",
+    ]);
+    started.expect_code(0);
+    assert_eq!(started.json()["changed"]["shown"], json!(["A round1.txt"]));
+    let fixed = world.ganger(&["fix", "oc", "--message", "The second file.", "--json"]);
+    fixed.expect_code(0);
+    assert_eq!(fixed.json()["changed"]["shown"], json!(["A round2.txt"]));
+    assert_eq!(
+        fixed.json()["worktree_changes"]["shown"],
+        json!(["A round1.txt", "A round2.txt"])
+    );
+    let worktree = world.worktree("oc");
+    assert_eq!(
+        std::fs::read_to_string(worktree.join("opencode.json")).unwrap(),
+        project
+    );
+    let diff = world.ganger(&["diff", "oc", "--stat"]);
+    assert!(!diff.stdout.contains("opencode.json"), "{}", diff.stdout);
+    // The agent's own edit of the file is the task's work, without OpenCode's line.
+    let third = world.ganger(&["fix", "oc", "--message", "The third change.", "--json"]);
+    third.expect_code(0);
+    assert_eq!(third.json()["changed"]["shown"], json!(["M opencode.json"]));
+    assert_eq!(
+        std::fs::read_to_string(worktree.join("opencode.json")).unwrap(),
+        "{\n  \"autoupdate\": false,\n  \"share\": \"disabled\"\n}\n"
+    );
+    world.ganger(&["warm", "stop", "oc"]);
+}
+
+#[test]
+fn opencodes_own_schema_line_is_not_the_tasks_work_warm() {
+    opencodes_own_edit_is_not_the_tasks_work("");
+}
+
+#[test]
+fn opencodes_own_schema_line_is_not_the_tasks_work_cold() {
+    opencodes_own_edit_is_not_the_tasks_work("[warm]\ndefault = false\n");
+}

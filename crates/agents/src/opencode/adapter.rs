@@ -147,6 +147,22 @@ impl Adapter for OpenCode {
         })
     }
 
+    /// 1.18.33's config loader adds `"$schema"` to a project `opencode.json` (or `.jsonc`, in
+    /// the worktree or its `.opencode/`) that lacks one, at every start (docs/agents/
+    /// opencode-measured.md).
+    fn own_edit(&self) -> Option<crate::OwnEdit> {
+        Some(crate::OwnEdit {
+            files: &[
+                "opencode.json",
+                "opencode.jsonc",
+                ".opencode/opencode.json",
+                ".opencode/opencode.jsonc",
+            ],
+            opening: "{\n  \"$schema\": \"https://opencode.ai/config.json\",",
+            unless: "\"$schema\"",
+        })
+    }
+
     fn scripted_endpoint(&self, base_url: &str) -> ScriptedEndpoint {
         command::scripted_endpoint(base_url)
     }

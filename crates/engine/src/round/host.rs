@@ -73,12 +73,17 @@ pub fn run_host(
     let mut tmp_removal = None;
     let (before, ended) = match before {
         Ok(before) => {
+            let adapter = crate::agent_env::adapter_for(&input.task.agent, &ws.config);
+            let own_edits = super::own_edits::OwnEdits::before(adapter, &input.task.worktree);
             let run = keys
                 .and_then(|keys| run_agent(ws, store, &input, &claim, &keys, &redactor))
                 .map(|(ended, removal)| {
                     tmp_removal = removal;
                     ended
                 });
+            // What the agent's CLI wrote for itself is not the task's work: taken back before
+            // the checks and the snapshot see it.
+            own_edits.take_back();
             let mut ended = match run {
                 Ok(ended) => ended,
                 Err(error) => finish::Ended::failed_to_start(error.message),

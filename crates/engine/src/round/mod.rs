@@ -9,6 +9,7 @@ mod finish;
 mod follow;
 mod host;
 mod output;
+mod own_edits;
 mod push;
 mod setup;
 mod signals;
