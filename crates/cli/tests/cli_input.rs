@@ -233,3 +233,45 @@ fn a_missing_agent_program_is_refused_before_anything_is_made() {
     );
     nothing_made(&world);
 }
+
+#[test]
+fn init_supervisor_writes_ganger_from_path_and_never_this_builds_path() {
+    let world = World::new(env!("CARGO_BIN_EXE_ganger").as_ref());
+    let build = env!("CARGO_BIN_EXE_ganger");
+    // The world's ganger is the one on its PATH, as an installed one is: nothing to say.
+    let run = world.ganger(&["init", "--supervisor", "claude", "--json"]);
+    run.expect_code(0);
+    assert_eq!(run.json()["command"], "ganger", "{}", run.stdout);
+    assert!(run.json()["path_note"].is_null(), "{}", run.stdout);
+    // Without it on PATH, the files meant to be committed still name `ganger`, and the user
+    // is told why the supervisor may not find it.
+    for (supervisor, file) in [
+        ("codex", ".codex/config.toml"),
+        ("gemini", ".gemini/settings.json"),
+    ] {
+        let mut command = world.command(&["init", "--supervisor", supervisor, "--json"]);
+        command.env("PATH", "/usr/bin:/bin");
+        let run = ganger_test_support::Run::from(command.output().unwrap());
+        run.expect_code(0);
+        assert_eq!(run.json()["command"], "ganger", "{}", run.stdout);
+        let note = run.json()["path_note"]
+            .as_str()
+            .unwrap_or_default()
+            .to_owned();
+        assert!(note.contains("no `ganger` is on PATH"), "{}", run.stdout);
+        assert!(run.stderr.contains(&note), "{}", run.stderr);
+        let written = std::fs::read_to_string(world.repo.join(file)).unwrap();
+        assert!(
+            !written.contains(build),
+            "{file} names this build:\n{written}"
+        );
+        assert!(written.contains("\"ganger\""), "{file}:\n{written}");
+    }
+    for file in [".mcp.json", ".codex/config.toml", ".gemini/settings.json"] {
+        let written = std::fs::read_to_string(world.repo.join(file)).unwrap();
+        assert!(
+            !written.contains(build),
+            "{file} names this build:\n{written}"
+        );
+    }
+}

@@ -193,6 +193,15 @@ impl World {
         for var in SCRUBBED {
             command.env_remove(var);
         }
+        // The ganger under test is the one on PATH, as an installed one is: what ganger writes
+        // for others to run (a supervisor's `ganger mcp`) finds it there.
+        if let Some(dir) = self.ganger.parent() {
+            let path = std::env::var_os("PATH").unwrap_or_default();
+            let dirs = std::iter::once(dir.to_path_buf()).chain(std::env::split_paths(&path));
+            if let Ok(joined) = std::env::join_paths(dirs) {
+                command.env("PATH", joined);
+            }
+        }
         command
             .env("HOME", &self.home)
             // What ganger and the agents write to their temporary directory stays in the

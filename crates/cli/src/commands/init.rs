@@ -17,6 +17,9 @@ struct SupervisorInit<'a> {
     init: &'a ganger_engine::InitReport,
     supervisor: &'a str,
     command: &'a str,
+    /// Why the supervisor may not find `ganger` on its `PATH` (it is not there, or another
+    /// program is), `None` when this program is what it finds.
+    path_note: Option<&'a str>,
     files: &'a [FileChange],
 }
 
@@ -27,7 +30,10 @@ pub(crate) fn run(engine: &Engine, args: &InitArgs) -> Outcome {
         out.print(&report, || init_text(&report))?;
         return Ok(exit::OK);
     };
-    let command = ganger_command();
+    // The files are meant to be committed, and read on other machines: they name the command,
+    // never this build's path.
+    let command = GANGER.to_owned();
+    let path_note = path_note();
     let files = supervisor::install(&engine.workspace().repo.main, chosen, &command)?;
     let name = format!("{chosen:?}").to_lowercase();
     let document = SupervisorInit {
@@ -35,8 +41,12 @@ pub(crate) fn run(engine: &Engine, args: &InitArgs) -> Outcome {
         init: &report,
         supervisor: &name,
         command: &command,
+        path_note: path_note.as_deref(),
         files: &files,
     };
+    if let Some(note) = &path_note {
+        out.warn(&format!("note: {note}\n"))?;
+    }
     out.print(&document, || {
         let mut text = init_text(&report);
         let _ = writeln!(text, "supervisor {name} (runs `{command} mcp`):");
@@ -54,22 +64,37 @@ pub(crate) fn run(engine: &Engine, args: &InitArgs) -> Outcome {
     Ok(exit::OK)
 }
 
-/// How the supervisor starts ganger: `ganger` when that is this program on `PATH`, else this
-/// program's full path (a build not installed).
-fn ganger_command() -> String {
+/// The command a supervisor's configuration runs: `ganger`, from its `PATH`.
+const GANGER: &str = "ganger";
+
+/// Why the supervisor, which runs `ganger` from its `PATH`, may not reach this program: none
+/// is there, or another one is. `None` when the `PATH` leads here.
+fn path_note() -> Option<String> {
     let me = std::env::current_exe()
         .ok()
         .and_then(|p| p.canonicalize().ok());
     let on_path = std::env::var_os("PATH").and_then(|path| {
         std::env::split_paths(&path)
-            .map(|dir| dir.join("ganger"))
+            .map(|dir| dir.join(GANGER))
             .find(|candidate| candidate.is_file())
-            .and_then(|p| p.canonicalize().ok())
     });
+    let found = on_path.as_ref().and_then(|p| p.canonicalize().ok());
     match (me, on_path) {
-        (Some(me), Some(found)) if me == found => "ganger".to_owned(),
-        (Some(me), _) => me.display().to_string(),
-        (None, _) => "ganger".to_owned(),
+        (Some(me), Some(_)) if found.as_ref() == Some(&me) => None,
+        (me, Some(other)) => Some(format!(
+            "the supervisor runs `{GANGER} mcp`, and `{GANGER}` on PATH is {}, not this program{}; \
+             install this one there if it is the one to run",
+            other.display(),
+            me.map(|me| format!(" ({})", me.display()))
+                .unwrap_or_default()
+        )),
+        (me, None) => Some(format!(
+            "the supervisor runs `{GANGER} mcp`, and no `{GANGER}` is on PATH{}: put it there \
+             (`cargo install --path crates/cli`, or a link in a directory on PATH) before the \
+             supervisor starts",
+            me.map(|me| format!(" (this program is {})", me.display()))
+                .unwrap_or_default()
+        )),
     }
 }
 
