@@ -16,7 +16,9 @@
     reason = "a test fails loudly on what it did not expect, and says why it skipped"
 )]
 
-use ganger_test_support::{PgDatabase as Database, World, living_pids_with_env, wait_until};
+use ganger_test_support::{
+    PgDatabase as Database, World, living_pids_with_env, silent_server, wait_until,
+};
 use std::time::Duration;
 
 /// A `ganger` command of `world` against the store at `url`, through `GANGER_STORE`.
@@ -168,24 +170,11 @@ fn a_store_that_cannot_be_reached_names_its_url_without_the_password() {
     }
 }
 
-/// A server that accepts connections and never answers, until the test ends.
-fn silent_server() -> u16 {
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    let port = listener.local_addr().unwrap().port();
-    std::thread::spawn(move || {
-        let mut held = Vec::new();
-        for socket in listener.incoming().flatten() {
-            held.push(socket);
-        }
-    });
-    port
-}
-
 #[test]
 fn a_store_that_accepts_and_never_answers_ends_each_command_with_its_cause() {
     let world = World::new(env!("CARGO_BIN_EXE_ganger").as_ref());
     world.use_command_agent("cat >/dev/null; echo 'DONE: ok'", "", "");
-    let port = silent_server();
+    let port = silent_server(std::net::TcpListener::bind("127.0.0.1:0").unwrap());
     // The login's limit is the URL's connect_timeout (10 s when it names none).
     let url = format!("postgres://ganger:hunter2secret@127.0.0.1:{port}/fleet?connect_timeout=2");
     for args in [&["status"][..], &["worker", "--capacity", "1"][..]] {

@@ -15,7 +15,7 @@
 
 use ganger_fake_llm::{FakeLlm, Script};
 use ganger_test_support::{
-    PgDatabase, PrivateCluster, TestHost, TestHosts, World, agent_toml, wait_until,
+    PgDatabase, PrivateCluster, TestHost, TestHosts, World, agent_toml, silent_server, wait_until,
 };
 use serde_json::Value;
 use std::collections::BTreeSet;
@@ -191,6 +191,24 @@ fn submit_one(world: &World, store: &str, url: &str, slug: &str, message: &str) 
     .expect_code(0);
 }
 
+/// Submits fleet `f` on the remote at `url`: a task per slug, each asked "do SLUG".
+fn submit_fleet(world: &World, store: &str, url: &str, slugs: &[&str]) {
+    let mut text = format!("remote = \"{url}\"\n");
+    for slug in slugs {
+        text.push_str(&format!(
+            "[[task]]\nslug = \"{slug}\"\nmessage = \"do {slug}\"\n"
+        ));
+    }
+    let file = world.root().join("f.toml");
+    std::fs::write(&file, text).unwrap();
+    ganger(
+        world,
+        Some(store),
+        &["fleet", "submit", &file.to_string_lossy()],
+    )
+    .expect_code(0);
+}
+
 /// A host: a directory of its own with the agents' configuration a worker there offers.
 fn host(world: &World, name: &str) -> PathBuf {
     let dir = world.root().join(format!("host-{name}"));
@@ -211,20 +229,7 @@ fn a_task_moved_to_a_worker_on_another_host_continues_with_its_work_from_the_rem
     let (_daemon, port) = serve_git(&world, &served, &[]);
     let url = format!("git://127.0.0.1:{port}/app.git");
     let slugs = ["t1", "t2", "t3"];
-    let mut text = format!("remote = \"{url}\"\n");
-    for slug in slugs {
-        text.push_str(&format!(
-            "[[task]]\nslug = \"{slug}\"\nmessage = \"do {slug}\"\n"
-        ));
-    }
-    let file = world.root().join("f.toml");
-    std::fs::write(&file, text).unwrap();
-    ganger(
-        &world,
-        Some(store),
-        &["fleet", "submit", &file.to_string_lossy()],
-    )
-    .expect_code(0);
+    submit_fleet(&world, store, &url, &slugs);
     let (host_a, host_b) = (host(&world, "a"), host(&world, "b"));
 
     // Host a runs every first round, then goes away.
@@ -570,14 +575,7 @@ fn a_fleet_remote_that_accepts_and_never_answers_is_refused_with_its_cause() {
     let Some(db) = PgDatabase::new() else { return };
     let world = World::new(env!("CARGO_BIN_EXE_ganger").as_ref());
     world.use_command_agent("cat >/dev/null; echo 'DONE: ok'", "", "");
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    let port = listener.local_addr().unwrap().port();
-    std::thread::spawn(move || {
-        let mut held = Vec::new();
-        for socket in listener.incoming().flatten() {
-            held.push(socket);
-        }
-    });
+    let port = silent_server(std::net::TcpListener::bind("127.0.0.1:0").unwrap());
     let remote = format!("git://127.0.0.1:{port}/app.git");
     let file = world.root().join("silent.toml");
     std::fs::write(
@@ -641,21 +639,7 @@ fn a_remote_gone_silent_mid_fleet_ends_the_round_with_its_cause_and_holds_no_oth
     let url = format!("git://127.0.0.1:{port}/app.git");
     // Two rounds on the remote, one at a time: t2 is delivered (its clone fetched) only
     // once the remote is silent.
-    let file = world.root().join("f.toml");
-    std::fs::write(
-        &file,
-        format!(
-            "remote = \"{url}\"\n[[task]]\nslug = \"t1\"\nmessage = \"do t1\"\n\
-             [[task]]\nslug = \"t2\"\nmessage = \"do t2\"\n"
-        ),
-    )
-    .unwrap();
-    ganger(
-        &world,
-        Some(store),
-        &["fleet", "submit", &file.to_string_lossy()],
-    )
-    .expect_code(0);
+    submit_fleet(&world, store, &url, &["t1", "t2"]);
     let worker = worker_in_clone(&world, store, "w", "2");
     assert!(
         wait_until(Duration::from_secs(60), || tasks(&world, store)
@@ -668,13 +652,7 @@ fn a_remote_gone_silent_mid_fleet_ends_the_round_with_its_cause_and_holds_no_oth
     // The remote goes silent while the round runs: its daemon stops, and the port still
     // accepts connections that never get an answer.
     drop(daemon);
-    let silent = std::net::TcpListener::bind(("127.0.0.1", port)).unwrap();
-    std::thread::spawn(move || {
-        let mut held = Vec::new();
-        for socket in silent.incoming().flatten() {
-            held.push(socket);
-        }
-    });
+    silent_server(std::net::TcpListener::bind(("127.0.0.1", port)).unwrap());
     // A local start queued meanwhile is delivered by the same worker, after t2 whose fetch
     // meets the silent remote: the remote's work is on its own lane, off the loop that
     // delivers everything else.

@@ -28,5 +28,5 @@ pub use docker::{docker_available, ensure_worker_image, run_in_image};
 pub use netns::{TestHost, TestHosts};
 pub use pg_cluster::PrivateCluster;
 pub use postgres::PgDatabase;
-pub use processes::{living_pids_with_env, wait_until};
+pub use processes::{living_pids_with_env, silent_server, wait_until};
 pub use world::{Run, World};

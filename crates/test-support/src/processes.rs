@@ -67,3 +67,17 @@ pub fn pids_of_world(dir: &std::path::Path, entry: &str) -> Vec<i32> {
     pids.retain(|&pid| pid != me);
     pids
 }
+
+/// A server on `listener` that accepts every connection and never answers (a peer that is
+/// stopped, wedged, or a proxy in front of nothing), holding each connection until the test
+/// process ends; returns its port.
+pub fn silent_server(listener: std::net::TcpListener) -> u16 {
+    let port = listener.local_addr().map_or(0, |address| address.port());
+    std::thread::spawn(move || {
+        let mut held = Vec::new();
+        for socket in listener.incoming().flatten() {
+            held.push(socket);
+        }
+    });
+    port
+}
