@@ -323,9 +323,6 @@ pub struct CheckArgs {
     /// While checks fail, send their output back as fix rounds, at most N of them.
     #[arg(long, value_name = "N")]
     pub until_green: Option<u32>,
-    /// A warm host's owner: the pid of the `ganger serve` that started it.
-    #[arg(long, value_name = "PID")]
-    pub kept_by: Option<u32>,
 }
 
 #[derive(Debug, Args)]
@@ -704,8 +701,9 @@ pub struct HostArgs {
     pub round: u32,
     #[arg(long, value_name = "N")]
     pub until_green: Option<u32>,
-    /// A warm host's owner: the pid of the `ganger serve` that started it.
-    #[arg(long, value_name = "PID")]
+    /// A warm host's owner: the pid of the `ganger serve` that started it (passed by serve
+    /// only: hidden even from the hidden command's completions).
+    #[arg(long, value_name = "PID", hide = true)]
     pub kept_by: Option<u32>,
 }
 

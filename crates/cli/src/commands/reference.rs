@@ -49,8 +49,23 @@ fn help_copy(command: &Command, parent: &str) -> Command {
     }
 }
 
+/// `command` with its hidden commands (the ones ganger starts itself: a round host, a warm
+/// host, a docker round) reduced to their names: the shells' generators complete hidden
+/// commands' options (`--kept-by`) that no person types.
+fn without_hidden(command: Command) -> Command {
+    command.mut_subcommands(|sub| {
+        if !sub.is_hide_set() {
+            return sub;
+        }
+        // clap takes a name as a 'static str: the few names are leaked once, as `man`'s are.
+        let name: &'static str = Box::leak(sub.get_name().to_owned().into_boxed_str());
+        let bin_name = sub.get_bin_name().unwrap_or(name).to_owned();
+        Command::new(name).bin_name(bin_name).hide(true)
+    })
+}
+
 pub(crate) fn completions(args: CompletionsArgs) -> Outcome {
-    let mut command = built();
+    let mut command = without_hidden(built());
     let mut out = Vec::new();
     clap_complete::generate(args.shell, &mut command, "ganger", &mut out);
     printer::emit_verbatim(&out)?;
