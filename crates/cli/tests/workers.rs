@@ -237,6 +237,21 @@ fn a_worker_killed_outright_leaves_what_it_claimed_to_another(store: Option<&str
             (&serde_json::json!("b"), &serde_json::json!(true))
         ]
     );
+    // Issue 38.18: a dead worker runs nothing; its last load (the rounds b took over) is not
+    // shown as its load.
+    assert_eq!(listed[0]["load"], 0, "{:#}", listed[0]);
+    let table = ganger(&world, store, &["workers"]);
+    table.expect_code(0);
+    let line = table
+        .stdout
+        .lines()
+        .find(|line| line.starts_with("a "))
+        .unwrap_or_else(|| panic!("no line of a:\n{}", table.stdout));
+    assert!(
+        line.contains(" dead ") && line.contains(" -/3 "),
+        "{}",
+        table.stdout
+    );
 }
 
 #[test]

@@ -260,7 +260,11 @@ fn workers_table(workers: &[ganger_engine::fleet::WorkerStatus]) -> String {
             record.name,
             record.host,
             record.pid,
-            format!("{}/{}", record.load, record.capacity),
+            // A dead worker runs nothing.
+            match worker.alive {
+                true => format!("{}/{}", record.load, record.capacity),
+                false => format!("-/{}", record.capacity),
+            },
             if worker.alive { "alive" } else { "dead" },
             format!("{}s ago", (now - record.seen_at).max(0) / 1000),
             record.sandboxes.join(","),

@@ -37,14 +37,18 @@ pub struct WorkerStatus {
     pub alive: bool,
 }
 
-/// Every worker recorded in the store, alive or not.
+/// Every worker recorded in the store, alive or not. A dead worker runs nothing: its load
+/// is 0, not the last one it recorded (what it had taken, others take over).
 pub fn list_workers(ws: &Workspace) -> Result<Vec<WorkerStatus>> {
     let store = ws.open_store()?;
     store
         .workers()?
         .into_iter()
-        .map(|record| {
+        .map(|mut record| {
             let alive = store.is_alive(&record.claim)?;
+            if !alive {
+                record.load = 0;
+            }
             Ok(WorkerStatus { record, alive })
         })
         .collect()
