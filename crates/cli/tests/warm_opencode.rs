@@ -541,3 +541,36 @@ fn a_budget_reached_by_an_early_step_stops_the_warm_round_mid_turn() {
         refused.stderr
     );
 }
+
+/// Issue 38.18: a warm round stopped by its host's end named a Rust type in its reason
+/// ("WarmAgent: the warm host stopped: ...").
+#[test]
+fn a_warm_round_whose_host_was_stopped_says_why_in_words() {
+    let script = Script::new()
+        .turn(Turn::fault(Fault::Hang).when("hang now").times(1))
+        .text("Back.");
+    let (world, llm) = world(script, "[warm]\ndefault = true\n");
+    world
+        .ganger(&["start", "h1", "--message", "hang now", "--detach"])
+        .expect_code(0);
+    assert!(wait_until(Duration::from_secs(120), || {
+        llm.requests()
+            .iter()
+            .any(|r| r.tools_offered && r.prompts().iter().any(|p| p.contains("hang now")))
+    }));
+    let host = warm_agents(&world)[0]["host_pid"].as_i64().unwrap();
+    let sent = std::process::Command::new("kill")
+        .args(["-TERM", &host.to_string()])
+        .status()
+        .unwrap();
+    assert!(sent.success());
+    world.ganger(&["wait", "h1"]);
+    let report = world.ganger(&["status", "h1", "--json"]).json();
+    assert_eq!(report["status"], "interrupted", "{report:#}");
+    let reason = report["reason"].as_str().unwrap();
+    assert!(
+        reason.contains("the warm host stopped: it was sent SIGTERM"),
+        "{reason}"
+    );
+    assert!(!reason.contains("WarmAgent"), "{reason}");
+}

@@ -50,7 +50,8 @@ pub enum Event {
     PermissionGranted { tool: String, rule: String },
     /// An error the agent reported: the round failed.
     Error {
-        /// The error's class as the agent names it (`APIError`, `UnknownError`, ...).
+        /// The error's class as the agent names it (`APIError`, `UnknownError`, ...); empty for
+        /// an error of ganger's own (a warm host's), which has no class to name.
         name: String,
         /// The message, as readable as the agent made it.
         message: String,

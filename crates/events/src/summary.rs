@@ -223,7 +223,9 @@ impl RoundSummary {
                         text.push_str(&format!(" (HTTP {code})"));
                     }
                     if !message.is_empty() {
-                        text.push_str(": ");
+                        if !text.is_empty() {
+                            text.push_str(": ");
+                        }
                         text.push_str(message);
                     }
                     self.errors.push(text);

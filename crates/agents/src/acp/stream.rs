@@ -229,7 +229,8 @@ impl AcpStream {
                 Vec::new()
             }
             "error" => vec![Event::Error {
-                name: "WarmAgent".to_owned(),
+                // ganger's own error (its warm host's) has no class to name.
+                name: String::new(),
                 message: text(&value["message"]).unwrap_or_default(),
                 status_code: None,
                 retryable: None,

@@ -59,7 +59,11 @@ fn describe(event: &Event) -> String {
             let code = status_code
                 .map(|c| format!(" (HTTP {c})"))
                 .unwrap_or_default();
-            format!("error {name}{code}: {message}")
+            match name.as_str() {
+                // ganger's own (a warm host's): no class to name.
+                "" => format!("error{code}: {message}"),
+                _ => format!("error {name}{code}: {message}"),
+            }
         }
         Event::Retry { message } => format!("retry: {message}"),
         Event::ToolStarted { name, title } => match title {
