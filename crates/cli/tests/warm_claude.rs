@@ -693,3 +693,26 @@ fn a_round_after_a_cancel_the_agent_never_answered_gets_a_new_warm_agent() {
     assert!(world.worktree("h1").join("three.txt").is_file());
     assert!(!std::path::Path::new(&format!("/proc/{agent}")).exists());
 }
+
+/// Issue 38.18: a cancelled round's report said `finish ` with nothing after it: the agent
+/// ended its last step without naming a reason.
+#[test]
+fn a_cancelled_round_shows_no_empty_finish_reason() {
+    let (w, _first) = mid_turn("f1");
+    let world = &w.0;
+    world.ganger(&["cancel", "f1"]).expect_code(0);
+    let report = world
+        .ganger(&["wait", "f1", "--timeout", "60s", "--json"])
+        .json();
+    assert_eq!(report["status"], "cancelled", "{report:#}");
+    assert_ne!(report["finish"], "", "{report:#}");
+    let human = world.ganger(&["status", "f1"]).stdout;
+    let status = human
+        .lines()
+        .find(|line| line.starts_with("status:"))
+        .unwrap_or_else(|| panic!("{human}"));
+    assert!(
+        !status.trim_end().ends_with("finish") && !status.contains("finish  "),
+        "{status}"
+    );
+}

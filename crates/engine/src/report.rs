@@ -80,6 +80,9 @@ pub struct RoundReport {
     pub token: String,
     pub exit_code: Option<i32>,
     pub exit_signal: Option<i32>,
+    /// Why the agent's last step ended (`stop`, `end_turn`, `cancelled`), when it said; null
+    /// when the step did not end, or ended without a reason (a stream-json agent's interrupted
+    /// turn).
     pub finish: Option<String>,
     /// Lines of the stream by the agent's own event type.
     pub events: BTreeMap<String, u64>,
@@ -363,7 +366,7 @@ pub fn round_report_with(
         token: round.token.clone(),
         exit_code: round.exit_code,
         exit_signal: round.exit_signal,
-        finish: summary.finish.clone(),
+        finish: summary.finish.clone().filter(|reason| !reason.is_empty()),
         events: summary.counts.clone(),
         malformed_lines: summary.malformed,
         unknown_lines: summary.unknown,
