@@ -186,6 +186,15 @@ fn warm_and_cold_rounds_continue_one_session() {
         "{err}"
     );
 
+    // Issue 38.18: OpenCode asks the client to write each edit it was allowed
+    // (`fs/write_text_file`, whatever the client said it serves); refused, it logged a stack
+    // trace of the refusal.
+    let log = std::fs::read_to_string(world.root().join("repo/.ganger/tasks/w1/warm.log")).unwrap();
+    assert!(
+        !log.contains("RequestError") && !log.contains("does not serve"),
+        "{log}"
+    );
+
     world.ganger(&["warm", "stop", "w1"]).expect_code(0);
     assert!(warm_agents(&world).is_empty());
     assert!(

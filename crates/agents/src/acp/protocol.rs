@@ -59,6 +59,15 @@ pub fn permission_answer(id: &Value, option: Option<&str>) -> Value {
     json!({"jsonrpc": "2.0", "id": id, "result": {"outcome": outcome}})
 }
 
+/// The answer to OpenCode's `fs/write_text_file` of an edit ganger allowed: noted, not
+/// written. OpenCode sends the edit's new text to the client after the permission (for an
+/// editor to show), whatever capabilities the client advertised, and does not wait for the
+/// answer: its own tool writes the file, in its sandbox. An error answer left a stack trace
+/// in its log for every allowed edit (docs/agents/acp-measured.md, section 4).
+pub fn proposed_edit_noted(id: &Value) -> Value {
+    json!({"jsonrpc": "2.0", "id": id, "result": {}})
+}
+
 /// The answer to a request ganger does not serve (the agent asked for a client capability
 /// ganger did not advertise).
 pub fn method_not_found(id: &Value, method: &str) -> Value {

@@ -11,6 +11,7 @@ use ganger_agents::acp::protocol::{self, Incoming, PermissionAsk};
 use ganger_agents::app_server::{self, Then, TurnReader};
 use ganger_agents::stream_json_control as control;
 use serde_json::Value;
+use std::collections::BTreeSet;
 
 /// What one line of the agent is to the host during a turn.
 pub(crate) enum Seen {
@@ -48,7 +49,12 @@ pub(crate) enum Asker {
 
 /// One turn as its protocol sees it.
 pub(crate) enum TurnDialect {
-    Acp { prompt_id: u64 },
+    Acp {
+        prompt_id: u64,
+        /// The paths of the edits allowed in the turn: OpenCode then sends each one's new
+        /// text to write (`fs/write_text_file`), which ganger notes without writing.
+        allowed_edits: BTreeSet<String>,
+    },
     StreamJson,
     AppServer(TurnReader),
 }
@@ -57,7 +63,10 @@ impl TurnDialect {
     /// The turn whose prompt went into `session` as request `prompt_id`.
     pub fn new(kind: WarmProtocol, prompt_id: u64, session: &str) -> TurnDialect {
         match kind {
-            WarmProtocol::Acp => TurnDialect::Acp { prompt_id },
+            WarmProtocol::Acp => TurnDialect::Acp {
+                prompt_id,
+                allowed_edits: BTreeSet::new(),
+            },
             WarmProtocol::StreamJsonControl => TurnDialect::StreamJson,
             WarmProtocol::AppServer => TurnDialect::AppServer(TurnReader::new(session, prompt_id)),
         }
@@ -66,15 +75,24 @@ impl TurnDialect {
     /// Reads `line` of the agent during the turn.
     pub fn see(&mut self, line: &[u8]) -> (Seen, Pass) {
         match self {
-            TurnDialect::Acp { prompt_id } => {
+            TurnDialect::Acp {
+                prompt_id,
+                allowed_edits,
+            } => {
                 let seen = match protocol::classify(line) {
-                    Some(Incoming::Request { id, method, params }) => {
-                        if method == "session/request_permission" {
+                    Some(Incoming::Request { id, method, params }) => match method.as_str() {
+                        "session/request_permission" => {
                             Seen::Ask(PermissionAsk::of(&params), Asker::Acp(id))
-                        } else {
-                            Seen::Reply(protocol::method_not_found(&id, &method))
                         }
-                    }
+                        "fs/write_text_file"
+                            if params["path"]
+                                .as_str()
+                                .is_some_and(|path| allowed_edits.contains(path)) =>
+                        {
+                            Seen::Reply(protocol::proposed_edit_noted(&id))
+                        }
+                        _ => Seen::Reply(protocol::method_not_found(&id, &method)),
+                    },
                     Some(Incoming::Notification { params, .. }) => {
                         match params["update"]["cost"]["amount"].as_f64() {
                             Some(cost) => Seen::Cost(cost),
@@ -112,6 +130,19 @@ impl TurnDialect {
                     Then::Send(message) => Seen::Reply(message),
                 };
                 (then, Pass::Lines(seen.stream))
+            }
+        }
+    }
+
+    /// Remembers a call the policy allowed: an edit's paths (as given, and from `worktree`
+    /// when relative) are then expected back as `fs/write_text_file` (OpenCode's), and noted.
+    pub fn allowed(&mut self, ask: &PermissionAsk, worktree: &std::path::Path) {
+        if let TurnDialect::Acp { allowed_edits, .. } = self
+            && ask.kind.as_deref() == Some("edit")
+        {
+            for path in &ask.paths {
+                allowed_edits.insert(path.clone());
+                allowed_edits.insert(worktree.join(path).to_string_lossy().into_owned());
             }
         }
     }
@@ -184,5 +215,45 @@ pub(crate) fn refuse_idle(kind: WarmProtocol, line: &[u8]) -> Option<Value> {
             Some(Incoming::Request { id, method, .. }) => Some(app_server::refusal(&id, &method)),
             _ => None,
         },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn write_request(path: &str) -> Vec<u8> {
+        json!({"jsonrpc": "2.0", "id": 7, "method": "fs/write_text_file",
+            "params": {"sessionId": "s", "path": path, "content": "x\n"}})
+        .to_string()
+        .into_bytes()
+    }
+
+    fn reply(seen: Seen) -> Value {
+        match seen {
+            Seen::Reply(answer) => answer,
+            _ => panic!("no reply"),
+        }
+    }
+
+    #[test]
+    fn only_an_allowed_edits_proposed_write_is_noted_and_nothing_else_served() {
+        let mut turn = TurnDialect::new(WarmProtocol::Acp, 1, "s");
+        let refused = reply(turn.see(&write_request("/w/one.txt")).0);
+        assert_eq!(refused["error"]["code"], -32601, "{refused}");
+        let ask = PermissionAsk::of(&json!({"toolCall": {"kind": "edit", "title": "write",
+            "locations": [{"path": "one.txt"}]}, "options": []}));
+        turn.allowed(&ask, std::path::Path::new("/w"));
+        let noted = reply(turn.see(&write_request("/w/one.txt")).0);
+        assert_eq!(noted, json!({"jsonrpc": "2.0", "id": 7, "result": {}}));
+        let other = reply(turn.see(&write_request("/w/two.txt")).0);
+        assert_eq!(other["error"]["code"], -32601, "{other}");
+        // A command allowed names no file to write.
+        let run = PermissionAsk::of(&json!({"toolCall": {"kind": "execute", "title": "bash",
+            "locations": [{"path": "/w/three.txt"}]}, "options": []}));
+        turn.allowed(&run, std::path::Path::new("/w"));
+        let three = reply(turn.see(&write_request("/w/three.txt")).0);
+        assert_eq!(three["error"]["code"], -32601, "{three}");
     }
 }

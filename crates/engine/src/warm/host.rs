@@ -669,6 +669,9 @@ fn on_agent_line(
     let answer = match seen {
         Seen::Ask(ask, asker) => {
             let decision = turn.policy.decide(&ask);
+            if decision.allow {
+                turn.dialect.allowed(&ask, &turn.policy.worktree);
+            }
             ganger_line(
                 &mut turn.conn,
                 json!({GANGER_KEY: "permission", "tool": ask.tool,
