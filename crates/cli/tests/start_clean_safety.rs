@@ -277,8 +277,51 @@ fn a_start_killed_early_is_settled_by_start_again_and_by_clean() {
         .worktree("late")
         .exists()));
     std::thread::sleep(Duration::from_millis(50));
+    // A start under way is no leftover.
+    let status = world.ganger(&["status"]);
+    assert!(
+        !status.stdout.contains("start of late"),
+        "{}",
+        status.stdout
+    );
     child.kill().unwrap();
     child.wait().unwrap();
+    // Issue 38.19: until it is settled, `status` and `clean --dry-run` name what it left (they
+    // said nothing: "no tasks", "nothing was changed"), and change nothing.
+    let worktree = world.worktree("late").display().to_string();
+    let status = world.ganger(&["status"]);
+    status.expect_code(0);
+    assert!(
+        status.stdout.contains("start of late") && status.stdout.contains(&worktree),
+        "{}",
+        status.stdout
+    );
+    let listed = world.ganger(&["status", "--json"]).json();
+    assert_eq!(listed["killed_starts"][0]["slug"], "late", "{listed:#}");
+    assert_eq!(listed["killed_starts"][0]["worktree"], worktree.as_str());
+    assert_eq!(listed["killed_starts"][0]["branch"], "agent/late");
+    let dry = world.ganger(&["clean", "--force", "--dry-run"]);
+    dry.expect_code(0);
+    assert!(
+        dry.stdout.contains("would settle the start of late") && dry.stdout.contains(&worktree),
+        "{}",
+        dry.stdout
+    );
+    let dry = world
+        .ganger(&["clean", "--force", "--dry-run", "--json"])
+        .json();
+    assert!(
+        dry["settled"][0]
+            .as_str()
+            .is_some_and(|line| line.contains("late")),
+        "{dry:#}"
+    );
+    assert!(world.worktree("late").exists(), "a dry run removed it");
+    assert!(
+        world
+            .git(&["branch", "--list", "agent/late"])
+            .contains("agent/late")
+    );
     let clean = world.ganger(&["clean", "--force"]);
     clean.expect_code(0);
     assert!(

@@ -55,7 +55,7 @@ pub fn clean(
     };
     // Starts killed before their task was recorded: their half-made worktrees go first.
     let settled = if options.dry_run {
-        Vec::new()
+        crate::half_made::would_settle(ws, &*store)?
     } else {
         crate::half_made::settle_dead_starts(ws, &mut *store)?
     };

@@ -2,12 +2,67 @@
 //! under way whose command died (its worktree and branch may exist, half made, with no task
 //! to show them), and a `clean` whose command died (its claim would otherwise keep the task's
 //! rounds from beginning). Liveness is the command's claim in the store, as for round hosts:
-//! a dead claim is a dead command, however it died.
+//! a dead claim is a dead command, however it died. Until one is settled, `status` and
+//! `clean --dry-run` name what it left.
 
 use crate::error::Result;
 use crate::workspace::Workspace;
 use ganger_store::{Backend, PendingStart};
+use serde::Serialize;
+use std::path::PathBuf;
 use std::time::{Duration, Instant};
+
+/// A start killed before its task was recorded, not settled yet: what it may have left.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct KilledStart {
+    pub slug: String,
+    /// The worktree it was making (it may not exist).
+    pub worktree: PathBuf,
+    /// The branch it was making (it may not exist).
+    pub branch: String,
+}
+
+/// The starts whose command died before their task was recorded (`status` names them);
+/// nothing is changed.
+pub(crate) fn killed_starts(store: &dyn Backend) -> Result<Vec<KilledStart>> {
+    let mut killed = Vec::new();
+    for pending in store.pending_starts()? {
+        if !store.is_alive(&pending.claim)? {
+            killed.push(KilledStart {
+                slug: pending.slug,
+                worktree: pending.worktree,
+                branch: pending.branch,
+            });
+        }
+    }
+    Ok(killed)
+}
+
+/// What settling each dead start would do (`clean --dry-run`), a line each; nothing is
+/// changed.
+pub(crate) fn would_settle(ws: &Workspace, store: &dyn Backend) -> Result<Vec<(String, String)>> {
+    Ok(killed_starts(store)?
+        .into_iter()
+        .map(|start| {
+            let mut left = Vec::new();
+            if start.worktree.exists() {
+                left.push(format!("worktree {}", start.worktree.display()));
+            }
+            if ws.repo.branch_exists(&start.branch) {
+                left.push(format!("branch {}", start.branch));
+            }
+            let what = match left.is_empty() {
+                true => "nothing of it is left".to_owned(),
+                false => format!("it left {}", left.join(" and ")),
+            };
+            let line = format!(
+                "would settle the start of {} that was killed before its task was recorded: {what}",
+                start.slug
+            );
+            (start.slug, line)
+        })
+        .collect())
+}
 
 /// How long a settle waits for an orphaned `git worktree add` of the dead command.
 const ORPHAN_WAIT: Duration = Duration::from_secs(10);

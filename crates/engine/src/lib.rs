@@ -100,6 +100,7 @@ pub use fix::{FixOptions, fix};
 pub use ganger_docker::run_docker_round;
 pub use ganger_sandbox::{Network, SandboxKind};
 pub use ganger_store::Budget;
+pub use half_made::KilledStart;
 pub use host_entry::run_detached_host;
 pub use init::{InitReport, init};
 pub use launch::Launched;

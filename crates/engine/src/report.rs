@@ -215,6 +215,10 @@ pub struct TaskList {
     /// Starts queued or being delivered: tasks that do not exist yet (`fleet status` lists
     /// them).
     pub queued_starts: u64,
+    /// Starts killed before their task was recorded, not settled yet: the worktree and branch
+    /// each may have left (`clean`, or a `start` of the slug, settles them).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub killed_starts: Vec<crate::half_made::KilledStart>,
 }
 
 /// The local time zone, read once per process. Without `TZ` it is `/etc/localtime` read
@@ -427,5 +431,6 @@ pub fn task_list(tasks: Vec<TaskSummary>) -> TaskList {
             .collect(),
         overlaps: Vec::new(),
         queued_starts: 0,
+        killed_starts: Vec::new(),
     }
 }

@@ -49,6 +49,7 @@ pub fn status_of(
             };
             list.overlaps = crate::overlap::running_overlaps(ws, &*store)?;
             list.queued_starts = ganger_store::QueueStore::waiting_starts(&*store)?;
+            list.killed_starts = crate::half_made::killed_starts(&*store)?;
             let mut done = ganger_store::EvidenceStore::done_lines(&*store)?;
             let mut warm = crate::warm::registry::views(ws, &*store);
             for row in &mut list.tasks {

@@ -284,10 +284,12 @@ pub fn task_table(list: &TaskList, root: &std::path::Path) -> String {
         n => format!("{n} starts are queued; `ganger fleet status` shows the queue"),
     };
     if list.tasks.is_empty() {
-        if !queued.is_empty() {
-            return format!("no tasks in {} yet: {queued}\n", root.display());
-        }
-        return format!("no tasks in {}\n", root.display());
+        let mut out = match queued.is_empty() {
+            false => format!("no tasks in {} yet: {queued}\n", root.display()),
+            true => format!("no tasks in {}\n", root.display()),
+        };
+        killed_starts(&mut out, list);
+        return out;
     }
     let mut out = String::with_capacity((list.tasks.len() + 1) * 160);
     let mut number = String::new();
@@ -354,7 +356,22 @@ pub fn task_table(list: &TaskList, root: &std::path::Path) -> String {
     if !queued.is_empty() {
         let _ = writeln!(out, "{queued}");
     }
+    killed_starts(&mut out, list);
     out
+}
+
+/// A line per start killed before its task was recorded: what it left, and what settles it.
+fn killed_starts(out: &mut String, list: &TaskList) {
+    for start in &list.killed_starts {
+        let _ = writeln!(
+            out,
+            "the start of {} was killed before its task was recorded: it may have left worktree {} and branch {} (`ganger clean` settles them, as does `ganger start {}` again)",
+            start.slug,
+            start.worktree.display(),
+            start.branch,
+            start.slug
+        );
+    }
 }
 
 /// The round's checks: one line for all, then the end of each failing one's output.
