@@ -551,6 +551,94 @@ fn a_budget_reached_by_an_early_step_stops_the_warm_round_mid_turn() {
     );
 }
 
+/// The private temporary directories (`TMPDIR`, `ganger-r*` in the world's temporary
+/// directory) of the world's agents.
+fn agent_tmp_dirs(world: &World) -> Vec<std::path::PathBuf> {
+    let mut dirs: Vec<std::path::PathBuf> = std::fs::read_dir(world.tmp())
+        .unwrap()
+        .flatten()
+        .filter(|entry| entry.file_name().to_string_lossy().starts_with("ganger-r"))
+        .map(|entry| entry.path())
+        .collect();
+    dirs.sort();
+    dirs
+}
+
+/// Starts warm task `slug` and returns its warm host's pid and its agent's `TMPDIR`.
+fn warm_start(world: &World, slug: &str) -> (i64, std::path::PathBuf) {
+    world
+        .ganger(&["start", slug, "--message", "say hello"])
+        .expect_code(0);
+    let agent = warm_agents(world)
+        .into_iter()
+        .find(|agent| agent["slug"] == slug)
+        .unwrap();
+    let environ = std::fs::read(format!(
+        "/proc/{}/environ",
+        agent["agent_pid"].as_i64().unwrap()
+    ))
+    .unwrap();
+    let tmp = environ
+        .split(|b| *b == 0)
+        .find_map(|entry| entry.strip_prefix(b"TMPDIR="))
+        .map(|path| std::path::PathBuf::from(String::from_utf8_lossy(path).into_owned()))
+        .unwrap();
+    assert!(tmp.is_dir(), "{}", tmp.display());
+    (agent["host_pid"].as_i64().unwrap(), tmp)
+}
+
+fn kill_outright(pid: i64) {
+    let killed = std::process::Command::new("kill")
+        .args(["-9", &pid.to_string()])
+        .status()
+        .unwrap();
+    assert!(killed.success());
+    assert!(wait_until(Duration::from_secs(10), || !pid_alive(pid)));
+}
+
+/// Issue 38.16: a warm host killed outright (SIGKILL) left its agent's private `TMPDIR` (5.4 MB
+/// with OpenCode) for good. `clean --dry-run` names it, the next start, `clean` and the
+/// reaper (`status`) remove it; a live host's is never touched.
+#[test]
+fn the_temporary_directory_of_a_killed_warm_host_goes_and_a_live_ones_stays() {
+    let (world, _llm) = world(
+        Script::new().text("Hello.").repeat(true),
+        "[warm]\ndefault = true\n",
+    );
+    let (host1, tmp1) = warm_start(&world, "t1");
+    world.ganger(&["status"]).expect_code(0);
+    world.ganger(&["clean", "--dry-run"]).expect_code(0);
+    assert!(tmp1.is_dir(), "a live warm host's TMPDIR was removed");
+
+    kill_outright(host1);
+    assert!(tmp1.is_dir(), "nothing left to remove");
+    let dry = world.ganger(&["clean", "--dry-run", "--json"]);
+    dry.expect_code(0);
+    let named = dry.json()["temporary_dirs"].clone();
+    assert_eq!(named, json!([tmp1.to_string_lossy()]), "{}", dry.stdout);
+    assert!(tmp1.is_dir(), "a dry run removed it");
+    let (host2, tmp2) = warm_start(&world, "t2");
+    assert!(!tmp1.exists(), "the next start left {}", tmp1.display());
+    assert!(tmp2.is_dir());
+
+    kill_outright(host2);
+    let clean = world.ganger(&["clean", "t2", "--json"]);
+    clean.expect_code(0);
+    assert_eq!(
+        clean.json()["temporary_dirs"],
+        json!([tmp2.to_string_lossy()]),
+        "{}",
+        clean.stdout
+    );
+    assert!(!tmp2.exists(), "clean left {}", tmp2.display());
+
+    let (host3, tmp3) = warm_start(&world, "t3");
+    kill_outright(host3);
+    world.ganger(&["status"]).expect_code(0);
+    assert!(!tmp3.exists(), "the reaper left {}", tmp3.display());
+    assert_eq!(agent_tmp_dirs(&world), Vec::<std::path::PathBuf>::new());
+}
+
 /// Issue 38.18: a warm round stopped by its host's end named a Rust type in its reason
 /// ("WarmAgent: the warm host stopped: ...").
 #[test]

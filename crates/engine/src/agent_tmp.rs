@@ -7,12 +7,27 @@
 //! removed when the round is settled. A `TMPDIR` that `ganger.toml`'s `env` or the adapter's
 //! plan sets is left as it is. The bubblewrap and Docker sandboxes give the agent a `/tmp` of
 //! its own already.
+//!
+//! The process that makes the directory (a round's host, a warm host, `ganger attach`) holds
+//! a lock on it (`flock`) for as long as it lives, and then writes [`HELD`] in it: a host
+//! killed outright (SIGKILL) cannot remove its directory, but the kernel drops its lock, so
+//! that whoever looks next ([`crate::agent_tmp_sweep`]: the reaper, `clean`, a `start`) can
+//! tell a dead host's directory from a live one's, and remove it.
 
 use crate::config::Config;
 use crate::error::{EngineError, Result};
 use ganger_agents::{Adapter, CommandPlan};
+use rustix::fs::{FlockOperation, Mode, OFlags, flock};
 use std::ffi::OsString;
+use std::os::fd::OwnedFd;
 use std::path::{Path, PathBuf};
+
+/// What every directory ganger makes for an agent is called, before the rest of its token.
+pub(crate) const PREFIX: &str = "ganger-r";
+
+/// The file a directory's maker writes once it holds the directory's lock: a directory
+/// without it (being made, or made by an older ganger) is never taken for a dead host's.
+pub(crate) const HELD: &str = ".ganger-held";
 
 /// The variable the agent reads its temporary directory from.
 pub(crate) const VAR: &str = "TMPDIR";
@@ -24,33 +39,64 @@ fn path_for(token: &str) -> PathBuf {
 }
 
 /// Whether `path` is a directory of this user's, readable by no one else (not a link).
-fn is_private(path: &Path) -> bool {
+pub(crate) fn is_private(path: &Path) -> bool {
     use std::os::unix::fs::{MetadataExt, PermissionsExt};
     let me = rustix::process::geteuid().as_raw();
     path.symlink_metadata()
         .is_ok_and(|m| m.is_dir() && m.uid() == me && m.permissions().mode() & 0o077 == 0)
 }
 
+/// The directory at `path` opened for its lock (not a link; not inherited by the agent).
+fn open_dir(path: &Path) -> std::io::Result<OwnedFd> {
+    let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+    Ok(rustix::fs::open(path, flags, Mode::empty())?)
+}
+
+/// The lock of the directory `dir`, when no live process holds it (then its maker is dead):
+/// held until the descriptor is dropped.
+pub(crate) fn take_if_free(dir: &Path) -> Option<OwnedFd> {
+    let fd = open_dir(dir).ok()?;
+    flock(&fd, FlockOperation::NonBlockingLockExclusive).ok()?;
+    Some(fd)
+}
+
 /// An agent's private temporary directory, removed with everything in it when dropped.
 #[derive(Debug)]
 pub(crate) struct AgentTmp {
     path: PathBuf,
+    /// The directory's lock, held while this process lives: the directory is in use.
+    lock: Option<OwnedFd>,
 }
 
 impl AgentTmp {
-    /// Makes the directory of the round (or warm agent) `token`, readable by its owner only.
-    /// One of the same name that is not this user's private directory (made first by another
-    /// user of a shared `/tmp`) is refused, never used.
+    /// Makes the directory of the round (or warm agent) `token`, readable by its owner only,
+    /// and holds its lock. One of the same name that is not this user's private directory
+    /// (made first by another user of a shared `/tmp`), or whose lock a live process holds,
+    /// is refused, never used.
     pub(crate) fn make(token: &str) -> Result<AgentTmp> {
+        AgentTmp::make_at(path_for(token))
+    }
+
+    /// [`AgentTmp::make`] at `path`.
+    fn make_at(path: PathBuf) -> Result<AgentTmp> {
         use std::os::unix::fs::DirBuilderExt;
-        let path = path_for(token);
         match std::fs::DirBuilder::new().mode(0o700).create(&path) {
-            Ok(()) => Ok(AgentTmp { path }),
-            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists && is_private(&path) => {
-                Ok(AgentTmp { path })
-            }
-            Err(e) => Err(EngineError::io("create", &path, e)),
+            Ok(()) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists && is_private(&path) => {}
+            Err(e) => return Err(EngineError::io("create", &path, e)),
         }
+        let lock = take_if_free(&path).ok_or_else(|| {
+            EngineError::environment_message(format!(
+                "{} is in use by another process",
+                path.display()
+            ))
+        })?;
+        let held = path.join(HELD);
+        std::fs::write(&held, b"").map_err(|e| EngineError::io("write", &held, e))?;
+        Ok(AgentTmp {
+            path,
+            lock: Some(lock),
+        })
     }
 
     /// A new directory for the agent of `adapter` run as the user runs it, unless
@@ -85,18 +131,35 @@ impl AgentTmp {
     /// to 0.22 ms, a sixth of what a round's end spent between the agent's exit and its
     /// snapshot (docs/benchmarks.md, "A round's end").
     pub(crate) fn remove_aside(mut self) -> Removing {
-        // Taken, so that dropping `self` leaves the directory to the thread.
+        // Taken, so that dropping `self` leaves the directory to the thread; its lock goes
+        // once the directory has.
         let path = std::mem::take(&mut self.path);
+        let lock = self.lock.take();
         let thread = std::thread::Builder::new()
             .name("agent-tmp".into())
             .spawn({
                 let path = path.clone();
                 move || {
                     let _ = std::fs::remove_dir_all(path);
+                    drop(lock);
                 }
             })
             .ok();
         Removing { thread, path }
+    }
+}
+
+#[cfg(test)]
+impl AgentTmp {
+    /// A directory made at `path` (a test's own temporary directory).
+    pub(crate) fn make_in_test(path: PathBuf) -> AgentTmp {
+        AgentTmp::make_at(path).unwrap()
+    }
+
+    /// Lets the lock go and leaves the directory, as a host killed outright does.
+    pub(crate) fn forget_as_killed(mut self) {
+        self.lock = None;
+        self.path = PathBuf::new();
     }
 }
 
@@ -131,11 +194,14 @@ impl Drop for Removing {
 }
 
 /// Removes what the agent of the round `token` left in its temporary directory, when its
-/// host died before removing it.
+/// host died before removing it (a process that still holds the directory keeps it).
 pub(crate) fn remove_left(token: &str) {
     let path = path_for(token);
-    if is_private(&path) {
+    if is_private(&path)
+        && let Some(lock) = take_if_free(&path)
+    {
         let _ = std::fs::remove_dir_all(path);
+        drop(lock);
     }
 }
 
@@ -192,11 +258,14 @@ mod tests {
         let token = format!("test-{}", crate::tokens::new_token());
         let left = AgentTmp::make(&token).unwrap();
         let path = left.path().to_path_buf();
-        std::mem::forget(left);
+        left.forget_as_killed();
         std::fs::write(path.join("x"), b"x").unwrap();
         let other = AgentTmp::make(&format!("{token}0")).unwrap();
         remove_left(&token);
         assert!(!path.exists());
+        assert!(other.path().is_dir());
+        // One its maker still holds stays.
+        remove_left(&format!("{token}0"));
         assert!(other.path().is_dir());
     }
 }

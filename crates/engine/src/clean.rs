@@ -44,6 +44,7 @@ pub fn clean(
         force: options.force,
         docker: None,
         settled: Vec::new(),
+        temporary_dirs: Vec::new(),
         tasks: Vec::new(),
     };
     let Some(mut store) = ws.existing_store()? else {
@@ -51,6 +52,7 @@ pub fn clean(
             crate::slug::check_slug(slug)?;
             return Err(EngineError::invalid(format!("no task {slug}")));
         }
+        report.temporary_dirs = crate::agent_tmp_sweep::remove_dead_hosts(options.dry_run);
         return Ok(report);
     };
     // Starts killed before their task was recorded: their half-made worktrees go first.
@@ -79,6 +81,8 @@ pub fn clean(
         tasks
     };
     report.settled = settled.into_iter().map(|(_, what)| what).collect();
+    // Not a task's: whatever a killed host of this user left, once every slug is known good.
+    report.temporary_dirs = crate::agent_tmp_sweep::remove_dead_hosts(options.dry_run);
     let mode = Mode {
         force: options.force,
         dry_run: options.dry_run,

@@ -100,6 +100,10 @@ pub struct CleanReport {
     /// were settled: a line each.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub settled: Vec<String>,
+    /// Agents' private temporary directories (`TMPDIR`) that hosts killed outright left,
+    /// removed: any repository's, this user's (their hosts are dead, whatever they ran).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub temporary_dirs: Vec<std::path::PathBuf>,
     pub tasks: Vec<TaskCleanup>,
 }
 

@@ -8,6 +8,7 @@ mod adopt;
 mod agent_env;
 mod agent_query;
 mod agent_tmp;
+mod agent_tmp_sweep;
 pub mod agents;
 mod api;
 mod api_feed;

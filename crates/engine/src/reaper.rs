@@ -1,6 +1,8 @@
 //! The reaper: every command that looks at rounds first settles the ones whose host is dead
 //! (its claim has ended without the round ending), stopping whatever of them is left and recording them as
-//! `interrupted`, so that a killed host is never shown as running and never blocks a fix.
+//! `interrupted`, so that a killed host is never shown as running and never blocks a fix. It
+//! also removes the temporary directories that killed hosts (warm hosts too) left behind
+//! ([`crate::agent_tmp_sweep`]).
 
 use crate::error::Result;
 use crate::notice::{Notice, Notices};
@@ -15,6 +17,7 @@ pub fn settle_running(
     store: &mut dyn Backend,
     notices: &mut dyn Notices,
 ) -> Result<()> {
+    crate::agent_tmp_sweep::now_and_then();
     for (task, round) in store.dead_rounds()? {
         if settle_dead_round(ws, store, &task, &round)? {
             notices.notice(Notice::Settled {

@@ -148,6 +148,8 @@ pub fn start(ws: &Workspace, options: StartOptions, notices: &mut dyn Notices) -
         Place::Planned(_) => {}
     }
     let mut store = ws.open_store()?;
+    // What hosts killed outright left in the temporary directory goes before this one adds.
+    crate::agent_tmp_sweep::now_and_then();
     if let Some(fleet) = &options.fleet
         && let Some(why) = crate::budget::fleet_exhausted(&*store, fleet)
     {

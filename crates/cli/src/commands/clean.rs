@@ -33,6 +33,13 @@ fn clean_text(report: &CleanReport) -> String {
     for what in &report.settled {
         let _ = writeln!(out, "{what}");
     }
+    for dir in &report.temporary_dirs {
+        let _ = writeln!(
+            out,
+            "{removed} {}: an agent's temporary directory whose host was killed",
+            dir.display()
+        );
+    }
     let mut nothing = 0;
     for task in &report.tasks {
         if task.is_empty() {
@@ -45,7 +52,7 @@ fn clean_text(report: &CleanReport) -> String {
         let tasks = if nothing == 1 { "task" } else { "tasks" };
         let _ = writeln!(out, "{nothing} {tasks} with nothing left to clean");
     }
-    if report.tasks.is_empty() && report.settled.is_empty() {
+    if report.tasks.is_empty() && report.settled.is_empty() && report.temporary_dirs.is_empty() {
         out.push_str("no tasks\n");
     }
     if let Some(why) = &report.docker {
