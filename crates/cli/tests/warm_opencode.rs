@@ -551,6 +551,83 @@ fn a_budget_reached_by_an_early_step_stops_the_warm_round_mid_turn() {
     );
 }
 
+/// Issue 38.15: a warm host whose record (`warm.json`) cannot be read is found through its
+/// claim: `warm list` shows it and `warm stop` stops it, and the task's next round stops it
+/// (it holds the session) and runs cold at once, saying why, instead of waiting for the old
+/// host's idle limit and then naming another cause.
+#[test]
+fn a_warm_host_whose_record_cannot_be_read_is_listed_stopped_and_run_past() {
+    let (world, _llm) = world(
+        Script::new().text("Hello.").repeat(true),
+        "[warm]\ndefault = true\nidle = \"120s\"\n",
+    );
+    for slug in ["u1", "u2"] {
+        world
+            .ganger(&["start", slug, "--message", "say hello"])
+            .expect_code(0);
+    }
+    let before = warm_agents(&world);
+    let host = |slug: &str| {
+        before
+            .iter()
+            .find(|agent| agent["slug"] == slug)
+            .unwrap_or_else(|| panic!("no warm agent of {slug}: {before:#?}"))["host_pid"]
+            .as_i64()
+            .unwrap()
+    };
+    let (host1, host2) = (host("u1"), host("u2"));
+    for slug in ["u1", "u2"] {
+        world.write(&format!(".ganger/tasks/{slug}/warm.json"), "{ not json");
+    }
+
+    let listed = warm_agents(&world);
+    assert_eq!(listed.len(), 2, "{listed:#?}");
+    for agent in &listed {
+        let slug = agent["slug"].as_str().unwrap();
+        assert_eq!(agent["host_pid"], host(slug), "{agent:#}");
+        assert!(
+            agent["unreadable"]
+                .as_str()
+                .is_some_and(|why| why.contains("warm.json")),
+            "{agent:#}"
+        );
+    }
+    let text = world.ganger(&["warm", "list"]);
+    assert!(
+        text.stdout.contains("u1") && text.stdout.contains("cannot be read"),
+        "{}",
+        text.stdout
+    );
+
+    let stopped = world.ganger(&["warm", "stop", "u1", "--json"]);
+    stopped.expect_code(0);
+    assert_eq!(stopped.json()["stopped"], json!(["u1"]));
+    assert!(wait_until(Duration::from_secs(15), || !pid_alive(host1)));
+
+    let started = std::time::Instant::now();
+    let fix = world.ganger(&["fix", "u2", "--message", "say hello again", "--json"]);
+    fix.expect_code(0);
+    assert_eq!(fix.json()["status"], "done", "{}", fix.stdout);
+    assert!(
+        started.elapsed() < Duration::from_secs(90),
+        "the round waited {:?}",
+        started.elapsed()
+    );
+    let said =
+        std::fs::read_to_string(world.root().join("repo/.ganger/tasks/u2/round-2.err")).unwrap();
+    assert!(
+        said.contains("runs cold") && said.contains("warm.json"),
+        "{said}"
+    );
+    let stream =
+        std::fs::read_to_string(world.root().join("repo/.ganger/tasks/u2/round-2.jsonl")).unwrap();
+    assert!(
+        stream.contains(r#""type":"step_start""#),
+        "ran warm: {stream}"
+    );
+    assert!(wait_until(Duration::from_secs(15), || !pid_alive(host2)));
+}
+
 /// The private temporary directories (`TMPDIR`, `ganger-r*` in the world's temporary
 /// directory) of the world's agents.
 fn agent_tmp_dirs(world: &World) -> Vec<std::path::PathBuf> {

@@ -22,6 +22,38 @@ struct Stopped<'a> {
     stopped: &'a [String],
 }
 
+/// `warm list` for people: a line per agent.
+fn list_text(agents: &[WarmAgent]) -> String {
+    if agents.is_empty() {
+        return "no warm agents\n".to_owned();
+    }
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as i64);
+    agents
+        .iter()
+        .map(|a| match &a.info.unreadable {
+            Some(why) => format!(
+                "{:<24} warm host pid {}: {why}; `ganger warm stop {}` stops it\n",
+                a.info.slug, a.info.host_pid, a.info.slug
+            ),
+            None => format!(
+                "{:<24} {:<9} {} turns, {} MB, idle {} s, session {}{}\n",
+                a.info.slug,
+                a.info.agent,
+                a.info.turns,
+                a.memory_bytes / 1_000_000,
+                (now - a.info.last_used_ms).max(0) / 1000,
+                a.info.session.as_deref().unwrap_or("-"),
+                a.info
+                    .kept_by
+                    .map(|pid| format!(", kept by ganger serve {pid}"))
+                    .unwrap_or_default()
+            ),
+        })
+        .collect()
+}
+
 pub(crate) fn host(ws: &Workspace, args: HostArgs) -> Outcome {
     ganger_engine::warm::host::serve_warm_host(ws, &args.slug, args.round, args.kept_by)?;
     Ok(exit::OK)
@@ -32,37 +64,12 @@ pub(crate) fn run(engine: &Engine, args: WarmArgs) -> Outcome {
     match args.action.unwrap_or(WarmAction::List) {
         WarmAction::List => {
             let agents = engine.warm_agents()?;
-            let now = std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .map_or(0, |d| d.as_millis() as i64);
             out.print(
                 &WarmList {
                     schema: "ganger.warm/1",
                     agents: &agents,
                 },
-                || {
-                    if agents.is_empty() {
-                        return "no warm agents\n".to_owned();
-                    }
-                    agents
-                        .iter()
-                        .map(|a| {
-                            format!(
-                                "{:<24} {:<9} {} turns, {} MB, idle {} s, session {}{}\n",
-                                a.info.slug,
-                                a.info.agent,
-                                a.info.turns,
-                                a.memory_bytes / 1_000_000,
-                                (now - a.info.last_used_ms).max(0) / 1000,
-                                a.info.session.as_deref().unwrap_or("-"),
-                                a.info
-                                    .kept_by
-                                    .map(|pid| format!(", kept by ganger serve {pid}"))
-                                    .unwrap_or_default()
-                            )
-                        })
-                        .collect()
-                },
+                || list_text(&agents),
             )?;
             Ok(exit::OK)
         }

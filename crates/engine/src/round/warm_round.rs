@@ -14,7 +14,7 @@ use crate::error::{EngineError, Result};
 use crate::redact::Redactor;
 use crate::sandboxing::TaskSandbox;
 use crate::warm::policy::Policy;
-use crate::warm::registry::{host_alive, live};
+use crate::warm::registry::{found, host_alive, live};
 use crate::warm::turn::{TurnRequest, WarmTurn, last_turn_ended, open_turn};
 use crate::workspace::Workspace;
 use ganger_agents::{Adapter, Permission, WarmProtocol};
@@ -44,6 +44,11 @@ pub(crate) fn wanted(
     // What the task's warm host holds (its session, its last round) is read once it has
     // ended the last round's turn.
     last_turn_ended(ws, store, input);
+    // A warm host whose record cannot be read goes to `run_warm_agent`, which stops it (it
+    // holds the session) and runs the round cold, saying why.
+    if found(ws, store, &input.task.slug).is_some_and(|info| info.unreadable.is_some()) {
+        return true;
+    }
     started_alike(ws, store, input, adapter)
         && (adapter.warm_loads_sessions() || continues_live(ws, store, input, adapter))
 }

@@ -183,6 +183,7 @@ pub fn serve_warm_host(
         cost: None,
         fingerprint: super::identity::fingerprint(ws, &input),
         kept_by,
+        unreadable: None,
     };
     info.save(&info_path(ws, slug))?;
     let why = serve(

@@ -20,8 +20,14 @@ pub(crate) fn new_marker(ws: &Workspace, slug: &str) -> String {
 
 /// The task a marker of this workspace names.
 pub(crate) fn slug_of_marker<'a>(ws: &Workspace, marker: &'a str) -> Option<&'a str> {
-    let rest = marker.strip_prefix(&token_prefix(ws))?;
-    rest.split_once('.').map(|(slug, _)| slug)
+    slug_after(&token_prefix(ws), marker)
+}
+
+/// The slug of `marker` after `prefix`: up to the token's dot, the last one (a pipeline
+/// role's slug, `TASK.ROLE`, has one of its own; a token has none).
+fn slug_after<'a>(prefix: &str, marker: &'a str) -> Option<&'a str> {
+    let rest = marker.strip_prefix(prefix)?;
+    rest.rsplit_once('.').map(|(slug, _)| slug)
 }
 
 fn digest(text: &str) -> String {
@@ -104,4 +110,23 @@ pub(crate) fn bind(socket: &Path) -> Result<UnixListener> {
     }
     let _ = std::fs::remove_file(socket);
     UnixListener::bind(socket).map_err(|e| EngineError::io("listen on", socket, e))
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn a_marker_names_its_whole_slug_dots_and_all() {
+        let token = crate::tokens::new_token();
+        assert!(!token.contains('.'), "{token}");
+        let marker = |slug: &str| format!("warm-0123abcd.{slug}.{token}");
+        assert_eq!(
+            super::slug_after("warm-0123abcd.", &marker("t1")),
+            Some("t1")
+        );
+        assert_eq!(
+            super::slug_after("warm-0123abcd.", &marker("plan.critic")),
+            Some("plan.critic")
+        );
+        assert_eq!(super::slug_after("warm-ffffffff.", &marker("t1")), None);
+    }
 }

@@ -1,8 +1,11 @@
 //! What warm agents there are: each warm host writes `warm.json` in its task's directory
-//! (removed when it stops); a host whose claim is free is gone, whatever its file says.
+//! (removed when it stops); a host whose claim is free is gone, whatever its file says, and
+//! one whose claim lives is there, whatever its file says: a record that cannot be read (a
+//! version's format another cannot read, a damaged file) leaves what its socket and its
+//! agent's processes tell of it ([`unreadable`]), so that it can still be listed and stopped.
 //! `ganger warm list` reads them with each agent's memory; `ganger warm stop` ends them.
 
-use super::paths::{claim_name, info_path, slug_of_marker, token_prefix};
+use super::paths::{claim_name, info_path, slug_of_marker, socket_path, token_prefix};
 use crate::error::{EngineError, Result};
 use crate::workspace::Workspace;
 use ganger_store::Liveness;
@@ -44,6 +47,10 @@ pub struct WarmAgentInfo {
     /// for a warm host a round started on its own.
     #[serde(default)]
     pub kept_by: Option<u32>,
+    /// Why the host's record could not be read (never written by a host): the fields are
+    /// then only what its socket and its agent's processes tell ([`unreadable`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unreadable: Option<String>,
 }
 
 impl WarmAgentInfo {
@@ -55,8 +62,17 @@ impl WarmAgentInfo {
             .map_err(|e| EngineError::io("write", path, e))
     }
 
-    fn load(path: &Path) -> Option<WarmAgentInfo> {
-        serde_json::from_slice(&std::fs::read(path).ok()?).ok()
+    /// The record at `path`: `Ok(None)` when there is none (a host not yet listening, or
+    /// already stopping), `Err(why)` when it cannot be read.
+    fn load(path: &Path) -> std::result::Result<Option<WarmAgentInfo>, String> {
+        let bytes = match std::fs::read(path) {
+            Ok(bytes) => bytes,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+            Err(e) => return Err(format!("its record {} cannot be read: {e}", path.display())),
+        };
+        serde_json::from_slice(&bytes)
+            .map(Some)
+            .map_err(|e| format!("its record {} cannot be read: {e}", path.display()))
     }
 
     /// The warm agent as a report shows it, with its processes' `memory_bytes` at `now_ms`.
@@ -162,13 +178,79 @@ pub(crate) fn host_alive(ws: &Workspace, store: &dyn Liveness, slug: &str) -> bo
         .unwrap_or(false)
 }
 
-/// The live warm host of `slug`, if any.
+/// The live warm host of `slug`, if any, as its record says (not one whose record cannot be
+/// read: [`found`]).
 pub(crate) fn live(ws: &Workspace, store: &dyn Liveness, slug: &str) -> Option<WarmAgentInfo> {
+    found(ws, store, slug).filter(|info| info.unreadable.is_none())
+}
+
+/// The live warm host of `slug`, found through its claim: as its record says, or, when the
+/// record cannot be read, as [`unreadable`] finds it.
+pub(crate) fn found(ws: &Workspace, store: &dyn Liveness, slug: &str) -> Option<WarmAgentInfo> {
     let key = store.claim_key(&claim_name(ws, slug));
     if !store.is_alive(&key).unwrap_or(false) {
         return None;
     }
-    WarmAgentInfo::load(&info_path(ws, slug))
+    match WarmAgentInfo::load(&info_path(ws, slug)) {
+        Ok(info) => info,
+        Err(why) => Some(unreadable(ws, slug, why)),
+    }
+}
+
+/// A live warm host of `slug` whose record cannot be read (`why`), as the rest finds it: its
+/// pid from its socket (the kernel says who listens on it), its agent from the marker its
+/// processes carry. What only the record told (the session, the turns) stays empty.
+fn unreadable(ws: &Workspace, slug: &str, why: String) -> WarmAgentInfo {
+    let socket = socket_path(ws, slug);
+    let host_pid = listener_pid(&socket).unwrap_or(0);
+    let marked = ganger_sandbox::marked_processes_with_prefix(&token_prefix(ws))
+        .into_iter()
+        .find(|(marker, _)| slug_of_marker(ws, marker) == Some(slug));
+    let (token, agent_pid) = match marked {
+        Some((token, pids)) => {
+            // The agent is the host's child; the rest are its own.
+            let agent = pids
+                .iter()
+                .copied()
+                .find(|pid| {
+                    ganger_sandbox::proc_stat(*pid)
+                        .is_some_and(|stat| u32::try_from(stat.ppid).ok() == Some(host_pid))
+                })
+                .or_else(|| pids.first().copied())
+                .unwrap_or(0);
+            (token, agent)
+        }
+        None => (String::new(), 0),
+    };
+    WarmAgentInfo {
+        slug: slug.to_owned(),
+        agent: String::new(),
+        model: None,
+        host_pid,
+        agent_pid,
+        token,
+        socket,
+        protocol: 0,
+        session: None,
+        started_ms: 0,
+        last_used_ms: 0,
+        turns: 0,
+        busy: false,
+        last_round: None,
+        cost: None,
+        fingerprint: String::new(),
+        kept_by: None,
+        unreadable: Some(why),
+    }
+}
+
+/// The pid of the process listening on the Unix socket `socket` (the kernel's record of who
+/// called `listen`). Connecting costs the listener nothing: a warm host takes a connection
+/// that closes without a line for nothing.
+fn listener_pid(socket: &Path) -> Option<u32> {
+    let conn = std::os::unix::net::UnixStream::connect(socket).ok()?;
+    let cred = rustix::net::sockopt::socket_peercred(&conn).ok()?;
+    u32::try_from(cred.pid.as_raw_nonzero().get()).ok()
 }
 
 /// Every live warm host of the workspace, least recently used first. Processes of a warm
@@ -179,12 +261,12 @@ pub fn list_warm(ws: &Workspace, store: &dyn Liveness) -> Vec<WarmAgentInfo> {
     let Ok(dirs) = std::fs::read_dir(ws.state.root().join("tasks")) else {
         return Vec::new();
     };
-    let mut found: Vec<WarmAgentInfo> = dirs
+    let mut hosts: Vec<WarmAgentInfo> = dirs
         .flatten()
-        .filter_map(|dir| live(ws, store, &dir.file_name().to_string_lossy()))
+        .filter_map(|dir| found(ws, store, &dir.file_name().to_string_lossy()))
         .collect();
-    found.sort_by_key(|info| info.last_used_ms);
-    found
+    hosts.sort_by_key(|info| info.last_used_ms);
+    hosts
 }
 
 /// Makes room for a new warm agent of `slug` under `[warm] max` and `memory`: idle warm
@@ -234,9 +316,9 @@ pub(crate) fn make_room(
 }
 
 /// Stops the warm host of `slug` (at once: a turn it serves is cut, and its round ends as
-/// the agent's death makes it); whether there was one.
+/// the agent's death makes it), one whose record cannot be read too; whether there was one.
 pub fn stop_warm(ws: &Workspace, store: &dyn Liveness, slug: &str) -> Result<bool> {
-    let Some(info) = live(ws, store, slug) else {
+    let Some(info) = found(ws, store, slug) else {
         return Ok(false);
     };
     if let Ok(mut conn) = std::os::unix::net::UnixStream::connect(&info.socket) {
@@ -250,7 +332,8 @@ pub fn stop_warm(ws: &Workspace, store: &dyn Liveness, slug: &str) -> Result<boo
         }
         std::thread::sleep(Duration::from_millis(20));
     }
-    // Busy, or not listening: its end is its agent's end (a parent-death signal).
+    // Busy, or not listening: its end is its agent's end (a parent-death signal). A pid
+    // unknown (0) is no one's.
     if let Ok(pid) = i32::try_from(info.host_pid)
         && let Some(pid) = rustix::process::Pid::from_raw(pid)
     {

@@ -5,7 +5,7 @@
 
 use super::paths::{claim_name, log_path};
 use super::policy::Policy;
-use super::registry::{WarmAgentInfo, live};
+use super::registry::{WarmAgentInfo, found, live};
 use crate::error::{EngineError, Result};
 use crate::round::RoundInput;
 use crate::workspace::Workspace;
@@ -75,8 +75,10 @@ pub(crate) fn last_turn_ended(ws: &Workspace, store: &dyn Liveness, input: &Roun
     let key = store.claim_key(&claim_name(ws, slug));
     let deadline = Instant::now() + settle_limit(input.grace);
     while Instant::now() < deadline {
-        let settled = match live(ws, store, slug) {
-            Some(info) => !info.busy,
+        let settled = match found(ws, store, slug) {
+            // A host whose record cannot be read tells nothing of a turn: the round stops it
+            // ([`offer_turn`]) rather than wait.
+            Some(info) => !info.busy || info.unreadable.is_some(),
             None => !store.is_alive(&key).unwrap_or(false),
         };
         if settled {
@@ -133,7 +135,25 @@ fn offer_turn(
 ) -> Result<Option<WarmTurn>> {
     let slug = &input.task.slug;
     let mut replaced = None;
-    let info = match live(ws, store, slug) {
+    let info = match found(ws, store, slug) {
+        // It holds the task's session, and nothing says how: it is stopped, and the round
+        // runs cold (the next one starts a new warm host).
+        Some(info) if info.unreadable.is_some() => {
+            let why = info.unreadable.unwrap_or_default();
+            let stopped = super::registry::stop_warm(ws, store, slug).unwrap_or(false);
+            let pid = match info.host_pid {
+                0 => String::new(),
+                pid => format!(" (pid {pid})"),
+            };
+            return Err(EngineError::environment_message(format!(
+                "the task's warm host{pid} {}: {why}",
+                if stopped {
+                    "was stopped"
+                } else {
+                    "could not be used"
+                }
+            )));
+        }
         Some(info) => info,
         None => {
             replaced = super::stop::failed_last(&log_path(ws, slug), slug);
