@@ -3,7 +3,10 @@
 //! scenarios of issue 18: warm and cold rounds share one session, ganger decides tool
 //! permissions (a refusal is logged and nothing is written), a killed warm host leaves no
 //! process and the next round resumes the session, the idle limit stops the agent, and a
-//! round cancelled mid-turn leaves the session usable.
+//! round cancelled mid-turn leaves the session usable. And issue 38's: a warm host whose
+//! record cannot be read is still found, listed and stopped; a killed host's `TMPDIR` goes; a
+//! foreground start says its agent stays warm; texts name no Rust type and log no refusal of
+//! what OpenCode sends after each allowed edit.
 
 #![allow(
     clippy::unwrap_used,
@@ -714,6 +717,52 @@ fn the_temporary_directory_of_a_killed_warm_host_goes_and_a_live_ones_stays() {
     world.ganger(&["status"]).expect_code(0);
     assert!(!tmp3.exists(), "the reaper left {}", tmp3.display());
     assert_eq!(agent_tmp_dirs(&world), Vec::<std::path::PathBuf>::new());
+}
+
+/// Issue 38.17: `[warm] memory` has a default, a quarter of the machine's memory, and a
+/// foreground `start` says once that its agent stays warm and how to stop it (it left a
+/// 570 MB process behind without a word).
+#[test]
+fn a_foreground_start_says_its_agent_stays_warm_and_memory_has_a_default_cap() {
+    let (world, _llm) = world(Script::new().text("Hello.").repeat(true), "");
+    let start = world.ganger(&["start", "s1", "--message", "say hello"]);
+    start.expect_code(0);
+    assert!(
+        start.stderr.contains("stays warm") && start.stderr.contains("ganger warm stop s1"),
+        "{}",
+        start.stderr
+    );
+    assert_eq!(
+        start.stderr.matches("stays warm").count(),
+        1,
+        "{}",
+        start.stderr
+    );
+    let fix = world.ganger(&["fix", "s1", "--message", "say hello again"]);
+    fix.expect_code(0);
+    assert!(
+        !fix.stderr.contains("stays warm"),
+        "said again: {}",
+        fix.stderr
+    );
+    let json = world.ganger(&["start", "s2", "--message", "say hello", "--json"]);
+    json.expect_code(0);
+    assert!(!json.stderr.contains("stays warm"), "{}", json.stderr);
+
+    let meminfo = std::fs::read_to_string("/proc/meminfo").unwrap();
+    let total_kb: u64 = meminfo
+        .lines()
+        .find_map(|line| line.strip_prefix("MemTotal:"))
+        .and_then(|rest| rest.split_whitespace().next()?.parse().ok())
+        .unwrap();
+    let listed = world.ganger(&["warm", "list", "--json"]).json();
+    assert_eq!(
+        listed["memory_limit_bytes"],
+        total_kb * 1024 / 4,
+        "{listed:#}"
+    );
+    let text = world.ganger(&["warm", "list"]).stdout;
+    assert!(text.contains("[warm] memory"), "{text}");
 }
 
 /// Issue 38.18: a warm round stopped by its host's end named a Rust type in its reason

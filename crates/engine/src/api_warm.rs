@@ -28,6 +28,17 @@ impl Engine {
             .collect())
     }
 
+    /// The warm agent of `slug`, while its host lives (and its record can be read).
+    pub fn warm_agent(&self, slug: &str) -> Result<Option<WarmAgent>> {
+        let store = self.workspace().open_store()?;
+        Ok(
+            crate::warm::registry::live(self.workspace(), &*store, slug).map(|info| WarmAgent {
+                memory_bytes: info.memory_bytes(),
+                info,
+            }),
+        )
+    }
+
     /// Stops the warm agents of `slugs` (every one with `all`); returns the tasks whose agent
     /// was stopped.
     pub fn stop_warm(&self, slugs: &[String], all: bool) -> Result<Vec<String>> {

@@ -35,7 +35,40 @@ struct Detached<'a> {
     events: std::path::PathBuf,
 }
 
-fn print_sent(engine: &Engine, sent: Sent, out: Printer) -> Outcome {
+/// Milliseconds since the epoch.
+fn now_ms() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
+}
+
+/// Tells a person, once, that the round's agent stays warm after the command, when the
+/// command started it (`since_ms`: when it began): a process of hundreds of MB is left behind.
+fn say_it_stays_warm(engine: &Engine, slug: &str, since_ms: i64, out: Printer) -> Outcome {
+    if out.is_json() {
+        return Ok(exit::OK);
+    }
+    let Ok(Some(warm)) = engine.warm_agent(slug) else {
+        return Ok(exit::OK);
+    };
+    if warm.info.started_ms < since_ms {
+        return Ok(exit::OK);
+    }
+    let ends = match warm.info.kept_by {
+        Some(pid) => format!("it ends with the ganger serve that keeps it (pid {pid})"),
+        None => format!(
+            "it stops by itself after {} without a round",
+            ganger_engine::config::format_duration(engine.workspace().config.warm.idle.0)
+        ),
+    };
+    out.note(&format!(
+        "the agent of {slug} stays warm for its next round ({} MB): `ganger warm stop {slug}` stops it, and {ends}\n",
+        warm.memory_bytes / 1_000_000
+    ))?;
+    Ok(exit::OK)
+}
+
+fn print_sent(engine: &Engine, sent: Sent, out: Printer, since_ms: i64) -> Outcome {
     let launched = match sent {
         Sent::Launched(launched) => launched,
         Sent::Queued { item, held } => {
@@ -52,6 +85,7 @@ fn print_sent(engine: &Engine, sent: Sent, out: Printer) -> Outcome {
         Launched::Finished(outcome) => {
             let report = engine.outcome_report(&outcome);
             out.print(&report, || printer::report_text(&report))?;
+            say_it_stays_warm(engine, &outcome.task.slug, since_ms, out)?;
             Ok(status_code(outcome.round.status))
         }
         Launched::Detached {
@@ -110,10 +144,11 @@ pub(crate) fn start(engine: &Engine, args: StartArgs) -> Outcome {
             _ => None,
         },
     };
+    let since = now_ms();
     let sent = engine
         .start(options, args.queue, &mut out.notices())
         .map_err(Failure::Engine)?;
-    print_sent(engine, sent, out)
+    print_sent(engine, sent, out, since)
 }
 
 pub(crate) fn fix(engine: &Engine, args: FixArgs) -> Outcome {
@@ -129,8 +164,9 @@ pub(crate) fn fix(engine: &Engine, args: FixArgs) -> Outcome {
         until_green: args.checks.until_green,
         interrupt: args.interrupt,
     };
+    let since = now_ms();
     let sent = engine
         .fix(options, args.queue, &mut out.notices())
         .map_err(Failure::Engine)?;
-    print_sent(engine, sent, out)
+    print_sent(engine, sent, out, since)
 }

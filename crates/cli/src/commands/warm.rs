@@ -13,6 +13,8 @@ use serde::Serialize;
 struct WarmList<'a> {
     schema: &'static str,
     agents: &'a [WarmAgent],
+    /// `[warm] memory`, or its default (a quarter of the machine's memory), in bytes.
+    memory_limit_bytes: Option<u64>,
 }
 
 /// `ganger.warm-stop/1`.
@@ -22,15 +24,15 @@ struct Stopped<'a> {
     stopped: &'a [String],
 }
 
-/// `warm list` for people: a line per agent.
-fn list_text(agents: &[WarmAgent]) -> String {
+/// `warm list` for people: a line per agent, then their memory against `[warm] memory`.
+fn list_text(agents: &[WarmAgent], limit: Option<u64>) -> String {
     if agents.is_empty() {
         return "no warm agents\n".to_owned();
     }
     let now = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_millis() as i64);
-    agents
+    let mut text: String = agents
         .iter()
         .map(|a| match &a.info.unreadable {
             Some(why) => format!(
@@ -51,7 +53,16 @@ fn list_text(agents: &[WarmAgent]) -> String {
                     .unwrap_or_default()
             ),
         })
-        .collect()
+        .collect();
+    let held: u64 = agents.iter().map(|a| a.memory_bytes).sum();
+    if let Some(limit) = limit {
+        text.push_str(&format!(
+            "{} MB in all, of the {} MB [warm] memory allows\n",
+            held / 1_000_000,
+            limit / 1_000_000
+        ));
+    }
+    text
 }
 
 pub(crate) fn host(ws: &Workspace, args: HostArgs) -> Outcome {
@@ -64,12 +75,14 @@ pub(crate) fn run(engine: &Engine, args: WarmArgs) -> Outcome {
     match args.action.unwrap_or(WarmAction::List) {
         WarmAction::List => {
             let agents = engine.warm_agents()?;
+            let limit = engine.workspace().config.warm.memory_bytes();
             out.print(
                 &WarmList {
                     schema: "ganger.warm/1",
                     agents: &agents,
+                    memory_limit_bytes: limit,
                 },
-                || list_text(&agents),
+                || list_text(&agents, limit),
             )?;
             Ok(exit::OK)
         }

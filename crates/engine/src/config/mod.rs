@@ -83,15 +83,40 @@ pub struct WarmConfig {
     /// idle one is stopped to make room for a new one).
     pub max: usize,
     /// The most memory the warm agents may hold together (`"4g"`, `"512m"`): idle ones are
-    /// stopped, least recently used first, before a new one starts beyond it.
+    /// stopped, least recently used first, before a new one starts beyond it. Unset: a
+    /// quarter of the machine's memory ([`default_warm_memory`]).
     pub memory: Option<String>,
 }
 
 impl WarmConfig {
-    /// `memory` in bytes.
+    /// `memory` in bytes, or its default; `None` only when neither is known (a machine
+    /// without `/proc/meminfo`).
     pub fn memory_bytes(&self) -> Option<u64> {
-        self.memory.as_deref().and_then(parse_size)
+        match self.memory.as_deref() {
+            Some(size) => parse_size(size),
+            None => default_warm_memory(),
+        }
     }
+}
+
+/// `[warm] memory` when it is not set: a quarter of the machine's memory (`MemTotal` in
+/// `/proc/meminfo`). Eight warm OpenCode agents (`[warm] max`) hold about 4.8 GB: on a
+/// machine of 16 GB the default keeps six of them, on one of 8 GB three.
+pub fn default_warm_memory() -> Option<u64> {
+    let meminfo = std::fs::read_to_string("/proc/meminfo").ok()?;
+    quarter_of_total(&meminfo)
+}
+
+/// A quarter of `MemTotal` in `meminfo` (`/proc/meminfo`'s text), in bytes.
+fn quarter_of_total(meminfo: &str) -> Option<u64> {
+    let kb: u64 = meminfo
+        .lines()
+        .find_map(|line| line.strip_prefix("MemTotal:"))?
+        .split_whitespace()
+        .next()?
+        .parse()
+        .ok()?;
+    Some(kb.checked_mul(1024)? / 4)
 }
 
 /// `4g`, `512m`, `100k`, `1000` (bytes).
@@ -420,7 +445,7 @@ impl Config {
             });
         }
         if let Some(memory) = &config.warm.memory
-            && config.warm.memory_bytes().is_none_or(|bytes| bytes == 0)
+            && parse_size(memory).is_none_or(|bytes| bytes == 0)
         {
             return Err(ConfigError {
                 path: path.into(),
@@ -482,6 +507,21 @@ mod tests {
         assert_eq!(super::parse_size("1000"), Some(1000));
         assert_eq!(super::parse_size("lots"), None);
         assert_eq!(super::parse_size("4x"), None);
+    }
+
+    #[test]
+    fn warm_memory_is_a_quarter_of_the_machines_unless_set() {
+        let meminfo = "MemTotal:       16384000 kB\nMemFree:  1 kB\n";
+        assert_eq!(
+            super::quarter_of_total(meminfo),
+            Some(16_384_000 * 1024 / 4)
+        );
+        assert_eq!(super::quarter_of_total("MemFree: 1 kB\n"), None);
+        let unset = super::WarmConfig::default();
+        assert!(unset.memory_bytes().is_some_and(|bytes| bytes > 0));
+        assert_eq!(unset.memory_bytes(), super::default_warm_memory());
+        let set = super::Config::from_text("[warm]\nmemory = \"512m\"\n").unwrap();
+        assert_eq!(set.warm.memory_bytes(), Some(512 << 20));
     }
 
     use super::*;
