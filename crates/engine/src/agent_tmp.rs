@@ -9,10 +9,10 @@
 //! its own already.
 //!
 //! The process that makes the directory (a round's host, a warm host, `ganger attach`) holds
-//! a lock on it (`flock`) for as long as it lives, and then writes [`HELD`] in it: a host
-//! killed outright (SIGKILL) cannot remove its directory, but the kernel drops its lock, so
-//! that whoever looks next ([`crate::agent_tmp_sweep`]: the reaper, `clean`, a `start`) can
-//! tell a dead host's directory from a live one's, and remove it.
+//! a lock on it (`flock`) for as long as it lives, and then marks it as held ([`HELD_MODE`]): a
+//! host killed outright (SIGKILL) cannot remove its directory, but the kernel drops its lock,
+//! so that whoever looks next ([`crate::agent_tmp_sweep`]: the reaper, `clean`, a `start`)
+//! can tell a dead host's directory from a live one's, and remove it.
 
 use crate::config::Config;
 use crate::error::{EngineError, Result};
@@ -25,9 +25,12 @@ use std::path::{Path, PathBuf};
 /// What every directory ganger makes for an agent is called, before the rest of its token.
 pub(crate) const PREFIX: &str = "ganger-r";
 
-/// The file a directory's maker writes once it holds the directory's lock: a directory
-/// without it (being made, or made by an older ganger) is never taken for a dead host's.
-pub(crate) const HELD: &str = ".ganger-held";
+/// The mode bit a directory's maker sets once it holds the directory's lock (the sticky bit,
+/// which changes nothing in a directory only its owner may enter): a directory without it
+/// (being made, or made by an older ganger) is never taken for a dead host's. A bit of the
+/// mode the look reads anyway, rather than a file in it: one `fchmod` at the round's start,
+/// no file to write there nor to remove at its end.
+pub(crate) const HELD_MODE: u32 = 0o1000;
 
 /// The variable the agent reads its temporary directory from.
 pub(crate) const VAR: &str = "TMPDIR";
@@ -39,11 +42,18 @@ fn path_for(token: &str) -> PathBuf {
 }
 
 /// Whether `path` is a directory of this user's, readable by no one else (not a link).
-pub(crate) fn is_private(path: &Path) -> bool {
+fn is_private(path: &Path) -> bool {
+    private_mode(path).is_some()
+}
+
+/// The mode of `path` when it is a directory of this user's, readable by no one else (not a
+/// link).
+pub(crate) fn private_mode(path: &Path) -> Option<u32> {
     use std::os::unix::fs::{MetadataExt, PermissionsExt};
     let me = rustix::process::geteuid().as_raw();
-    path.symlink_metadata()
-        .is_ok_and(|m| m.is_dir() && m.uid() == me && m.permissions().mode() & 0o077 == 0)
+    let meta = path.symlink_metadata().ok()?;
+    let mode = meta.permissions().mode();
+    (meta.is_dir() && meta.uid() == me && mode & 0o077 == 0).then_some(mode)
 }
 
 /// The directory at `path` opened for its lock (not a link; not inherited by the agent).
@@ -91,8 +101,8 @@ impl AgentTmp {
                 path.display()
             ))
         })?;
-        let held = path.join(HELD);
-        std::fs::write(&held, b"").map_err(|e| EngineError::io("write", &held, e))?;
+        rustix::fs::fchmod(&lock, Mode::from_raw_mode(0o700 | HELD_MODE))
+            .map_err(|e| EngineError::io("mark", &path, std::io::Error::from(e)))?;
         Ok(AgentTmp {
             path,
             lock: Some(lock),

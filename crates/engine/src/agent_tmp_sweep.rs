@@ -2,9 +2,11 @@
 //! left when killed outright: a round's host or a warm host killed with SIGKILL removes
 //! nothing, and OpenCode unpacks 5.4 MB into its `TMPDIR` at every start. A directory is a dead
 //! host's when it is this user's, marked as held, and its lock is free (the kernel dropped it
-//! with the host); a live host's is never touched. The reaper, `clean` and `start` look.
+//! with the host); a live host's is never touched. The reaper, `clean` and `start` look: one
+//! `lstat` per `ganger-r*` entry of the temporary directory, and for the ones marked the lock
+//! tried.
 
-use crate::agent_tmp::{HELD, PREFIX, is_private, take_if_free};
+use crate::agent_tmp::{HELD_MODE, PREFIX, private_mode, take_if_free};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
@@ -22,9 +24,14 @@ fn remove_dead_hosts_in(tmp: &Path, dry_run: bool) -> Vec<PathBuf> {
     };
     let mut found: Vec<PathBuf> = entries
         .flatten()
-        .filter(|entry| entry.file_name().to_string_lossy().starts_with(PREFIX))
+        .filter(|entry| {
+            entry
+                .file_name()
+                .as_encoded_bytes()
+                .starts_with(PREFIX.as_bytes())
+        })
         .map(|entry| entry.path())
-        .filter(|dir| is_private(dir) && dir.join(HELD).is_file())
+        .filter(|dir| private_mode(dir).is_some_and(|mode| mode & HELD_MODE != 0))
         .filter_map(|dir| {
             // Held here until the directory is gone: no one takes it up meanwhile.
             let lock = take_if_free(&dir)?;
@@ -73,16 +80,17 @@ mod tests {
         std::fs::write(named(2).join("left.so"), b"x").unwrap();
         dead.forget_as_killed();
         // Being made (not marked yet), or an older ganger's: left alone.
+        use std::os::unix::fs::PermissionsExt;
         let private = |dir: &Path| {
-            use std::os::unix::fs::PermissionsExt;
             std::fs::create_dir(dir).unwrap();
             std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700)).unwrap();
         };
         private(&named(3));
-        // Another's name.
+        // Another's name, marked.
         let other = tmp.path().join("ganger-test-1");
         private(&other);
-        std::fs::write(other.join(HELD), b"").unwrap();
+        std::fs::set_permissions(&other, std::fs::Permissions::from_mode(0o700 | HELD_MODE))
+            .unwrap();
 
         assert_eq!(remove_dead_hosts_in(tmp.path(), true), [named(2)]);
         assert!(named(2).join("left.so").is_file(), "a dry run removed it");
