@@ -667,13 +667,18 @@ fn warm_start(world: &World, slug: &str) -> (i64, std::path::PathBuf) {
     (agent["host_pid"].as_i64().unwrap(), tmp)
 }
 
+/// Kills `pid` with SIGKILL and waits until every thread of it has ended: a leader killed
+/// shows as a zombie while its other threads still exit, holding its files and their locks.
 fn kill_outright(pid: i64) {
     let killed = std::process::Command::new("kill")
         .args(["-9", &pid.to_string()])
         .status()
         .unwrap();
     assert!(killed.success());
-    assert!(wait_until(Duration::from_secs(10), || !pid_alive(pid)));
+    assert!(wait_until(Duration::from_secs(10), || {
+        let threads = std::fs::read_dir(format!("/proc/{pid}/task")).map_or(0, Iterator::count);
+        threads == 0 || (threads == 1 && !pid_alive(pid))
+    }));
 }
 
 /// Issue 38.16: a warm host killed outright (SIGKILL) left its agent's private `TMPDIR` (5.4 MB
