@@ -55,6 +55,7 @@ mod warm_gemini;
 mod warm_opencode;
 mod web_api;
 mod web_browser;
+mod web_contract;
 mod web_events;
 mod web_mcp;
 mod workers;

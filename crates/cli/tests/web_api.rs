@@ -516,8 +516,10 @@ fn serve_listens_on_a_unix_socket_only_its_owner_may_use() {
     assert!(reply.starts_with("HTTP/1.1 200"), "{reply}");
     assert!(reply.contains("\"access\":\"write\""), "{reply}");
     assert!(ask("").starts_with("HTTP/1.1 401"));
-    // A second server on the same socket is refused while the first answers.
-    let (mut second, seen) = spawn_serve(&world, &["--listen", &listen]);
+    // A second server on the same socket (another repository's) is refused while the first
+    // answers.
+    let other = quick_world();
+    let (mut second, seen) = spawn_serve(&other, &["--listen", &listen]);
     assert_eq!(second.wait().unwrap().code(), Some(2), "{seen}");
     assert!(seen.contains("another server answers there"), "{seen}");
     child.kill().unwrap();

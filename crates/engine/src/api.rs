@@ -367,13 +367,16 @@ impl Engine {
         )
     }
 
-    /// The scheduler for queued work, until it is stopped (one per repository).
+    /// The scheduler for queued work, until it is stopped (one per repository). `ready` is
+    /// called once this process is the repository's scheduler, before anything starts; an
+    /// error of its own ends `serve` there.
     pub fn serve(
         &self,
         options: crate::fleet::SchedulerOptions,
+        ready: &mut dyn FnMut() -> Result<()>,
         events: &mut dyn crate::fleet::FleetEvents,
     ) -> Result<crate::fleet::Drained> {
-        crate::fleet::serve(&self.ws, options, events)
+        crate::fleet::serve(&self.ws, options, ready, events)
     }
 
     /// Runs a worker (`ganger worker`): a scheduler recorded under a name that takes from the

@@ -171,11 +171,7 @@ pub(crate) fn serve(engine: &Engine, args: ServeArgs) -> Outcome {
     let options = options(&args.limits, Drain::Forever)?;
     let out = Printer::new(args.json);
     let mut display = Display::new(out);
-    out.progress(&format!(
-        "ganger serve: scheduling queued rounds (pid {})\n",
-        std::process::id()
-    ))?;
-    let listen = match (args.listen, args.web) {
+    let mut listen = match (args.listen, args.web) {
         (Some(listen), _) => Some(listen),
         (None, true) => Some(
             ganger_web::listen::parse_listen(ganger_web::listen::DEFAULT_LISTEN)
@@ -183,28 +179,47 @@ pub(crate) fn serve(engine: &Engine, args: ServeArgs) -> Outcome {
         ),
         (None, false) => None,
     };
-    let _web = match listen {
-        Some(listen) => {
-            let web_engine = Engine::open(&engine.workspace().repo.main, engine.commander())?;
-            let web = ganger_web::start(
-                std::sync::Arc::new(web_engine),
-                &ganger_web::WebOptions { listen },
-            )
-            .map_err(EngineError::invalid)?;
-            let at = match &web.address {
+    // Nothing is said until serve is the repository's scheduler and listens: a taken address,
+    // a bad tokens.toml or another scheduler fails it first.
+    let mut web = None;
+    let mut ready = || -> Result<(), EngineError> {
+        let started = match listen.take() {
+            Some(listen) => {
+                let web_engine = Engine::open(&engine.workspace().repo.main, engine.commander())?;
+                Some(
+                    ganger_web::start(
+                        std::sync::Arc::new(web_engine),
+                        &ganger_web::WebOptions { listen },
+                    )
+                    .map_err(EngineError::invalid)?,
+                )
+            }
+            None => None,
+        };
+        let said = |text: String| {
+            out.progress(&text)
+                .map_err(|e| EngineError::environment("failed to write to stdout", e))
+        };
+        said(format!(
+            "ganger serve: scheduling queued rounds (pid {})\n",
+            std::process::id()
+        ))?;
+        if let Some(started) = &started {
+            let at = match &started.address {
                 ganger_web::listen::Listen::Tcp(addr) => format!("http://{addr}/"),
                 unix => unix.to_string(),
             };
             // The token itself is never printed: only where it is.
-            out.progress(&format!(
+            said(format!(
                 "ganger serve: dashboard and API at {at} (token in {})\n",
-                web.token_file.display()
+                started.token_file.display()
             ))?;
-            Some(web)
         }
-        None => None,
+        web = started;
+        Ok(())
     };
-    engine.serve(options, &mut |e| display.event(e))?;
+    engine.serve(options, &mut ready, &mut |e| display.event(e))?;
+    drop(web);
     Ok(exit::OK)
 }
 

@@ -11,13 +11,17 @@ use super::serve_lock::take_serve_lock;
 use crate::error::Result;
 use crate::workspace::Workspace;
 
-/// Runs the scheduler forever (or until `options.drain`), holding the serve lock.
+/// Runs the scheduler forever (or until `options.drain`), holding the serve lock. `ready` is
+/// called once the lock is held, before anything starts: a front end says it runs only then,
+/// and an error of `ready`'s ends `serve` with nothing started.
 pub fn serve(
     ws: &Workspace,
     options: SchedulerOptions,
+    ready: &mut dyn FnMut() -> Result<()>,
     events: &mut dyn FleetEvents,
 ) -> Result<Drained> {
     let _lock = take_serve_lock(ws)?;
+    ready()?;
     let _keeper = crate::warm::start_keeper(ws)?;
     run_scheduler(ws, options, events)
 }
