@@ -1,8 +1,9 @@
 //! The checks every request passes before a handler sees it. A browser on another site must
 //! not be able to read or act through a user's dashboard, and a program must name who it is:
 //!
-//! - On loopback, the Host header must name this machine (`127.0.0.1`, `localhost`,
-//!   `[::1]`): a page that rebinds its own domain name to 127.0.0.1 is refused.
+//! - On loopback, the Host header must name this machine: `localhost` or a loopback address
+//!   (`127.0.0.1`, any of 127.0.0.0/8 such as the address bound, `[::1]`,
+//!   `[::ffff:127.0.0.1]`): a page that rebinds its own domain name to 127.0.0.1 is refused.
 //! - A request with an `Origin` (or `Sec-Fetch-Site: cross-site`) from anywhere but this
 //!   server is refused. No CORS header is ever sent, so no other origin can read an answer.
 //! - Every `/api/` and `/mcp` request but the OpenAPI description carries a token
@@ -46,9 +47,17 @@ fn host_name(host: &str) -> &str {
     host.rsplit_once(':').map_or(host, |(name, _)| name)
 }
 
+/// Whether a Host header's name is this machine: `localhost`, or a loopback address.
+fn names_this_machine(name: &str) -> bool {
+    name.eq_ignore_ascii_case("localhost")
+        || name
+            .parse::<std::net::IpAddr>()
+            .is_ok_and(|ip| crate::listen::is_loopback(&std::net::SocketAddr::new(ip, 0)))
+}
+
 fn check(state: &AppState, request: &mut Request) -> Result<(), ApiError> {
     let host = header_text(request, header::HOST).unwrap_or("").to_owned();
-    if state.check_host && !matches!(host_name(&host), "127.0.0.1" | "localhost" | "::1") {
+    if state.check_host && !names_this_machine(host_name(&host)) {
         return Err(ApiError::forbidden(format!(
             "host {host:?} is not this machine: the server listens on loopback only"
         )));
@@ -97,7 +106,30 @@ fn check(state: &AppState, request: &mut Request) -> Result<(), ApiError> {
 
 #[cfg(test)]
 mod tests {
-    use super::host_name;
+    use super::{host_name, names_this_machine};
+
+    #[test]
+    fn this_machine_is_localhost_and_every_loopback_address() {
+        for name in [
+            "localhost",
+            "LOCALHOST",
+            "127.0.0.1",
+            "127.0.0.2",
+            "::1",
+            "::ffff:127.0.0.1",
+        ] {
+            assert!(names_this_machine(name), "{name}");
+        }
+        for name in [
+            "evil.example",
+            "10.0.0.1",
+            "::ffff:10.0.0.1",
+            "127.0.0.1.nip.io",
+            "",
+        ] {
+            assert!(!names_this_machine(name), "{name}");
+        }
+    }
 
     #[test]
     fn host_names_are_read_without_their_ports() {

@@ -1,7 +1,8 @@
 //! The API's actions: start, fix (with interrupt), cancel, approve, reject, merge, transfer.
 //! Each acts as the token's commander, through the same engine calls as the CLI, so the same
 //! rules hold (ownership, a busy task, a task holding new rounds) with the same messages.
-//! Rounds run in detached hosts: a request returns once its round is recorded as running.
+//! Rounds run in detached hosts: a request returns once its round is recorded as running, or
+//! queued for the scheduler (`"queue": true`).
 //! A body is read strictly (an unknown field is bad input), before anything is done.
 
 use crate::problem::{ApiError, ApiResult};
@@ -144,7 +145,8 @@ pub async fn start(
         base: request.base,
         labels: request.labels,
         checks: request.checks,
-        detach: true,
+        // A queued round runs detached anyway: the queue takes no detach of its own.
+        detach: !request.queue,
         ..StartOptions::default()
     };
     let queue = request.queue;
@@ -172,7 +174,7 @@ pub async fn fix(
         brief: Some(Brief::Message(request.message)),
         model: request.model,
         interrupt: request.interrupt,
-        detach: true,
+        detach: !request.queue,
         ..FixOptions::default()
     };
     let queue = request.queue;

@@ -98,8 +98,9 @@ pub fn start(engine: Arc<Engine>, options: &WebOptions) -> Result<WebServer, Str
         }
         Listen::Unix(path) => (Bound::Unix(bind_unix(path)?), options.listen.clone()),
     };
-    // On loopback the Host header must name this machine; a unix socket is out of a
-    // browser's reach, and elsewhere tokens were configured on purpose.
+    // On loopback the Host header must name this machine (the bound address among them); a
+    // unix socket is out of a browser's reach, and elsewhere tokens were configured on
+    // purpose.
     let check_host = matches!(&address, Listen::Tcp(addr) if is_loopback(addr));
     let board = BoardFeed::start(engine.clone());
     let state = AppState::new(engine, tokens, check_host, board.clone()).map_err(|e| e.message)?;
