@@ -167,8 +167,9 @@ fn every_read_endpoint_answers_for_a_task_started_through_the_api() {
     let fleet = served.get("/api/fleets/none");
     assert_eq!(
         (fleet.status, fleet.json()["error"].clone()),
-        (400, json!("no fleet none"))
+        (404, json!("no fleet none"))
     );
+    assert_eq!(fleet.json()["kind"], "not-found");
     let me = served.get("/api/whoami").json();
     assert_eq!(me, json!({"commander": owner, "access": "write"}));
     let openapi = served.request("GET", "/api/openapi.json", None, None, &[]);
@@ -309,7 +310,7 @@ fn actions_act_as_the_tokens_commander_with_the_clis_ownership_rules() {
         "alice"
     );
 
-    // Bob may not fix or cancel alice's task: the CLI's own refusal.
+    // Bob may not fix or cancel alice's task: the CLI's own refusal, a 403.
     let cli = served.world.ganger(&[
         "fix",
         "job",
@@ -323,9 +324,11 @@ fn actions_act_as_the_tokens_commander_with_the_clis_ownership_rules() {
     let cli_error: Value = serde_json::from_str(&cli.stdout)
         .unwrap_or_else(|_| serde_json::from_str(&cli.stderr).unwrap());
     let refused = as_who(BOB, "/api/tasks/job/fix", json!({"message": "mine now"}));
-    assert_eq!(refused.status, 400, "{}", refused.body);
+    assert_eq!(refused.status, 403, "{}", refused.body);
     assert_eq!(refused.json()["error"], cli_error["error"]);
-    assert_eq!(as_who(BOB, "/api/tasks/job/cancel", json!({})).status, 400);
+    assert_eq!(refused.json()["kind"], "forbidden");
+    assert_eq!(refused.json()["exit_code"], cli_error["exit_code"]);
+    assert_eq!(as_who(BOB, "/api/tasks/job/cancel", json!({})).status, 403);
 
     // Alice hands it to bob; now bob's fix runs and alice's is refused.
     let moved = as_who(ALICE, "/api/tasks/job/transfer", json!({"to": "bob"}));
@@ -333,7 +336,7 @@ fn actions_act_as_the_tokens_commander_with_the_clis_ownership_rules() {
     assert_eq!(served.get("/api/tasks/job").json()["task"]["owner"], "bob");
     assert_eq!(
         as_who(ALICE, "/api/tasks/job/fix", json!({"message": "x"})).status,
-        400
+        403
     );
     let fixed = as_who(BOB, "/api/tasks/job/fix", json!({"message": "please HOLD"}));
     assert_eq!(fixed.status, 200, "{}", fixed.body);
@@ -381,7 +384,7 @@ fn actions_act_as_the_tokens_commander_with_the_clis_ownership_rules() {
         200
     );
     assert_eq!(served.wait_round_end("job", LONG)["task"]["status"], "done");
-    assert_eq!(as_who(ALICE, "/api/tasks/job/merge", json!({})).status, 400);
+    assert_eq!(as_who(ALICE, "/api/tasks/job/merge", json!({})).status, 403);
     let merged = as_who(BOB, "/api/tasks/job/merge", json!({"mode": "squash"}));
     assert_eq!(merged.status, 200, "{}", merged.body);
     assert_eq!(merged.json()["outcome"], "merged", "{}", merged.body);
@@ -591,8 +594,8 @@ fn a_pipeline_is_rejected_and_approved_through_the_api_by_its_owner_only() {
     let as_who = |token: &str, path: &str, body: Value| {
         served.request("POST", path, Some(token), Some(&body), &[])
     };
-    // Not bob's pipeline; a rejection needs notes.
-    assert_eq!(as_who(BOB, "/api/tasks/p/approve", json!({})).status, 400);
+    // Not bob's pipeline (403); a rejection needs notes (400).
+    assert_eq!(as_who(BOB, "/api/tasks/p/approve", json!({})).status, 403);
     assert_eq!(as_who(ALICE, "/api/tasks/p/reject", json!({})).status, 400);
     let rejected = as_who(
         ALICE,

@@ -13,7 +13,7 @@
 use crate::web_world;
 
 use ganger_test_support::World;
-use serde_json::json;
+use serde_json::{Value, json};
 use std::io::{Read, Write};
 use std::os::unix::fs::PermissionsExt;
 use std::time::Duration;
@@ -59,6 +59,21 @@ fn raw(address: &str, request: &str) -> (u16, String, String) {
         })
         .unwrap_or_default();
     (status, content_type, body.to_owned())
+}
+
+/// `ganger.error/1` of `kind` with `status`, as JSON.
+fn assert_error(what: &str, reply: (u16, String, String), status: u16, kind: &str) -> Value {
+    let (got, content_type, body) = reply;
+    assert_eq!(got, status, "{what}: {body}");
+    assert!(
+        content_type.starts_with("application/json"),
+        "{what}: {content_type}: {body}"
+    );
+    let document: Value =
+        serde_json::from_str(&body).unwrap_or_else(|e| panic!("{what}: not JSON ({e}): {body}"));
+    assert_eq!(document["schema"], "ganger.error/1", "{what}: {document}");
+    assert_eq!(document["kind"], kind, "{what}: {document}");
+    document
 }
 
 #[test]
@@ -127,6 +142,116 @@ fn a_loopback_address_other_than_127_0_0_1_is_served_at_the_url_serve_prints() {
         child.kill().unwrap();
         child.wait().unwrap();
     }
+}
+
+#[test]
+fn refusals_are_error_documents_with_the_status_of_their_kind() {
+    let served = Served::start(quick_world());
+    let address = served.address().to_owned();
+    let token = served.token.clone();
+    let get = |path: &str, auth: &str| {
+        raw(
+            &address,
+            &format!("GET {path} HTTP/1.1\r\nHost: {address}\r\n{auth}Connection: close\r\n\r\n"),
+        )
+    };
+    let bearer = format!("Authorization: Bearer {token}\r\n");
+    // Extractors: a round that is not a number, a query that does not parse, a file of the
+    // page that does not exist, a method a route does not take.
+    assert_error(
+        "a round that is not a number",
+        get("/api/tasks/one/rounds/first", &bearer),
+        400,
+        "invalid",
+    );
+    assert_error(
+        "a journal cursor that is not a number",
+        get("/api/journal?after=yesterday", &bearer),
+        400,
+        "invalid",
+    );
+    assert_error(
+        "an unknown file of the page",
+        get("/assets/nope.js", ""),
+        404,
+        "not-found",
+    );
+    assert_error(
+        "a method the route does not take",
+        raw(
+            &address,
+            &format!(
+                "DELETE /api/tasks HTTP/1.1\r\nHost: {address}\r\n{bearer}Connection: close\r\n\r\n"
+            ),
+        ),
+        405,
+        "invalid",
+    );
+    // A body over the limit, refused from its length before it is read.
+    assert_error(
+        "a body over the limit",
+        raw(
+            &address,
+            &format!(
+                "POST /api/tasks HTTP/1.1\r\nHost: {address}\r\n{bearer}\
+                 Content-Type: application/json\r\nContent-Length: 3000000\r\n\
+                 Connection: close\r\n\r\n"
+            ),
+        ),
+        413,
+        "invalid",
+    );
+    // An unknown fleet does not exist: 404.
+    assert_error(
+        "an unknown fleet",
+        get("/api/fleets/armada", &bearer),
+        404,
+        "not-found",
+    );
+    // The scheme is case-insensitive (RFC 9110, 11.1).
+    for scheme in ["bearer", "BEARER", "BeArEr"] {
+        let (status, _, body) = get(
+            "/api/whoami",
+            &format!("Authorization: {scheme} {token}\r\n"),
+        );
+        assert_eq!(status, 200, "{scheme}: {body}");
+    }
+    assert_error(
+        "another scheme",
+        get("/api/whoami", &format!("Authorization: Basic {token}\r\n")),
+        401,
+        "unauthorized",
+    );
+}
+
+#[test]
+fn a_tokens_toml_secret_with_spaces_around_it_is_refused_by_name() {
+    let world = quick_world();
+    let dir = world.repo.join(".ganger/web");
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("tokens.toml");
+    std::fs::write(
+        &file,
+        "[[token]]\ncommander = \"alice\"\nsecret = \" alice-secret-0123456789abcdef \"\naccess = \"write\"\n",
+    )
+    .unwrap();
+    std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o600)).unwrap();
+    let (mut child, seen) = spawn_serve(&world, &["--listen", "127.0.0.1:0"]);
+    if seen.contains("dashboard and API at") {
+        child.kill().unwrap();
+        child.wait().unwrap();
+        panic!("serve took a secret with spaces around it: {seen}");
+    }
+    let code = child.wait().unwrap().code();
+    assert_eq!(code, Some(2), "{seen}");
+    assert!(
+        seen.contains("token 1: the secret has spaces around it"),
+        "{seen}"
+    );
+    assert!(
+        !seen.contains("alice-secret"),
+        "the secret was echoed: {seen}"
+    );
 }
 
 #[test]

@@ -178,22 +178,31 @@ impl Engine {
             Some(store) => Ok(store),
             None => {
                 crate::slug::check_task_name(slug)?;
-                Err(EngineError::invalid(format!("no task {slug}")))
+                Err(EngineError::not_found(format!("no task {slug}")))
             }
         }
     }
 
     fn task_round(&self, slug: &str, number: u32) -> Result<(Task, ganger_store::Round)> {
         let store = self.existing_store_for(slug)?;
-        let task = find_task(&*store, slug)?;
-        let round = store.round(task.id, Some(number))?.ok_or_else(|| {
-            EngineError::invalid(format!(
-                "task {slug} has no round {number} (it has {})",
-                task.rounds
-            ))
-        })?;
-        Ok((task, round))
+        task_round_in(&*store, slug, number)
     }
+}
+
+/// Task `slug` and its round `number`, from a store already open.
+fn task_round_in(
+    store: &dyn ganger_store::Backend,
+    slug: &str,
+    number: u32,
+) -> Result<(Task, ganger_store::Round)> {
+    let task = find_task(store, slug)?;
+    let round = store.round(task.id, Some(number))?.ok_or_else(|| {
+        EngineError::not_found(format!(
+            "task {slug} has no round {number} (it has {})",
+            task.rounds
+        ))
+    })?;
+    Ok((task, round))
 }
 
 /// A line of a stream read through its adapter's parser.

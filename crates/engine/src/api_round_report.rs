@@ -23,7 +23,7 @@ fn opened(ws: &Workspace, slug: &str) -> Result<Box<dyn Backend>> {
 }
 
 fn no_task(slug: &str) -> EngineError {
-    EngineError::invalid(format!("no task {slug}"))
+    EngineError::not_found(format!("no task {slug}"))
         .hint("start it with `ganger start`; `ganger status` lists the tasks")
 }
 
@@ -31,11 +31,11 @@ fn no_task(slug: &str) -> EngineError {
 fn task_round_in(store: &dyn Backend, slug: &str, round: Option<u32>) -> Result<(Task, Round)> {
     let task = store.task(slug)?.ok_or_else(|| no_task(slug))?;
     let found = store.round(task.id, round)?.ok_or_else(|| match round {
-        Some(n) => EngineError::invalid(format!(
+        Some(n) => EngineError::not_found(format!(
             "task {slug} has no round {n} (it has {})",
             task.rounds
         )),
-        None => EngineError::invalid(format!("task {slug} has no rounds")),
+        None => EngineError::not_found(format!("task {slug} has no rounds")),
     })?;
     Ok((task, found))
 }

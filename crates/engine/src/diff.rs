@@ -11,7 +11,7 @@ use crate::workspace::Workspace;
 pub fn diff(ws: &Workspace, slug: &str, stat: bool, color: bool) -> Result<Vec<u8>> {
     let Some(store) = ws.existing_store()? else {
         crate::slug::check_slug(slug)?;
-        return Err(EngineError::invalid(format!("no task {slug}")));
+        return Err(EngineError::not_found(format!("no task {slug}")));
     };
     let task = find_task(&*store, slug)?;
     let base = task

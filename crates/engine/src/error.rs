@@ -50,6 +50,16 @@ impl ErrorKind {
     }
 }
 
+/// What a refusal (`Invalid`) was about, for a front end that answers each with a status of
+/// its own (the HTTP API's 404 and 403); the CLI exits 2 for all of them alike.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Refusal {
+    /// What was asked for does not exist (a task, a round, a fleet).
+    NotFound,
+    /// The commander may not do this (another owns the task).
+    NotPermitted,
+}
+
 /// A cause kept with an error, shared so the error stays cheap to clone.
 pub type Cause = Arc<dyn std::error::Error + Send + Sync + 'static>;
 
@@ -65,6 +75,8 @@ pub struct EngineError {
     /// starting it, it holds new rounds): a queued item that meets one waits and is sent again
     /// instead of being refused for good.
     pub passes: bool,
+    /// What a refusal was about, when a front end may want to tell.
+    pub refusal: Option<Refusal>,
 }
 
 impl PartialEq for EngineError {
@@ -81,12 +93,29 @@ impl EngineError {
             hint: None,
             cause: None,
             passes: false,
+            refusal: None,
         }
     }
 
     /// Bad arguments or state.
     pub fn invalid(message: impl Into<String>) -> Self {
         EngineError::of(ErrorKind::Invalid, message)
+    }
+
+    /// Bad input that names something that does not exist (a task, a fleet).
+    pub fn not_found(message: impl Into<String>) -> Self {
+        EngineError {
+            refusal: Some(Refusal::NotFound),
+            ..EngineError::of(ErrorKind::Invalid, message)
+        }
+    }
+
+    /// A refusal of something the commander may not do (another owns the task).
+    pub fn not_permitted(message: impl Into<String>) -> Self {
+        EngineError {
+            refusal: Some(Refusal::NotPermitted),
+            ..EngineError::of(ErrorKind::Invalid, message)
+        }
     }
 
     /// A refusal that passes with time (see [`EngineError::passes`]); exit 2 like any other.
@@ -183,11 +212,11 @@ impl From<ganger_store::StoreError> for EngineError {
             E::SlugTaken(_)
             | E::BeingCleaned { .. }
             | E::Stale { .. }
-            | E::NotAllowed { .. }
             | E::SessionTaken { .. }
             | E::AlreadyQueued(_)
             | E::FleetConflict { .. }
             | E::ClaimHeld { .. } => EngineError::invalid(error.to_string()),
+            E::NotAllowed { .. } => EngineError::not_permitted(error.to_string()),
             // The database itself: its cause is kept, and it is never "bad input".
             _ => EngineError::environment("failed to use the state database", error),
         }

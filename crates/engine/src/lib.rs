@@ -96,7 +96,7 @@ pub use clean::{CleanOptions, clean};
 pub use clean_report::CleanReport;
 pub use commander::{check_commander_name, commander};
 pub use diff::diff;
-pub use error::{EngineError, ErrorKind, Result};
+pub use error::{EngineError, ErrorKind, Refusal, Result};
 pub use fix::{FixOptions, fix};
 pub use ganger_docker::run_docker_round;
 pub use ganger_sandbox::{Network, SandboxKind};

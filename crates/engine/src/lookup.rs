@@ -11,7 +11,7 @@ use ganger_store::Store;
 pub(crate) fn find_task(store: &dyn Store, slug: &str) -> Result<ganger_store::Task> {
     crate::slug::check_task_name(slug)?;
     store.task(slug)?.ok_or_else(|| {
-        EngineError::invalid(format!("no task {slug}"))
+        EngineError::not_found(format!("no task {slug}"))
             .hint("start it with `ganger start`; `ganger status` lists the tasks")
     })
 }
@@ -25,7 +25,7 @@ pub(crate) fn settled_task(
 ) -> Result<(Box<dyn ganger_store::Backend>, ganger_store::Task)> {
     let Some(mut store) = ws.existing_store()? else {
         crate::slug::check_task_name(slug)?;
-        return Err(EngineError::invalid(format!("no task {slug}")));
+        return Err(EngineError::not_found(format!("no task {slug}")));
     };
     let task = find_task(&*store, slug)?;
     settle_task(ws, &mut *store, &task, notices)?;

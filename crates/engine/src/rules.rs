@@ -35,12 +35,12 @@ pub(crate) fn require_admitted(task: &Task, commander: &str, action: &str) -> Re
 fn not_owner(task: &Task, commander: &str, action: &str) -> EngineError {
     let slug = &task.slug;
     if task.owner.is_empty() {
-        return EngineError::invalid(format!(
+        return EngineError::not_permitted(format!(
             "{commander} may not {action} task {slug}: nobody owns it"
         ))
         .hint(format!("take it with `ganger assign {slug}`"));
     }
-    EngineError::invalid(format!(
+    EngineError::not_permitted(format!(
         "{commander} may not {action} task {slug}: it is owned by {}",
         task.owner
     ))

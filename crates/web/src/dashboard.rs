@@ -2,8 +2,9 @@
 //! sources, no build step, nothing fetched at run time), so `cargo install` needs no Node.
 //! See docs/design.md ("The dashboard") for why the page is shaped so.
 
-use axum::extract::Path;
-use axum::http::{StatusCode, header};
+use crate::extract::ApiPath;
+use crate::problem::ApiError;
+use axum::http::header;
 use axum::response::{IntoResponse, Response};
 
 /// A file of the page: its name, type and text.
@@ -67,9 +68,9 @@ pub async fn index() -> Response {
 }
 
 /// `GET /assets/{name}`.
-pub async fn asset(Path(name): Path<String>) -> Response {
+pub async fn asset(ApiPath(name): ApiPath<String>) -> Response {
     match FILES.iter().find(|(n, _, _)| *n == name) {
         Some((_, content_type, text)) => page_file(content_type, text),
-        None => (StatusCode::NOT_FOUND, "no such file").into_response(),
+        None => ApiError::not_found(format!("the page has no file {name}")).into_response(),
     }
 }

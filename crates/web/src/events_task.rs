@@ -6,12 +6,13 @@
 //! the store, and sees no line twice. Without an id the feed starts at round `?round=N`'s
 //! first line (default: the task's last round), and follows later rounds as they start.
 
+use crate::extract::{ApiPath, ApiQuery};
 use crate::problem::{ApiError, ApiResult};
 use crate::sse::{channel, json_event, last_event_id};
 use crate::state::AppState;
 use crate::tokens::Grant;
 use axum::Extension;
-use axum::extract::{Path, Query, State};
+use axum::extract::State;
 use axum::http::HeaderMap;
 use axum::response::IntoResponse;
 use ganger_engine::{Engine, EngineError, RoundFeed};
@@ -43,8 +44,8 @@ fn parse_id(text: &str) -> Option<(u32, u64)> {
 pub async fn task_events(
     State(state): State<Arc<AppState>>,
     Extension(grant): Extension<Grant>,
-    Path(slug): Path<String>,
-    Query(query): Query<TaskEventsQuery>,
+    ApiPath(slug): ApiPath<String>,
+    ApiQuery(query): ApiQuery<TaskEventsQuery>,
     headers: HeaderMap,
 ) -> ApiResult<impl IntoResponse> {
     let engine = state.engine_for(&grant)?;

@@ -7,8 +7,9 @@
 //! - A request with an `Origin` (or `Sec-Fetch-Site: cross-site`) from anywhere but this
 //!   server is refused. No CORS header is ever sent, so no other origin can read an answer.
 //! - Every `/api/` and `/mcp` request but the OpenAPI description carries a token
-//!   (`Authorization: Bearer TOKEN`), never a cookie, so a forged cross-site request carries
-//!   none. A request that changes state needs a token with write access.
+//!   (`Authorization: Bearer TOKEN`, the scheme in any case as RFC 9110 says), never a
+//!   cookie, so a forged cross-site request carries none. A request that changes state needs
+//!   a token with write access.
 //!
 //! The token's grant goes to the handler as a request extension: the handler acts as its
 //! commander, so ownership holds exactly as on the CLI.
@@ -55,6 +56,15 @@ fn names_this_machine(name: &str) -> bool {
             .is_ok_and(|ip| crate::listen::is_loopback(&std::net::SocketAddr::new(ip, 0)))
 }
 
+/// The token of an `Authorization: Bearer TOKEN` header (the scheme in any case).
+fn bearer(value: &str) -> Option<&str> {
+    let (scheme, token) = value.trim().split_once(' ')?;
+    scheme
+        .eq_ignore_ascii_case("bearer")
+        .then(|| token.trim())
+        .filter(|token| !token.is_empty())
+}
+
 fn check(state: &AppState, request: &mut Request) -> Result<(), ApiError> {
     let host = header_text(request, header::HOST).unwrap_or("").to_owned();
     if state.check_host && !names_this_machine(host_name(&host)) {
@@ -82,8 +92,7 @@ fn check(state: &AppState, request: &mut Request) -> Result<(), ApiError> {
         return Ok(());
     }
     let secret = header_text(request, header::AUTHORIZATION)
-        .and_then(|v| v.strip_prefix("Bearer "))
-        .map(str::trim)
+        .and_then(bearer)
         .ok_or_else(|| {
             ApiError::unauthorized("this request needs a token: Authorization: Bearer TOKEN")
                 .hint("the owner's token is in .ganger/web/token")
@@ -106,7 +115,17 @@ fn check(state: &AppState, request: &mut Request) -> Result<(), ApiError> {
 
 #[cfg(test)]
 mod tests {
-    use super::{host_name, names_this_machine};
+    use super::{bearer, host_name, names_this_machine};
+
+    #[test]
+    fn the_bearer_scheme_is_read_in_any_case() {
+        for value in ["Bearer abc", "bearer abc", "BEARER  abc ", "BeArEr abc"] {
+            assert_eq!(bearer(value), Some("abc"), "{value}");
+        }
+        for value in ["Basic abc", "Bearer", "Bearer ", "Bearerabc", ""] {
+            assert_eq!(bearer(value), None, "{value}");
+        }
+    }
 
     #[test]
     fn this_machine_is_localhost_and_every_loopback_address() {

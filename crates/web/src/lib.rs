@@ -6,9 +6,11 @@
 //! the CLI (README, "The dashboard and the HTTP API").
 
 mod board_feed;
+mod bounded_body;
 mod dashboard;
 mod events_board;
 mod events_task;
+mod extract;
 mod guard;
 pub mod listen;
 mod mcp_route;

@@ -1,12 +1,14 @@
 //! What the API answers when a request fails: `ganger.error/1` as the CLI prints it with
 //! `--json` (the same kind, message, hint and causes, and the exit code the CLI would give),
-//! with an HTTP status that says the same: 400 for bad input, 404 for a task that does not
-//! exist, 401 without a token, 403 for a token that may not do this or a foreign origin, 500
-//! when the environment failed.
+//! with an HTTP status that says the same: 400 for bad input, 404 for what does not exist (a
+//! task, a round, a fleet, a path), 401 without a token, 403 for a token that may not do this,
+//! a commander acting on a task it may not act on, or a foreign origin, 405 for a method a
+//! path does not take, 408 and 413 for a body too slow or too large, 500 when the
+//! environment failed.
 
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
-use ganger_engine::{EngineError, ErrorKind};
+use ganger_engine::{EngineError, ErrorKind, Refusal};
 use serde::Serialize;
 
 /// A failed request.
@@ -64,6 +66,21 @@ impl ApiError {
         ApiError::of(StatusCode::FORBIDDEN, "forbidden", message)
     }
 
+    /// A method the path does not take.
+    pub fn method_not_allowed(message: impl Into<String>) -> ApiError {
+        ApiError::of(StatusCode::METHOD_NOT_ALLOWED, "invalid", message)
+    }
+
+    /// A body that did not arrive in time.
+    pub fn timeout(message: impl Into<String>) -> ApiError {
+        ApiError::of(StatusCode::REQUEST_TIMEOUT, "invalid", message)
+    }
+
+    /// A body larger than the server takes.
+    pub fn too_large(message: impl Into<String>) -> ApiError {
+        ApiError::of(StatusCode::PAYLOAD_TOO_LARGE, "invalid", message)
+    }
+
     /// The server failed (a worker thread that died).
     pub fn internal(message: impl Into<String>) -> ApiError {
         let mut error = ApiError::of(StatusCode::INTERNAL_SERVER_ERROR, "environment", message);
@@ -80,12 +97,14 @@ impl ApiError {
 
 impl From<EngineError> for ApiError {
     fn from(error: EngineError) -> ApiError {
-        let status = match error.kind {
-            ErrorKind::Invalid => StatusCode::BAD_REQUEST,
-            ErrorKind::ModelUnavailable => StatusCode::SERVICE_UNAVAILABLE,
-            ErrorKind::WaitTimeout => StatusCode::GATEWAY_TIMEOUT,
-            ErrorKind::RoundFailed => StatusCode::UNPROCESSABLE_ENTITY,
-            ErrorKind::Environment => StatusCode::INTERNAL_SERVER_ERROR,
+        let status = match (error.kind, error.refusal) {
+            (ErrorKind::Invalid, Some(Refusal::NotFound)) => StatusCode::NOT_FOUND,
+            (ErrorKind::Invalid, Some(Refusal::NotPermitted)) => StatusCode::FORBIDDEN,
+            (ErrorKind::Invalid, None) => StatusCode::BAD_REQUEST,
+            (ErrorKind::ModelUnavailable, _) => StatusCode::SERVICE_UNAVAILABLE,
+            (ErrorKind::WaitTimeout, _) => StatusCode::GATEWAY_TIMEOUT,
+            (ErrorKind::RoundFailed, _) => StatusCode::UNPROCESSABLE_ENTITY,
+            (ErrorKind::Environment, _) => StatusCode::INTERNAL_SERVER_ERROR,
         };
         let mut causes = Vec::new();
         let mut cause: Option<&(dyn std::error::Error + 'static)> = error
@@ -96,9 +115,16 @@ impl From<EngineError> for ApiError {
             causes.push(c.to_string());
             cause = c.source();
         }
+        // A refusal of what does not exist, or of what the commander may not do, has the kind
+        // every 404 and 403 of the API has; the exit code stays the CLI's.
+        let kind = match status {
+            StatusCode::NOT_FOUND => "not-found",
+            StatusCode::FORBIDDEN => "forbidden",
+            _ => error.kind.as_str(),
+        };
         ApiError {
             status,
-            kind: error.kind.as_str(),
+            kind,
             message: error.message,
             hint: error.hint,
             causes,

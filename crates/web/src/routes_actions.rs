@@ -5,6 +5,7 @@
 //! queued for the scheduler (`"queue": true`).
 //! A body is read strictly (an unknown field is bad input), before anything is done.
 
+use crate::extract::ApiPath;
 use crate::problem::{ApiError, ApiResult};
 use crate::routes_read::existing_task;
 use crate::state::{AppState, blocking};
@@ -12,7 +13,7 @@ use crate::tokens::Grant;
 use axum::Extension;
 use axum::Json;
 use axum::body::Bytes;
-use axum::extract::{Path, State};
+use axum::extract::State;
 use ganger_engine::{
     Brief, FixOptions, Launched, MergeMode, MergeOptions, OwnershipAction, Sent, StartOptions,
 };
@@ -163,7 +164,7 @@ pub async fn start(
 pub async fn fix(
     State(state): State<Arc<AppState>>,
     Extension(grant): Extension<Grant>,
-    Path(slug): Path<String>,
+    ApiPath(slug): ApiPath<String>,
     bytes: Bytes,
 ) -> ApiResult<Json<Value>> {
     let request: FixBody = body(&bytes)?;
@@ -191,7 +192,7 @@ pub async fn fix(
 pub async fn cancel(
     State(state): State<Arc<AppState>>,
     Extension(grant): Extension<Grant>,
-    Path(slug): Path<String>,
+    ApiPath(slug): ApiPath<String>,
 ) -> ApiResult<Json<Value>> {
     let engine = state.engine_for(&grant)?;
     existing_task(&engine, &slug).await?;
@@ -208,7 +209,7 @@ pub async fn cancel(
 pub async fn approve(
     State(state): State<Arc<AppState>>,
     Extension(grant): Extension<Grant>,
-    Path(slug): Path<String>,
+    ApiPath(slug): ApiPath<String>,
 ) -> ApiResult<Json<Value>> {
     let engine = state.engine_for(&grant)?;
     existing_task(&engine, &slug).await?;
@@ -225,7 +226,7 @@ pub async fn approve(
 pub async fn reject(
     State(state): State<Arc<AppState>>,
     Extension(grant): Extension<Grant>,
-    Path(slug): Path<String>,
+    ApiPath(slug): ApiPath<String>,
     bytes: Bytes,
 ) -> ApiResult<Json<Value>> {
     let request: RejectBody = body(&bytes)?;
@@ -245,7 +246,7 @@ pub async fn reject(
 pub async fn merge(
     State(state): State<Arc<AppState>>,
     Extension(grant): Extension<Grant>,
-    Path(slug): Path<String>,
+    ApiPath(slug): ApiPath<String>,
     bytes: Bytes,
 ) -> ApiResult<Json<Value>> {
     let request: MergeBody = body(&bytes)?;
@@ -276,7 +277,7 @@ pub async fn merge(
 pub async fn transfer(
     State(state): State<Arc<AppState>>,
     Extension(grant): Extension<Grant>,
-    Path(slug): Path<String>,
+    ApiPath(slug): ApiPath<String>,
     bytes: Bytes,
 ) -> ApiResult<Json<Value>> {
     let request: TransferBody = body(&bytes)?;

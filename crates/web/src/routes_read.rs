@@ -3,12 +3,13 @@
 //! Each answer is the engine's own value as JSON (the documents of docs/json.md where the CLI
 //! prints the same), or a patch as text.
 
+use crate::extract::{ApiPath, ApiQuery};
 use crate::problem::{ApiError, ApiResult};
 use crate::state::{AppState, blocking};
 use crate::tokens::Grant;
 use axum::Extension;
 use axum::Json;
-use axum::extract::{Path, Query, State};
+use axum::extract::State;
 use axum::http::header;
 use axum::response::IntoResponse;
 use ganger_engine::{BoardTask, Engine, StatusRequest, StatusView};
@@ -81,7 +82,7 @@ impl TaskFilter {
     security(("token" = [])))]
 pub async fn list_tasks(
     State(state): State<Arc<AppState>>,
-    Query(filter): Query<TaskFilter>,
+    ApiQuery(filter): ApiQuery<TaskFilter>,
 ) -> ApiResult<Json<Value>> {
     let label = filter.check()?;
     let tasks = blocking(state.owner.clone(), |e| e.board_tasks()).await?;
@@ -101,7 +102,7 @@ pub async fn list_tasks(
     security(("token" = [])))]
 pub async fn get_task(
     State(state): State<Arc<AppState>>,
-    Path(slug): Path<String>,
+    ApiPath(slug): ApiPath<String>,
 ) -> ApiResult<Json<Value>> {
     existing_task(&state.owner, &slug).await?;
     let name = slug.clone();
@@ -123,7 +124,7 @@ pub async fn get_task(
 pub async fn task_report(
     State(state): State<Arc<AppState>>,
     Extension(grant): Extension<Grant>,
-    Path(slug): Path<String>,
+    ApiPath(slug): ApiPath<String>,
 ) -> ApiResult<Json<Value>> {
     let engine = state.engine_for(&grant)?;
     existing_task(&engine, &slug).await?;
@@ -152,7 +153,7 @@ pub async fn task_report(
     security(("token" = [])))]
 pub async fn task_checks(
     State(state): State<Arc<AppState>>,
-    Path(slug): Path<String>,
+    ApiPath(slug): ApiPath<String>,
 ) -> ApiResult<Json<Value>> {
     existing_task(&state.owner, &slug).await?;
     let name = slug.clone();
@@ -173,7 +174,7 @@ pub async fn task_checks(
     security(("token" = [])))]
 pub async fn list_rounds(
     State(state): State<Arc<AppState>>,
-    Path(slug): Path<String>,
+    ApiPath(slug): ApiPath<String>,
 ) -> ApiResult<Json<Value>> {
     existing_task(&state.owner, &slug).await?;
     let rounds = blocking(state.owner.clone(), move |e| e.round_reports(&slug)).await?;
@@ -198,7 +199,7 @@ async fn existing_round(state: &AppState, slug: &str, number: u32) -> ApiResult<
     security(("token" = [])))]
 pub async fn get_round(
     State(state): State<Arc<AppState>>,
-    Path((slug, number)): Path<(String, u32)>,
+    ApiPath((slug, number)): ApiPath<(String, u32)>,
 ) -> ApiResult<Json<Value>> {
     existing_round(&state, &slug, number).await?;
     let (report, prompt) = blocking(state.owner.clone(), move |e| {
@@ -226,8 +227,8 @@ pub struct EventsQuery {
     security(("token" = [])))]
 pub async fn round_events(
     State(state): State<Arc<AppState>>,
-    Path((slug, number)): Path<(String, u32)>,
-    Query(query): Query<EventsQuery>,
+    ApiPath((slug, number)): ApiPath<(String, u32)>,
+    ApiQuery(query): ApiQuery<EventsQuery>,
 ) -> ApiResult<Json<Value>> {
     existing_round(&state, &slug, number).await?;
     let after = query.after.unwrap_or(0);
@@ -258,7 +259,7 @@ fn patch(bytes: Vec<u8>) -> impl IntoResponse {
     security(("token" = [])))]
 pub async fn round_diff(
     State(state): State<Arc<AppState>>,
-    Path((slug, number)): Path<(String, u32)>,
+    ApiPath((slug, number)): ApiPath<(String, u32)>,
 ) -> ApiResult<impl IntoResponse> {
     existing_round(&state, &slug, number).await?;
     let bytes = blocking(state.owner.clone(), move |e| {
@@ -275,7 +276,7 @@ pub async fn round_diff(
     security(("token" = [])))]
 pub async fn task_diff(
     State(state): State<Arc<AppState>>,
-    Path(slug): Path<String>,
+    ApiPath(slug): ApiPath<String>,
 ) -> ApiResult<impl IntoResponse> {
     existing_task(&state.owner, &slug).await?;
     let bytes = blocking(state.owner.clone(), move |e| e.diff(&slug, false, false)).await?;
@@ -296,7 +297,7 @@ pub struct JournalQuery {
     security(("token" = [])))]
 pub async fn journal(
     State(state): State<Arc<AppState>>,
-    Query(query): Query<JournalQuery>,
+    ApiQuery(query): ApiQuery<JournalQuery>,
 ) -> ApiResult<Json<Value>> {
     let after = query.after.unwrap_or(0);
     let limit = query.limit.unwrap_or(1000).clamp(1, 1000);
@@ -345,7 +346,7 @@ pub async fn fleets(State(state): State<Arc<AppState>>) -> ApiResult<Json<Value>
     security(("token" = [])))]
 pub async fn fleet(
     State(state): State<Arc<AppState>>,
-    Path(name): Path<String>,
+    ApiPath(name): ApiPath<String>,
 ) -> ApiResult<Json<Value>> {
     let status = blocking(state.owner.clone(), move |e| e.fleet_status(Some(&name))).await?;
     serde_json::to_value(status)

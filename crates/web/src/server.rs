@@ -74,6 +74,12 @@ pub fn router(state: Arc<AppState>) -> Router {
         .route("/api/events", get(crate::events_board::board_events))
         .route("/mcp", axum::routing::any(crate::mcp_route::mcp))
         .fallback(|| async { crate::problem::ApiError::not_found("no such path") })
+        .method_not_allowed_fallback(|method: axum::http::Method| async move {
+            crate::problem::ApiError::method_not_allowed(format!(
+                "this path does not take {method}"
+            ))
+        })
+        .layer(axum::middleware::from_fn(crate::bounded_body::bounded_body))
         .layer(axum::middleware::from_fn_with_state(
             state.clone(),
             crate::guard::guard,

@@ -10,7 +10,9 @@
 //! access = "write"           # or "read": a viewer
 //! ```
 //!
-//! Secrets are compared in constant time and never printed, logged or sent back.
+//! Secrets are compared in constant time and never printed, logged or sent back. A secret
+//! with spaces around it is refused: HTTP drops the spaces around a header's value, so no
+//! request could ever match it.
 
 use std::io::Read;
 use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
@@ -95,6 +97,12 @@ impl Tokens {
                 let at = format!("{} token {}", configured_file.display(), i + 1);
                 ganger_engine::check_commander_name(&entry.commander)
                     .map_err(|e| format!("{at}: {e}"))?;
+                if entry.secret.trim() != entry.secret {
+                    return Err(format!(
+                        "{at}: the secret has spaces around it, which no request can send \
+                         (HTTP drops them): remove them"
+                    ));
+                }
                 if entry.secret.len() < MIN_SECRET {
                     return Err(format!(
                         "{at}: the secret is shorter than {MIN_SECRET} characters"
@@ -245,6 +253,31 @@ mod tests {
                 .access,
             Access::Read
         );
+    }
+
+    #[test]
+    fn a_secret_with_spaces_around_it_is_refused_without_being_echoed() {
+        let dir = tempfile::tempdir().unwrap();
+        let web = dir.path().join("web");
+        std::fs::create_dir_all(&web).unwrap();
+        let file = web.join("tokens.toml");
+        for secret in [
+            " bbbbbbbbbbbbbbbbbbbbbbbbbbbb",
+            "bbbbbbbbbbbbbbbbbbbbbbbbbbbb\t",
+        ] {
+            std::fs::write(
+                &file,
+                format!("[[token]]\ncommander = \"bob\"\nsecret = {secret:?}\naccess = \"read\"\n"),
+            )
+            .unwrap();
+            std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o600)).unwrap();
+            let error = Tokens::load(&web, "alice").unwrap_err();
+            assert!(
+                error.contains("token 1: the secret has spaces around it"),
+                "{error}"
+            );
+            assert!(!error.contains("bbbb"), "{error}");
+        }
     }
 
     #[test]

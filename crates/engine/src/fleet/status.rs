@@ -54,7 +54,7 @@ pub fn fleet_status(ws: &Workspace, name: Option<&str>) -> Result<FleetStatus> {
     if let Some(name) = name
         && !store.fleets()?.iter().any(|f| f.name == name)
     {
-        return Err(EngineError::invalid(format!("no fleet {name}"))
+        return Err(EngineError::not_found(format!("no fleet {name}"))
             .hint("submit it with `ganger fleet submit FILE.toml`"));
     }
     // One read of each table, then maps: a fleet of 100,000 items is read in one pass, not
