@@ -15,6 +15,7 @@ mod web_world;
 
 mod agent_output;
 mod agents_list;
+mod big_diffs;
 mod careless_input;
 mod checks;
 mod clean;

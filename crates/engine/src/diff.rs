@@ -9,6 +9,13 @@ use crate::workspace::Workspace;
 
 /// The task's diff against its base: a patch, or a diffstat with `stat`.
 pub fn diff(ws: &Workspace, slug: &str, stat: bool, color: bool) -> Result<Vec<u8>> {
+    let (repo, from, to) = task_ends(ws, slug)?;
+    Ok(repo.diff_commits(&from, &to, stat, color)?)
+}
+
+/// Where the task's patch is read (its worktree, or this repository) and its two ends: the
+/// base, and the worktree now (a snapshot) or its last snapshot.
+pub(crate) fn task_ends(ws: &Workspace, slug: &str) -> Result<(ganger_git::Repo, String, String)> {
     let Some(store) = ws.existing_store()? else {
         crate::slug::check_slug(slug)?;
         return Err(EngineError::not_found(format!("no task {slug}")));
@@ -22,7 +29,8 @@ pub fn diff(ws: &Workspace, slug: &str, stat: bool, color: bool) -> Result<Vec<u
     if task.worktree.is_dir()
         && let Ok(worktree) = ws.repo.open_worktree(&task.worktree)
     {
-        return Ok(worktree.diff_against(&base, stat, color)?);
+        let now = worktree.snapshot(None, "ganger diff")?;
+        return Ok((worktree, base, now.commit));
     }
     let last = store
         .round(task.id, None)?
@@ -36,5 +44,5 @@ pub fn diff(ws: &Workspace, slug: &str, stat: bool, color: bool) -> Result<Vec<u
     if ws.repo.resolve(&format!("{last}^{{commit}}")).is_none() {
         crate::task_move::fetch_task_here(ws, &*store, &task)?;
     }
-    Ok(ws.repo.diff_commits(&base, &last, stat, color)?)
+    Ok((ws.repo.clone(), base, last))
 }

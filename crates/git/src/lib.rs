@@ -26,6 +26,7 @@ mod remote_run;
 mod restore;
 mod snapshot;
 mod status;
+mod stream;
 #[cfg(test)]
 mod test_repo;
 mod watch;
@@ -41,6 +42,7 @@ pub use remote_run::{REMOTE_SILENCE, SILENCE_ENV, remote_silence};
 pub use restore::Restored;
 pub use snapshot::{ChangeKind, Scope, Snapshot, TreeChange, diff_entries};
 pub use status::{StatusEntry, WorktreeStatus};
+pub use stream::GitStream;
 pub use watch::{ChangeWatch, WORTH_WATCHING, Watched};
 pub use worktree::WorktreeInfo;
 

@@ -178,6 +178,21 @@ impl Repo {
         Git::new(&self.worktree).run(args)
     }
 
+    /// The same patch without colours, read as git writes it (for a patch too big to hold).
+    pub fn diff_stream(
+        &self,
+        from: &str,
+        to: &str,
+        stat: bool,
+    ) -> Result<crate::GitStream, GitError> {
+        let mut args = vec!["diff", "--no-color"];
+        if stat {
+            args.push("--stat");
+        }
+        args.extend(["--end-of-options", from, to]);
+        Git::new(&self.worktree).stream(args)
+    }
+
     /// Deletes every ref under `prefix` (for example `refs/ganger/SLUG/`).
     pub fn delete_refs(&self, prefix: &str) -> Result<(), GitError> {
         let listing = self

@@ -347,39 +347,31 @@ fn status(engine: &Engine, a: args::Status) -> Answer {
 }
 
 fn diff(engine: &Engine, a: args::Diff) -> Answer {
-    let bytes = match a.round {
-        Some(round) => engine.round_diff(&a.slug, round, a.stat),
-        None => engine.diff(&a.slug, a.stat, false),
-    };
-    answer(bytes, |bytes| {
-        let patch = String::from_utf8_lossy(&bytes);
-        let page = page_of(
-            &patch,
-            a.offset,
-            a.limit.unwrap_or(DEFAULT_PAGE).clamp(1, MAX_PAGE),
-        );
+    let limit = a.limit.unwrap_or(DEFAULT_PAGE).clamp(1, MAX_PAGE);
+    let page = engine.diff_page(&a.slug, a.round, a.stat, a.offset as u64, limit);
+    answer(page, |page| {
         let document = json!({
             "schema": "ganger.diff-page/1",
             "task": a.slug,
             "round": a.round,
             "stat": a.stat,
             "offset": page.start,
-            "total_bytes": patch.len(),
+            "total_bytes": page.total,
             "next_offset": page.next,
             "text": page.text,
         });
         let what = a
             .round
             .map_or_else(|| "the task".to_owned(), |n| format!("round {n}"));
-        let mut line = if patch.is_empty() {
+        let mut line = if page.total == 0 {
             format!("{}: no changes in {what}\n", a.slug)
         } else {
             format!(
                 "{} ({what}): bytes {}..{} of {}\n{}",
                 a.slug,
                 page.start,
-                page.start + page.text.len(),
-                patch.len(),
+                page.next.unwrap_or(page.total),
+                page.total,
                 page.text
             )
         };
@@ -388,37 +380,6 @@ fn diff(engine: &Engine, a: args::Diff) -> Answer {
         }
         Answer::of(&document, line)
     })
-}
-
-/// One page of a text.
-#[derive(Debug, PartialEq)]
-struct Page<'a> {
-    start: usize,
-    text: &'a str,
-    next: Option<usize>,
-}
-
-/// At most `limit` bytes of `text` from `offset`, ending at a line's end where one is in the
-/// page, and never inside a character.
-fn page_of(text: &str, offset: usize, limit: usize) -> Page<'_> {
-    let mut start = offset.min(text.len());
-    while !text.is_char_boundary(start) {
-        start -= 1;
-    }
-    let mut end = (start + limit).min(text.len());
-    while !text.is_char_boundary(end) {
-        end -= 1;
-    }
-    if end < text.len()
-        && let Some(newline) = text[start..end].rfind('\n')
-    {
-        end = start + newline + 1;
-    }
-    Page {
-        start,
-        text: &text[start..end],
-        next: (end < text.len()).then_some(end),
-    }
 }
 
 fn log(engine: &Engine, a: args::Log) -> Answer {
@@ -588,47 +549,4 @@ fn agents(engine: &Engine) -> Answer {
         &json!({"schema": "ganger.agents/1", "agents": agents}),
         text,
     )
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn pages_end_at_a_line_and_never_inside_a_character() {
-        let text = "one\ntwo\nthree\n";
-        assert_eq!(
-            page_of(text, 0, 10),
-            Page {
-                start: 0,
-                text: "one\ntwo\n",
-                next: Some(8)
-            }
-        );
-        assert_eq!(
-            page_of(text, 8, 10),
-            Page {
-                start: 8,
-                text: "three\n",
-                next: None
-            }
-        );
-        assert_eq!(
-            page_of(text, 99, 10),
-            Page {
-                start: 14,
-                text: "",
-                next: None
-            }
-        );
-        let wide = "ééé";
-        assert_eq!(
-            page_of(wide, 1, 3),
-            Page {
-                start: 0,
-                text: "é",
-                next: Some(2)
-            }
-        );
-    }
 }

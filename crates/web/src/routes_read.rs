@@ -9,10 +9,11 @@ use crate::state::{AppState, blocking};
 use crate::tokens::Grant;
 use axum::Extension;
 use axum::Json;
+use axum::body::{Body, Bytes};
 use axum::extract::State;
 use axum::http::header;
-use axum::response::IntoResponse;
-use ganger_engine::{BoardTask, Engine, StatusRequest, StatusView};
+use axum::response::{IntoResponse, Response};
+use ganger_engine::{BoardTask, DiffStream, Engine, StatusRequest, StatusView};
 use serde::Deserialize;
 use serde_json::{Value, json};
 use std::sync::Arc;
@@ -244,11 +245,58 @@ pub async fn round_events(
     ))
 }
 
-fn patch(bytes: Vec<u8>) -> impl IntoResponse {
-    (
+/// What the stream of a patch does next.
+enum Next {
+    /// Hand over this piece, then read on.
+    Piece(Vec<u8>, DiffStream),
+    /// git failed part way: the answer is cut short.
+    Failed(std::io::Error),
+    Done,
+}
+
+/// A patch as git writes it, streamed a piece at a time (each read on the blocking pool): the
+/// first piece is read before the answer starts, so that a diff git refuses is an error
+/// document; a failure later cuts the answer short.
+async fn stream_patch(
+    engine: Arc<Engine>,
+    slug: String,
+    round: Option<u32>,
+) -> ApiResult<Response> {
+    let (stream, first) = blocking(engine, move |e| {
+        let mut stream = e.diff_stream(&slug, round, false)?;
+        let first = stream.next_chunk()?;
+        Ok((stream, first))
+    })
+    .await?;
+    let start = match first {
+        Some(piece) => Next::Piece(piece, stream),
+        None => Next::Done,
+    };
+    let pieces = futures_util::stream::unfold(start, |next| async move {
+        match next {
+            Next::Done => None,
+            Next::Failed(error) => Some((Err(error), Next::Done)),
+            Next::Piece(piece, mut stream) => {
+                let read = tokio::task::spawn_blocking(move || {
+                    let next = stream.next_chunk();
+                    (stream, next)
+                })
+                .await;
+                let after = match read {
+                    Ok((stream, Ok(Some(next)))) => Next::Piece(next, stream),
+                    Ok((_, Ok(None))) => Next::Done,
+                    Ok((_, Err(error))) => Next::Failed(std::io::Error::other(error.message)),
+                    Err(error) => Next::Failed(std::io::Error::other(error.to_string())),
+                };
+                Some((Ok(Bytes::from(piece)), after))
+            }
+        }
+    });
+    Ok((
         [(header::CONTENT_TYPE, "text/x-diff; charset=utf-8")],
-        bytes,
+        Body::from_stream(pieces),
     )
+        .into_response())
 }
 
 #[utoipa::path(get, path = "/api/tasks/{slug}/rounds/{round}/diff", tag = "rounds",
@@ -260,13 +308,9 @@ fn patch(bytes: Vec<u8>) -> impl IntoResponse {
 pub async fn round_diff(
     State(state): State<Arc<AppState>>,
     ApiPath((slug, number)): ApiPath<(String, u32)>,
-) -> ApiResult<impl IntoResponse> {
+) -> ApiResult<Response> {
     existing_round(&state, &slug, number).await?;
-    let bytes = blocking(state.owner.clone(), move |e| {
-        e.round_diff(&slug, number, false)
-    })
-    .await?;
-    Ok(patch(bytes))
+    stream_patch(state.owner.clone(), slug, Some(number)).await
 }
 
 #[utoipa::path(get, path = "/api/tasks/{slug}/diff", tag = "tasks",
@@ -277,10 +321,9 @@ pub async fn round_diff(
 pub async fn task_diff(
     State(state): State<Arc<AppState>>,
     ApiPath(slug): ApiPath<String>,
-) -> ApiResult<impl IntoResponse> {
+) -> ApiResult<Response> {
     existing_task(&state.owner, &slug).await?;
-    let bytes = blocking(state.owner.clone(), move |e| e.diff(&slug, false, false)).await?;
-    Ok(patch(bytes))
+    stream_patch(state.owner.clone(), slug, None).await
 }
 
 /// Which journal entries.

@@ -84,6 +84,17 @@ impl Mcp {
         self.stdin.flush().unwrap();
     }
 
+    /// Writes `line` as it is, with a newline: for input that is not a message.
+    pub fn write_line(&mut self, line: &str) {
+        writeln!(self.stdin, "{line}").unwrap();
+        self.stdin.flush().unwrap();
+    }
+
+    /// The server's process id.
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
     fn notify(&mut self, method: &str) {
         self.write(&json!({"jsonrpc": "2.0", "method": method}));
     }

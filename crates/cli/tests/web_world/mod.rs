@@ -11,7 +11,7 @@ use ganger_test_support::World;
 use serde_json::Value;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
-use std::process::{Child, Stdio};
+use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 /// A world with `ganger serve --listen 127.0.0.1:0` running in it.
@@ -48,12 +48,33 @@ impl Reply {
 pub fn spawn_serve(world: &World, args: &[&str]) -> (Child, String) {
     let mut all = vec!["serve"];
     all.extend_from_slice(args);
+    spawn_serve_command(world.command(&all))
+}
+
+/// `ganger serve` with `args` added, under `prlimit --nofile=LIMIT`: a server that may hold at
+/// most `limit` descriptors (the soft and hard limit both).
+pub fn serve_with_descriptors(world: &World, limit: u32, args: &[&str]) -> Command {
+    let mut command = Command::new("prlimit");
+    command
+        .arg(format!("--nofile={limit}:{limit}"))
+        .arg("--")
+        .arg(world.ganger_path())
+        .arg("serve")
+        .args(args)
+        .current_dir(&world.repo)
+        .stdin(Stdio::null());
+    world.env(&mut command);
+    command
+}
+
+/// Starts `command` (a `ganger serve`); returns the child and what it printed (stdout, then
+/// stderr when it ended) up to the dashboard's address, or everything when it exited.
+pub fn spawn_serve_command(mut command: Command) -> (Child, String) {
     #[expect(
         clippy::disallowed_methods,
         reason = "the test runs the ganger binary itself as a long-lived server"
     )]
-    let mut child = world
-        .command(&all)
+    let mut child = command
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
@@ -92,7 +113,19 @@ pub fn spawn_serve(world: &World, args: &[&str]) -> (Child, String) {
 impl Served {
     /// `serve --listen 127.0.0.1:0` in `world` (configured already).
     pub fn start(world: World) -> Served {
-        let (child, seen) = spawn_serve(&world, &["--listen", "127.0.0.1:0"]);
+        let command = world.command(&["serve", "--listen", "127.0.0.1:0"]);
+        Served::start_command(world, command)
+    }
+
+    /// `serve --listen 127.0.0.1:0` in `world`, allowed at most `limit` descriptors.
+    pub fn start_with_descriptors(world: World, limit: u32) -> Served {
+        let command = serve_with_descriptors(&world, limit, &["--listen", "127.0.0.1:0"]);
+        Served::start_command(world, command)
+    }
+
+    /// `command` (a `serve --listen 127.0.0.1:0` in `world`), once it listens.
+    pub fn start_command(world: World, command: Command) -> Served {
+        let (child, seen) = spawn_serve_command(command);
         let address = seen
             .split("http://")
             .nth(1)
@@ -129,6 +162,11 @@ impl Served {
         let (child, seen) = spawn_serve(&self.world, &["--listen", &address]);
         assert!(seen.contains(&format!("http://{address}/")), "{seen}");
         self.child = child;
+    }
+
+    /// The server's process id.
+    pub fn pid(&self) -> u32 {
+        self.child.id()
     }
 
     pub fn address(&self) -> &str {
@@ -343,3 +381,30 @@ pub fn write_tokens(world: &World) {
 pub const ALICE: &str = "alice-secret-0123456789abcdef";
 pub const BOB: &str = "bob-secret-0123456789abcdef00";
 pub const VERA: &str = "vera-secret-0123456789abcdef0";
+
+/// A field of `/proc/PID/status` (`VmHWM`, `Threads`, ...) as its number (kB for sizes).
+pub fn proc_status(pid: u32, field: &str) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    status
+        .lines()
+        .find_map(|line| line.strip_prefix(&format!("{field}:")))
+        .and_then(|rest| rest.split_whitespace().next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("no {field} in /proc/{pid}/status"))
+}
+
+/// How many read calls process `pid` has made (`syscr` of `/proc/PID/io`).
+pub fn read_calls(pid: u32) -> u64 {
+    let io = std::fs::read_to_string(format!("/proc/{pid}/io")).unwrap();
+    io.lines()
+        .find_map(|line| line.strip_prefix("syscr:"))
+        .and_then(|n| n.trim().parse().ok())
+        .unwrap_or_else(|| panic!("no syscr in /proc/{pid}/io"))
+}
+
+/// How many descriptors process `pid` holds open.
+pub fn open_descriptors(pid: u32) -> usize {
+    std::fs::read_dir(format!("/proc/{pid}/fd"))
+        .unwrap()
+        .count()
+}
