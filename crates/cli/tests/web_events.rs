@@ -208,3 +208,85 @@ fn a_round_stream_resumes_across_a_restart_of_serve() {
     wanted.push("DONE: counted".into());
     assert_eq!(all, wanted);
 }
+
+#[test]
+fn idle_clients_of_a_finished_task_share_one_reader() {
+    let world = World::new(env!("CARGO_BIN_EXE_ganger").as_ref());
+    world.use_command_agent("cat >/dev/null; echo hello; echo 'DONE: quick'", "", "");
+    world
+        .ganger(&["start", "done", "--message", "go"])
+        .expect_code(0);
+    let served = Served::start(world);
+    let pid = served.pid();
+    // The descriptors of the store serve holds, the least of twenty looks a second long (its
+    // board's reader and its scheduler open it for a moment at a time).
+    let store = std::fs::canonicalize(served.world.repo.join(".ganger/state.db")).unwrap();
+    let store_held = || {
+        (0..20)
+            .map(|_| {
+                std::thread::sleep(Duration::from_millis(50));
+                std::fs::read_dir(format!("/proc/{pid}/fd"))
+                    .unwrap()
+                    .flatten()
+                    .filter(|fd| {
+                        std::fs::read_link(fd.path()).is_ok_and(|target| {
+                            target.starts_with(store.to_string_lossy().as_ref())
+                        })
+                    })
+                    .count()
+            })
+            .min()
+            .unwrap()
+    };
+    // Settled: the server's own threads and store, before any client.
+    std::thread::sleep(Duration::from_millis(500));
+    let threads_before = web_world::proc_status(pid, "Threads");
+    let store_before = store_held();
+
+    let mut streams = Vec::new();
+    for _ in 0..60 {
+        let mut stream = served.events("/api/tasks/done/events", None);
+        assert_eq!(stream.status, 200);
+        // The round's report as the feed reaches it, its lines, its report as it ends.
+        let mut reports = 0;
+        let seen = stream.until(LONG, |e| {
+            reports += usize::from(e.name == "round");
+            reports == 2
+        });
+        assert_eq!(texts(&seen), ["hello", "DONE: quick"]);
+        streams.push(stream);
+    }
+    std::thread::sleep(Duration::from_millis(500));
+    let threads = web_world::proc_status(pid, "Threads");
+    assert!(
+        threads <= threads_before + 8,
+        "60 idle clients of a finished task took serve from {threads_before} to {threads} threads"
+    );
+    drop(streams);
+
+    // The clients gone, the server keeps no store open for them (SQLite keeps the descriptor
+    // of a connection closed while another holds a lock on the file, for the next to open
+    // it: a few, not one per client).
+    std::thread::sleep(Duration::from_secs(1));
+    let store_after = store_held();
+    assert!(
+        store_after <= store_before + 4,
+        "serve holds {store_after} descriptors of the store, {store_before} before the clients"
+    );
+}
+
+#[test]
+fn a_last_event_id_of_a_round_that_cannot_exist_is_a_404() {
+    let world = World::new(env!("CARGO_BIN_EXE_ganger").as_ref());
+    world.use_command_agent("cat >/dev/null; echo 'DONE: quick'", "", "");
+    world
+        .ganger(&["start", "one", "--message", "go"])
+        .expect_code(0);
+    let served = Served::start(world);
+    for id in ["0:0", "0:17"] {
+        let stream = served.events("/api/tasks/one/events", Some(id));
+        assert_eq!(stream.status, 404, "Last-Event-ID {id}");
+    }
+    let stream = served.events("/api/tasks/one/events?round=0", None);
+    assert_eq!(stream.status, 404, "?round=0");
+}

@@ -57,8 +57,11 @@ pub struct StreamLine {
 pub struct StreamRead {
     /// Where the next read goes on from: just past the last whole line.
     pub offset: u64,
-    /// Whether the round still ran when the read began (more may come).
+    /// Whether more may come: the round still ran when the read began, or the read stopped
+    /// at its size.
     pub running: bool,
+    /// Whether the read stopped at its size with more of the stream there already.
+    pub more: bool,
 }
 
 impl Engine {
@@ -266,18 +269,37 @@ impl RoundFeed {
     /// once the round has ended and every line of its stream was handed over.
     pub fn poll(&mut self, engine: &Engine, out: &mut dyn FnMut(StreamLine)) -> Result<StreamRead> {
         if self.ended {
-            return Ok(StreamRead {
-                offset: self.consumed.max(self.skip_until),
-                running: false,
-            });
+            return Ok(self.at_end());
         }
-        let (_, round) = engine.task_round(&self.stream.slug, self.stream.number)?;
-        let running = round.status == RoundStatus::Running;
         let store = engine.existing_store_for(&self.stream.slug)?;
+        self.poll_in(&*store, usize::MAX, out)
+    }
+
+    /// The same through a store the caller keeps open, reading at most `at_most` bytes of
+    /// the stream (the rest at the next poll): a reader that polls often opens no store of its
+    /// own, and one that catches up holds a page at a time.
+    pub fn poll_in(
+        &mut self,
+        store: &dyn ganger_store::Backend,
+        at_most: usize,
+        out: &mut dyn FnMut(StreamLine),
+    ) -> Result<StreamRead> {
+        if self.ended {
+            return Ok(self.at_end());
+        }
+        let (_, round) = task_round_in(store, &self.stream.slug, self.stream.number)?;
+        let running = round.status == RoundStatus::Running;
+        let mut more = false;
         if let Some(mut reader) = store.read_stream(&self.stream, self.fed)? {
             let mut buffer = vec![0u8; 64 * 1024];
+            let mut taken = 0usize;
             loop {
-                let read = match reader.read(&mut buffer) {
+                if taken >= at_most {
+                    more = true;
+                    break;
+                }
+                let room = buffer.len().min(at_most - taken);
+                let read = match reader.read(&mut buffer[..room]) {
                     Ok(read) => read,
                     Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
                     Err(e) => return Err(EngineError::io("read", &self.path, e)),
@@ -285,10 +307,11 @@ impl RoundFeed {
                 if read == 0 {
                     break;
                 }
+                taken += read;
                 self.push(&buffer[..read], out);
             }
         }
-        if !running {
+        if !running && !more {
             let (at, skip_until) = (self.fed, self.skip_until);
             let parser = &mut self.parser;
             // A finished stream's last line needs no newline.
@@ -304,7 +327,17 @@ impl RoundFeed {
         Ok(StreamRead {
             offset: self.consumed.max(self.skip_until),
             running: !self.ended,
+            more,
         })
+    }
+
+    /// The read of a round whose stream was handed over whole.
+    fn at_end(&self) -> StreamRead {
+        StreamRead {
+            offset: self.consumed.max(self.skip_until),
+            running: false,
+            more: false,
+        }
     }
 
     fn push(&mut self, chunk: &[u8], out: &mut dyn FnMut(StreamLine)) {

@@ -21,6 +21,7 @@ mod routes_read;
 mod server;
 mod sse;
 mod state;
+mod task_feed;
 pub mod tokens;
 
 pub use openapi::ApiDoc;

@@ -2,10 +2,10 @@
 //! runs), then serves the API, the events and the page on a thread of its own with its own
 //! tokio runtime, beside the scheduler that `serve` runs on its main thread. One process
 //! schedules and serves.
-
 use crate::board_feed::BoardFeed;
 use crate::listen::{Listen, check_listen, is_loopback};
 use crate::state::AppState;
+use crate::task_feed::TaskFeeds;
 use crate::tokens::Tokens;
 use axum::Router;
 use axum::routing::{get, post};
@@ -27,12 +27,20 @@ pub struct WebServer {
     /// Where the owner's token is (never printed).
     pub token_file: std::path::PathBuf,
     board: Arc<BoardFeed>,
+    task_feeds: Arc<TaskFeeds>,
 }
 
 impl WebServer {
-    /// Stops the board's reader (the server stops with the process).
+    /// Stops the readers of the board and of tasks (the server stops with the process).
     pub fn stop(&self) {
         self.board.stop();
+        self.task_feeds.stop();
+    }
+}
+
+impl Drop for WebServer {
+    fn drop(&mut self) {
+        self.stop();
     }
 }
 
@@ -108,15 +116,25 @@ pub fn start(engine: Arc<Engine>, options: &WebOptions) -> Result<WebServer, Str
     // unix socket is out of a browser's reach, and elsewhere tokens were configured on
     // purpose.
     let check_host = matches!(&address, Listen::Tcp(addr) if is_loopback(addr));
-    let board = BoardFeed::start(engine.clone());
-    let state = AppState::new(engine, tokens, check_host, board.clone()).map_err(|e| e.message)?;
-    let app = router(Arc::new(state));
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
         .thread_name("ganger-web")
         .build()
         .map_err(|e| format!("cannot start the web server's runtime: {e}"))?;
+    let board = BoardFeed::start(engine.clone());
+    let task_feeds = TaskFeeds::start(engine.clone());
+    let state = Arc::new(
+        AppState::new(
+            engine,
+            tokens,
+            check_host,
+            board.clone(),
+            task_feeds.clone(),
+        )
+        .map_err(|e| e.message)?,
+    );
+    let app = router(state);
     std::thread::Builder::new()
         .name("ganger-web".into())
         .spawn(move || {
@@ -140,6 +158,7 @@ pub fn start(engine: Arc<Engine>, options: &WebOptions) -> Result<WebServer, Str
         address,
         token_file,
         board,
+        task_feeds,
     })
 }
 

@@ -1,10 +1,11 @@
 //! What every handler shares: an engine per commander that a token acts as (each opened once,
 //! as the engine API asks of a long-running process), the tokens, whether the server is bound
-//! to loopback, and the board's live feed. Engine calls block (SQLite, git), so they run on
-//! tokio's blocking threads.
+//! to loopback, and the live feeds of the board and of tasks. Engine calls block (SQLite,
+//! git), so they run on tokio's blocking threads.
 
 use crate::board_feed::BoardFeed;
 use crate::problem::{ApiError, ApiResult};
+use crate::task_feed::TaskFeeds;
 use crate::tokens::{Grant, Tokens};
 use ganger_engine::{Engine, EngineError};
 use std::collections::HashMap;
@@ -19,6 +20,8 @@ pub struct AppState {
     /// Whether the Host header must name this machine (bound to a loopback address).
     pub check_host: bool,
     pub board: Arc<BoardFeed>,
+    /// The rounds of tasks that clients follow.
+    pub task_feeds: Arc<TaskFeeds>,
     /// The MCP server over Streamable HTTP (`/mcp`), one per commander a token names.
     pub mcp: HashMap<String, ganger_mcp::HttpService>,
 }
@@ -30,6 +33,7 @@ impl AppState {
         tokens: Tokens,
         check_host: bool,
         board: Arc<BoardFeed>,
+        task_feeds: Arc<TaskFeeds>,
     ) -> Result<AppState, EngineError> {
         let mut engines = HashMap::new();
         engines.insert(owner.commander().to_owned(), owner.clone());
@@ -50,6 +54,7 @@ impl AppState {
             tokens,
             check_host,
             board,
+            task_feeds,
         })
     }
 
