@@ -58,5 +58,6 @@ mod web_api;
 mod web_browser;
 mod web_contract;
 mod web_events;
+mod web_limits;
 mod web_mcp;
 mod workers;

@@ -7,11 +7,13 @@
 
 mod board_feed;
 mod bounded_body;
+pub mod connections;
 mod dashboard;
 mod events_board;
 mod events_task;
 mod extract;
 mod guard;
+mod guarded_body;
 pub mod listen;
 mod mcp_route;
 mod openapi;

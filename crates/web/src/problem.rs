@@ -4,7 +4,7 @@
 //! task, a round, a fleet, a path), 401 without a token, 403 for a token that may not do this,
 //! a commander acting on a task it may not act on, or a foreign origin, 405 for a method a
 //! path does not take, 408 and 413 for a body too slow or too large, 500 when the
-//! environment failed.
+//! environment failed, 503 when the server holds all it may.
 
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
@@ -79,6 +79,13 @@ impl ApiError {
     /// A body larger than the server takes.
     pub fn too_large(message: impl Into<String>) -> ApiError {
         ApiError::of(StatusCode::PAYLOAD_TOO_LARGE, "invalid", message)
+    }
+
+    /// The server holds as much as it may (connections, sessions): try again later.
+    pub fn unavailable(message: impl Into<String>) -> ApiError {
+        let mut error = ApiError::of(StatusCode::SERVICE_UNAVAILABLE, "environment", message);
+        error.exit_code = ErrorKind::Environment.exit_code();
+        error
     }
 
     /// The server failed (a worker thread that died).

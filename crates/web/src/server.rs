@@ -1,8 +1,11 @@
 //! The server: binds first (so a refused or taken address fails `serve` before anything
 //! runs), then serves the API, the events and the page on a thread of its own with its own
 //! tokio runtime, beside the scheduler that `serve` runs on its main thread. One process
-//! schedules and serves.
+//! schedules and serves, so the server holds what it may within a share of the process's
+//! descriptors (`connections.rs`) and leaves the scheduler the rest.
+
 use crate::board_feed::BoardFeed;
+use crate::connections::Limits;
 use crate::listen::{Listen, check_listen, is_loopback};
 use crate::state::AppState;
 use crate::task_feed::TaskFeeds;
@@ -116,8 +119,10 @@ pub fn start(engine: Arc<Engine>, options: &WebOptions) -> Result<WebServer, Str
     // unix socket is out of a browser's reach, and elsewhere tokens were configured on
     // purpose.
     let check_host = matches!(&address, Listen::Tcp(addr) if is_loopback(addr));
+    let limits = Limits::of_this_process();
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
+        .max_blocking_threads(limits.blocking_threads)
         .enable_all()
         .thread_name("ganger-web")
         .build()
@@ -142,12 +147,12 @@ pub fn start(engine: Arc<Engine>, options: &WebOptions) -> Result<WebServer, Str
                 match listener {
                     Bound::Tcp(listener) => {
                         if let Ok(listener) = tokio::net::TcpListener::from_std(listener) {
-                            let _ = axum::serve(listener, app).await;
+                            crate::connections::serve(listener, app, limits).await;
                         }
                     }
                     Bound::Unix(listener) => {
                         if let Ok(listener) = tokio::net::UnixListener::from_std(listener) {
-                            let _ = axum::serve(listener, app).await;
+                            crate::connections::serve(listener, app, limits).await;
                         }
                     }
                 }
