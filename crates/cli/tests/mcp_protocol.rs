@@ -230,3 +230,21 @@ fn a_call_that_blocks_holds_up_none_of_the_others() {
     assert!(began.elapsed() >= Duration::from_secs(3));
     assert_eq!(text(&watched), "nothing new for alice (cursor 0)\n");
 }
+
+#[test]
+fn a_line_that_is_not_json_is_answered_with_a_parse_error_and_the_session_goes_on() {
+    let world = world();
+    let mut mcp = Mcp::start(&world, &["--as", "alice"], &[], "protocol-test");
+    mcp.write_line("{\"jsonrpc\": \"2.0\", \"id\": 7, \"method\": ");
+    let answer = mcp.notification(Duration::from_secs(20), |m| m.get("error").is_some());
+    assert_eq!(answer["error"]["code"], -32700, "{answer}");
+    assert_eq!(answer["id"], Value::Null, "{answer}");
+    // Resources that are not ganger's are refused; the server answers on.
+    for uri in ["file:///etc/passwd", "ganger://tasks/../up"] {
+        let refused = mcp.request("resources/subscribe", json!({"uri": uri}));
+        assert!(refused["error"]["code"].is_i64(), "{uri}: {refused}");
+    }
+    let taken = mcp.request("resources/subscribe", json!({"uri": "ganger://journal"}));
+    assert!(taken.get("result").is_some(), "{taken}");
+    mcp.ok("status", json!({}));
+}

@@ -241,3 +241,120 @@ fn mcp_over_http_needs_a_write_token_and_acts_as_its_commander() {
         "{rounds:#}"
     );
 }
+
+/// `DELETE /mcp`: ends `session`; the status.
+fn end_session(served: &Served, token: &str, session: &str) -> u16 {
+    let agent: ureq::Agent = ureq::Agent::config_builder()
+        .http_status_as_error(false)
+        .timeout_global(Some(Duration::from_secs(60)))
+        .build()
+        .into();
+    let request = ureq::http::Request::builder()
+        .method("DELETE")
+        .uri(format!("{}/mcp", served.base))
+        .header("Authorization", format!("Bearer {token}"))
+        .header("Mcp-Session-Id", session)
+        .header("MCP-Protocol-Version", "2025-06-18")
+        .body(())
+        .unwrap();
+    agent.run(request).unwrap().status().as_u16()
+}
+
+/// How many read calls serve makes a second, over `window`.
+fn reads_per_second(served: &Served, window: Duration) -> f64 {
+    let before = web_world::read_calls(served.pid());
+    std::thread::sleep(window);
+    let after = web_world::read_calls(served.pid());
+    (after - before) as f64 / window.as_secs_f64()
+}
+
+#[test]
+fn only_ganger_resources_are_subscribed() {
+    let served = Served::start(world());
+    let alice = open_session(&served, ALICE);
+    let subscribe = |session: &str, id: u64, uri: &str| {
+        post(
+            &served,
+            Some(ALICE),
+            Some(session),
+            &json!({"jsonrpc": "2.0", "id": id, "method": "resources/subscribe",
+                    "params": {"uri": uri}}),
+        )
+        .message()
+    };
+    // Not ganger's, or a name no task can have: refused.
+    for (id, uri) in [
+        (2, "file:///etc/passwd"),
+        (3, "https://example.com/"),
+        (4, "ganger://tasks/../../etc/passwd"),
+        (5, "ganger://elsewhere"),
+    ] {
+        let answer = subscribe(&alice, id, uri);
+        assert!(
+            answer["error"]["code"].is_i64(),
+            "{uri} was taken: {answer}"
+        );
+    }
+    let taken = subscribe(&alice, 6, "ganger://tasks");
+    assert!(taken.get("result").is_some(), "{taken}");
+}
+
+#[test]
+fn subscriptions_end_with_their_session() {
+    let served = Served::start(world());
+    let subscribe = |session: &str, id: u64, uri: &str| {
+        post(
+            &served,
+            Some(ALICE),
+            Some(session),
+            &json!({"jsonrpc": "2.0", "id": id, "method": "resources/subscribe",
+                    "params": {"uri": uri}}),
+        )
+        .message()
+    };
+    // Sessions that subscribe and end: what they watched is no longer read.
+    std::thread::sleep(Duration::from_secs(1));
+    let idle = reads_per_second(&served, Duration::from_secs(3));
+    for _ in 0..40 {
+        let session = open_session(&served, ALICE);
+        for (id, uri) in [(2, "ganger://tasks"), (3, "ganger://journal")] {
+            let answer = subscribe(&session, id, uri);
+            assert!(answer.get("result").is_some(), "{answer}");
+        }
+        let status = end_session(&served, ALICE, &session);
+        assert!(status < 300, "DELETE /mcp: {status}");
+    }
+    std::thread::sleep(Duration::from_secs(1));
+    let after = reads_per_second(&served, Duration::from_secs(3));
+    assert!(
+        after < idle * 2.0 + 500.0,
+        "80 subscriptions of 40 ended sessions: serve reads {after:.0} times a second, {idle:.0} before"
+    );
+}
+
+#[test]
+fn a_body_that_is_not_json_is_a_json_rpc_parse_error() {
+    let served = Served::start(world());
+    let agent: ureq::Agent = ureq::Agent::config_builder()
+        .http_status_as_error(false)
+        .timeout_global(Some(Duration::from_secs(60)))
+        .build()
+        .into();
+    let request = ureq::http::Request::builder()
+        .method("POST")
+        .uri(format!("{}/mcp", served.base))
+        .header("Authorization", format!("Bearer {ALICE}"))
+        .header("Content-Type", "application/json")
+        .header("Accept", "application/json, text/event-stream")
+        .body(b"{\"jsonrpc\": \"2.0\", \"id\": 1, \"method\": ".to_vec())
+        .unwrap();
+    let response = agent.run(request).unwrap();
+    let status = response.status().as_u16();
+    let body = response.into_body().read_to_string().unwrap();
+    assert_eq!(status, 400, "{body}");
+    let message: Value =
+        serde_json::from_str(&body).unwrap_or_else(|e| panic!("not JSON ({e}): {body}"));
+    assert_eq!(message["error"]["code"], -32700, "{message}");
+    assert_eq!(message["id"], Value::Null, "{message}");
+    assert_eq!(message["jsonrpc"], "2.0", "{message}");
+}

@@ -6,7 +6,8 @@
 //! The server is a [`rmcp::ServerHandler`] ([`GangerMcp`]) over any transport: `ganger mcp`
 //! serves it on stdio ([`serve_stdio`]); an HTTP front end mounts the same handler (one per
 //! session) on Streamable HTTP. Engine calls are blocking: each runs on tokio's blocking pool,
-//! so a long `wait` never holds up the server's other calls.
+//! so a long `wait` never holds up the server's other calls. Subscriptions are read by one
+//! thread per commander (`watch.rs`), never on that pool.
 
 mod args;
 mod calls;
@@ -17,25 +18,14 @@ mod instructions;
 mod output;
 mod resources;
 mod server;
+mod stdio;
 mod text;
+mod watch;
 
 pub use catalog::tool_names;
 pub use http::{HttpService, http_service};
 pub use identity::commander_from_client;
 pub use instructions::SUPERVISE_LOOP;
-pub use server::GangerMcp;
-
-use rmcp::ServiceExt;
-
-/// Serves `server` on this process's stdin and stdout until the client closes them.
-pub async fn serve_stdio(server: GangerMcp) -> Result<(), String> {
-    let running = server
-        .serve(rmcp::transport::stdio())
-        .await
-        .map_err(|e| format!("failed to start the MCP session on stdio: {e}"))?;
-    running
-        .waiting()
-        .await
-        .map_err(|e| format!("the MCP session on stdio failed: {e}"))?;
-    Ok(())
-}
+pub use server::{GangerMcp, MAX_SUBSCRIPTIONS};
+pub use stdio::{serve_lines, serve_stdio};
+pub use watch::Watcher;

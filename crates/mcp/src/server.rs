@@ -2,10 +2,12 @@
 //! call, so that a call that blocks (`wait`, `watch`, a pipeline) holds up nothing else. The
 //! engine is opened once the commander is known: named by the configuration, or derived from
 //! the client when it connects. The handler is transport-free: `serve_stdio` puts it on
-//! stdio, and an HTTP front end can make one per session.
+//! stdio, and an HTTP front end can make one per session. A session's subscriptions are tasks
+//! of its own that wait on the commander's one reader (`watch.rs`); they end with the session.
 
 use crate::calls;
 use crate::output::Answer;
+use crate::watch::Watcher;
 use ganger_engine::{Engine, EngineError};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, Implementation, InitializeRequestParams,
@@ -20,6 +22,13 @@ use serde_json::Value;
 use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, OnceLock};
+use std::time::Duration;
+
+/// The most resources one session subscribes to.
+pub const MAX_SUBSCRIPTIONS: usize = 64;
+
+/// How often a subscription looks whether its session is still there.
+const SESSION_CHECK: Duration = Duration::from_secs(2);
 
 /// ganger's MCP server for one repository and one commander.
 #[derive(Clone)]
@@ -34,8 +43,23 @@ struct Shared {
     named: Option<String>,
     /// The engine, opened as the commander once it is known.
     engine: OnceLock<Result<Arc<Engine>, EngineError>>,
-    /// The resources subscribed to, each watched by a task of its own.
+    /// The reader of the commander's subscriptions (shared by its sessions over HTTP).
+    watcher: OnceLock<Arc<Watcher>>,
+    /// The resources subscribed to, each waited on by a task of its own.
     subscriptions: Mutex<HashMap<String, tokio::task::JoinHandle<()>>>,
+}
+
+impl Drop for Shared {
+    /// The session ended: so do its subscriptions.
+    fn drop(&mut self) {
+        let subscriptions = self
+            .subscriptions
+            .get_mut()
+            .unwrap_or_else(|e| e.into_inner());
+        for (_, watch) in subscriptions.drain() {
+            watch.abort();
+        }
+    }
 }
 
 impl GangerMcp {
@@ -47,20 +71,24 @@ impl GangerMcp {
                 dir,
                 named: commander,
                 engine: OnceLock::new(),
+                watcher: OnceLock::new(),
                 subscriptions: Mutex::default(),
             }),
         }
     }
 
-    /// A server over an engine already open (its commander acts).
-    pub fn with_engine(engine: Arc<Engine>) -> GangerMcp {
+    /// A server over an engine already open (its commander acts), whose subscriptions
+    /// `watcher` reads.
+    pub fn with_engine(engine: Arc<Engine>, watcher: Arc<Watcher>) -> GangerMcp {
         let shared = Shared {
             dir: engine.workspace().repo.main.clone(),
             named: Some(engine.commander().to_owned()),
             engine: OnceLock::new(),
+            watcher: OnceLock::new(),
             subscriptions: Mutex::default(),
         };
         let _ = shared.engine.set(Ok(engine));
+        let _ = shared.watcher.set(watcher);
         GangerMcp {
             shared: Arc::new(shared),
         }
@@ -78,6 +106,14 @@ impl GangerMcp {
                 };
                 Engine::open(&self.shared.dir, &name).map(Arc::new)
             })
+            .clone()
+    }
+
+    /// The reader of the subscriptions, made for `engine` on the first one.
+    fn watcher(&self, engine: &Arc<Engine>) -> Arc<Watcher> {
+        self.shared
+            .watcher
+            .get_or_init(|| Watcher::new(engine.clone()))
             .clone()
     }
 
@@ -190,27 +226,65 @@ impl ServerHandler for GangerMcp {
     ) -> Result<(), ErrorData> {
         let engine = self.engine_for(&context)?;
         let uri = request.uri;
+        {
+            let subscriptions = self
+                .shared
+                .subscriptions
+                .lock()
+                .unwrap_or_else(|e| e.into_inner());
+            if !subscriptions.contains_key(&uri) && subscriptions.len() >= MAX_SUBSCRIPTIONS {
+                return Err(ErrorData::invalid_request(
+                    format!("a session subscribes to at most {MAX_SUBSCRIPTIONS} resources"),
+                    None,
+                ));
+            }
+        }
+        // Only ganger's own resources; what the client has now, before the subscription is
+        // acknowledged.
+        let checked = {
+            let (engine, uri) = (engine.clone(), uri.clone());
+            tokio::task::spawn_blocking(move || {
+                crate::resources::check(&engine, &uri)
+                    .map(|()| crate::resources::fingerprint(&engine, &uri))
+            })
+            .await
+            .map_err(|e| ErrorData::internal_error(e.to_string(), None))?
+        };
+        let now = checked.map_err(|message| ErrorData::resource_not_found(message, None))?;
+        let mut changes = self.watcher(&engine).watch(&uri, now.clone());
+        if *changes.borrow() != now {
+            changes.mark_changed();
+        }
         let peer = context.peer.clone();
         let watched = uri.clone();
-        // What the client has now, before the subscription is acknowledged.
-        let mut last = fingerprint(&engine, &watched).await;
         let watch = tokio::spawn(async move {
             loop {
-                tokio::time::sleep(crate::resources::LOOK_EVERY).await;
-                let now = fingerprint(&engine, &watched).await;
-                if now != last {
-                    last = now;
-                    let updated =
-                        rmcp::model::ResourceUpdatedNotificationParam::new(watched.clone());
-                    if peer.notify_resource_updated(updated).await.is_err() {
-                        break;
+                tokio::select! {
+                    changed = changes.changed() => {
+                        if changed.is_err() {
+                            break;
+                        }
+                        changes.borrow_and_update();
+                        let updated =
+                            rmcp::model::ResourceUpdatedNotificationParam::new(watched.clone());
+                        if peer.notify_resource_updated(updated).await.is_err() {
+                            break;
+                        }
+                    }
+                    () = tokio::time::sleep(SESSION_CHECK) => {
+                        if peer.is_transport_closed() {
+                            break;
+                        }
                     }
                 }
             }
         });
-        if let Ok(mut subscriptions) = self.shared.subscriptions.lock()
-            && let Some(old) = subscriptions.insert(uri, watch)
-        {
+        let mut subscriptions = self
+            .shared
+            .subscriptions
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        if let Some(old) = subscriptions.insert(uri, watch) {
             old.abort();
         }
         Ok(())
@@ -267,13 +341,4 @@ fn client_name(meta: &rmcp::model::RequestMetaObject) -> Option<String> {
         .get("name")?
         .as_str()
         .map(str::to_owned)
-}
-
-/// A resource's fingerprint, read on the blocking pool.
-async fn fingerprint(engine: &Arc<Engine>, uri: &str) -> Value {
-    let engine = Arc::clone(engine);
-    let uri = uri.to_owned();
-    tokio::task::spawn_blocking(move || crate::resources::fingerprint(&engine, &uri))
-        .await
-        .unwrap_or(Value::Null)
 }

@@ -16,6 +16,7 @@ mod guard;
 mod guarded_body;
 pub mod listen;
 mod mcp_route;
+mod mcp_sessions;
 mod openapi;
 mod problem;
 mod routes_actions;

@@ -139,11 +139,12 @@ pub fn start(engine: Arc<Engine>, options: &WebOptions) -> Result<WebServer, Str
         )
         .map_err(|e| e.message)?,
     );
-    let app = router(state);
+    let app = router(state.clone());
     std::thread::Builder::new()
         .name("ganger-web".into())
         .spawn(move || {
             runtime.block_on(async move {
+                tokio::spawn(crate::mcp_route::reap_sessions(state));
                 match listener {
                     Bound::Tcp(listener) => {
                         if let Ok(listener) = tokio::net::TcpListener::from_std(listener) {

@@ -4,6 +4,8 @@
 //! git), so they run on tokio's blocking threads.
 
 use crate::board_feed::BoardFeed;
+use crate::mcp_route::McpEndpoint;
+use crate::mcp_sessions::SessionBook;
 use crate::problem::{ApiError, ApiResult};
 use crate::task_feed::TaskFeeds;
 use crate::tokens::{Grant, Tokens};
@@ -23,7 +25,7 @@ pub struct AppState {
     /// The rounds of tasks that clients follow.
     pub task_feeds: Arc<TaskFeeds>,
     /// The MCP server over Streamable HTTP (`/mcp`), one per commander a token names.
-    pub mcp: HashMap<String, ganger_mcp::HttpService>,
+    pub mcp: HashMap<String, McpEndpoint>,
 }
 
 impl AppState {
@@ -45,7 +47,13 @@ impl AppState {
         }
         let mcp = engines
             .iter()
-            .map(|(name, engine)| (name.clone(), ganger_mcp::http_service(engine.clone())))
+            .map(|(name, engine)| {
+                let endpoint = McpEndpoint {
+                    service: ganger_mcp::http_service(engine.clone()),
+                    sessions: Arc::new(SessionBook::default()),
+                };
+                (name.clone(), endpoint)
+            })
             .collect();
         Ok(AppState {
             mcp,
