@@ -1,6 +1,7 @@
 //! Removing the agents' private temporary directories ([`crate::agent_tmp`]) that their hosts
 //! left when killed outright: a round's host or a warm host killed with SIGKILL removes
-//! nothing, and OpenCode unpacks 5.4 MB into its `TMPDIR` at every start. A directory is a dead
+//! nothing, and an agent may unpack megabytes into its `TMPDIR` at every start
+//! (docs/agents/tmp-measured.md). A directory is a dead
 //! host's when it is this user's, marked as held, and its lock is free (the kernel dropped it
 //! with the host); a live host's is never touched. The reaper, `clean` and `start` look: one
 //! `lstat` per `ganger-r*` entry of the temporary directory, and for the ones marked the lock

@@ -45,6 +45,7 @@ const FLOORS: &[(&str, &[&str])] = &[
             "keys",
             "agent_env",
             "agent_tmp",
+            "agent_tmp_sweep",
             "agent_query",
             "models",
             "agents",

@@ -100,8 +100,8 @@ impl WarmConfig {
 }
 
 /// `[warm] memory` when it is not set: a quarter of the machine's memory (`MemTotal` in
-/// `/proc/meminfo`). Eight warm OpenCode agents (`[warm] max`) hold about 4.8 GB: on a
-/// machine of 16 GB the default keeps six of them, on one of 8 GB three.
+/// `/proc/meminfo`). Eight warm agents of the default CLI (`[warm] max`) hold about 4.8 GB
+/// (docs/warm.md): on a machine of 16 GB the default keeps six of them, on one of 8 GB three.
 pub fn default_warm_memory() -> Option<u64> {
     let meminfo = std::fs::read_to_string("/proc/meminfo").ok()?;
     quarter_of_total(&meminfo)

@@ -51,8 +51,8 @@ pub(crate) enum Asker {
 pub(crate) enum TurnDialect {
     Acp {
         prompt_id: u64,
-        /// The paths of the edits allowed in the turn: OpenCode then sends each one's new
-        /// text to write (`fs/write_text_file`), which ganger notes without writing.
+        /// The paths of the edits allowed in the turn: an ACP agent may then send each one's
+        /// new text to write (`fs/write_text_file`), which ganger notes without writing.
         allowed_edits: BTreeSet<String>,
     },
     StreamJson,
@@ -135,7 +135,7 @@ impl TurnDialect {
     }
 
     /// Remembers a call the policy allowed: an edit's paths (as given, and from `worktree`
-    /// when relative) are then expected back as `fs/write_text_file` (OpenCode's), and noted.
+    /// when relative) are then expected back as `fs/write_text_file` (docs/agents/acp-measured.md), and noted.
     pub fn allowed(&mut self, ask: &PermissionAsk, worktree: &std::path::Path) {
         if let TurnDialect::Acp { allowed_edits, .. } = self
             && ask.kind.as_deref() == Some("edit")
