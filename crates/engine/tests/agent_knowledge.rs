@@ -10,7 +10,7 @@
 //!   ordinary word): a path into its folder of the agents crate (`NAME::`) and a comparison
 //!   with its name (`== "NAME"`, `"NAME" =>`);
 //! - a sandbox kind matched or compared (`SandboxKind::Docker =>`, `== SandboxKind::Local`,
-//!   `== "local"`) anywhere but `src/sandboxing/mod.rs`, which turns a kind into its sandbox.
+//!   `== "local"`) anywhere but `src/env/sandboxing/mod.rs`, which turns a kind into its sandbox.
 //!
 //! Nothing is allowed anywhere else.
 #![cfg(test)]
@@ -18,7 +18,7 @@
 use std::path::{Path, PathBuf};
 
 /// The one file that turns a sandbox kind into its sandbox.
-const SANDBOX_CHOOSER: &str = "src/sandboxing/mod.rs";
+const SANDBOX_CHOOSER: &str = "src/env/sandboxing/mod.rs";
 
 /// Every `.rs` file under `dir`, sorted.
 fn sources(dir: &Path) -> Vec<PathBuf> {

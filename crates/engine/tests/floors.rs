@@ -1,10 +1,10 @@
-//! The engine's floors, held (issue 15, item 2). Every file of `crates/engine/src` belongs to
-//! a module of a floor (the table below); a file may use what is on its own floor or below,
-//! never above; no operation uses another operation (an operation's own family of files,
-//! `merge*`, `pipeline/`, `fleet/`..., is one operation); and no two files use each other, by
-//! any path (no cycle). Uses are read from the sources: every `crate::MODULE` path outside a
-//! `#[cfg(test)]` module. The test prints the graph it read, a line per module, so the note of
-//! a change can quote it.
+//! The engine's floors, held (issue 15, item 2; issue 39, item 1). Each floor is a folder of
+//! `crates/engine/src` (`FLOORS`, bottom first), and the root holds the floor folders and
+//! `lib.rs` only: a file's floor is its folder. A file may use what is on its own floor or
+//! below, never above; no operation (a folder of `ops/`, or a file of it) uses another; and no
+//! two files use each other, by any path (no cycle). Uses are read from the sources: every
+//! `crate::` path and `super::` sibling outside a `#[cfg(test)]` module. The test prints the
+//! graph it read, a line per module, so the note of a change can quote it.
 
 #![allow(
     clippy::unwrap_used,
@@ -16,123 +16,11 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
-/// The floors, bottom first, and the modules on each. An operation is what a front end asks
-/// for; the floors below are what operations share.
-const FLOORS: &[(&str, &[&str])] = &[
-    (
-        "0 foundation",
-        &[
-            "error",
-            "notice",
-            "faults",
-            "slug",
-            "brief",
-            "commander",
-            "redact",
-            "redact_stream",
-            "config",
-            "clean_report",
-            "install",
-            "scripted",
-            "tokens",
-        ],
-    ),
-    (
-        "1 environment",
-        &[
-            "workspace",
-            "store_location",
-            "keys",
-            "agent_env",
-            "agent_tmp",
-            "agent_tmp_sweep",
-            "agent_query",
-            "models",
-            "agents",
-            "image",
-            "sandboxing",
-            "leftovers",
-            "machine",
-        ],
-    ),
-    (
-        "2 repository and evidence",
-        &[
-            "task_worktree",
-            "half_made",
-            "overlap",
-            "budget",
-            "checks",
-            "report",
-            "resume_note",
-        ],
-    ),
-    (
-        "3 rounds",
-        &[
-            "round",
-            "launch",
-            "reaper",
-            "lost_session",
-            "warm",
-            "task_move",
-        ],
-    ),
-    (
-        "4 tasks",
-        &[
-            "lookup",
-            "admission",
-            "rules",
-            "start",
-            "fix",
-            "fix_round",
-            "cancel",
-            "until_green",
-            "labels",
-            "pipeline_state",
-        ],
-    ),
-    (
-        "5 operations",
-        &[
-            "status",
-            "wait",
-            "log",
-            "diff",
-            "merge",
-            "rewind",
-            "clean",
-            "attach",
-            "adopt",
-            "init",
-            "journal",
-            "ownership",
-            "host_entry",
-            "pipeline",
-            "fleet",
-            "canary",
-        ],
-    ),
-    ("6 api", &["api", "lib"]),
-];
+/// The floors, bottom first: a folder of `src` each. `lib.rs` is the API's.
+const FLOORS: &[&str] = &["base", "env", "evidence", "round", "task", "ops", "api"];
 
-/// Files that belong to a module of another name: an operation's family, and the parts of
-/// the pipeline the other operations share.
-const FAMILIES: &[(&str, &str)] = &[
-    ("merge_commit", "merge"),
-    ("merge_fix", "merge"),
-    ("merge_report", "merge"),
-    ("rewind_fork", "rewind"),
-    ("clean_git", "clean"),
-    ("pipeline/state", "pipeline_state"),
-    ("pipeline/report", "pipeline_state"),
-    ("pipeline/roles", "pipeline_state"),
-    ("pipeline/plan_steps", "pipeline_state"),
-    ("pipeline/verdict", "pipeline_state"),
-    ("pipeline/text", "pipeline_state"),
-    ("pipeline/effort", "pipeline_state"),
-];
+/// The floor whose members are operations: none uses another.
+const OPERATIONS: &str = "ops";
 
 fn src() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("src")
@@ -162,22 +50,22 @@ fn files() -> BTreeMap<String, String> {
     out
 }
 
-/// The module a file belongs to.
+/// The module a file belongs to: its floor's folder, or for an operation its own folder or
+/// file under `ops/`.
 fn module_of(file: &str) -> String {
-    if let Some((_, module)) = FAMILIES.iter().find(|(f, _)| *f == file) {
-        return (*module).to_owned();
+    let mut parts = file.split('/');
+    let floor = parts.next().unwrap();
+    match parts.next() {
+        Some(operation) if floor == OPERATIONS => format!("{floor}/{operation}"),
+        _ if file == "lib" => "api".to_owned(),
+        _ => floor.to_owned(),
     }
-    file.split('/').next().unwrap().to_owned()
 }
 
+/// The floor of a module, by its folder.
 fn floor_of(module: &str) -> Option<usize> {
-    // The API's own files (`api_*`) are on its floor.
-    if module.starts_with("api_") {
-        return floor_of("api");
-    }
-    FLOORS
-        .iter()
-        .position(|(_, modules)| modules.contains(&module))
+    let folder = module.split('/').next().unwrap();
+    FLOORS.iter().position(|floor| *floor == folder)
 }
 
 /// The text of a file without its test module and its comments (a doc link is no use).
@@ -257,7 +145,14 @@ fn graph() -> BTreeMap<String, BTreeSet<String>> {
 }
 
 #[test]
-fn every_module_has_a_floor() {
+fn the_root_holds_the_floors_and_lib_only() {
+    let mut strays: Vec<String> = std::fs::read_dir(src())
+        .unwrap()
+        .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|name| name != "lib.rs" && !FLOORS.contains(&name.as_str()))
+        .collect();
+    strays.sort();
+    assert!(strays.is_empty(), "not a floor folder: {strays:?}");
     let missing: BTreeSet<String> = files()
         .keys()
         .map(|f| module_of(f))
@@ -287,10 +182,10 @@ fn nothing_uses_a_floor_above_it_and_no_operation_uses_another() {
             if other_floor > floor {
                 wrong.push(format!(
                     "{file} (floor {}) uses {other} (floor {})",
-                    FLOORS.get(floor).map_or("?", |f| f.0),
-                    FLOORS.get(other_floor).map_or("?", |f| f.0)
+                    FLOORS.get(floor).copied().unwrap_or("?"),
+                    FLOORS.get(other_floor).copied().unwrap_or("?")
                 ));
-            } else if other_floor == floor && FLOORS[floor].0.ends_with("operations") {
+            } else if other_floor == floor && FLOORS[floor] == OPERATIONS {
                 wrong.push(format!("operation {file} uses operation {other}"));
             }
         }
@@ -301,17 +196,13 @@ fn nothing_uses_a_floor_above_it_and_no_operation_uses_another() {
         graph.values().map(BTreeSet::len).sum::<usize>(),
         wrong.len()
     );
-    for (name, members) in FLOORS {
-        println!("floor {name}:");
-        for module in *members {
-            let used: Vec<String> = modules
-                .get(*module)
-                .map(|set| {
-                    set.iter()
-                        .map(|m| format!("{m}({})", floor_of(m).unwrap_or(99)))
-                        .collect()
-                })
-                .unwrap_or_default();
+    for (at, floor) in FLOORS.iter().enumerate() {
+        println!("floor {at} {floor}:");
+        for (module, used) in modules.iter().filter(|(m, _)| floor_of(m) == Some(at)) {
+            let used: Vec<String> = used
+                .iter()
+                .map(|m| format!("{m}({})", floor_of(m).unwrap_or(99)))
+                .collect();
             println!("  {module} -> {}", used.join(" "));
         }
     }

@@ -7,11 +7,11 @@
 use super::finish::{HostStop, cancel_requested, stop_for_signal};
 use super::setup::{RoundInput, adapter_of, create};
 use super::signals::SignalWatch;
-use crate::checks::{Capture, tail};
-use crate::error::{EngineError, Result};
-use crate::redact::Redactor;
-use crate::sandboxing::{Confinement, TaskSandbox, confine_check, sandbox_environment};
-use crate::workspace::Workspace;
+use crate::base::error::{EngineError, Result};
+use crate::base::redact::Redactor;
+use crate::env::sandboxing::{Confinement, TaskSandbox, confine_check, sandbox_environment};
+use crate::env::workspace::Workspace;
+use crate::evidence::checks::{Capture, tail};
 use ganger_agents::{CommandPlan, Permission};
 use ganger_sandbox::{AgentCommand, RunningAgent, Waited, spawn_local};
 use ganger_store::{CheckResult, CheckRun, Store};
@@ -82,7 +82,7 @@ fn check_command(
         let nothing = CommandPlan::new(Vec::new(), Vec::new(), None);
         sandbox_environment(adapter, &ws.config, &nothing, &[], c.home, &task.worktree)
     } else {
-        crate::agent_env::user_environment()
+        crate::env::agent_env::user_environment()
     };
     Ok(AgentCommand {
         program: "/bin/sh".into(),

@@ -6,9 +6,9 @@
 
 use super::setup::{BeforeState, RoundInput};
 use super::signals::signal_name;
-use crate::config::format_duration;
-use crate::error::Result;
-use crate::workspace::Workspace;
+use crate::base::config::format_duration;
+use crate::base::error::Result;
+use crate::env::workspace::Workspace;
 use ganger_agents::{AgentExit, Verdict};
 use ganger_events::{RoundStatus, RoundSummary};
 use ganger_git::{IndexEntry, Repo, Scope, Watched, diff_entries};
@@ -253,13 +253,16 @@ pub(crate) fn record_end(
     // A round its sandbox failed (a Docker daemon that went away) says so, not only "the
     // command exited with code 125".
     if status == RoundStatus::Failed
-        && let Ok(sandbox) = crate::sandboxing::TaskSandbox::of(ws, task)
+        && let Ok(sandbox) = crate::env::sandboxing::TaskSandbox::of(ws, task)
         && let Some(why) = sandbox.sandbox.failure(
             match ended.exit {
                 Some(AgentExit::Code(code)) => Some(code),
                 _ => None,
             },
-            &crate::report::tail_lines(&ws.state.round_file(&task.slug, number, "err"), 5),
+            &crate::evidence::report::tail_lines(
+                &ws.state.round_file(&task.slug, number, "err"),
+                5,
+            ),
         )
     {
         reason = Some(why);
@@ -376,7 +379,7 @@ fn settle_figures(
     summary: &mut RoundSummary,
 ) {
     if summary.session_tokens.is_some() {
-        let previous = crate::budget::previous_session_tokens(
+        let previous = crate::evidence::budget::previous_session_tokens(
             store,
             task.id,
             number,
@@ -393,13 +396,16 @@ fn settle_figures(
 
 fn outcome(store: &dyn Store, task: &Task, number: u32) -> Result<HostOutcome> {
     let task = store.task(&task.slug)?.ok_or_else(|| {
-        crate::error::EngineError::invalid(format!("task {} vanished", task.slug))
+        crate::base::error::EngineError::invalid(format!("task {} vanished", task.slug))
     })?;
     let round = store.round(task.id, Some(number))?.ok_or_else(|| {
-        crate::error::EngineError::invalid(format!("round {number} of {} vanished", task.slug))
+        crate::base::error::EngineError::invalid(format!(
+            "round {number} of {} vanished",
+            task.slug
+        ))
     })?;
     // Read while the store is open: the report then needs no connection of its own.
-    let budgets = crate::budget::budgets_of(store, &task);
+    let budgets = crate::evidence::budget::budgets_of(store, &task);
     Ok(HostOutcome {
         task,
         round,
@@ -431,7 +437,7 @@ pub(crate) fn settle_dead_round(
         cgroup: round.cgroup.as_ref().map(Cgroup::at),
     };
     let killed = kill_round(&marker, Duration::from_secs(2));
-    crate::agent_tmp::remove_left(&round.token);
+    crate::env::agent_tmp::remove_left(&round.token);
     let host = round.host.map_or_else(
         || "its host".to_owned(),
         |h| format!("its host (pid {})", h.pid),
@@ -454,7 +460,7 @@ pub(crate) fn settle_dead_round(
             "; {killed} leftover process(es) of the round were killed"
         ));
     }
-    match crate::leftovers::remove_round_containers(&round.token) {
+    match crate::env::leftovers::remove_round_containers(&round.token) {
         Ok(0) => {}
         Ok(removed) => reason.push_str(&format!(
             "; {removed} container(s) of the round were removed"
@@ -467,8 +473,8 @@ pub(crate) fn settle_dead_round(
         reread_summary(ws, &*store, task, &current).unwrap_or_else(|| current.summary.clone());
     // What the parser decoded is redacted as the host would have (a key file that is gone
     // leaves only the raw stream's redaction).
-    if let Ok(keys) = crate::keys::load_keys(&ws.config, &task.keys) {
-        crate::keys::LoadedKey::redactor(&ws.store, &keys).redact_summary(&mut summary);
+    if let Ok(keys) = crate::env::keys::load_keys(&ws.config, &task.keys) {
+        crate::env::keys::LoadedKey::redactor(&ws.store, &keys).redact_summary(&mut summary);
     }
     settle_figures(
         ws,
@@ -515,7 +521,7 @@ pub(crate) fn reread_summary(
     task: &Task,
     round: &Round,
 ) -> Option<RoundSummary> {
-    let adapter = crate::agent_env::adapter_for(&task.agent, &ws.config)?;
+    let adapter = crate::env::agent_env::adapter_for(&task.agent, &ws.config)?;
     let stream = |kind| RoundStream::of(task, round, kind);
     let stdout = store
         .read_stream(&stream(StreamKind::Stdout), 0)
@@ -552,7 +558,7 @@ pub struct HostOutcome {
     pub task: Task,
     pub round: Round,
     /// The task's and its fleet's budgets and spending at the round's end.
-    pub budgets: Option<crate::budget::Budgets>,
+    pub budgets: Option<crate::evidence::budget::Budgets>,
 }
 
 pub(super) fn stop_for_signal(store: &mut dyn Store, input: &RoundInput, signal: i32) -> HostStop {

@@ -7,14 +7,14 @@ use super::follow::{Spending, follow};
 use super::output::{self, Closed, Progress};
 use super::setup::{BeforeState, RoundInput, adapter_of, before_state};
 use super::signals::SignalWatch;
-use crate::agent_env;
-use crate::agent_tmp::{self, AgentTmp, Removing};
-use crate::budget::{BudgetWatch, RoundSpend};
-use crate::error::{EngineError, Result};
-use crate::keys;
-use crate::redact::Redactor;
-use crate::sandboxing::{Confinement, TaskSandbox, confine, sandbox_environment};
-use crate::workspace::Workspace;
+use crate::base::error::{EngineError, Result};
+use crate::base::redact::Redactor;
+use crate::env::agent_env;
+use crate::env::agent_tmp::{self, AgentTmp, Removing};
+use crate::env::keys;
+use crate::env::sandboxing::{Confinement, TaskSandbox, confine, sandbox_environment};
+use crate::env::workspace::Workspace;
+use crate::evidence::budget::{BudgetWatch, RoundSpend};
 use ganger_agents::{Adapter, AgentExit, CommandPlan, Permission, RoundRequest};
 use ganger_sandbox::{AgentCommand, ProcessId, RunningAgent, spawn_local};
 use ganger_store::{Backend, Claim, ProcessRef, RoundStream, StreamKind};
@@ -46,7 +46,7 @@ pub fn run_host(
     let fresh = input.round.number == 1 && input.task.worktree_made;
     // Checked again here, where the agent is about to run: still a linked worktree of this
     // repository on the task's branch.
-    let worktree = crate::task_worktree::check_task_worktree(ws, &input.task);
+    let worktree = crate::evidence::task_worktree::check_task_worktree(ws, &input.task);
     let before = worktree
         .as_ref()
         .map_err(Clone::clone)
@@ -73,7 +73,7 @@ pub fn run_host(
     let mut tmp_removal = None;
     let (before, ended) = match before {
         Ok(before) => {
-            let adapter = crate::agent_env::adapter_for(&input.task.agent, &ws.config);
+            let adapter = crate::env::agent_env::adapter_for(&input.task.agent, &ws.config);
             let own_edits = super::own_edits::OwnEdits::before(adapter, &input.task.worktree);
             let run = keys
                 .and_then(|keys| run_agent(ws, store, &input, &claim, &keys, &redactor))
@@ -175,7 +175,10 @@ fn planned_command(
     let tmp = if isolated {
         None
     } else {
-        let token = warm.map_or_else(|| input.round.token.clone(), |_| crate::tokens::new_token());
+        let token = warm.map_or_else(
+            || input.round.token.clone(),
+            |_| crate::base::tokens::new_token(),
+        );
         AgentTmp::unless_configured(adapter, &ws.config, &token)?
     };
     let request_env = if isolated {
@@ -199,7 +202,7 @@ fn planned_command(
         .permission
         .parse::<Permission>()
         .map_err(EngineError::invalid)?;
-    let new_session_id = crate::tokens::new_uuid();
+    let new_session_id = crate::base::tokens::new_uuid();
     let request = RoundRequest {
         // After a rewind the round forks an earlier session at the rewound point.
         resume_at: input.round.fork_from.as_ref().map(|f| f.at.as_str()),
@@ -313,8 +316,8 @@ fn run_agent(
     }
     let cold_because = if !super::warm_round::wanted(ws, &*store, input, adapter) {
         None
-    } else if let Some(why) = crate::warm::identity::failed_before(ws, input)
-        .or_else(|| crate::warm::identity::unable_before(ws, input))
+    } else if let Some(why) = crate::round::warm::identity::failed_before(ws, input)
+        .or_else(|| crate::round::warm::identity::unable_before(ws, input))
     {
         Some(why)
     } else {
@@ -326,9 +329,9 @@ fn run_agent(
     // The task's idle warm agent holds the session a cold round continues (an agent's own
     // server may even refuse another writer of it): it is stopped first, and the next
     // warm round starts one that takes up the session as this round leaves it.
-    let stopped_warm = crate::warm::registry::live(ws, &*store, &input.task.slug)
+    let stopped_warm = crate::round::warm::registry::live(ws, &*store, &input.task.slug)
         .is_some_and(|info| !info.busy)
-        && crate::warm::stop_warm(ws, &*store, &input.task.slug).unwrap_or(false);
+        && crate::round::warm::stop_warm(ws, &*store, &input.task.slug).unwrap_or(false);
     let Planned {
         command,
         session: named_session,

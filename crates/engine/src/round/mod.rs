@@ -8,11 +8,16 @@ mod evidence;
 mod finish;
 mod follow;
 mod host;
+pub(crate) mod launch;
+pub(crate) mod lost_session;
 mod output;
 mod own_edits;
 mod push;
+pub(crate) mod reaper;
 mod setup;
 mod signals;
+pub(crate) mod task_move;
+pub mod warm;
 mod warm_round;
 mod watchdog;
 

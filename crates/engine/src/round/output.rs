@@ -9,8 +9,8 @@
 //! read; the stream keeps its bytes). Each read is appended as it comes, so `ganger log
 //! --follow` and `ganger status` see a running round as it goes.
 
-use crate::redact::Redactor;
-use crate::redact_stream::copy_redacted;
+use crate::base::redact::Redactor;
+use crate::base::redact_stream::copy_redacted;
 use ganger_agents::scan::{Line, LineCutter};
 use ganger_agents::{Adapter, StreamParser};
 use ganger_events::RoundSummary;

@@ -10,7 +10,7 @@
 //! its keys redacted, is kept with the task, and the host that takes the next round writes it
 //! where its agent looks for it (`task_move.rs`).
 
-use crate::workspace::Workspace;
+use crate::env::workspace::Workspace;
 use ganger_git::{Repo, remote as git_remote};
 use ganger_store::{Backend, KeptSession, Task};
 use std::time::{Duration, Instant};
@@ -32,10 +32,10 @@ pub(super) fn push_round(
     worktree: &Repo,
 ) -> Option<String> {
     // A fleet names a remote only on a store other hosts share.
-    if ws.store == crate::store_location::StoreLocation::Local {
+    if ws.store == crate::env::store_location::StoreLocation::Local {
         return None;
     }
-    let remote = match crate::task_move::fleet_remote(store, task) {
+    let remote = match crate::round::task_move::fleet_remote(store, task) {
         Ok(Some(remote)) => remote,
         Ok(None) => return None,
         Err(e) => return Some(format!("its fleet's remote could not be read: {e}")),
@@ -84,8 +84,8 @@ fn keep_session(
             file.display()
         )
     })?;
-    let keys = crate::keys::load_keys(&ws.config, &task.keys).map_err(|e| e.message)?;
-    let redactor = crate::keys::LoadedKey::redactor(&ws.store, &keys);
+    let keys = crate::env::keys::load_keys(&ws.config, &task.keys).map_err(|e| e.message)?;
+    let redactor = crate::env::keys::LoadedKey::redactor(&ws.store, &keys);
     let kept = KeptSession {
         round,
         session: session.to_owned(),
@@ -104,10 +104,10 @@ pub(crate) fn session_file(
     task: &Task,
     session: &str,
 ) -> Option<std::path::PathBuf> {
-    if crate::sandboxing::isolated(ws, task) {
+    if crate::env::sandboxing::isolated(ws, task) {
         return None;
     }
-    let adapter = crate::agent_env::adapter_for(&task.agent, &ws.config)?;
-    let env = crate::agent_env::request_env(adapter, &ws.config, &[]);
+    let adapter = crate::env::agent_env::adapter_for(&task.agent, &ws.config)?;
+    let env = crate::env::agent_env::request_env(adapter, &ws.config, &[]);
     adapter.session_file(&env, &task.worktree, session)
 }

@@ -3,8 +3,8 @@
 //! snapshot taken now, so that a person's edits between rounds are never counted as the
 //! worker's.
 
-use crate::error::{EngineError, Result};
-use crate::workspace::Workspace;
+use crate::base::error::{EngineError, Result};
+use crate::env::workspace::Workspace;
 use ganger_agents::Adapter;
 use ganger_git::{IndexEntry, Repo};
 use ganger_store::{Round, Task};
@@ -26,7 +26,7 @@ pub struct RoundInput {
 impl RoundInput {
     /// The input of `round` of `task`, with the task's limits or the configured defaults.
     pub fn new(
-        ws: &crate::workspace::Workspace,
+        ws: &crate::env::workspace::Workspace,
         task: Task,
         round: Round,
         prompt: String,
@@ -80,7 +80,7 @@ pub fn before_state(
 }
 
 pub(super) fn adapter_of(ws: &Workspace, task: &Task) -> Result<&'static dyn Adapter> {
-    crate::agent_env::adapter_for(&task.agent, &ws.config).ok_or_else(|| {
+    crate::env::agent_env::adapter_for(&task.agent, &ws.config).ok_or_else(|| {
         EngineError::invalid(format!(
             "unknown agent {:?} for task {}",
             task.agent, task.slug

@@ -1,4 +1,4 @@
-//! A warm round: the prompt goes into the task's warm agent (crate::warm) instead of a new
+//! A warm round: the prompt goes into the task's warm agent (crate::round::warm) instead of a new
 //! agent process, and everything else is the cold round's: the stream copied to the store
 //! and summarized as it comes, the limits, budgets, cancels and signals of the host's loop,
 //! the verdict from the stream, then checks and the end as for any round. A round that
@@ -9,14 +9,14 @@ use super::follow::{Followed, Spending, follow};
 use super::output::{self, Progress};
 use super::setup::RoundInput;
 use super::signals::SignalWatch;
-use crate::budget::{BudgetWatch, RoundSpend};
-use crate::error::{EngineError, Result};
-use crate::redact::Redactor;
-use crate::sandboxing::TaskSandbox;
-use crate::warm::policy::Policy;
-use crate::warm::registry::{found, host_alive, live};
-use crate::warm::turn::{TurnRequest, WarmTurn, last_turn_ended, open_turn};
-use crate::workspace::Workspace;
+use crate::base::error::{EngineError, Result};
+use crate::base::redact::Redactor;
+use crate::env::sandboxing::TaskSandbox;
+use crate::env::workspace::Workspace;
+use crate::evidence::budget::{BudgetWatch, RoundSpend};
+use crate::round::warm::policy::Policy;
+use crate::round::warm::registry::{found, host_alive, live};
+use crate::round::warm::turn::{TurnRequest, WarmTurn, last_turn_ended, open_turn};
 use ganger_agents::{Adapter, Permission, WarmProtocol};
 use ganger_store::{Backend, Claim, Liveness, RoundStream, StreamKind};
 use std::sync::{Arc, Mutex, mpsc};
@@ -66,11 +66,11 @@ fn started_alike(
     let Some(info) = live(ws, store, &input.task.slug) else {
         return true;
     };
-    if info.fingerprint == crate::warm::identity::fingerprint(ws, input) {
+    if info.fingerprint == crate::round::warm::identity::fingerprint(ws, input) {
         return true;
     }
     !info.busy
-        && crate::warm::stop_warm(ws, store, &input.task.slug).unwrap_or(false)
+        && crate::round::warm::stop_warm(ws, store, &input.task.slug).unwrap_or(false)
         && (adapter.warm_loads_sessions()
             || adapter.warm_protocol() == WarmProtocol::StreamJsonControl
             || input.round.session_before.is_none())
@@ -112,7 +112,7 @@ fn continues_live(
     }
     stream_json
         && !info.busy
-        && crate::warm::stop_warm(ws, store, &input.task.slug).unwrap_or(false)
+        && crate::round::warm::stop_warm(ws, store, &input.task.slug).unwrap_or(false)
 }
 
 /// Runs the round in the task's warm agent; `Ok(Err(why))` when no warm agent could take it

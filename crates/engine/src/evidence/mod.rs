@@ -1,0 +1,10 @@
+//! The repository and the evidence: task worktrees, half-made starts, overlaps,
+//! budgets, checks, reports and resume notes.
+
+pub mod budget;
+pub(crate) mod checks;
+pub(crate) mod half_made;
+pub(crate) mod overlap;
+pub mod report;
+pub(crate) mod resume_note;
+pub(crate) mod task_worktree;

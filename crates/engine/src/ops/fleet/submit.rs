@@ -1,0 +1,215 @@
+//! `fleet submit|run`: a fleet file's tasks into the queue. What each task needs is decided
+//! from the store (start it, continue an interrupted one, leave a pending or finished one
+//! alone); the store then writes the whole submission in one transaction that checks it
+//! again: a slug that another fleet's task (or a task of no fleet) has refuses the fleet with
+//! nothing written, and a task that a concurrent submission queued in the meantime is left to
+//! it, so that three `fleet run`s of one file at once queue each task once.
+
+use super::enqueue::Item;
+use super::file::Fleet;
+use super::spec::CONTINUE;
+use crate::base::commander::commander;
+use crate::base::error::{EngineError, Result};
+use crate::env::workspace::Workspace;
+use crate::task::admission::known_adapter;
+use ganger_events::RoundStatus;
+use ganger_store::{
+    Backend, Budget, FleetItem, FleetRecord, FleetSubmission, QueueKind, QueueState, SlugHolder,
+    StoreError, now_ms,
+};
+use std::collections::HashSet;
+
+/// What submitting a fleet did with each task.
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
+pub struct Submitted {
+    /// Tasks queued to start.
+    pub started: Vec<String>,
+    /// Tasks whose last round was interrupted, queued to continue in their sessions.
+    pub resumed: Vec<String>,
+    /// Tasks already queued or running, left as they are.
+    pub pending: Vec<String>,
+    /// Tasks that have finished (done, failed, ...), skipped.
+    pub finished: Vec<String>,
+}
+
+/// Marks `ended` the delivered items whose round has ended while no scheduler looked (it was
+/// killed, or stopped), so that a task interrupted then is resumed, not taken for pending.
+/// Only while no scheduler runs: a live one reviews its rounds' ends itself (a rate limit
+/// pauses the model and requeues the task), and ending its items here would skip that.
+fn end_finished_deliveries(ws: &Workspace, store: &mut dyn Backend) -> Result<()> {
+    if super::serve_lock::serve_holder(ws).is_some() {
+        return Ok(());
+    }
+    for item in store.open_items()? {
+        if item.state != QueueState::Delivered {
+            continue;
+        }
+        let Some(task) = store.task(&item.slug)? else {
+            continue;
+        };
+        let Some(round) = store.round(task.id, item.round)? else {
+            continue;
+        };
+        if round.status != RoundStatus::Running {
+            store.move_item(
+                item.id,
+                QueueState::Delivered,
+                QueueState::Ended,
+                Some(round.status.as_str()),
+                None,
+            )?;
+        }
+    }
+    Ok(())
+}
+
+/// The refusal of a fleet that names a slug someone else holds.
+fn conflict(fleet: &Fleet, slug: String, holder: Option<String>) -> EngineError {
+    EngineError::from(StoreError::FleetConflict {
+        slug,
+        fleet: fleet.name.clone(),
+        holder,
+    })
+    .hint(format!(
+        "a slug names one task in a repository: give this one another slug in {}",
+        fleet.file.display()
+    ))
+}
+
+fn holder_fleet(holder: SlugHolder) -> Option<String> {
+    match holder {
+        SlugHolder::Fleet(name) => Some(name),
+        SlugHolder::Free | SlugHolder::NoFleet => None,
+    }
+}
+
+/// A task to queue, as decided from the store: the item and the task's rounds then.
+type Planned<'a> = (Item<'a>, Option<u32>);
+
+/// What each of the fleet's tasks needs: to start, to continue an interrupted round, or
+/// nothing (pending: queued or running; finished).
+fn plan<'a>(
+    store: &dyn Backend,
+    fleet: &'a Fleet,
+    commander: &str,
+    submitted: &mut Submitted,
+) -> Result<Vec<Planned<'a>>> {
+    let open: HashSet<String> = store
+        .open_items()?
+        .into_iter()
+        .map(|item| item.slug)
+        .collect();
+    let mut planned = Vec::new();
+    for task in &fleet.tasks {
+        if open.contains(&task.slug) {
+            submitted.pending.push(task.slug.clone());
+            continue;
+        }
+        let existing = store.task(&task.slug)?;
+        let (kind, prompt, generation) = match &existing {
+            None => (QueueKind::Start, task.prompt.as_str(), None),
+            Some(found) => match found.last_status {
+                Some(RoundStatus::Interrupted) => {
+                    (QueueKind::Fix, CONTINUE, Some(found.generation))
+                }
+                Some(RoundStatus::Running) => {
+                    submitted.pending.push(task.slug.clone());
+                    continue;
+                }
+                None if found.rounds == 0 => (QueueKind::Fix, task.prompt.as_str(), None),
+                _ => {
+                    submitted.finished.push(task.slug.clone());
+                    continue;
+                }
+            },
+        };
+        let item = Item {
+            slug: &task.slug,
+            kind,
+            prompt,
+            options: task.options.clone(),
+            commander: commander.to_owned(),
+            generation,
+            fleet: Some(fleet.name.clone()),
+            after: task.after.clone(),
+        };
+        planned.push((item, existing.map(|t| t.rounds)));
+    }
+    Ok(planned)
+}
+
+/// The planned items as the store takes them, each with its prompt.
+fn fleet_items(planned: Vec<Planned<'_>>) -> Vec<FleetItem> {
+    planned
+        .into_iter()
+        .map(|(item, rounds)| FleetItem {
+            item: item.new_queued(),
+            rounds,
+        })
+        .collect()
+}
+
+/// Queues a fleet: each task not yet started is queued to start, each interrupted one to
+/// continue, the others are left alone, so that submitting the same file again resumes it.
+pub fn submit_fleet(ws: &Workspace, fleet: &Fleet, as_name: Option<&str>) -> Result<Submitted> {
+    if let Some(remote) = &fleet.remote {
+        super::remote::check_fleet_remote(ws, &fleet.name, remote)?;
+    }
+    for task in &fleet.tasks {
+        let agent = task.options["agent"]
+            .as_str()
+            .map_or_else(|| ws.config.defaults.agent.clone(), str::to_owned);
+        known_adapter(ws, &agent)?;
+        // A base reaches git only once checked, here before anything is queued.
+        if let Some(base) = task.options["base"].as_str() {
+            crate::evidence::task_worktree::base_commit(ws, base)
+                .map_err(|e| EngineError::invalid(format!("task {}: {}", task.slug, e.message)))?;
+        }
+    }
+    let limits = serde_json::to_value(&fleet.limits)
+        .map_err(|e| EngineError::environment("failed to encode the fleet's limits", e))?;
+    let mut store = ws.open_store()?;
+    let slugs: Vec<String> = fleet.tasks.iter().map(|t| t.slug.clone()).collect();
+    // Refused before anything is written; the store checks again as it writes.
+    if let Some((slug, holder)) = store.fleet_conflict(&fleet.name, &slugs)? {
+        return Err(conflict(fleet, slug, holder_fleet(holder)));
+    }
+    crate::round::reaper::settle_running(
+        ws,
+        &mut *store,
+        &mut |_: crate::base::notice::Notice| {},
+    )?;
+    end_finished_deliveries(ws, &mut *store)?;
+    let mut submitted = Submitted::default();
+    let planned = plan(&*store, fleet, &commander(as_name), &mut submitted)?;
+    let submission = FleetSubmission {
+        fleet: FleetRecord {
+            name: fleet.name.clone(),
+            file: Some(fleet.file.to_string_lossy().into_owned()),
+            limits,
+            remote: fleet.remote.clone(),
+            created_at: now_ms(),
+        },
+        budget: (fleet.budget.usd.is_some() || fleet.budget.tokens.is_some()).then_some(Budget {
+            usd: fleet.budget.usd,
+            tokens: fleet.budget.tokens,
+        }),
+        slugs,
+        items: fleet_items(planned),
+    };
+    crate::base::faults::pause("before-submit-fleet");
+    let queued = store.submit_fleet(&submission).map_err(|e| match e {
+        StoreError::FleetConflict { slug, holder, .. } => conflict(fleet, slug, holder),
+        other => other.into(),
+    })?;
+    for (wanted, queued) in submission.items.iter().zip(queued) {
+        let slug = wanted.item.slug.clone();
+        match (queued, wanted.item.kind) {
+            (Some(_), QueueKind::Start) => submitted.started.push(slug),
+            (Some(_), _) => submitted.resumed.push(slug),
+            // Another submission queued it, or it started since: left to that one.
+            (None, _) => submitted.pending.push(slug),
+        }
+    }
+    Ok(submitted)
+}

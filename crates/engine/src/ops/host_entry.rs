@@ -1,0 +1,75 @@
+//! The detached round host's entry point (`ganger host SLUG N`, hidden): it takes over the
+//! round's claim the starting command handed it, reads the prompt from its stdin, and runs
+//! the round that command recorded.
+
+use crate::base::error::{EngineError, ErrorKind, Result};
+use crate::base::notice::Notice;
+use crate::env::workspace::Workspace;
+use crate::round::{HostOutcome, RoundInput, run_host};
+use crate::task::lookup::find_task;
+use ganger_events::RoundStatus;
+use std::io::Read;
+use std::time::{Duration, Instant};
+
+/// How long a host just started waits for a store that fails under it (a database server
+/// restarting) before it gives up: within the lease it was handed, which its heartbeat keeps
+/// renewing meanwhile.
+const PATIENCE: Duration = Duration::from_secs(8);
+
+/// `step`, tried again while it fails for the environment, for at most [`PATIENCE`].
+fn patiently<T>(mut step: impl FnMut() -> Result<T>) -> Result<T> {
+    let deadline = Instant::now() + PATIENCE;
+    loop {
+        match step() {
+            Err(e) if e.kind == ErrorKind::Environment && Instant::now() < deadline => {
+                std::thread::sleep(Duration::from_millis(250));
+            }
+            other => return other,
+        }
+    }
+}
+
+/// Runs round `number` of `slug` as a detached host, then, with `until_green`, the fix
+/// rounds its failing checks call for.
+pub fn run_detached_host(
+    ws: &Workspace,
+    slug: &str,
+    number: u32,
+    until_green: Option<u32>,
+) -> Result<HostOutcome> {
+    // Opening the store starts no thread: the claim is still taken before any is.
+    let mut store = patiently(|| ws.open_store())?;
+    let claim = store.inherited_claim()?.ok_or_else(|| {
+        EngineError::invalid("`ganger host` is started by `ganger start/fix --detach`, not by hand")
+    })?;
+    let mut prompt = String::new();
+    std::io::stdin()
+        .read_to_string(&mut prompt)
+        .map_err(|e| EngineError::environment("failed to read the prompt", e))?;
+    let task = patiently(|| find_task(&*store, slug))?;
+    let round = patiently(|| Ok(store.round(task.id, Some(number))?))?
+        .ok_or_else(|| EngineError::invalid(format!("task {slug} has no round {number}")))?;
+    if round.status != RoundStatus::Running {
+        return Err(EngineError::invalid(format!(
+            "round {number} of {slug} is not running"
+        )));
+    }
+    // Taken before the first round can end, so that a `wait` never sees the loop's gap.
+    let held = match until_green {
+        Some(_) => Some(crate::task::rules::take_loop_claim(&*store, slug)?),
+        None => None,
+    };
+    let input = RoundInput::new(ws, task, round, prompt);
+    let outcome = run_host(ws, &mut *store, input, claim)?;
+    drop(store);
+    let last = match until_green {
+        Some(limit) => {
+            crate::task::until_green::until_green(ws, outcome, limit, &mut |_: Notice| {})
+        }
+        None => Ok(outcome),
+    };
+    if let Some(held) = held {
+        held.release();
+    }
+    last
+}

@@ -1,0 +1,82 @@
+//! `ganger status`: the task table, or the report of one task's last round. Works while a
+//! round runs (the host keeps the summary in the store), and settles rounds whose host died
+//! before showing them.
+
+use crate::base::error::Result;
+use crate::base::notice::Notices;
+use crate::env::workspace::Workspace;
+use crate::evidence::report::{RoundReport, TaskList, round_report_with, task_list};
+use crate::round::reaper::{settle_running, settle_task};
+use crate::task::lookup::find_task;
+
+/// What `ganger status` shows.
+#[derive(Debug, Clone)]
+pub enum StatusView {
+    List(TaskList),
+    Round(Box<RoundReport>),
+    /// A task with a pipeline: its stage, plan, verdicts and roles.
+    Pipeline(Box<crate::task::pipeline::report::PipelineReport>),
+}
+
+/// The status of every task, or of one.
+pub fn status(ws: &Workspace, slug: Option<&str>, notices: &mut dyn Notices) -> Result<StatusView> {
+    status_of(ws, slug, false, notices)
+}
+
+/// The status of every task (with `tree`, each pipeline's role tasks under it), or of one.
+pub fn status_of(
+    ws: &Workspace,
+    slug: Option<&str>,
+    tree: bool,
+    notices: &mut dyn Notices,
+) -> Result<StatusView> {
+    let Some(mut store) = ws.existing_store()? else {
+        if let Some(slug) = slug {
+            crate::base::slug::check_task_name(slug)?;
+            return Err(crate::base::error::EngineError::invalid(format!(
+                "no task {slug}"
+            )));
+        }
+        return Ok(StatusView::List(task_list(Vec::new())));
+    };
+    match slug {
+        None => {
+            settle_running(ws, &mut *store, notices)?;
+            let mut list = if tree {
+                crate::task::pipeline::report::task_tree(&*store)?
+            } else {
+                task_list(store.task_summaries()?)
+            };
+            list.overlaps = crate::evidence::overlap::running_overlaps(ws, &*store)?;
+            list.queued_starts = ganger_store::QueueStore::waiting_starts(&*store)?;
+            list.killed_starts = crate::evidence::half_made::killed_starts(&*store)?;
+            let mut done = ganger_store::EvidenceStore::done_lines(&*store)?;
+            let mut warm = crate::round::warm::registry::views(ws, &*store);
+            for row in &mut list.tasks {
+                row.done = done.remove(&row.slug);
+                row.warm = warm.remove(&row.slug);
+            }
+            Ok(StatusView::List(list))
+        }
+        Some(slug) => {
+            let task = find_task(&*store, slug)?;
+            settle_task(ws, &mut *store, &task, notices)?;
+            let task = find_task(&*store, slug)?;
+            if crate::task::pipeline::report::has_pipeline(&*store, task.id)? {
+                for role in ganger_store::PipelineStore::role_tasks(&*store, task.id)? {
+                    settle_task(ws, &mut *store, &role, notices)?;
+                }
+                return Ok(StatusView::Pipeline(Box::new(
+                    crate::task::pipeline::report::pipeline_report(ws, slug)?,
+                )));
+            }
+            let round = store.round(task.id, None)?.ok_or_else(|| {
+                crate::base::error::EngineError::invalid(format!("task {slug} has no rounds"))
+            })?;
+            let budgets = crate::evidence::budget::budgets_of(&*store, &task);
+            let mut report = round_report_with(ws, &task, &round, budgets);
+            report.warm = crate::round::warm::registry::view(ws, &*store, &task.slug);
+            Ok(StatusView::Round(Box::new(report)))
+        }
+    }
+}
