@@ -399,7 +399,7 @@ pub trait Adapter: Send + Sync {
         self.warm_protocol() != WarmProtocol::StreamJsonControl
     }
     /// Whether this agent's tasks are warm unless `--cold` or `[warm] default` says otherwise:
-    /// its warm mode passes every scenario of the conformance suite (the README's warm column).
+    /// its warm mode passes every scenario of the conformance suite (docs/agents.md's warm column).
     fn warm_by_default(&self) -> bool {
         false
     }

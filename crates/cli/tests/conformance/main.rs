@@ -1,6 +1,6 @@
 //! The conformance suite: the same end-to-end scenarios, with the real pinned CLI against the
 //! scripted model, for every agent. Test names are `AGENT::SCENARIO`, and
-//! `scripts/conformance-table` turns a run's results into the README's table.
+//! `scripts/conformance-table` turns a run's results into docs/agents.md's table.
 
 #![allow(
     clippy::unwrap_used,
@@ -77,7 +77,7 @@ suite!(
     qwen = crate::dialect::dialect, "qwen";
 );
 
-/// The agents with a warm mode, kept warm (the README's warm columns): the scenarios each
+/// The agents with a warm mode, kept warm (the warm columns of docs/agents.md's table): the scenarios each
 /// passes, and the warm-only scenarios (`warm_only.rs`). Every agent passes all of them (Qwen's hanging model, once left out for a race
 /// with the stall limit seen at stop 22, has passed every run since: 4 of 4 and 3 of 3 alone,
 /// 2 of 2 beside the OpenCode column, and it did not end a hung turn on its own in 90 s).
