@@ -7,6 +7,9 @@
 //! traits and pass the same conformance suite (`tests/conformance/`); [`PgStore`] is its
 //! first cut (`docs/postgres.md`).
 //!
+//! Both backends share one SQL layer (`sql/`): every statement, column list and row decoder
+//! is written once, and each backend says only how it runs them.
+//!
 //! The files beside the database (SQLite's streams and claims, the prompt as sent, the full
 //! answer) live where [`StateDir`] says.
 
@@ -23,6 +26,7 @@ mod pipeline;
 mod postgres;
 mod queue;
 mod records;
+mod sql;
 mod sqlite;
 mod store;
 mod streams;
