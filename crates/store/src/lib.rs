@@ -1,5 +1,5 @@
 //! ganger's state. The [`Backend`] trait is what the engine asks of any backend, as one
-//! trait object: tasks, their rounds and a journal ([`Store`]), the queue, ownership,
+//! trait object: tasks, their rounds and a journal of [`JournalEvent`]s ([`Store`]), the queue, ownership,
 //! pipelines, evidence, work under way, whether the process doing a piece of work lives
 //! ([`Liveness`]) and rounds' output ([`Streams`]). Every change is one transaction, and the
 //! invariants ("at most one running round per task") are the store's own. SQLite (WAL) is the
@@ -19,6 +19,7 @@ mod error;
 mod evidence;
 mod faults;
 mod follow;
+mod journal;
 mod layout;
 mod liveness;
 mod ownership;
@@ -36,6 +37,9 @@ pub use backend::Backend;
 pub use claims::{ClaimStore, CleanClaim, PendingStart};
 pub use error::{BackendError, StoreError};
 pub use evidence::{Budget, EvidenceStore, LabelledTask, Spent};
+pub use journal::{
+    FailedCheck, JournalEntry, JournalEvent, OverlappingTask, OwnerMove, Undelivered,
+};
 pub use layout::StateDir;
 pub use liveness::{Claim, ClaimHold, ClaimKey, Handover, Liveness};
 pub use ownership::{OwnerChange, OwnershipStore};
@@ -46,8 +50,8 @@ pub use queue::{
     QueueState, QueueStore, SlugHolder,
 };
 pub use records::{
-    CheckResult, CheckRun, ForkPoint, JournalEntry, Move, NewRound, NewTask, ProcessRef, Rewind,
-    Round, RoundEnd, RoundKind, Task, TaskSummary, TaskUpdate, now_ms,
+    CheckResult, CheckRun, ForkPoint, Move, NewRound, NewTask, ProcessRef, Rewind, Round, RoundEnd,
+    RoundKind, Task, TaskSummary, TaskUpdate, now_ms,
 };
 pub use sqlite::SqliteStore;
 pub use store::Store;

@@ -6,6 +6,7 @@ use super::row::Row;
 use super::{Database, Sql, bind, journal};
 use crate::claims::{ClaimStore, CleanClaim, PendingStart};
 use crate::error::StoreError;
+use crate::journal::JournalEvent;
 use crate::liveness::ClaimKey;
 
 /// `BeingCleaned` when a clean of the task is recorded.
@@ -132,14 +133,8 @@ impl<D: Database> ClaimStore for D {
             )?;
             // Written before anything is removed: a store that cannot record this removes
             // nothing.
-            journal::append(
-                sql,
-                claim.task_id,
-                None,
-                "clean-started",
-                Some(&claim.commander),
-                serde_json::json!({}),
-            )?;
+            let started = JournalEvent::CleanStarted {};
+            journal::append(sql, claim.task_id, None, Some(&claim.commander), &started)?;
             Ok(())
         })
     }

@@ -7,7 +7,8 @@ use super::row::Row;
 use super::{Database, Dialect, Sql, bind, journal};
 use crate::error::StoreError;
 use crate::evidence::{Budget, EvidenceStore, LabelledTask, Spent};
-use crate::records::{JournalEntry, NewTask, now_ms};
+use crate::journal::{JournalEntry, JournalEvent};
+use crate::records::{NewTask, now_ms};
 use std::collections::BTreeMap;
 
 /// The figures of the rounds a `WHERE` clause picks, summed in SQL.
@@ -265,16 +266,13 @@ impl<D: Database> EvidenceStore for D {
         &mut self,
         task_id: i64,
         round: Option<u32>,
-        kind: &str,
         commander: Option<&str>,
-        detail: serde_json::Value,
+        event: &JournalEvent,
     ) -> Result<i64, StoreError> {
         // Sent again when the connection was gone before the entry was written: an entry
         // whose answer alone was lost may then be written twice, which a reader of the
         // journal can bear better than an entry never written.
-        self.again_if_cut(|sql| {
-            journal::append(sql, task_id, round, kind, commander, detail.clone())
-        })
+        self.again_if_cut(|sql| journal::append(sql, task_id, round, commander, event))
     }
 
     fn journal_cursor(&self, commander: &str) -> Result<i64, StoreError> {

@@ -4,7 +4,8 @@
 use super::row::Row;
 use super::{Dialect, Sql, bind};
 use crate::error::StoreError;
-use crate::records::{JournalEntry, now_ms};
+use crate::journal::{JournalEntry, JournalEvent};
+use crate::records::now_ms;
 
 /// The columns an entry is read from, `j` being the journal and `t` its task.
 const JOURNAL_COLUMNS: &str = "j.id, j.at, t.slug, j.round, j.kind, j.commander, j.detail";
@@ -24,26 +25,19 @@ fn entry(row: &dyn Row) -> Result<JournalEntry, StoreError> {
     })
 }
 
-/// Appends an entry; returns its number.
+/// Appends `event` of round `round` of the task, by `commander`; returns the entry's number.
 pub(crate) fn append(
     sql: &mut dyn Sql,
     task_id: i64,
     round: Option<u32>,
-    kind: &str,
     commander: Option<&str>,
-    detail: serde_json::Value,
+    event: &JournalEvent,
 ) -> Result<i64, StoreError> {
+    let (kind, detail) = event.stored()?;
     sql.value(
         "INSERT INTO journal (at, task_id, round, kind, commander, detail) \
          VALUES (?1, ?2, ?3, ?4, ?5, ?6) RETURNING id",
-        &bind![
-            now_ms(),
-            task_id,
-            round,
-            kind,
-            commander,
-            detail.to_string()
-        ],
+        &bind![now_ms(), task_id, round, kind, commander, detail],
     )
 }
 

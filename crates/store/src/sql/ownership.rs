@@ -4,6 +4,7 @@
 use super::tasks::{insert_task, load_task};
 use super::{Database, Param, bind, journal};
 use crate::error::StoreError;
+use crate::journal::{JournalEvent, OwnerMove};
 use crate::ownership::{OwnerChange, OwnershipStore};
 use crate::records::{NewTask, Task};
 
@@ -31,14 +32,12 @@ impl<D: Database> OwnershipStore for D {
                  WHERE id = ?1",
                 &bind![task_id, to],
             )?;
-            journal::append(
-                sql,
-                task_id,
-                None,
-                change.kind(),
-                Some(commander),
-                serde_json::json!({ "from": task.owner, "to": to, "generation": task.generation + 1 }),
-            )?;
+            let moved = OwnerMove {
+                from: task.owner,
+                to: to.to_owned(),
+                generation: task.generation + 1,
+            };
+            journal::append(sql, task_id, None, Some(commander), &change.event(moved))?;
             load_task(sql, task_id)
         })
     }
@@ -54,14 +53,10 @@ impl<D: Database> OwnershipStore for D {
                 "UPDATE tasks SET inbound = ?2 WHERE id = ?1",
                 &bind![task_id, inbound],
             )?;
-            journal::append(
-                sql,
-                task_id,
-                None,
-                "policy",
-                Some(commander),
-                serde_json::json!({ "inbound": inbound }),
-            )?;
+            let policy = JournalEvent::Policy {
+                inbound: inbound.to_owned(),
+            };
+            journal::append(sql, task_id, None, Some(commander), &policy)?;
             Ok(())
         })
     }
@@ -77,14 +72,10 @@ impl<D: Database> OwnershipStore for D {
                 "UPDATE tasks SET allowed = ?2 WHERE id = ?1",
                 &[Param::from(task_id), Param::json(allowed)?],
             )?;
-            journal::append(
-                sql,
-                task_id,
-                None,
-                "allowed",
-                Some(commander),
-                serde_json::json!({ "allowed": allowed }),
-            )?;
+            let event = JournalEvent::Allowed {
+                allowed: allowed.to_vec(),
+            };
+            journal::append(sql, task_id, None, Some(commander), &event)?;
             Ok(())
         })
     }
@@ -108,14 +99,11 @@ impl<D: Database> OwnershipStore for D {
                 "UPDATE tasks SET session = ?2 WHERE id = ?1",
                 &bind![id, session],
             )?;
-            journal::append(
-                sql,
-                id,
-                None,
-                "adopted",
-                Some(&task.owner),
-                serde_json::json!({ "session": session, "worktree": task.worktree }),
-            )?;
+            let adopted = JournalEvent::Adopted {
+                session: session.to_owned(),
+                worktree: task.worktree.clone(),
+            };
+            journal::append(sql, id, None, Some(&task.owner), &adopted)?;
             load_task(sql, id)
         })
     }

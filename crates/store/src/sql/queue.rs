@@ -5,6 +5,7 @@
 use super::row::Row;
 use super::{Database, Param, Sql, bind, journal};
 use crate::error::StoreError;
+use crate::journal::{JournalEvent, Undelivered};
 use crate::liveness::ClaimKey;
 use crate::queue::{
     FleetRecord, FleetSubmission, ModelPause, NewQueued, QueueItem, QueueKind, QueueState,
@@ -19,17 +20,20 @@ fn corrupt(column: &str, e: impl std::fmt::Display) -> StoreError {
     StoreError::Corrupt(format!("queue.{column}: {e}"))
 }
 
+fn kind(text: &str) -> Result<QueueKind, StoreError> {
+    QueueKind::parse(text).ok_or_else(|| corrupt("kind", text))
+}
+
 fn state(text: &str) -> Result<QueueState, StoreError> {
     QueueState::parse(text).ok_or_else(|| corrupt("state", text))
 }
 
 /// An item, from [`ITEM_COLUMNS`].
 fn item(row: &dyn Row) -> Result<QueueItem, StoreError> {
-    let kind: String = row.get(2)?;
     Ok(QueueItem {
         id: row.get(0)?,
         slug: row.get(1)?,
-        kind: QueueKind::parse(&kind).ok_or_else(|| corrupt("kind", &kind))?,
+        kind: kind(&row.get::<String>(2)?)?,
         options: row.json(3, "queue.options")?,
         prompt_file: row.get(4)?,
         commander: row.get(5)?,
@@ -124,21 +128,23 @@ fn journal_undelivered(
     to: QueueState,
     reason: Option<&str>,
 ) -> Result<(), StoreError> {
-    let (task_id, kind, commander): (Option<i64>, String, String) = sql.one(
+    let (task_id, kind, commander): (Option<i64>, QueueKind, String) = sql.one(
         "SELECT t.id, q.kind, q.commander FROM queue q \
          LEFT JOIN tasks t ON t.slug = q.slug WHERE q.id = ?1",
         &bind![id],
-        |row| Ok((row.get(0)?, row.get(1)?, row.get(2)?)),
+        |row| Ok((row.get(0)?, kind(&row.get::<String>(1)?)?, row.get(2)?)),
     )?;
+    let undelivered = Undelivered {
+        item: id,
+        kind,
+        reason: reason.map(str::to_owned),
+    };
+    let event = match to {
+        QueueState::Stale => JournalEvent::QueueStale(undelivered),
+        _ => JournalEvent::QueueRefused(undelivered),
+    };
     if let Some(task_id) = task_id {
-        journal::append(
-            sql,
-            task_id,
-            None,
-            &format!("queue-{}", to.as_str()),
-            Some(&commander),
-            serde_json::json!({ "item": id, "kind": kind, "reason": reason }),
-        )?;
+        journal::append(sql, task_id, None, Some(&commander), &event)?;
     }
     Ok(())
 }

@@ -5,6 +5,7 @@ use super::row::Row;
 use super::tasks::{process, status};
 use super::{Param, Sql, bind, journal};
 use crate::error::StoreError;
+use crate::journal::JournalEvent;
 use crate::liveness::ClaimKey;
 use crate::records::{NewRound, Round, RoundKind, now_ms};
 
@@ -164,13 +165,10 @@ pub(crate) fn insert_round(
          fork_from = NULL WHERE id = ?1",
         &bind![task_id, number],
     )?;
-    journal::append(
-        sql,
-        task_id,
-        Some(number),
-        "round-started",
-        Some(&new.commander),
-        serde_json::json!({ "kind": new.kind.as_str(), "model": new.model }),
-    )?;
+    let started = JournalEvent::RoundStarted {
+        kind: new.kind,
+        model: new.model.clone(),
+    };
+    journal::append(sql, task_id, Some(number), Some(&new.commander), &started)?;
     Ok(id)
 }

@@ -8,9 +8,10 @@ use super::rounds::{ROUND_COLUMNS, insert_round, load_round, refuse_busy, round,
 use super::tasks::{TASK_SUMMARIES, insert_task, load_task, task_by_slug, task_summary};
 use super::{Database, Fence, Param, Sql, bind, journal};
 use crate::error::StoreError;
+use crate::journal::{JournalEntry, JournalEvent};
 use crate::records::{
-    JournalEntry, Move, NewRound, NewTask, ProcessRef, Rewind, Round, RoundEnd, Task, TaskSummary,
-    TaskUpdate, now_ms,
+    Move, NewRound, NewTask, ProcessRef, Rewind, Round, RoundEnd, Task, TaskSummary, TaskUpdate,
+    now_ms,
 };
 use crate::store::Store;
 use ganger_events::{RoundStatus, RoundSummary};
@@ -125,18 +126,12 @@ fn end_round(
             end.session.as_deref(),
         ],
     )?;
-    journal::append(
-        sql,
-        task_id,
-        Some(number),
-        "round-finished",
-        Some(&commander),
-        serde_json::json!({
-            "status": end.status.as_str(),
-            "reason": end.reason,
-            "done": end.summary.done,
-        }),
-    )?;
+    let finished = JournalEvent::RoundFinished {
+        status: end.status,
+        reason: end.reason.clone(),
+        done: end.summary.done.clone(),
+    };
+    journal::append(sql, task_id, Some(number), Some(&commander), &finished)?;
     Ok(true)
 }
 
@@ -178,14 +173,8 @@ fn rewind_task(
         object.insert("to".into(), to.into());
         object.insert("rewound".into(), serde_json::json!(marked));
     }
-    journal::append(
-        sql,
-        task_id,
-        Some(to),
-        "rewound",
-        Some(&rewind.commander),
-        detail,
-    )?;
+    let rewound = JournalEvent::Rewound(detail);
+    journal::append(sql, task_id, Some(to), Some(&rewind.commander), &rewound)?;
     Ok(marked)
 }
 
@@ -303,7 +292,8 @@ impl<D: Database> Store for D {
                 "DELETE FROM task_cleaning WHERE task_id = ?1",
                 &bind![task_id],
             )?;
-            journal::append(sql, task_id, None, "cleaned", Some(commander), detail)?;
+            let cleaned = JournalEvent::Cleaned(detail);
+            journal::append(sql, task_id, None, Some(commander), &cleaned)?;
             Ok(())
         })
     }
@@ -321,8 +311,8 @@ impl<D: Database> Store for D {
                     &bind![task_id, note],
                 )?;
             }
-            let detail = moved.detail.clone();
-            journal::append(sql, task_id, None, "moved", Some(&moved.commander), detail)?;
+            let event = JournalEvent::Moved(moved.detail.clone());
+            journal::append(sql, task_id, None, Some(&moved.commander), &event)?;
             Ok(())
         })
     }
@@ -337,7 +327,8 @@ impl<D: Database> Store for D {
         commander: &str,
         detail: serde_json::Value,
     ) -> Result<(), StoreError> {
-        self.on_conn(|sql| journal::append(sql, task_id, None, "merged", Some(commander), detail))?;
+        let merged = JournalEvent::Merged(detail);
+        self.on_conn(|sql| journal::append(sql, task_id, None, Some(commander), &merged))?;
         Ok(())
     }
 
@@ -352,14 +343,8 @@ impl<D: Database> Store for D {
             let Some((task_id, number)) = asked else {
                 return Ok(false);
             };
-            journal::append(
-                sql,
-                task_id,
-                Some(number),
-                "cancel-requested",
-                Some(commander),
-                serde_json::json!({}),
-            )?;
+            let asked = JournalEvent::CancelRequested {};
+            journal::append(sql, task_id, Some(number), Some(commander), &asked)?;
             Ok(true)
         })
     }

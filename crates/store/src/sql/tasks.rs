@@ -4,6 +4,7 @@
 use super::row::Row;
 use super::{Param, Sql, bind, journal};
 use crate::error::StoreError;
+use crate::journal::JournalEvent;
 use crate::records::{NewTask, ProcessRef, Task, TaskSummary, now_ms};
 use ganger_events::RoundStatus;
 
@@ -154,13 +155,11 @@ pub(crate) fn insert_task(sql: &mut dyn Sql, new: &NewTask) -> Result<i64, Store
         "DELETE FROM starts_pending WHERE slug = ?1",
         &bind![&new.slug],
     )?;
-    journal::append(
-        sql,
-        task_id,
-        None,
-        "task-created",
-        Some(&new.owner),
-        serde_json::json!({ "agent": new.agent, "model": new.model, "worktree": new.worktree }),
-    )?;
+    let created = JournalEvent::TaskCreated {
+        agent: new.agent.clone(),
+        model: new.model.clone(),
+        worktree: new.worktree.clone(),
+    };
+    journal::append(sql, task_id, None, Some(&new.owner), &created)?;
     Ok(task_id)
 }
