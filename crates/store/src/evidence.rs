@@ -4,7 +4,7 @@
 //! [`Store`](crate::Store), so that these parts grow without touching the round tables.
 
 use crate::error::StoreError;
-use crate::records::JournalEntry;
+use crate::journal::{JournalEntry, JournalEvent};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
@@ -94,14 +94,14 @@ pub trait EvidenceStore {
     /// style), for tasks not cleaned, not merged since that round, and not a pipeline's role.
     fn open_work(&self, except_task: i64) -> Result<Vec<(String, Vec<String>)>, StoreError>;
 
-    /// Adds a journal entry; returns its number.
+    /// Adds `event` to the journal, of round `round` of the task, by `commander`; returns the
+    /// entry's number.
     fn add_journal(
         &mut self,
         task_id: i64,
         round: Option<u32>,
-        kind: &str,
         commander: Option<&str>,
-        detail: serde_json::Value,
+        event: &JournalEvent,
     ) -> Result<i64, StoreError>;
 
     /// How far `commander` has read its journal (0: nothing acknowledged).

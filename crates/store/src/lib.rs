@@ -1,11 +1,14 @@
 //! ganger's state. The [`Backend`] trait is what the engine asks of any backend, as one
-//! trait object: tasks, their rounds and a journal ([`Store`]), the queue, ownership,
+//! trait object: tasks, their rounds and a journal of [`JournalEvent`]s ([`Store`]), the queue, ownership,
 //! pipelines, evidence, work under way, whether the process doing a piece of work lives
 //! ([`Liveness`]) and rounds' output ([`Streams`]). Every change is one transaction, and the
 //! invariants ("at most one running round per task") are the store's own. SQLite (WAL) is the
 //! backend for one machine; a PostgreSQL backend for many machines will implement the same
 //! traits and pass the same conformance suite (`tests/conformance/`); [`PgStore`] is its
 //! first cut (`docs/postgres.md`).
+//!
+//! Both backends share one SQL layer (`sql/`): every statement, column list and row decoder
+//! is written once, and each backend says only how it runs them.
 //!
 //! The files beside the database (SQLite's streams and claims, the prompt as sent, the full
 //! answer) live where [`StateDir`] says.
@@ -16,6 +19,7 @@ mod error;
 mod evidence;
 mod faults;
 mod follow;
+mod journal;
 mod layout;
 mod liveness;
 mod ownership;
@@ -23,6 +27,7 @@ mod pipeline;
 mod postgres;
 mod queue;
 mod records;
+mod sql;
 mod sqlite;
 mod store;
 mod streams;
@@ -32,6 +37,9 @@ pub use backend::Backend;
 pub use claims::{ClaimStore, CleanClaim, PendingStart};
 pub use error::{BackendError, StoreError};
 pub use evidence::{Budget, EvidenceStore, LabelledTask, Spent};
+pub use journal::{
+    FailedCheck, JournalEntry, JournalEvent, OverlappingTask, OwnerMove, Undelivered,
+};
 pub use layout::StateDir;
 pub use liveness::{Claim, ClaimHold, ClaimKey, Handover, Liveness};
 pub use ownership::{OwnerChange, OwnershipStore};
@@ -42,8 +50,8 @@ pub use queue::{
     QueueState, QueueStore, SlugHolder,
 };
 pub use records::{
-    CheckResult, CheckRun, ForkPoint, JournalEntry, Move, NewRound, NewTask, ProcessRef, Rewind,
-    Round, RoundEnd, RoundKind, Task, TaskSummary, TaskUpdate, now_ms,
+    CheckResult, CheckRun, ForkPoint, Move, NewRound, NewTask, ProcessRef, Rewind, Round, RoundEnd,
+    RoundKind, Task, TaskSummary, TaskUpdate, now_ms,
 };
 pub use sqlite::SqliteStore;
 pub use store::Store;

@@ -4,6 +4,7 @@
 //! [`Store`](crate::Store) trait so that a backend without them still compiles.
 
 use crate::error::StoreError;
+use crate::journal::{JournalEvent, OwnerMove};
 use crate::records::{NewTask, Task};
 
 /// An ownership change: who the task goes to and why.
@@ -24,6 +25,15 @@ impl<'a> OwnerChange<'a> {
             OwnerChange::Assign { .. } => "assigned",
             OwnerChange::Transfer { .. } => "transferred",
             OwnerChange::Release => "released",
+        }
+    }
+
+    /// The journal's event for this change, as `moved` says it.
+    pub(crate) fn event(self, moved: OwnerMove) -> JournalEvent {
+        match self {
+            OwnerChange::Assign { .. } => JournalEvent::Assigned(moved),
+            OwnerChange::Transfer { .. } => JournalEvent::Transferred(moved),
+            OwnerChange::Release => JournalEvent::Released(moved),
         }
     }
 

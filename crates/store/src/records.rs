@@ -334,15 +334,3 @@ pub struct Move {
     /// What the journal entry records (the host, and whether the session came along).
     pub detail: serde_json::Value,
 }
-
-/// One entry of the journal.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct JournalEntry {
-    pub id: i64,
-    pub at: i64,
-    pub slug: Option<String>,
-    pub round: Option<u32>,
-    pub kind: String,
-    pub commander: Option<String>,
-    pub detail: serde_json::Value,
-}

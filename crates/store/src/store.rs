@@ -4,9 +4,9 @@
 //! an observer settling a dead host can never both win.
 
 use crate::error::StoreError;
+use crate::journal::JournalEntry;
 use crate::records::{
-    JournalEntry, Move, NewRound, NewTask, ProcessRef, Rewind, Round, RoundEnd, Task, TaskSummary,
-    TaskUpdate,
+    Move, NewRound, NewTask, ProcessRef, Rewind, Round, RoundEnd, Task, TaskSummary, TaskUpdate,
 };
 use ganger_events::RoundSummary;
 use std::path::Path;

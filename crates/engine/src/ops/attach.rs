@@ -8,7 +8,7 @@ use crate::base::error::{EngineError, Result};
 use crate::base::notice::Notices;
 use crate::env::workspace::Workspace;
 use ganger_agents::{Adapter, CommandPlan, Permission, RoundRequest};
-use ganger_store::{StoreError, Task};
+use ganger_store::{JournalEvent, StoreError, Task};
 use std::ffi::OsString;
 use std::path::PathBuf;
 
@@ -75,13 +75,16 @@ pub fn attach(
         tmp.set_in(&mut env, &plan);
     }
     let args: Vec<OsString> = plan.args.iter().map(Into::into).collect();
-    let detail = serde_json::json!({ "session": session, "program": program });
-    store.add_journal(task.id, None, "attached", Some(&me), detail)?;
+    let attached = JournalEvent::Attached {
+        session: session.clone(),
+        program: program.clone(),
+    };
+    store.add_journal(task.id, None, Some(&me), &attached)?;
     let code = ganger_sandbox::run_interactive(&program, &args, &env, &task.worktree);
     lock.release();
     let code = code?;
-    let detail = serde_json::json!({ "exit_code": code });
-    store.add_journal(task.id, None, "detached", Some(&me), detail)?;
+    let detached = JournalEvent::Detached { exit_code: code };
+    store.add_journal(task.id, None, Some(&me), &detached)?;
     Ok(code)
 }
 

@@ -8,7 +8,7 @@ use crate::base::error::{EngineError, Result};
 use crate::base::notice::Notice;
 use crate::env::workspace::Workspace;
 use crate::evidence::report::local_time;
-use ganger_store::JournalEntry;
+use ganger_store::{FailedCheck, JournalEntry, JournalEvent, OwnerMove};
 use serde::Serialize;
 use serde_json::Value;
 
@@ -63,151 +63,127 @@ fn text(detail: &Value, key: &str) -> Option<String> {
     detail.get(key).and_then(Value::as_str).map(str::to_owned)
 }
 
-/// An entry's one-line summary.
+/// An entry's one-line summary, from the event it records (read back by serde); an entry
+/// this build does not read is shown by its kind and detail.
 fn summarize(entry: &JournalEntry) -> String {
-    let detail = &entry.detail;
     let round = entry
         .round
         .map_or_else(String::new, |n| format!("round {n} "));
-    match entry.kind.as_str() {
-        "task-created" => format!(
-            "task started (agent {}{})",
-            text(detail, "agent").unwrap_or_else(|| "?".into()),
-            text(detail, "model").map_or_else(String::new, |m| format!(", model {m}"))
+    let Some(event) = entry.event() else {
+        return as_stored(entry, &round);
+    };
+    match event {
+        JournalEvent::TaskCreated { agent, model, .. } => format!(
+            "task started (agent {agent}{})",
+            model.map_or_else(String::new, |m| format!(", model {m}"))
         ),
-        "round-finished" => {
-            let status = text(detail, "status").unwrap_or_else(|| "ended".into());
-            match text(detail, "reason") {
-                Some(reason) => format!("{round}{status}: {reason}"),
-                None => format!("{round}{status}"),
-            }
-        }
-        "checks-failed" => {
-            let checks: Vec<String> = detail
-                .get("checks")
-                .and_then(Value::as_array)
-                .map(|list| {
-                    list.iter()
-                        .map(|c| {
-                            let name = c.get("name").and_then(Value::as_str).unwrap_or("?");
-                            match c.get("exit_code").and_then(Value::as_i64) {
-                                _ if c.get("timed_out") == Some(&Value::Bool(true)) => {
-                                    format!("{name} (timed out)")
-                                }
-                                Some(code) => format!("{name} (exit {code})"),
-                                None => name.to_owned(),
-                            }
-                        })
-                        .collect()
-                })
-                .unwrap_or_default();
+        JournalEvent::RoundFinished { status, reason, .. } => match reason {
+            Some(reason) => format!("{round}{status}: {reason}"),
+            None => format!("{round}{status}"),
+        },
+        JournalEvent::ChecksFailed { checks } => {
+            let checks: Vec<String> = checks.iter().map(failed_check).collect();
             format!("{round}checks failed: {}", checks.join(", "))
         }
-        "overlap" => {
-            let with: Vec<String> = detail
-                .get("with")
-                .and_then(Value::as_array)
-                .map(|list| {
-                    list.iter()
-                        .map(|o| {
-                            let task = o.get("task").and_then(Value::as_str).unwrap_or("?");
-                            let files: Vec<&str> = o
-                                .get("files")
-                                .and_then(Value::as_array)
-                                .map(|f| f.iter().filter_map(Value::as_str).collect())
-                                .unwrap_or_default();
-                            format!("{task} ({})", files.join(", "))
-                        })
-                        .collect()
-                })
-                .unwrap_or_default();
+        JournalEvent::Overlap { with } => {
+            let with: Vec<String> = with
+                .iter()
+                .map(|o| format!("{} ({})", o.task, o.files.join(", ")))
+                .collect();
             format!(
                 "{round}changes files another task changes: {}",
                 with.join("; ")
             )
         }
-        "budget-hit" => format!(
-            "{round}stopped: {}",
-            text(detail, "reason").unwrap_or_else(|| "a budget was reached".into())
-        ),
-        "transferred" | "assigned" | "released" => {
-            let name = |key| text(detail, key).filter(|n| !n.is_empty());
-            match (entry.kind.as_str(), name("from"), name("to")) {
-                ("released", Some(from), _) => format!("released by {from}"),
-                (kind, Some(from), Some(to)) => format!("{kind} from {from} to {to}"),
-                (kind, None, Some(to)) => format!("{kind} to {to}"),
-                (kind, _, None) => format!("{kind}, now owned by nobody"),
-            }
+        JournalEvent::BudgetHit { reason, .. } => format!("{round}stopped: {reason}"),
+        JournalEvent::Transferred(moved)
+        | JournalEvent::Assigned(moved)
+        | JournalEvent::Released(moved) => owner_change(&entry.kind, &moved),
+        JournalEvent::CancelRequested {} => format!("{round}cancel requested"),
+        JournalEvent::Policy { inbound } => format!("new rounds: {inbound}"),
+        JournalEvent::Allowed { allowed } if allowed.is_empty() => {
+            "only the owner may send rounds".to_owned()
         }
-        "cancel-requested" => format!("{round}cancel requested"),
-        "policy" => format!(
-            "new rounds: {}",
-            text(detail, "inbound").unwrap_or_else(|| "?".into())
-        ),
-        "allowed" => {
-            let names: Vec<&str> = detail
-                .get("allowed")
-                .and_then(Value::as_array)
-                .map(|list| list.iter().filter_map(Value::as_str).collect())
-                .unwrap_or_default();
-            if names.is_empty() {
-                "only the owner may send rounds".to_owned()
-            } else {
-                format!("allowed to send rounds: {}", names.join(", "))
-            }
+        JournalEvent::Allowed { allowed } => {
+            format!("allowed to send rounds: {}", allowed.join(", "))
         }
-        "adopted" => format!(
-            "adopted (session {})",
-            text(detail, "session").unwrap_or_else(|| "?".into())
-        ),
-        "moved" => format!(
+        JournalEvent::Adopted { session, .. } => format!("adopted (session {session})"),
+        JournalEvent::Moved(detail) => format!(
             "moved to {} ({})",
-            text(detail, "host").unwrap_or_else(|| "another host".into()),
-            text(detail, "session").unwrap_or_else(|| "its session came along".into())
+            text(&detail, "host").unwrap_or_else(|| "another host".into()),
+            text(&detail, "session").unwrap_or_else(|| "its session came along".into())
         ),
-        "attached" => "a person attached to the session".to_owned(),
-        "detached" => "the person attached to the session left".to_owned(),
-        "merged" => "merged into its base".to_owned(),
-        "clean-started" => "clean started".to_owned(),
-        "cleaned" => {
-            let listed = |key: &str| -> Vec<String> {
-                detail[key]
-                    .as_array()
-                    .map(|items| {
-                        items
-                            .iter()
-                            .map(|i| {
-                                format!(
-                                    "{} {}",
-                                    i["kind"].as_str().unwrap_or("?"),
-                                    i["name"].as_str().unwrap_or("?")
-                                )
-                            })
-                            .collect()
-                    })
-                    .unwrap_or_default()
-            };
-            let (removed, kept) = (listed("removed"), listed("kept"));
-            let mut line = format!("cleaned: removed {}", join_or_nothing(&removed));
-            if !kept.is_empty() {
-                line.push_str(&format!("; kept {}", kept.join(", ")));
-            }
-            line
-        }
-        "queue-refused" | "queue-stale" => format!(
+        JournalEvent::Attached { .. } => "a person attached to the session".to_owned(),
+        JournalEvent::Detached { .. } => "the person attached to the session left".to_owned(),
+        JournalEvent::Merged(_) => "merged into its base".to_owned(),
+        JournalEvent::CleanStarted {} => "clean started".to_owned(),
+        JournalEvent::Cleaned(detail) => cleaned(&detail),
+        JournalEvent::QueueRefused(item) | JournalEvent::QueueStale(item) => format!(
             "a queued {} was not delivered: {}",
-            text(detail, "kind").unwrap_or_else(|| "round".into()),
-            text(detail, "reason").unwrap_or_else(|| "refused".into())
+            item.kind.as_str(),
+            item.reason.unwrap_or_else(|| "refused".into())
         ),
-        other => {
-            let shown = if detail.as_object().is_some_and(|o| !o.is_empty()) {
-                format!(" {detail}")
-            } else {
-                String::new()
-            };
-            format!("{round}{other}{shown}")
-        }
+        JournalEvent::RoundStarted { .. } | JournalEvent::Rewound(_) => as_stored(entry, &round),
     }
+}
+
+/// A failed check as `checks-failed` lists it.
+fn failed_check(check: &FailedCheck) -> String {
+    let name = &check.name;
+    match check.exit_code {
+        _ if check.timed_out => format!("{name} (timed out)"),
+        Some(code) => format!("{name} (exit {code})"),
+        None => name.clone(),
+    }
+}
+
+/// A transfer, an assignment or a release.
+fn owner_change(kind: &str, moved: &OwnerMove) -> String {
+    let name = |name: &str| (!name.is_empty()).then(|| name.to_owned());
+    match (kind, name(&moved.from), name(&moved.to)) {
+        ("released", Some(from), _) => format!("released by {from}"),
+        (kind, Some(from), Some(to)) => format!("{kind} from {from} to {to}"),
+        (kind, None, Some(to)) => format!("{kind} to {to}"),
+        (kind, _, None) => format!("{kind}, now owned by nobody"),
+    }
+}
+
+/// What `clean` removed and kept, from its report.
+fn cleaned(detail: &Value) -> String {
+    let listed = |key: &str| -> Vec<String> {
+        detail[key]
+            .as_array()
+            .map(|items| {
+                items
+                    .iter()
+                    .map(|i| {
+                        format!(
+                            "{} {}",
+                            i["kind"].as_str().unwrap_or("?"),
+                            i["name"].as_str().unwrap_or("?")
+                        )
+                    })
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    let (removed, kept) = (listed("removed"), listed("kept"));
+    let mut line = format!("cleaned: removed {}", join_or_nothing(&removed));
+    if !kept.is_empty() {
+        line.push_str(&format!("; kept {}", kept.join(", ")));
+    }
+    line
+}
+
+/// An entry by its kind and detail as stored.
+fn as_stored(entry: &JournalEntry, round: &str) -> String {
+    let detail = &entry.detail;
+    let shown = if detail.as_object().is_some_and(|o| !o.is_empty()) {
+        format!(" {detail}")
+    } else {
+        String::new()
+    };
+    format!("{round}{}{shown}", entry.kind)
 }
 
 fn join_or_nothing(items: &[String]) -> String {
@@ -219,9 +195,13 @@ fn join_or_nothing(items: &[String]) -> String {
 }
 
 fn entry(journal: JournalEntry) -> WatchEntry {
+    let done = match journal.event() {
+        Some(JournalEvent::RoundFinished { done, .. }) => done,
+        _ => None,
+    };
     WatchEntry {
         summary: summarize(&journal),
-        done: text(&journal.detail, "done"),
+        done,
         id: journal.id,
         at: local_time(journal.at),
         task: journal.slug,

@@ -3,8 +3,7 @@
 //! changes that another task's unmerged work changes too. Written after the end itself is
 //! recorded; a failure here is never the round's failure.
 
-use ganger_store::{Round, Store, Task};
-use serde_json::json;
+use ganger_store::{FailedCheck, JournalEvent, OverlappingTask, Round, Store, Task};
 use std::collections::BTreeSet;
 
 /// The paths of a listing of changes, `"M path"` (a snapshot's) or `"XY path"` (`git
@@ -33,34 +32,27 @@ pub(crate) fn record(store: &mut dyn Store, task: &Task, round: &Round, budget: 
         let _ = store.record_done(task.id, round.number, done);
     }
     if let Some(why) = budget {
-        let _ = store.add_journal(
-            task.id,
-            number,
-            "budget-hit",
-            commander,
-            json!({ "reason": why, "cost_usd": round.summary.cost_usd,
-                    "tokens": round.summary.budget_tokens() }),
-        );
+        let hit = JournalEvent::BudgetHit {
+            reason: why.to_owned(),
+            cost_usd: round.summary.cost_usd,
+            tokens: round.summary.budget_tokens(),
+        };
+        let _ = store.add_journal(task.id, number, commander, &hit);
     }
-    let failed: Vec<_> = round
+    let checks: Vec<FailedCheck> = round
         .failed_checks()
         .map(|check| {
             let result = check.result.as_ref();
-            json!({
-                "name": check.name,
-                "exit_code": result.and_then(|r| r.exit_code),
-                "timed_out": result.is_some_and(|r| r.timed_out),
-            })
+            FailedCheck {
+                name: check.name.clone(),
+                exit_code: result.and_then(|r| r.exit_code),
+                timed_out: result.is_some_and(|r| r.timed_out),
+            }
         })
         .collect();
-    if !failed.is_empty() {
-        let _ = store.add_journal(
-            task.id,
-            number,
-            "checks-failed",
-            commander,
-            json!({ "checks": failed }),
-        );
+    if !checks.is_empty() {
+        let failed = JournalEvent::ChecksFailed { checks };
+        let _ = store.add_journal(task.id, number, commander, &failed);
     }
     if task.parent.is_none() && !round.worktree_changes.is_empty() {
         overlaps(store, task, round);
@@ -73,20 +65,26 @@ fn overlaps(store: &mut dyn Store, task: &Task, round: &Round) {
     let Ok(others) = store.open_work(task.id) else {
         return;
     };
-    let shared: Vec<_> = others
+    let with: Vec<OverlappingTask> = others
         .iter()
         .filter_map(|(slug, changes)| {
-            let files: Vec<&str> = paths(changes).intersection(&mine).copied().collect();
-            (!files.is_empty()).then(|| json!({ "task": slug, "files": files }))
+            let files: Vec<String> = paths(changes)
+                .intersection(&mine)
+                .map(|file| (*file).to_owned())
+                .collect();
+            (!files.is_empty()).then(|| OverlappingTask {
+                task: slug.clone(),
+                files,
+            })
         })
         .collect();
-    if !shared.is_empty() {
+    if !with.is_empty() {
+        let overlap = JournalEvent::Overlap { with };
         let _ = store.add_journal(
             task.id,
             Some(round.number),
-            "overlap",
             Some(&round.commander),
-            json!({ "with": shared }),
+            &overlap,
         );
     }
 }

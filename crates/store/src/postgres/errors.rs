@@ -65,7 +65,10 @@ impl From<postgres::Error> for StoreError {
 /// Whether PostgreSQL refused a write for a unique index (a second running round, a second
 /// open item of a slug, a taken slug).
 pub(crate) fn is_unique_violation(error: &DbError) -> bool {
-    error
-        .as_pg()
-        .is_some_and(|error| error.code() == Some(&SqlState::UNIQUE_VIOLATION))
+    error.as_pg().is_some_and(is_unique)
+}
+
+/// Whether PostgreSQL's own error is a unique index's refusal.
+pub(crate) fn is_unique(error: &postgres::Error) -> bool {
+    error.code() == Some(&SqlState::UNIQUE_VIOLATION)
 }

@@ -23,22 +23,26 @@ pub(crate) const SCHEMA: i64 = MIGRATIONS.len() as i64;
 /// The advisory lock migrations hold ("ganger" in ASCII, then 1).
 const MIGRATE_LOCK: i64 = 0x6761_6e67_6572_0001;
 
+/// Whether a database at schema `found` is current; [`StoreError::TooNew`] when it is newer.
+fn current(found: i64) -> Result<bool, StoreError> {
+    if found > SCHEMA {
+        return Err(StoreError::TooNew {
+            found,
+            known: SCHEMA,
+        });
+    }
+    Ok(found == SCHEMA)
+}
+
 pub(crate) fn migrate(conn: &mut Conn) -> Result<(), StoreError> {
     // Every ganger process opens the store, most of them on a current schema: one read
     // settles that, without the lock (a missing table is an error here, and the locked path
     // below makes it). Prepared: a worker opens a store for every round it starts.
     if let Ok(row) = conn.query_one("SELECT COALESCE(MAX(version), 0) FROM schema_version", &[])
         && let Ok(found) = row.try_get::<_, i64>(0)
+        && current(found)?
     {
-        if found > SCHEMA {
-            return Err(StoreError::TooNew {
-                found,
-                known: SCHEMA,
-            });
-        }
-        if found == SCHEMA {
-            return Ok(());
-        }
+        return Ok(());
     }
     let mut tx = conn.transaction()?;
     tx.execute("SELECT pg_advisory_xact_lock($1)", &[&MIGRATE_LOCK])?;
@@ -46,13 +50,7 @@ pub(crate) fn migrate(conn: &mut Conn) -> Result<(), StoreError> {
     let found: i64 = tx
         .query_one("SELECT COALESCE(MAX(version), 0) FROM schema_version", &[])?
         .try_get(0)?;
-    if found > SCHEMA {
-        return Err(StoreError::TooNew {
-            found,
-            known: SCHEMA,
-        });
-    }
-    if found == SCHEMA {
+    if current(found)? {
         return Ok(());
     }
     for sql in MIGRATIONS.iter().skip(usize::try_from(found).unwrap_or(0)) {

@@ -9,40 +9,31 @@
 //! be split by another process, and the unique indexes stay as the last word, as in SQLite.
 //! Finer locks (per task) can come later without changing what the store promises.
 
-mod claims;
 mod client;
 mod conn;
 mod errors;
-mod evidence;
 mod fence;
-mod fleet_submit;
 mod follow;
 mod lease;
 mod listen;
 mod liveness;
 mod migrate;
-mod ownership;
-mod pipeline;
 mod pool;
-mod queue;
-mod rows;
-mod store;
+mod sql;
 mod streams;
 mod url;
-mod workers;
 
 pub use url::{check as check_url, redact, secrets as url_secrets};
 
 use crate::error::StoreError;
 use crate::liveness::ClaimKey;
-use crate::records::{NewRound, NewTask, Round, Task, now_ms};
+use crate::records::{Round, Task};
+use crate::sql::{Database, Fence, Param, ROUND_COLUMNS, Sql, bind, round_row, with_tasks};
 use crate::streams::RoundStream;
 use conn::{Conn, Query, Tx};
-use errors::is_unique_violation;
+use fence::still_held;
 use pool::{Pool, Pooled};
-use rows::{ROUND_COLUMNS, TASK_COLUMNS};
 use std::io::Read;
-use std::path::Path;
 use std::sync::Arc;
 
 /// The advisory lock every write transaction takes first ("ganger" in ASCII, then 2).
@@ -107,216 +98,111 @@ pub(crate) fn write(conn: &mut Pooled) -> Result<Tx<'_>, StoreError> {
     Ok(tx)
 }
 
-pub(crate) fn to_json<T: serde::Serialize>(value: &T) -> Result<String, StoreError> {
-    serde_json::to_string(value).map_err(|e| StoreError::Corrupt(e.to_string()))
-}
-
-pub(crate) fn path_text(path: &Path) -> String {
-    path.to_string_lossy().into_owned()
-}
-
 /// A u64 as PostgreSQL's BIGINT (saturating).
 pub(crate) fn big(value: u64) -> i64 {
     i64::try_from(value).unwrap_or(i64::MAX)
 }
 
-pub(crate) fn journal(
-    tx: &mut impl Query,
-    task_id: i64,
-    round: Option<u32>,
-    kind: &str,
-    commander: Option<&str>,
-    detail: serde_json::Value,
-) -> Result<i64, StoreError> {
-    let row = tx.query_one(
-        "INSERT INTO journal (at, task_id, round, kind, commander, detail) \
-         VALUES ($1, $2, $3, $4, $5, $6) RETURNING id",
-        &[
-            &now_ms(),
-            &task_id,
-            &round.map(i64::from),
-            &kind,
-            &commander,
-            &detail.to_string(),
-        ],
-    )?;
-    Ok(row.try_get(0)?)
-}
-
-pub(crate) fn running_round(
-    tx: &mut impl Query,
-    task_id: i64,
-) -> Result<Option<(u32, Option<i32>)>, StoreError> {
-    let Some(row) = tx.query_opt(
-        "SELECT number, host_pid FROM rounds WHERE task_id = $1 AND status = 'running'",
-        &[&task_id],
-    )?
-    else {
-        return Ok(None);
-    };
-    Ok(Some((
-        rows::narrow(row.try_get(0)?, "number")?,
-        rows::narrow_opt(row.try_get(1)?, "host_pid")?,
-    )))
-}
-
-pub(crate) fn insert_round(
-    tx: &mut Tx<'_>,
-    task_id: i64,
-    slug: &str,
-    round: &NewRound,
-) -> Result<i64, StoreError> {
-    if let Some((number, host_pid)) = running_round(tx, task_id)? {
-        return Err(StoreError::Busy {
-            slug: slug.to_owned(),
-            number,
-            host_pid,
-        });
+impl Database for PgStore {
+    fn on_conn<T>(
+        &self,
+        work: impl FnOnce(&mut dyn Sql) -> Result<T, StoreError>,
+    ) -> Result<T, StoreError> {
+        work(&mut *self.conn()?)
     }
-    let number: i64 = tx
-        .query_one(
-            "SELECT COALESCE(MAX(number), 0) + 1 FROM rounds WHERE task_id = $1",
-            &[&task_id],
-        )?
-        .try_get(0)?;
-    let inserted = tx.query_one(
-        "INSERT INTO rounds (task_id, number, kind, status, model, session_before, commander, token, \
-         lock_path, host_pid, host_start, started_at, snapshot_before, checks) \
-         VALUES ($1, $2, $3, 'running', $4, $5, $6, $7, $8, $9, $10, $11, $12, $13) RETURNING id",
-        &[
-            &task_id,
-            &number,
-            &round.kind.as_str(),
-            &round.model,
-            &round.session_before,
-            &round.commander,
-            &round.token,
-            &round.claim.as_str(),
-            &round.host.map(|h| i64::from(h.pid)),
-            &round.host.map(|h| big(h.start_ticks)),
-            &now_ms(),
-            &round.snapshot_before,
-            &to_json(&round.checks)?,
-        ],
-    );
-    let id: i64 = match inserted {
-        Ok(row) => row.try_get(0)?,
-        // A concurrent writer the busy check could not see still hits the unique index.
-        Err(e) if is_unique_violation(&e) => {
-            return Err(StoreError::Busy {
-                slug: slug.to_owned(),
-                number: rows::narrow::<u32>(number, "number")?.saturating_sub(1),
-                host_pid: None,
-            });
+
+    fn again_if_cut<T>(
+        &self,
+        mut work: impl FnMut(&mut dyn Sql) -> Result<T, StoreError>,
+    ) -> Result<T, StoreError> {
+        self.pool.twice_if_cut(|conn, _| work(conn))
+    }
+
+    fn on_checked_conn<T>(
+        &self,
+        work: impl FnOnce(&mut dyn Sql) -> Result<T, StoreError>,
+    ) -> Result<T, StoreError> {
+        let mut conn = self.conn()?;
+        conn.ensure_open()?;
+        work(&mut *conn)
+    }
+
+    /// The advisory lock, taken first thing in the transaction.
+    fn write<T>(
+        &self,
+        work: impl FnOnce(&mut dyn Sql) -> Result<T, StoreError>,
+    ) -> Result<T, StoreError> {
+        let mut conn = self.conn()?;
+        let mut tx = write(&mut conn)?;
+        let done = work(&mut tx)?;
+        tx.commit()?;
+        Ok(done)
+    }
+
+    /// None of the leases this store holds that names `claim` was lost (`fence.rs`).
+    fn fence(&self, claim: &str, first: usize) -> Fence {
+        let (names, fences) = self.pool.fences.arrays();
+        let (names_at, fences_at) = (format!("?{first}"), format!("?{}", first + 1));
+        Fence {
+            condition: format!(" AND {}", still_held(claim, &names_at, &fences_at)),
+            params: vec![Param::Texts(names), Param::Ints(fences)],
         }
-        Err(e) => return Err(e.into()),
-    };
-    // A fork point a rewind left is this round's to use.
-    tx.execute(
-        "UPDATE rounds SET fork_from = (SELECT fork_from FROM tasks WHERE id = $2) WHERE id = $1",
-        &[&id, &task_id],
-    )?;
-    tx.execute(
-        "UPDATE tasks SET rounds = $2, last_status = 'running', resume_note = NULL, \
-         fork_from = NULL WHERE id = $1",
-        &[&task_id, &number],
-    )?;
-    journal(
-        tx,
-        task_id,
-        Some(rows::narrow(number, "number")?),
-        "round-started",
-        Some(&round.commander),
-        serde_json::json!({ "kind": round.kind.as_str(), "model": round.model }),
-    )?;
-    Ok(id)
-}
+    }
 
-pub(crate) fn load_round(conn: &mut impl Query, id: i64) -> Result<Round, StoreError> {
-    let row = conn.query_one(
-        &format!("SELECT {ROUND_COLUMNS} FROM rounds WHERE id = $1"),
-        &[&id],
-    )?;
-    rows::round(&row)
-}
-
-pub(crate) fn load_task(conn: &mut impl Query, id: i64) -> Result<Task, StoreError> {
-    let row = conn.query_one(
-        &format!("SELECT {TASK_COLUMNS} FROM tasks WHERE id = $1"),
-        &[&id],
-    )?;
-    rows::task(&row)
-}
-
-/// Inserts a task (no round) with its journal entry; `SlugTaken` when the slug is used.
-pub(crate) fn insert_task(tx: &mut Tx<'_>, task: &NewTask) -> Result<i64, StoreError> {
-    let inserted = tx.query_one(
-        "INSERT INTO tasks (slug, agent, model, base, base_commit, branch, worktree, worktree_made, \
-         owner, keys, timeout_ms, stall_ms, created_at, permission, sandbox, network, rw, warm) \
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18) \
-         RETURNING id",
-        &[
-            &task.slug,
-            &task.agent,
-            &task.model,
-            &task.base,
-            &task.base_commit,
-            &task.branch,
-            &path_text(&task.worktree),
-            &task.worktree_made,
-            &task.owner,
-            &to_json(&task.keys)?,
-            &task.timeout_ms.map(big),
-            &task.stall_ms.map(big),
-            &now_ms(),
-            &task.permission,
-            &task.sandbox,
-            &task.network,
-            &to_json(&task.rw)?,
-            &task.warm,
-        ],
-    );
-    let task_id: i64 = match inserted {
-        Ok(row) => row.try_get(0)?,
-        Err(e) if is_unique_violation(&e) => {
-            return Err(StoreError::SlugTaken(task.slug.clone()));
+    fn refuse_lost(&self, sql: &mut dyn Sql, claim: &ClaimKey) -> Result<(), StoreError> {
+        let (names, fences) = self.pool.fences.arrays();
+        let held: bool = sql.value(
+            &format!("SELECT {}", still_held("?1", "?2", "?3")),
+            &[
+                Param::from(claim.as_str()),
+                Param::Texts(names),
+                Param::Ints(fences),
+            ],
+        )?;
+        if held {
+            Ok(())
+        } else {
+            Err(StoreError::ClaimLost {
+                name: claim.as_str().to_owned(),
+            })
         }
-        Err(e) => return Err(e.into()),
-    };
-    // Its labels, budget and fleet in the same transaction: nobody sees the task without them,
-    // and a start that dies leaves either all of it or nothing.
-    evidence::insert_task_extras(tx, task_id, task)?;
-    // The start under way is over once its task is recorded.
-    tx.execute("DELETE FROM starts_pending WHERE slug = $1", &[&task.slug])?;
-    journal(
-        tx,
-        task_id,
-        None,
-        "task-created",
-        Some(&task.owner),
-        serde_json::json!({ "agent": task.agent, "model": task.model, "worktree": task.worktree }),
-    )?;
-    Ok(task_id)
+    }
+
+    /// Heard by the schedulers when the transaction commits (several in one are one).
+    fn wake_schedulers(&self, sql: &mut dyn Sql) -> Result<(), StoreError> {
+        sql.execute("SELECT pg_notify(?1, ?1)", &bind![listen::QUEUE_CHANGE])?;
+        Ok(())
+    }
+
+    /// The server's current snapshot (`xmin:xmax:running`), hashed: it changes whenever any
+    /// transaction that wrote commits (and sometimes when nothing here changed, which only
+    /// costs a poll a needless read).
+    fn committed_version(&self) -> Result<i64, StoreError> {
+        use std::hash::{Hash, Hasher};
+        let snapshot: String =
+            self.on_conn(|sql| sql.value("SELECT pg_current_snapshot()::text", &[]))?;
+        let mut hasher = std::collections::hash_map::DefaultHasher::new();
+        snapshot.hash(&mut hasher);
+        Ok(hasher.finish() as i64)
+    }
 }
 
 impl crate::backend::Backend for PgStore {
     /// One query: the running rounds whose lease is gone or has run out.
     fn dead_rounds(&self) -> Result<Vec<(Task, Round)>, StoreError> {
-        let mut conn = self.conn()?;
-        let found = conn.query(
-            &format!(
-                "SELECT {ROUND_COLUMNS} FROM rounds r WHERE status = 'running' \
-                 AND NOT EXISTS (SELECT 1 FROM leases l WHERE l.name = r.lock_path \
-                     AND l.expires_at > now()) \
-                 ORDER BY id"
-            ),
-            &[],
-        )?;
-        let rounds = rows::all(found, rows::round)?;
-        rounds
-            .into_iter()
-            .map(|round| Ok((load_task(&mut *conn, round.task_id)?, round)))
-            .collect()
+        self.on_conn(|sql| {
+            let rounds = sql.rows(
+                &format!(
+                    "SELECT {ROUND_COLUMNS} FROM rounds r WHERE status = 'running' \
+                     AND NOT EXISTS (SELECT 1 FROM leases l WHERE l.name = r.lock_path \
+                         AND l.expires_at > now()) \
+                     ORDER BY id"
+                ),
+                &[],
+                round_row,
+            )?;
+            with_tasks(sql, rounds)
+        })
     }
 
     /// One thread on the pool's listening connection, woken by [`listen::QUEUE_CHANGE`].

@@ -1,7 +1,8 @@
 //! PostgreSQL's streams: `streams` says a stream was made (and which making of it),
 //! `stream_chunks` holds its bytes as appended, each chunk at its byte offset. A write is one
 //! statement that appends a chunk and notifies [`STREAM_APPEND`], so it can be read (and a
-//! follower wakes) as soon as the write returns.
+//! follower wakes) as soon as the write returns. Kept sessions are rows, as in every backend
+//! (`sql/sessions.rs`).
 
 use super::PgStore;
 use super::conn::Query;
@@ -9,7 +10,7 @@ use super::fence::still_held;
 use super::listen::STREAM_APPEND;
 use super::pool::Pool;
 use crate::error::StoreError;
-use crate::records::now_ms;
+use crate::sql::sessions;
 use crate::streams::{KeptSession, RoundStream, StreamKind, Streams};
 use std::io::{self, Cursor, Read, Write};
 use std::sync::Arc;
@@ -161,42 +162,10 @@ impl Streams for PgStore {
     }
 
     fn keep_session(&self, task_id: i64, kept: &KeptSession) -> Result<(), StoreError> {
-        let at = now_ms();
-        self.pool.write_twice_if_cut(|conn, _| {
-            conn.execute(
-                "INSERT INTO sessions (task_id, round, session, data, at) \
-                 VALUES ($1, $2, $3, $4, $5) \
-                 ON CONFLICT (task_id) DO UPDATE SET round = excluded.round, \
-                 session = excluded.session, data = excluded.data, at = excluded.at \
-                 WHERE excluded.round >= sessions.round",
-                &[
-                    &task_id,
-                    &i64::from(kept.round),
-                    &kept.session,
-                    &kept.data,
-                    &at,
-                ],
-            )
-        })?;
-        Ok(())
+        sessions::keep(self, task_id, kept)
     }
 
     fn kept_session(&self, task_id: i64) -> Result<Option<KeptSession>, StoreError> {
-        let found = self.twice(|conn| {
-            Ok(conn.query_opt(
-                "SELECT round, session, data FROM sessions WHERE task_id = $1",
-                &[&task_id],
-            )?)
-        })?;
-        found
-            .map(|row| {
-                let round: i64 = row.try_get(0)?;
-                Ok(KeptSession {
-                    round: u32::try_from(round).unwrap_or(u32::MAX),
-                    session: row.try_get(1)?,
-                    data: row.try_get(2)?,
-                })
-            })
-            .transpose()
+        sessions::kept(self, task_id)
     }
 }

@@ -1,11 +1,11 @@
 //! SQLite's streams: files beside the database, `tasks/SLUG/round-N.jsonl` (stdout) and
-//! `.err` (stderr), written unbuffered so that a reader sees each write at once.
+//! `.err` (stderr), written unbuffered so that a reader sees each write at once. Kept sessions
+//! are rows, as in every backend (`sql/sessions.rs`).
 
 use super::SqliteStore;
 use crate::error::StoreError;
-use crate::records::now_ms;
+use crate::sql::sessions;
 use crate::streams::{KeptSession, RoundStream, StreamKind, Streams};
-use rusqlite::{OptionalExtension, params};
 use std::fs::File;
 use std::io::{Read, Seek, SeekFrom, Write};
 use std::path::PathBuf;
@@ -53,30 +53,10 @@ impl Streams for SqliteStore {
     }
 
     fn keep_session(&self, task_id: i64, kept: &KeptSession) -> Result<(), StoreError> {
-        self.conn.execute(
-            "INSERT INTO sessions (task_id, round, session, data, at) VALUES (?1, ?2, ?3, ?4, ?5) \
-             ON CONFLICT (task_id) DO UPDATE SET round = excluded.round, \
-             session = excluded.session, data = excluded.data, at = excluded.at \
-             WHERE excluded.round >= sessions.round",
-            params![task_id, kept.round, kept.session, kept.data, now_ms()],
-        )?;
-        Ok(())
+        sessions::keep(self, task_id, kept)
     }
 
     fn kept_session(&self, task_id: i64) -> Result<Option<KeptSession>, StoreError> {
-        Ok(self
-            .conn
-            .query_row(
-                "SELECT round, session, data FROM sessions WHERE task_id = ?1",
-                params![task_id],
-                |row| {
-                    Ok(KeptSession {
-                        round: row.get(0)?,
-                        session: row.get(1)?,
-                        data: row.get(2)?,
-                    })
-                },
-            )
-            .optional()?)
+        sessions::kept(self, task_id)
     }
 }

@@ -5,7 +5,7 @@
 use super::Site;
 use super::fixtures::{done, end, new_round, new_task, summary};
 use ganger_events::RoundStatus;
-use ganger_store::{RoundKind, TaskUpdate};
+use ganger_store::{JournalEvent, OwnerMove, RoundKind, TaskUpdate};
 
 pub fn the_journal_is_in_order_and_reads_on_from_a_cursor(site: &dyn Site) {
     let mut store = site.connect();
@@ -101,18 +101,20 @@ pub fn a_commanders_journal_holds_its_tasks_and_its_cursor_only_moves_on(site: &
         .add_journal(
             theirs.id,
             None,
-            "transferred",
             Some("other"),
-            serde_json::json!({ "from": "other", "to": "boss" }),
+            &JournalEvent::Transferred(OwnerMove {
+                from: "other".into(),
+                to: "boss".into(),
+                generation: theirs.generation,
+            }),
         )
         .unwrap();
     let id = store
         .add_journal(
             mine.id,
             Some(1),
-            "overlap",
             Some("boss"),
-            serde_json::json!({}),
+            &JournalEvent::Overlap { with: Vec::new() },
         )
         .unwrap();
     let reader = site.connect();
