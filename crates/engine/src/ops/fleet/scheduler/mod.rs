@@ -10,21 +10,22 @@
 //! finds claimed items (`delivering`) and works out from the rounds whether their round was
 //! recorded, so every round asked for runs once.
 
-use super::backoff::{jitter, pause_for, rate_limited};
+mod execute;
+mod recovery;
+mod review;
+
 use super::deliver::{Delivery, deliver, failed_delivery};
 use super::events::{FleetEvent, FleetEvents};
-use super::lanes::{Finished, Lanes};
+use super::lanes::Lanes;
 use super::limits::{Limits, Running};
 use super::offer::Offer;
-use super::spec::{CONTINUE, StartSpec};
+use super::spec::StartSpec;
 use crate::base::error::Result;
 use crate::base::notice::Notice;
 use crate::env::workspace::Workspace;
 use crate::round::reaper::settle_running;
 use ganger_events::RoundStatus;
-use ganger_store::{
-    Claim, ClaimKey, ModelPause, NewQueued, QueueItem, QueueKind, QueueState, Task, now_ms,
-};
+use ganger_store::{Claim, ClaimKey, QueueItem, QueueKind, QueueState, Task, now_ms};
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender, channel};
 use std::time::{Duration, Instant};
@@ -48,9 +49,6 @@ const QUEUED_PAGE: u32 = 64;
 
 /// How many deliveries run at once (each is mostly a `git worktree add` and a process start).
 const PARALLEL_DELIVERIES: usize = 8;
-
-/// How many interrupted rounds in a row of one task a worker continues.
-const CONTINUES: usize = 3;
 
 /// When the loop stops.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -256,140 +254,6 @@ impl Scheduler<'_> {
         let _ = self.store.worker_seen(&offer.name, load);
     }
 
-    /// Takes over the items a dead scheduler (or one that recorded no claimant) had claimed:
-    /// one being delivered is recovered at once, one delivered is followed from now on; and
-    /// recovers this scheduler's own left by a failed pass. True when anything changed.
-    fn adopt_orphans(&mut self, items: &[QueueItem], events: &mut dyn FleetEvents) -> Result<bool> {
-        let me = self.me.key().as_str().to_owned();
-        let mut adopted = false;
-        let mut alive: BTreeMap<String, bool> = BTreeMap::new();
-        for item in items {
-            if !matches!(item.state, QueueState::Delivering | QueueState::Delivered) {
-                continue;
-            }
-            if item.claimed_by.as_deref() == Some(me.as_str()) {
-                // Local deliveries end within their pass, and a lane's are known: one of this
-                // scheduler's still being delivered otherwise is one a failed pass left (the
-                // database went away under it), and is settled as a dead scheduler's is.
-                if item.state == QueueState::Delivering && !self.in_lanes.contains(&item.id) {
-                    self.recover_item(item, events)?;
-                    adopted = true;
-                }
-                continue;
-            }
-            if let Some(claimant) = &item.claimed_by {
-                let lives = match alive.get(claimant) {
-                    Some(lives) => *lives,
-                    None => {
-                        // Not known to be dead is alive: its items are left to it.
-                        let lives = self
-                            .store
-                            .is_alive(&ClaimKey::new(claimant.clone()))
-                            .unwrap_or(true);
-                        alive.insert(claimant.clone(), lives);
-                        lives
-                    }
-                };
-                if lives {
-                    continue;
-                }
-            }
-            if !self
-                .store
-                .take_over_item(item.id, item.claimed_by.as_deref(), self.me.key())?
-            {
-                continue;
-            }
-            adopted = true;
-            if item.state == QueueState::Delivering {
-                self.recover_item(item, events)?;
-            }
-        }
-        Ok(adopted)
-    }
-
-    /// An item a dead scheduler was delivering: delivered if its round was recorded, else
-    /// back in the queue (a start's half-made worktree removed first).
-    fn recover_item(&mut self, item: &QueueItem, events: &mut dyn FleetEvents) -> Result<()> {
-        let claimed = item.claimed_at.unwrap_or(item.updated_at);
-        let task = self.store.task(&item.slug)?;
-        let ours = match &task {
-            Some(task) => self
-                .store
-                .rounds(task.id)?
-                .into_iter()
-                .find(|r| r.started_at >= claimed && r.commander == item.commander),
-            None => None,
-        };
-        match (task, ours) {
-            (Some(task), Some(round))
-                if round.status == RoundStatus::Interrupted && round.agent.is_none() =>
-            {
-                // Recorded, but the host never started the agent: nothing ran. Send the
-                // same prompt again, as a fix of the task that now exists.
-                self.resend(
-                    item,
-                    &task,
-                    "its round was interrupted before the agent started",
-                )?;
-                events.event(FleetEvent::Requeued {
-                    slug: item.slug.clone(),
-                    reason: "the scheduler was stopped while starting it".into(),
-                });
-            }
-            (Some(_), Some(round)) => {
-                self.store.move_item(
-                    item.id,
-                    QueueState::Delivering,
-                    QueueState::Delivered,
-                    None,
-                    Some(round.number),
-                )?;
-            }
-            (None, _) if item.kind == QueueKind::Start => {
-                self.remove_half_made(&item.slug)?;
-                self.store.requeue(item.id, 0, None)?;
-            }
-            _ => self.store.requeue(item.id, 0, None)?,
-        }
-        Ok(())
-    }
-
-    /// Ends `item` and queues its prompt again as a fix of `task`.
-    fn resend(&mut self, item: &QueueItem, task: &Task, why: &str) -> Result<()> {
-        let next = NewQueued {
-            slug: item.slug.clone(),
-            kind: QueueKind::Fix,
-            options: serde_json::json!({}),
-            prompt_file: item.prompt_file.clone(),
-            prompt: item.prompt.clone(),
-            commander: item.commander.clone(),
-            generation: Some(task.generation),
-            fleet: item.fleet.clone(),
-            after: Vec::new(),
-            not_before: 0,
-        };
-        self.store.move_and_enqueue(
-            item.id,
-            item.state,
-            QueueState::Ended,
-            Some(&format!("{why}; sent again")),
-            &next,
-        )?;
-        Ok(())
-    }
-
-    /// The worktree and branch a start killed half way made, before its task was recorded:
-    /// the start recorded itself first (`starts_pending`), so its record says what to settle.
-    fn remove_half_made(&mut self, slug: &str) -> Result<()> {
-        for pending in ganger_store::ClaimStore::pending_starts(&*self.store)? {
-            if pending.slug == slug {
-                crate::evidence::half_made::settle_dead_start(self.ws, &mut *self.store, &pending)?;
-            }
-        }
-        Ok(())
-    }
-
     /// Whether a fleet run is done: none of its items open when the last pass counted them
     /// (its last step).
     fn drained(&self) -> Result<bool> {
@@ -450,22 +314,9 @@ impl Scheduler<'_> {
             .iter()
             .filter_map(|f| Some((f.name.clone(), f.remote.clone()?)))
             .collect();
-        let mut in_flight = self.store.items_in(IN_FLIGHT, 0, u32::MAX)?;
-        if self.adopt_orphans(&in_flight, events)? {
-            in_flight = self.store.items_in(IN_FLIGHT, 0, u32::MAX)?;
-        }
+        let in_flight = self.in_flight(events)?;
+        let in_flight = self.review_ended(in_flight, &busy, events)?;
         let me = self.me.key().as_str().to_owned();
-        let mut reviewed: BTreeSet<i64> = BTreeSet::new();
-        for item in in_flight.iter().filter(|i| {
-            i.state == QueueState::Delivered && i.claimed_by.as_deref() == Some(me.as_str())
-        }) {
-            // An ended item is no longer in flight; a round put back in the queue is a new
-            // queued item, which the pages below read.
-            if !busy.contains(&item.slug) && self.review(item, events)? {
-                reviewed.insert(item.id);
-            }
-        }
-        in_flight.retain(|item| !reviewed.contains(&item.id));
         let mine = |item: &QueueItem| item.claimed_by.as_deref() == Some(me.as_str());
         // What this scheduler runs now: what it is delivering, and its rounds still running.
         let mut load = in_flight
@@ -627,202 +478,6 @@ impl Scheduler<'_> {
         Ok(wake.map(|w| Duration::from_millis(w.saturating_sub(now_ms()).max(1) as u64)))
     }
 
-    /// Records how the delivery of `item` (claimed by this scheduler) went.
-    fn record_delivery(
-        &mut self,
-        item: &QueueItem,
-        delivery: Delivery,
-        events: &mut dyn FleetEvents,
-    ) -> Result<()> {
-        match delivery {
-            Delivery::Started { task, round } => {
-                self.unavailable.remove(&item.id);
-                self.store.move_item(
-                    item.id,
-                    QueueState::Delivering,
-                    QueueState::Delivered,
-                    None,
-                    Some(round.number),
-                )?;
-                self.watch(round.claim.clone());
-                self.totals.started += 1;
-                events.event(FleetEvent::Started {
-                    slug: task.slug.clone(),
-                    round: round.number,
-                    agent: task.agent.clone(),
-                    model: round.model.clone(),
-                });
-            }
-            Delivery::Refused(reason) => {
-                self.refuse(item, QueueState::Refused, reason, events)?;
-            }
-            Delivery::Stale(reason) => {
-                self.refuse(item, QueueState::Stale, reason, events)?;
-            }
-            Delivery::Later(reason) => {
-                let later = now_ms() + self.options.poll.as_millis() as i64;
-                self.store.requeue(item.id, later, Some(&reason))?;
-            }
-            Delivery::Unavailable(reason) => {
-                let since = *self.unavailable.entry(item.id).or_insert_with(Instant::now);
-                if since.elapsed() >= ENVIRONMENT_PATIENCE {
-                    self.unavailable.remove(&item.id);
-                    let reason = format!(
-                        "{reason} (for {} s, on every try)",
-                        ENVIRONMENT_PATIENCE.as_secs()
-                    );
-                    self.refuse(item, QueueState::Refused, reason, events)?;
-                } else {
-                    let later = now_ms() + self.options.poll.as_millis() as i64;
-                    self.store.requeue(item.id, later, Some(&reason))?;
-                }
-            }
-        }
-        Ok(())
-    }
-
-    /// Records what the remotes' lanes finished since the last pass: their deliveries, and
-    /// the pushes the items' reviews wait for.
-    fn lanes_finished(&mut self, events: &mut dyn FleetEvents) -> Result<()> {
-        let mut finished = self.lanes.finished().into_iter();
-        while let Some(done) = finished.next() {
-            match done {
-                Finished::Delivered(item, delivery) => {
-                    self.in_lanes.remove(&item.id);
-                    if let Err(e) = self.record_delivery(&item, delivery, events) {
-                        // What is not recorded now is found by recovery: the item is still
-                        // being delivered in the store, and no longer in a lane.
-                        for rest in finished {
-                            if let Finished::Delivered(item, _) = rest {
-                                self.in_lanes.remove(&item.id);
-                            }
-                        }
-                        return Err(e);
-                    }
-                }
-                Finished::Pushed(id, pushed) => {
-                    self.pushing.remove(&id);
-                    self.pushes.insert(id, pushed);
-                }
-            }
-        }
-        Ok(())
-    }
-
-    /// Ends `item` with its round's status and queues "continue" to its task, not before
-    /// `not_before` (Unix ms; 0: at once).
-    fn continue_later(
-        &mut self,
-        item: &QueueItem,
-        task: &Task,
-        round: &ganger_store::Round,
-        not_before: i64,
-    ) -> Result<()> {
-        let next = NewQueued {
-            slug: task.slug.clone(),
-            kind: QueueKind::Fix,
-            options: serde_json::json!({}),
-            prompt_file: std::path::PathBuf::new(),
-            prompt: Some(CONTINUE.to_owned()),
-            commander: item.commander.clone(),
-            generation: Some(task.generation),
-            fleet: item.fleet.clone(),
-            after: Vec::new(),
-            not_before,
-        };
-        self.store.move_and_enqueue(
-            item.id,
-            QueueState::Delivered,
-            QueueState::Ended,
-            Some(round.status.as_str()),
-            &next,
-        )?;
-        Ok(())
-    }
-
-    /// Whether a worker sends an interrupted round's task on: its host died or lost its
-    /// lease, which a worker on another host survives, at most [`CONTINUES`] times in a row.
-    fn continues_interrupted(&self, task: &Task, round: &ganger_store::Round) -> Result<bool> {
-        if self.options.offer.is_none() || round.status != RoundStatus::Interrupted {
-            return Ok(false);
-        }
-        let in_a_row = self
-            .store
-            .rounds(task.id)?
-            .iter()
-            .rev()
-            .take_while(|r| r.status == RoundStatus::Interrupted)
-            .count();
-        Ok(in_a_row <= CONTINUES)
-    }
-
-    /// The remote `item`'s fleet names, if any: the item's fleet, or its task's (a fix queued
-    /// to a fleet's task by hand belongs to no fleet itself).
-    fn remote_of(&self, item: &QueueItem, task: Option<&Task>) -> Result<Option<String>> {
-        if self.remotes.is_empty() {
-            return Ok(None);
-        }
-        let fleet = match (&item.fleet, item.kind) {
-            (Some(fleet), _) => Some(fleet.clone()),
-            (None, QueueKind::Start) => None,
-            (None, _) => match task {
-                Some(task) => self.store.task_fleet(task.id)?,
-                None => match self.store.task(&item.slug)? {
-                    Some(task) => self.store.task_fleet(task.id)?,
-                    None => None,
-                },
-            },
-        };
-        Ok(fleet.and_then(|fleet| self.remotes.get(&fleet).cloned()))
-    }
-
-    /// Whether the round of `item` may be looked at: its task's branch and snapshots are
-    /// pushed to its fleet's remote (or it has none, or the round ran on another host). A
-    /// push that fails is tried again at the next passes, as long as the environment's
-    /// patience lasts; then the round is looked at with its work left unpushed, and said so.
-    fn pushed(&mut self, item: &QueueItem, task: &Task, events: &mut dyn FleetEvents) -> bool {
-        let pushed = match self.remote_of(item, Some(task)) {
-            Ok(None) => return true,
-            Err(e) => Err(e),
-            // The push is the remote's lane's to make: asked for once, looked at when done.
-            Ok(Some(remote)) => {
-                if self.pushing.contains(&item.id) {
-                    return false;
-                }
-                match self.pushes.remove(&item.id) {
-                    Some(pushed) => pushed,
-                    None => {
-                        self.pushing.insert(item.id);
-                        self.lanes.push(&remote, item.clone(), task.clone());
-                        return false;
-                    }
-                }
-            }
-        };
-        match pushed {
-            Ok(()) => {
-                self.unavailable.remove(&item.id);
-                true
-            }
-            Err(e) => {
-                let since = *self.unavailable.entry(item.id).or_insert_with(Instant::now);
-                let given_up = since.elapsed() >= ENVIRONMENT_PATIENCE;
-                let mut message = std::iter::once(e.message.clone())
-                    .chain(e.causes())
-                    .collect::<Vec<_>>()
-                    .join(": ");
-                if given_up {
-                    message.push_str("; given up: the round's work stays on this host");
-                }
-                events.event(FleetEvent::Trouble { message });
-                if given_up {
-                    self.unavailable.remove(&item.id);
-                }
-                given_up
-            }
-        }
-    }
-
     fn counts(&mut self, events: &mut dyn FleetEvents) -> Result<()> {
         let fleet = match &self.options.drain {
             Drain::Fleet(name) => Some(name.as_str()),
@@ -850,26 +505,6 @@ impl Scheduler<'_> {
             running: count(&[QueueState::Delivering, QueueState::Delivered]),
             ended: count(&[QueueState::Ended]),
             refused: count(&[QueueState::Refused, QueueState::Stale]),
-        });
-        Ok(())
-    }
-
-    fn refuse(
-        &mut self,
-        item: &QueueItem,
-        to: QueueState,
-        reason: String,
-        events: &mut dyn FleetEvents,
-    ) -> Result<()> {
-        self.store
-            .move_item(item.id, item.state, to, Some(&reason), None)?;
-        // A claimed item was moved from `delivering`.
-        self.store
-            .move_item(item.id, QueueState::Delivering, to, Some(&reason), None)?;
-        self.totals.refused += 1;
-        events.event(FleetEvent::Refused {
-            slug: item.slug.clone(),
-            reason,
         });
         Ok(())
     }
@@ -927,97 +562,6 @@ impl Scheduler<'_> {
             }
         }
         Ok(Deps::Done)
-    }
-
-    /// Looks at how a round the scheduler started ended: a rate limit pauses the model and
-    /// sends the task back to the queue to continue. Returns whether the item ended (its
-    /// task perhaps queued again, as a new item); not while its round runs or its work is not
-    /// on the remote yet.
-    fn review(&mut self, item: &QueueItem, events: &mut dyn FleetEvents) -> Result<bool> {
-        let found = match self.store.task(&item.slug)? {
-            Some(task) => self.store.round(task.id, item.round)?.map(|r| (task, r)),
-            None => None,
-        };
-        // The task or its round is gone (cleaned away): nothing to look at.
-        let Some((task, round)) = found else {
-            self.store.move_item(
-                item.id,
-                QueueState::Delivered,
-                QueueState::Ended,
-                None,
-                None,
-            )?;
-            return Ok(true);
-        };
-        if round.status == RoundStatus::Running {
-            return Ok(false);
-        }
-        if !self.pushed(item, &task, events) {
-            return Ok(false);
-        }
-        let model = round.model.clone().or_else(|| task.model.clone());
-        if let Some(line) = rate_limited(&*self.store, &task, &round) {
-            let model_name = model
-                .clone()
-                .unwrap_or_else(|| format!("{}'s default", task.agent));
-            let strikes = self
-                .store
-                .model_pauses()?
-                .into_iter()
-                .find(|p| p.model == model_name)
-                .map_or(0, |p| p.strikes)
-                + 1;
-            let pause = pause_for(self.options.backoff, strikes, jitter());
-            let until = now_ms() + pause.as_millis() as i64;
-            self.store.pause_model(&ModelPause {
-                model: model_name.clone(),
-                until,
-                strikes,
-                reason: Some(line.clone()),
-            })?;
-            events.event(FleetEvent::Paused {
-                model: model_name,
-                until,
-                strikes,
-                reason: line.clone(),
-            });
-            self.continue_later(item, &task, &round, until)?;
-            events.event(FleetEvent::Requeued {
-                slug: task.slug.clone(),
-                reason: format!("rate limited: {line}"),
-            });
-        } else if self.continues_interrupted(&task, &round)? {
-            // Its host died or was cut off past its lease: another worker continues it.
-            self.continue_later(item, &task, &round, 0)?;
-            events.event(FleetEvent::Requeued {
-                slug: task.slug.clone(),
-                reason: format!(
-                    "round {} was interrupted ({}); continued",
-                    round.number,
-                    round.reason.as_deref().unwrap_or("its host went away")
-                ),
-            });
-        } else {
-            if round.status == RoundStatus::Done
-                && let Some(model) = &model
-            {
-                self.store.clear_pause(model)?;
-            }
-            self.store.move_item(
-                item.id,
-                QueueState::Delivered,
-                QueueState::Ended,
-                Some(round.status.as_str()),
-                None,
-            )?;
-        }
-        events.event(FleetEvent::Ended {
-            slug: task.slug.clone(),
-            round: round.number,
-            status: round.status.as_str().to_owned(),
-            reason: round.reason.clone(),
-        });
-        Ok(true)
     }
 }
 
