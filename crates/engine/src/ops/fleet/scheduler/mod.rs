@@ -1,31 +1,37 @@
 //! The scheduler: one loop that owns what the user sees, fed by messages over one channel
 //! (nextest's dispatcher shape): a thread per running round blocks on the round's host lock
 //! and says when it ends; between messages the loop wakes every `poll` to read the queue.
-//! Each pass settles dead rounds, reviews the rounds it started that have ended (a rate
-//! limit pauses the model and requeues the task), counts the running rounds from the store
-//! (the truth, so a restarted scheduler decides the same), and delivers the queued items
-//! whose dependencies are done, whose model is not paused and that fit the limits.
+//!
+//! Each pass (`pass` below) settles dead rounds, takes over the items of schedulers found
+//! dead (`recovery.rs`), looks at how the rounds it started ended (`review.rs`: a rate limit
+//! pauses the model and requeues the task), reads a view of the store (`view.rs`: the rounds
+//! running, the items in flight, the pauses and the limits; the truth, so a restarted
+//! scheduler decides the same), and walks the queue with the plan (`plan.rs`, pure, tested
+//! as tables), whose actions the executor (`execute.rs`) carries out: it claims, refuses and
+//! delivers items (here on threads, or by a fleet remote's lane, `../lanes.rs`, off the loop).
 //!
 //! The loop keeps no state the store does not have: killed at any moment, a new scheduler
 //! finds claimed items (`delivering`) and works out from the rounds whether their round was
 //! recorded, so every round asked for runs once.
 
 mod execute;
+mod plan;
 mod recovery;
 mod review;
+mod view;
 
-use super::deliver::{Delivery, deliver, failed_delivery};
+use view::{Defaults, View};
+
 use super::events::{FleetEvent, FleetEvents};
 use super::lanes::Lanes;
-use super::limits::{Limits, Running};
+use super::limits::Limits;
 use super::offer::Offer;
-use super::spec::StartSpec;
 use crate::base::error::Result;
 use crate::base::notice::Notice;
 use crate::env::workspace::Workspace;
 use crate::round::reaper::settle_running;
 use ganger_events::RoundStatus;
-use ganger_store::{Claim, ClaimKey, QueueItem, QueueKind, QueueState, Task, now_ms};
+use ganger_store::{Backend, Claim, ClaimKey, QueueItem, QueueState, now_ms};
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender, channel};
 use std::time::{Duration, Instant};
@@ -43,12 +49,6 @@ const COUNT_EVERY: Duration = Duration::from_secs(1);
 /// The items a scheduler reads whole at every pass: those some scheduler is delivering or
 /// has delivered.
 const IN_FLIGHT: &[QueueState] = &[QueueState::Delivering, QueueState::Delivered];
-
-/// How many queued items a pass reads at a time.
-const QUEUED_PAGE: u32 = 64;
-
-/// How many deliveries run at once (each is mostly a `git worktree add` and a process start).
-const PARALLEL_DELIVERIES: usize = 8;
 
 /// When the loop stops.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -240,6 +240,34 @@ pub fn run_scheduler_as(
     }
 }
 
+/// Marks `item`, being delivered, delivered: its round is round `round` of its task.
+fn mark_delivered(store: &mut dyn Backend, item: &QueueItem, round: u32) -> Result<()> {
+    store.move_item(
+        item.id,
+        QueueState::Delivering,
+        QueueState::Delivered,
+        None,
+        Some(round),
+    )?;
+    Ok(())
+}
+
+/// Ends `item`, delivered, with its round's status (`None`: its task or round is gone).
+pub(super) fn mark_ended(
+    store: &mut dyn Backend,
+    item: &QueueItem,
+    status: Option<RoundStatus>,
+) -> Result<()> {
+    store.move_item(
+        item.id,
+        QueueState::Delivered,
+        QueueState::Ended,
+        status.map(RoundStatus::as_str),
+        None,
+    )?;
+    Ok(())
+}
+
 impl Scheduler<'_> {
     /// A worker says it is alive, with its load, at most every [`SEEN_EVERY`].
     fn say_seen(&mut self, last: &mut Option<Instant>) {
@@ -290,188 +318,41 @@ impl Scheduler<'_> {
     /// One pass; returns how soon a pause or a `not_before` wants the next one.
     fn pass(&mut self, events: &mut dyn FleetEvents) -> Result<Option<Duration>> {
         let began = Instant::now();
-        let mut delivering = Duration::ZERO;
         self.counted = None;
         self.lanes_finished(events)?;
         settle_running(self.ws, &mut *self.store, &mut |_: Notice| {})?;
-        let running_rounds = self.store.running_rounds()?;
-        let mut running = Running::default();
-        let mut busy: BTreeSet<String> = BTreeSet::new();
-        for (task, round) in &running_rounds {
-            running.add(&task.agent, round.model.as_deref());
-            busy.insert(task.slug.clone());
-        }
+        let running = self.store.running_rounds()?;
         self.watched
-            .retain(|claim| running_rounds.iter().any(|(_, r)| &r.claim == claim));
-        for (_, round) in &running_rounds {
+            .retain(|claim| running.iter().any(|(_, r)| &r.claim == claim));
+        for (_, round) in &running {
             self.watch(round.claim.clone());
         }
-        // The items in flight (being delivered, delivered) are all read: a few per slot of
-        // every scheduler. The queued ones are read a page at a time, only as far as this
-        // pass can start rounds: with a thousand queued, a pass reads a page, not a thousand.
         let fleets = self.store.fleets()?;
-        self.remotes = fleets
-            .iter()
-            .filter_map(|f| Some((f.name.clone(), f.remote.clone()?)))
-            .collect();
+        self.remotes = view::remotes(&fleets);
+        // The items in flight (being delivered, delivered) are all read: a few per slot of
+        // every scheduler. The queued ones are read as the plan walks them.
+        let busy: BTreeSet<String> = running.iter().map(|(task, _)| task.slug.clone()).collect();
         let in_flight = self.in_flight(events)?;
         let in_flight = self.review_ended(in_flight, &busy, events)?;
-        let me = self.me.key().as_str().to_owned();
-        let mine = |item: &QueueItem| item.claimed_by.as_deref() == Some(me.as_str());
-        // What this scheduler runs now: what it is delivering, and its rounds still running.
-        let mut load = in_flight
-            .iter()
-            .filter(|i| {
-                mine(i)
-                    && (i.state == QueueState::Delivering
-                        || (i.state == QueueState::Delivered && busy.contains(&i.slug)))
-            })
-            .count();
-        let fleet_limits: BTreeMap<String, Limits> = fleets
-            .into_iter()
-            .filter_map(|f| Some((f.name, serde_json::from_value(f.limits).ok()?)))
-            .collect();
-        let now = now_ms();
-        let pauses: BTreeMap<String, i64> = self
-            .store
-            .model_pauses()?
-            .into_iter()
-            .filter(|p| p.until > now)
-            .map(|p| (p.model, p.until))
-            .collect();
-        let mut wake: Option<i64> = pauses.values().min().copied();
-        // One round per task at a time, in queue order per task.
-        let mut blocked: BTreeSet<String> = busy.clone();
-        for item in &in_flight {
-            blocked.insert(item.slug.clone());
-        }
-        // Whether a slug a queued item comes after is still open, asked once per pass.
-        let mut open_slugs: BTreeMap<String, bool> = BTreeMap::new();
-        let mut batch: Vec<QueueItem> = Vec::new();
-        let mut after_id = 0;
-        'pages: loop {
-            let page = self
-                .store
-                .items_in(&[QueueState::Queued], after_id, QUEUED_PAGE)?;
-            let last_page = page.len() < QUEUED_PAGE as usize;
-            for item in page {
-                after_id = item.id;
-                if blocked.contains(&item.slug) {
-                    continue;
-                }
-                blocked.insert(item.slug.clone());
-                if item.not_before > now {
-                    wake = Some(wake.map_or(item.not_before, |w| w.min(item.not_before)));
-                    continue;
-                }
-                // The checks that need no database first: with hundreds queued, most wait on
-                // a limit, and a pass should cost little for them.
-                if self
-                    .options
-                    .limits
-                    .global
-                    .is_some_and(|g| running.total >= g)
-                {
-                    break 'pages;
-                }
-                let task = match item.kind {
-                    QueueKind::Start => None,
-                    QueueKind::Fix | QueueKind::Broadcast => self.store.task(&item.slug)?,
-                };
-                let (agent, model) = self.agent_and_model(&item, task.as_ref());
-                if model.as_ref().is_some_and(|m| pauses.contains_key(m)) {
-                    continue;
-                }
-                if let Some(offer) = &self.options.offer {
-                    if load >= offer.capacity {
-                        break 'pages;
-                    }
-                    // An agent or a sandbox this worker lacks: left for another worker.
-                    let sandbox = self.sandbox_of(&item, task.as_ref());
-                    if !offer.runs(&agent, &sandbox) {
-                        continue;
-                    }
-                }
-                let fleet = item.fleet.as_ref().and_then(|f| fleet_limits.get(f));
-                if !self
-                    .options
-                    .limits
-                    .allow(&running, &agent, model.as_deref())
-                    || fleet.is_some_and(|l| !l.allow(&running, &agent, model.as_deref()))
-                {
-                    continue;
-                }
-                if task.as_ref().is_some_and(|t| {
-                    crate::task::rules::Inbound::of(t) == crate::task::rules::Inbound::Hold
-                }) {
-                    continue;
-                }
-                match self.dependencies(&item, &mut open_slugs)? {
-                    Deps::Wait => continue,
-                    Deps::Failed(reason) => {
-                        self.refuse(&item, QueueState::Refused, reason, events)?;
-                        continue;
-                    }
-                    Deps::Done => {}
-                }
-                if !self.store.claim_item(item.id, self.me.key())? {
-                    continue;
-                }
-                // Counted now, so the limits hold for the rest of the pass.
-                running.add(&agent, model.as_deref());
-                load += 1;
-                batch.push(item);
-            }
-            if last_page {
-                break;
-            }
-        }
-        self.load = load;
-        // The executor side: the claimed items are delivered a few at a time on threads
-        // (each a `start` or `fix` that makes a worktree, records the round and spawns its
-        // host), then the loop records how each went.
-        let started = Instant::now();
-        let mut results: Vec<(&QueueItem, Delivery)> = Vec::with_capacity(batch.len());
-        // An item of a fleet with a remote runs in this host's clone of it, made ready and
-        // delivered by the remote's lane, off this loop (a silent remote holds its lane only).
-        let mut local: Vec<&QueueItem> = Vec::with_capacity(batch.len());
-        for item in &batch {
-            match self.remote_of(item, None) {
-                Ok(None) => local.push(item),
-                Ok(Some(remote)) => {
-                    self.in_lanes.insert(item.id);
-                    self.lanes.deliver(&remote, item.clone());
-                }
-                Err(e) => results.push((item, failed_delivery(e))),
-            }
-        }
-        for chunk in local.chunks(PARALLEL_DELIVERIES) {
-            let ws = self.ws;
-            let delivered: Vec<Delivery> = std::thread::scope(|scope| {
-                let handles: Vec<_> = chunk
-                    .iter()
-                    .map(|item| {
-                        scope.spawn(move || match ws.open_store() {
-                            Ok(store) => deliver(ws, &*store, item, &mut |_: Notice| {}),
-                            Err(e) => Delivery::Unavailable(e.message),
-                        })
-                    })
-                    .collect();
-                handles
-                    .into_iter()
-                    .map(|h| {
-                        h.join().unwrap_or_else(|_| {
-                            Delivery::Refused("the delivery panicked".to_owned())
-                        })
-                    })
-                    .collect()
-            });
-            results.extend(chunk.iter().copied().zip(delivered));
-        }
-        delivering += started.elapsed();
-        for (item, delivery) in results {
-            self.record_delivery(item, delivery, events)?;
-        }
+        let config = &self.ws.config;
+        let view = View {
+            limits: self.options.limits.clone(),
+            offer: self.options.offer.clone(),
+            defaults: Defaults {
+                agent: config.defaults.agent.clone(),
+                model: config.defaults.model.clone(),
+                sandbox: config.sandbox.default.clone(),
+            },
+            ..View::read(
+                &*self.store,
+                &running,
+                &fleets,
+                &in_flight,
+                self.me.key().as_str(),
+            )?
+        };
+        let (claimed, wake) = self.claim(view, events)?;
+        let delivering = self.deliver_claimed(claimed, events)?;
         self.totals.passes += 1;
         self.deciding += began.elapsed().saturating_sub(delivering);
         self.counts(events)?;
@@ -508,65 +389,4 @@ impl Scheduler<'_> {
         });
         Ok(())
     }
-
-    /// The agent and model a queued item's round would use.
-    fn agent_and_model(&self, item: &QueueItem, task: Option<&Task>) -> (String, Option<String>) {
-        if let Some(task) = task {
-            return (task.agent.clone(), task.model.clone());
-        }
-        let spec = StartSpec::from_json(&item.options).unwrap_or_default();
-        let defaults = &self.ws.config.defaults;
-        (
-            spec.agent.unwrap_or_else(|| defaults.agent.clone()),
-            spec.model.or_else(|| defaults.model.clone()),
-        )
-    }
-
-    /// The sandbox a queued item's round would run in.
-    fn sandbox_of(&self, item: &QueueItem, task: Option<&Task>) -> String {
-        if let Some(task) = task {
-            return task.sandbox.clone();
-        }
-        StartSpec::from_json(&item.options)
-            .ok()
-            .and_then(|spec| spec.sandbox)
-            .unwrap_or_else(|| self.ws.config.sandbox.default.clone())
-    }
-
-    /// Whether the tasks `item` comes after have ended `done`.
-    fn dependencies(&self, item: &QueueItem, open: &mut BTreeMap<String, bool>) -> Result<Deps> {
-        for after in &item.after {
-            let is_open = match open.get(after) {
-                Some(is_open) => *is_open,
-                None => {
-                    let is_open = self.store.slug_is_open(after)?;
-                    open.insert(after.clone(), is_open);
-                    is_open
-                }
-            };
-            if is_open {
-                return Ok(Deps::Wait);
-            }
-            let Some(task) = self.store.task(after)? else {
-                return Ok(Deps::Wait);
-            };
-            match task.last_status {
-                Some(RoundStatus::Done) => {}
-                Some(RoundStatus::Running) | None => return Ok(Deps::Wait),
-                Some(other) => {
-                    return Ok(Deps::Failed(format!(
-                        "it comes after {after}, which ended {}",
-                        other.as_str()
-                    )));
-                }
-            }
-        }
-        Ok(Deps::Done)
-    }
-}
-
-enum Deps {
-    Done,
-    Wait,
-    Failed(String),
 }

@@ -4,7 +4,7 @@
 //! otherwise (a start's half-made worktree removed first). One that was delivered is followed
 //! from now on, as if this scheduler had delivered it.
 
-use super::{IN_FLIGHT, Scheduler};
+use super::{IN_FLIGHT, Scheduler, mark_delivered};
 use crate::base::error::Result;
 use crate::ops::fleet::events::{FleetEvent, FleetEvents};
 use ganger_events::RoundStatus;
@@ -104,13 +104,7 @@ impl Scheduler<'_> {
                 });
             }
             (Some(_), Some(round)) => {
-                self.store.move_item(
-                    item.id,
-                    QueueState::Delivering,
-                    QueueState::Delivered,
-                    None,
-                    Some(round.number),
-                )?;
+                mark_delivered(&mut *self.store, item, round.number)?;
             }
             (None, _) if item.kind == QueueKind::Start => {
                 self.remove_half_made(&item.slug)?;

@@ -4,7 +4,7 @@
 //! row); a round that ended well clears its model's pause. A round of a fleet with a remote is
 //! looked at only once its lane has pushed the task's work there.
 
-use super::{ENVIRONMENT_PATIENCE, Scheduler};
+use super::{ENVIRONMENT_PATIENCE, Scheduler, mark_ended};
 use crate::base::error::Result;
 use crate::ops::fleet::backoff::{jitter, pause_for, rate_limited};
 use crate::ops::fleet::events::{FleetEvent, FleetEvents};
@@ -52,13 +52,7 @@ impl Scheduler<'_> {
         };
         // The task or its round is gone (cleaned away): nothing to look at.
         let Some((task, round)) = found else {
-            self.store.move_item(
-                item.id,
-                QueueState::Delivered,
-                QueueState::Ended,
-                None,
-                None,
-            )?;
+            mark_ended(&mut *self.store, item, None)?;
             return Ok(true);
         };
         if round.status == RoundStatus::Running {
@@ -115,13 +109,7 @@ impl Scheduler<'_> {
             {
                 self.store.clear_pause(model)?;
             }
-            self.store.move_item(
-                item.id,
-                QueueState::Delivered,
-                QueueState::Ended,
-                Some(round.status.as_str()),
-                None,
-            )?;
+            mark_ended(&mut *self.store, item, Some(round.status))?;
         }
         events.event(FleetEvent::Ended {
             slug: task.slug.clone(),
@@ -181,24 +169,14 @@ impl Scheduler<'_> {
 
     /// The remote `item`'s fleet names, if any: the item's fleet, or its task's (a fix queued
     /// to a fleet's task by hand belongs to no fleet itself).
-    pub(super) fn remote_of(
-        &self,
-        item: &QueueItem,
-        task: Option<&Task>,
-    ) -> Result<Option<String>> {
+    fn remote_of(&self, item: &QueueItem, task: &Task) -> Result<Option<String>> {
         if self.remotes.is_empty() {
             return Ok(None);
         }
         let fleet = match (&item.fleet, item.kind) {
             (Some(fleet), _) => Some(fleet.clone()),
             (None, QueueKind::Start) => None,
-            (None, _) => match task {
-                Some(task) => self.store.task_fleet(task.id)?,
-                None => match self.store.task(&item.slug)? {
-                    Some(task) => self.store.task_fleet(task.id)?,
-                    None => None,
-                },
-            },
+            (None, _) => self.store.task_fleet(task.id)?,
         };
         Ok(fleet.and_then(|fleet| self.remotes.get(&fleet).cloned()))
     }
@@ -208,7 +186,7 @@ impl Scheduler<'_> {
     /// push that fails is tried again at the next passes, as long as the environment's
     /// patience lasts; then the round is looked at with its work left unpushed, and said so.
     fn pushed(&mut self, item: &QueueItem, task: &Task, events: &mut dyn FleetEvents) -> bool {
-        let pushed = match self.remote_of(item, Some(task)) {
+        let pushed = match self.remote_of(item, task) {
             Ok(None) => return true,
             Err(e) => Err(e),
             // The push is the remote's lane's to make: asked for once, looked at when done.
