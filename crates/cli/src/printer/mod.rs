@@ -9,14 +9,16 @@ mod controls;
 mod evidence;
 mod human;
 mod pipeline;
+mod report;
 mod status_line;
 
 pub use canary::{canary_notice_line, canary_text};
 pub use choice::Printer;
 pub use controls::{escape_controls, escape_controls_but_colours};
 pub use evidence::{groups_text, journal_entry_text, journal_text};
-pub use human::{notice_line, report_text, task_table};
+pub use human::{notice_line, task_table};
 pub use pipeline::pipeline_text;
+pub use report::report_text;
 pub use status_line::StatusLine;
 
 use serde::Serialize;

@@ -51,13 +51,7 @@ fn end_finished_deliveries(ws: &Workspace, store: &mut dyn Backend) -> Result<()
             continue;
         };
         if round.status != RoundStatus::Running {
-            store.move_item(
-                item.id,
-                QueueState::Delivered,
-                QueueState::Ended,
-                Some(round.status.as_str()),
-                None,
-            )?;
+            super::scheduler::mark_ended(store, &item, Some(round.status))?;
         }
     }
     Ok(())
