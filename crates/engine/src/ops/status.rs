@@ -33,7 +33,7 @@ pub fn status_of(
     let Some(mut store) = ws.existing_store()? else {
         if let Some(slug) = slug {
             crate::base::slug::check_task_name(slug)?;
-            return Err(crate::base::error::EngineError::invalid(format!(
+            return Err(crate::base::error::EngineError::not_found(format!(
                 "no task {slug}"
             )));
         }
