@@ -9,8 +9,10 @@ use crate::evidence::report::{RoundReport, TaskList, round_report_with, task_lis
 use crate::round::reaper::{settle_running, settle_task};
 use crate::task::lookup::find_task;
 
-/// What `ganger status` shows.
-#[derive(Debug, Clone)]
+/// What `ganger status` shows: its document as it is (`ganger.task-list/1`,
+/// `ganger.round-report/1` or `ganger.pipeline/1`).
+#[derive(Debug, Clone, serde::Serialize)]
+#[serde(untagged)]
 pub enum StatusView {
     List(TaskList),
     Round(Box<RoundReport>),

@@ -4,6 +4,15 @@
 //! same one as it is. The operations' own reports (`ganger.round-report/1`, `ganger.merge/1`,
 //! `ganger.fleet-status/1`, ...) are the operations' types.
 
+mod board;
 mod error;
+mod lists;
+mod sent;
 
+pub use crate::api::history::RoundHistory;
+pub use board::{FleetSummary, WebChecks, WebFleets, WebJournal, WebTask, WebTasks, status_name};
 pub use error::{ERROR_SCHEMA, ErrorDocument};
+pub use lists::{
+    AgentList, DiffPageDocument, FleetSubmitted, LogLineDocument, LogTail, TailLine, Workers,
+};
+pub use sent::{Detached, Queued, SentDocument, StillRunning};
