@@ -4,7 +4,7 @@
 //! JSON, never a protocol error: the model reads why and can correct itself.
 
 use ganger_engine::{EngineError, ErrorDocument};
-use rmcp::model::{CallToolResult, ContentBlock};
+use rmcp::model::{CallToolResponse, CallToolResult, ContentBlock};
 use serde::Serialize;
 use serde_json::Value;
 
@@ -73,4 +73,26 @@ pub fn answer<T>(result: Result<T, EngineError>, ok: impl FnOnce(T) -> Answer) -
         Ok(value) => ok(value),
         Err(error) => Answer::failure(&error),
     }
+}
+
+/// What rmcp says of arguments a tool's type cannot take, before our words.
+const RMCP_BAD_ARGUMENTS: &str = "failed to deserialize parameters: ";
+
+/// Tool `tool`'s response, with rmcp's own tool error for arguments that do not fit (it reads
+/// them before the tool runs) said as the command line says bad input: `bad arguments for
+/// TOOL: ...`, with `ganger.error/1`. Every answer of ours carries its document, so an error
+/// without one is rmcp's.
+pub fn in_our_words(tool: &str, response: CallToolResponse) -> CallToolResponse {
+    if let CallToolResponse::Complete(result) = &response
+        && result.is_error == Some(true)
+        && result.structured_content.is_none()
+        && let Some(why) = result
+            .content
+            .first()
+            .and_then(|content| content.as_text())
+            .and_then(|text| text.text.strip_prefix(RMCP_BAD_ARGUMENTS))
+    {
+        return Answer::bad_arguments(tool, why).into_result().into();
+    }
+    response
 }
