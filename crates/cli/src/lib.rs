@@ -79,18 +79,9 @@ pub fn main() -> ExitCode {
             ExitCode::from(exit::ENVIRONMENT)
         }
         Err(Failure::Engine(error)) => {
-            let code = error.kind.exit_code();
-            printer::emit_failure(
-                json,
-                &printer::Failure {
-                    kind: error.kind.as_str(),
-                    message: &error.message,
-                    causes: &error.causes(),
-                    hint: error.hint.as_deref(),
-                    code,
-                },
-            );
-            ExitCode::from(code)
+            let document = ganger_engine::ErrorDocument::from(&error);
+            printer::emit_failure(json, &document);
+            ExitCode::from(document.exit_code)
         }
     }
 }

@@ -1,7 +1,8 @@
 //! The HTTP API's contract at its edges (issue 38): `"queue": true` queues, a loopback
 //! address other than 127.0.0.1 is served, every refusal is `ganger.error/1` JSON with the
-//! status its kind says (404 for what does not exist, 403 for what the token's commander may
-//! not do), the bearer scheme is read as RFC 9110 says, and `serve` says nothing before it is
+//! status its kind says (404 for what does not exist, 409 for what is there already, 403 for
+//! what the token's commander may not do), a round sent answers the CLI's document, the bearer
+//! scheme is read as RFC 9110 says, and `serve` says nothing before it is
 //! ready.
 
 #![allow(
@@ -222,6 +223,38 @@ fn refusals_are_error_documents_with_the_status_of_their_kind() {
         401,
         "unauthorized",
     );
+}
+
+#[test]
+fn a_round_sent_answers_the_clis_document_and_a_task_that_exists_is_a_conflict() {
+    let served = Served::start(quick_world());
+    // ganger.detached/1 as the CLI prints it: the round's stream of events included.
+    let started = served.post("/api/tasks", &json!({"slug": "twice", "message": "one"}));
+    assert_eq!(started.status, 200, "{}", started.body);
+    let detached = started.json();
+    assert_eq!(detached["schema"], "ganger.detached/1", "{detached}");
+    let events = detached["events"]
+        .as_str()
+        .unwrap_or_else(|| panic!("{detached}"));
+    assert!(events.ends_with("/tasks/twice/round-1.jsonl"), "{detached}");
+    served.wait_round_end("twice", LONG);
+    assert!(std::path::Path::new(events).is_file(), "{events}");
+
+    // A second start of the slug conflicts with the task there: 409, the CLI's message and
+    // exit code.
+    let cli = served
+        .world
+        .ganger(&["start", "twice", "--message", "two", "--json"]);
+    assert_eq!(cli.code, 2, "{}", cli.stderr);
+    let cli_error: Value = serde_json::from_str(&cli.stdout).unwrap();
+    assert_eq!(cli_error["kind"], "invalid", "{cli_error}");
+    let again = served.post("/api/tasks", &json!({"slug": "twice", "message": "two"}));
+    assert_eq!(again.status, 409, "{}", again.body);
+    let document = again.json();
+    assert_eq!(document["schema"], "ganger.error/1", "{document}");
+    assert_eq!(document["kind"], "conflict", "{document}");
+    assert_eq!(document["error"], cli_error["error"], "{document}");
+    assert_eq!(document["exit_code"], 2, "{document}");
 }
 
 #[test]

@@ -12,6 +12,7 @@ mod round;
 mod task;
 
 // The modules front ends name by path (`ganger_engine::fleet::...`).
+pub use crate::api::documents;
 pub use crate::api::models as api_models;
 pub use crate::base::clean_report;
 pub use crate::base::config;
@@ -30,6 +31,7 @@ pub use crate::round::warm;
 pub use crate::task::labels;
 
 pub use crate::api::diff_stream::{DiffPage, DiffStream};
+pub use crate::api::documents::ErrorDocument;
 pub use crate::api::feed::{BoardTask, RoundFeed, StreamLine, StreamRead};
 pub use crate::api::history::{RoundHistory, RoundPoint};
 pub use crate::api::warm::WarmAgent;
@@ -37,7 +39,7 @@ pub use crate::api::{Engine, Sent, StatusRequest};
 pub use crate::base::brief::{Brief, MAX_PROMPT, read_brief};
 pub use crate::base::clean_report::CleanReport;
 pub use crate::base::commander::{check_commander_name, commander};
-pub use crate::base::error::{EngineError, ErrorKind, Refusal, Result};
+pub use crate::base::error::{EngineError, ErrorKind, Result};
 pub use crate::base::notice::{Notice, Notices};
 pub use crate::env::agents::AgentFound;
 pub use crate::env::models::{ModelCheck, closest};

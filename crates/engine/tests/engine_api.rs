@@ -94,7 +94,8 @@ fn lookup_and_admission_refuse_with_the_right_kind() {
             &mut quiet(),
         )
         .unwrap_err();
-    assert_eq!(unknown.kind, ErrorKind::Invalid);
+    assert_eq!(unknown.kind, ErrorKind::NotFound);
+    assert_eq!(unknown.kind.exit_code(), 2);
     assert_eq!(unknown.message, "no task nope");
     let agent = engine
         .start(
@@ -133,7 +134,8 @@ fn only_the_owner_sends_rounds_and_a_transfer_ends_the_old_generation() {
     let refused = engine
         .fix(fix("o", Some("bob")), false, &mut quiet())
         .unwrap_err();
-    assert_eq!(refused.kind, ErrorKind::Invalid);
+    assert_eq!(refused.kind, ErrorKind::Forbidden);
+    assert_eq!(refused.kind.exit_code(), 2);
     assert!(refused.message.contains("owned by alice"), "{refused}");
     let moved = engine
         .ownership(
@@ -200,7 +202,8 @@ fn a_start_is_queued_once() {
         Sent::Queued { held: false, .. }
     ));
     let again = engine.start(start("q"), true, &mut quiet()).unwrap_err();
-    assert_eq!(again.kind, ErrorKind::Invalid);
+    assert_eq!(again.kind, ErrorKind::Conflict);
+    assert_eq!(again.kind.exit_code(), 2);
     assert!(again.message.contains("queued already"), "{again}");
 }
 

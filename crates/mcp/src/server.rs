@@ -5,10 +5,11 @@
 //! stdio, and an HTTP front end can make one per session. A session's subscriptions are tasks
 //! of its own that wait on the commander's one reader (`watch.rs`); they end with the session.
 
-use crate::calls;
 use crate::output::Answer;
 use crate::watch::Watcher;
 use ganger_engine::{Engine, EngineError};
+use rmcp::handler::server::router::tool::ToolRouter;
+use rmcp::handler::server::tool::ToolCallContext;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, Implementation, InitializeRequestParams,
     InitializeResult, ListResourcesResult, ListToolsResult, PaginatedRequestParams,
@@ -18,11 +19,13 @@ use rmcp::model::{
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler};
-use serde_json::Value;
 use std::collections::HashMap;
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, LazyLock, Mutex, OnceLock};
 use std::time::Duration;
+
+/// The tools' routes, made once for the process.
+static TOOLS: LazyLock<ToolRouter<GangerMcp>> = LazyLock::new(GangerMcp::tool_router);
 
 /// The most resources one session subscribes to.
 pub const MAX_SUBSCRIPTIONS: usize = 64;
@@ -128,14 +131,6 @@ impl GangerMcp {
         self.engine(client.as_deref())
             .map_err(|e| ErrorData::internal_error(e.message, None))
     }
-
-    /// Runs one tool call to its answer (blocking: call it off the async threads).
-    pub fn call_blocking(&self, name: &str, arguments: Value, client: Option<&str>) -> Answer {
-        match self.engine(client) {
-            Ok(engine) => calls::call(&engine, name, arguments),
-            Err(error) => Answer::failure(&error),
-        }
-    }
 }
 
 impl ServerHandler for GangerMcp {
@@ -168,7 +163,7 @@ impl ServerHandler for GangerMcp {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
-        Ok(ListToolsResult::with_all_items(crate::catalog::tools()))
+        Ok(ListToolsResult::with_all_items(crate::tools::tools(&TOOLS)))
     }
 
     async fn list_resources(
@@ -306,7 +301,7 @@ impl ServerHandler for GangerMcp {
     async fn call_tool(
         &self,
         request: CallToolRequestParams,
-        context: RequestContext<RoleServer>,
+        mut context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         // The client names itself in `initialize`, or (protocol 2026-07-28, without one) in
         // each request's `_meta`.
@@ -320,17 +315,28 @@ impl ServerHandler for GangerMcp {
                     .peer_info()
                     .map(|info| info.client_info.name.clone())
             });
-        let name = request.name.into_owned();
-        let arguments = Value::Object(request.arguments.unwrap_or_default());
         let server = self.clone();
-        let answer = tokio::task::spawn_blocking(move || {
-            server.call_blocking(&name, arguments, client.as_deref())
-        })
-        .await
-        .unwrap_or_else(|e| {
-            Answer::failure(&EngineError::invalid(format!("the tool call failed: {e}")))
-        });
-        Ok(answer.into_result().into())
+        let engine = tokio::task::spawn_blocking(move || server.engine(client.as_deref()))
+            .await
+            .unwrap_or_else(|e| Err(EngineError::invalid(format!("the tool call failed: {e}"))));
+        let engine = match engine {
+            Ok(engine) => engine,
+            Err(error) => return Ok(Answer::failure(&error).into_result().into()),
+        };
+        let name = request.name.clone();
+        if !TOOLS.has_route(&name) {
+            let why = format!(
+                "no such tool; the tools are {}",
+                crate::tools::tool_names().join(", ")
+            );
+            return Ok(Answer::bad_arguments(&name, &why).into_result().into());
+        }
+        // The tools take the engine as the commander from here.
+        context.extensions.insert(engine);
+        let response = TOOLS
+            .call(ToolCallContext::new(self, request, context))
+            .await?;
+        Ok(crate::output::in_our_words(&name, response))
     }
 }
 

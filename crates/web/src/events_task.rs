@@ -11,13 +11,11 @@
 //! (`task_feed.rs`) reads, skipping what it sent already; a client that falls behind the feed
 //! reads from the store again.
 
-use crate::extract::{ApiPath, ApiQuery};
+use crate::extract::{Acting, ApiPath, ApiQuery};
 use crate::problem::{ApiError, ApiResult};
 use crate::sse::{channel, last_event_id};
 use crate::state::AppState;
 use crate::task_feed::{FeedEvent, report_json};
-use crate::tokens::Grant;
-use axum::Extension;
 use axum::extract::State;
 use axum::http::HeaderMap;
 use axum::response::IntoResponse;
@@ -50,13 +48,13 @@ fn parse_id(text: &str) -> Option<(u32, u64)> {
     security(("token" = [])))]
 pub async fn task_events(
     State(state): State<Arc<AppState>>,
-    Extension(grant): Extension<Grant>,
+    Acting(engine): Acting,
     ApiPath(slug): ApiPath<String>,
     ApiQuery(query): ApiQuery<TaskEventsQuery>,
     headers: HeaderMap,
 ) -> ApiResult<impl IntoResponse> {
-    let engine = state.engine_for(&grant)?;
-    let task = crate::routes_read::existing_task(&engine, &slug).await?;
+    let name = slug.clone();
+    let task = crate::state::blocking(engine.clone(), move |e| e.task(&name)).await?;
     let (round, offset) = match last_event_id(&headers) {
         Some(text) => parse_id(&text).ok_or_else(|| {
             ApiError::invalid(format!("Last-Event-ID {text:?} is not ROUND:OFFSET"))
@@ -311,7 +309,7 @@ fn read_page(engine: &Engine, slug: &str, mut at: Position, feed: Option<RoundFe
                         .data(data.to_string()),
                 );
             }),
-            None => Err(ganger_engine::EngineError::invalid(format!(
+            None => Err(ganger_engine::EngineError::not_found(format!(
                 "no task {slug}"
             ))),
         });

@@ -27,5 +27,4 @@ mod state;
 mod task_feed;
 pub mod tokens;
 
-pub use openapi::ApiDoc;
 pub use server::{WebOptions, WebServer, start};

@@ -5,21 +5,16 @@
 //! queued for the scheduler (`"queue": true`).
 //! A body is read strictly (an unknown field is bad input), before anything is done.
 
-use crate::extract::ApiPath;
+use crate::extract::{Acting, ApiPath};
 use crate::problem::{ApiError, ApiResult};
-use crate::routes_read::existing_task;
-use crate::state::{AppState, blocking};
-use crate::tokens::Grant;
-use axum::Extension;
 use axum::Json;
 use axum::body::Bytes;
-use axum::extract::State;
+use ganger_engine::documents::SentDocument;
 use ganger_engine::{
-    Brief, FixOptions, Launched, MergeMode, MergeOptions, OwnershipAction, Sent, StartOptions,
+    Brief, FixOptions, MergeMode, MergeOptions, MergeReport, OwnershipAction, OwnershipReport,
+    PipelineReport, RoundReport, StartOptions,
 };
 use serde::Deserialize;
-use serde_json::{Value, json};
-use std::sync::Arc;
 
 /// A request body, read strictly; an empty body reads as `{}`.
 fn body<T: serde::de::DeserializeOwned>(bytes: &Bytes) -> ApiResult<T> {
@@ -96,48 +91,13 @@ pub struct TransferBody {
     pub to: String,
 }
 
-fn sent_document(sent: Sent) -> Value {
-    match sent {
-        Sent::Queued { item, held } => {
-            json!({ "schema": "ganger.queued/1", "items": [item], "held": held })
-        }
-        Sent::Launched(Launched::Detached {
-            task,
-            round,
-            host_pid,
-        }) => json!({
-            "schema": "ganger.detached/1",
-            "task": task.slug,
-            "round": round.number,
-            "status": "running",
-            "host_pid": host_pid,
-        }),
-        Sent::Launched(Launched::Finished(outcome)) => json!({
-            "schema": "ganger.web-finished/1",
-            "task": outcome.task.slug,
-            "round": outcome.round.number,
-            "status": outcome.round.status,
-        }),
-    }
-}
-
-fn to_json(value: impl serde::Serialize) -> ApiResult<Json<Value>> {
-    serde_json::to_value(value)
-        .map(Json)
-        .map_err(|e| ApiError::internal(format!("cannot write the answer: {e}")))
-}
-
 #[utoipa::path(post, path = "/api/tasks", tag = "actions", request_body = StartBody,
     responses((status = 200, description = "ganger.detached/1 (round 1 runs) or ganger.queued/1"),
-        (status = 400, description = "bad input (ganger.error/1); nothing was made")),
+        (status = 400, description = "bad input (ganger.error/1); nothing was made"),
+        (status = 409, description = "a task of that name exists, or its start is queued already")),
     security(("token" = [])))]
-pub async fn start(
-    State(state): State<Arc<AppState>>,
-    Extension(grant): Extension<Grant>,
-    bytes: Bytes,
-) -> ApiResult<Json<Value>> {
+pub async fn start(acting: Acting, bytes: Bytes) -> ApiResult<Json<SentDocument>> {
     let request: StartBody = body(&bytes)?;
-    let engine = state.engine_for(&grant)?;
     let options = StartOptions {
         slug: request.slug,
         brief: Some(Brief::Message(request.message)),
@@ -151,25 +111,24 @@ pub async fn start(
         ..StartOptions::default()
     };
     let queue = request.queue;
-    let sent = blocking(engine, move |e| e.start(options, queue, &mut |_| {})).await?;
-    Ok(Json(sent_document(sent)))
+    acting
+        .json(move |e| Ok(e.sent_document(e.start(options, queue, &mut |_| {})?)))
+        .await
 }
 
 #[utoipa::path(post, path = "/api/tasks/{slug}/fix", tag = "actions", request_body = FixBody,
     params(("slug" = String, Path, description = "the task")),
     responses((status = 200, description = "ganger.detached/1 or ganger.queued/1"),
-        (status = 400, description = "refused (ganger.error/1): busy, not the owner, bad input"),
+        (status = 400, description = "refused (ganger.error/1): busy, bad input"),
+        (status = 403, description = "not the task's owner"),
         (status = 404, description = "no such task")),
     security(("token" = [])))]
 pub async fn fix(
-    State(state): State<Arc<AppState>>,
-    Extension(grant): Extension<Grant>,
+    acting: Acting,
     ApiPath(slug): ApiPath<String>,
     bytes: Bytes,
-) -> ApiResult<Json<Value>> {
+) -> ApiResult<Json<SentDocument>> {
     let request: FixBody = body(&bytes)?;
-    let engine = state.engine_for(&grant)?;
-    existing_task(&engine, &slug).await?;
     let options = FixOptions {
         slug,
         brief: Some(Brief::Message(request.message)),
@@ -179,76 +138,73 @@ pub async fn fix(
         ..FixOptions::default()
     };
     let queue = request.queue;
-    let sent = blocking(engine, move |e| e.fix(options, queue, &mut |_| {})).await?;
-    Ok(Json(sent_document(sent)))
+    acting
+        .json(move |e| Ok(e.sent_document(e.fix(options, queue, &mut |_| {})?)))
+        .await
 }
 
 #[utoipa::path(post, path = "/api/tasks/{slug}/cancel", tag = "actions",
     params(("slug" = String, Path, description = "the task")),
     responses((status = 200, description = "ganger.round-report/1 of the stopped round"),
         (status = 400, description = "refused (ganger.error/1)"),
+        (status = 403, description = "not the task's owner"),
         (status = 404, description = "no such task")),
     security(("token" = [])))]
 pub async fn cancel(
-    State(state): State<Arc<AppState>>,
-    Extension(grant): Extension<Grant>,
+    acting: Acting,
     ApiPath(slug): ApiPath<String>,
-) -> ApiResult<Json<Value>> {
-    let engine = state.engine_for(&grant)?;
-    existing_task(&engine, &slug).await?;
-    let report = blocking(engine, move |e| e.cancel(&slug, None, &mut |_| {})).await?;
-    to_json(report)
+) -> ApiResult<Json<RoundReport>> {
+    acting
+        .json(move |e| e.cancel(&slug, None, &mut |_| {}))
+        .await
 }
 
 #[utoipa::path(post, path = "/api/tasks/{slug}/approve", tag = "actions",
     params(("slug" = String, Path, description = "the task")),
     responses((status = 200, description = "ganger.pipeline/1"),
         (status = 400, description = "refused (ganger.error/1)"),
+        (status = 403, description = "not the task's owner"),
         (status = 404, description = "no such task")),
     security(("token" = [])))]
 pub async fn approve(
-    State(state): State<Arc<AppState>>,
-    Extension(grant): Extension<Grant>,
+    acting: Acting,
     ApiPath(slug): ApiPath<String>,
-) -> ApiResult<Json<Value>> {
-    let engine = state.engine_for(&grant)?;
-    existing_task(&engine, &slug).await?;
-    let report = blocking(engine, move |e| e.approve(&slug, None, &mut |_| {})).await?;
-    to_json(report)
+) -> ApiResult<Json<PipelineReport>> {
+    acting
+        .json(move |e| e.approve(&slug, None, &mut |_| {}))
+        .await
 }
 
 #[utoipa::path(post, path = "/api/tasks/{slug}/reject", tag = "actions", request_body = RejectBody,
     params(("slug" = String, Path, description = "the task")),
     responses((status = 200, description = "ganger.pipeline/1"),
         (status = 400, description = "refused (ganger.error/1)"),
+        (status = 403, description = "not the task's owner"),
         (status = 404, description = "no such task")),
     security(("token" = [])))]
 pub async fn reject(
-    State(state): State<Arc<AppState>>,
-    Extension(grant): Extension<Grant>,
+    acting: Acting,
     ApiPath(slug): ApiPath<String>,
     bytes: Bytes,
-) -> ApiResult<Json<Value>> {
-    let request: RejectBody = body(&bytes)?;
-    let engine = state.engine_for(&grant)?;
-    existing_task(&engine, &slug).await?;
-    let notes = Brief::Message(request.notes);
-    let report = blocking(engine, move |e| e.reject(&slug, &notes, None, &mut |_| {})).await?;
-    to_json(report)
+) -> ApiResult<Json<PipelineReport>> {
+    let notes = Brief::Message(body::<RejectBody>(&bytes)?.notes);
+    acting
+        .json(move |e| e.reject(&slug, &notes, None, &mut |_| {}))
+        .await
 }
 
 #[utoipa::path(post, path = "/api/tasks/{slug}/merge", tag = "actions", request_body = MergeBody,
     params(("slug" = String, Path, description = "the task")),
     responses((status = 200, description = "ganger.merge/1"),
         (status = 400, description = "refused (ganger.error/1)"),
+        (status = 403, description = "not the task's owner"),
         (status = 404, description = "no such task")),
     security(("token" = [])))]
 pub async fn merge(
-    State(state): State<Arc<AppState>>,
-    Extension(grant): Extension<Grant>,
+    acting: Acting,
     ApiPath(slug): ApiPath<String>,
     bytes: Bytes,
-) -> ApiResult<Json<Value>> {
+) -> ApiResult<Json<MergeReport>> {
     let request: MergeBody = body(&bytes)?;
     let mode = request
         .mode
@@ -257,36 +213,30 @@ pub async fn merge(
         .transpose()
         .map_err(ApiError::invalid)?
         .unwrap_or_default();
-    let engine = state.engine_for(&grant)?;
-    existing_task(&engine, &slug).await?;
     let options = MergeOptions {
         slug,
         mode,
         ..MergeOptions::default()
     };
-    let report = blocking(engine, move |e| e.merge(options, &mut |_| {})).await?;
-    to_json(report)
+    acting.json(move |e| e.merge(options, &mut |_| {})).await
 }
 
 #[utoipa::path(post, path = "/api/tasks/{slug}/transfer", tag = "actions", request_body = TransferBody,
     params(("slug" = String, Path, description = "the task")),
     responses((status = 200, description = "ganger.ownership/1"),
         (status = 400, description = "refused (ganger.error/1)"),
+        (status = 403, description = "not the task's owner"),
         (status = 404, description = "no such task")),
     security(("token" = [])))]
 pub async fn transfer(
-    State(state): State<Arc<AppState>>,
-    Extension(grant): Extension<Grant>,
+    acting: Acting,
     ApiPath(slug): ApiPath<String>,
     bytes: Bytes,
-) -> ApiResult<Json<Value>> {
-    let request: TransferBody = body(&bytes)?;
-    let engine = state.engine_for(&grant)?;
-    existing_task(&engine, &slug).await?;
-    let action = OwnershipAction::Transfer { to: request.to };
-    let report = blocking(engine, move |e| {
-        e.ownership(&slug, &action, None, &mut |_| {})
-    })
-    .await?;
-    to_json(report)
+) -> ApiResult<Json<OwnershipReport>> {
+    let action = OwnershipAction::Transfer {
+        to: body::<TransferBody>(&bytes)?.to,
+    };
+    acting
+        .json(move |e| e.ownership(&slug, &action, None, &mut |_| {}))
+        .await
 }

@@ -1,33 +1,21 @@
 //! The API's reads: the task table (filtered), a task with its rounds, a round's report,
 //! prompt, events and diff, the task's diff and checks, the journal, fleets and the queue.
-//! Each answer is the engine's own value as JSON (the documents of docs/json.md where the CLI
-//! prints the same), or a patch as text.
+//! Each answer is the engine's own document as it is (docs/json.md), or a patch as text; what
+//! does not exist is the engine's `NotFound`, a 404.
 
-use crate::extract::{ApiPath, ApiQuery};
+use crate::extract::{Acting, ApiPath, ApiQuery};
 use crate::problem::{ApiError, ApiResult};
-use crate::state::{AppState, blocking};
 use crate::tokens::Grant;
 use axum::Extension;
 use axum::Json;
 use axum::body::{Body, Bytes};
-use axum::extract::State;
 use axum::http::header;
 use axum::response::{IntoResponse, Response};
-use ganger_engine::{BoardTask, DiffStream, Engine, StatusRequest, StatusView};
+use ganger_engine::documents::{RoundHistory, WebChecks, WebFleets, WebJournal, WebTask, WebTasks};
+use ganger_engine::fleet::FleetStatus;
+use ganger_engine::{BoardTask, DiffStream, StatusRequest, StatusView};
 use serde::Deserialize;
 use serde_json::{Value, json};
-use std::sync::Arc;
-
-/// The task, or a 404 (a name that cannot be a task's is a 400).
-pub async fn existing_task(engine: &Arc<Engine>, slug: &str) -> ApiResult<ganger_store::Task> {
-    let name = slug.to_owned();
-    blocking(engine.clone(), move |e| e.find_task(&name))
-        .await?
-        .ok_or_else(|| {
-            ApiError::not_found(format!("no task {slug}"))
-                .hint("start it with `ganger start`; `ganger status` lists the tasks")
-        })
-}
 
 /// Which tasks `GET /api/tasks` lists.
 #[derive(Debug, Default, Deserialize, utoipa::IntoParams)]
@@ -57,17 +45,8 @@ impl TaskFilter {
     }
 
     fn admits(&self, task: &BoardTask, label: Option<&(String, String)>) -> bool {
-        let status = task
-            .status
-            .map(|s| {
-                serde_json::to_value(s)
-                    .ok()
-                    .and_then(|v| v.as_str().map(str::to_owned))
-            })
-            .unwrap_or_else(|| Some("none".into()));
-        self.status
-            .as_ref()
-            .is_none_or(|s| Some(s) == status.as_ref())
+        let status = ganger_engine::documents::status_name(task);
+        self.status.as_ref().is_none_or(|s| *s == status)
             && self.owner.as_ref().is_none_or(|o| *o == task.owner)
             && self
                 .fleet
@@ -82,18 +61,16 @@ impl TaskFilter {
         (status = 400, description = "a bad filter (ganger.error/1)")),
     security(("token" = [])))]
 pub async fn list_tasks(
-    State(state): State<Arc<AppState>>,
+    acting: Acting,
     ApiQuery(filter): ApiQuery<TaskFilter>,
-) -> ApiResult<Json<Value>> {
+) -> ApiResult<Json<WebTasks>> {
     let label = filter.check()?;
-    let tasks = blocking(state.owner.clone(), |e| e.board_tasks()).await?;
-    let tasks: Vec<BoardTask> = tasks
+    let tasks = acting.run(|e| e.board_tasks()).await?;
+    let tasks = tasks
         .into_iter()
         .filter(|t| filter.admits(t, label.as_ref()))
         .collect();
-    Ok(Json(
-        json!({ "schema": "ganger.web-tasks/1", "tasks": tasks }),
-    ))
+    Ok(Json(WebTasks::new(tasks)))
 }
 
 #[utoipa::path(get, path = "/api/tasks/{slug}", tag = "tasks",
@@ -101,20 +78,8 @@ pub async fn list_tasks(
     responses((status = 200, description = "ganger.web-task/1: the task's row and every round's report"),
         (status = 404, description = "no such task")),
     security(("token" = [])))]
-pub async fn get_task(
-    State(state): State<Arc<AppState>>,
-    ApiPath(slug): ApiPath<String>,
-) -> ApiResult<Json<Value>> {
-    existing_task(&state.owner, &slug).await?;
-    let name = slug.clone();
-    let (row, rounds) = blocking(state.owner.clone(), move |e| {
-        let row = e.board_tasks()?.into_iter().find(|t| t.slug == name);
-        Ok((row, e.round_reports(&name)?))
-    })
-    .await?;
-    Ok(Json(
-        json!({ "schema": "ganger.web-task/1", "task": row, "rounds": rounds }),
-    ))
+pub async fn get_task(acting: Acting, ApiPath(slug): ApiPath<String>) -> ApiResult<Json<WebTask>> {
+    acting.json(move |e| e.web_task(&slug)).await
 }
 
 #[utoipa::path(get, path = "/api/tasks/{slug}/report", tag = "tasks",
@@ -123,49 +88,26 @@ pub async fn get_task(
         (status = 404, description = "no such task")),
     security(("token" = [])))]
 pub async fn task_report(
-    State(state): State<Arc<AppState>>,
-    Extension(grant): Extension<Grant>,
+    acting: Acting,
     ApiPath(slug): ApiPath<String>,
-) -> ApiResult<Json<Value>> {
-    let engine = state.engine_for(&grant)?;
-    existing_task(&engine, &slug).await?;
-    let view = blocking(engine, move |e| {
-        let request = StatusRequest {
-            slug: Some(slug),
-            tree: false,
-        };
-        e.status(&request, &mut |_| {})
-    })
-    .await?;
-    let value = match view {
-        StatusView::Round(report) => serde_json::to_value(report),
-        StatusView::Pipeline(report) => serde_json::to_value(report),
-        StatusView::List(list) => serde_json::to_value(list),
+) -> ApiResult<Json<StatusView>> {
+    let request = StatusRequest {
+        slug: Some(slug),
+        tree: false,
     };
-    value
-        .map(Json)
-        .map_err(|e| ApiError::internal(format!("cannot write the report: {e}")))
+    acting.json(move |e| e.status(&request, &mut |_| {})).await
 }
 
 #[utoipa::path(get, path = "/api/tasks/{slug}/checks", tag = "tasks",
     params(("slug" = String, Path, description = "the task")),
-    responses((status = 200, description = "the last round's checks with their output's tail"),
+    responses((status = 200, description = "ganger.web-checks/1: the last round's checks with their output's tail"),
         (status = 404, description = "no such task")),
     security(("token" = [])))]
 pub async fn task_checks(
-    State(state): State<Arc<AppState>>,
+    acting: Acting,
     ApiPath(slug): ApiPath<String>,
-) -> ApiResult<Json<Value>> {
-    existing_task(&state.owner, &slug).await?;
-    let name = slug.clone();
-    let rounds = blocking(state.owner.clone(), move |e| e.round_reports(&name)).await?;
-    let last = rounds.last();
-    Ok(Json(json!({
-        "schema": "ganger.web-checks/1",
-        "task": slug,
-        "round": last.map(|r| r.round),
-        "checks": last.map(|r| r.checks.clone()).unwrap_or_default(),
-    })))
+) -> ApiResult<Json<WebChecks>> {
+    acting.json(move |e| e.web_checks(&slug)).await
 }
 
 #[utoipa::path(get, path = "/api/tasks/{slug}/rounds", tag = "rounds",
@@ -173,24 +115,9 @@ pub async fn task_checks(
     responses((status = 200, description = "every round's ganger.round-report/1"),
         (status = 404, description = "no such task")),
     security(("token" = [])))]
-pub async fn list_rounds(
-    State(state): State<Arc<AppState>>,
-    ApiPath(slug): ApiPath<String>,
-) -> ApiResult<Json<Value>> {
-    existing_task(&state.owner, &slug).await?;
-    let rounds = blocking(state.owner.clone(), move |e| e.round_reports(&slug)).await?;
+pub async fn list_rounds(acting: Acting, ApiPath(slug): ApiPath<String>) -> ApiResult<Json<Value>> {
+    let rounds = acting.run(move |e| e.round_reports(&slug)).await?;
     Ok(Json(json!({ "rounds": rounds })))
-}
-
-async fn existing_round(state: &AppState, slug: &str, number: u32) -> ApiResult<()> {
-    let task = existing_task(&state.owner, slug).await?;
-    if number == 0 || number > task.rounds {
-        return Err(ApiError::not_found(format!(
-            "task {slug} has no round {number} (it has {})",
-            task.rounds
-        )));
-    }
-    Ok(())
 }
 
 #[utoipa::path(get, path = "/api/tasks/{slug}/rounds/{round}", tag = "rounds",
@@ -199,18 +126,12 @@ async fn existing_round(state: &AppState, slug: &str, number: u32) -> ApiResult<
         (status = 404, description = "no such task or round")),
     security(("token" = [])))]
 pub async fn get_round(
-    State(state): State<Arc<AppState>>,
+    acting: Acting,
     ApiPath((slug, number)): ApiPath<(String, u32)>,
 ) -> ApiResult<Json<Value>> {
-    existing_round(&state, &slug, number).await?;
-    let (report, prompt) = blocking(state.owner.clone(), move |e| {
-        let report = e
-            .round_reports(&slug)?
-            .into_iter()
-            .find(|r| r.round == number);
-        Ok((report, e.round_prompt(&slug, number).ok()))
-    })
-    .await?;
+    let (report, prompt) = acting
+        .run(move |e| e.round_with_prompt(&slug, number))
+        .await?;
     Ok(Json(json!({ "report": report, "prompt": prompt })))
 }
 
@@ -227,19 +148,19 @@ pub struct EventsQuery {
         (status = 404, description = "no such task or round")),
     security(("token" = [])))]
 pub async fn round_events(
-    State(state): State<Arc<AppState>>,
+    acting: Acting,
     ApiPath((slug, number)): ApiPath<(String, u32)>,
     ApiQuery(query): ApiQuery<EventsQuery>,
 ) -> ApiResult<Json<Value>> {
-    existing_round(&state, &slug, number).await?;
     let after = query.after.unwrap_or(0);
-    let (lines, read) = blocking(state.owner.clone(), move |e| {
-        let mut feed = e.round_feed(&slug, number, after)?;
-        let mut lines = Vec::new();
-        let read = feed.poll(e, &mut |line| lines.push(line))?;
-        Ok((lines, read))
-    })
-    .await?;
+    let (lines, read) = acting
+        .run(move |e| {
+            let mut feed = e.round_feed(&slug, number, after)?;
+            let mut lines = Vec::new();
+            let read = feed.poll(e, &mut |line| lines.push(line))?;
+            Ok((lines, read))
+        })
+        .await?;
     Ok(Json(
         json!({ "lines": lines, "offset": read.offset, "running": read.running }),
     ))
@@ -257,17 +178,14 @@ enum Next {
 /// A patch as git writes it, streamed a piece at a time (each read on the blocking pool): the
 /// first piece is read before the answer starts, so that a diff git refuses is an error
 /// document; a failure later cuts the answer short.
-async fn stream_patch(
-    engine: Arc<Engine>,
-    slug: String,
-    round: Option<u32>,
-) -> ApiResult<Response> {
-    let (stream, first) = blocking(engine, move |e| {
-        let mut stream = e.diff_stream(&slug, round, false)?;
-        let first = stream.next_chunk()?;
-        Ok((stream, first))
-    })
-    .await?;
+async fn stream_patch(acting: Acting, slug: String, round: Option<u32>) -> ApiResult<Response> {
+    let (stream, first) = acting
+        .run(move |e| {
+            let mut stream = e.diff_stream(&slug, round, false)?;
+            let first = stream.next_chunk()?;
+            Ok((stream, first))
+        })
+        .await?;
     let start = match first {
         Some(piece) => Next::Piece(piece, stream),
         None => Next::Done,
@@ -306,11 +224,10 @@ async fn stream_patch(
         (status = 404, description = "no such task or round")),
     security(("token" = [])))]
 pub async fn round_diff(
-    State(state): State<Arc<AppState>>,
+    acting: Acting,
     ApiPath((slug, number)): ApiPath<(String, u32)>,
 ) -> ApiResult<Response> {
-    existing_round(&state, &slug, number).await?;
-    stream_patch(state.owner.clone(), slug, Some(number)).await
+    stream_patch(acting, slug, Some(number)).await
 }
 
 #[utoipa::path(get, path = "/api/tasks/{slug}/diff", tag = "tasks",
@@ -318,12 +235,8 @@ pub async fn round_diff(
     responses((status = 200, description = "text/x-diff: the task's changes against its base"),
         (status = 404, description = "no such task")),
     security(("token" = [])))]
-pub async fn task_diff(
-    State(state): State<Arc<AppState>>,
-    ApiPath(slug): ApiPath<String>,
-) -> ApiResult<Response> {
-    existing_task(&state.owner, &slug).await?;
-    stream_patch(state.owner.clone(), slug, None).await
+pub async fn task_diff(acting: Acting, ApiPath(slug): ApiPath<String>) -> ApiResult<Response> {
+    stream_patch(acting, slug, None).await
 }
 
 /// Which journal entries.
@@ -339,83 +252,42 @@ pub struct JournalQuery {
     responses((status = 200, description = "journal entries of every commander, oldest first")),
     security(("token" = [])))]
 pub async fn journal(
-    State(state): State<Arc<AppState>>,
+    acting: Acting,
     ApiQuery(query): ApiQuery<JournalQuery>,
-) -> ApiResult<Json<Value>> {
+) -> ApiResult<Json<WebJournal>> {
     let after = query.after.unwrap_or(0);
     let limit = query.limit.unwrap_or(1000).clamp(1, 1000);
-    let entries = blocking(state.owner.clone(), move |e| e.journal_after(after, limit)).await?;
-    Ok(Json(
-        json!({ "schema": "ganger.web-journal/1", "entries": entries }),
-    ))
+    acting.json(move |e| e.web_journal(after, limit)).await
 }
 
 #[utoipa::path(get, path = "/api/fleets", tag = "fleet",
     responses((status = 200, description = "ganger.web-fleets/1: each fleet submitted, its file and limits, and its tasks counted by status")),
     security(("token" = [])))]
-pub async fn fleets(State(state): State<Arc<AppState>>) -> ApiResult<Json<Value>> {
-    let (records, tasks) = blocking(state.owner.clone(), |e| {
-        Ok((e.fleet_records()?, e.board_tasks()?))
-    })
-    .await?;
-    let mut states: std::collections::BTreeMap<String, std::collections::BTreeMap<String, u32>> =
-        Default::default();
-    for task in tasks {
-        if let Some(fleet) = task.fleet {
-            let status = task
-                .status
-                .and_then(|s| serde_json::to_value(s).ok())
-                .and_then(|v| v.as_str().map(str::to_owned))
-                .unwrap_or_else(|| "none".into());
-            *states.entry(fleet).or_default().entry(status).or_default() += 1;
-        }
-    }
-    let fleets: Vec<Value> = records
-        .into_iter()
-        .map(|record| {
-            let counts = states.remove(&record.name).unwrap_or_default();
-            json!({ "name": record.name, "file": record.file, "limits": record.limits,
-                    "created_at": record.created_at, "states": counts })
-        })
-        .collect();
-    Ok(Json(
-        json!({ "schema": "ganger.web-fleets/1", "fleets": fleets }),
-    ))
+pub async fn fleets(acting: Acting) -> ApiResult<Json<WebFleets>> {
+    acting.json(|e| e.web_fleets()).await
 }
 
 #[utoipa::path(get, path = "/api/fleets/{name}", tag = "fleet",
     params(("name" = String, Path, description = "the fleet")),
-    responses((status = 200, description = "ganger.fleet-status/1: the fleet's tasks, what each waits on")),
+    responses((status = 200, description = "ganger.fleet-status/1: the fleet's tasks, what each waits on"),
+        (status = 404, description = "no such fleet")),
     security(("token" = [])))]
-pub async fn fleet(
-    State(state): State<Arc<AppState>>,
-    ApiPath(name): ApiPath<String>,
-) -> ApiResult<Json<Value>> {
-    let status = blocking(state.owner.clone(), move |e| e.fleet_status(Some(&name))).await?;
-    serde_json::to_value(status)
-        .map(Json)
-        .map_err(|e| ApiError::internal(format!("cannot write the fleet: {e}")))
+pub async fn fleet(acting: Acting, ApiPath(name): ApiPath<String>) -> ApiResult<Json<FleetStatus>> {
+    acting.json(move |e| e.fleet_status(Some(&name))).await
 }
 
 #[utoipa::path(get, path = "/api/queue", tag = "fleet",
     responses((status = 200, description = "ganger.fleet-status/1 of every queued item")),
     security(("token" = [])))]
-pub async fn queue(State(state): State<Arc<AppState>>) -> ApiResult<Json<Value>> {
-    let status = blocking(state.owner.clone(), |e| e.fleet_status(None)).await?;
-    serde_json::to_value(status)
-        .map(Json)
-        .map_err(|e| ApiError::internal(format!("cannot write the queue: {e}")))
+pub async fn queue(acting: Acting) -> ApiResult<Json<FleetStatus>> {
+    acting.json(|e| e.fleet_status(None)).await
 }
 
 #[utoipa::path(get, path = "/api/rounds", tag = "rounds",
     responses((status = 200, description = "ganger.web-rounds/1: every round as a point in time (state, agent, model, cost, tokens, fleet) and the budgets set, for plots")),
     security(("token" = [])))]
-pub async fn all_rounds(State(state): State<Arc<AppState>>) -> ApiResult<Json<Value>> {
-    let history = blocking(state.owner.clone(), |e| e.round_history()).await?;
-    let mut value = serde_json::to_value(history)
-        .map_err(|e| ApiError::internal(format!("cannot write the rounds: {e}")))?;
-    value["schema"] = "ganger.web-rounds/1".into();
-    Ok(Json(value))
+pub async fn all_rounds(acting: Acting) -> ApiResult<Json<RoundHistory>> {
+    acting.json(|e| e.round_history()).await
 }
 
 #[utoipa::path(get, path = "/api/whoami", tag = "auth",

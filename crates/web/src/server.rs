@@ -11,10 +11,13 @@ use crate::state::AppState;
 use crate::task_feed::TaskFeeds;
 use crate::tokens::Tokens;
 use axum::Router;
-use axum::routing::{get, post};
+use axum::routing::get;
 use ganger_engine::Engine;
 use std::net::SocketAddr;
 use std::sync::Arc;
+use utoipa::OpenApi;
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
 
 /// What `serve --listen` was asked.
 #[derive(Debug, Clone)]
@@ -47,42 +50,41 @@ impl Drop for WebServer {
     }
 }
 
-/// Every route.
+/// Every route: the API's from their handlers' annotations, each path written once there.
 pub fn router(state: Arc<AppState>) -> Router {
-    use crate::{events_task, routes_actions as act, routes_read as read};
-    Router::new()
-        .route("/", get(crate::dashboard::index))
+    use crate::{events_board, events_task, routes_actions as act, routes_read as read};
+    let (api, openapi) = OpenApiRouter::with_openapi(crate::openapi::ApiDoc::openapi())
+        .routes(routes!(read::list_tasks, act::start))
+        .routes(routes!(read::get_task))
+        .routes(routes!(read::task_report))
+        .routes(routes!(read::task_checks))
+        .routes(routes!(read::task_diff))
+        .routes(routes!(events_task::task_events))
+        .routes(routes!(read::list_rounds))
+        .routes(routes!(read::get_round))
+        .routes(routes!(read::round_events))
+        .routes(routes!(read::round_diff))
+        .routes(routes!(act::fix))
+        .routes(routes!(act::cancel))
+        .routes(routes!(act::approve))
+        .routes(routes!(act::reject))
+        .routes(routes!(act::merge))
+        .routes(routes!(act::transfer))
+        .routes(routes!(read::all_rounds))
+        .routes(routes!(read::journal))
+        .routes(routes!(read::fleets))
+        .routes(routes!(read::fleet))
+        .routes(routes!(read::queue))
+        .routes(routes!(read::whoami))
+        .routes(routes!(events_board::board_events))
+        .split_for_parts();
+    let openapi = Arc::new(openapi);
+    api.route("/", get(crate::dashboard::index))
         .route("/assets/{name}", get(crate::dashboard::asset))
-        .route("/api/openapi.json", get(crate::openapi::openapi_json))
-        .route("/api/whoami", get(read::whoami))
-        .route("/api/tasks", get(read::list_tasks).post(act::start))
-        .route("/api/tasks/{slug}", get(read::get_task))
-        .route("/api/tasks/{slug}/report", get(read::task_report))
-        .route("/api/tasks/{slug}/checks", get(read::task_checks))
-        .route("/api/tasks/{slug}/diff", get(read::task_diff))
-        .route("/api/tasks/{slug}/events", get(events_task::task_events))
-        .route("/api/tasks/{slug}/rounds", get(read::list_rounds))
-        .route("/api/tasks/{slug}/rounds/{round}", get(read::get_round))
         .route(
-            "/api/tasks/{slug}/rounds/{round}/events",
-            get(read::round_events),
+            "/api/openapi.json",
+            get(move || std::future::ready(axum::Json(openapi.clone()))),
         )
-        .route(
-            "/api/tasks/{slug}/rounds/{round}/diff",
-            get(read::round_diff),
-        )
-        .route("/api/tasks/{slug}/fix", post(act::fix))
-        .route("/api/tasks/{slug}/cancel", post(act::cancel))
-        .route("/api/tasks/{slug}/approve", post(act::approve))
-        .route("/api/tasks/{slug}/reject", post(act::reject))
-        .route("/api/tasks/{slug}/merge", post(act::merge))
-        .route("/api/tasks/{slug}/transfer", post(act::transfer))
-        .route("/api/rounds", get(read::all_rounds))
-        .route("/api/journal", get(read::journal))
-        .route("/api/fleets", get(read::fleets))
-        .route("/api/fleets/{name}", get(read::fleet))
-        .route("/api/queue", get(read::queue))
-        .route("/api/events", get(crate::events_board::board_events))
         .route("/mcp", axum::routing::any(crate::mcp_route::mcp))
         .fallback(|| async { crate::problem::ApiError::not_found("no such path") })
         .method_not_allowed_fallback(|method: axum::http::Method| async move {

@@ -6,7 +6,7 @@
 //! the store on its own (`events_task.rs`) and then takes the broadcast; the cost of a look at
 //! the store does not grow with the number of clients.
 
-use ganger_engine::{Engine, EngineError, ErrorKind, RoundFeed};
+use ganger_engine::{Engine, EngineError, RoundFeed};
 use ganger_store::Backend;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -162,7 +162,7 @@ impl Follow {
             let feed = match engine.round_feed(slug, next, 0) {
                 Ok(feed) => feed,
                 // Recorded but not readable yet: the next look.
-                Err(e) if e.kind == ErrorKind::Invalid => return Ok(false),
+                Err(e) if e.kind.is_refusal() => return Ok(false),
                 Err(e) => return Err(e),
             };
             self.round = next;

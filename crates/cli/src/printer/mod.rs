@@ -21,6 +21,7 @@ pub use pipeline::pipeline_text;
 pub use report::report_text;
 pub use status_line::StatusLine;
 
+use ganger_engine::ErrorDocument;
 use serde::Serialize;
 use std::io::Write;
 
@@ -59,25 +60,9 @@ pub fn emit_json_line<T: Serialize + ?Sized>(value: &T) -> std::io::Result<()> {
 
 /// Writes one error line (and a hint line), to stderr or as JSON on stdout.
 pub fn emit_error(json: bool, message: &str, hint: Option<&str>, code: u8) {
-    emit_failure(
-        json,
-        &Failure {
-            kind: kind_of_code(code),
-            message,
-            causes: &[],
-            hint,
-            code,
-        },
-    );
-}
-
-/// An error to print: what failed, why (its causes, outermost first), what to do.
-pub struct Failure<'a> {
-    pub kind: &'static str,
-    pub message: &'a str,
-    pub causes: &'a [String],
-    pub hint: Option<&'a str>,
-    pub code: u8,
+    let mut document = ErrorDocument::new(kind_of_code(code), message, code);
+    document.hint = hint.map(str::to_owned);
+    emit_failure(json, &document);
 }
 
 /// The kind an exit code stands for, for errors that were not the engine's.
@@ -92,35 +77,17 @@ fn kind_of_code(code: u8) -> &'static str {
 }
 
 /// Prints an error: `error: MESSAGE`, a `caused by:` line per cause, then `hint: HINT` (or
-/// `ganger.error/1` with `--json`, its kind and causes included).
-pub fn emit_failure(json: bool, failure: &Failure<'_>) {
+/// the document itself, `ganger.error/1`, with `--json`).
+pub fn emit_failure(json: bool, failure: &ErrorDocument) {
     if json {
-        /// `ganger.error/1` (docs/json.md).
-        #[derive(Serialize)]
-        struct ErrorReport<'a> {
-            schema: &'static str,
-            kind: &'a str,
-            error: &'a str,
-            #[serde(skip_serializing_if = "<[String]>::is_empty")]
-            causes: &'a [String],
-            hint: Option<&'a str>,
-            exit_code: u8,
-        }
-        let _ = emit_json(&ErrorReport {
-            schema: "ganger.error/1",
-            kind: failure.kind,
-            error: failure.message,
-            causes: failure.causes,
-            hint: failure.hint,
-            exit_code: failure.code,
-        });
+        let _ = emit_json(failure);
         return;
     }
-    let mut text = format!("error: {}\n", failure.message);
-    for cause in failure.causes {
+    let mut text = format!("error: {}\n", failure.error);
+    for cause in &failure.causes {
         text.push_str(&format!("  caused by: {cause}\n"));
     }
-    if let Some(hint) = failure.hint {
+    if let Some(hint) = &failure.hint {
         text.push_str(&format!("hint: {hint}\n"));
     }
     let _ = emit_err(&text);

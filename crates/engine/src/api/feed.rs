@@ -6,6 +6,7 @@
 //! reads: nothing here changes the store.
 
 use crate::api::Engine;
+use crate::api::round_report::{store_of, task_round, task_round_in};
 use crate::base::error::{EngineError, Result};
 use crate::evidence::report::RoundReport;
 use crate::task::lookup::find_task;
@@ -115,7 +116,7 @@ impl Engine {
 
     /// Every round of a task, as `status` reports a round.
     pub fn round_reports(&self, slug: &str) -> Result<Vec<RoundReport>> {
-        let store = self.existing_store_for(slug)?;
+        let store = store_of(self.workspace(), slug)?;
         let task = find_task(&*store, slug)?;
         // The task's budgets are read once, from the store already open (a report of its own
         // would open one per round).
@@ -136,7 +137,7 @@ impl Engine {
 
     /// The prompt of round `number` of a task, exactly as sent.
     pub fn round_prompt(&self, slug: &str, number: u32) -> Result<String> {
-        let (task, round) = self.task_round(slug, number)?;
+        let (task, round) = task_round(self.workspace(), slug, Some(number))?;
         let path = self
             .workspace()
             .state
@@ -163,7 +164,7 @@ impl Engine {
     /// A reader of round `number`'s events that hands over the lines ending past byte
     /// `offset` (the parser reads the earlier ones too, so that it knows what they said).
     pub fn round_feed(&self, slug: &str, number: u32, offset: u64) -> Result<RoundFeed> {
-        let (task, round) = self.task_round(slug, number)?;
+        let (task, round) = task_round(self.workspace(), slug, Some(number))?;
         let adapter = crate::task::admission::known_adapter(self.workspace(), &task.agent)?;
         Ok(RoundFeed {
             stream: RoundStream::of(&task, &round, StreamKind::Stdout),
@@ -180,37 +181,6 @@ impl Engine {
             ended: false,
         })
     }
-
-    fn existing_store_for(&self, slug: &str) -> Result<Box<dyn ganger_store::Backend>> {
-        match self.workspace().existing_store()? {
-            Some(store) => Ok(store),
-            None => {
-                crate::base::slug::check_task_name(slug)?;
-                Err(EngineError::not_found(format!("no task {slug}")))
-            }
-        }
-    }
-
-    fn task_round(&self, slug: &str, number: u32) -> Result<(Task, ganger_store::Round)> {
-        let store = self.existing_store_for(slug)?;
-        task_round_in(&*store, slug, number)
-    }
-}
-
-/// Task `slug` and its round `number`, from a store already open.
-fn task_round_in(
-    store: &dyn ganger_store::Backend,
-    slug: &str,
-    number: u32,
-) -> Result<(Task, ganger_store::Round)> {
-    let task = find_task(store, slug)?;
-    let round = store.round(task.id, Some(number))?.ok_or_else(|| {
-        EngineError::not_found(format!(
-            "task {slug} has no round {number} (it has {})",
-            task.rounds
-        ))
-    })?;
-    Ok((task, round))
 }
 
 /// A line of a stream read through its adapter's parser.
@@ -276,7 +246,7 @@ impl RoundFeed {
         if self.ended {
             return Ok(self.at_end());
         }
-        let store = engine.existing_store_for(&self.stream.slug)?;
+        let store = store_of(engine.workspace(), &self.stream.slug)?;
         self.poll_in(&*store, usize::MAX, out)
     }
 
@@ -292,7 +262,7 @@ impl RoundFeed {
         if self.ended {
             return Ok(self.at_end());
         }
-        let (_, round) = task_round_in(store, &self.stream.slug, self.stream.number)?;
+        let (_, round) = task_round_in(store, &self.stream.slug, Some(self.stream.number))?;
         let running = round.status == RoundStatus::Running;
         let mut more = false;
         if let Some(mut reader) = store.read_stream(&self.stream, self.fed)? {

@@ -27,12 +27,24 @@ pub struct RoundPoint {
     pub tokens: u64,
 }
 
-/// Every round, and the budgets set.
-#[derive(Debug, Clone, Serialize, PartialEq, Default)]
+/// Every round, and the budgets set: `ganger.web-rounds/1`.
+#[derive(Debug, Clone, Serialize, PartialEq)]
 pub struct RoundHistory {
+    pub schema: &'static str,
     pub rounds: Vec<RoundPoint>,
     pub task_budgets: BTreeMap<String, Budget>,
     pub fleet_budgets: BTreeMap<String, Budget>,
+}
+
+impl Default for RoundHistory {
+    fn default() -> RoundHistory {
+        RoundHistory {
+            schema: "ganger.web-rounds/1",
+            rounds: Vec::new(),
+            task_budgets: BTreeMap::new(),
+            fleet_budgets: BTreeMap::new(),
+        }
+    }
 }
 
 impl Engine {

@@ -15,6 +15,7 @@
 //! ([`Sent::Queued`]), whoever sends it.
 
 pub(crate) mod diff_stream;
+pub mod documents;
 pub(crate) mod feed;
 pub(crate) mod history;
 pub(crate) mod journal_wait;

@@ -8,12 +8,22 @@
 use std::fmt;
 use std::sync::Arc;
 
-/// What kind of failure.
+/// What kind of failure. The first four are refusals: nothing was changed, the command exits
+/// 2, and `ganger.error/1` names them all `invalid` on the command line; a front end that
+/// answers each with a status of its own (the HTTP API's 400, 404, 409 and 403) tells them
+/// apart by their kind.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum ErrorKind {
     /// Bad arguments, or a state that does not allow the command; nothing was changed.
     Invalid,
+    /// What was asked for does not exist (a task, a round, a fleet); nothing was changed.
+    NotFound,
+    /// What the request would make or take is there already, or another holds it (a task of
+    /// that name, a start queued already, a session another task has); nothing was changed.
+    Conflict,
+    /// The commander may not do this (another owns the task); nothing was changed.
+    Forbidden,
     /// The model is not available.
     ModelUnavailable,
     /// A wait ran out of time with the round still running.
@@ -30,7 +40,10 @@ impl ErrorKind {
     pub fn exit_code(self) -> u8 {
         match self {
             ErrorKind::RoundFailed => 1,
-            ErrorKind::Invalid => 2,
+            ErrorKind::Invalid
+            | ErrorKind::NotFound
+            | ErrorKind::Conflict
+            | ErrorKind::Forbidden => 2,
             ErrorKind::ModelUnavailable => 3,
             ErrorKind::WaitTimeout => 4,
             // sysexits' EX_SOFTWARE: neither the asker's input nor a round's outcome.
@@ -38,26 +51,25 @@ impl ErrorKind {
         }
     }
 
-    /// The name `--json` errors carry (`invalid`, `environment`, ...).
+    /// Whether this is a refusal: the asker's to correct, nothing changed (exit 2).
+    pub fn is_refusal(self) -> bool {
+        self.exit_code() == 2
+    }
+
+    /// The name `ganger.error/1` carries on the command line and from the MCP server
+    /// (`invalid`, `environment`, ...; every refusal is `invalid`, docs/json.md).
     pub fn as_str(self) -> &'static str {
         match self {
-            ErrorKind::Invalid => "invalid",
+            ErrorKind::Invalid
+            | ErrorKind::NotFound
+            | ErrorKind::Conflict
+            | ErrorKind::Forbidden => "invalid",
             ErrorKind::ModelUnavailable => "model-unavailable",
             ErrorKind::WaitTimeout => "wait-timeout",
             ErrorKind::RoundFailed => "round-failed",
             ErrorKind::Environment => "environment",
         }
     }
-}
-
-/// What a refusal (`Invalid`) was about, for a front end that answers each with a status of
-/// its own (the HTTP API's 404 and 403); the CLI exits 2 for all of them alike.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Refusal {
-    /// What was asked for does not exist (a task, a round, a fleet).
-    NotFound,
-    /// The commander may not do this (another owns the task).
-    NotPermitted,
 }
 
 /// A cause kept with an error, shared so the error stays cheap to clone.
@@ -75,8 +87,6 @@ pub struct EngineError {
     /// starting it, it holds new rounds): a queued item that meets one waits and is sent again
     /// instead of being refused for good.
     pub passes: bool,
-    /// What a refusal was about, when a front end may want to tell.
-    pub refusal: Option<Refusal>,
 }
 
 impl PartialEq for EngineError {
@@ -93,7 +103,6 @@ impl EngineError {
             hint: None,
             cause: None,
             passes: false,
-            refusal: None,
         }
     }
 
@@ -102,20 +111,19 @@ impl EngineError {
         EngineError::of(ErrorKind::Invalid, message)
     }
 
-    /// Bad input that names something that does not exist (a task, a fleet).
+    /// Input that names something that does not exist (a task, a round, a fleet).
     pub fn not_found(message: impl Into<String>) -> Self {
-        EngineError {
-            refusal: Some(Refusal::NotFound),
-            ..EngineError::of(ErrorKind::Invalid, message)
-        }
+        EngineError::of(ErrorKind::NotFound, message)
+    }
+
+    /// A request that would make or take what is there already or held by another.
+    pub fn conflict(message: impl Into<String>) -> Self {
+        EngineError::of(ErrorKind::Conflict, message)
     }
 
     /// A refusal of something the commander may not do (another owns the task).
     pub fn not_permitted(message: impl Into<String>) -> Self {
-        EngineError {
-            refusal: Some(Refusal::NotPermitted),
-            ..EngineError::of(ErrorKind::Invalid, message)
-        }
+        EngineError::of(ErrorKind::Forbidden, message)
     }
 
     /// A refusal that passes with time (see [`EngineError::passes`]); exit 2 like any other.
@@ -208,14 +216,14 @@ impl From<ganger_store::StoreError> for EngineError {
         match &error {
             // A round running, a start under way: refusals that pass with time.
             E::Busy { .. } | E::StartPending { .. } => EngineError::passing(error.to_string()),
-            // What the state allows or not: the asker can act on these.
+            // What is there already, or another holds: the asker can act on these.
             E::SlugTaken(_)
-            | E::BeingCleaned { .. }
             | E::Stale { .. }
             | E::SessionTaken { .. }
             | E::AlreadyQueued(_)
             | E::FleetConflict { .. }
-            | E::ClaimHeld { .. } => EngineError::invalid(error.to_string()),
+            | E::ClaimHeld { .. } => EngineError::conflict(error.to_string()),
+            E::BeingCleaned { .. } => EngineError::invalid(error.to_string()),
             E::NotAllowed { .. } => EngineError::not_permitted(error.to_string()),
             // The database itself: its cause is kept, and it is never "bad input".
             _ => EngineError::environment("failed to use the state database", error),
@@ -297,7 +305,8 @@ mod tests {
         assert_eq!(error.message, "failed to write /x/state.db");
         assert_eq!(error.causes(), ["No space left on device"]);
         let store = EngineError::from(ganger_store::StoreError::SlugTaken("a".into()));
-        assert_eq!(store.kind, ErrorKind::Invalid);
+        assert_eq!(store.kind, ErrorKind::Conflict);
+        assert_eq!(store.kind.exit_code(), 2);
         assert!(store.causes().is_empty());
         let git = EngineError::from(ganger_git::GitError::Spawn(std::io::Error::from(
             std::io::ErrorKind::NotFound,
@@ -305,5 +314,78 @@ mod tests {
         assert_eq!(git.kind, ErrorKind::Environment);
         assert_eq!(git.message, "failed to run git");
         assert_eq!(git.causes(), ["failed to run git: entity not found"]);
+    }
+
+    #[test]
+    fn every_refusal_exits_2_and_is_invalid_on_the_command_line_whatever_its_kind() {
+        let table = [
+            (ErrorKind::Invalid, 2, "invalid"),
+            (ErrorKind::NotFound, 2, "invalid"),
+            (ErrorKind::Conflict, 2, "invalid"),
+            (ErrorKind::Forbidden, 2, "invalid"),
+            (ErrorKind::RoundFailed, 1, "round-failed"),
+            (ErrorKind::ModelUnavailable, 3, "model-unavailable"),
+            (ErrorKind::WaitTimeout, 4, "wait-timeout"),
+            (ErrorKind::Environment, 70, "environment"),
+        ];
+        for (kind, code, name) in table {
+            assert_eq!((kind.exit_code(), kind.as_str()), (code, name), "{kind:?}");
+            assert_eq!(kind.is_refusal(), code == 2, "{kind:?}");
+        }
+    }
+
+    #[test]
+    fn the_stores_refusals_keep_their_kinds() {
+        use ganger_store::StoreError as E;
+        let claim = ganger_store::ClaimKey::new("c");
+        let table = [
+            (E::SlugTaken("a".into()), ErrorKind::Conflict, false),
+            (E::AlreadyQueued("a".into()), ErrorKind::Conflict, false),
+            (
+                E::SessionTaken {
+                    session: "s".into(),
+                    slug: "a".into(),
+                },
+                ErrorKind::Conflict,
+                false,
+            ),
+            (
+                E::ClaimHeld { name: "c".into() },
+                ErrorKind::Conflict,
+                false,
+            ),
+            (
+                E::NotAllowed {
+                    slug: "a".into(),
+                    commander: "bob".into(),
+                    owner: "alice".into(),
+                },
+                ErrorKind::Forbidden,
+                false,
+            ),
+            (
+                E::Busy {
+                    slug: "a".into(),
+                    number: 1,
+                    host_pid: None,
+                },
+                ErrorKind::Invalid,
+                true,
+            ),
+            (
+                E::BeingCleaned {
+                    slug: "a".into(),
+                    claim,
+                },
+                ErrorKind::Invalid,
+                false,
+            ),
+        ];
+        for (store, kind, passes) in table {
+            let text = store.to_string();
+            let error = EngineError::from(store);
+            assert_eq!((error.kind, error.passes), (kind, passes), "{text}");
+            assert_eq!(error.message, text);
+        }
     }
 }

@@ -142,7 +142,7 @@ pub(crate) fn begin(
                 refuse_existing(ws, planned)?;
             }
             Err(StoreError::SlugTaken(slug)) => {
-                return Err(EngineError::invalid(format!("task {slug} exists already")));
+                return Err(EngineError::conflict(format!("task {slug} exists already")));
             }
             Err(other) => return Err(other.into()),
         }
@@ -174,7 +174,7 @@ fn being_started(store: &dyn Backend, slug: &str) -> Result<Option<EngineError>>
     Ok(store
         .task(slug)?
         .is_some()
-        .then(|| EngineError::invalid(format!("task {slug} exists already"))))
+        .then(|| EngineError::conflict(format!("task {slug} exists already"))))
 }
 
 /// Undoes a begun start whose task could not be recorded: removes the worktree and branch

@@ -80,9 +80,9 @@ pub fn adopt(ws: &Workspace, options: &AdoptOptions, notices: &mut dyn Notices) 
         .adopt_task(&task, &options.session)
         .map_err(|e| match e {
             StoreError::SlugTaken(slug) => {
-                EngineError::invalid(format!("task {slug} exists already"))
+                EngineError::conflict(format!("task {slug} exists already"))
             }
-            StoreError::SessionTaken { session, slug } => EngineError::invalid(format!(
+            StoreError::SessionTaken { session, slug } => EngineError::conflict(format!(
                 "session {session} is task {slug}'s already; one session is one task's"
             )),
             other => other.into(),

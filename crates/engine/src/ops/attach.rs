@@ -47,7 +47,7 @@ pub fn attach(
         .claim(&crate::task::rules::attach_claim_name(slug))
         .map_err(|e| match e {
             StoreError::ClaimHeld { .. } => {
-                EngineError::invalid(format!("someone is attached to task {slug} already"))
+                EngineError::conflict(format!("someone is attached to task {slug} already"))
             }
             other => other.into(),
         })?;

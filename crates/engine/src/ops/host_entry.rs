@@ -48,7 +48,7 @@ pub fn run_detached_host(
         .map_err(|e| EngineError::environment("failed to read the prompt", e))?;
     let task = patiently(|| find_task(&*store, slug))?;
     let round = patiently(|| Ok(store.round(task.id, Some(number))?))?
-        .ok_or_else(|| EngineError::invalid(format!("task {slug} has no round {number}")))?;
+        .ok_or_else(|| EngineError::not_found(format!("task {slug} has no round {number}")))?;
     if round.status != RoundStatus::Running {
         return Err(EngineError::invalid(format!(
             "round {number} of {slug} is not running"

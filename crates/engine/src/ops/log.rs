@@ -57,13 +57,13 @@ struct Source {
 fn source(ws: &Workspace, options: &LogOptions) -> Result<Source> {
     let Some(store) = ws.existing_store()? else {
         crate::base::slug::check_slug(&options.slug)?;
-        return Err(EngineError::invalid(format!("no task {}", options.slug)));
+        return Err(EngineError::not_found(format!("no task {}", options.slug)));
     };
     let task = find_task(&*store, &options.slug)?;
     let round = store
         .round(task.id, options.round)?
         .ok_or_else(|| match options.round {
-            Some(n) => EngineError::invalid(format!(
+            Some(n) => EngineError::not_found(format!(
                 "task {} has no round {n} (it has {})",
                 task.slug, task.rounds
             )),

@@ -9,8 +9,10 @@ use crate::evidence::report::{RoundReport, TaskList, round_report_with, task_lis
 use crate::round::reaper::{settle_running, settle_task};
 use crate::task::lookup::find_task;
 
-/// What `ganger status` shows.
-#[derive(Debug, Clone)]
+/// What `ganger status` shows: its document as it is (`ganger.task-list/1`,
+/// `ganger.round-report/1` or `ganger.pipeline/1`).
+#[derive(Debug, Clone, serde::Serialize)]
+#[serde(untagged)]
 pub enum StatusView {
     List(TaskList),
     Round(Box<RoundReport>),
@@ -33,7 +35,7 @@ pub fn status_of(
     let Some(mut store) = ws.existing_store()? else {
         if let Some(slug) = slug {
             crate::base::slug::check_task_name(slug)?;
-            return Err(crate::base::error::EngineError::invalid(format!(
+            return Err(crate::base::error::EngineError::not_found(format!(
                 "no task {slug}"
             )));
         }

@@ -35,7 +35,7 @@ pub fn wait(
     let deadline = timeout.map(|t| Instant::now() + t);
     let Some(mut store) = ws.existing_store()? else {
         crate::base::slug::check_slug(slug)?;
-        return Err(crate::base::error::EngineError::invalid(format!(
+        return Err(crate::base::error::EngineError::not_found(format!(
             "no task {slug}"
         )));
     };

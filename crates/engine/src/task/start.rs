@@ -159,7 +159,7 @@ pub fn start(ws: &Workspace, options: StartOptions, notices: &mut dyn Notices) -
     }
     if store.task(&slug)?.is_some() {
         return Err(
-            EngineError::invalid(format!("task {slug} exists already")).hint(format!(
+            EngineError::conflict(format!("task {slug} exists already")).hint(format!(
                 "send the next round with `ganger fix {slug}`, or see `ganger status {slug}`"
             )),
         );
@@ -231,7 +231,7 @@ pub fn start(ws: &Workspace, options: StartOptions, notices: &mut dyn Notices) -
         let error = match store.create_task(&new_task, new_round) {
             Ok(created) => return Ok(created),
             Err(StoreError::SlugTaken(slug)) => {
-                EngineError::invalid(format!("task {slug} exists already"))
+                EngineError::conflict(format!("task {slug} exists already"))
             }
             Err(other) => other.into(),
         };

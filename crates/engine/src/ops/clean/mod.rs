@@ -52,7 +52,7 @@ pub fn clean(
     let Some(mut store) = ws.existing_store()? else {
         if let Some(slug) = options.slugs.first() {
             crate::base::slug::check_slug(slug)?;
-            return Err(EngineError::invalid(format!("no task {slug}")));
+            return Err(EngineError::not_found(format!("no task {slug}")));
         }
         report.temporary_dirs = crate::env::agent_tmp_sweep::remove_dead_hosts(options.dry_run);
         return Ok(report);

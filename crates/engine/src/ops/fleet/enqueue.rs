@@ -110,7 +110,7 @@ pub fn queue_fix(ws: &Workspace, options: &FixOptions) -> Result<QueueItem> {
     let prompt = read_brief(brief)?;
     let Some(mut store) = ws.existing_store()? else {
         crate::base::slug::check_task_name(&options.slug)?;
-        return Err(EngineError::invalid(format!("no task {}", options.slug)));
+        return Err(EngineError::not_found(format!("no task {}", options.slug)));
     };
     let task = find_task(&*store, &options.slug)?;
     let sender = commander(options.commander.as_deref());

@@ -87,7 +87,7 @@ pub fn run_worker(
         Ok(claim) => claim,
         Err(StoreError::ClaimHeld { .. }) => {
             return Err(
-                EngineError::invalid(format!("a worker named {name} is running already"))
+                EngineError::conflict(format!("a worker named {name} is running already"))
                     .hint("give this one another name with --name"),
             );
         }

@@ -192,7 +192,7 @@ pub(crate) fn existing_store(ws: &Workspace, slug: &str) -> Result<Box<dyn gange
         Some(store) => Ok(store),
         None => {
             crate::base::slug::check_task_name(slug)?;
-            Err(EngineError::invalid(format!("no task {slug}")))
+            Err(EngineError::not_found(format!("no task {slug}")))
         }
     }
 }

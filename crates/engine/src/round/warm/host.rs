@@ -111,7 +111,7 @@ pub fn serve_warm_host(
     let claim = store.claim(&claim_name(ws, slug))?;
     let task = store
         .task(slug)?
-        .ok_or_else(|| EngineError::invalid(format!("no task {slug}")))?;
+        .ok_or_else(|| EngineError::not_found(format!("no task {slug}")))?;
     let round = store
         .round(task.id, Some(number))?
         .ok_or_else(|| EngineError::invalid(format!("task {slug} has no round {number}")))?;

@@ -136,7 +136,7 @@ fn keep(listener: &UnixListener, place: &Place, stopping: &AtomicBool) {
 fn start(place: &Place, request: &KeepRequest) -> Result<u32> {
     crate::base::slug::check_slug(&request.slug)?;
     if !place.state.task_dir(&request.slug).is_dir() {
-        return Err(EngineError::invalid(format!("no task {}", request.slug)));
+        return Err(EngineError::not_found(format!("no task {}", request.slug)));
     }
     let log = log_path_in(&place.state, &request.slug);
     let args: Vec<OsString> = vec![

@@ -1,0 +1,148 @@
+//! The HTTP API's own documents (`ganger.web-*/1`): the board's views of tasks, rounds, the
+//! journal and fleets, which have no command of their own.
+
+use crate::api::Engine;
+use crate::api::feed::BoardTask;
+use crate::base::error::Result;
+use crate::evidence::report::{CheckReport, RoundReport};
+use ganger_store::JournalEntry;
+use serde::Serialize;
+use std::collections::BTreeMap;
+
+/// `ganger.web-tasks/1`: the task table.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct WebTasks {
+    pub schema: &'static str,
+    pub tasks: Vec<BoardTask>,
+}
+
+impl WebTasks {
+    pub fn new(tasks: Vec<BoardTask>) -> WebTasks {
+        WebTasks {
+            schema: "ganger.web-tasks/1",
+            tasks,
+        }
+    }
+}
+
+/// `ganger.web-task/1`: a task's row and every round's report.
+#[derive(Debug, Clone, Serialize)]
+pub struct WebTask {
+    pub schema: &'static str,
+    pub task: Option<BoardTask>,
+    pub rounds: Vec<RoundReport>,
+}
+
+/// `ganger.web-checks/1`: the last round's checks.
+#[derive(Debug, Clone, Serialize)]
+pub struct WebChecks {
+    pub schema: &'static str,
+    pub task: String,
+    /// The last round (`None` before the first).
+    pub round: Option<u32>,
+    pub checks: Vec<CheckReport>,
+}
+
+/// `ganger.web-journal/1`: every commander's journal entries.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct WebJournal {
+    pub schema: &'static str,
+    pub entries: Vec<JournalEntry>,
+}
+
+/// A fleet as the board shows it: its file and limits, and its tasks counted by status
+/// (`none` for a task with no round yet).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct FleetSummary {
+    pub name: String,
+    pub file: Option<String>,
+    pub limits: serde_json::Value,
+    pub created_at: i64,
+    pub states: BTreeMap<String, u32>,
+}
+
+/// `ganger.web-fleets/1`: every fleet submitted.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct WebFleets {
+    pub schema: &'static str,
+    pub fleets: Vec<FleetSummary>,
+}
+
+/// The name of a task's last status as the API writes it (`none` before the first round).
+pub fn status_name(task: &BoardTask) -> String {
+    task.status
+        .and_then(|s| serde_json::to_value(s).ok())
+        .and_then(|v| v.as_str().map(str::to_owned))
+        .unwrap_or_else(|| "none".into())
+}
+
+impl Engine {
+    /// `ganger.web-task/1` of task `slug`.
+    pub fn web_task(&self, slug: &str) -> Result<WebTask> {
+        let rounds = self.round_reports(slug)?;
+        let task = self.board_tasks()?.into_iter().find(|t| t.slug == slug);
+        Ok(WebTask {
+            schema: "ganger.web-task/1",
+            task,
+            rounds,
+        })
+    }
+
+    /// `ganger.web-checks/1` of task `slug`.
+    pub fn web_checks(&self, slug: &str) -> Result<WebChecks> {
+        let rounds = self.round_reports(slug)?;
+        let last = rounds.last();
+        Ok(WebChecks {
+            schema: "ganger.web-checks/1",
+            task: slug.to_owned(),
+            round: last.map(|r| r.round),
+            checks: last.map(|r| r.checks.clone()).unwrap_or_default(),
+        })
+    }
+
+    /// `ganger.web-journal/1`: at most `limit` entries after entry `after`.
+    pub fn web_journal(&self, after: i64, limit: u32) -> Result<WebJournal> {
+        Ok(WebJournal {
+            schema: "ganger.web-journal/1",
+            entries: self.journal_after(after, limit)?,
+        })
+    }
+
+    /// `ganger.web-fleets/1`.
+    pub fn web_fleets(&self) -> Result<WebFleets> {
+        let (records, tasks) = (self.fleet_records()?, self.board_tasks()?);
+        let mut states: BTreeMap<String, BTreeMap<String, u32>> = BTreeMap::new();
+        for task in &tasks {
+            if let Some(fleet) = &task.fleet {
+                let counts = states.entry(fleet.clone()).or_default();
+                *counts.entry(status_name(task)).or_default() += 1;
+            }
+        }
+        let fleets = records
+            .into_iter()
+            .map(|record| FleetSummary {
+                states: states.remove(&record.name).unwrap_or_default(),
+                name: record.name,
+                file: record.file,
+                limits: record.limits,
+                created_at: record.created_at,
+            })
+            .collect();
+        Ok(WebFleets {
+            schema: "ganger.web-fleets/1",
+            fleets,
+        })
+    }
+
+    /// The prompt of round `number` of `slug` and its report, for a front end that shows one
+    /// round (`NotFound` for a round the task does not have).
+    pub fn round_with_prompt(
+        &self,
+        slug: &str,
+        number: u32,
+    ) -> Result<(RoundReport, Option<String>)> {
+        let report = self.report_of(slug, Some(number))?;
+        let prompt = self.round_prompt(slug, number).ok();
+        Ok((report, prompt))
+    }
+}

@@ -1,0 +1,18 @@
+//! The versioned JSON documents (`ganger.*/1`, docs/json.md) that the front ends print or
+//! answer with and that no operation returns whole: each is a type here, made from the
+//! engine's values, so that the command line, the MCP server and the HTTP API serialize the
+//! same one as it is. The operations' own reports (`ganger.round-report/1`, `ganger.merge/1`,
+//! `ganger.fleet-status/1`, ...) are the operations' types.
+
+mod board;
+mod error;
+mod lists;
+mod sent;
+
+pub use crate::api::history::RoundHistory;
+pub use board::{FleetSummary, WebChecks, WebFleets, WebJournal, WebTask, WebTasks, status_name};
+pub use error::{ERROR_SCHEMA, ErrorDocument};
+pub use lists::{
+    AgentList, DiffPageDocument, FleetSubmitted, LogLineDocument, LogTail, TailLine, Workers,
+};
+pub use sent::{Detached, Queued, SentDocument, StillRunning};
