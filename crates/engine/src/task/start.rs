@@ -62,10 +62,59 @@ pub struct StartOptions {
     pub warm: Option<bool>,
 }
 
-/// Starts a task: round 1 in a new session titled with the slug.
+/// Starts a task: round 1 in a new session titled with the slug. Three steps: `admit` checks
+/// everything that can be refused without making anything; `record` makes the worktree and
+/// writes the task with its first round; `begin` takes the round's claim around `record` and
+/// launches it.
 pub fn start(ws: &Workspace, options: StartOptions, notices: &mut dyn Notices) -> Result<Launched> {
+    let admitted = admit(ws, &options)?;
+    let mut store = ws.open_store()?;
+    // What hosts killed outright left in the temporary directory goes before this one adds.
+    crate::env::agent_tmp_sweep::now_and_then();
+    admitted.check_with_store(ws, &*store, &options, notices)?;
+    let round = Begin {
+        kind: RoundKind::Start,
+        model: admitted.model.clone(),
+        session_before: None,
+        commander: admitted.owner.clone(),
+        checks: admitted.checks.clone(),
+        generation: None,
+        prompt: admitted.prompt.clone(),
+        redactor: LoadedKey::redactor(&ws.store, &admitted.loaded),
+        detach: options.detach,
+        until_green: options.until_green,
+    };
+    let record = |store: &mut dyn Backend, new_round: &NewRound, notices: &mut dyn Notices| {
+        record(ws, &admitted, &options, store, new_round, notices)
+    };
+    let launched = begin(ws, &mut *store, round, record, notices)?;
+    drop(store);
+    crate::task::until_green::after_launch(ws, launched, options.until_green, notices)
+}
+
+/// A start that nothing refused: what its task and first round will be.
+struct Admitted {
+    slug: String,
+    prompt: String,
+    labels: Vec<(String, String)>,
+    agent: String,
+    adapter: &'static dyn ganger_agents::Adapter,
+    program: PathBuf,
+    model: Option<String>,
+    permission: ganger_agents::Permission,
+    checks: Vec<ganger_store::CheckRun>,
+    keys: std::collections::BTreeMap<String, PathBuf>,
+    loaded: Vec<LoadedKey>,
+    place: Place,
+    sandbox: sandboxing::TaskSandbox,
+    owner: String,
+}
+
+/// Checks everything about a start that can be refused before the store is opened, and makes
+/// nothing: the slug, the text, the limits, the agent, its model and program, the keys, the
+/// worktree and branch, the sandbox.
+fn admit(ws: &Workspace, options: &StartOptions) -> Result<Admitted> {
     check_slug(&options.slug)?;
-    let slug = options.slug.clone();
     let brief = options.brief.as_ref().ok_or_else(|| {
         EngineError::invalid("give the task text with --brief FILE or --message TEXT")
     })?;
@@ -73,18 +122,16 @@ pub fn start(ws: &Workspace, options: StartOptions, notices: &mut dyn Notices) -
     crate::task::admission::check_limit(options.until_green)?;
     let labels = crate::task::labels::parse_labels(&options.labels)?;
     check_budget(&options.budget)?;
-    let agent_name = options
+    let agent = options
         .agent
         .clone()
         .unwrap_or_else(|| ws.config.defaults.agent.clone());
-    let adapter = known_adapter(ws, &agent_name)?;
-    check_model_name(
-        adapter,
-        options
-            .model
-            .as_deref()
-            .or(ws.config.defaults.model.as_deref()),
-    )?;
+    let adapter = known_adapter(ws, &agent)?;
+    let model = options
+        .model
+        .clone()
+        .or_else(|| ws.config.defaults.model.clone());
+    check_model_name(adapter, model.as_deref())?;
     let permission = match options.permission {
         Some(permission) => permission,
         None => ws
@@ -98,47 +145,17 @@ pub fn start(ws: &Workspace, options: StartOptions, notices: &mut dyn Notices) -
     let keys = parse_key_args(&options.keys)?;
     let loaded = load_keys(&ws.config, &keys)?;
     let program = agent_env::resolve_program(adapter, &ws.config)?;
-    let given = options
-        .worktree
-        .as_deref()
-        .map(|path| check_given_worktree(ws, path))
-        .transpose()?;
-    // The branch and base are checked before git sees them, and before `.ganger/` is made.
-    let place = match given {
-        None => Place::Planned(task_worktree::plan(
-            ws,
-            &slug,
-            options.base.as_deref(),
-            options.branch.as_deref(),
-        )?),
-        Some((path, branch)) => {
-            if options.branch.is_some() {
-                return Err(EngineError::invalid(
-                    "--branch names a new branch; a --worktree keeps its own",
-                ));
-            }
-            let base = options
-                .base
-                .clone()
-                .unwrap_or_else(|| ws.config.defaults.base.clone());
-            task_worktree::base_commit(ws, &base)?;
-            Place::Given { path, branch, base }
-        }
-    };
-    let worktree_path = match &place {
-        Place::Planned(planned) => &planned.path,
-        Place::Given { path, .. } => path,
-    };
+    let place = place(ws, options)?;
     agent_env::check_plan(
         adapter,
         &ws.config,
         &prompt,
         None,
-        worktree_path,
+        place.path(),
         &ws.state.agent_dir(adapter.name()),
     )?;
     let sandbox = sandboxing::choose(ws, options.sandbox, options.network, &options.rw)?;
-    sandboxing::check_ready(ws, &sandbox, &agent_name)?;
+    sandboxing::check_ready(ws, &sandbox, &agent)?;
     match &place {
         Place::Given { path, .. } => sandboxing::check_round(ws, &sandbox, path)?,
         // Without a store there is no start of this slug to settle first.
@@ -147,108 +164,162 @@ pub fn start(ws: &Workspace, options: StartOptions, notices: &mut dyn Notices) -
         }
         Place::Planned(_) => {}
     }
-    let mut store = ws.open_store()?;
-    // What hosts killed outright left in the temporary directory goes before this one adds.
-    crate::env::agent_tmp_sweep::now_and_then();
-    if let Some(fleet) = &options.fleet
-        && let Some(why) = crate::evidence::budget::fleet_exhausted(&*store, fleet)
-    {
-        return Err(EngineError::invalid(format!(
-            "task {slug} of fleet {fleet} was not started: {why}"
-        )));
-    }
-    if store.task(&slug)?.is_some() {
-        return Err(
-            EngineError::conflict(format!("task {slug} exists already")).hint(format!(
-                "send the next round with `ganger fix {slug}`, or see `ganger status {slug}`"
-            )),
-        );
-    }
-    let model = options
-        .model
-        .clone()
-        .or_else(|| ws.config.defaults.model.clone());
-    require_model(ws, adapter, &program, model.as_deref(), notices)?;
-    warn_untested(ws, adapter, &program, notices);
-
-    let owner = commander(options.commander.as_deref());
-    let round = Begin {
-        kind: RoundKind::Start,
-        model: model.clone(),
-        session_before: None,
-        commander: owner.clone(),
-        checks,
-        generation: None,
+    Ok(Admitted {
+        slug: options.slug.clone(),
         prompt,
-        redactor: LoadedKey::redactor(&ws.store, &loaded),
-        detach: options.detach,
-        until_green: options.until_green,
+        labels,
+        agent,
+        adapter,
+        program,
+        model,
+        permission,
+        checks,
+        keys,
+        loaded,
+        place,
+        sandbox,
+        owner: commander(options.commander.as_deref()),
+    })
+}
+
+/// The worktree of a new task: planned (its branch and base checked before git sees them,
+/// and before `.ganger/` is made) or the one given, which keeps its own branch.
+fn place(ws: &Workspace, options: &StartOptions) -> Result<Place> {
+    let given = options
+        .worktree
+        .as_deref()
+        .map(|path| check_given_worktree(ws, path))
+        .transpose()?;
+    let Some((path, branch)) = given else {
+        return Ok(Place::Planned(task_worktree::plan(
+            ws,
+            &options.slug,
+            options.base.as_deref(),
+            options.branch.as_deref(),
+        )?));
     };
-    let record = |store: &mut dyn Backend, new_round: &NewRound, notices: &mut dyn Notices| {
-        let claim = &new_round.claim;
-        let (worktree, branch, base, made) = match &place {
-            Place::Planned(planned) => {
-                // Recorded as under way before the worktree is made: a start killed from here
-                // on leaves a record that `start` again or `clean` settles.
-                task_worktree::begin(ws, store, planned, &slug, &owner, claim, notices)?;
-                // A start killed here leaves a worktree and a record, no task (tests kill it).
-                crate::base::faults::pause("start-after-worktree");
-                let planned = planned.clone();
-                (planned.path, planned.branch, planned.base, true)
-            }
-            Place::Given { path, branch, base } => {
-                refuse_busy_worktree(ws, store, path)?;
-                (path.clone(), branch.clone(), base.clone(), false)
-            }
-        };
-        let base_commit = ws
-            .repo
-            .open_worktree(&worktree)
-            .ok()
-            .and_then(|w| w.head().ok().flatten());
-        let new_task = NewTask {
-            slug: slug.clone(),
-            agent: agent_name,
-            model,
-            base,
-            base_commit,
-            branch,
-            worktree,
-            worktree_made: made,
-            owner: owner.clone(),
-            keys,
-            timeout_ms: options.timeout.map(|d| d.as_millis() as u64),
-            stall_ms: options.stall.map(|d| d.as_millis() as u64),
-            permission: permission.as_str().to_owned(),
-            sandbox: sandbox.kind().as_str().to_owned(),
-            network: sandbox.network.as_str().to_owned(),
-            rw: sandbox.rw.clone(),
-            warm: options.warm,
-            labels: labels.clone(),
-            budget: options.budget,
-            fleet: options.fleet.clone(),
-        };
-        let error = match store.create_task(&new_task, new_round) {
-            Ok(created) => return Ok(created),
-            Err(StoreError::SlugTaken(slug)) => {
-                EngineError::conflict(format!("task {slug} exists already"))
-            }
-            Err(other) => other.into(),
-        };
-        // A commit whose answer was lost: the task is there, and its worktree is its own.
-        if let Some(created) =
-            crate::round::launch::recorded_anyway(&*store, &error, &slug, &new_round.token)
+    if options.branch.is_some() {
+        return Err(EngineError::invalid(
+            "--branch names a new branch; a --worktree keeps its own",
+        ));
+    }
+    let base = options
+        .base
+        .clone()
+        .unwrap_or_else(|| ws.config.defaults.base.clone());
+    task_worktree::base_commit(ws, &base)?;
+    Ok(Place::Given { path, branch, base })
+}
+
+impl Admitted {
+    /// What only the store can refuse: a fleet that has spent its budget, a slug taken, a
+    /// model the agent's program must be asked about.
+    fn check_with_store(
+        &self,
+        ws: &Workspace,
+        store: &dyn Backend,
+        options: &StartOptions,
+        notices: &mut dyn Notices,
+    ) -> Result<()> {
+        let slug = &self.slug;
+        if let Some(fleet) = &options.fleet
+            && let Some(why) = crate::evidence::budget::fleet_exhausted(store, fleet)
         {
-            return Ok(created);
+            return Err(EngineError::invalid(format!(
+                "task {slug} of fleet {fleet} was not started: {why}"
+            )));
         }
-        if let Place::Planned(planned) = &place {
-            task_worktree::abandon(ws, store, planned, &slug, claim);
+        if store.task(slug)?.is_some() {
+            return Err(
+                EngineError::conflict(format!("task {slug} exists already")).hint(format!(
+                    "send the next round with `ganger fix {slug}`, or see `ganger status {slug}`"
+                )),
+            );
         }
-        Err(error)
+        require_model(
+            ws,
+            self.adapter,
+            &self.program,
+            self.model.as_deref(),
+            notices,
+        )?;
+        warn_untested(ws, self.adapter, &self.program, notices);
+        Ok(())
+    }
+}
+
+/// Makes the task's worktree (unless it was given) and writes the task with its first round.
+/// A refused write takes back the worktree and branch just made, so nothing is left half way.
+fn record(
+    ws: &Workspace,
+    admitted: &Admitted,
+    options: &StartOptions,
+    store: &mut dyn Backend,
+    new_round: &NewRound,
+    notices: &mut dyn Notices,
+) -> Result<(ganger_store::Task, ganger_store::Round)> {
+    let slug = &admitted.slug;
+    let claim = &new_round.claim;
+    let (worktree, branch, base, made) = match &admitted.place {
+        Place::Planned(planned) => {
+            // Recorded as under way before the worktree is made: a start killed from here
+            // on leaves a record that `start` again or `clean` settles.
+            task_worktree::begin(ws, store, planned, slug, &admitted.owner, claim, notices)?;
+            // A start killed here leaves a worktree and a record, no task (tests kill it).
+            crate::base::faults::pause("start-after-worktree");
+            let planned = planned.clone();
+            (planned.path, planned.branch, planned.base, true)
+        }
+        Place::Given { path, branch, base } => {
+            refuse_busy_worktree(ws, store, path)?;
+            (path.clone(), branch.clone(), base.clone(), false)
+        }
     };
-    let launched = begin(ws, &mut *store, round, record, notices)?;
-    drop(store);
-    crate::task::until_green::after_launch(ws, launched, options.until_green, notices)
+    let base_commit = ws
+        .repo
+        .open_worktree(&worktree)
+        .ok()
+        .and_then(|w| w.head().ok().flatten());
+    let sandbox = &admitted.sandbox;
+    let new_task = NewTask {
+        slug: slug.clone(),
+        agent: admitted.agent.clone(),
+        model: admitted.model.clone(),
+        base,
+        base_commit,
+        branch,
+        worktree,
+        worktree_made: made,
+        owner: admitted.owner.clone(),
+        keys: admitted.keys.clone(),
+        timeout_ms: options.timeout.map(|d| d.as_millis() as u64),
+        stall_ms: options.stall.map(|d| d.as_millis() as u64),
+        permission: admitted.permission.as_str().to_owned(),
+        sandbox: sandbox.kind().as_str().to_owned(),
+        network: sandbox.network.as_str().to_owned(),
+        rw: sandbox.rw.clone(),
+        warm: options.warm,
+        labels: admitted.labels.clone(),
+        budget: options.budget,
+        fleet: options.fleet.clone(),
+    };
+    let error = match store.create_task(&new_task, new_round) {
+        Ok(created) => return Ok(created),
+        Err(StoreError::SlugTaken(slug)) => {
+            EngineError::conflict(format!("task {slug} exists already"))
+        }
+        Err(other) => other.into(),
+    };
+    // A commit whose answer was lost: the task is there, and its worktree is its own.
+    if let Some(created) =
+        crate::round::launch::recorded_anyway(&*store, &error, slug, &new_round.token)
+    {
+        return Ok(created);
+    }
+    if let Place::Planned(planned) = &admitted.place {
+        task_worktree::abandon(ws, store, planned, slug, claim);
+    }
+    Err(error)
 }
 
 /// Where a new task works: a worktree ganger makes, or one the user gave.
@@ -259,6 +330,15 @@ enum Place {
         branch: String,
         base: String,
     },
+}
+
+impl Place {
+    fn path(&self) -> &std::path::Path {
+        match self {
+            Place::Planned(planned) => &planned.path,
+            Place::Given { path, .. } => path,
+        }
+    }
 }
 
 /// Refuses a budget that could never be spent: not a positive, finite amount.
