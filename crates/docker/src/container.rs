@@ -8,18 +8,19 @@
 
 use crate::client::Docker;
 use crate::error::DockerError;
+use bollard::container::LogOutput;
 use bollard::models::{ContainerCreateBody, HostConfig};
 use bollard::query_parameters::{
     AttachContainerOptionsBuilder, CreateContainerOptionsBuilder, KillContainerOptionsBuilder,
     RemoveContainerOptions, WaitContainerOptions, WaitContainerOptionsBuilder,
 };
-use futures_util::StreamExt;
+use futures_util::{Stream, StreamExt};
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
 use std::io::{Read, Write};
 use std::time::Duration;
 use tokio::io::AsyncWriteExt;
-use tokio::signal::unix::{SignalKind, signal};
+use tokio::signal::unix::{Signal, SignalKind, signal};
 
 /// How long after a container's output closed its exit may take to reach the wait sent before
 /// it started, before ganger asks again.
@@ -126,8 +127,43 @@ impl Docker {
             path: "signals".into(),
             reason: e.to_string(),
         };
-        let mut term = signal(SignalKind::terminate()).map_err(io)?;
-        let mut int = signal(SignalKind::interrupt()).map_err(io)?;
+        let signals = Signals {
+            term: signal(SignalKind::terminate()).map_err(io)?,
+            int: signal(SignalKind::interrupt()).map_err(io)?,
+        };
+        self.create(spec).await?;
+        let attach = AttachContainerOptionsBuilder::default()
+            .stream(true)
+            .stdin(spec.stdin)
+            .stdout(true)
+            .stderr(true)
+            .build();
+        let attached = self.api.attach_container(&spec.name, Some(attach)).await?;
+        // Waiting starts before the container does: with AutoRemove, a wait that begins after
+        // a quick exit could find the container already gone, and a `next-exit` wait sent
+        // after the exit waits for an exit that never comes (a round then ran to its wall
+        // clock). bollard's request goes out only when polled: the wait is a task of its own,
+        // which the runtime runs while this one waits for the start.
+        let wait = WaitContainerOptionsBuilder::default()
+            .condition("next-exit")
+            .build();
+        let (api, name) = (self.api.clone(), spec.name.clone());
+        let first = tokio::spawn(async move { api.wait_container(&name, Some(wait)).next().await });
+        tokio::task::yield_now().await;
+        self.api.start_container(&spec.name, None).await?;
+        let feeding = feed(attached.input, input.map(read_in_chunks));
+        let copied = Copied { stdout, stderr };
+        self.relay(&spec.name, attached.output, feeding, copied, signals, grace)
+            .await;
+        self.exit_status(&spec.name, first).await
+    }
+
+    /// Creates the round's container. The name is the round's, and the round runs one
+    /// container at a time: one that has it already is this round's agent or an earlier
+    /// check, ended, which the daemon is still removing (AutoRemove is not done when the wait
+    /// for its exit returns). It is removed now (or, when the daemon is removing it already,
+    /// waited for until it is gone), and this one made.
+    async fn create(&self, spec: &RoundContainer) -> Result<(), DockerError> {
         let create = || {
             CreateContainerOptionsBuilder::default()
                 .name(&spec.name)
@@ -138,80 +174,58 @@ impl Docker {
             if !error.is_conflict() {
                 return Err(error);
             }
-            // The name is the round's, and the round runs one container at a time: the one
-            // that has it is this round's agent or an earlier check, ended, which the daemon
-            // is still removing (AutoRemove is not done when the wait for its exit returns).
-            // It is removed now (or, when the daemon is removing it already, waited for until
-            // it is gone), and this one made.
             self.make_room(&spec.name).await?;
             self.api
                 .create_container(Some(create()), spec.body())
                 .await?;
         }
-        let attach = AttachContainerOptionsBuilder::default()
-            .stream(true)
-            .stdin(spec.stdin)
-            .stdout(true)
-            .stderr(true)
-            .build();
-        let attached = self.api.attach_container(&spec.name, Some(attach)).await?;
-        let mut output = attached.output;
-        let mut writer = attached.input;
-        // Waiting starts before the container does: with AutoRemove, a wait that begins after
-        // a quick exit could find the container already gone, and a `next-exit` wait sent
-        // after the exit waits for an exit that never comes (a round then ran to its wall
-        // clock). bollard's request goes out only when polled: the wait is a task of its own,
-        // which the runtime runs while this one waits for the start.
-        let wait = WaitContainerOptionsBuilder::default()
-            .condition("next-exit")
-            .build();
-        let (api, name) = (self.api.clone(), spec.name.clone());
-        let mut first =
-            tokio::spawn(async move { api.wait_container(&name, Some(wait)).next().await });
-        tokio::task::yield_now().await;
-        self.api.start_container(&spec.name, None).await?;
-        let mut chunks = input.map(read_in_chunks);
-        let feeding = async move {
-            if let Some(chunks) = chunks.as_mut() {
-                while let Some(chunk) = chunks.recv().await {
-                    if writer.write_all(&chunk).await.is_err() || writer.flush().await.is_err() {
-                        break;
-                    }
-                }
-            }
-            let _ = writer.shutdown().await;
-            // Keep the write half until the end: dropping it could end the attachment.
-            std::future::pending::<()>().await;
-        };
+        Ok(())
+    }
+
+    /// Copies the container's output out as it comes, while its stdin is fed, until the
+    /// output closes; SIGTERM or SIGINT to this process stop the container.
+    async fn relay(
+        &self,
+        name: &str,
+        mut output: impl Stream<Item = Result<LogOutput, bollard::errors::Error>> + Unpin,
+        feeding: impl Future<Output = ()>,
+        copied: Copied<'_>,
+        mut signals: Signals,
+        grace: Duration,
+    ) {
         tokio::pin!(feeding);
         let mut stopped = false;
         loop {
             tokio::select! {
                 item = output.next() => match item {
-                    Some(Ok(bollard::container::LogOutput::StdErr { message })) => {
-                        let _ = stderr.write_all(&message);
-                        let _ = stderr.flush();
+                    Some(Ok(LogOutput::StdErr { message })) => {
+                        let _ = copied.stderr.write_all(&message);
+                        let _ = copied.stderr.flush();
                     }
                     Some(Ok(log)) => {
-                        let _ = stdout.write_all(&log.into_bytes());
-                        let _ = stdout.flush();
+                        let _ = copied.stdout.write_all(&log.into_bytes());
+                        let _ = copied.stdout.flush();
                     }
                     Some(Err(_)) | None => break,
                 },
-                _ = term.recv(), if !stopped => {
+                _ = signals.term.recv(), if !stopped => {
                     stopped = true;
-                    self.stop(&spec.name, grace).await;
+                    self.stop(name, grace).await;
                 }
-                _ = int.recv(), if !stopped => {
+                _ = signals.int.recv(), if !stopped => {
                     stopped = true;
-                    self.stop(&spec.name, grace).await;
+                    self.stop(name, grace).await;
                 }
                 () = &mut feeding => {}
             }
         }
-        // The output closed: the container has exited or is exiting. Should the early wait
-        // still have missed the exit, a `not-running` wait answers at once for a container
-        // that stopped (and waits for one that closed its output but runs on).
+    }
+
+    /// The exit status, once the output closed: the container has exited or is exiting.
+    /// Should the wait sent before it started still have missed the exit, a `not-running`
+    /// wait answers at once for a container that stopped (and waits for one that closed its
+    /// output but runs on).
+    async fn exit_status(&self, name: &str, mut first: Waiting) -> Result<i64, DockerError> {
         let waited = match tokio::time::timeout(EXIT_SEEN_WITHIN, &mut first).await {
             Ok(Ok(waited)) => waited,
             Ok(Err(_)) | Err(_) => {
@@ -219,24 +233,15 @@ impl Docker {
                 let stopped = WaitContainerOptionsBuilder::default()
                     .condition("not-running")
                     .build();
-                self.api
-                    .wait_container(&spec.name, Some(stopped))
-                    .next()
-                    .await
+                self.api.wait_container(name, Some(stopped)).next().await
             }
         };
-        let code = match waited {
-            Some(Ok(response)) => response.status_code,
-            Some(Err(bollard::errors::Error::DockerContainerWaitError { code, .. })) => code,
-            Some(Err(other)) => return Err(other.into()),
-            None => {
-                return Err(DockerError::Api(format!(
-                    "no exit status for {}",
-                    spec.name
-                )));
-            }
-        };
-        Ok(code)
+        match waited {
+            Some(Ok(response)) => Ok(response.status_code),
+            Some(Err(bollard::errors::Error::DockerContainerWaitError { code, .. })) => Ok(code),
+            Some(Err(other)) => Err(other.into()),
+            None => Err(DockerError::Api(format!("no exit status for {name}"))),
+        }
     }
 
     /// Removes the ended container that holds `name`. When the daemon answers that its
@@ -308,6 +313,40 @@ impl Docker {
         self.block_on(self.api.create_volume(request))?;
         Ok(())
     }
+}
+
+/// The wait for the container's exit sent before it started.
+type Waiting = tokio::task::JoinHandle<
+    Option<Result<bollard::models::ContainerWaitResponse, bollard::errors::Error>>,
+>;
+
+/// The signals that stop a round's container.
+struct Signals {
+    term: Signal,
+    int: Signal,
+}
+
+/// Where the container's output is copied.
+struct Copied<'a> {
+    stdout: &'a mut (dyn Write + Send),
+    stderr: &'a mut (dyn Write + Send),
+}
+
+/// Feeds the input's `chunks` to the container's stdin as it comes, closes it at its end, and then keeps
+/// the write half until the round ends (dropping it could end the attachment).
+async fn feed(
+    mut writer: impl tokio::io::AsyncWrite + Unpin,
+    chunks: Option<tokio::sync::mpsc::UnboundedReceiver<Vec<u8>>>,
+) {
+    if let Some(mut chunks) = chunks {
+        while let Some(chunk) = chunks.recv().await {
+            if writer.write_all(&chunk).await.is_err() || writer.flush().await.is_err() {
+                break;
+            }
+        }
+    }
+    let _ = writer.shutdown().await;
+    std::future::pending::<()>().await;
 }
 
 /// Reads `input` on a thread of its own (a blocking read: a pipe, the process's stdin) into
