@@ -15,7 +15,7 @@ use crate::env::workspace::Workspace;
 use crate::round::launch::{Begin, Launched, begin};
 use crate::task::admission::{known_adapter, require_model, warn_untested};
 use crate::task::lookup::{busy, find_task, settled_task};
-use ganger_store::{Backend, NewRound, RoundKind, StoreError, TaskUpdate};
+use ganger_store::{Backend, NewRound, RoundKind, StoreError, Task, TaskUpdate};
 
 /// What `ganger fix` was asked.
 #[derive(Debug, Clone, Default)]
@@ -45,15 +45,9 @@ pub(crate) fn send_fix_round(
     generation: Option<i64>,
     notices: &mut dyn Notices,
 ) -> Result<Launched> {
-    let (mut store, task) = settled_task(ws, &options.slug, notices)?;
+    let (store, task) = settled_task(ws, &options.slug, notices)?;
     let sender = commander(options.commander.as_deref());
-    crate::task::rules::require_admitted(&task, &sender, "send rounds to")?;
-    crate::task::rules::refuse_attached(&*store, &task)?;
-    match crate::task::rules::Inbound::of(&task) {
-        crate::task::rules::Inbound::Refuse => return Err(crate::task::rules::refused(&task)),
-        crate::task::rules::Inbound::Hold => return Err(crate::task::rules::held(&task)),
-        crate::task::rules::Inbound::Accept => {}
-    }
+    require_inbound(&*store, &task, &sender)?;
     let brief = options.brief.as_ref().ok_or_else(|| {
         EngineError::invalid("give the task text with --brief FILE or --message TEXT")
     })?;
@@ -79,36 +73,7 @@ pub(crate) fn send_fix_round(
     let sandbox = crate::env::sandboxing::TaskSandbox::of(ws, &task)?;
     crate::env::sandboxing::check_round(ws, &sandbox, &task.worktree)?;
     crate::env::sandboxing::check_ready(ws, &sandbox, &task.agent)?;
-    let running = store
-        .round(task.id, None)?
-        .filter(|r| r.status == ganger_events::RoundStatus::Running);
-    let task = match running {
-        Some(_) if options.interrupt => {
-            crate::task::rules::require_owner(&task, &sender, "interrupt")?;
-            drop(store);
-            crate::task::cancel::cancel(ws, &task.slug, Some(&sender), notices)?;
-            store = ws.open_store()?;
-            let now = find_task(&*store, &task.slug)?;
-            if now.generation != task.generation {
-                return Err(ganger_store::StoreError::Stale {
-                    slug: now.slug,
-                    sent: task.generation,
-                    now: now.generation,
-                    owner: now.owner,
-                }
-                .into());
-            }
-            now
-        }
-        Some(running) => {
-            return Err(busy(
-                &task.slug,
-                running.number,
-                running.host.map(|h| h.pid),
-            ));
-        }
-        None => task,
-    };
+    let (mut store, task) = settle_running(ws, store, task, &sender, options.interrupt, notices)?;
     if options.model.is_some() {
         require_model(ws, adapter, &program, options.model.as_deref(), notices)?;
     }
@@ -162,6 +127,57 @@ pub(crate) fn send_fix_round(
         Ok((find_task(&*store, &task.slug)?, round))
     };
     begin(ws, &mut *store, round, record, notices)
+}
+
+/// Who may send the task a round, and whether the task lets one in now.
+fn require_inbound(store: &dyn Backend, task: &Task, sender: &str) -> Result<()> {
+    crate::task::rules::require_admitted(task, sender, "send rounds to")?;
+    crate::task::rules::refuse_attached(store, task)?;
+    match crate::task::rules::Inbound::of(task) {
+        crate::task::rules::Inbound::Refuse => Err(crate::task::rules::refused(task)),
+        crate::task::rules::Inbound::Hold => Err(crate::task::rules::held(task)),
+        crate::task::rules::Inbound::Accept => Ok(()),
+    }
+}
+
+/// The task once no round of it runs: a running round refuses this one, unless `interrupt`
+/// (the owner's) cancels it first; an ownership change meanwhile makes the round stale.
+fn settle_running(
+    ws: &Workspace,
+    mut store: Box<dyn Backend>,
+    task: Task,
+    sender: &str,
+    interrupt: bool,
+    notices: &mut dyn Notices,
+) -> Result<(Box<dyn Backend>, Task)> {
+    let running = store
+        .round(task.id, None)?
+        .filter(|r| r.status == ganger_events::RoundStatus::Running);
+    match running {
+        Some(_) if interrupt => {
+            crate::task::rules::require_owner(&task, sender, "interrupt")?;
+            drop(store);
+            crate::task::cancel::cancel(ws, &task.slug, Some(sender), notices)?;
+            store = ws.open_store()?;
+            let now = find_task(&*store, &task.slug)?;
+            if now.generation != task.generation {
+                return Err(ganger_store::StoreError::Stale {
+                    slug: now.slug,
+                    sent: task.generation,
+                    now: now.generation,
+                    owner: now.owner,
+                }
+                .into());
+            }
+            Ok((store, now))
+        }
+        Some(running) => Err(busy(
+            &task.slug,
+            running.number,
+            running.host.map(|h| h.pid),
+        )),
+        None => Ok((store, task)),
+    }
 }
 
 /// Records the round as running; a clean of the task whose command died is settled first, a
