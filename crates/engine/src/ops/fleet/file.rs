@@ -139,58 +139,7 @@ pub fn read_fleet(path: &Path) -> Result<Fleet> {
                 path.display()
             )));
         }
-        let prompt = match (&task.brief, &task.message) {
-            (Some(brief), None) => {
-                let brief = dir.join(brief);
-                crate::base::brief::read_brief(&crate::base::brief::Brief::File(brief))?
-            }
-            (None, Some(message)) => crate::base::brief::read_brief(
-                &crate::base::brief::Brief::Message(message.clone()),
-            )?,
-            _ => {
-                return Err(EngineError::invalid(format!(
-                    "task {}: give exactly one of brief = FILE or message = TEXT",
-                    task.slug
-                )));
-            }
-        };
-        let pick = |own: &Option<String>, default: &Option<String>| {
-            own.clone().or_else(|| default.clone())
-        };
-        let timeout = pick(&task.timeout, &parsed.defaults.timeout)
-            .map(|t| {
-                crate::base::config::parse_duration(&t)
-                    .and_then(|d| {
-                        (!d.is_zero()).then_some(d).ok_or_else(|| {
-                            format!("{t:?}: a limit of 0 would stop the round at once")
-                        })
-                    })
-                    .map_err(|e| EngineError::invalid(format!("task {}: timeout: {e}", task.slug)))
-            })
-            .transpose()?;
-        let sandbox = pick(&task.sandbox, &parsed.defaults.sandbox);
-        if let Some(sandbox) = &sandbox {
-            sandbox
-                .parse::<ganger_sandbox::SandboxKind>()
-                .map_err(|e| EngineError::invalid(format!("task {}: {e}", task.slug)))?;
-        }
-        let options = serde_json::json!({
-            "agent": pick(&task.agent, &parsed.defaults.agent),
-            "model": pick(&task.model, &parsed.defaults.model),
-            "sandbox": sandbox,
-            "base": pick(&task.base, &parsed.defaults.base),
-            "timeout_ms": timeout.map(|t| t.as_millis() as u64),
-            "checks": task.checks,
-            "labels": task.labels.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>(),
-            "budget_usd": task.budget.usd,
-            "budget_tokens": task.budget.tokens,
-        });
-        tasks.push(FleetTask {
-            slug: task.slug.clone(),
-            prompt,
-            options,
-            after: task.after.clone(),
-        });
+        tasks.push(fleet_task(dir, task, &parsed.defaults)?);
     }
     for task in &tasks {
         for after in &task.after {
@@ -217,6 +166,61 @@ pub fn read_fleet(path: &Path) -> Result<Fleet> {
         limits: parsed.limits,
         budget: parsed.budget,
         tasks,
+    })
+}
+
+/// One task of a fleet file, checked, with the fleet's defaults where it gives none.
+fn fleet_task(dir: &Path, task: &TaskToml, defaults: &TaskDefaults) -> Result<FleetTask> {
+    let prompt = match (&task.brief, &task.message) {
+        (Some(brief), None) => {
+            let brief = dir.join(brief);
+            crate::base::brief::read_brief(&crate::base::brief::Brief::File(brief))?
+        }
+        (None, Some(message)) => {
+            crate::base::brief::read_brief(&crate::base::brief::Brief::Message(message.clone()))?
+        }
+        _ => {
+            return Err(EngineError::invalid(format!(
+                "task {}: give exactly one of brief = FILE or message = TEXT",
+                task.slug
+            )));
+        }
+    };
+    let pick =
+        |own: &Option<String>, default: &Option<String>| own.clone().or_else(|| default.clone());
+    let timeout = pick(&task.timeout, &defaults.timeout)
+        .map(|t| {
+            crate::base::config::parse_duration(&t)
+                .and_then(|d| {
+                    (!d.is_zero())
+                        .then_some(d)
+                        .ok_or_else(|| format!("{t:?}: a limit of 0 would stop the round at once"))
+                })
+                .map_err(|e| EngineError::invalid(format!("task {}: timeout: {e}", task.slug)))
+        })
+        .transpose()?;
+    let sandbox = pick(&task.sandbox, &defaults.sandbox);
+    if let Some(sandbox) = &sandbox {
+        sandbox
+            .parse::<ganger_sandbox::SandboxKind>()
+            .map_err(|e| EngineError::invalid(format!("task {}: {e}", task.slug)))?;
+    }
+    let options = serde_json::json!({
+        "agent": pick(&task.agent, &defaults.agent),
+        "model": pick(&task.model, &defaults.model),
+        "sandbox": sandbox,
+        "base": pick(&task.base, &defaults.base),
+        "timeout_ms": timeout.map(|t| t.as_millis() as u64),
+        "checks": task.checks,
+        "labels": task.labels.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>(),
+        "budget_usd": task.budget.usd,
+        "budget_tokens": task.budget.tokens,
+    });
+    Ok(FleetTask {
+        slug: task.slug.clone(),
+        prompt,
+        options,
+        after: task.after.clone(),
     })
 }
 
