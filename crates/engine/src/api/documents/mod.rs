@@ -7,6 +7,7 @@
 mod board;
 mod error;
 mod lists;
+mod local;
 mod sent;
 
 pub use crate::api::history::RoundHistory;
@@ -14,5 +15,9 @@ pub use board::{FleetSummary, WebChecks, WebFleets, WebJournal, WebTask, WebTask
 pub use error::{ERROR_SCHEMA, ErrorDocument};
 pub use lists::{
     AgentList, DiffPageDocument, FleetSubmitted, LogLineDocument, LogTail, TailLine, Workers,
+};
+pub use local::{
+    Adopted, AgentCheck, AgentsInstall, Doctor, FileChange, ImageBuild, Images, InitSupervisor,
+    InstalledAgent, Summary, WarmList, WarmStop,
 };
 pub use sent::{Detached, Queued, SentDocument, StillRunning};
