@@ -23,7 +23,7 @@ pub(crate) fn run(engine: &Engine, args: &InitArgs) -> Outcome {
     let path_note = path_note();
     let files = supervisor::install(&engine.workspace().repo.main, chosen, &command)?;
     let name = format!("{chosen:?}").to_lowercase();
-    let document = InitSupervisor::new(report, &name, &command, path_note, files);
+    let document = InitSupervisor::new(report, name.clone(), command.clone(), path_note, files);
     if let Some(note) = &document.path_note {
         out.warn(&format!("note: {note}\n"))?;
     }

@@ -19,19 +19,10 @@ pub struct InstalledAgent {
     pub path: PathBuf,
 }
 
-/// `ganger.agents-install/1`.
-#[derive(Debug, Clone, Serialize)]
-pub struct AgentsInstall {
-    pub schema: &'static str,
-    pub installed: Vec<InstalledAgent>,
-}
-
-impl AgentsInstall {
-    pub fn new(installed: Vec<InstalledAgent>) -> AgentsInstall {
-        AgentsInstall {
-            schema: "ganger.agents-install/1",
-            installed,
-        }
+document! {
+    /// `ganger.agents-install/1`.
+    AgentsInstall("ganger.agents-install/1") {
+        installed: Vec<InstalledAgent>,
     }
 }
 
@@ -47,104 +38,48 @@ pub struct AgentCheck {
     pub seconds: f64,
 }
 
-/// `ganger.doctor/1`.
-#[derive(Debug, Clone, Serialize)]
-pub struct Doctor {
-    pub schema: &'static str,
-    pub agents: Vec<AgentCheck>,
-}
-
-impl Doctor {
-    pub fn new(agents: Vec<AgentCheck>) -> Doctor {
-        Doctor {
-            schema: "ganger.doctor/1",
-            agents,
-        }
+document! {
+    /// `ganger.doctor/1`.
+    Doctor("ganger.doctor/1") {
+        agents: Vec<AgentCheck>,
     }
 }
 
-/// `ganger.image-build/1`.
-#[derive(Debug, Clone, Serialize)]
-pub struct ImageBuild {
-    pub schema: &'static str,
-    pub images: Vec<Built>,
-}
-
-impl ImageBuild {
-    pub fn new(images: Vec<Built>) -> ImageBuild {
-        ImageBuild {
-            schema: "ganger.image-build/1",
-            images,
-        }
+document! {
+    /// `ganger.image-build/1`.
+    ImageBuild("ganger.image-build/1") {
+        images: Vec<Built>,
     }
 }
 
-/// `ganger.images/1`.
-#[derive(Debug, Clone, Serialize)]
-pub struct Images {
-    pub schema: &'static str,
-    pub images: Vec<ImageEntry>,
-}
-
-impl Images {
-    pub fn new(images: Vec<ImageEntry>) -> Images {
-        Images {
-            schema: "ganger.images/1",
-            images,
-        }
+document! {
+    /// `ganger.images/1`.
+    Images("ganger.images/1") {
+        images: Vec<ImageEntry>,
     }
 }
 
-/// `ganger.warm/1`: the warm agents, least recently used first.
-#[derive(Debug, Clone, Serialize)]
-pub struct WarmList {
-    pub schema: &'static str,
-    pub agents: Vec<WarmAgent>,
-    /// `[warm] memory`, or its default (a quarter of the machine's memory), in bytes.
-    pub memory_limit_bytes: Option<u64>,
-}
-
-impl WarmList {
-    pub fn new(agents: Vec<WarmAgent>, memory_limit_bytes: Option<u64>) -> WarmList {
-        WarmList {
-            schema: "ganger.warm/1",
-            agents,
-            memory_limit_bytes,
-        }
+document! {
+    /// `ganger.warm/1`: the warm agents, least recently used first.
+    WarmList("ganger.warm/1") {
+        agents: Vec<WarmAgent>,
+        /// `[warm] memory`, or its default (a quarter of the machine's memory), in bytes.
+        memory_limit_bytes: Option<u64>,
     }
 }
 
-/// `ganger.warm-stop/1`: the tasks whose warm agent was stopped.
-#[derive(Debug, Clone, Serialize)]
-pub struct WarmStop {
-    pub schema: &'static str,
-    pub stopped: Vec<String>,
-}
-
-impl WarmStop {
-    pub fn new(stopped: Vec<String>) -> WarmStop {
-        WarmStop {
-            schema: "ganger.warm-stop/1",
-            stopped,
-        }
+document! {
+    /// `ganger.warm-stop/1`: the tasks whose warm agent was stopped.
+    WarmStop("ganger.warm-stop/1") {
+        stopped: Vec<String>,
     }
 }
 
-/// `ganger.summary/1`: a stream file's summary.
-#[derive(Debug, Clone, Serialize)]
-pub struct Summary {
-    pub schema: &'static str,
-    pub bytes: u64,
-    pub summary: RoundSummary,
-}
-
-impl Summary {
-    pub fn new(bytes: u64, summary: RoundSummary) -> Summary {
-        Summary {
-            schema: "ganger.summary/1",
-            bytes,
-            summary,
-        }
+document! {
+    /// `ganger.summary/1`: a stream file's summary.
+    Summary("ganger.summary/1") {
+        bytes: u64,
+        summary: RoundSummary,
     }
 }
 
@@ -183,35 +118,16 @@ pub struct FileChange {
     pub what: &'static str,
 }
 
-/// `ganger.init-supervisor/1`: what `init --supervisor` wrote, beside the repository's own
-/// `init` report.
-#[derive(Debug, Clone, Serialize)]
-pub struct InitSupervisor {
-    pub schema: &'static str,
-    pub init: InitReport,
-    pub supervisor: String,
-    pub command: String,
-    /// Why the supervisor may not find `ganger` on its `PATH` (it is not there, or another
-    /// program is), `None` when this program is what it finds.
-    pub path_note: Option<String>,
-    pub files: Vec<FileChange>,
-}
-
-impl InitSupervisor {
-    pub fn new(
+document! {
+    /// `ganger.init-supervisor/1`: what `init --supervisor` wrote, beside the repository's own
+    /// `init` report.
+    InitSupervisor("ganger.init-supervisor/1") {
         init: InitReport,
-        supervisor: &str,
-        command: &str,
+        supervisor: String,
+        command: String,
+        /// Why the supervisor may not find `ganger` on its `PATH` (it is not there, or another
+        /// program is), `None` when this program is what it finds.
         path_note: Option<String>,
         files: Vec<FileChange>,
-    ) -> InitSupervisor {
-        InitSupervisor {
-            schema: "ganger.init-supervisor/1",
-            init,
-            supervisor: supervisor.to_owned(),
-            command: command.to_owned(),
-            path_note,
-            files,
-        }
     }
 }
