@@ -167,6 +167,10 @@ fn policy_refuse_and_hold_stop_new_rounds_and_allow_lets_others_in() {
     );
     let status = world.ganger(&["fleet", "status", "--json"]).json();
     assert_eq!(status["tasks"][0]["queue"], "queued", "{status:#}");
+    // Its `ganger.queued/1` is the one the MCP server and the API answer: held, it says.
+    let held = world.ganger(&["fix", "p", "--message", "held", "--as", "dave", "--json"]);
+    held.expect_code(0);
+    assert_eq!(held.json()["held"], true, "{}", held.stdout);
     let looped = world.ganger(&[
         "fix",
         "p",

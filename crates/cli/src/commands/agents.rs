@@ -9,31 +9,9 @@ use crate::printer::Printer;
 use crate::{Failure, Outcome};
 use ganger_engine::agents::{AgentFound, Source};
 use ganger_engine::config::Config;
+use ganger_engine::documents::{AgentList, AgentsInstall, InstalledAgent};
 use ganger_engine::{EngineError, Workspace};
-use serde::Serialize;
-use std::path::{Path, PathBuf};
-
-/// `ganger.agents/1` (docs/json.md).
-#[derive(Serialize)]
-struct AgentList {
-    schema: &'static str,
-    agents: Vec<AgentFound>,
-}
-
-/// `ganger.agents-install/1` (docs/json.md).
-#[derive(Serialize)]
-struct Installed {
-    schema: &'static str,
-    installed: Vec<InstalledAgent>,
-}
-
-#[derive(Serialize)]
-struct InstalledAgent {
-    name: String,
-    package: String,
-    version: String,
-    path: PathBuf,
-}
+use std::path::Path;
 
 /// The configuration in effect here: the repository's and the user's inside a repository,
 /// else the user's alone.
@@ -120,11 +98,7 @@ fn list(dir: Option<&Path>, json: bool) -> Outcome {
         .iter()
         .map(|a| format!("{}\n", describe(a)))
         .collect();
-    let list = AgentList {
-        schema: "ganger.agents/1",
-        agents,
-    };
-    Printer::new(json).print(&list, || text)?;
+    Printer::new(json).print(&AgentList::new(agents), || text)?;
     Ok(exit::OK)
 }
 
@@ -165,11 +139,7 @@ fn install(names: &[String], json: bool) -> Outcome {
             path,
         });
     }
-    let report = Installed {
-        schema: "ganger.agents-install/1",
-        installed,
-    };
     // The lines above were the human report.
-    out.print(&report, String::new)?;
+    out.print(&AgentsInstall::new(installed), String::new)?;
     Ok(exit::OK)
 }

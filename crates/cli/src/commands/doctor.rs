@@ -7,33 +7,14 @@ use super::agents::{chosen, config_here};
 use crate::exit;
 use crate::printer::Printer;
 use crate::{Failure, Outcome};
+use ganger_engine::documents::{AgentCheck, Doctor};
 use ganger_engine::{Brief, Engine, EngineError, FixOptions, Launched, Sent, StartOptions};
 use ganger_fake_llm::{FakeLlm, Script, Turn};
-use serde::Serialize;
 use std::path::Path;
 use std::time::Instant;
 
 const FIRST: &str = "Doctor round one: say hello.";
 const SECOND: &str = "Doctor round two: say it again.";
-
-/// `ganger.doctor/1` (docs/json.md).
-#[derive(Serialize)]
-struct DoctorReport {
-    schema: &'static str,
-    agents: Vec<AgentCheck>,
-}
-
-/// What the check found of one agent.
-#[derive(Serialize)]
-struct AgentCheck {
-    name: String,
-    version: Option<String>,
-    /// `ok`, `failed`, or `not-installed`.
-    result: &'static str,
-    /// What failed, in one sentence; `None` when it works.
-    problem: Option<String>,
-    seconds: f64,
-}
 
 fn script() -> Script {
     Script::new()
@@ -90,12 +71,8 @@ pub(crate) fn run(dir: Option<&Path>, names: &[String], json: bool) -> Outcome {
     }
     let all_ok = !checks.is_empty() && checks.iter().all(|c| c.result == "ok");
     let nothing = checks.is_empty();
-    let report = DoctorReport {
-        schema: "ganger.doctor/1",
-        agents: checks,
-    };
     // The lines above were the human report, but for an empty one.
-    out.print(&report, || {
+    out.print(&Doctor::new(checks), || {
         if nothing {
             "no agent CLI is installed: ganger agents install NAME\n".to_owned()
         } else {

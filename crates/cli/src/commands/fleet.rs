@@ -7,23 +7,16 @@ use crate::fleet_args::{
 };
 use crate::printer::{self, Printer};
 use crate::{Failure, Outcome, exit};
+use ganger_engine::documents::{FleetSubmitted, Queued, Workers};
 use ganger_engine::fleet::{Drain, FleetEvent, FleetStatus, Limits, QueueItem, SchedulerOptions};
 use ganger_engine::{Engine, EngineError};
 
-/// `ganger.queued/1` (docs/json.md).
-#[derive(serde::Serialize)]
-struct Queued<'a> {
-    schema: &'static str,
-    items: &'a [QueueItem],
-}
-
-pub(crate) fn print_queued(items: &[QueueItem], out: Printer) -> Outcome {
-    let queued = Queued {
-        schema: "ganger.queued/1",
-        items,
-    };
+/// Prints `ganger.queued/1` of `items`, queued for a task that holds new rounds when `held`.
+pub(crate) fn print_queued(items: Vec<QueueItem>, held: bool, out: Printer) -> Outcome {
+    let queued = Queued::new(items, held);
     out.print(&queued, || {
-        items
+        queued
+            .items
             .iter()
             .map(|item| {
                 format!(
@@ -237,12 +230,8 @@ pub(crate) fn worker(engine: &Engine, args: WorkerArgs) -> Outcome {
 }
 
 pub(crate) fn workers(engine: &Engine, args: WorkersArgs) -> Outcome {
-    let workers = engine.workers()?;
-    let document = serde_json::json!({
-        "schema": "ganger.workers/1",
-        "workers": workers,
-    });
-    Printer::new(args.json).print(&document, || workers_table(&workers))?;
+    let document = Workers::new(engine.workers()?);
+    Printer::new(args.json).print(&document, || workers_table(&document.workers))?;
     Ok(exit::OK)
 }
 
@@ -298,11 +287,8 @@ pub(crate) fn fleet(engine: &Engine, args: FleetArgs) -> Outcome {
         } => {
             let fleet = ganger_engine::fleet::read_fleet(&file)?;
             let submitted = engine.submit_fleet(&fleet, as_name.as_deref())?;
-            let document = serde_json::json!({
-                "schema": "ganger.fleet-submitted/1",
-                "fleet": fleet.name,
-                "submitted": submitted,
-            });
+            let document = FleetSubmitted::new(&fleet.name, submitted);
+            let submitted = &document.submitted;
             Printer::new(json).print(&document, || {
                 let mut text = format!(
                     "fleet {}: {} queued to start, {} to continue, {} pending, {} finished\n",
@@ -425,5 +411,5 @@ pub(crate) fn broadcast(engine: &Engine, args: BroadcastArgs) -> Outcome {
         .ok_or_else(|| EngineError::invalid("give the text with --brief FILE or --message TEXT"))?;
     let prompt = ganger_engine::read_brief(&brief).map_err(Failure::Engine)?;
     let items = engine.broadcast(&prompt, &args.only, args.as_name.as_deref())?;
-    print_queued(&items, Printer::new(args.json))
+    print_queued(items, false, Printer::new(args.json))
 }

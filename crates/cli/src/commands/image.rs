@@ -6,23 +6,8 @@ use crate::commands::agents::config_here;
 use crate::exit;
 use crate::printer::{self, Printer};
 use crate::{Failure, Outcome};
-use ganger_engine::image::{Built, ImageEntry};
-use serde::Serialize;
+use ganger_engine::documents::{ImageBuild, Images};
 use std::path::Path;
-
-/// `ganger.image-build/1` (docs/json.md).
-#[derive(Serialize)]
-struct BuildReport {
-    schema: &'static str,
-    images: Vec<Built>,
-}
-
-/// `ganger.images/1` (docs/json.md).
-#[derive(Serialize)]
-struct ImageList {
-    schema: &'static str,
-    images: Vec<ImageEntry>,
-}
 
 pub(crate) fn run(dir: Option<&Path>, args: ImageArgs) -> Outcome {
     match args.action {
@@ -43,11 +28,7 @@ fn build(dir: Option<&Path>, agents: &[String], force: bool, json: bool) -> Outc
     };
     let built = ganger_engine::image::build(&config, agents, force, &mut progress)?;
     let text = build_text(&built);
-    let report = BuildReport {
-        schema: "ganger.image-build/1",
-        images: built,
-    };
-    Printer::new(json).print(&report, || text)?;
+    Printer::new(json).print(&ImageBuild::new(built), || text)?;
     Ok(exit::OK)
 }
 
@@ -72,11 +53,7 @@ fn build_text(built: &[ganger_engine::image::Built]) -> String {
 fn list(json: bool) -> Result<u8, Failure> {
     let images = ganger_engine::image::list()?;
     let text = list_text(&images);
-    let list = ImageList {
-        schema: "ganger.images/1",
-        images,
-    };
-    Printer::new(json).print(&list, || text)?;
+    Printer::new(json).print(&Images::new(images), || text)?;
     Ok(exit::OK)
 }
 

@@ -1,27 +1,14 @@
 //! `ganger init`, and with `--supervisor AGENT` the registration of `ganger mcp` with that
 //! supervising agent (`supervisor.rs`).
 
-use super::supervisor::{self, FileChange};
+use super::supervisor;
 use crate::Outcome;
 use crate::exit;
 use crate::mcp_args::InitArgs;
 use crate::printer::Printer;
 use ganger_engine::Engine;
+use ganger_engine::documents::InitSupervisor;
 use std::fmt::Write;
-
-/// `ganger.init-supervisor/1` (docs/json.md): what `init --supervisor` wrote, beside the
-/// repository's own `init` report.
-#[derive(serde::Serialize)]
-struct SupervisorInit<'a> {
-    schema: &'static str,
-    init: &'a ganger_engine::InitReport,
-    supervisor: &'a str,
-    command: &'a str,
-    /// Why the supervisor may not find `ganger` on its `PATH` (it is not there, or another
-    /// program is), `None` when this program is what it finds.
-    path_note: Option<&'a str>,
-    files: &'a [FileChange],
-}
 
 pub(crate) fn run(engine: &Engine, args: &InitArgs) -> Outcome {
     let report = engine.init()?;
@@ -36,21 +23,14 @@ pub(crate) fn run(engine: &Engine, args: &InitArgs) -> Outcome {
     let path_note = path_note();
     let files = supervisor::install(&engine.workspace().repo.main, chosen, &command)?;
     let name = format!("{chosen:?}").to_lowercase();
-    let document = SupervisorInit {
-        schema: "ganger.init-supervisor/1",
-        init: &report,
-        supervisor: &name,
-        command: &command,
-        path_note: path_note.as_deref(),
-        files: &files,
-    };
-    if let Some(note) = &path_note {
+    let document = InitSupervisor::new(report, name.clone(), command.clone(), path_note, files);
+    if let Some(note) = &document.path_note {
         out.warn(&format!("note: {note}\n"))?;
     }
     out.print(&document, || {
-        let mut text = init_text(&report);
+        let mut text = init_text(&document.init);
         let _ = writeln!(text, "supervisor {name} (runs `{command} mcp`):");
-        for file in &files {
+        for file in &document.files {
             let _ = writeln!(
                 text,
                 "  {} {}: {}",

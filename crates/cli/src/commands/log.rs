@@ -6,7 +6,8 @@ use crate::Outcome;
 use crate::args::LogArgs;
 use crate::exit;
 use crate::printer::{self, Printer};
-use ganger_engine::{Engine, LogOptions};
+use ganger_engine::documents::LogLineDocument;
+use ganger_engine::{Engine, LogLine, LogOptions};
 use ganger_events::Event;
 use std::io::{IsTerminal, Write};
 
@@ -78,16 +79,35 @@ fn describe(event: &Event) -> String {
     }
 }
 
-/// `ganger.log-line/1` (docs/json.md).
-#[derive(serde::Serialize)]
-struct JsonLine<'a> {
-    schema: &'static str,
-    line: u64,
-    kind: Option<&'a str>,
-    events: &'a [Event],
-    /// The length of a line too long to read.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    too_long: Option<u64>,
+/// A line of the stream read, as a person reads it.
+fn line_text(line: &LogLine<'_>) -> String {
+    match line {
+        // Written as it is, never as a line of ours.
+        LogLine::Raw(_) => String::new(),
+        LogLine::TooLong { number, bytes } => format!(
+            "{number:>5} not read: a line of {bytes} bytes, over the cap of {} MiB\n",
+            ganger_agents::scan::MAX_LINE >> 20
+        ),
+        LogLine::Parsed {
+            number,
+            line,
+            parsed,
+        } => match &parsed.kind {
+            None => format!(
+                "{number:>5} malformed: {}\n",
+                String::from_utf8_lossy(&line[..line.len().min(200)])
+            ),
+            Some(kind) => {
+                let texts: Vec<String> = parsed
+                    .events
+                    .iter()
+                    .filter(|e| !matches!(e, Event::Session { .. }))
+                    .map(describe)
+                    .collect();
+                format!("{number:>5} {kind}: {}\n", texts.join("; "))
+            }
+        },
+    }
 }
 
 pub(crate) fn run(engine: &Engine, args: LogArgs) -> Outcome {
@@ -101,61 +121,20 @@ pub(crate) fn run(engine: &Engine, args: LogArgs) -> Outcome {
     let stdout = std::io::stdout();
     // The raw stream stays exact for a file or a pipe; on a terminal its controls are escaped.
     let raw_escaped = stdout.is_terminal();
-    let mut write = |line: ganger_engine::LogLine<'_>| -> std::io::Result<()> {
-        match line {
-            ganger_engine::LogLine::Raw(bytes) => {
-                let mut out = stdout.lock();
-                if raw_escaped {
-                    let text = String::from_utf8_lossy(bytes);
-                    out.write_all(printer::escape_controls(&text).as_bytes())?;
-                } else {
-                    out.write_all(bytes)?;
-                }
-                out.flush()
+    let mut write = |line: LogLine<'_>| -> std::io::Result<()> {
+        if let LogLine::Raw(bytes) = line {
+            let mut out = stdout.lock();
+            if raw_escaped {
+                let text = String::from_utf8_lossy(bytes);
+                out.write_all(printer::escape_controls(&text).as_bytes())?;
+            } else {
+                out.write_all(bytes)?;
             }
-            ganger_engine::LogLine::TooLong { number, bytes } => {
-                let document = JsonLine {
-                    schema: "ganger.log-line/1",
-                    line: number,
-                    kind: None,
-                    events: &[],
-                    too_long: Some(bytes),
-                };
-                printer.item(&document, || {
-                    format!(
-                        "{number:>5} not read: a line of {bytes} bytes, over the cap of {} MiB\n",
-                        ganger_agents::scan::MAX_LINE >> 20
-                    )
-                })
-            }
-            ganger_engine::LogLine::Parsed {
-                number,
-                line,
-                parsed,
-            } => {
-                let document = JsonLine {
-                    schema: "ganger.log-line/1",
-                    line: number,
-                    kind: parsed.kind.as_deref(),
-                    events: &parsed.events,
-                    too_long: None,
-                };
-                printer.item(&document, || match &parsed.kind {
-                    None => format!(
-                        "{number:>5} malformed: {}\n",
-                        String::from_utf8_lossy(&line[..line.len().min(200)])
-                    ),
-                    Some(kind) => {
-                        let texts: Vec<String> = parsed
-                            .events
-                            .iter()
-                            .filter(|e| !matches!(e, Event::Session { .. }))
-                            .map(describe)
-                            .collect();
-                        format!("{number:>5} {kind}: {}\n", texts.join("; "))
-                    }
-                })
-            }
+            return out.flush();
+        }
+        match LogLineDocument::of(&line) {
+            Some(document) => printer.item(&document, || line_text(&line)),
+            None => Ok(()),
         }
     };
     engine.log(&options, &mut write)?;

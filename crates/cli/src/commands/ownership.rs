@@ -7,6 +7,7 @@ use crate::args::{
 };
 use crate::exit;
 use crate::printer::Printer;
+use ganger_engine::documents::Adopted;
 use ganger_engine::{Engine, OwnershipAction, OwnershipReport};
 
 fn run(
@@ -97,18 +98,6 @@ pub(crate) fn allow(engine: &Engine, args: AllowArgs) -> Outcome {
     )
 }
 
-/// `ganger.adopted/1` (docs/json.md).
-#[derive(serde::Serialize)]
-struct Adopted<'a> {
-    schema: &'static str,
-    task: &'a str,
-    agent: &'a str,
-    session: Option<&'a str>,
-    worktree: &'a std::path::Path,
-    branch: &'a str,
-    owner: &'a str,
-}
-
 pub(crate) fn adopt(engine: &Engine, args: AdoptArgs) -> Outcome {
     let options = ganger_engine::AdoptOptions {
         slug: args.slug,
@@ -120,16 +109,7 @@ pub(crate) fn adopt(engine: &Engine, args: AdoptArgs) -> Outcome {
     };
     let out = Printer::new(args.json);
     let task = engine.adopt(options, &mut out.notices())?;
-    let adopted = Adopted {
-        schema: "ganger.adopted/1",
-        task: &task.slug,
-        agent: &task.agent,
-        session: task.session.as_deref(),
-        worktree: &task.worktree,
-        branch: &task.branch,
-        owner: &task.owner,
-    };
-    out.print(&adopted, || {
+    out.print(&Adopted::of(&task), || {
         format!(
             "adopted session {} of {} in {} as task {} (owned by {}); send its next round with `ganger fix {}`\n",
             task.session.as_deref().unwrap_or("?"),

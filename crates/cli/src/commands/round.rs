@@ -24,17 +24,6 @@ pub(crate) fn status_code(status: RoundStatus) -> u8 {
     }
 }
 
-/// `ganger.detached/1` (docs/json.md).
-#[derive(serde::Serialize)]
-struct Detached<'a> {
-    schema: &'static str,
-    task: &'a str,
-    round: u32,
-    status: &'static str,
-    host_pid: u32,
-    events: std::path::PathBuf,
-}
-
 /// Milliseconds since the epoch.
 fn now_ms() -> i64 {
     std::time::SystemTime::now()
@@ -86,7 +75,7 @@ fn print_sent(engine: &Engine, sent: Sent, out: Printer, since_ms: i64) -> Outco
                     item.slug, item.slug
                 ))?;
             }
-            return super::fleet::print_queued(&[item], out);
+            return super::fleet::print_queued(vec![item], held, out);
         }
     };
     match launched {
@@ -101,17 +90,7 @@ fn print_sent(engine: &Engine, sent: Sent, out: Printer, since_ms: i64) -> Outco
             round,
             host_pid,
         } => {
-            let detached = Detached {
-                schema: "ganger.detached/1",
-                task: &task.slug,
-                round: round.number,
-                status: "running",
-                host_pid,
-                events: engine
-                    .workspace()
-                    .state
-                    .round_file(&task.slug, round.number, "jsonl"),
-            };
+            let detached = engine.detached(&task.slug, round.number, host_pid);
             // The human form was the notice that the round is detached.
             out.print(&detached, String::new)?;
             Ok(exit::OK)

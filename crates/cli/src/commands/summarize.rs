@@ -6,6 +6,7 @@ use crate::args::SummarizeArgs;
 use crate::exit;
 use crate::printer::Printer;
 use ganger_engine::EngineError;
+use ganger_engine::documents::Summary;
 
 pub(crate) fn run(args: SummarizeArgs) -> Outcome {
     let agent = ganger_agents::adapter(&args.agent)
@@ -18,18 +19,8 @@ pub(crate) fn run(args: SummarizeArgs) -> Outcome {
     let reader = std::io::BufReader::with_capacity(1 << 20, file);
     let summary =
         ganger_agents::summarize_reader(agent.stream_parser().as_mut(), reader).map_err(cannot)?;
-    /// `ganger.summary/1` (docs/json.md).
-    #[derive(serde::Serialize)]
-    struct Summary<'a> {
-        schema: &'static str,
-        bytes: u64,
-        summary: &'a ganger_events::RoundSummary,
-    }
-    let document = Summary {
-        schema: "ganger.summary/1",
-        bytes,
-        summary: &summary,
-    };
+    let document = Summary::new(bytes, summary);
+    let summary = &document.summary;
     Printer::new(args.json).print(&document, || {
         let events: Vec<String> = summary
             .counts

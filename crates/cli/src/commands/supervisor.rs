@@ -13,23 +13,15 @@
 
 use crate::mcp_args::Supervisor;
 use ganger_engine::EngineError;
+use ganger_engine::documents::FileChange;
 use serde_json::{Value, json};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 /// The section's markers in an instructions file.
 const BEGIN: &str = "<!-- ganger: the supervise loop (ganger init --supervisor) -->";
 const END: &str = "<!-- ganger: end -->";
 /// How long a tool call may take where the agent limits it (a `wait` blocks for minutes).
 const TOOL_TIMEOUT_SECS: u64 = 3600;
-
-/// What became of one file.
-#[derive(Debug, Clone, serde::Serialize, PartialEq, Eq)]
-pub(crate) struct FileChange {
-    pub path: PathBuf,
-    /// `created`, `updated` or `unchanged`.
-    pub change: &'static str,
-    pub what: &'static str,
-}
 
 /// Writes `supervisor`'s registration of `command mcp` and its instructions under `root`.
 pub(crate) fn install(

@@ -5,24 +5,8 @@ use crate::Outcome;
 use crate::args::{HostArgs, WarmAction, WarmArgs};
 use crate::exit;
 use crate::printer::Printer;
+use ganger_engine::documents::{WarmList, WarmStop};
 use ganger_engine::{Engine, WarmAgent, Workspace};
-use serde::Serialize;
-
-/// `ganger.warm/1` (docs/json.md).
-#[derive(Serialize)]
-struct WarmList<'a> {
-    schema: &'static str,
-    agents: &'a [WarmAgent],
-    /// `[warm] memory`, or its default (a quarter of the machine's memory), in bytes.
-    memory_limit_bytes: Option<u64>,
-}
-
-/// `ganger.warm-stop/1`.
-#[derive(Serialize)]
-struct Stopped<'a> {
-    schema: &'static str,
-    stopped: &'a [String],
-}
 
 /// `warm list` for people: a line per agent, then their memory against `[warm] memory`.
 fn list_text(agents: &[WarmAgent], limit: Option<u64>) -> String {
@@ -74,30 +58,19 @@ pub(crate) fn run(engine: &Engine, args: WarmArgs) -> Outcome {
     let out = Printer::new(args.json);
     match args.action.unwrap_or(WarmAction::List) {
         WarmAction::List => {
-            let agents = engine.warm_agents()?;
-            let limit = engine.workspace().config.warm.memory_bytes();
-            out.print(
-                &WarmList {
-                    schema: "ganger.warm/1",
-                    agents: &agents,
-                    memory_limit_bytes: limit,
-                },
-                || list_text(&agents, limit),
-            )?;
+            let list = WarmList::new(
+                engine.warm_agents()?,
+                engine.workspace().config.warm.memory_bytes(),
+            );
+            out.print(&list, || list_text(&list.agents, list.memory_limit_bytes))?;
             Ok(exit::OK)
         }
         WarmAction::Stop { slugs, all } => {
-            let stopped = engine.stop_warm(&slugs, all)?;
-            out.print(
-                &Stopped {
-                    schema: "ganger.warm-stop/1",
-                    stopped: &stopped,
-                },
-                || match stopped.len() {
-                    0 => "no warm agent to stop\n".to_owned(),
-                    _ => format!("stopped: {}\n", stopped.join(", ")),
-                },
-            )?;
+            let document = WarmStop::new(engine.stop_warm(&slugs, all)?);
+            out.print(&document, || match document.stopped.len() {
+                0 => "no warm agent to stop\n".to_owned(),
+                _ => format!("stopped: {}\n", document.stopped.join(", ")),
+            })?;
             Ok(exit::OK)
         }
     }

@@ -5,6 +5,7 @@ use crate::Outcome;
 use crate::args::{CancelArgs, DiffArgs, StatusArgs, WaitArgs};
 use crate::exit;
 use crate::printer::{self, Printer};
+use ganger_engine::documents::StillRunning;
 use ganger_engine::{Engine, StatusRequest, StatusView, WaitOutcome};
 use std::io::IsTerminal;
 
@@ -29,17 +30,6 @@ pub(crate) fn status(engine: &Engine, args: StatusArgs) -> Outcome {
     Ok(exit::OK)
 }
 
-/// `ganger.still-running/1` (docs/json.md).
-#[derive(serde::Serialize)]
-struct StillRunning<'a> {
-    schema: &'static str,
-    task: &'a str,
-    round: u32,
-    status: &'static str,
-    host_pid: Option<i32>,
-    started_at: &'a str,
-}
-
 pub(crate) fn wait(engine: &Engine, args: WaitArgs) -> Outcome {
     let out = Printer::new(args.json);
     match engine.wait(&args.slug, args.timeout, &mut out.notices())? {
@@ -52,14 +42,7 @@ pub(crate) fn wait(engine: &Engine, args: WaitArgs) -> Outcome {
             host_pid,
             started_at,
         } => {
-            let still = StillRunning {
-                schema: "ganger.still-running/1",
-                task: &args.slug,
-                round: number,
-                status: "running",
-                host_pid,
-                started_at: &started_at,
-            };
+            let still = StillRunning::new(&args.slug, number, host_pid, &started_at);
             out.print(&still, || {
                 let host = host_pid
                     .map(|p| format!("host pid {p}, "))

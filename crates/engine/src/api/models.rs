@@ -19,6 +19,17 @@ pub struct AgentModels {
     pub models: Vec<String>,
 }
 
+impl AgentModels {
+    fn new(agent: &str, catalog: bool, models: Vec<String>) -> AgentModels {
+        AgentModels {
+            schema: "ganger.agent-models/1",
+            agent: agent.to_owned(),
+            catalog,
+            models,
+        }
+    }
+}
+
 impl Engine {
     /// The models `agent` lists (none for an agent without a catalog).
     pub fn agent_models(&self, agent: &str) -> Result<AgentModels> {
@@ -26,12 +37,7 @@ impl Engine {
         let adapter = ganger_agents::configured(agent, &ws.config.agent(agent))
             .map_err(|unknown| EngineError::invalid(unknown.to_string()))?;
         let Some(args) = adapter.models_args() else {
-            return Ok(AgentModels {
-                schema: "ganger.agent-models/1",
-                agent: adapter.name().to_owned(),
-                catalog: false,
-                models: Vec::new(),
-            });
+            return Ok(AgentModels::new(adapter.name(), false, Vec::new()));
         };
         let (program, _) = crate::env::agents::locate(adapter, &ws.config).ok_or_else(|| {
             EngineError::invalid(format!("{} is not installed", adapter.display_name()))
@@ -39,11 +45,10 @@ impl Engine {
         })?;
         let stdout =
             crate::env::agent_query::ask(ws, adapter, &program, args, &ws.repo.main, LIST_LIMIT)?;
-        Ok(AgentModels {
-            schema: "ganger.agent-models/1",
-            agent: adapter.name().to_owned(),
-            catalog: true,
-            models: adapter.parse_models(&stdout),
-        })
+        Ok(AgentModels::new(
+            adapter.name(),
+            true,
+            adapter.parse_models(&stdout),
+        ))
     }
 }

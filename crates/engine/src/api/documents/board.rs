@@ -9,45 +9,38 @@ use ganger_store::JournalEntry;
 use serde::Serialize;
 use std::collections::BTreeMap;
 
-/// `ganger.web-tasks/1`: the task table.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct WebTasks {
-    pub schema: &'static str,
-    pub tasks: Vec<BoardTask>,
-}
-
-impl WebTasks {
-    pub fn new(tasks: Vec<BoardTask>) -> WebTasks {
-        WebTasks {
-            schema: "ganger.web-tasks/1",
-            tasks,
-        }
+document! {
+    /// `ganger.web-tasks/1`: the task table.
+    #[derive(PartialEq)]
+    WebTasks("ganger.web-tasks/1") {
+        tasks: Vec<BoardTask>,
     }
 }
 
-/// `ganger.web-task/1`: a task's row and every round's report.
-#[derive(Debug, Clone, Serialize)]
-pub struct WebTask {
-    pub schema: &'static str,
-    pub task: Option<BoardTask>,
-    pub rounds: Vec<RoundReport>,
+document! {
+    /// `ganger.web-task/1`: a task's row and every round's report.
+    WebTask("ganger.web-task/1") {
+        task: Option<BoardTask>,
+        rounds: Vec<RoundReport>,
+    }
 }
 
-/// `ganger.web-checks/1`: the last round's checks.
-#[derive(Debug, Clone, Serialize)]
-pub struct WebChecks {
-    pub schema: &'static str,
-    pub task: String,
-    /// The last round (`None` before the first).
-    pub round: Option<u32>,
-    pub checks: Vec<CheckReport>,
+document! {
+    /// `ganger.web-checks/1`: the last round's checks.
+    WebChecks("ganger.web-checks/1") {
+        task: String,
+        /// The last round (`None` before the first).
+        round: Option<u32>,
+        checks: Vec<CheckReport>,
+    }
 }
 
-/// `ganger.web-journal/1`: every commander's journal entries.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct WebJournal {
-    pub schema: &'static str,
-    pub entries: Vec<JournalEntry>,
+document! {
+    /// `ganger.web-journal/1`: every commander's journal entries.
+    #[derive(PartialEq)]
+    WebJournal("ganger.web-journal/1") {
+        entries: Vec<JournalEntry>,
+    }
 }
 
 /// A fleet as the board shows it: its file and limits, and its tasks counted by status
@@ -61,11 +54,12 @@ pub struct FleetSummary {
     pub states: BTreeMap<String, u32>,
 }
 
-/// `ganger.web-fleets/1`: every fleet submitted.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct WebFleets {
-    pub schema: &'static str,
-    pub fleets: Vec<FleetSummary>,
+document! {
+    /// `ganger.web-fleets/1`: every fleet submitted.
+    #[derive(PartialEq)]
+    WebFleets("ganger.web-fleets/1") {
+        fleets: Vec<FleetSummary>,
+    }
 }
 
 /// The name of a task's last status as the API writes it (`none` before the first round).
@@ -81,31 +75,23 @@ impl Engine {
     pub fn web_task(&self, slug: &str) -> Result<WebTask> {
         let rounds = self.round_reports(slug)?;
         let task = self.board_tasks()?.into_iter().find(|t| t.slug == slug);
-        Ok(WebTask {
-            schema: "ganger.web-task/1",
-            task,
-            rounds,
-        })
+        Ok(WebTask::new(task, rounds))
     }
 
     /// `ganger.web-checks/1` of task `slug`.
     pub fn web_checks(&self, slug: &str) -> Result<WebChecks> {
         let rounds = self.round_reports(slug)?;
         let last = rounds.last();
-        Ok(WebChecks {
-            schema: "ganger.web-checks/1",
-            task: slug.to_owned(),
-            round: last.map(|r| r.round),
-            checks: last.map(|r| r.checks.clone()).unwrap_or_default(),
-        })
+        Ok(WebChecks::new(
+            slug.to_owned(),
+            last.map(|r| r.round),
+            last.map(|r| r.checks.clone()).unwrap_or_default(),
+        ))
     }
 
     /// `ganger.web-journal/1`: at most `limit` entries after entry `after`.
     pub fn web_journal(&self, after: i64, limit: u32) -> Result<WebJournal> {
-        Ok(WebJournal {
-            schema: "ganger.web-journal/1",
-            entries: self.journal_after(after, limit)?,
-        })
+        Ok(WebJournal::new(self.journal_after(after, limit)?))
     }
 
     /// `ganger.web-fleets/1`.
@@ -128,10 +114,7 @@ impl Engine {
                 created_at: record.created_at,
             })
             .collect();
-        Ok(WebFleets {
-            schema: "ganger.web-fleets/1",
-            fleets,
-        })
+        Ok(WebFleets::new(fleets))
     }
 
     /// The prompt of round `number` of `slug` and its report, for a front end that shows one

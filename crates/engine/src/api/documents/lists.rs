@@ -12,19 +12,10 @@ use ganger_events::Event;
 use serde::Serialize;
 use std::collections::VecDeque;
 
-/// `ganger.agents/1`.
-#[derive(Debug, Clone, Serialize)]
-pub struct AgentList {
-    pub schema: &'static str,
-    pub agents: Vec<AgentFound>,
-}
-
-impl AgentList {
-    pub fn new(agents: Vec<AgentFound>) -> AgentList {
-        AgentList {
-            schema: "ganger.agents/1",
-            agents,
-        }
+document! {
+    /// `ganger.agents/1`.
+    AgentList("ganger.agents/1") {
+        agents: Vec<AgentFound>,
     }
 }
 
@@ -46,19 +37,10 @@ impl FleetSubmitted {
     }
 }
 
-/// `ganger.workers/1`.
-#[derive(Debug, Clone, Serialize)]
-pub struct Workers {
-    pub schema: &'static str,
-    pub workers: Vec<WorkerStatus>,
-}
-
-impl Workers {
-    pub fn new(workers: Vec<WorkerStatus>) -> Workers {
-        Workers {
-            schema: "ganger.workers/1",
-            workers,
-        }
+document! {
+    /// `ganger.workers/1`.
+    Workers("ganger.workers/1") {
+        workers: Vec<WorkerStatus>,
     }
 }
 

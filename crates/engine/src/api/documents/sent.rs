@@ -22,22 +22,13 @@ pub struct Detached {
     pub events: PathBuf,
 }
 
-/// `ganger.queued/1`: what was queued for the scheduler.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Queued {
-    pub schema: &'static str,
-    pub items: Vec<QueueItem>,
-    /// Whether the task holds new rounds: the item waits until its policy is accept.
-    pub held: bool,
-}
-
-impl Queued {
-    pub fn new(items: Vec<QueueItem>, held: bool) -> Queued {
-        Queued {
-            schema: "ganger.queued/1",
-            items,
-            held,
-        }
+document! {
+    /// `ganger.queued/1`: what was queued for the scheduler.
+    #[derive(PartialEq)]
+    Queued("ganger.queued/1") {
+        items: Vec<QueueItem>,
+        /// Whether the task holds new rounds: the item waits until its policy is accept.
+        held: bool,
     }
 }
 
