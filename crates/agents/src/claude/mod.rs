@@ -12,6 +12,7 @@
 mod adapter;
 pub mod command;
 mod fork;
+mod mcp_registration;
 mod version;
 pub mod warm;
 

@@ -13,6 +13,7 @@
 mod adapter;
 pub mod app_server;
 pub mod command;
+mod mcp_registration;
 mod models;
 mod normalize;
 pub mod overrides;

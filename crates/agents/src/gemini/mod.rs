@@ -8,6 +8,7 @@
 
 mod adapter;
 pub mod command;
+mod mcp_registration;
 mod models;
 mod normalize;
 pub mod settings;

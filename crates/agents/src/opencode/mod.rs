@@ -15,6 +15,7 @@ pub mod command;
 mod fast;
 mod fork;
 mod lenient;
+mod mcp_registration;
 mod models;
 mod normalize;
 mod sessions;

@@ -1,12 +1,12 @@
 //! `ganger init`, and with `--supervisor AGENT` the registration of `ganger mcp` with that
-//! supervising agent (`supervisor.rs`).
+//! supervising agent (its adapter's [`ganger_agents::mcp_registration`]).
 
-use super::supervisor::{self, FileChange};
 use crate::Outcome;
 use crate::exit;
 use crate::mcp_args::InitArgs;
 use crate::printer::Printer;
-use ganger_engine::Engine;
+use ganger_agents::mcp_registration::{self, FileChange, RegistrationError};
+use ganger_engine::{Engine, EngineError};
 use std::fmt::Write;
 
 /// `ganger.init-supervisor/1` (docs/json.md): what `init --supervisor` wrote, beside the
@@ -26,7 +26,7 @@ struct SupervisorInit<'a> {
 pub(crate) fn run(engine: &Engine, args: &InitArgs) -> Outcome {
     let report = engine.init()?;
     let out = Printer::new(args.json);
-    let Some(chosen) = args.supervisor else {
+    let Some(name) = args.supervisor.as_deref() else {
         out.print(&report, || init_text(&report))?;
         return Ok(exit::OK);
     };
@@ -34,12 +34,16 @@ pub(crate) fn run(engine: &Engine, args: &InitArgs) -> Outcome {
     // never this build's path.
     let command = GANGER.to_owned();
     let path_note = path_note();
-    let files = supervisor::install(&engine.workspace().repo.main, chosen, &command)?;
-    let name = format!("{chosen:?}").to_lowercase();
+    let registration = ganger_agents::adapter(name)
+        .and_then(|agent| agent.mcp_registration())
+        .ok_or_else(|| EngineError::invalid(format!("{name} cannot supervise")))?;
+    let root = &engine.workspace().repo.main;
+    let files = mcp_registration::install(registration, root, &command, ganger_mcp::SUPERVISE_LOOP)
+        .map_err(engine_error)?;
     let document = SupervisorInit {
         schema: "ganger.init-supervisor/1",
         init: &report,
-        supervisor: &name,
+        supervisor: name,
         command: &command,
         path_note: path_note.as_deref(),
         files: &files,
@@ -62,6 +66,21 @@ pub(crate) fn run(engine: &Engine, args: &InitArgs) -> Outcome {
         text
     })?;
     Ok(exit::OK)
+}
+
+fn engine_error(error: RegistrationError) -> EngineError {
+    match error {
+        RegistrationError::Invalid { message, hint } => {
+            let error = EngineError::invalid(message);
+            match hint {
+                Some(hint) => error.hint(hint),
+                None => error,
+            }
+        }
+        RegistrationError::Environment { message, cause } => {
+            EngineError::environment(message, cause)
+        }
+    }
 }
 
 /// The command a supervisor's configuration runs: `ganger`, from its `PATH`.
