@@ -17,8 +17,7 @@ pub struct InitArgs {
     /// configuration) and write its instructions (the supervise loop).
     #[arg(long, value_name = "AGENT", value_parser = supervisors())]
     pub supervisor: Option<String>,
-    /// Print JSON (documented in docs/json.md).
-    #[arg(long)]
+    #[arg(from_global)]
     pub json: bool,
 }
 
