@@ -188,7 +188,8 @@ pub enum AgentsAction {
     },
     /// Run the conformance suite on each agent's newest release (installed into a scratch
     /// cache) and on the pinned one, and compare them scenario by scenario. Changes nothing
-    /// else; needs ganger's source tree (or --suite) and npm.
+    /// else; runs the developer tool ganger-dev, and needs ganger's source tree (or --suite)
+    /// and npm.
     Canary {
         /// Agent names; default: every one.
         #[arg(value_name = "NAME")]
