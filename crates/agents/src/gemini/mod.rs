@@ -5,6 +5,8 @@
 //! - [`GeminiStream`]: the [`StreamParser`](crate::StreamParser) a round host feeds; it
 //!   remembers tool names by call id and joins the answer's pieces, so one is made per round.
 //! - [`verdict`]: whether the round is done, and if not, why.
+//! - `mcp_registration`: `ganger mcp` in `.gemini/settings.json`, for `ganger init
+//!   --supervisor gemini`.
 
 mod adapter;
 pub mod command;
