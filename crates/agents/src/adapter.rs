@@ -455,6 +455,11 @@ pub trait Adapter: Send + Sync {
     /// How to point this agent at a scripted model server listening at `base_url`
     /// (`http://127.0.0.1:PORT`, no path).
     fn scripted_endpoint(&self, base_url: &str) -> ScriptedEndpoint;
+    /// How `ganger init --supervisor` registers ganger's MCP server with this agent and
+    /// teaches it the supervise loop; `None` for an agent that cannot supervise.
+    fn mcp_registration(&self) -> Option<&'static dyn crate::mcp_registration::McpRegistration> {
+        None
+    }
 }
 
 /// `path` as Claude Code and Qwen Code name a project's directory: every character other than

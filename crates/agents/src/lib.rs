@@ -6,7 +6,8 @@
 //! one) as capabilities of its [`Adapter`]; the engine asks, and never names an agent.
 //!
 //! Adapters are pure: they spawn nothing and touch no files. The engine asks an adapter for a
-//! command, the sandbox runs it, and the adapter reads what came back.
+//! command, the sandbox runs it, and the adapter reads what came back. (The one writer here is
+//! [`mcp_registration::install`], which writes the files an agent's MCP registration edits.)
 
 pub mod acp;
 mod adapter;
@@ -18,6 +19,7 @@ mod facts;
 pub mod gemini;
 mod interactive;
 mod json_merge;
+pub mod mcp_registration;
 pub mod opencode;
 mod outcome;
 mod own_edit;

@@ -1,6 +1,7 @@
 //! The command line, as clap definitions only; what each command does is in `commands/`.
 //! Options are never abbreviated (clap's inference stays off): `--det` is an error, not
-//! `--detach`.
+//! `--detach`. `--json` is declared once, here, as a global option; a command that prints JSON
+//! reads it with `#[arg(from_global)]`, and one without JSON output refuses it (`lib.rs`).
 
 use clap::{Args, Parser, Subcommand};
 use std::path::PathBuf;
@@ -22,6 +23,11 @@ pub struct Cli {
     /// get it through GANGER_STORE, never on a command line.
     #[arg(long = "store", value_name = "URL", global = true)]
     pub store: Option<String>,
+
+    /// Print JSON, as docs/json.md documents (what streams prints an object per line); a
+    /// command without JSON output refuses it.
+    #[arg(long, global = true)]
+    pub json: bool,
 
     #[command(subcommand)]
     pub command: Command,
@@ -128,8 +134,7 @@ pub enum Command {
 pub struct WarmArgs {
     #[command(subcommand)]
     pub action: Option<WarmAction>,
-    /// Print JSON (documented in docs/json.md).
-    #[arg(long, global = true)]
+    #[arg(from_global)]
     pub json: bool,
 }
 
@@ -159,8 +164,7 @@ pub struct CompletionsArgs {
 pub struct AgentsArgs {
     #[command(subcommand)]
     pub action: Option<AgentsAction>,
-    /// Print JSON (documented in docs/json.md).
-    #[arg(long, global = true)]
+    #[arg(from_global)]
     pub json: bool,
 }
 
@@ -184,7 +188,8 @@ pub enum AgentsAction {
     },
     /// Run the conformance suite on each agent's newest release (installed into a scratch
     /// cache) and on the pinned one, and compare them scenario by scenario. Changes nothing
-    /// else; needs ganger's source tree (or --suite) and npm.
+    /// else; runs the developer tool ganger-dev, and needs ganger's source tree (or --suite)
+    /// and npm.
     Canary {
         /// Agent names; default: every one.
         #[arg(value_name = "NAME")]
@@ -203,8 +208,7 @@ pub enum AgentsAction {
 pub struct ImageArgs {
     #[command(subcommand)]
     pub action: ImageAction,
-    /// Print JSON (documented in docs/json.md).
-    #[arg(long, global = true)]
+    #[arg(from_global)]
     pub json: bool,
 }
 
@@ -308,8 +312,7 @@ pub struct StartArgs {
     /// Queue the round for the scheduler (`ganger serve`) instead of starting it now.
     #[arg(long, conflicts_with = "detach")]
     pub queue: bool,
-    /// Print JSON.
-    #[arg(long)]
+    #[arg(from_global)]
     pub json: bool,
 }
 
@@ -351,8 +354,7 @@ pub struct FixArgs {
     /// Queue the round for the scheduler (`ganger serve`) under the task's generation now.
     #[arg(long, conflicts_with = "detach")]
     pub queue: bool,
-    /// Print JSON.
-    #[arg(long)]
+    #[arg(from_global)]
     pub json: bool,
 }
 
@@ -380,8 +382,7 @@ pub struct PlanArgs {
     /// The commander who owns the task.
     #[arg(long = "as", value_name = "NAME", value_parser = crate::args::commander_name)]
     pub as_name: Option<String>,
-    /// Print JSON.
-    #[arg(long)]
+    #[arg(from_global)]
     pub json: bool,
 }
 
@@ -392,8 +393,7 @@ pub struct PipelineArgs {
     /// Who you are (default: GANGER_COMMANDER, else the user name); only the owner approves.
     #[arg(long = "as", value_name = "NAME", value_parser = crate::args::commander_name)]
     pub as_name: Option<String>,
-    /// Print JSON.
-    #[arg(long)]
+    #[arg(from_global)]
     pub json: bool,
 }
 
@@ -406,8 +406,7 @@ pub struct RejectArgs {
     /// Who you are (default: GANGER_COMMANDER, else the user name); only the owner rejects.
     #[arg(long = "as", value_name = "NAME", value_parser = crate::args::commander_name)]
     pub as_name: Option<String>,
-    /// Print JSON.
-    #[arg(long)]
+    #[arg(from_global)]
     pub json: bool,
 }
 
@@ -421,8 +420,7 @@ pub struct StatusArgs {
     /// Per value of the label KEY: how many tasks are in each state, and the last DONE line.
     #[arg(long, value_name = "KEY", conflicts_with_all = ["slug", "tree"])]
     pub group_by: Option<String>,
-    /// Print JSON.
-    #[arg(long)]
+    #[arg(from_global)]
     pub json: bool,
 }
 
@@ -433,8 +431,7 @@ pub struct WaitArgs {
     /// Give up after this long with exit 4: 90, 90s, 10m.
     #[arg(long, value_name = "DURATION", value_parser = duration)]
     pub timeout: Option<std::time::Duration>,
-    /// Print JSON.
-    #[arg(long)]
+    #[arg(from_global)]
     pub json: bool,
 }
 
@@ -445,8 +442,7 @@ pub struct CancelArgs {
     /// The commander cancelling.
     #[arg(long = "as", value_name = "NAME", value_parser = crate::args::commander_name)]
     pub as_name: Option<String>,
-    /// Print JSON.
-    #[arg(long)]
+    #[arg(from_global)]
     pub json: bool,
 }
 
@@ -463,8 +459,7 @@ pub struct LogArgs {
     /// Keep following a running round until it ends.
     #[arg(long)]
     pub follow: bool,
-    /// Print the normalized events as JSON lines.
-    #[arg(long)]
+    #[arg(from_global)]
     pub json: bool,
 }
 
@@ -476,8 +471,7 @@ pub struct WatchArgs {
     /// The commander whose journal to show (default: GANGER_COMMANDER, else the user name).
     #[arg(long = "as", value_name = "NAME", value_parser = crate::args::commander_name)]
     pub as_name: Option<String>,
-    /// Print JSON (with --follow: one entry per line).
-    #[arg(long)]
+    #[arg(from_global)]
     pub json: bool,
 }
 
@@ -489,8 +483,7 @@ pub struct AckArgs {
     /// The commander acknowledging.
     #[arg(long = "as", value_name = "NAME", value_parser = crate::args::commander_name)]
     pub as_name: Option<String>,
-    /// Print JSON.
-    #[arg(long)]
+    #[arg(from_global)]
     pub json: bool,
 }
 
@@ -517,8 +510,7 @@ pub struct CleanArgs {
     /// The commander cleaning (recorded in the journal).
     #[arg(long = "as", value_name = "NAME", value_parser = crate::args::commander_name)]
     pub as_name: Option<String>,
-    /// Print JSON.
-    #[arg(long)]
+    #[arg(from_global)]
     pub json: bool,
 }
 
@@ -532,8 +524,7 @@ pub struct RewindArgs {
     /// The commander rewinding (recorded in the journal).
     #[arg(long = "as", value_name = "NAME", value_parser = crate::args::commander_name)]
     pub as_name: Option<String>,
-    /// Print JSON.
-    #[arg(long)]
+    #[arg(from_global)]
     pub json: bool,
 }
 
@@ -553,8 +544,7 @@ pub struct MergeArgs {
     /// The commander merging (and sending the resolving round).
     #[arg(long = "as", value_name = "NAME", value_parser = crate::args::commander_name)]
     pub as_name: Option<String>,
-    /// Print JSON.
-    #[arg(long)]
+    #[arg(from_global)]
     pub json: bool,
 }
 
@@ -568,8 +558,7 @@ pub struct AssignArgs {
     /// Who you are (default: GANGER_COMMANDER, else the user name).
     #[arg(long = "as", value_name = "NAME", value_parser = crate::args::commander_name)]
     pub as_name: Option<String>,
-    /// Print JSON.
-    #[arg(long)]
+    #[arg(from_global)]
     pub json: bool,
 }
 
@@ -583,8 +572,7 @@ pub struct TransferArgs {
     /// Who you are (default: GANGER_COMMANDER, else the user name).
     #[arg(long = "as", value_name = "NAME", value_parser = crate::args::commander_name)]
     pub as_name: Option<String>,
-    /// Print JSON.
-    #[arg(long)]
+    #[arg(from_global)]
     pub json: bool,
 }
 
@@ -595,8 +583,7 @@ pub struct OwnerArgs {
     /// Who you are (default: GANGER_COMMANDER, else the user name).
     #[arg(long = "as", value_name = "NAME", value_parser = crate::args::commander_name)]
     pub as_name: Option<String>,
-    /// Print JSON.
-    #[arg(long)]
+    #[arg(from_global)]
     pub json: bool,
 }
 
@@ -610,8 +597,7 @@ pub struct PolicyArgs {
     /// Who you are (default: GANGER_COMMANDER, else the user name).
     #[arg(long = "as", value_name = "NAME", value_parser = crate::args::commander_name)]
     pub as_name: Option<String>,
-    /// Print JSON.
-    #[arg(long)]
+    #[arg(from_global)]
     pub json: bool,
 }
 
@@ -628,8 +614,7 @@ pub struct AllowArgs {
     /// Who you are (default: GANGER_COMMANDER, else the user name).
     #[arg(long = "as", value_name = "NAME", value_parser = crate::args::commander_name)]
     pub as_name: Option<String>,
-    /// Print JSON.
-    #[arg(long)]
+    #[arg(from_global)]
     pub json: bool,
 }
 
@@ -661,8 +646,7 @@ pub struct AdoptArgs {
     /// The commander who owns the task.
     #[arg(long = "as", value_name = "NAME", value_parser = crate::args::commander_name)]
     pub as_name: Option<String>,
-    /// Print JSON.
-    #[arg(long)]
+    #[arg(from_global)]
     pub json: bool,
 }
 
@@ -673,8 +657,7 @@ pub struct SummarizeArgs {
     /// The agent whose stream it is.
     #[arg(long, value_name = "NAME", default_value = "opencode")]
     pub agent: String,
-    /// Print JSON.
-    #[arg(long)]
+    #[arg(from_global)]
     pub json: bool,
 }
 

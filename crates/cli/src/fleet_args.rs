@@ -34,8 +34,7 @@ pub struct ServeArgs {
     /// Serve the HTTP API and the dashboard on 127.0.0.1:7878 (as `--listen 127.0.0.1:7878`).
     #[arg(long, conflicts_with = "listen")]
     pub web: bool,
-    /// Print one JSON line per event.
-    #[arg(long)]
+    #[arg(from_global)]
     pub json: bool,
 }
 
@@ -53,15 +52,13 @@ pub struct WorkerArgs {
     pub sandboxes: Vec<String>,
     #[command(flatten)]
     pub limits: LimitArgs,
-    /// Print one JSON line per event.
-    #[arg(long)]
+    #[arg(from_global)]
     pub json: bool,
 }
 
 #[derive(Debug, Args)]
 pub struct WorkersArgs {
-    /// Print JSON.
-    #[arg(long)]
+    #[arg(from_global)]
     pub json: bool,
 }
 
@@ -84,8 +81,7 @@ pub enum FleetAction {
         /// The commander who owns the tasks.
         #[arg(long = "as", value_name = "NAME", value_parser = crate::args::commander_name)]
         as_name: Option<String>,
-        /// Print one JSON line per event.
-        #[arg(long)]
+        #[arg(from_global)]
         json: bool,
     },
     /// Queue a fleet file's tasks for `ganger serve` and return.
@@ -95,16 +91,14 @@ pub enum FleetAction {
         /// The commander who owns the tasks.
         #[arg(long = "as", value_name = "NAME", value_parser = crate::args::commander_name)]
         as_name: Option<String>,
-        /// Print JSON.
-        #[arg(long)]
+        #[arg(from_global)]
         json: bool,
     },
     /// Show a fleet's tasks (every queued task without a name) and the paused models.
     Status {
         /// The fleet's name.
         name: Option<String>,
-        /// Print JSON.
-        #[arg(long)]
+        #[arg(from_global)]
         json: bool,
     },
 }
@@ -119,7 +113,6 @@ pub struct BroadcastArgs {
     /// The commander sending the rounds.
     #[arg(long = "as", value_name = "NAME", value_parser = crate::args::commander_name)]
     pub as_name: Option<String>,
-    /// Print JSON.
-    #[arg(long)]
+    #[arg(from_global)]
     pub json: bool,
 }

@@ -41,7 +41,12 @@ pub fn main() -> ExitCode {
         Ok(cli) => cli,
         Err(error) => return argument_error(&error),
     };
-    let json = wants_json(&cli.command);
+    let json = cli.json;
+    if json && let Some(name) = without_json(&cli.command) {
+        let message = format!("unexpected argument '--json': `ganger {name}` has no JSON output");
+        printer::emit_error(json, &message, Some("see `ganger --help`"), exit::INVALID);
+        return ExitCode::from(exit::INVALID);
+    }
     if let Some(store) = &cli.store {
         if let Err(error) = ganger_engine::store_location::parse("--store", store) {
             printer::emit_error(json, &error.message, None, exit::INVALID);
@@ -120,53 +125,52 @@ fn argument_error(error: &clap::Error) -> ExitCode {
     ExitCode::from(exit::INVALID)
 }
 
-fn wants_json(command: &Command) -> bool {
-    match command {
-        Command::Init(a) => a.json,
-        Command::Start(a) => a.json,
-        Command::Fix(a) => a.json,
-        Command::Status(a) => a.json,
-        Command::Plan(a) => a.json,
-        Command::Approve(a) => a.json,
-        Command::Reject(a) => a.json,
-        Command::Wait(a) => a.json,
-        Command::Cancel(a) => a.json,
-        Command::Log(a) => a.json,
-        Command::Watch(a) => a.json,
-        Command::Ack(a) => a.json,
-        Command::Clean(a) => a.json,
-        Command::Rewind(a) => a.json,
-        Command::Merge(a) => a.json,
-        Command::Summarize(a) => a.json,
-        Command::Assign(a) => a.json,
-        Command::Adopt(a) => a.json,
-        Command::Transfer(a) => a.json,
-        Command::Release(a) => a.json,
-        Command::Policy(a) => a.json,
-        Command::Allow(a) => a.json,
-        Command::Agents(a) => a.json,
-        Command::Image(a) => a.json,
-        Command::Serve(a) => a.json,
-        Command::Worker(a) => a.json,
-        Command::Workers(a) => a.json,
-        Command::Broadcast(a) => a.json,
-        Command::Warm(a) => a.json,
-        Command::Fleet(a) => match &a.action {
-            fleet_args::FleetAction::Run { json, .. }
-            | fleet_args::FleetAction::Submit { json, .. }
-            | fleet_args::FleetAction::Status { json, .. } => *json,
-        },
-        Command::Diff(_)
-        | Command::FakeLlm(_)
-        | Command::Demo(_)
-        | Command::Completions(_)
-        | Command::Man
-        | Command::Mcp(_)
-        | Command::Host(_)
-        | Command::WarmHost(_)
-        | Command::Attach(_)
-        | Command::DockerRound => false,
-    }
+/// The name of a command that has no JSON output, which refuses the global `--json` (clap
+/// takes it anywhere); `None` for a command that prints JSON with it.
+fn without_json(command: &Command) -> Option<&'static str> {
+    Some(match command {
+        Command::Diff(_) => "diff",
+        Command::FakeLlm(_) => "fake-llm",
+        Command::Demo(_) => "demo",
+        Command::Completions(_) => "completions",
+        Command::Man => "man",
+        Command::Mcp(_) => "mcp",
+        Command::Host(_) => "host",
+        Command::WarmHost(_) => "warm-host",
+        Command::Attach(_) => "attach",
+        Command::DockerRound => "docker-round",
+        // Every other command prints JSON with it (listed, so that a new one must choose).
+        Command::Init(_)
+        | Command::Start(_)
+        | Command::Fix(_)
+        | Command::Status(_)
+        | Command::Plan(_)
+        | Command::Approve(_)
+        | Command::Reject(_)
+        | Command::Wait(_)
+        | Command::Cancel(_)
+        | Command::Log(_)
+        | Command::Watch(_)
+        | Command::Ack(_)
+        | Command::Clean(_)
+        | Command::Rewind(_)
+        | Command::Merge(_)
+        | Command::Summarize(_)
+        | Command::Assign(_)
+        | Command::Adopt(_)
+        | Command::Transfer(_)
+        | Command::Release(_)
+        | Command::Policy(_)
+        | Command::Allow(_)
+        | Command::Agents(_)
+        | Command::Image(_)
+        | Command::Serve(_)
+        | Command::Worker(_)
+        | Command::Workers(_)
+        | Command::Broadcast(_)
+        | Command::Warm(_)
+        | Command::Fleet(_) => return None,
+    })
 }
 
 fn here(cli_dir: Option<&std::path::Path>) -> Result<std::path::PathBuf, Failure> {

@@ -1,7 +1,7 @@
 //! The arguments of `ganger mcp` and of `ganger init` (whose `--supervisor` registers the MCP
 //! server with a supervising agent), apart from the other commands' definitions.
 
-use clap::{Args, ValueEnum};
+use clap::Args;
 
 #[derive(Debug, Args)]
 pub struct McpArgs {
@@ -15,18 +15,14 @@ pub struct McpArgs {
 pub struct InitArgs {
     /// Also register `ganger mcp` with this supervising agent (its project-scope MCP
     /// configuration) and write its instructions (the supervise loop).
-    #[arg(long, value_enum, value_name = "AGENT")]
-    pub supervisor: Option<Supervisor>,
-    /// Print JSON (documented in docs/json.md).
-    #[arg(long)]
+    #[arg(long, value_name = "AGENT", value_parser = supervisors())]
+    pub supervisor: Option<String>,
+    #[arg(from_global)]
     pub json: bool,
 }
 
-/// An agent that can supervise through ganger's MCP server.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum Supervisor {
-    Claude,
-    Opencode,
-    Codex,
-    Gemini,
+/// The agents that can supervise through ganger's MCP server (their adapters say how to
+/// register it).
+fn supervisors() -> clap::builder::PossibleValuesParser {
+    clap::builder::PossibleValuesParser::new(ganger_agents::mcp_registration::supervisors())
 }

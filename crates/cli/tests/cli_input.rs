@@ -275,3 +275,80 @@ fn init_supervisor_writes_ganger_from_path_and_never_this_builds_path() {
         );
     }
 }
+
+/// `--json` is one global option: it may come before the command as well as after it, and a
+/// command without JSON output refuses it (one error, exit 2) instead of ignoring it.
+#[test]
+fn json_is_one_option_before_or_after_the_command_and_refused_where_there_is_none() {
+    let world = world();
+    for args in [
+        vec!["--json", "status"],
+        vec!["status", "--json"],
+        vec!["--json", "agents", "list"],
+        vec!["agents", "--json", "list"],
+        vec!["agents", "list", "--json"],
+        vec!["fleet", "--json", "status", "nope"],
+    ] {
+        let run = world.ganger(&args);
+        let document = run.json();
+        assert!(
+            document["schema"]
+                .as_str()
+                .is_some_and(|s| s.starts_with("ganger.")),
+            "{args:?}: {}",
+            run.stdout
+        );
+    }
+    for args in [
+        vec!["diff", "t", "--json"],
+        vec!["--json", "diff", "t"],
+        vec!["attach", "t", "--json"],
+        vec!["demo", "--json"],
+        vec!["fake-llm", "--json"],
+        vec!["mcp", "--json"],
+        vec!["completions", "bash", "--json"],
+        vec!["man", "--json"],
+    ] {
+        let run = world.ganger(&args);
+        run.expect_code(2);
+        let error = run.json();
+        assert_eq!(error["schema"], "ganger.error/1", "{args:?}");
+        let message = error["error"].as_str().unwrap_or_default();
+        assert!(
+            message.contains("unexpected argument '--json'"),
+            "{args:?}: {message}"
+        );
+        assert!(!message.contains('\n'), "{args:?}: {message}");
+    }
+}
+
+/// `ganger agents canary` is a front for the developer tool `ganger-dev`: where there is none
+/// (beside ganger, or on PATH), one line says how to get it, exit 2, and nothing runs.
+#[test]
+fn the_canary_without_the_developer_tool_says_how_to_get_it() {
+    let alone = tempfile::tempdir().unwrap();
+    let ganger = alone.path().join("ganger");
+    if std::fs::hard_link(env!("CARGO_BIN_EXE_ganger"), &ganger).is_err() {
+        std::fs::copy(env!("CARGO_BIN_EXE_ganger"), &ganger).unwrap();
+    }
+    let world = World::new(&ganger);
+    for args in [
+        vec!["agents", "canary", "claude"],
+        vec!["agents", "canary", "--json"],
+    ] {
+        let mut command = world.command(&args);
+        command.env("PATH", format!("{}:/usr/bin:/bin", alone.path().display()));
+        let run = ganger_test_support::Run::from(command.output().unwrap());
+        run.expect_code(2);
+        let said = if args.contains(&"--json") {
+            run.json()["error"].as_str().unwrap_or_default().to_owned()
+        } else {
+            assert_eq!(run.stderr.lines().count(), 1, "{}", run.stderr);
+            run.stderr.trim_start_matches("error: ").to_owned()
+        };
+        assert!(
+            said.contains("ganger-dev") && said.contains("cargo build -p ganger-dev"),
+            "{args:?}: {said}"
+        );
+    }
+}

@@ -23,7 +23,6 @@ pub use crate::env::image;
 pub use crate::env::store_location;
 pub use crate::evidence::budget;
 pub use crate::evidence::report;
-pub use crate::ops::canary;
 pub use crate::ops::fleet;
 pub use crate::ops::journal;
 pub use crate::ops::pipeline;

@@ -8,10 +8,13 @@
 //! - [`FACTS`]: its name, program, package, tested version and configuration variables.
 //! - [`warm`]: the long-lived process of a task kept warm, and its control protocol.
 //! - `fork`: the point of a session a rewind goes back to, read from a round's stream.
+//! - `mcp_registration`: `ganger mcp` in `.mcp.json` and `.claude/settings.json`, for
+//!   `ganger init --supervisor claude`.
 
 mod adapter;
 pub mod command;
 mod fork;
+mod mcp_registration;
 mod version;
 pub mod warm;
 

@@ -9,10 +9,13 @@
 //!   stderr.
 //! - [`app_server`]: Codex kept warm (`codex app-server`), its round's stream translated into
 //!   `exec --json`'s.
+//! - `mcp_registration`: `ganger mcp` in `.codex/config.toml`, for `ganger init --supervisor
+//!   codex`.
 
 mod adapter;
 pub mod app_server;
 pub mod command;
+mod mcp_registration;
 mod models;
 mod normalize;
 pub mod overrides;

@@ -34,6 +34,9 @@ pub const FACTS: AgentFacts = AgentFacts {
 };
 
 impl Adapter for Gemini {
+    fn mcp_registration(&self) -> Option<&'static dyn crate::mcp_registration::McpRegistration> {
+        Some(&super::mcp_registration::Registration)
+    }
     fn facts(&self) -> &'static AgentFacts {
         &FACTS
     }

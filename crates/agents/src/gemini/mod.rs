@@ -5,9 +5,12 @@
 //! - [`GeminiStream`]: the [`StreamParser`](crate::StreamParser) a round host feeds; it
 //!   remembers tool names by call id and joins the answer's pieces, so one is made per round.
 //! - [`verdict`]: whether the round is done, and if not, why.
+//! - `mcp_registration`: `ganger mcp` in `.gemini/settings.json`, for `ganger init
+//!   --supervisor gemini`.
 
 mod adapter;
 pub mod command;
+mod mcp_registration;
 mod models;
 mod normalize;
 pub mod settings;

@@ -9,12 +9,15 @@
 //! - [`verdict`]: whether the round is done, and if not, why.
 //! - [`FACTS`]: its name, program, package, tested version and configuration variables.
 //! - `fork`: copying a session up to a rewound point through `export` and `import`.
+//! - `mcp_registration`: `ganger mcp` in `opencode.json`, for `ganger init --supervisor
+//!   opencode`.
 
 mod adapter;
 pub mod command;
 mod fast;
 mod fork;
 mod lenient;
+mod mcp_registration;
 mod models;
 mod normalize;
 mod sessions;

@@ -1,7 +1,7 @@
 //! `ganger agents`: the known agent CLIs and what is installed (`list`), the tested versions
 //! installed with npm into ganger's cache (`install`), a check of each against the scripted
 //! model (`doctor`, in its own module), and the conformance suite on each agent's newest
-//! release (`canary`, in its own module).
+//! release (`canary`: it runs the developer tool `ganger-dev canary`).
 
 use crate::args::{AgentsAction, AgentsArgs};
 use crate::exit;
@@ -81,13 +81,9 @@ pub(crate) fn run(dir: Option<&Path>, args: AgentsArgs) -> Outcome {
         AgentsAction::List => list(dir, args.json),
         AgentsAction::Install { names } => install(&names, args.json),
         AgentsAction::Doctor { names } => super::doctor::run(dir, &names, args.json),
-        AgentsAction::Canary { names, suite, jobs } => super::canary::run(
-            dir,
-            &names,
-            suite.as_deref(),
-            jobs.map(usize::from),
-            args.json,
-        ),
+        AgentsAction::Canary { names, suite, jobs } => {
+            super::canary::run(dir, &names, suite.as_deref(), jobs, args.json)
+        }
     }
 }
 

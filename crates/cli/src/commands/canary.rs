@@ -1,53 +1,67 @@
-//! `ganger agents canary`: the conformance suite on each agent's newest release and on the
-//! pinned one (the engine's [`ganger_engine::canary`]); the table, or `ganger.agents-canary/1`.
-//! Exit 0 when every newest version passes every scenario, 1 when one does not, 2 on bad input.
+//! `ganger agents canary`: a thin front for the developer tool `ganger-dev canary`
+//! (`crates/dev`), which runs the conformance suite on each agent's newest release beside the
+//! pinned one and needs ganger's source tree, cargo and npm. It is found beside this program
+//! (a workspace build puts both in `target/`), else on `PATH`, and runs with this command's
+//! options, its output and exit code as they are. Without it: one line saying how to get it,
+//! exit 2.
 
-use super::agents::chosen;
 use crate::exit;
-use crate::printer::{self, Printer};
 use crate::{Failure, Outcome};
 use ganger_engine::EngineError;
-use ganger_engine::canary::{CanaryOptions, SCENARIO_LIMIT, Suite};
-use std::path::Path;
+use std::path::{Path, PathBuf};
+
+/// The developer tool's program name.
+const DEV: &str = "ganger-dev";
 
 pub(crate) fn run(
     dir: Option<&Path>,
     names: &[String],
     suite: Option<&Path>,
-    jobs: Option<usize>,
+    jobs: Option<u16>,
     json: bool,
 ) -> Outcome {
-    let out = Printer::new(json);
-    let agents = chosen(names)?;
-    let here = match dir {
-        Some(dir) => dir.to_path_buf(),
-        None => std::env::current_dir()
-            .map_err(|e| EngineError::invalid(format!("no current directory: {e}")))?,
-    };
-    let suite = match suite {
-        Some(binary) => Suite::at(&here.join(binary))?,
-        None => {
-            out.note("building the conformance suite with cargo ...\n")?;
-            Suite::build(&here)?
-        }
-    };
-    let jobs = jobs.unwrap_or_else(|| {
-        std::thread::available_parallelism().map_or(2, std::num::NonZeroUsize::get)
-    });
-    let options = CanaryOptions {
-        agents,
-        suite,
-        jobs,
-        limit: SCENARIO_LIMIT,
-    };
-    let notify = |notice: ganger_engine::canary::CanaryNotice| {
-        let _ = out.note(&printer::canary_notice_line(&notice));
-    };
-    let report = ganger_engine::canary::run(&options, &notify).map_err(Failure::Engine)?;
-    out.print(&report, || printer::canary_text(&report))?;
-    Ok(if report.agents.iter().all(|a| a.newest_passes) {
-        exit::OK
-    } else {
-        exit::NOT_DONE
+    let program = dev_program().ok_or_else(|| {
+        EngineError::invalid(format!(
+            "`ganger agents canary` runs the developer tool {DEV}, and there is none beside \
+             ganger or on PATH: build it in ganger's source tree with `cargo build -p {DEV}`"
+        ))
+    })?;
+    let mut command = std::process::Command::new(&program);
+    if let Some(dir) = dir {
+        command.arg("-C").arg(dir);
+    }
+    command.arg("canary").args(names);
+    if let Some(suite) = suite {
+        command.arg("--suite").arg(suite);
+    }
+    if let Some(jobs) = jobs {
+        command.arg("--jobs").arg(jobs.to_string());
+    }
+    if json {
+        command.arg("--json");
+    }
+    let status = command.status().map_err(|e| {
+        Failure::Engine(EngineError::environment(
+            format!("failed to run {}", program.display()),
+            e,
+        ))
+    })?;
+    Ok(status
+        .code()
+        .and_then(|code| u8::try_from(code).ok())
+        .unwrap_or(exit::ENVIRONMENT))
+}
+
+/// `ganger-dev` beside this program, else the first on `PATH`.
+fn dev_program() -> Option<PathBuf> {
+    let beside = std::env::current_exe()
+        .ok()
+        .and_then(|me| Some(me.parent()?.join(DEV)))
+        .filter(|p| p.is_file());
+    beside.or_else(|| {
+        let path = std::env::var_os("PATH")?;
+        std::env::split_paths(&path)
+            .map(|dir| dir.join(DEV))
+            .find(|candidate| candidate.is_file())
     })
 }

@@ -1,19 +1,19 @@
 //! `ganger init`, and with `--supervisor AGENT` the registration of `ganger mcp` with that
-//! supervising agent (`supervisor.rs`).
+//! supervising agent (its adapter's [`ganger_agents::mcp_registration`]).
 
-use super::supervisor;
 use crate::Outcome;
 use crate::exit;
 use crate::mcp_args::InitArgs;
 use crate::printer::Printer;
-use ganger_engine::Engine;
+use ganger_agents::mcp_registration::{self, RegistrationError};
 use ganger_engine::documents::InitSupervisor;
+use ganger_engine::{Engine, EngineError};
 use std::fmt::Write;
 
 pub(crate) fn run(engine: &Engine, args: &InitArgs) -> Outcome {
     let report = engine.init()?;
     let out = Printer::new(args.json);
-    let Some(chosen) = args.supervisor else {
+    let Some(name) = args.supervisor.as_deref() else {
         out.print(&report, || init_text(&report))?;
         return Ok(exit::OK);
     };
@@ -21,14 +21,19 @@ pub(crate) fn run(engine: &Engine, args: &InitArgs) -> Outcome {
     // never this build's path.
     let command = GANGER.to_owned();
     let path_note = path_note();
-    let files = supervisor::install(&engine.workspace().repo.main, chosen, &command)?;
-    let name = format!("{chosen:?}").to_lowercase();
-    let document = InitSupervisor::new(report, name.clone(), command.clone(), path_note, files);
+    let registration = ganger_agents::adapter(name)
+        .and_then(|agent| agent.mcp_registration())
+        .ok_or_else(|| EngineError::invalid(format!("{name} cannot supervise")))?;
+    let root = &engine.workspace().repo.main;
+    let files = mcp_registration::install(registration, root, &command, ganger_mcp::SUPERVISE_LOOP)
+        .map_err(engine_error)?;
+    let document = InitSupervisor::new(report, name.to_owned(), command, path_note, files);
     if let Some(note) = &document.path_note {
         out.warn(&format!("note: {note}\n"))?;
     }
     out.print(&document, || {
         let mut text = init_text(&document.init);
+        let command = &document.command;
         let _ = writeln!(text, "supervisor {name} (runs `{command} mcp`):");
         for file in &document.files {
             let _ = writeln!(
@@ -42,6 +47,21 @@ pub(crate) fn run(engine: &Engine, args: &InitArgs) -> Outcome {
         text
     })?;
     Ok(exit::OK)
+}
+
+fn engine_error(error: RegistrationError) -> EngineError {
+    match error {
+        RegistrationError::Invalid { message, hint } => {
+            let error = EngineError::invalid(message);
+            match hint {
+                Some(hint) => error.hint(hint),
+                None => error,
+            }
+        }
+        RegistrationError::Environment { message, cause } => {
+            EngineError::environment(message, cause)
+        }
+    }
 }
 
 /// The command a supervisor's configuration runs: `ganger`, from its `PATH`.

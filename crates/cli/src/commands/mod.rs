@@ -20,6 +20,5 @@ pub(crate) mod pipeline;
 pub(crate) mod reference;
 pub(crate) mod round;
 pub(crate) mod summarize;
-pub(crate) mod supervisor;
 pub(crate) mod warm;
 pub(crate) mod watch;

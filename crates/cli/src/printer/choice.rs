@@ -57,7 +57,7 @@ impl Printer {
     }
 
     /// A step of progress on stderr, for a person only: for a command whose stdout is its
-    /// result alone (`agents canary`).
+    /// result alone.
     pub fn note(self, text: &str) -> std::io::Result<()> {
         if self.json { Ok(()) } else { emit_err(text) }
     }

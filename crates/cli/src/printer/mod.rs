@@ -3,7 +3,6 @@
 //! carries agents' and checks' text) are written as escapes ([`escape_controls`]). A closed
 //! stdout (`ganger status | head`) is a clean end, not a panic.
 
-mod canary;
 mod choice;
 mod controls;
 mod evidence;
@@ -12,7 +11,6 @@ mod pipeline;
 mod report;
 mod status_line;
 
-pub use canary::{canary_notice_line, canary_text};
 pub use choice::Printer;
 pub use controls::{escape_controls, escape_controls_but_colours};
 pub use evidence::{groups_text, journal_entry_text, journal_text};

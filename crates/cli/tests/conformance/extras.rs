@@ -226,11 +226,31 @@ fn executable(path: &std::path::Path, text: &str) {
     std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755)).unwrap();
 }
 
+/// `ganger agents canary` runs the developer tool `ganger-dev canary`, found beside `ganger`:
+/// a workspace build makes both; when this suite was built alone, it is built here.
+fn dev_tool_beside_ganger() {
+    let ganger = std::path::Path::new(env!("CARGO_BIN_EXE_ganger"));
+    if ganger.with_file_name("ganger-dev").is_file() {
+        return;
+    }
+    // TARGET/debug/ganger: the same target directory, so that cargo puts it beside ganger.
+    let target = ganger.parent().and_then(|p| p.parent()).unwrap();
+    let built = std::process::Command::new(env!("CARGO"))
+        .args(["build", "--quiet", "-p", "ganger-dev"])
+        .env("CARGO_TARGET_DIR", target)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .status()
+        .unwrap();
+    assert!(built.success(), "cargo could not build ganger-dev");
+    assert!(ganger.with_file_name("ganger-dev").is_file());
+}
+
 /// `ganger agents canary` installs the newest release into a scratch cache (not ganger's
 /// cache of pinned agents), runs every scenario of the suite on it and on the pinned version
 /// with `GANGER_TEST_<AGENT>` naming each, and reports both; a failing newest version is exit
 /// 1 with the scenario and why. Stand-ins for npm and the suite make it fast and offline.
 pub fn canary_compares_the_newest_release_with_the_pinned_one() {
+    dev_tool_beside_ganger();
     let world = World::new(env!("CARGO_BIN_EXE_ganger").as_ref());
     let bin = world.root().join("bin");
     std::fs::create_dir_all(&bin).unwrap();

@@ -3,7 +3,6 @@
 
 pub(crate) mod adopt;
 pub(crate) mod attach;
-pub mod canary;
 pub(crate) mod clean;
 pub(crate) mod diff;
 pub mod fleet;

@@ -109,14 +109,8 @@ impl Adopted {
     }
 }
 
-/// A file `init --supervisor` wrote.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct FileChange {
-    pub path: PathBuf,
-    /// `created`, `updated` or `unchanged`.
-    pub change: &'static str,
-    pub what: &'static str,
-}
+/// A file `init --supervisor` wrote (the agent's registration says what it writes).
+pub use ganger_agents::mcp_registration::FileChange;
 
 document! {
     /// `ganger.init-supervisor/1`: what `init --supervisor` wrote, beside the repository's own

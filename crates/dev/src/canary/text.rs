@@ -1,8 +1,8 @@
-//! `ganger agents canary` as text: a table of every scenario's result for the pinned and the
+//! The canary's report as text: a table of every scenario's result for the pinned and the
 //! newest version of each agent, then one conclusion per agent (and why each failing scenario
 //! failed).
 
-use ganger_engine::canary::{AgentCanary, CanaryNotice, CanaryReport};
+use super::{AgentCanary, CanaryNotice, CanaryReport};
 use std::fmt::Write;
 
 /// The most characters of a failure's explanation in the conclusions.
@@ -160,7 +160,7 @@ pub fn canary_notice_line(notice: &CanaryNotice) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use ganger_engine::canary::{Outcome, ScenarioResult};
+    use crate::canary::{Outcome, ScenarioResult};
     use std::path::PathBuf;
 
     fn outcome(result: &'static str, why: Option<&str>) -> Outcome {

@@ -5,7 +5,7 @@
 //! scenario's failure or hang from touching another and gives each its own log.
 
 use super::Outcome;
-use crate::base::error::{EngineError, Result};
+use ganger_engine::{EngineError, Result};
 use ganger_sandbox::{AgentCommand, run_captured};
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
@@ -14,6 +14,17 @@ use std::time::{Duration, Instant};
 
 /// Where the suite's sources are in ganger's source tree.
 const SUITE_SOURCE: &str = "crates/cli/tests/conformance/main.rs";
+
+/// A marker for one scenario's processes, unique on this machine (they are found by it and
+/// killed when the scenario is stopped).
+fn new_token() -> String {
+    static COUNTER: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos());
+    let count = COUNTER.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    format!("canary-r{nanos:x}-{:x}-{count}", std::process::id())
+}
 
 /// The most characters of a failure's explanation.
 const WHY_CHARS: usize = 600;
@@ -124,7 +135,7 @@ impl Suite {
             env,
             cwd: std::env::temp_dir(),
             stdin: None,
-            token: format!("canary-{}", crate::base::tokens::new_token()),
+            token: new_token(),
             use_cgroup: false,
         };
         let clock = Instant::now();

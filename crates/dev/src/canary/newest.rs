@@ -3,8 +3,8 @@
 //! agents (`agents/NAME-VERSION/`) and never in it.
 
 use super::CanaryNotice;
-use crate::base::error::{EngineError, Result};
 use ganger_agents::Adapter;
+use ganger_engine::{EngineError, Result};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -61,15 +61,15 @@ pub fn scratch_install(
         .join(".bin")
         .join(adapter.program());
     let installed = program.is_file()
-        && crate::env::agents::version_of(adapter, &program).as_deref() == Some(version);
+        && ganger_engine::agents::version_of(adapter, &program).as_deref() == Some(version);
     if !installed {
         notify(CanaryNotice::Installing {
             agent: adapter.name().into(),
             version: version.into(),
         });
-        crate::base::install::npm_install(adapter, version, &dir)?;
+        ganger_engine::install::npm_install(adapter, version, &dir)?;
     }
-    let reported = crate::env::agents::version_of(adapter, &program);
+    let reported = ganger_engine::agents::version_of(adapter, &program);
     if reported.as_deref() != Some(version) {
         return Err(EngineError::invalid(format!(
             "{} at {} reports version {}, not {version}",

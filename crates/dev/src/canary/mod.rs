@@ -1,4 +1,5 @@
-//! `ganger agents canary`: the conformance suite run on each agent's newest published release
+//! `ganger-dev canary` (and `ganger agents canary`, which runs it): the conformance suite run
+//! on each agent's newest published release
 //! beside the pinned one, so that a CLI update that breaks the integration is seen before
 //! users' auto-updates find it (docs/agents/canary.md).
 //!
@@ -12,16 +13,20 @@
 //! ([`last_report_path`]) for `scripts/move-pins`. Nothing else changes: moving a pin is that
 //! script's business.
 //!
+//! - [`command`]: the command: its options, the run, the table or the JSON, the exit code.
 //! - [`newest`]: the newest published version, and the scratch installs.
 //! - [`suite`]: building, listing and running the suite, and why a scenario failed.
+//! - [`text`]: the report as a table and conclusions.
 
+pub mod command;
 mod newest;
 mod suite;
+pub mod text;
 
-pub use suite::{Suite, failure_summary};
+pub use suite::Suite;
 
-use crate::base::error::{EngineError, Result};
 use ganger_agents::Adapter;
+use ganger_engine::{EngineError, Result};
 use serde::Serialize;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
@@ -115,7 +120,7 @@ impl Outcome {
 
 /// The canary's own directory: scratch installs and logs.
 pub fn canary_root() -> PathBuf {
-    crate::base::install::cache_root().join("canary")
+    ganger_engine::install::cache_root().join("canary")
 }
 
 /// One version of one agent to run the scenarios with.
@@ -243,7 +248,7 @@ fn subject(
     notify: &(dyn Fn(CanaryNotice) + Sync),
 ) -> Result<Subject> {
     let cached = (version == agent.tested_version())
-        .then(|| crate::base::install::cached_program(agent))
+        .then(|| ganger_engine::install::cached_program(agent))
         .flatten();
     let program = match cached {
         Some(program) => program,
