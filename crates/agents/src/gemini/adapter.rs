@@ -3,7 +3,7 @@
 use crate::adapter::{Adapter, CommandPlan, PlanError, RoundRequest, ScriptedEndpoint};
 use crate::capabilities::Interactive;
 use crate::facts::{AgentFacts, Package};
-use crate::gemini::{GeminiStream, command, models};
+use crate::gemini::{GeminiStream, command};
 use crate::settings::AgentConfig;
 use crate::{AgentExit, StreamParser, Verdict};
 use ganger_events::RoundSummary;
@@ -39,7 +39,7 @@ impl Adapter for Gemini {
     }
 
     fn parse_version(&self, stdout: &str) -> Option<String> {
-        models::parse_version(stdout)
+        super::parse_version(stdout)
     }
 
     fn plan(&self, request: &RoundRequest<'_>) -> Result<CommandPlan, PlanError> {
