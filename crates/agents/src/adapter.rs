@@ -6,6 +6,7 @@
 
 use crate::capabilities::{Interactive, NamedProgram, SessionFork};
 use crate::facts::{AgentFacts, Package};
+use crate::interactive::Headless;
 use crate::settings::AgentConfig;
 use crate::{AgentExit, StreamParser, Verdict};
 use ganger_events::RoundSummary;
@@ -320,16 +321,25 @@ pub trait Adapter: Send + Sync {
         None
     }
     /// The agent's own interactive interface on the session `request` resumes (its prompt
-    /// empty), for `ganger attach`: the round's command with what makes it headless taken out,
-    /// so that the person sees the same session, model, settings and permissions; `None` when
-    /// the CLI has none.
+    /// empty), for `ganger attach`: the round's command with what makes it headless
+    /// ([`Adapter::headless`]) taken out, so that the person sees the same session, model,
+    /// settings and permissions; `None` when the CLI has none.
     fn interactive(
         &self,
         request: &RoundRequest<'_>,
         settings: &AgentConfig,
     ) -> Result<Option<Interactive>, PlanError> {
-        let _ = (request, settings);
-        Ok(None)
+        let _ = settings;
+        match self.headless() {
+            Some(headless) => Ok(Some(headless.interactive(self.plan(request)?))),
+            None => Ok(None),
+        }
+    }
+    /// What makes the round's command headless (the print mode, the stream format, the
+    /// prompt), taken out of it for [`Adapter::interactive`]; `None` when the CLI has no
+    /// interactive interface.
+    fn headless(&self) -> Option<Headless> {
+        None
     }
     /// The entries of its `config` table that give a role's reasoning effort to the agent
     /// (`ganger.toml`'s `roles.NAME.effort`); `None` when ganger cannot give it one.

@@ -6,9 +6,10 @@
 use crate::adapter::CommandPlan;
 use crate::capabilities::Interactive;
 
-/// What makes one CLI's round command headless.
+/// What makes one CLI's round command headless: the words taken out of it for the CLI's own
+/// interactive interface ([`crate::Adapter::headless`]).
 #[derive(Debug, Clone, Copy)]
-pub(crate) struct Headless {
+pub struct Headless {
     /// Words removed when they come first (`run`, `exec`).
     pub leading: &'static [&'static str],
     /// Flags removed alone.

@@ -43,6 +43,7 @@ pub use capabilities::{
     CopiedSession, CutSession, Interactive, NamedProgram, SessionCopy, SessionFork,
 };
 pub use facts::{AgentFacts, ConfigFile, Package};
+pub use interactive::Headless;
 pub use outcome::{AgentExit, Verdict};
 pub use own_edit::OwnEdit;
 pub use registry::{DEFAULT_AGENT, UnknownAgent, adapter, adapters, configured, named, names};

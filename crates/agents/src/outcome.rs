@@ -1,6 +1,7 @@
 //! How an agent process ended, and what an adapter concludes about the round from that and its
 //! stream. Kept apart from any one adapter: every adapter's verdict takes and gives these.
 
+use ganger_events::RoundSummary;
 use std::fmt;
 
 /// How an agent process ended: its exit code, or the signal that killed it.
@@ -16,6 +17,15 @@ impl AgentExit {
     /// Whether the process exited with code 0.
     pub fn success(self) -> bool {
         self == AgentExit::Code(0)
+    }
+
+    /// How the process ended, said after its name: "exited with code 1", "was killed by
+    /// signal 9 (SIGKILL)".
+    pub fn said(self) -> String {
+        match self {
+            AgentExit::Code(_) => self.to_string(),
+            AgentExit::Signal(_) => format!("was {self}"),
+        }
     }
 }
 
@@ -61,6 +71,31 @@ fn signal_name(signal: i32) -> Option<&'static str> {
         15 => "SIGTERM",
         _ => return None,
     })
+}
+
+/// The first error a round's summary kept, for a verdict's reason.
+pub(crate) fn first_error(summary: &RoundSummary) -> &str {
+    summary.errors.first().map_or(NO_MESSAGE, String::as_str)
+}
+
+/// The first refused tool call a round's summary kept, for a verdict's reason.
+pub(crate) fn first_refusal(summary: &RoundSummary) -> &str {
+    summary
+        .rejections
+        .first()
+        .map_or(NO_MESSAGE, String::as_str)
+}
+
+/// What a verdict says of an error or a refusal whose message the summary did not keep.
+const NO_MESSAGE: &str = "(no message kept)";
+
+/// " (and 2 more errors)" after the first of `count` of `what`, or nothing for a single one.
+pub(crate) fn more(count: u64, what: &str) -> String {
+    match count {
+        0 | 1 => String::new(),
+        2 => format!(" (and 1 more {what})"),
+        count => format!(" (and {} more {what}s)", count - 1),
+    }
 }
 
 /// An adapter's conclusion about a finished round.

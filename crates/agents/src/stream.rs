@@ -15,6 +15,14 @@ pub struct ParsedLine {
 }
 
 impl ParsedLine {
+    /// A line that is not a JSON object with a string `type`.
+    pub fn malformed() -> ParsedLine {
+        ParsedLine {
+            kind: None,
+            events: Vec::new(),
+        }
+    }
+
     /// Folds this line into a summary: the reference for what [`StreamParser::feed`] must do.
     pub fn fold_into(&self, summary: &mut RoundSummary) {
         match &self.kind {
@@ -31,6 +39,14 @@ impl ParsedLine {
     /// Whether the line shows the agent making progress.
     pub fn is_progress(&self) -> bool {
         self.kind.is_some() && self.events.iter().all(Event::is_progress)
+    }
+}
+
+/// The JSON object a line holds, or `None` when it holds something else (a malformed line).
+pub(crate) fn json_object(line: &[u8]) -> Option<serde_json::Value> {
+    match serde_json::from_slice(line) {
+        Ok(value @ serde_json::Value::Object(_)) => Some(value),
+        _ => None,
     }
 }
 

@@ -3,10 +3,10 @@
 //! prompts are off, and messages are in the C locale so that they read the same everywhere.
 
 use crate::error::GitError;
-use std::ffi::OsStr;
+use std::ffi::{OsStr, OsString};
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::{Command, ExitStatus, Stdio};
 
 /// Variables that point git at another repository, index or work tree; never inherited.
 const REDIRECTING_VARS: [&str; 8] = [
@@ -88,8 +88,7 @@ impl Git {
         I: IntoIterator<Item = S>,
         S: AsRef<OsStr>,
     {
-        let args: Vec<std::ffi::OsString> =
-            args.into_iter().map(|a| a.as_ref().to_owned()).collect();
+        let args = owned(args);
         let mut command = self.command(&args);
         let output = match input {
             None => command.output(),
@@ -114,20 +113,12 @@ impl Git {
         if output.status.success() {
             Ok(output.stdout)
         } else {
-            let stderr = String::from_utf8_lossy(&output.stderr).trim().to_owned();
-            Err(GitError::Command {
-                args: args
-                    .iter()
-                    .map(|a| a.to_string_lossy())
-                    .collect::<Vec<_>>()
-                    .join(" "),
-                dir: self.dir.clone(),
-                stderr: if stderr.is_empty() {
-                    format!("exit status {}", output.status)
-                } else {
-                    stderr
-                },
-            })
+            Err(failed(
+                joined(&args),
+                &self.dir,
+                &output.stderr,
+                output.status,
+            ))
         }
     }
 
@@ -139,17 +130,12 @@ impl Git {
         I: IntoIterator<Item = S>,
         S: AsRef<OsStr>,
     {
-        let args: Vec<std::ffi::OsString> =
-            args.into_iter().map(|a| a.as_ref().to_owned()).collect();
+        let args = owned(args);
         let output = self.command(&args).output().map_err(GitError::Spawn)?;
         let code = output.status.code().unwrap_or(-1);
         if !(0..128).contains(&code) {
             return Err(GitError::Command {
-                args: args
-                    .iter()
-                    .map(|a| a.to_string_lossy())
-                    .collect::<Vec<_>>()
-                    .join(" "),
+                args: joined(&args),
                 dir: self.dir.clone(),
                 stderr: String::from_utf8_lossy(&output.stderr).trim().to_owned(),
             });
@@ -165,5 +151,37 @@ impl Git {
     {
         let out = self.run(args)?;
         Ok(String::from_utf8_lossy(&out).trim_end().to_owned())
+    }
+}
+
+/// `args`, owned, to run and then to name in an error.
+pub(crate) fn owned<I, S>(args: I) -> Vec<OsString>
+where
+    I: IntoIterator<Item = S>,
+    S: AsRef<OsStr>,
+{
+    args.into_iter().map(|a| a.as_ref().to_owned()).collect()
+}
+
+/// The arguments as an error names them.
+pub(crate) fn joined(args: &[OsString]) -> String {
+    args.iter()
+        .map(|a| a.to_string_lossy())
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// The error of a git that ended with `status`: what it said on `stderr`, or its status when
+/// it said nothing.
+pub(crate) fn failed(args: String, dir: &Path, stderr: &[u8], status: ExitStatus) -> GitError {
+    let stderr = String::from_utf8_lossy(stderr).trim().to_owned();
+    GitError::Command {
+        args,
+        dir: dir.to_owned(),
+        stderr: if stderr.is_empty() {
+            format!("exit status {status}")
+        } else {
+            stderr
+        },
     }
 }

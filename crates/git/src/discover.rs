@@ -108,15 +108,7 @@ mod tests {
     #[test]
     fn finds_the_main_checkout_from_a_linked_worktree_subdirectory() {
         let repo = TestRepo::new();
-        let linked = repo.root().parent().unwrap().join("linked");
-        repo.git(&[
-            "worktree",
-            "add",
-            "-q",
-            "-b",
-            "side",
-            linked.to_str().unwrap(),
-        ]);
+        let linked = repo.linked_worktree("side");
         std::fs::create_dir_all(linked.join("a/b")).unwrap();
         let found = discover(&linked.join("a/b")).unwrap();
         assert_eq!(found.main, repo.root().canonicalize().unwrap());

@@ -41,26 +41,23 @@ impl Repo {
 
     /// The commit `rev` names, if any.
     pub fn resolve(&self, rev: &str) -> Option<Oid> {
-        Git::new(&self.worktree)
-            .text([
-                "rev-parse",
-                "--verify",
-                "--quiet",
-                "--end-of-options",
-                &format!("{rev}^{{commit}}"),
-            ])
-            .ok()
+        self.peeled(rev, "commit")
     }
 
     /// The tree of the commit `rev`.
     pub fn tree_of(&self, rev: &str) -> Option<Oid> {
+        self.peeled(rev, "tree")
+    }
+
+    /// The object of type `kind` that `rev` peels to, if any.
+    fn peeled(&self, rev: &str, kind: &str) -> Option<Oid> {
         Git::new(&self.worktree)
             .text([
                 "rev-parse",
                 "--verify",
                 "--quiet",
                 "--end-of-options",
-                &format!("{rev}^{{tree}}"),
+                &format!("{rev}^{{{kind}}}"),
             ])
             .ok()
     }

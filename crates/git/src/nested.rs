@@ -130,7 +130,7 @@ fn files_of(dir: &Path, git_dir: &Path) -> Result<Vec<IndexEntry>, GitError> {
 
 #[cfg(test)]
 mod tests {
-    use crate::test_repo::{TestRepo, git_in};
+    use crate::test_repo::{TestRepo, commit_all_in, git_in};
 
     #[test]
     fn a_repository_made_inside_the_worktree_is_kept_as_its_files() {
@@ -142,20 +142,7 @@ mod tests {
         std::fs::write(sub.join("deep/b.txt"), "b\n").unwrap();
         std::fs::write(sub.join(".gitignore"), "*.log\n").unwrap();
         std::fs::write(sub.join("noise.log"), "ignored\n").unwrap();
-        git_in(&sub, &["add", "-A"]);
-        git_in(
-            &sub,
-            &[
-                "-c",
-                "user.name=t",
-                "-c",
-                "user.email=t@t",
-                "commit",
-                "-q",
-                "-m",
-                "inner",
-            ],
-        );
+        commit_all_in(&sub, "inner");
         let found = crate::discover(repo.root()).unwrap();
         let snapshot = found
             .snapshot(Some("refs/ganger/t/round-1"), "round 1")
@@ -201,20 +188,7 @@ mod tests {
         std::fs::create_dir_all(&sub).unwrap();
         git_in(&sub, &["init", "-q", "-b", "main"]);
         std::fs::write(sub.join("x.txt"), "x\n").unwrap();
-        git_in(&sub, &["add", "-A"]);
-        git_in(
-            &sub,
-            &[
-                "-c",
-                "user.name=t",
-                "-c",
-                "user.email=t@t",
-                "commit",
-                "-q",
-                "-m",
-                "inner",
-            ],
-        );
+        commit_all_in(&sub, "inner");
         // Recorded by the worktree's own index, as a submodule is.
         repo.git(&["add", "lib"]);
         let found = crate::discover(repo.root()).unwrap();

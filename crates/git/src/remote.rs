@@ -82,32 +82,18 @@ pub fn fetch_task(
     slug: &str,
 ) -> Result<Option<String>, GitError> {
     let git = Git::new(dir);
-    git.run_remote(
-        &[
-            "fetch",
-            "--progress",
-            "--no-tags",
-            "--",
+    let fetch = |refspec: &str| {
+        git.run_remote(
+            &["fetch", "--progress", "--no-tags", "--", url, refspec],
             url,
-            &format!("+refs/ganger/{slug}/*:refs/ganger/{slug}/*"),
-        ],
-        url,
-    )?;
+        )
+    };
+    fetch(&format!("+refs/ganger/{slug}/*:refs/ganger/{slug}/*"))?;
     let heads = git.run_remote(&["ls-remote", "--heads", "--", url, branch], url)?;
     if heads.is_empty() {
         return Ok(None);
     }
-    git.run_remote(
-        &[
-            "fetch",
-            "--progress",
-            "--no-tags",
-            "--",
-            url,
-            &format!("refs/heads/{branch}"),
-        ],
-        url,
-    )?;
+    fetch(&format!("refs/heads/{branch}"))?;
     Ok(Some(git.text([
         "rev-parse",
         "--verify",

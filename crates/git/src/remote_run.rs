@@ -134,7 +134,7 @@ impl Git {
                     end_group(child.id());
                     let _ = child.wait();
                     return Err(GitError::Silent {
-                        args: shown(&args),
+                        args: crate::command::joined(&args),
                         peer: peer.to_owned(),
                         silence,
                     });
@@ -148,7 +148,7 @@ impl Git {
         }
         let said = last_words(&stderr);
         Err(GitError::Command {
-            args: shown(&args),
+            args: crate::command::joined(&args),
             dir: self.dir().to_path_buf(),
             stderr: if said.is_empty() {
                 format!("exit status {status}")
@@ -167,13 +167,6 @@ fn end_group(pid: u32) {
     {
         let _ = rustix::process::kill_process_group(pid, rustix::process::Signal::KILL);
     }
-}
-
-fn shown(args: &[OsString]) -> String {
-    args.iter()
-        .map(|a| a.to_string_lossy())
-        .collect::<Vec<_>>()
-        .join(" ")
 }
 
 /// What git said last, without its progress lines (each rewritten in place with `\r`).

@@ -794,15 +794,7 @@ mod tests {
     #[test]
     fn a_linked_worktree_snapshot_lands_in_the_common_repository() {
         let repo = TestRepo::new();
-        let linked = repo.root().parent().unwrap().join("linked");
-        repo.git(&[
-            "worktree",
-            "add",
-            "-q",
-            "-b",
-            "agent/x",
-            linked.to_str().unwrap(),
-        ]);
+        let linked = repo.linked_worktree("agent/x");
         std::fs::write(linked.join("work.txt"), "work\n").unwrap();
         let found = crate::discover(&linked).unwrap();
         let snapshot = take(

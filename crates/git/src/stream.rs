@@ -31,8 +31,7 @@ impl Git {
         I: IntoIterator<Item = S>,
         S: AsRef<OsStr>,
     {
-        let args: Vec<std::ffi::OsString> =
-            args.into_iter().map(|a| a.as_ref().to_owned()).collect();
+        let args = crate::command::owned(args);
         let mut command = self.command(&args);
         command.stdout(Stdio::piped()).stderr(Stdio::piped());
         #[expect(
@@ -68,11 +67,7 @@ impl Git {
             child,
             stdout,
             stderr,
-            args: args
-                .iter()
-                .map(|a| a.to_string_lossy())
-                .collect::<Vec<_>>()
-                .join(" "),
+            args: crate::command::joined(&args),
             dir: self.dir().to_owned(),
             ended: false,
         })
@@ -92,16 +87,12 @@ impl GitStream {
         if status.success() {
             return Ok(());
         }
-        let stderr = String::from_utf8_lossy(&stderr).trim().to_owned();
-        Err(std::io::Error::other(GitError::Command {
-            args: self.args.clone(),
-            dir: self.dir.clone(),
-            stderr: if stderr.is_empty() {
-                format!("exit status {status}")
-            } else {
-                stderr
-            },
-        }))
+        Err(std::io::Error::other(crate::command::failed(
+            self.args.clone(),
+            &self.dir,
+            &stderr,
+            status,
+        )))
     }
 }
 

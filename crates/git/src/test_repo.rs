@@ -43,6 +43,21 @@ impl TestRepo {
         &self.root
     }
 
+    /// A linked worktree of the repository at `linked` (beside the repository's root), on a
+    /// new `branch`.
+    pub(crate) fn linked_worktree(&self, branch: &str) -> std::path::PathBuf {
+        let linked = self.root.parent().unwrap().join("linked");
+        self.git(&[
+            "worktree",
+            "add",
+            "-q",
+            "-b",
+            branch,
+            linked.to_str().unwrap(),
+        ]);
+        linked
+    }
+
     /// Runs git in the repository and returns its trimmed stdout; panics on failure.
     pub(crate) fn git(&self, args: &[&str]) -> String {
         git_in(&self.root, args)
@@ -64,4 +79,23 @@ pub(crate) fn git_in(dir: &Path, args: &[&str]) -> String {
         String::from_utf8_lossy(&out.stderr)
     );
     String::from_utf8(out.stdout).unwrap().trim_end().to_owned()
+}
+
+/// Stages everything in the repository at `dir` (one a test made inside its repository) and
+/// commits it as `message`, under an identity of its own.
+pub(crate) fn commit_all_in(dir: &Path, message: &str) {
+    git_in(dir, &["add", "-A"]);
+    git_in(
+        dir,
+        &[
+            "-c",
+            "user.name=t",
+            "-c",
+            "user.email=t@t",
+            "commit",
+            "-q",
+            "-m",
+            message,
+        ],
+    );
 }

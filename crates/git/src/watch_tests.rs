@@ -6,7 +6,7 @@ use super::*;
 use crate::Oid;
 use crate::discover::{Repo, discover};
 use crate::snapshot::Scope;
-use crate::test_repo::{TestRepo, git_in};
+use crate::test_repo::{TestRepo, commit_all_in, git_in};
 use std::fs;
 
 /// A linked worktree of a repository with a few directories, as ganger makes a task's.
@@ -33,21 +33,18 @@ fn worktree() -> (TestRepo, Repo, PathBuf) {
     (repo, task, path)
 }
 
+/// The snapshot of `paths` alone, as a round whose watch vouched for them takes it.
+fn snapshot_of_paths(task: &Repo, paths: &BTreeSet<String>) -> crate::Snapshot {
+    task.snapshot_of(None, "watched", Scope::Paths { paths, index: None })
+        .unwrap()
+}
+
 /// The watched snapshot's tree, checked against the full one.
 fn same_as_full(task: &Repo, watched: Watched) -> Oid {
     let Watched::Paths(paths) = watched else {
         panic!("the watch should vouch: {watched:?}");
     };
-    let fast = task
-        .snapshot_of(
-            None,
-            "watched",
-            Scope::Paths {
-                paths: &paths,
-                index: None,
-            },
-        )
-        .unwrap();
+    let fast = snapshot_of_paths(task, &paths);
     let full = task.snapshot(None, "full").unwrap();
     assert!(
         !fast.scanned_everything,
@@ -80,20 +77,7 @@ fn every_kind_of_change_is_in_the_watched_snapshot() {
     let vendored = path.join("src/a/vendored");
     git_in(&vendored, &["init", "-q", "-b", "main"]);
     fs::write(vendored.join("lib.txt"), "vendored\n").unwrap();
-    git_in(&vendored, &["add", "-A"]);
-    git_in(
-        &vendored,
-        &[
-            "-c",
-            "user.name=t",
-            "-c",
-            "user.email=t@t",
-            "commit",
-            "-q",
-            "-m",
-            "v",
-        ],
-    );
+    commit_all_in(&vendored, "v");
     fs::write(vendored.join("later.txt"), "later\n").unwrap();
     same_as_full(&task, watch.finish());
 }
@@ -212,35 +196,13 @@ fn a_path_git_refuses_in_the_paths_own_index_gets_the_full_look() {
     fs::create_dir_all(&lib).unwrap();
     git_in(&lib, &["init", "-q", "-b", "main"]);
     fs::write(lib.join("a.txt"), "a\n").unwrap();
-    git_in(&lib, &["add", "-A"]);
-    git_in(
-        &lib,
-        &[
-            "-c",
-            "user.name=t",
-            "-c",
-            "user.email=t@t",
-            "commit",
-            "-q",
-            "-m",
-            "lib",
-        ],
-    );
+    commit_all_in(&lib, "lib");
     repo.git(&["add", "lib"]);
     repo.git(&["commit", "-q", "-m", "a gitlink"]);
     fs::write(lib.join("new.txt"), "new\n").unwrap();
     let task = discover(repo.root()).unwrap();
     let paths: BTreeSet<String> = ["lib/new.txt".to_owned()].into();
-    let watched = task
-        .snapshot_of(
-            None,
-            "watched",
-            Scope::Paths {
-                paths: &paths,
-                index: None,
-            },
-        )
-        .unwrap();
+    let watched = snapshot_of_paths(&task, &paths);
     assert!(watched.scanned_everything);
     assert_eq!(watched.tree, task.snapshot(None, "full").unwrap().tree);
 }

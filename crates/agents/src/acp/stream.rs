@@ -75,8 +75,8 @@ impl AcpStream {
 
 impl StreamParser for AcpStream {
     fn parse_line(&mut self, line: &[u8]) -> ParsedLine {
-        let Ok(value @ Value::Object(_)) = serde_json::from_slice::<Value>(line) else {
-            return malformed();
+        let Some(value) = crate::stream::json_object(line) else {
+            return ParsedLine::malformed();
         };
         if let Some(what) = value.get(GANGER_KEY).and_then(Value::as_str) {
             let events = self.ganger_line(what, &value);
@@ -112,7 +112,7 @@ impl StreamParser for AcpStream {
                 kind: Some("response".to_owned()),
                 events: self.response(result),
             },
-            None => malformed(),
+            None => ParsedLine::malformed(),
         }
     }
 }
@@ -172,13 +172,6 @@ impl StreamParser for WarmOrCold {
     /// The chosen parser's own `feed` (an adapter's fast path, where it has one).
     fn feed(&mut self, line: &[u8], summary: &mut ganger_events::RoundSummary) -> crate::Feed {
         self.parser(line).feed(line, summary)
-    }
-}
-
-fn malformed() -> ParsedLine {
-    ParsedLine {
-        kind: None,
-        events: Vec::new(),
     }
 }
 

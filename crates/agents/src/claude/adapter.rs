@@ -2,12 +2,11 @@
 //! behind the contract the engine uses.
 
 use crate::adapter::{Adapter, CommandPlan, PlanError, RoundRequest, ScriptedEndpoint};
-use crate::capabilities::{Interactive, SessionFork};
+use crate::capabilities::SessionFork;
 use crate::claude::{command, version};
 use crate::facts::{AgentFacts, Package};
-use crate::settings::AgentConfig;
 use crate::stream_json::{self, Dialect, StreamJsonParser};
-use crate::{AgentExit, StreamParser, Verdict};
+use crate::{AgentExit, Headless, StreamParser, Verdict};
 use ganger_events::RoundSummary;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -74,19 +73,8 @@ impl Adapter for Claude {
         Some(Duration::from_secs(3))
     }
 
-    fn interactive(
-        &self,
-        request: &RoundRequest<'_>,
-        _settings: &AgentConfig,
-    ) -> Result<Option<Interactive>, PlanError> {
-        let headless = crate::interactive::Headless {
-            leading: &[],
-            flags: &["-p", "--verbose"],
-            valued: &["--output-format"],
-            joined: &[],
-            trailing: None,
-        };
-        Ok(Some(headless.interactive(self.plan(request)?)))
+    fn headless(&self) -> Option<Headless> {
+        Some(command::HEADLESS_OPTIONS)
     }
 
     /// Claude Code forks a session at a point while it runs the next prompt

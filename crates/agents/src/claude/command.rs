@@ -16,6 +16,7 @@
 //!   user set their own.
 //! - `[agents.claude.config]` from `ganger.toml` is passed as `--settings <json>`.
 
+use crate::Headless;
 use crate::adapter::{CommandPlan, Permission, PlanError, RoundRequest, ScriptedEndpoint};
 use serde_json::Value;
 
@@ -30,6 +31,16 @@ const WRITING_TOOLS: [&str; 5] = ["Write", "Edit", "MultiEdit", "NotebookEdit", 
 
 /// How every headless round's command line starts.
 pub(super) const HEADLESS: [&str; 4] = ["-p", "--output-format", "stream-json", "--verbose"];
+
+/// What makes [`plan`]'s command headless, taken out of it for the CLI's interactive
+/// interface.
+pub(super) const HEADLESS_OPTIONS: Headless = Headless {
+    leading: &[],
+    flags: &["-p", "--verbose"],
+    valued: &["--output-format"],
+    joined: &[],
+    trailing: None,
+};
 
 /// The command for one round.
 pub fn plan(request: &RoundRequest<'_>) -> Result<CommandPlan, PlanError> {

@@ -3,11 +3,9 @@
 use crate::adapter::{
     Adapter, CommandPlan, PlanError, RoundRequest, ScriptedEndpoint, WarmPlan, WarmProtocol,
 };
-use crate::capabilities::Interactive;
 use crate::codex::{CodexStream, command, models};
 use crate::facts::{AgentFacts, Package};
-use crate::settings::AgentConfig;
-use crate::{AgentExit, StreamParser, Verdict};
+use crate::{AgentExit, Headless, StreamParser, Verdict};
 use ganger_events::RoundSummary;
 use std::time::Duration;
 
@@ -66,19 +64,8 @@ impl Adapter for Codex {
         Some(Duration::from_secs(2))
     }
 
-    fn interactive(
-        &self,
-        request: &RoundRequest<'_>,
-        _settings: &AgentConfig,
-    ) -> Result<Option<Interactive>, PlanError> {
-        let headless = crate::interactive::Headless {
-            leading: &["exec"],
-            flags: &["--json", "--skip-git-repo-check"],
-            valued: &[],
-            joined: &[],
-            trailing: Some("-"),
-        };
-        Ok(Some(headless.interactive(self.plan(request)?)))
+    fn headless(&self) -> Option<Headless> {
+        Some(command::HEADLESS_OPTIONS)
     }
 
     /// `model_reasoning_effort`, passed as a `-c` option.

@@ -21,10 +21,21 @@
 //! directory, and when `CODEX_HOME` is under it every sandboxed command fails (FACTS.md §3).
 //! Then the plan gives Codex a private `TMPDIR` of its own, which does not contain the home.
 
+use crate::Headless;
 use crate::adapter::{CommandPlan, Permission, PlanError, RoundRequest, ScriptedEndpoint};
 use crate::codex::overrides;
 use serde_json::json;
 use std::path::{Path, PathBuf};
+
+/// What makes [`plan`]'s command headless, taken out of it for the CLI's interactive
+/// interface.
+pub(super) const HEADLESS_OPTIONS: Headless = Headless {
+    leading: &["exec"],
+    flags: &["--json", "--skip-git-repo-check"],
+    valued: &[],
+    joined: &[],
+    trailing: Some("-"),
+};
 
 /// The command for one round.
 pub fn plan(request: &RoundRequest<'_>) -> Result<CommandPlan, PlanError> {

@@ -21,6 +21,7 @@
 
 use crate::ParsedLine;
 use crate::codex::wire::{Item, Payload, ThreadUsage};
+use crate::stream::json_object;
 use ganger_events::{Event, ToolStatus, Usage, UsageMode};
 use serde::Deserialize;
 use serde_json::Value;
@@ -36,25 +37,17 @@ pub const COMPLETED: &str = "completed";
 
 /// Parses one line (without its terminator) into its type and events.
 pub fn parse_line(line: &[u8]) -> ParsedLine {
-    let value = match serde_json::from_slice::<Value>(line) {
-        Ok(value @ Value::Object(_)) => value,
-        _ => return malformed(),
+    let Some(value) = json_object(line) else {
+        return ParsedLine::malformed();
     };
     let Some(kind) = value.get("type").and_then(Value::as_str).map(str::to_owned) else {
-        return malformed();
+        return ParsedLine::malformed();
     };
     let payload = Payload::deserialize(&value).unwrap_or(Payload::Other);
     let events = events_of(&kind, payload);
     ParsedLine {
         kind: Some(kind),
         events,
-    }
-}
-
-fn malformed() -> ParsedLine {
-    ParsedLine {
-        kind: None,
-        events: Vec::new(),
     }
 }
 

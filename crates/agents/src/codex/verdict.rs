@@ -6,6 +6,7 @@
 //! when it printed one (a Codex that cannot reach its server reconnects forever until it is
 //! stopped); then the exit code.
 
+use crate::outcome::{first_error, more};
 use crate::{AgentExit, Verdict};
 use ganger_events::RoundSummary;
 
@@ -13,27 +14,17 @@ use ganger_events::RoundSummary;
 /// is done, and if not, why.
 pub fn verdict(summary: &RoundSummary, exit: AgentExit) -> Verdict {
     if summary.error_count > 0 {
-        let first = summary
-            .errors
-            .first()
-            .map_or("(no message kept)", String::as_str);
+        let first = first_error(summary);
         return Verdict::failed(format!("Codex's turn failed: {first}"));
     }
     if let Some(first) = summary.rejections.first() {
-        let more = match summary.rejection_count {
-            0 | 1 => String::new(),
-            2 => " (and 1 more refusal)".to_owned(),
-            count => format!(" (and {} more refusals)", count - 1),
-        };
         return Verdict::failed(format!(
-            "a tool call was refused by Codex's permissions: {first}{more}"
+            "a tool call was refused by Codex's permissions: {first}{}",
+            more(summary.rejection_count, "refusal")
         ));
     }
+    let how = exit.said();
     if !summary.finished_last_step() {
-        let how = match exit {
-            AgentExit::Code(_) => exit.to_string(),
-            AgentExit::Signal(_) => format!("was {exit}"),
-        };
         return Verdict::failed(match &summary.last_retry {
             Some(notice) => {
                 format!("Codex never completed its turn ({how}); its last notice was: {notice}")
@@ -41,11 +32,9 @@ pub fn verdict(summary: &RoundSummary, exit: AgentExit) -> Verdict {
             None => format!("the stream ended without turn.completed (Codex {how})"),
         });
     }
-    match exit {
-        AgentExit::Code(0) => Verdict::done(),
-        AgentExit::Code(_) => Verdict::failed(format!("Codex {exit} after completing its turn")),
-        AgentExit::Signal(_) => {
-            Verdict::failed(format!("Codex was {exit} after completing its turn"))
-        }
+    if exit.success() {
+        Verdict::done()
+    } else {
+        Verdict::failed(format!("Codex {how} after completing its turn"))
     }
 }

@@ -195,24 +195,29 @@ mod tests {
     use std::path::Path;
 
     fn plan_for(config: serde_json::Value, session: Option<&str>) -> CommandPlan {
+        planned(&config, session).unwrap()
+    }
+
+    fn planned(
+        config: &serde_json::Value,
+        session: Option<&str>,
+    ) -> Result<CommandPlan, PlanError> {
         let env = BTreeMap::new();
-        CommandAgent { format: "text" }
-            .plan(&RoundRequest {
-                resume_at: None,
-                prompt: "fix it",
-                session,
-                new_session_id: "11111111-2222-4333-8444-555555555555",
-                title: "t1",
-                model: None,
-                worktree: Path::new("/w"),
-                config: Some(&config),
-                inherited_config: None,
-                permission: Permission::Write,
-                sandboxed: false,
-                env: &env,
-                agent_dir: Path::new("/w/.ganger/agents/command"),
-            })
-            .unwrap()
+        CommandAgent { format: "text" }.plan(&RoundRequest {
+            resume_at: None,
+            prompt: "fix it",
+            session,
+            new_session_id: "11111111-2222-4333-8444-555555555555",
+            title: "t1",
+            model: None,
+            worktree: Path::new("/w"),
+            config: Some(config),
+            inherited_config: None,
+            permission: Permission::Write,
+            sandboxed: false,
+            env: &env,
+            agent_dir: Path::new("/w/.ganger/agents/command"),
+        })
     }
 
     #[test]
@@ -258,25 +263,8 @@ mod tests {
 
     #[test]
     fn a_bad_prompt_mode_is_a_configuration_error() {
-        let env = BTreeMap::new();
         let config = json!({"argv": ["tool"], "prompt": "pipe"});
-        let err = CommandAgent { format: "text" }
-            .plan(&RoundRequest {
-                resume_at: None,
-                prompt: "x",
-                session: None,
-                new_session_id: "u",
-                title: "t",
-                model: None,
-                worktree: Path::new("/w"),
-                config: Some(&config),
-                inherited_config: None,
-                permission: Permission::Write,
-                sandboxed: false,
-                env: &env,
-                agent_dir: Path::new("/d"),
-            })
-            .unwrap_err();
+        let err = planned(&config, None).unwrap_err();
         assert!(err.to_string().contains("prompt = \"pipe\""), "{err}");
     }
 }

@@ -1,11 +1,9 @@
 //! Gemini CLI as an [`Adapter`]: the pieces of this folder behind the contract the engine uses.
 
 use crate::adapter::{Adapter, CommandPlan, PlanError, RoundRequest, ScriptedEndpoint};
-use crate::capabilities::Interactive;
 use crate::facts::{AgentFacts, Package};
-use crate::gemini::{GeminiStream, command, models};
-use crate::settings::AgentConfig;
-use crate::{AgentExit, StreamParser, Verdict};
+use crate::gemini::{GeminiStream, command};
+use crate::{AgentExit, Headless, StreamParser, Verdict};
 use ganger_events::RoundSummary;
 use std::time::Duration;
 
@@ -42,7 +40,7 @@ impl Adapter for Gemini {
     }
 
     fn parse_version(&self, stdout: &str) -> Option<String> {
-        models::parse_version(stdout)
+        super::parse_version(stdout)
     }
 
     fn plan(&self, request: &RoundRequest<'_>) -> Result<CommandPlan, PlanError> {
@@ -79,19 +77,8 @@ impl Adapter for Gemini {
         Some(Duration::from_secs(2))
     }
 
-    fn interactive(
-        &self,
-        request: &RoundRequest<'_>,
-        _settings: &AgentConfig,
-    ) -> Result<Option<Interactive>, PlanError> {
-        let headless = crate::interactive::Headless {
-            leading: &[],
-            flags: &[],
-            valued: &["--output-format", "-p"],
-            joined: &[],
-            trailing: None,
-        };
-        Ok(Some(headless.interactive(self.plan(request)?)))
+    fn headless(&self) -> Option<Headless> {
+        Some(command::HEADLESS_OPTIONS)
     }
 
     fn scripted_endpoint(&self, base_url: &str) -> ScriptedEndpoint {

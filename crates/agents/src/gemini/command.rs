@@ -22,6 +22,7 @@
 //! Gemini runs with a home of its own under the agent's directory ([`HOME_ENV`]; see
 //! `settings.rs`); otherwise in the user's, untouched.
 
+use crate::Headless;
 use crate::adapter::{CommandPlan, Permission, PlanError, RoundRequest, ScriptedEndpoint};
 use crate::gemini::settings::{self, BASE_URL_ENV, HOME_ENV};
 
@@ -30,6 +31,16 @@ pub const NO_RELAUNCH_ENV: &str = "GEMINI_CLI_NO_RELAUNCH";
 
 /// Gemini's home under the agent's directory, when ganger gives it one.
 pub const HOME_DIR: &str = "home";
+
+/// What makes [`plan`]'s command headless, taken out of it for the CLI's interactive
+/// interface.
+pub(super) const HEADLESS_OPTIONS: Headless = Headless {
+    leading: &[],
+    flags: &[],
+    valued: &["--output-format", "-p"],
+    joined: &[],
+    trailing: None,
+};
 
 /// The command for one round.
 pub fn plan(request: &RoundRequest<'_>) -> Result<CommandPlan, PlanError> {

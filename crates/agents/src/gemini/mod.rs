@@ -11,13 +11,13 @@
 mod adapter;
 pub mod command;
 mod mcp_registration;
-mod models;
 mod normalize;
 pub mod settings;
 mod verdict;
 pub mod wire;
 
+/// `gemini --version` prints its bare version, which Codex's reader reads too.
+pub use crate::codex::parse_version;
 pub use adapter::{FACTS, Gemini};
-pub use models::parse_version;
 pub use normalize::{GeminiStream, SUCCESS, api_error};
 pub use verdict::verdict;

@@ -22,6 +22,7 @@
 
 use crate::gemini::wire::{ErrorBody, Payload, Stats};
 use crate::opencode::Lenient;
+use crate::stream::json_object;
 use crate::{ParsedLine, StreamParser};
 use ganger_events::{Event, ToolStatus, Usage, UsageMode};
 use serde::Deserialize;
@@ -42,20 +43,11 @@ pub struct GeminiStream {
 
 impl StreamParser for GeminiStream {
     fn parse_line(&mut self, line: &[u8]) -> ParsedLine {
-        let value = match serde_json::from_slice::<Value>(line) {
-            Ok(value @ Value::Object(_)) => value,
-            _ => {
-                return ParsedLine {
-                    kind: None,
-                    events: Vec::new(),
-                };
-            }
+        let Some(value) = json_object(line) else {
+            return ParsedLine::malformed();
         };
         let Some(kind) = value.get("type").and_then(Value::as_str).map(str::to_owned) else {
-            return ParsedLine {
-                kind: None,
-                events: Vec::new(),
-            };
+            return ParsedLine::malformed();
         };
         let payload = Payload::deserialize(&value).unwrap_or(Payload::Other);
         let events = self.events_of(&kind, payload);

@@ -12,6 +12,7 @@
 //! 42: input, 44: sandbox, 52: configuration, 53: turn limit, 54: tool, 55: untrusted folder).
 
 use crate::gemini::normalize::SUCCESS;
+use crate::outcome::more;
 use crate::{AgentExit, Verdict};
 use ganger_events::RoundSummary;
 
@@ -23,13 +24,9 @@ pub fn verdict(summary: &RoundSummary, exit: AgentExit) -> Verdict {
         return Verdict::failed(format!("Gemini reported an error: {first}"));
     }
     if let Some(first) = summary.rejections.first() {
-        let more = match summary.rejection_count {
-            0 | 1 => String::new(),
-            2 => " (and 1 more refusal)".to_owned(),
-            count => format!(" (and {} more refusals)", count - 1),
-        };
         return Verdict::failed(format!(
-            "a tool call was refused by Gemini CLI's permissions: {first}{more}"
+            "a tool call was refused by Gemini CLI's permissions: {first}{}",
+            more(summary.rejection_count, "refusal")
         ));
     }
     if succeeded && exit == AgentExit::Code(0) {
@@ -48,13 +45,12 @@ pub fn verdict(summary: &RoundSummary, exit: AgentExit) -> Verdict {
 
 /// "exited with code 145, …", "was killed by signal 9 (SIGKILL)".
 fn how(exit: AgentExit) -> String {
-    match exit {
-        AgentExit::Code(code) => match meaning(code) {
-            Some(meaning) => format!("{exit}: {meaning}"),
-            None => exit.to_string(),
-        },
-        AgentExit::Signal(_) => format!("was {exit}"),
+    if let AgentExit::Code(code) = exit
+        && let Some(meaning) = meaning(code)
+    {
+        return format!("{exit}: {meaning}");
     }
+    exit.said()
 }
 
 /// What a Gemini exit code means.

@@ -3,11 +3,11 @@
 use crate::adapter::{
     Adapter, CommandPlan, PlanError, RoundRequest, ScriptedEndpoint, SessionFinder, WarmPlan,
 };
-use crate::capabilities::{Interactive, SessionFork};
+use crate::capabilities::SessionFork;
 use crate::facts::{AgentFacts, ConfigFile, Package};
 use crate::opencode::{OpenCodeStream, command, models};
 use crate::settings::AgentConfig;
-use crate::{AgentExit, StreamParser, Verdict};
+use crate::{AgentExit, Headless, StreamParser, Verdict};
 use ganger_events::RoundSummary;
 
 /// OpenCode (`opencode-ai`).
@@ -101,19 +101,8 @@ impl Adapter for OpenCode {
         crate::opencode::verdict(summary, exit)
     }
 
-    fn interactive(
-        &self,
-        request: &RoundRequest<'_>,
-        _settings: &AgentConfig,
-    ) -> Result<Option<Interactive>, PlanError> {
-        let headless = crate::interactive::Headless {
-            leading: &["run"],
-            flags: &[],
-            valued: &["--format", "--title"],
-            joined: &[],
-            trailing: None,
-        };
-        Ok(Some(headless.interactive(self.plan(request)?)))
+    fn headless(&self) -> Option<Headless> {
+        Some(command::HEADLESS_OPTIONS)
     }
 
     /// The build agent's `reasoningEffort`: a model option its provider sends

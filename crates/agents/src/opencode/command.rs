@@ -4,11 +4,22 @@
 //! Self-update is off so that the tested version stays the one that runs, and configuration
 //! from `ganger.toml` is merged over whatever `OPENCODE_CONFIG_CONTENT` the user already has.
 
+use crate::Headless;
 use crate::adapter::{CommandPlan, Permission, PlanError, RoundRequest, ScriptedEndpoint};
 use serde_json::{Map, Value, json};
 
 /// The variable OpenCode reads inline JSON configuration from (highest precedence but one).
 pub const CONFIG_CONTENT_ENV: &str = "OPENCODE_CONFIG_CONTENT";
+
+/// What makes [`plan`]'s command headless, taken out of it for the CLI's interactive
+/// interface.
+pub(super) const HEADLESS_OPTIONS: Headless = Headless {
+    leading: &["run"],
+    flags: &[],
+    valued: &["--format", "--title"],
+    joined: &[],
+    trailing: None,
+};
 
 /// The command for one round.
 pub fn plan(request: &RoundRequest<'_>) -> Result<CommandPlan, PlanError> {

@@ -29,9 +29,9 @@ use crate::ParsedLine;
 use crate::opencode::wire::{
     CallStatus, Envelope, ErrorBody, ErrorField, Payload, StepFinishPart, ToolPart,
 };
+use crate::stream::json_object;
 use ganger_events::{Event, ToolStatus, Usage, UsageMode};
 use serde::Deserialize;
-use serde_json::Value;
 
 /// OpenCode's tool error when a permission set to `ask` was rejected (auto-rejected by
 /// `opencode run`; also the start of a rejection with feedback), lowercased.
@@ -46,13 +46,12 @@ const UNNAMED_TOOL: &str = "?";
 
 /// Parses one line (without its line terminator) into its type and events.
 pub fn parse_line(line: &[u8]) -> ParsedLine {
-    let value = match serde_json::from_slice::<Value>(line) {
-        Ok(value @ Value::Object(_)) => value,
-        _ => return malformed(),
+    let Some(value) = json_object(line) else {
+        return ParsedLine::malformed();
     };
     let envelope = Envelope::deserialize(&value).unwrap_or_default();
     let Some(kind) = envelope.kind.into_inner() else {
-        return malformed();
+        return ParsedLine::malformed();
     };
     let mut events = Vec::with_capacity(2);
     if let Some(id) = envelope.session_id.into_inner() {
@@ -65,13 +64,6 @@ pub fn parse_line(line: &[u8]) -> ParsedLine {
     ParsedLine {
         kind: Some(kind),
         events,
-    }
-}
-
-fn malformed() -> ParsedLine {
-    ParsedLine {
-        kind: None,
-        events: Vec::new(),
     }
 }
 

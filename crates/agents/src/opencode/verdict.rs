@@ -14,6 +14,7 @@
 //! cause: an API error explains the exit code 1 that follows it, not the other way round.
 
 use crate::opencode::normalize::is_deny_refusal;
+use crate::outcome::{first_error, first_refusal, more};
 use crate::{AgentExit, Verdict};
 use ganger_events::RoundSummary;
 
@@ -21,20 +22,14 @@ use ganger_events::RoundSummary;
 /// is done, and if not, why.
 pub fn verdict(summary: &RoundSummary, exit: AgentExit) -> Verdict {
     if summary.error_count > 0 {
-        let first = summary
-            .errors
-            .first()
-            .map_or("(no message kept)", String::as_str);
+        let first = first_error(summary);
         return Verdict::failed(format!(
             "OpenCode reported an error: {first}{}",
             more(summary.error_count, "error")
         ));
     }
     if summary.rejection_count > 0 {
-        let first = summary
-            .rejections
-            .first()
-            .map_or("(no message kept)", String::as_str);
+        let first = first_refusal(summary);
         let how = if is_deny_refusal(first) {
             "a permission set to deny"
         } else {
@@ -45,10 +40,8 @@ pub fn verdict(summary: &RoundSummary, exit: AgentExit) -> Verdict {
             more(summary.rejection_count, "refusal")
         ));
     }
-    match exit {
-        AgentExit::Code(0) => {}
-        AgentExit::Code(_) => return Verdict::failed(format!("OpenCode {exit}")),
-        AgentExit::Signal(_) => return Verdict::failed(format!("OpenCode was {exit}")),
+    if !exit.success() {
+        return Verdict::failed(format!("OpenCode {}", exit.said()));
     }
     let events = summary.lines - summary.malformed;
     if events == 0 {
@@ -68,13 +61,4 @@ pub fn verdict(summary: &RoundSummary, exit: AgentExit) -> Verdict {
         });
     }
     Verdict::done()
-}
-
-/// " (and 2 more errors)", or nothing for a single one.
-fn more(count: u64, what: &str) -> String {
-    match count {
-        0 | 1 => String::new(),
-        2 => format!(" (and 1 more {what})"),
-        count => format!(" (and {} more {what}s)", count - 1),
-    }
 }

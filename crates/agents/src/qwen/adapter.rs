@@ -2,12 +2,10 @@
 //! behind the contract the engine uses.
 
 use crate::adapter::{Adapter, CommandPlan, PlanError, RoundRequest, ScriptedEndpoint};
-use crate::capabilities::Interactive;
 use crate::facts::{AgentFacts, Package};
 use crate::qwen::command;
-use crate::settings::AgentConfig;
 use crate::stream_json::{self, Dialect, StreamJsonParser};
-use crate::{AgentExit, StreamParser, Verdict};
+use crate::{AgentExit, Headless, StreamParser, Verdict};
 use ganger_events::RoundSummary;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -75,19 +73,8 @@ impl Adapter for Qwen {
         Some(Duration::from_secs(3))
     }
 
-    fn interactive(
-        &self,
-        request: &RoundRequest<'_>,
-        _settings: &AgentConfig,
-    ) -> Result<Option<Interactive>, PlanError> {
-        let headless = crate::interactive::Headless {
-            leading: &[],
-            flags: &[],
-            valued: &["--output-format"],
-            joined: &["--prompt="],
-            trailing: None,
-        };
-        Ok(Some(headless.interactive(self.plan(request)?)))
+    fn headless(&self) -> Option<Headless> {
+        Some(command::HEADLESS_OPTIONS)
     }
 
     /// `<runtime dir>/projects/<the worktree, each character other than a letter or digit as

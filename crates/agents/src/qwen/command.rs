@@ -17,6 +17,7 @@
 //! - Settings (auto-update off, the OpenAI endpoint's auth type, `ganger.toml`'s table) go in
 //!   a file in the agent's directory (see [`super::settings`]).
 
+use crate::Headless;
 use crate::adapter::{CommandPlan, Permission, PlanError, RoundRequest, ScriptedEndpoint};
 use crate::qwen::settings;
 use serde_json::json;
@@ -30,6 +31,16 @@ pub const NO_RELAUNCH_ENV: &str = "QWEN_CODE_NO_RELAUNCH";
 /// The longest prompt passed as an argument, in bytes: Linux refuses a single argument over
 /// 128 KiB.
 pub const PROMPT_ARG_LIMIT: usize = 100 * 1024;
+
+/// What makes [`plan`]'s command headless, taken out of it for the CLI's interactive
+/// interface.
+pub(super) const HEADLESS_OPTIONS: Headless = Headless {
+    leading: &[],
+    flags: &[],
+    valued: &["--output-format"],
+    joined: &["--prompt="],
+    trailing: None,
+};
 
 /// The command for one round.
 pub fn plan(request: &RoundRequest<'_>) -> Result<CommandPlan, PlanError> {

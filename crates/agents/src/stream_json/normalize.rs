@@ -25,6 +25,7 @@
 
 use crate::ParsedLine;
 use crate::opencode::Lenient;
+use crate::stream::json_object;
 use crate::stream_json::denials::Denials;
 use crate::stream_json::dialect::Dialect;
 use crate::stream_json::tool_calls::{self, OpenCall, ToolCalls};
@@ -46,13 +47,12 @@ pub fn parse_line(
     denials: &mut Denials,
     line: &[u8],
 ) -> ParsedLine {
-    let value = match serde_json::from_slice::<Value>(line) {
-        Ok(value @ Value::Object(_)) => value,
-        _ => return malformed(),
+    let Some(value) = json_object(line) else {
+        return ParsedLine::malformed();
     };
     let envelope = Envelope::deserialize(&value).unwrap_or_default();
     let Some(kind) = envelope.kind.into_inner() else {
-        return malformed();
+        return ParsedLine::malformed();
     };
     // Every field is lenient and optional, so this cannot fail on an object; if it ever did,
     // the line would still count, as a type this adapter cannot read.
@@ -76,13 +76,6 @@ pub fn parse_line(
     ParsedLine {
         kind: Some(kind),
         events,
-    }
-}
-
-fn malformed() -> ParsedLine {
-    ParsedLine {
-        kind: None,
-        events: Vec::new(),
     }
 }
 

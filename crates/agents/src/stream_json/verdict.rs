@@ -11,6 +11,7 @@
 //! 3. the stream reached its `result` line ([`Event::Ended`](ganger_events::Event::Ended));
 //! 4. the process exited with code 0 (a lingering CLI stopped after its result counts as 0).
 
+use crate::outcome::{first_error, first_refusal, more};
 use crate::stream_json::Dialect;
 use crate::{AgentExit, Verdict};
 use ganger_events::RoundSummary;
@@ -20,20 +21,14 @@ use ganger_events::RoundSummary;
 pub fn verdict(dialect: Dialect, summary: &RoundSummary, exit: AgentExit) -> Verdict {
     let name = dialect.display_name();
     if summary.error_count > 0 {
-        let first = summary
-            .errors
-            .first()
-            .map_or("(no message kept)", String::as_str);
+        let first = first_error(summary);
         return Verdict::failed(format!(
             "{name} reported an error: {first}{}",
             more(summary.error_count, "error")
         ));
     }
     if summary.rejection_count > 0 {
-        let first = summary
-            .rejections
-            .first()
-            .map_or("(no message kept)", String::as_str);
+        let first = first_refusal(summary);
         return Verdict::failed(format!(
             "a tool call was refused by {name}'s permissions: {first}{}",
             more(summary.rejection_count, "refusal")
@@ -49,20 +44,9 @@ pub fn verdict(dialect: Dialect, summary: &RoundSummary, exit: AgentExit) -> Ver
             "the stream ended without a result line{retries} ({exit})"
         ));
     }
-    match exit {
-        AgentExit::Code(0) => Verdict::done(),
-        AgentExit::Code(_) => Verdict::failed(format!("{name} {exit} after reporting success")),
-        AgentExit::Signal(_) => {
-            Verdict::failed(format!("{name} was {exit} after reporting success"))
-        }
-    }
-}
-
-/// " (and 2 more errors)", or nothing for a single one.
-fn more(count: u64, what: &str) -> String {
-    match count {
-        0 | 1 => String::new(),
-        2 => format!(" (and 1 more {what})"),
-        count => format!(" (and {} more {what}s)", count - 1),
+    if exit.success() {
+        Verdict::done()
+    } else {
+        Verdict::failed(format!("{name} {} after reporting success", exit.said()))
     }
 }

@@ -15,6 +15,7 @@ pub(crate) mod gemini;
 pub(crate) mod openai_chat;
 pub(crate) mod openai_responses;
 pub(crate) mod reminders;
+mod request_body;
 
 /// A response body in protocol terms.
 #[derive(Debug, Clone, PartialEq)]
@@ -82,7 +83,19 @@ pub(crate) trait WireProtocol: Sync {
     }
 
     /// Renders an answer, streamed or not as the request asked.
-    fn render(&self, answer: &Answer, context: RenderContext<'_>) -> WireBody;
+    fn render(&self, answer: &Answer, context: RenderContext<'_>) -> WireBody {
+        if context.conversation.stream {
+            WireBody::Sse(self.events(answer, context))
+        } else {
+            WireBody::Json(self.document(answer, context))
+        }
+    }
+
+    /// An answer as the server-sent events of a streamed response.
+    fn events(&self, answer: &Answer, context: RenderContext<'_>) -> Vec<SseEvent>;
+
+    /// An answer as the one JSON document of a response that is not streamed.
+    fn document(&self, answer: &Answer, context: RenderContext<'_>) -> Value;
 
     /// The JSON body of an error response with this HTTP status.
     fn error_body(&self, status: u16, message: &str) -> Value;

@@ -67,6 +67,14 @@ impl Arrival {
             .map(std::time::Duration::from_millis)
     }
 
+    /// The request read by `protocol`, or why it cannot be.
+    fn parsed_by(&self, protocol: &dyn WireProtocol) -> Result<Conversation, String> {
+        match &self.body {
+            Some(body) => protocol.parse(body),
+            None => Err("the body is not JSON".to_owned()),
+        }
+    }
+
     fn into_record(
         self,
         index: usize,
@@ -107,11 +115,7 @@ pub(super) async fn answer(shared: &Shared, arrival: Arrival) -> Response {
     let Some(protocol) = protocol::for_path(&arrival.path) else {
         return not_a_model_request(shared, arrival);
     };
-    let parsed = match &arrival.body {
-        Some(body) => protocol.parse(body),
-        None => Err("the body is not JSON".to_owned()),
-    };
-    let conversation = match parsed {
+    let conversation = match arrival.parsed_by(protocol) {
         Ok(mut conversation) => {
             if let Some(model) = protocol.model_in_path(&arrival.path) {
                 conversation.model = model;
@@ -123,18 +127,7 @@ pub(super) async fn answer(shared: &Shared, arrival: Arrival) -> Response {
                 "fake-llm: cannot read this {} request: {reason}",
                 protocol.name()
             );
-            record_alone(
-                shared,
-                arrival,
-                Some(protocol),
-                AnsweredBy::BadRequest,
-                error_reply(400, &message),
-            );
-            return wire_response::full(
-                400,
-                &[],
-                WireBody::Json(protocol.error_body(400, &message)),
-            );
+            return bad_request(shared, arrival, protocol, &message);
         }
     };
     let body = arrival.body.clone().unwrap_or(Value::Null);
@@ -241,26 +234,11 @@ fn not_a_model_request(shared: &Shared, arrival: Arrival) -> Response {
 /// for an answer. It uses up no turn.
 fn count_tokens(shared: &Shared, arrival: Arrival) -> Response {
     let protocol = &protocol::anthropic::AnthropicMessages;
-    let parsed = match &arrival.body {
-        Some(body) => protocol.parse(body),
-        None => Err("the body is not JSON".to_owned()),
-    };
-    let conversation = match parsed {
+    let conversation = match arrival.parsed_by(protocol) {
         Ok(conversation) => conversation,
         Err(reason) => {
             let message = format!("fake-llm: cannot count the tokens of this request: {reason}");
-            record_alone(
-                shared,
-                arrival,
-                Some(protocol),
-                AnsweredBy::BadRequest,
-                error_reply(400, &message),
-            );
-            return wire_response::full(
-                400,
-                &[],
-                WireBody::Json(protocol.error_body(400, &message)),
-            );
+            return bad_request(shared, arrival, protocol, &message);
         }
     };
     let (input_tokens, body) = protocol::anthropic::count_tokens(&conversation);
@@ -288,6 +266,23 @@ fn record_alone(
     let index = ledger.requests.len();
     let record = arrival.into_record(index, protocol, None, answered_by, reply);
     shared.record(ledger, record);
+}
+
+/// Records a request `protocol` cannot read, and answers it 400 in that protocol's shape.
+fn bad_request(
+    shared: &Shared,
+    arrival: Arrival,
+    protocol: &dyn WireProtocol,
+    message: &str,
+) -> Response {
+    record_alone(
+        shared,
+        arrival,
+        Some(protocol),
+        AnsweredBy::BadRequest,
+        error_reply(400, message),
+    );
+    wire_response::full(400, &[], WireBody::Json(protocol.error_body(400, message)))
 }
 
 fn error_reply(status: u16, message: &str) -> Reply {

@@ -10,7 +10,7 @@ mod stream;
 use serde_json::{Value, json};
 
 use crate::conversation::{Answer, Conversation, TokenUsage};
-use crate::protocol::{RenderContext, WireBody, WireProtocol};
+use crate::protocol::{RenderContext, SseEvent, WireProtocol};
 
 /// The Anthropic Messages protocol.
 #[derive(Debug, Clone, Copy)]
@@ -25,12 +25,12 @@ impl WireProtocol for AnthropicMessages {
         request::parse(body)
     }
 
-    fn render(&self, answer: &Answer, context: RenderContext<'_>) -> WireBody {
-        if context.conversation.stream {
-            WireBody::Sse(stream::events(answer, context))
-        } else {
-            WireBody::Json(response::message(answer, context))
-        }
+    fn events(&self, answer: &Answer, context: RenderContext<'_>) -> Vec<SseEvent> {
+        stream::events(answer, context)
+    }
+
+    fn document(&self, answer: &Answer, context: RenderContext<'_>) -> Value {
+        response::message(answer, context)
     }
 
     fn error_body(&self, status: u16, message: &str) -> Value {

@@ -17,7 +17,7 @@
 use serde_json::Value;
 
 use crate::conversation::{Conversation, Message, Role};
-use crate::protocol::reminders;
+use crate::protocol::{reminders, request_body};
 
 /// Parses a Messages request body.
 pub(super) fn parse(body: &Value) -> Result<Conversation, String> {
@@ -33,27 +33,9 @@ pub(super) fn parse(body: &Value) -> Result<Conversation, String> {
         let parsed = parse_message(message).map_err(|e| format!("messages[{index}]: {e}"))?;
         messages.extend(parsed);
     }
-    let tools = body
-        .get("tools")
-        .and_then(Value::as_array)
-        .map(|tools| {
-            tools
-                .iter()
-                .filter_map(|tool| tool.get("name").and_then(Value::as_str))
-                .map(str::to_owned)
-                .collect()
-        })
-        .unwrap_or_default();
-    Ok(Conversation {
-        model: body
-            .get("model")
-            .and_then(Value::as_str)
-            .unwrap_or_default()
-            .to_owned(),
-        stream: body.get("stream").and_then(Value::as_bool).unwrap_or(false),
-        messages,
-        tools,
-    })
+    Ok(request_body::conversation(body, messages, |tool| {
+        tool.get("name").and_then(Value::as_str)
+    }))
 }
 
 /// One wire message as one or more neutral messages (several for a batch of tool results).

@@ -14,7 +14,7 @@ mod stream;
 use serde_json::Value;
 
 use crate::conversation::{Answer, Conversation};
-use crate::protocol::{RenderContext, WireBody, WireProtocol};
+use crate::protocol::{RenderContext, SseEvent, WireProtocol};
 
 /// The path prefix of every Gemini model method.
 const MODELS_PREFIX: &str = "/v1beta/models/";
@@ -67,13 +67,14 @@ impl WireProtocol for Gemini {
         split_model_path(path).map(|(model, _)| model.to_owned())
     }
 
-    fn render(&self, answer: &Answer, context: RenderContext<'_>) -> WireBody {
+    fn events(&self, answer: &Answer, context: RenderContext<'_>) -> Vec<SseEvent> {
         let answer = json_answer::as_requested(answer, context.body);
-        if self.streamed {
-            WireBody::Sse(stream::events(&answer, context))
-        } else {
-            WireBody::Json(response::document(&answer, context))
-        }
+        stream::events(&answer, context)
+    }
+
+    fn document(&self, answer: &Answer, context: RenderContext<'_>) -> Value {
+        let answer = json_answer::as_requested(answer, context.body);
+        response::document(&answer, context)
     }
 
     fn error_body(&self, status: u16, message: &str) -> Value {

@@ -12,7 +12,7 @@ pub(crate) use stream::pieces;
 use serde_json::Value;
 
 use crate::conversation::{Answer, Conversation};
-use crate::protocol::{RenderContext, WireBody, WireProtocol};
+use crate::protocol::{RenderContext, SseEvent, WireProtocol};
 
 /// The OpenAI chat completions protocol.
 #[derive(Debug, Clone, Copy)]
@@ -27,12 +27,12 @@ impl WireProtocol for OpenAiChat {
         request::parse(body)
     }
 
-    fn render(&self, answer: &Answer, context: RenderContext<'_>) -> WireBody {
-        if context.conversation.stream {
-            WireBody::Sse(stream::chunks(answer, context))
-        } else {
-            WireBody::Json(response::completion(answer, context))
-        }
+    fn events(&self, answer: &Answer, context: RenderContext<'_>) -> Vec<SseEvent> {
+        stream::chunks(answer, context)
+    }
+
+    fn document(&self, answer: &Answer, context: RenderContext<'_>) -> Value {
+        response::completion(answer, context)
     }
 
     fn error_body(&self, status: u16, message: &str) -> Value {

@@ -12,7 +12,7 @@
 use serde_json::Value;
 
 use crate::conversation::{Conversation, Message, Role};
-use crate::protocol::reminders;
+use crate::protocol::{reminders, request_body};
 
 /// Parses a chat completions request body.
 pub(super) fn parse(body: &Value) -> Result<Conversation, String> {
@@ -26,27 +26,7 @@ pub(super) fn parse(body: &Value) -> Result<Conversation, String> {
             parse_message(message).map_err(|e| format!("messages[{index}]: {e}"))
         })
         .collect::<Result<Vec<_>, _>>()?;
-    let tools = body
-        .get("tools")
-        .and_then(Value::as_array)
-        .map(|tools| {
-            tools
-                .iter()
-                .filter_map(tool_name)
-                .map(str::to_owned)
-                .collect()
-        })
-        .unwrap_or_default();
-    Ok(Conversation {
-        model: body
-            .get("model")
-            .and_then(Value::as_str)
-            .unwrap_or_default()
-            .to_owned(),
-        stream: body.get("stream").and_then(Value::as_bool).unwrap_or(false),
-        messages,
-        tools,
-    })
+    Ok(request_body::conversation(body, messages, tool_name))
 }
 
 fn parse_message(message: &Value) -> Result<Message, String> {
@@ -69,7 +49,7 @@ fn parse_message(message: &Value) -> Result<Message, String> {
                 .collect()
         })
         .unwrap_or_default();
-    let texts = content_texts(message.get("content"));
+    let texts = request_body::text_parts(message.get("content"));
     if role == Role::User {
         let (context, typed) = reminders::split(&texts);
         if typed.is_empty() && !context.is_empty() {
@@ -90,19 +70,6 @@ fn parse_message(message: &Value) -> Result<Message, String> {
         text: texts.join("\n"),
         tool_calls,
     })
-}
-
-/// The texts of a `content` field: a string, or the `text` of every text part; images and
-/// other parts are left out.
-fn content_texts(content: Option<&Value>) -> Vec<&str> {
-    match content {
-        Some(Value::String(text)) => vec![text.as_str()],
-        Some(Value::Array(parts)) => parts
-            .iter()
-            .filter_map(|part| part.get("text").and_then(Value::as_str))
-            .collect(),
-        _ => Vec::new(),
-    }
 }
 
 /// The name of one entry of `tools` (`{"type":"function","function":{"name":…}}`).

@@ -12,7 +12,7 @@ use serde_json::Value;
 
 use crate::conversation::{Answer, Conversation};
 use crate::protocol::openai_chat::error_body::error_body;
-use crate::protocol::{RenderContext, WireBody, WireProtocol};
+use crate::protocol::{RenderContext, SseEvent, WireProtocol};
 
 /// The OpenAI Responses protocol.
 #[derive(Debug, Clone, Copy)]
@@ -27,12 +27,12 @@ impl WireProtocol for OpenAiResponses {
         request::parse(body)
     }
 
-    fn render(&self, answer: &Answer, context: RenderContext<'_>) -> WireBody {
-        if context.conversation.stream {
-            WireBody::Sse(stream::events(answer, context))
-        } else {
-            WireBody::Json(response::document(answer, context, "completed"))
-        }
+    fn events(&self, answer: &Answer, context: RenderContext<'_>) -> Vec<SseEvent> {
+        stream::events(answer, context)
+    }
+
+    fn document(&self, answer: &Answer, context: RenderContext<'_>) -> Value {
+        response::document(answer, context, "completed")
     }
 
     /// The Responses API sends the same error shape as chat completions.

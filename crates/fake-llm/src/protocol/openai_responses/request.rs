@@ -11,6 +11,7 @@ use serde_json::Value;
 
 use super::context_message::is_context_only;
 use crate::conversation::{Conversation, Message, Role};
+use crate::protocol::request_body;
 
 /// Parses a Responses request body.
 pub(super) fn parse(body: &Value) -> Result<Conversation, String> {
@@ -27,21 +28,7 @@ pub(super) fn parse(body: &Value) -> Result<Conversation, String> {
         }
         _ => return Err("the body has no `input` (a string or an array of items)".to_owned()),
     }
-    let tools = body
-        .get("tools")
-        .and_then(Value::as_array)
-        .map(|tools| tools.iter().filter_map(tool_name).collect())
-        .unwrap_or_default();
-    Ok(Conversation {
-        model: body
-            .get("model")
-            .and_then(Value::as_str)
-            .unwrap_or_default()
-            .to_owned(),
-        stream: body.get("stream").and_then(Value::as_bool).unwrap_or(false),
-        messages,
-        tools,
-    })
+    Ok(request_body::conversation(body, messages, tool_name))
 }
 
 /// Adds what one input item means to `messages`.
@@ -72,7 +59,7 @@ fn add_item(messages: &mut Vec<Message>, item: &Value) -> Result<(), String> {
 }
 
 fn parse_message(item: &Value) -> Result<Message, String> {
-    let parts = content_parts(item.get("content"));
+    let parts = request_body::text_parts(item.get("content"));
     let role = match item.get("role").and_then(Value::as_str) {
         Some("system" | "developer") => Role::System,
         Some("user") if is_context_only(parts.iter().copied()) => Role::System,
@@ -104,31 +91,17 @@ fn message(role: Role, text: String) -> Message {
     }
 }
 
-/// The text parts of a message's `content`: a string, or the `text` of each part
-/// (`input_text`, `output_text`); images and files are left out.
-fn content_parts(content: Option<&Value>) -> Vec<&str> {
-    match content {
-        Some(Value::String(text)) => vec![text.as_str()],
-        Some(Value::Array(parts)) => parts
-            .iter()
-            .filter_map(|part| part.get("text").and_then(Value::as_str))
-            .collect(),
-        _ => Vec::new(),
-    }
-}
-
 /// A tool's output: a string, or the text of its content parts joined by newlines.
 fn output_text(output: Option<&Value>) -> String {
-    content_parts(output).join("\n")
+    request_body::text_parts(output).join("\n")
 }
 
 /// The name of one entry of `tools`: `name` for function and custom tools, otherwise the
 /// type of a built-in tool (`web_search`).
-fn tool_name(tool: &Value) -> Option<String> {
+fn tool_name(tool: &Value) -> Option<&str> {
     tool.get("name")
         .or_else(|| tool.get("type"))
         .and_then(Value::as_str)
-        .map(str::to_owned)
 }
 
 #[cfg(test)]
