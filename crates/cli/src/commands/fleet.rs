@@ -185,7 +185,11 @@ pub(crate) fn serve(engine: &Engine, args: ServeArgs) -> Outcome {
     let mut ready = || -> Result<(), EngineError> {
         let started = match listen.take() {
             Some(listen) => {
-                let web_engine = Engine::open(&engine.workspace().repo.main, engine.commander())?;
+                let web_engine = Engine::open(
+                    &engine.workspace().repo.main,
+                    Some(engine.workspace().store.clone()),
+                    engine.commander(),
+                )?;
                 Some(
                     ganger_web::start(
                         std::sync::Arc::new(web_engine),

@@ -5,10 +5,9 @@ use crate::args::{ImageAction, ImageArgs};
 use crate::commands::agents::config_here;
 use crate::exit;
 use crate::printer::{self, Printer};
-use crate::{Failure, Outcome};
+use crate::{Failure, Outcome, Place};
 use ganger_engine::image::{Built, ImageEntry};
 use serde::Serialize;
-use std::path::Path;
 
 /// `ganger.image-build/1` (docs/json.md).
 #[derive(Serialize)]
@@ -24,9 +23,9 @@ struct ImageList {
     images: Vec<ImageEntry>,
 }
 
-pub(crate) fn run(dir: Option<&Path>, args: ImageArgs) -> Outcome {
+pub(crate) fn run(place: &Place, args: ImageArgs) -> Outcome {
     match args.action {
-        ImageAction::Build { agents, force } => build(dir, &agents, force, args.json),
+        ImageAction::Build { agents, force } => build(place, &agents, force, args.json),
         ImageAction::List => list(args.json),
     }
 }
@@ -36,8 +35,8 @@ fn megabytes(bytes: u64) -> String {
     format!("{:.0} MB", bytes as f64 / 1_000_000.0)
 }
 
-fn build(dir: Option<&Path>, agents: &[String], force: bool, json: bool) -> Outcome {
-    let config = config_here(dir)?;
+fn build(place: &Place, agents: &[String], force: bool, json: bool) -> Outcome {
+    let config = config_here(place)?;
     let mut progress = |line: &str| {
         let _ = printer::emit_err(&format!("{line}\n"));
     };
