@@ -197,11 +197,7 @@ fn planned_command(
         }
         env
     };
-    let permission = input
-        .task
-        .permission
-        .parse::<Permission>()
-        .map_err(EngineError::invalid)?;
+    let permission = input.task.permission;
     let new_session_id = crate::base::tokens::new_uuid();
     let request = RoundRequest {
         // After a rewind the round forks an earlier session at the rewound point.
@@ -479,11 +475,7 @@ fn judge(
         Some(HostStop::Lingered(_)) => AgentExit::Code(0),
         _ => exit,
     };
-    let permission = input
-        .task
-        .permission
-        .parse::<Permission>()
-        .unwrap_or_default();
+    let permission = input.task.permission;
     let sandboxed = TaskSandbox::of(ws, &input.task).is_ok_and(|sandbox| sandbox.isolates());
     let verdict = adapter.round_verdict(&summary, verdict_exit, permission, sandboxed);
     finish::Ended {

@@ -125,11 +125,7 @@ pub(super) fn run_warm_agent(
     adapter: &dyn Adapter,
     redactor: &Redactor,
 ) -> Result<std::result::Result<finish::Ended, String>> {
-    let permission = input
-        .task
-        .permission
-        .parse::<Permission>()
-        .map_err(EngineError::invalid)?;
+    let permission = input.task.permission;
     let request = TurnRequest {
         prompt: input.prompt.clone(),
         session: input.round.session_before.clone(),

@@ -85,15 +85,7 @@ pub fn start(ws: &Workspace, options: StartOptions, notices: &mut dyn Notices) -
             .as_deref()
             .or(ws.config.defaults.model.as_deref()),
     )?;
-    let permission = match options.permission {
-        Some(permission) => permission,
-        None => ws
-            .config
-            .defaults
-            .permission
-            .parse()
-            .map_err(EngineError::invalid)?,
-    };
+    let permission = options.permission.unwrap_or(ws.config.defaults.permission);
     let checks = crate::evidence::checks::planned(&ws.config, &options.checks, permission)?;
     let keys = parse_key_args(&options.keys)?;
     let loaded = load_keys(&ws.config, &keys)?;
@@ -219,9 +211,9 @@ pub fn start(ws: &Workspace, options: StartOptions, notices: &mut dyn Notices) -
             keys,
             timeout_ms: options.timeout.map(|d| d.as_millis() as u64),
             stall_ms: options.stall.map(|d| d.as_millis() as u64),
-            permission: permission.as_str().to_owned(),
-            sandbox: sandbox.kind().as_str().to_owned(),
-            network: sandbox.network.as_str().to_owned(),
+            permission,
+            sandbox: sandbox.kind(),
+            network: sandbox.network,
             rw: sandbox.rw.clone(),
             warm: options.warm,
             labels: labels.clone(),

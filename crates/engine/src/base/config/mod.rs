@@ -16,6 +16,7 @@ pub use permissions::PermissionRules;
 pub(crate) use permissions::permission_rule;
 pub use template::template;
 
+use ganger_events::Permission;
 use serde::Deserialize;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -171,13 +172,23 @@ impl Price {
     }
 }
 
+/// `defaults.permission`, read once with the file; a misspelt one is named.
+fn permission_setting<'de, D: serde::Deserializer<'de>>(
+    deserializer: D,
+) -> std::result::Result<Permission, D::Error> {
+    let text = String::deserialize(deserializer)?;
+    text.parse()
+        .map_err(|reason| serde::de::Error::custom(format!("defaults.permission: {reason}")))
+}
+
 /// Defaults for new tasks and rounds.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct Defaults {
     pub agent: String,
     /// What agents may do: `write` or `read-only`.
-    pub permission: String,
+    #[serde(deserialize_with = "permission_setting")]
+    pub permission: Permission,
     pub model: Option<String>,
     pub base: String,
     pub timeout: DurationSetting,
@@ -191,7 +202,7 @@ impl Default for Defaults {
     fn default() -> Self {
         Defaults {
             agent: ganger_agents::DEFAULT_AGENT.into(),
-            permission: "write".into(),
+            permission: Permission::Write,
             model: None,
             base: "main".into(),
             timeout: DurationSetting(Duration::from_secs(60 * 60)),
@@ -419,14 +430,6 @@ impl Config {
             path: path.into(),
             reason: e.message().trim().to_owned(),
         })?;
-        config
-            .defaults
-            .permission
-            .parse::<ganger_agents::Permission>()
-            .map_err(|reason| ConfigError {
-                path: path.into(),
-                reason: format!("defaults.permission: {reason}"),
-            })?;
         for (key, limit) in [
             ("defaults.timeout", config.defaults.timeout),
             ("defaults.stall", config.defaults.stall),
@@ -548,6 +551,21 @@ mod tests {
         assert_eq!(config.defaults.stall.0, Duration::from_secs(30));
         assert_eq!(config.key_env("mock"), "MOCK_TOKEN");
         assert_eq!(config.key_env("open-router"), "OPEN_ROUTER_API_KEY");
+    }
+
+    /// Issue 39.5: the permission is read into its enum with the file, and a misspelt one is
+    /// still named as it was when it was checked after.
+    #[test]
+    fn the_default_permission_is_read_once_and_a_misspelt_one_is_named() {
+        let table = "[defaults]\npermission = \"read-only\"\n".parse().unwrap();
+        let config = Config::check(Path::new("x"), table).unwrap();
+        assert_eq!(config.defaults.permission, Permission::ReadOnly);
+        let table = "[defaults]\npermission = \"all\"\n".parse().unwrap();
+        let err = Config::check(Path::new("x"), table).unwrap_err();
+        assert_eq!(
+            err.reason,
+            "defaults.permission: unknown permission \"all\": expected write or read-only"
+        );
     }
 
     #[test]

@@ -65,10 +65,9 @@ pub(crate) struct TaskSandbox {
 
 impl TaskSandbox {
     pub fn of(ws: &Workspace, task: &Task) -> Result<TaskSandbox> {
-        let kind: SandboxKind = task.sandbox.parse().map_err(EngineError::invalid)?;
         Ok(TaskSandbox {
-            sandbox: sandbox(ws, kind),
-            network: task.network.parse().map_err(EngineError::invalid)?,
+            sandbox: sandbox(ws, task.sandbox),
+            network: task.network,
             rw: task.rw.clone(),
         })
     }

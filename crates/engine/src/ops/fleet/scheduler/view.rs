@@ -216,7 +216,7 @@ impl QueuedTask {
             id: task.id,
             agent: task.agent.clone(),
             model: task.model.clone(),
-            sandbox: task.sandbox.clone(),
+            sandbox: task.sandbox.as_str().to_owned(),
             inbound: Inbound::of(task),
         }
     }
