@@ -6,6 +6,7 @@ mod checks;
 mod duration;
 mod permissions;
 pub mod roles;
+mod setting;
 mod template;
 
 pub use checks::{CheckConfig, DEFAULT_CHECK_TIMEOUT, valid_check_name, validate_checks};
@@ -14,9 +15,10 @@ pub use duration::{format_duration, parse_duration};
 pub use ganger_agents::AgentConfig;
 pub use permissions::PermissionRules;
 pub(crate) use permissions::permission_rule;
+pub use setting::Setting;
 pub use template::template;
 
-use ganger_events::Permission;
+use ganger_events::{Network, Permission, SandboxKind};
 use serde::Deserialize;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -236,10 +238,10 @@ impl Default for WorktreeConfig {
 #[serde(deny_unknown_fields, default)]
 pub struct SandboxConfig {
     /// Where rounds run unless `--sandbox` says otherwise: `local`, `bwrap` or `docker`.
-    pub default: String,
+    pub default: Setting<SandboxKind>,
     /// The network of sandboxed rounds unless `--network` says otherwise: `shared` (the
     /// agent must reach its model) or `none`.
-    pub network: String,
+    pub network: Setting<Network>,
     /// Give each round a cgroup of its own where the system allows.
     pub cgroup: bool,
     /// Paths inside the worktree the agent may read but not change (bwrap and docker).
@@ -252,8 +254,8 @@ pub struct SandboxConfig {
 impl Default for SandboxConfig {
     fn default() -> Self {
         SandboxConfig {
-            default: "local".into(),
-            network: "shared".into(),
+            default: Setting::of(SandboxKind::Local),
+            network: Setting::of(Network::Shared),
             cgroup: true,
             read_only: Vec::new(),
             rw: Vec::new(),
