@@ -286,7 +286,12 @@ fn workers_table(workers: &[ganger_engine::fleet::WorkerStatus]) -> String {
             },
             if worker.alive { "alive" } else { "dead" },
             format!("{}s ago", (now - record.seen_at).max(0) / 1000),
-            record.sandboxes.join(","),
+            record
+                .sandboxes
+                .iter()
+                .map(|kind| kind.as_str())
+                .collect::<Vec<_>>()
+                .join(","),
             agents.join(", ")
         ));
     }
