@@ -8,169 +8,135 @@ use serde::{Deserialize, Serialize};
 use std::fmt;
 use std::str::FromStr;
 
-/// What the agent may do in its worktree: one ganger setting that each adapter maps to its
-/// CLI's own permission options.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Permission {
-    /// Edit files and run commands without asking (the agent's own auto-approve mode).
-    #[default]
-    Write,
-    /// Read and answer only: file-writing and shell tools are refused or withheld.
-    ReadOnly,
-}
-
-impl Permission {
-    /// The setting's name in `ganger.toml`, options and reports.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Permission::Write => "write",
-            Permission::ReadOnly => "read-only",
+/// Declares a setting's enum with the word of each value: `as_str`, `Display` and serde
+/// write the words, `FromStr` and serde read them back; `refused` says what a word that names
+/// none is.
+macro_rules! words {
+    (
+        $(#[$meta:meta])*
+        pub enum $name:ident {
+            $($(#[$variant_meta:meta])* $variant:ident = $word:literal,)+
         }
-    }
-}
-
-impl fmt::Display for Permission {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
-impl FromStr for Permission {
-    type Err = String;
-
-    fn from_str(text: &str) -> Result<Self, Self::Err> {
-        match text {
-            "write" => Ok(Permission::Write),
-            "read-only" => Ok(Permission::ReadOnly),
-            other => Err(format!(
-                "unknown permission {other:?}: expected write or read-only"
-            )),
+        refused($text:ident) => $refusal:expr;
+    ) => {
+        $(#[$meta])*
+        #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+        pub enum $name {
+            $($(#[$variant_meta])* #[serde(rename = $word)] $variant,)+
         }
-    }
+
+        impl $name {
+            /// The value's word in `ganger.toml`, options, stored rows and reports.
+            pub fn as_str(self) -> &'static str {
+                match self {
+                    $($name::$variant => $word),+
+                }
+            }
+
+        }
+
+        impl FromStr for $name {
+            type Err = String;
+
+            fn from_str($text: &str) -> Result<Self, Self::Err> {
+                match $text {
+                    $($word => Ok($name::$variant),)+
+                    _ => Err($refusal),
+                }
+            }
+        }
+
+        impl fmt::Display for $name {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str(self.as_str())
+            }
+        }
+    };
 }
 
-/// Where a round's agent runs.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum SandboxKind {
-    /// As the user would run it by hand: no isolation beyond the process group.
-    #[default]
-    Local,
-    /// Inside bubblewrap: the root read-only, homes and secrets hidden, the worktree writable.
-    Bwrap,
-    /// In a container of its own, through the Docker Engine API.
-    Docker,
+words! {
+    /// What the agent may do in its worktree: one ganger setting that each adapter maps to
+    /// its CLI's own permission options.
+    pub enum Permission {
+        /// Edit files and run commands without asking (the agent's own auto-approve mode).
+        #[default]
+        Write = "write",
+        /// Read and answer only: file-writing and shell tools are refused or withheld.
+        ReadOnly = "read-only",
+    }
+    refused(text) => format!("unknown permission {text:?}: expected write or read-only");
+}
+
+words! {
+    /// Where a round's agent runs.
+    pub enum SandboxKind {
+        /// As the user would run it by hand: no isolation beyond the process group.
+        #[default]
+        Local = "local",
+        /// Inside bubblewrap: the root read-only, homes and secrets hidden, the worktree
+        /// writable.
+        Bwrap = "bwrap",
+        /// In a container of its own, through the Docker Engine API.
+        Docker = "docker",
+    }
+    refused(text) => format!(
+        "unknown sandbox {text:?}; sandboxes: {}",
+        SandboxKind::NAMES.join(", ")
+    );
 }
 
 impl SandboxKind {
     pub const ALL: [SandboxKind; 3] = [SandboxKind::Local, SandboxKind::Bwrap, SandboxKind::Docker];
     pub const NAMES: [&'static str; 3] = ["local", "bwrap", "docker"];
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            SandboxKind::Local => "local",
-            SandboxKind::Bwrap => "bwrap",
-            SandboxKind::Docker => "docker",
-        }
-    }
 }
 
-impl fmt::Display for SandboxKind {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
+words! {
+    /// The network of a sandboxed round.
+    pub enum Network {
+        /// The host's network (bwrap), or the configured Docker network (`host` by default):
+        /// the agent must reach its model.
+        #[default]
+        Shared = "shared",
+        /// Nothing but a loopback of its own.
+        None = "none",
     }
-}
-
-impl FromStr for SandboxKind {
-    type Err = String;
-
-    fn from_str(text: &str) -> Result<Self, Self::Err> {
-        match text {
-            "local" => Ok(SandboxKind::Local),
-            "bwrap" => Ok(SandboxKind::Bwrap),
-            "docker" => Ok(SandboxKind::Docker),
-            other => Err(format!(
-                "unknown sandbox {other:?}; sandboxes: {}",
-                SandboxKind::NAMES.join(", ")
-            )),
-        }
-    }
-}
-
-/// The network of a sandboxed round.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Network {
-    /// The host's network (bwrap), or the configured Docker network (`host` by default): the
-    /// agent must reach its model.
-    #[default]
-    Shared,
-    /// Nothing but a loopback of its own.
-    None,
-}
-
-impl Network {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Network::Shared => "shared",
-            Network::None => "none",
-        }
-    }
-}
-
-impl fmt::Display for Network {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
-impl FromStr for Network {
-    type Err = String;
-
-    fn from_str(text: &str) -> Result<Self, Self::Err> {
-        match text {
-            "shared" => Ok(Network::Shared),
-            "none" => Ok(Network::None),
-            other => Err(format!("unknown network {other:?}; networks: shared, none")),
-        }
-    }
+    refused(text) => format!("unknown network {text:?}; networks: shared, none");
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde::de::DeserializeOwned;
+
+    /// Each value's word reads back as text and as JSON, and the JSON is the word.
+    fn round_trips<T>(values: &[T])
+    where
+        T: Copy + PartialEq + fmt::Debug + fmt::Display + FromStr + Serialize + DeserializeOwned,
+        T::Err: fmt::Debug,
+    {
+        for &value in values {
+            let word = value.to_string();
+            assert_eq!(word.parse::<T>().unwrap(), value);
+            let json = serde_json::to_string(&value).unwrap();
+            assert_eq!(json, format!("\"{word}\""));
+            assert_eq!(serde_json::from_str::<T>(&json).unwrap(), value);
+        }
+    }
 
     /// The words are the same as text and as JSON (stored rows, `--json`, `ganger.toml`).
     #[test]
     fn names_read_back_as_text_and_as_json() {
-        for kind in SandboxKind::ALL {
-            assert_eq!(kind.as_str().parse::<SandboxKind>(), Ok(kind));
-            let json = serde_json::to_string(&kind).unwrap();
-            assert_eq!(json, format!("\"{kind}\""));
-            assert_eq!(serde_json::from_str::<SandboxKind>(&json).unwrap(), kind);
-        }
+        round_trips(&SandboxKind::ALL);
+        round_trips(&[Network::Shared, Network::None]);
+        round_trips(&[Permission::Write, Permission::ReadOnly]);
         assert_eq!(
             SandboxKind::ALL.map(SandboxKind::as_str),
             SandboxKind::NAMES
         );
-        assert!("podman".parse::<SandboxKind>().is_err());
-        for network in [Network::Shared, Network::None] {
-            assert_eq!(network.as_str().parse::<Network>(), Ok(network));
-            let json = serde_json::to_string(&network).unwrap();
-            assert_eq!(json, format!("\"{network}\""));
-        }
+        assert_eq!(Permission::ReadOnly.as_str(), "read-only");
         assert_eq!("none".parse::<Network>(), Ok(Network::None));
+        assert!("podman".parse::<SandboxKind>().is_err());
         assert!("bridge".parse::<Network>().is_err());
-        for permission in [Permission::Write, Permission::ReadOnly] {
-            assert_eq!(permission.as_str().parse::<Permission>(), Ok(permission));
-            let json = serde_json::to_string(&permission).unwrap();
-            assert_eq!(json, format!("\"{permission}\""));
-        }
-        assert_eq!(
-            serde_json::to_string(&Permission::ReadOnly).unwrap(),
-            "\"read-only\""
-        );
         assert!("readonly".parse::<Permission>().is_err());
     }
 }

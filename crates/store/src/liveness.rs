@@ -81,6 +81,21 @@ impl HandedClaim {
         }
     }
 
+    /// The refusal of a claim handed to a store of another kind (`store`) than made it.
+    pub(crate) fn foreign(&self, store: &str) -> StoreError {
+        let kind = match self {
+            HandedClaim::Lease { .. } => "a lease",
+            HandedClaim::Lock { .. } => "a lock",
+        };
+        StoreError::Io {
+            path: "--claim".into(),
+            source: std::io::Error::new(
+                std::io::ErrorKind::InvalidInput,
+                format!("the claim handed over is {kind}, which a {store} store does not hold"),
+            ),
+        }
+    }
+
     /// Reads back what [`HandedClaim::to_arg`] wrote.
     pub fn from_arg(arg: &OsStr) -> Result<HandedClaim, String> {
         let bad = || "not a handed claim (lease:FENCE:NAME or lock:FD:PATH)".to_owned();

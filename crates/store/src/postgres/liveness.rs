@@ -106,13 +106,7 @@ impl Liveness for PgStore {
 
     fn inherited_claim(&self, handed: HandedClaim) -> Result<Claim, StoreError> {
         let HandedClaim::Lease { name, fence } = handed else {
-            return Err(StoreError::Io {
-                path: "--claim".into(),
-                source: std::io::Error::new(
-                    std::io::ErrorKind::InvalidInput,
-                    "the claim handed over is not a lease (the store is PostgreSQL)",
-                ),
-            });
+            return Err(handed.foreign("PostgreSQL"));
         };
         // Renewed at once: a lease that ran out (or went to another holder) in the handover
         // is not this process's to carry.

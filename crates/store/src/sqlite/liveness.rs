@@ -89,13 +89,7 @@ impl Liveness for SqliteStore {
 
     fn inherited_claim(&self, handed: HandedClaim) -> Result<Claim, StoreError> {
         let HandedClaim::Lock { fd, path } = handed else {
-            return Err(StoreError::Io {
-                path: "--claim".into(),
-                source: std::io::Error::new(
-                    std::io::ErrorKind::InvalidInput,
-                    "the claim handed over is not a lock (the store is SQLite)",
-                ),
-            });
+            return Err(handed.foreign("SQLite"));
         };
         // SAFETY: the command line names a descriptor the parent opened for this process on
         // purpose (`handover`), and nothing else here owns it.
