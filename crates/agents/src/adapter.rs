@@ -9,45 +9,11 @@ use crate::facts::{AgentFacts, Package};
 use crate::interactive::Headless;
 use crate::settings::AgentConfig;
 use crate::{AgentExit, StreamParser, Verdict};
+pub use ganger_events::Permission;
 use ganger_events::RoundSummary;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
-
-/// What the agent may do in its worktree: one ganger setting that each adapter maps to its
-/// CLI's own permission options.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
-pub enum Permission {
-    /// Edit files and run commands without asking (the agent's own auto-approve mode).
-    #[default]
-    Write,
-    /// Read and answer only: file-writing and shell tools are refused or withheld.
-    ReadOnly,
-}
-
-impl Permission {
-    /// The setting's name in `ganger.toml`, options and reports.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Permission::Write => "write",
-            Permission::ReadOnly => "read-only",
-        }
-    }
-}
-
-impl std::str::FromStr for Permission {
-    type Err = String;
-
-    fn from_str(text: &str) -> Result<Self, Self::Err> {
-        match text {
-            "write" => Ok(Permission::Write),
-            "read-only" => Ok(Permission::ReadOnly),
-            other => Err(format!(
-                "unknown permission {other:?}: expected write or read-only"
-            )),
-        }
-    }
-}
 
 /// What one round asks of the agent.
 #[derive(Debug, Clone)]

@@ -688,6 +688,10 @@ pub struct HostArgs {
     /// only: hidden even from the hidden command's completions).
     #[arg(long, value_name = "PID", hide = true)]
     pub kept_by: Option<u32>,
+    /// A round host's claim, handed over by the command that started it (passed by ganger
+    /// only: hidden as `--kept-by` is).
+    #[arg(long, value_name = "CLAIM", hide = true)]
+    pub claim: Option<std::ffi::OsString>,
 }
 
 fn duration(text: &str) -> Result<std::time::Duration, String> {

@@ -11,7 +11,7 @@ mod printer;
 
 use args::{Cli, Command};
 use clap::Parser;
-use ganger_engine::{Engine, EngineError, Workspace};
+use ganger_engine::{Engine, EngineError, StoreLocation, Workspace};
 use std::process::ExitCode;
 
 /// Why a command did not complete.
@@ -47,14 +47,11 @@ pub fn main() -> ExitCode {
         printer::emit_error(json, &message, Some("see `ganger --help`"), exit::INVALID);
         return ExitCode::from(exit::INVALID);
     }
-    if let Some(store) = &cli.store {
-        if let Err(error) = ganger_engine::store_location::parse("--store", store) {
-            printer::emit_error(json, &error.message, None, exit::INVALID);
-            return ExitCode::from(exit::INVALID);
-        }
-        // SAFETY: no other thread runs yet (argument parsing starts none), so nothing reads
-        // the environment while it changes; the processes this one starts inherit it.
-        unsafe { std::env::set_var(ganger_engine::STORE_ENV, store) };
+    if let Some(store) = &cli.store
+        && let Err(error) = ganger_engine::store_location::parse("--store", store)
+    {
+        printer::emit_error(json, &error.message, None, exit::INVALID);
+        return ExitCode::from(exit::INVALID);
     }
     // An empty GANGER_COMMANDER is unset; any other value must be a name.
     if let Some(name) = std::env::var_os("GANGER_COMMANDER")
@@ -173,6 +170,24 @@ fn without_json(command: &Command) -> Option<&'static str> {
     })
 }
 
+/// Where a command works: the directory it was started in (`-C`), and the store the user
+/// named on the command line.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Place<'a> {
+    pub(crate) dir: Option<&'a std::path::Path>,
+    /// `--store` (checked already in `main`).
+    store: Option<&'a str>,
+}
+
+impl Place<'_> {
+    /// The store the user named: `--store`, else `GANGER_STORE` (read here, at the edge);
+    /// `None` leaves it to the configuration's `[store] url`, else the local store.
+    pub(crate) fn named_store(&self) -> Result<Option<StoreLocation>, EngineError> {
+        let env = std::env::var_os(ganger_engine::STORE_ENV);
+        ganger_engine::store_location::named(self.store, env.as_deref())
+    }
+}
+
 fn here(cli_dir: Option<&std::path::Path>) -> Result<std::path::PathBuf, Failure> {
     Ok(match cli_dir {
         Some(dir) => dir.to_path_buf(),
@@ -181,21 +196,28 @@ fn here(cli_dir: Option<&std::path::Path>) -> Result<std::path::PathBuf, Failure
     })
 }
 
-fn workspace(cli_dir: Option<&std::path::Path>) -> Result<Workspace, Failure> {
-    Ok(Workspace::discover(&here(cli_dir)?)?)
+fn workspace(place: &Place) -> Result<Workspace, Failure> {
+    Ok(Workspace::discover(
+        &here(place.dir)?,
+        place.named_store()?,
+    )?)
 }
 
 /// The engine for this run: the repository, and the commander who acts unless a command
 /// names one (`GANGER_COMMANDER`, else the user name; `--as` is per command).
-fn engine(cli_dir: Option<&std::path::Path>) -> Result<Engine, Failure> {
+fn engine(place: &Place) -> Result<Engine, Failure> {
     Ok(Engine::open(
-        &here(cli_dir)?,
+        &here(place.dir)?,
+        place.named_store()?,
         &ganger_engine::commander(None),
     )?)
 }
 
 fn run(cli: Cli) -> Outcome {
-    let dir = cli.directory.as_deref();
+    let dir = &Place {
+        dir: cli.directory.as_deref(),
+        store: cli.store.as_deref(),
+    };
     match cli.command {
         Command::Init(args) => commands::init::run(&engine(dir)?, &args),
         Command::Start(args) => commands::round::start(&engine(dir)?, *args),

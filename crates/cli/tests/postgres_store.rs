@@ -114,6 +114,41 @@ fn a_detached_round_is_alive_to_other_processes_until_cancelled() {
     );
 }
 
+/// Issue 39.5: `--store` is no longer put into ganger's own environment; the detached host is
+/// handed the store (in its environment) and its claim (on its command line), and its command
+/// line names the claim but not the store's password.
+#[test]
+fn a_detached_round_of_a_store_named_by_flag_is_carried_by_a_host_whose_command_line_has_no_password()
+ {
+    let Some(db) = Database::new() else { return };
+    let world = World::new(env!("CARGO_BIN_EXE_ganger").as_ref());
+    world.use_command_agent("cat >/dev/null; sleep 3; echo 'DONE: ok'", "", "");
+    let started = world.ganger(&[
+        "--store",
+        &db.url,
+        "start",
+        "flagged",
+        "--message",
+        "Hi.",
+        "--detach",
+        "--json",
+    ]);
+    started.expect_code(0);
+    let pid = started.json()["host_pid"].as_u64().unwrap();
+    let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap();
+    let cmdline = String::from_utf8_lossy(&cmdline).replace('\0', " ");
+    assert!(cmdline.contains(" host flagged 1 "), "{cmdline}");
+    assert!(cmdline.contains("--claim lease:"), "{cmdline}");
+    assert!(!cmdline.contains(&password_of(&db.url)), "{cmdline}");
+    let ended = world.ganger(&["--store", &db.url, "wait", "flagged", "--json"]);
+    assert_eq!(ended.json()["status"], "done", "{}", ended.stdout);
+    assert!(!world.repo.join(".ganger/state.db").exists());
+    assert_eq!(
+        db.count("SELECT count(*) FROM rounds WHERE status = 'done'"),
+        1
+    );
+}
+
 #[test]
 fn a_store_that_cannot_be_reached_names_its_url_without_the_password() {
     let world = World::new(env!("CARGO_BIN_EXE_ganger").as_ref());

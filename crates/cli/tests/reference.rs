@@ -67,8 +67,9 @@ fn the_manual_page_has_a_section_per_command() {
     assert!(!run.stdout.contains("ganger-docker-round"));
 }
 
-/// The options only ganger's own hidden processes take (`ganger warm-host --kept-by PID`).
-const INTERNAL: [&str; 1] = ["--kept-by"];
+/// The options only ganger's own hidden processes take (`ganger warm-host --kept-by PID`,
+/// `ganger host --claim CLAIM`).
+const INTERNAL: [&str; 2] = ["--kept-by", "--claim"];
 
 /// The commands a help text lists under "Commands:" (`help` aside).
 fn listed_commands(help: &str) -> Vec<String> {

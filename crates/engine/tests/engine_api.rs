@@ -60,7 +60,7 @@ fn quiet() -> impl FnMut(Notice) {
 #[test]
 fn a_started_task_is_reported_as_the_status_shows_it() {
     let world = world();
-    let engine = Engine::open(&world.repo, "alice").unwrap();
+    let engine = Engine::open(&world.repo, None, "alice").unwrap();
     let outcome = finished(engine.start(start("a"), false, &mut quiet()).unwrap());
     assert_eq!(outcome.round.status, RoundStatus::Done);
     assert_eq!(outcome.task.owner, "alice");
@@ -84,7 +84,7 @@ fn a_started_task_is_reported_as_the_status_shows_it() {
 #[test]
 fn lookup_and_admission_refuse_with_the_right_kind() {
     let world = world();
-    let engine = Engine::open(&world.repo, "alice").unwrap();
+    let engine = Engine::open(&world.repo, None, "alice").unwrap();
     let unknown = engine
         .status(
             &StatusRequest {
@@ -123,13 +123,13 @@ fn lookup_and_admission_refuse_with_the_right_kind() {
         )
         .unwrap_err();
     assert_eq!(empty.message, "the task text is empty");
-    assert!(Engine::open(&world.repo, "two\nlines").is_err());
+    assert!(Engine::open(&world.repo, None, "two\nlines").is_err());
 }
 
 #[test]
 fn only_the_owner_sends_rounds_and_a_transfer_ends_the_old_generation() {
     let world = world();
-    let engine = Engine::open(&world.repo, "alice").unwrap();
+    let engine = Engine::open(&world.repo, None, "alice").unwrap();
     finished(engine.start(start("o"), false, &mut quiet()).unwrap());
     let refused = engine
         .fix(fix("o", Some("bob")), false, &mut quiet())
@@ -160,7 +160,7 @@ fn only_the_owner_sends_rounds_and_a_transfer_ends_the_old_generation() {
 #[test]
 fn a_task_that_holds_new_rounds_queues_them_whoever_sends_them() {
     let world = world();
-    let engine = Engine::open(&world.repo, "alice").unwrap();
+    let engine = Engine::open(&world.repo, None, "alice").unwrap();
     finished(engine.start(start("h"), false, &mut quiet()).unwrap());
     engine
         .ownership(
@@ -196,7 +196,7 @@ fn a_task_that_holds_new_rounds_queues_them_whoever_sends_them() {
 #[test]
 fn a_start_is_queued_once() {
     let world = world();
-    let engine = Engine::open(&world.repo, "alice").unwrap();
+    let engine = Engine::open(&world.repo, None, "alice").unwrap();
     assert!(matches!(
         engine.start(start("q"), true, &mut quiet()).unwrap(),
         Sent::Queued { held: false, .. }
@@ -210,7 +210,7 @@ fn a_start_is_queued_once() {
 #[test]
 fn notices_can_go_to_a_channel() {
     let world = world();
-    let engine = Engine::open(&world.repo, "alice").unwrap();
+    let engine = Engine::open(&world.repo, None, "alice").unwrap();
     let (tx, rx) = std::sync::mpsc::channel();
     let mut sink = tx;
     finished(engine.start(start("n"), false, &mut sink).unwrap());
@@ -233,7 +233,7 @@ fn notices_can_go_to_a_channel() {
 #[test]
 fn one_engine_serves_many_operations_at_once() {
     let world = world();
-    let engine = Engine::open(&world.repo, "alice").unwrap();
+    let engine = Engine::open(&world.repo, None, "alice").unwrap();
     let slugs: Vec<String> = (0..6).map(|n| format!("c{n}")).collect();
     let engine = &engine;
     std::thread::scope(|scope| {

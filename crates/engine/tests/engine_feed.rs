@@ -50,7 +50,7 @@ fn read_from(engine: &Engine, offset: u64) -> (Vec<StreamLine>, u64, bool) {
 #[test]
 fn a_rounds_lines_resume_from_any_offset_once_each() {
     let world = world();
-    let engine = Engine::open(&world.repo, "alice").unwrap();
+    let engine = Engine::open(&world.repo, None, "alice").unwrap();
     let options = StartOptions {
         slug: "feed".into(),
         brief: Some(Brief::Message("write it".into())),

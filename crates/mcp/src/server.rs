@@ -7,7 +7,7 @@
 
 use crate::output::Answer;
 use crate::watch::Watcher;
-use ganger_engine::{Engine, EngineError};
+use ganger_engine::{Engine, EngineError, StoreLocation};
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::tool::ToolCallContext;
 use rmcp::model::{
@@ -42,6 +42,8 @@ pub struct GangerMcp {
 struct Shared {
     /// Where the repository is.
     dir: PathBuf,
+    /// The store the user named (`--store`, `GANGER_STORE`), else the configuration's.
+    store: Option<StoreLocation>,
     /// The commander named by the configuration (`--as`, `GANGER_COMMANDER`).
     named: Option<String>,
     /// The engine, opened as the commander once it is known.
@@ -68,10 +70,11 @@ impl Drop for Shared {
 impl GangerMcp {
     /// A server for the repository containing `dir`, acting as `commander` when one is named,
     /// else as a name derived from the client that connects.
-    pub fn new(dir: PathBuf, commander: Option<String>) -> GangerMcp {
+    pub fn new(dir: PathBuf, store: Option<StoreLocation>, commander: Option<String>) -> GangerMcp {
         GangerMcp {
             shared: Arc::new(Shared {
                 dir,
+                store,
                 named: commander,
                 engine: OnceLock::new(),
                 watcher: OnceLock::new(),
@@ -85,6 +88,7 @@ impl GangerMcp {
     pub fn with_engine(engine: Arc<Engine>, watcher: Arc<Watcher>) -> GangerMcp {
         let shared = Shared {
             dir: engine.workspace().repo.main.clone(),
+            store: Some(engine.workspace().store.clone()),
             named: Some(engine.commander().to_owned()),
             engine: OnceLock::new(),
             watcher: OnceLock::new(),
@@ -107,7 +111,7 @@ impl GangerMcp {
                     (None, Some(client)) => crate::identity::commander_from_client(client),
                     (None, None) => "mcp".to_owned(),
                 };
-                Engine::open(&self.shared.dir, &name).map(Arc::new)
+                Engine::open(&self.shared.dir, self.shared.store.clone(), &name).map(Arc::new)
             })
             .clone()
     }

@@ -7,8 +7,8 @@
 //! read-only for a read-only task), the task's agent state (its sessions), and the agent's
 //! installation. It dies with its parent. Measured in docs/agents/bwrap-measured.md.
 
-use crate::kind::Network;
 use crate::local::AgentCommand;
+use ganger_events::Network;
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 

@@ -6,8 +6,8 @@
 use crate::SandboxError;
 use crate::bwrap::{BwrapSpec, installation_dirs, wrap_in_bwrap};
 use crate::confinement::{Confinement, Sandbox};
-use crate::kind::SandboxKind;
 use crate::local::AgentCommand;
+use ganger_events::SandboxKind;
 use std::path::PathBuf;
 
 /// Inside bubblewrap.
@@ -70,7 +70,7 @@ impl Sandbox for BwrapSandbox {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::kind::Network;
+    use ganger_events::Network;
     use std::path::Path;
     use std::time::Duration;
 

@@ -5,8 +5,8 @@
 //! chooses one by the task's [`SandboxKind`] in one place and asks it everything else.
 
 use crate::SandboxError;
-use crate::kind::{Network, SandboxKind};
 use crate::local::AgentCommand;
+use ganger_events::{Network, SandboxKind};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 

@@ -19,7 +19,6 @@ mod confinement;
 mod detach;
 mod error;
 mod interactive;
-mod kind;
 mod local;
 mod local_sandbox;
 mod members;
@@ -34,8 +33,8 @@ pub use cgroup::Cgroup;
 pub use confinement::{Confinement, Sandbox};
 pub use detach::{DetachedHost, spawn_detached_host, spawn_owned_host};
 pub use error::SandboxError;
+pub use ganger_events::{Network, SandboxKind};
 pub use interactive::run_interactive;
-pub use kind::{Network, SandboxKind};
 pub use local::{
     AgentCommand, AgentExit, RunningAgent, Waited, spawn_local, spawn_local_conversing,
 };

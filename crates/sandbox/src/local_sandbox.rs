@@ -3,8 +3,8 @@
 
 use crate::SandboxError;
 use crate::confinement::{Confinement, Sandbox};
-use crate::kind::{Network, SandboxKind};
 use crate::local::AgentCommand;
+use ganger_events::{Network, SandboxKind};
 
 /// No isolation beyond the round's processes.
 #[derive(Debug, Clone, Copy, Default)]

@@ -41,7 +41,7 @@ pub use journal::{
     FailedCheck, JournalEntry, JournalEvent, OverlappingTask, OwnerMove, Undelivered,
 };
 pub use layout::StateDir;
-pub use liveness::{Claim, ClaimHold, ClaimKey, Handover, Liveness};
+pub use liveness::{Claim, ClaimHold, ClaimKey, HandedClaim, Handover, Liveness};
 pub use ownership::{OwnerChange, OwnershipStore};
 pub use pipeline::{PipelineRecord, PipelineStore, ReviewerVerdict, RoleLink};
 pub use postgres::{PgStore, check_url, redact as redact_url, url_secrets};

@@ -12,11 +12,14 @@
 //! free lock is a dead holder however it died. A networked backend keeps a lease instead: the
 //! claim renews it while held (a heartbeat) and carries the lease's fencing number; a lease
 //! not renewed in time is dead. Either way a claim can be handed to a process this one starts
-//! (a detached round host), so that the work has a live holder at every moment.
+//! (a detached round host), so that the work has a live holder at every moment: named on its
+//! command line ([`HandedClaim`]), with the lock's open file inherited where there is one.
 
 use crate::error::StoreError;
-use std::ffi::OsString;
+use std::ffi::{OsStr, OsString};
 use std::os::fd::{BorrowedFd, RawFd};
+use std::os::unix::ffi::{OsStrExt, OsStringExt};
+use std::path::PathBuf;
 use std::time::Duration;
 
 /// How a backend finds a claim again: recorded with the work it keeps alive, and opaque above
@@ -45,12 +48,75 @@ impl std::fmt::Display for ClaimKey {
 }
 
 /// What a process started to carry a claim on (a detached round host) must be given.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct Handover<'a> {
     /// An open file the new process must inherit, at this descriptor number.
     pub inherit: Option<(BorrowedFd<'a>, RawFd)>,
-    /// Variables its environment must have, read back by [`Liveness::inherited_claim`].
-    pub env: Vec<(OsString, OsString)>,
+    /// The claim, for the new process's command line ([`HandedClaim::to_arg`]), read back by
+    /// [`Liveness::inherited_claim`].
+    pub claim: HandedClaim,
+}
+
+/// A claim as a process started to carry it is told of it, on its command line: nothing in
+/// it is a secret (a lease's name and fence; a lock's descriptor and path). Not `Clone`: a
+/// process takes the claim it was handed once.
+#[derive(Debug, PartialEq, Eq)]
+pub enum HandedClaim {
+    /// A lease (PostgreSQL): its name, and the fence it is held with.
+    Lease { name: String, fence: i64 },
+    /// A lock (SQLite) held on an inherited descriptor, and the lock file's path.
+    Lock { fd: RawFd, path: PathBuf },
+}
+
+impl HandedClaim {
+    /// The claim as one argument: `lease:FENCE:NAME` or `lock:FD:PATH`.
+    pub fn to_arg(&self) -> OsString {
+        match self {
+            HandedClaim::Lease { name, fence } => format!("lease:{fence}:{name}").into(),
+            HandedClaim::Lock { fd, path } => {
+                let mut arg = format!("lock:{fd}:").into_bytes();
+                arg.extend_from_slice(path.as_os_str().as_bytes());
+                OsString::from_vec(arg)
+            }
+        }
+    }
+
+    /// The refusal of a claim handed to a store of another kind (`store`) than made it.
+    pub(crate) fn foreign(&self, store: &str) -> StoreError {
+        let kind = match self {
+            HandedClaim::Lease { .. } => "a lease",
+            HandedClaim::Lock { .. } => "a lock",
+        };
+        StoreError::Io {
+            path: "--claim".into(),
+            source: std::io::Error::new(
+                std::io::ErrorKind::InvalidInput,
+                format!("the claim handed over is {kind}, which a {store} store does not hold"),
+            ),
+        }
+    }
+
+    /// Reads back what [`HandedClaim::to_arg`] wrote.
+    pub fn from_arg(arg: &OsStr) -> Result<HandedClaim, String> {
+        let bad = || "not a handed claim (lease:FENCE:NAME or lock:FD:PATH)".to_owned();
+        let mut parts = arg.as_bytes().splitn(3, |b| *b == b':');
+        let (Some(kind), Some(number), Some(rest)) = (parts.next(), parts.next(), parts.next())
+        else {
+            return Err(bad());
+        };
+        let number = std::str::from_utf8(number).map_err(|_| bad())?;
+        match kind {
+            b"lease" => Ok(HandedClaim::Lease {
+                name: String::from_utf8(rest.to_vec()).map_err(|_| bad())?,
+                fence: number.parse().map_err(|_| bad())?,
+            }),
+            b"lock" if !rest.is_empty() => Ok(HandedClaim::Lock {
+                fd: number.parse().map_err(|_| bad())?,
+                path: PathBuf::from(OsStr::from_bytes(rest)),
+            }),
+            _ => Err(bad()),
+        }
+    }
 }
 
 /// How a backend keeps a claim alive while it is held. Dropping it lets the claim go as a
@@ -117,9 +183,9 @@ pub trait Liveness {
     /// The key a claim of `name` is recorded under (for work found by name, not by a record).
     fn claim_key(&self, name: &str) -> ClaimKey;
 
-    /// The claim the process that started this one handed over ([`Claim::handover`]), if it
-    /// did. Taken once, first thing, by a detached host.
-    fn inherited_claim(&self) -> Result<Option<Claim>, StoreError>;
+    /// The claim the process that started this one handed over ([`Claim::handover`]), as its
+    /// command line named it. Taken first thing by a detached host.
+    fn inherited_claim(&self, handed: HandedClaim) -> Result<Claim, StoreError>;
 
     /// Whether a holder of the claim lives. A claim never made, released or dropped is dead.
     fn is_alive(&self, key: &ClaimKey) -> Result<bool, StoreError>;
@@ -134,4 +200,35 @@ pub trait Liveness {
 
     /// Forgets what a dead claim left behind (SQLite: its lock file), once its work is settled.
     fn forget_claim(&self, key: &ClaimKey);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_handed_claim_reads_back_from_its_argument() {
+        for handed in [
+            HandedClaim::Lease {
+                name: "tok:with:colons".into(),
+                fence: 42,
+            },
+            HandedClaim::Lock {
+                fd: 3,
+                path: PathBuf::from(OsStr::from_bytes(b"/run/a:b/\xff.lock")),
+            },
+        ] {
+            assert_eq!(HandedClaim::from_arg(&handed.to_arg()), Ok(handed));
+        }
+        for bad in [
+            "",
+            "lease",
+            "lease:x:name",
+            "lock:3:",
+            "flock:3:/p",
+            "lock:three:/p",
+        ] {
+            assert!(HandedClaim::from_arg(OsStr::new(bad)).is_err(), "{bad}");
+        }
+    }
 }

@@ -2,7 +2,7 @@
 //! change them. Times are Unix milliseconds.
 
 use crate::liveness::ClaimKey;
-use ganger_events::{RoundStatus, RoundSummary};
+use ganger_events::{Network, Permission, RoundStatus, RoundSummary, SandboxKind};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -54,11 +54,11 @@ pub struct Task {
     pub last_status: Option<RoundStatus>,
     pub cost_usd: f64,
     /// What the agent may do: `write` or `read-only`.
-    pub permission: String,
+    pub permission: Permission,
     /// Where the task's rounds run: `local`, `bwrap` or `docker`.
-    pub sandbox: String,
+    pub sandbox: SandboxKind,
     /// The sandbox's network: `shared` or `none`.
-    pub network: String,
+    pub network: Network,
     /// Extra writable paths inside the worktree (relative to it).
     pub rw: Vec<String>,
     /// When `ganger clean` last cleaned up after the task (Unix ms).
@@ -241,11 +241,11 @@ pub struct NewTask {
     pub timeout_ms: Option<u64>,
     pub stall_ms: Option<u64>,
     /// What the agent may do: `write` or `read-only`.
-    pub permission: String,
+    pub permission: Permission,
     /// Where the task's rounds run: `local`, `bwrap` or `docker`.
-    pub sandbox: String,
+    pub sandbox: SandboxKind,
     /// The sandbox's network: `shared` or `none`.
-    pub network: String,
+    pub network: Network,
     /// Extra writable paths inside the worktree (relative to it).
     pub rw: Vec<String>,
     /// Whether the task's rounds go to a warm agent (`None`: as `[warm] default` says).

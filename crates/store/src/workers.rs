@@ -25,7 +25,7 @@ pub struct WorkerRecord {
     pub capacity: u32,
     pub agents: Vec<WorkerAgent>,
     /// The sandbox kinds it runs rounds in.
-    pub sandboxes: Vec<String>,
+    pub sandboxes: Vec<ganger_events::SandboxKind>,
     /// The claim it holds while it lives.
     pub claim: ClaimKey,
     pub started_at: i64,

@@ -41,7 +41,11 @@ impl AppState {
         engines.insert(owner.commander().to_owned(), owner.clone());
         for name in tokens.commanders() {
             if let std::collections::hash_map::Entry::Vacant(entry) = engines.entry(name) {
-                let engine = Engine::open(&owner.workspace().repo.main, entry.key())?;
+                let engine = Engine::open(
+                    &owner.workspace().repo.main,
+                    Some(owner.workspace().store.clone()),
+                    entry.key(),
+                )?;
                 entry.insert(Arc::new(engine));
             }
         }

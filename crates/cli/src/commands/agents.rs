@@ -6,22 +6,24 @@
 use crate::args::{AgentsAction, AgentsArgs};
 use crate::exit;
 use crate::printer::Printer;
-use crate::{Failure, Outcome};
+use crate::{Failure, Outcome, Place};
 use ganger_engine::agents::{AgentFound, Source};
 use ganger_engine::config::Config;
 use ganger_engine::documents::{AgentList, AgentsInstall, InstalledAgent};
 use ganger_engine::{EngineError, Workspace};
-use std::path::Path;
 
 /// The configuration in effect here: the repository's and the user's inside a repository,
 /// else the user's alone.
-pub(crate) fn config_here(dir: Option<&Path>) -> Result<Config, Failure> {
-    let dir = match dir {
+pub(crate) fn config_here(place: &Place) -> Result<Config, Failure> {
+    let dir = match place.dir {
         Some(dir) => dir.to_path_buf(),
         None => std::env::current_dir()
             .map_err(|e| EngineError::invalid(format!("no current directory: {e}")))?,
     };
-    match Workspace::discover(&dir) {
+    match place
+        .named_store()
+        .and_then(|named| Workspace::discover(&dir, named))
+    {
         Ok(ws) => Ok(ws.config),
         Err(_) => Ok(Config::load(&dir).unwrap_or_default()),
     }
@@ -76,19 +78,19 @@ pub(crate) fn chosen(
         .collect()
 }
 
-pub(crate) fn run(dir: Option<&Path>, args: AgentsArgs) -> Outcome {
+pub(crate) fn run(place: &Place, args: AgentsArgs) -> Outcome {
     match args.action.unwrap_or(AgentsAction::List) {
-        AgentsAction::List => list(dir, args.json),
+        AgentsAction::List => list(place, args.json),
         AgentsAction::Install { names } => install(&names, args.json),
-        AgentsAction::Doctor { names } => super::doctor::run(dir, &names, args.json),
+        AgentsAction::Doctor { names } => super::doctor::run(place, &names, args.json),
         AgentsAction::Canary { names, suite, jobs } => {
-            super::canary::run(dir, &names, suite.as_deref(), jobs, args.json)
+            super::canary::run(place.dir, &names, suite.as_deref(), jobs, args.json)
         }
     }
 }
 
-fn list(dir: Option<&Path>, json: bool) -> Outcome {
-    let config = config_here(dir)?;
+fn list(place: &Place, json: bool) -> Outcome {
+    let config = config_here(place)?;
     let agents = ganger_engine::agents::find_all(&config);
     let text: String = agents
         .iter()

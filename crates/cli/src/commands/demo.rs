@@ -139,7 +139,8 @@ pub(crate) fn run(args: DemoArgs) -> Outcome {
     )?;
     say(&format!("a repository at {}", repo.display()))?;
 
-    let engine = Engine::open(&repo, "demo")?;
+    // The scratch repository's own store: the user's (`--store`) is no place for a demo.
+    let engine = Engine::open(&repo, None, "demo")?;
     say(&format!(
         "ganger start hello --message {FIRST:?} --until-green 1   (ganger.toml has a check)"
     ))?;

@@ -6,7 +6,7 @@
 use super::agents::{chosen, config_here};
 use crate::exit;
 use crate::printer::Printer;
-use crate::{Failure, Outcome};
+use crate::{Failure, Outcome, Place};
 use ganger_engine::documents::{AgentCheck, Doctor};
 use ganger_engine::{Brief, Engine, EngineError, FixOptions, Launched, Sent, StartOptions};
 use ganger_fake_llm::{FakeLlm, Script, Turn};
@@ -23,9 +23,9 @@ fn script() -> Script {
         .default_answer("ganger doctor")
 }
 
-pub(crate) fn run(dir: Option<&Path>, names: &[String], json: bool) -> Outcome {
+pub(crate) fn run(place: &Place, names: &[String], json: bool) -> Outcome {
     let out = Printer::new(json);
-    let config = config_here(dir)?;
+    let config = config_here(place)?;
     let mut checks = Vec::new();
     for adapter in chosen(names)? {
         let Some((program, _)) = ganger_engine::agents::locate(adapter, &config) else {
@@ -115,7 +115,8 @@ fn check(adapter: &dyn ganger_agents::Adapter, program: &Path) -> Result<(), Str
         "",
     );
     std::fs::write(repo.join("ganger.toml"), toml).map_err(|e| e.to_string())?;
-    let engine = Engine::open(&repo, "doctor").map_err(|e| e.message)?;
+    // The scratch repository's own store: the user's (`--store`) is no place for a check.
+    let engine = Engine::open(&repo, None, "doctor").map_err(|e| e.message)?;
     let mut quiet = |_notice| {};
     let first = engine
         .start(

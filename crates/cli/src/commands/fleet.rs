@@ -178,7 +178,11 @@ pub(crate) fn serve(engine: &Engine, args: ServeArgs) -> Outcome {
     let mut ready = || -> Result<(), EngineError> {
         let started = match listen.take() {
             Some(listen) => {
-                let web_engine = Engine::open(&engine.workspace().repo.main, engine.commander())?;
+                let web_engine = Engine::open(
+                    &engine.workspace().repo.main,
+                    Some(engine.workspace().store.clone()),
+                    engine.commander(),
+                )?;
                 Some(
                     ganger_web::start(
                         std::sync::Arc::new(web_engine),
@@ -271,7 +275,12 @@ fn workers_table(workers: &[ganger_engine::fleet::WorkerStatus]) -> String {
             },
             if worker.alive { "alive" } else { "dead" },
             format!("{}s ago", (now - record.seen_at).max(0) / 1000),
-            record.sandboxes.join(","),
+            record
+                .sandboxes
+                .iter()
+                .map(|kind| kind.as_str())
+                .collect::<Vec<_>>()
+                .join(","),
             agents.join(", ")
         ));
     }

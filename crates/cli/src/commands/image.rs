@@ -5,13 +5,12 @@ use crate::args::{ImageAction, ImageArgs};
 use crate::commands::agents::config_here;
 use crate::exit;
 use crate::printer::{self, Printer};
-use crate::{Failure, Outcome};
+use crate::{Failure, Outcome, Place};
 use ganger_engine::documents::{ImageBuild, Images};
-use std::path::Path;
 
-pub(crate) fn run(dir: Option<&Path>, args: ImageArgs) -> Outcome {
+pub(crate) fn run(place: &Place, args: ImageArgs) -> Outcome {
     match args.action {
-        ImageAction::Build { agents, force } => build(dir, &agents, force, args.json),
+        ImageAction::Build { agents, force } => build(place, &agents, force, args.json),
         ImageAction::List => list(args.json),
     }
 }
@@ -21,8 +20,8 @@ fn megabytes(bytes: u64) -> String {
     format!("{:.0} MB", bytes as f64 / 1_000_000.0)
 }
 
-fn build(dir: Option<&Path>, agents: &[String], force: bool, json: bool) -> Outcome {
-    let config = config_here(dir)?;
+fn build(place: &Place, agents: &[String], force: bool, json: bool) -> Outcome {
+    let config = config_here(place)?;
     let mut progress = |line: &str| {
         let _ = printer::emit_err(&format!("{line}\n"));
     };

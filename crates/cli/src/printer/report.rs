@@ -3,6 +3,7 @@
 //! colour, with long things clipped and a pointer to where the whole is.
 
 use ganger_engine::report::{Clipped, RoundReport};
+use ganger_events::{Network, Permission, SandboxKind};
 use std::fmt::Write;
 
 /// The report of one round.
@@ -32,15 +33,15 @@ fn place(out: &mut String, report: &RoundReport) {
 
 /// The agent, what it may do, its model and sandbox; and its session.
 fn agent(out: &mut String, report: &RoundReport) {
-    let read_only = if report.permission == "read-only" {
+    let read_only = if report.permission == Permission::ReadOnly {
         " (read-only)"
     } else {
         ""
     };
-    let sandbox = match (report.sandbox.as_str(), report.network.as_str()) {
-        ("local", _) => String::new(),
-        (kind, "none") => format!(", sandbox: {kind}, no network"),
-        (kind, _) => format!(", sandbox: {kind}"),
+    let sandbox = match (report.sandbox, report.network) {
+        (SandboxKind::Local, _) => String::new(),
+        (kind, Network::None) => format!(", sandbox: {kind}, no network"),
+        (kind, Network::Shared) => format!(", sandbox: {kind}"),
     };
     let _ = writeln!(
         out,

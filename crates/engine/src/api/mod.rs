@@ -27,6 +27,7 @@ pub(crate) mod warm;
 
 use crate::base::error::{EngineError, Result};
 use crate::base::notice::{Notice, Notices};
+use crate::env::store_location::StoreLocation;
 use crate::env::workspace::Workspace;
 use crate::ops::fleet::QueueItem;
 use crate::{
@@ -73,13 +74,15 @@ impl Notices for std::sync::mpsc::Sender<Notice> {
 }
 
 impl Engine {
-    /// The engine for the repository containing `dir`, acting as `commander`.
-    pub fn open(dir: &Path, commander: &str) -> Result<Engine> {
+    /// The engine for the repository containing `dir`, acting as `commander`, on the store
+    /// the user named (`--store`, `GANGER_STORE`: [`crate::store_location::named`]), else the
+    /// configuration's (`[store] url`), else the local one.
+    pub fn open(dir: &Path, store: Option<StoreLocation>, commander: &str) -> Result<Engine> {
         let commander = crate::base::commander::check_commander_name(commander)
             .map_err(EngineError::invalid)?
             .to_owned();
         Ok(Engine {
-            ws: Workspace::discover(dir)?,
+            ws: Workspace::discover(dir, store)?,
             commander,
         })
     }

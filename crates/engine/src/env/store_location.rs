@@ -1,9 +1,12 @@
 //! Where a repository's store is: the SQLite file in `.ganger/` (the default), or a PostgreSQL
-//! server named by `GANGER_STORE` (which `--store` sets for the command and every process it
-//! starts) or, below it, by `[store] url` in the configuration. A URL is never shown with its
+//! server the user named (`--store`, else `GANGER_STORE`: the front end reads them, [`named`])
+//! or, below it, `[store] url` in the configuration. The processes ganger starts of itself (a
+//! detached round host, a warm host) are handed the store in their `GANGER_STORE`
+//! ([`StoreLocation::handed`]), never on a command line. A URL is never shown with its
 //! password: errors and `Debug` name it through the store's redaction.
 
 use crate::base::error::{EngineError, Result};
+use std::ffi::{OsStr, OsString};
 
 /// The variable naming the store (`postgres://...`, or `sqlite` for the default).
 pub const STORE_ENV: &str = "GANGER_STORE";
@@ -31,18 +34,28 @@ impl std::fmt::Debug for StoreLocation {
 }
 
 impl StoreLocation {
-    /// The store `GANGER_STORE` names, else `configured` (`[store] url`), else the local one.
-    pub fn resolve(configured: Option<&str>) -> Result<StoreLocation> {
-        match std::env::var(STORE_ENV) {
-            Ok(value) if !value.trim().is_empty() => parse(STORE_ENV, &value),
-            Ok(_) | Err(std::env::VarError::NotPresent) => match configured {
-                Some(value) => parse("store.url in the configuration", value),
-                None => Ok(StoreLocation::Local),
-            },
-            Err(std::env::VarError::NotUnicode(_)) => Err(EngineError::invalid(format!(
-                "{STORE_ENV} is not valid UTF-8"
-            ))),
+    /// The store the user `named` ([`named`]), else `configured` (`[store] url`), else the
+    /// local one.
+    pub fn resolve(
+        named: Option<StoreLocation>,
+        configured: Option<&str>,
+    ) -> Result<StoreLocation> {
+        match (named, configured) {
+            (Some(named), _) => Ok(named),
+            (None, Some(value)) => parse("store.url in the configuration", value),
+            (None, None) => Ok(StoreLocation::Local),
         }
+    }
+
+    /// What a process ganger starts of itself is handed to find the same store: its
+    /// `GANGER_STORE`, in its environment (never on a command line, where a password would be
+    /// seen by every user of the machine).
+    pub fn handed(&self) -> (OsString, OsString) {
+        let value = match self {
+            StoreLocation::Local => "sqlite",
+            StoreLocation::Postgres(url) => url,
+        };
+        (STORE_ENV.into(), value.into())
     }
 
     /// The URL, for a networked store.
@@ -51,6 +64,22 @@ impl StoreLocation {
             StoreLocation::Local => None,
             StoreLocation::Postgres(url) => Some(url),
         }
+    }
+}
+
+/// The store the user named: `flag` (`--store`), else `env` (the value of `GANGER_STORE`; an
+/// empty one names none); `None` when neither does. Read once, at the front end's edge.
+pub fn named(flag: Option<&str>, env: Option<&OsStr>) -> Result<Option<StoreLocation>> {
+    if let Some(flag) = flag {
+        return parse("--store", flag).map(Some);
+    }
+    match env.map(OsStr::to_str) {
+        None => Ok(None),
+        Some(Some(value)) if value.trim().is_empty() => Ok(None),
+        Some(Some(value)) => parse(STORE_ENV, value).map(Some),
+        Some(None) => Err(EngineError::invalid(format!(
+            "{STORE_ENV} is not valid UTF-8"
+        ))),
     }
 }
 
@@ -99,6 +128,43 @@ fn is_key_value(text: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_flag_outranks_the_variable_which_outranks_the_configuration() {
+        let pg = |db: &str| StoreLocation::Postgres(format!("postgres://h/{db}"));
+        let env = OsStr::new("postgres://h/env");
+        assert_eq!(
+            named(Some("postgres://h/flag"), Some(env)).unwrap(),
+            Some(pg("flag"))
+        );
+        assert_eq!(
+            named(Some("sqlite"), Some(env)).unwrap(),
+            Some(StoreLocation::Local)
+        );
+        assert_eq!(named(None, Some(env)).unwrap(), Some(pg("env")));
+        assert_eq!(named(None, Some(OsStr::new(" "))).unwrap(), None);
+        assert_eq!(named(None, None).unwrap(), None);
+        let refused = named(None, Some(OsStr::new("mysql://h"))).unwrap_err();
+        assert!(refused.message.starts_with("GANGER_STORE:"), "{refused:?}");
+        let configured = Some("postgres://h/conf");
+        assert_eq!(
+            StoreLocation::resolve(Some(pg("env")), configured).unwrap(),
+            pg("env")
+        );
+        assert_eq!(
+            StoreLocation::resolve(None, configured).unwrap(),
+            pg("conf")
+        );
+        assert_eq!(
+            StoreLocation::resolve(None, None).unwrap(),
+            StoreLocation::Local
+        );
+        assert_eq!(
+            pg("x").handed(),
+            ("GANGER_STORE".into(), "postgres://h/x".into())
+        );
+        assert_eq!(StoreLocation::Local.handed().1, "sqlite");
+    }
 
     #[test]
     fn urls_and_sqlite_are_read_and_anything_else_is_refused_without_its_password() {

@@ -7,6 +7,7 @@ use crate::base::error::{EngineError, Result};
 use crate::env::store_location::StoreLocation;
 use ganger_git::Repo;
 use ganger_store::{Backend, PgStore, SqliteStore, StateDir};
+use std::ffi::OsString;
 use std::path::Path;
 
 /// A repository ganger works on.
@@ -43,8 +44,9 @@ fn open_postgres(url: &str) -> Result<Box<dyn Backend>> {
 const EXCLUDE_LINE: &str = "/.ganger/";
 
 impl Workspace {
-    /// The repository containing `dir`.
-    pub fn discover(dir: &Path) -> Result<Workspace> {
+    /// The repository containing `dir`, with the store the user named (`--store`,
+    /// `GANGER_STORE`: [`crate::store_location::named`]), else the configuration's.
+    pub fn discover(dir: &Path, named_store: Option<StoreLocation>) -> Result<Workspace> {
         let repo = ganger_git::discover(dir).map_err(|e| match e {
             ganger_git::GitError::NotARepo { .. } => EngineError::invalid(e.to_string())
                 .hint("run ganger inside a git repository (or one of its worktrees)"),
@@ -52,7 +54,7 @@ impl Workspace {
         })?;
         let config = Config::load(&repo.main)?;
         let state = StateDir::of_checkout(&repo.main);
-        let store = StoreLocation::resolve(config.store.url.as_deref())?;
+        let store = StoreLocation::resolve(named_store, config.store.url.as_deref())?;
         Ok(Workspace {
             repo,
             state,
@@ -168,6 +170,12 @@ impl Workspace {
              restore state.db from a backup, or move .ganger aside to start afresh (the tasks' \
              worktrees and branches stay; `git worktree list` shows them)",
         ))
+    }
+
+    /// What a process ganger starts of itself (a round's host, a warm host) is handed in its
+    /// environment to open the same store.
+    pub fn handed_store(&self) -> Vec<(OsString, OsString)> {
+        vec![self.store.handed()]
     }
 
     /// The name of the main checkout's directory (`{repo}` in path templates).

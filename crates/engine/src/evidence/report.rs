@@ -3,7 +3,7 @@
 //! `schema` field names the format and its version).
 
 use crate::env::workspace::Workspace;
-use ganger_events::{RoundStatus, Tokens};
+use ganger_events::{Network, Permission, RoundStatus, SandboxKind, Tokens};
 use ganger_store::{Round, Task, TaskSummary};
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -59,10 +59,10 @@ pub struct RoundReport {
     pub reason: Option<String>,
     pub agent: String,
     /// What the agent may do: `write` or `read-only`.
-    pub permission: String,
+    pub permission: Permission,
     /// Where the round ran: `local`, `bwrap` or `docker`; and the sandbox's network.
-    pub sandbox: String,
-    pub network: String,
+    pub sandbox: SandboxKind,
+    pub network: Network,
     pub model: Option<String>,
     pub session: Option<String>,
     pub branch: String,
@@ -347,9 +347,9 @@ pub fn round_report_with(
         rewound: round.rewound,
         reason: round.reason.clone(),
         agent: task.agent.clone(),
-        permission: task.permission.clone(),
-        sandbox: task.sandbox.clone(),
-        network: task.network.clone(),
+        permission: task.permission,
+        sandbox: task.sandbox,
+        network: task.network,
         model: round.model.clone(),
         session: round
             .session

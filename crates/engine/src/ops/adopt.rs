@@ -30,10 +30,7 @@ pub fn adopt(ws: &Workspace, options: &AdoptOptions, notices: &mut dyn Notices) 
     crate::task::admission::check_model_name(adapter, options.model.as_deref())?;
     let program = crate::env::agent_env::resolve_program(adapter, &ws.config)?;
     let (worktree, branch) = crate::task::admission::check_given_worktree(ws, &options.worktree)?;
-    let permission = ws.config.defaults.permission.clone();
-    permission
-        .parse::<ganger_agents::Permission>()
-        .map_err(EngineError::invalid)?;
+    let permission = ws.config.defaults.permission;
     let mut store = ws.open_store()?;
     if store.task(&options.slug)?.is_some() {
         return Err(EngineError::invalid(format!(
@@ -68,8 +65,8 @@ pub fn adopt(ws: &Workspace, options: &AdoptOptions, notices: &mut dyn Notices) 
         timeout_ms: None,
         stall_ms: None,
         permission,
-        sandbox: ganger_sandbox::SandboxKind::Local.as_str().to_owned(),
-        network: ganger_sandbox::Network::Shared.as_str().to_owned(),
+        sandbox: ganger_sandbox::SandboxKind::Local,
+        network: ganger_sandbox::Network::Shared,
         rw: Vec::new(),
         warm: None,
         labels: Vec::new(),

@@ -7,7 +7,7 @@ use crate::base::commander::commander;
 use crate::base::error::{EngineError, Result};
 use crate::base::notice::Notices;
 use crate::env::workspace::Workspace;
-use ganger_agents::{Adapter, CommandPlan, Permission, RoundRequest};
+use ganger_agents::{Adapter, CommandPlan, RoundRequest};
 use ganger_store::{JournalEvent, StoreError, Task};
 use std::ffi::OsString;
 use std::path::PathBuf;
@@ -100,10 +100,7 @@ fn interactive_command(
     let keys = crate::env::keys::load_keys(&ws.config, &task.keys)?;
     let request_env = crate::env::agent_env::request_env(adapter, &ws.config, &keys);
     let agent_dir = ws.state.agent_dir(adapter.name());
-    let permission = task
-        .permission
-        .parse::<Permission>()
-        .map_err(EngineError::invalid)?;
+    let permission = task.permission;
     let new_session_id = crate::base::tokens::new_uuid();
     let request = RoundRequest {
         resume_at: None,

@@ -1,6 +1,7 @@
-//! The detached round host's entry point (`ganger host SLUG N`, hidden): it takes over the
-//! round's claim the starting command handed it, reads the prompt from its stdin, and runs
-//! the round that command recorded.
+//! The detached round host's entry point (`ganger host SLUG N --claim CLAIM`, hidden): it
+//! takes over the round's claim the starting command handed it on its command line (with the
+//! lock's descriptor, for SQLite), reads the prompt from its stdin, and runs the round that
+//! command recorded.
 
 use crate::base::error::{EngineError, ErrorKind, Result};
 use crate::base::notice::Notice;
@@ -8,6 +9,7 @@ use crate::env::workspace::Workspace;
 use crate::round::{HostOutcome, RoundInput, run_host};
 use crate::task::lookup::find_task;
 use ganger_events::RoundStatus;
+use ganger_store::HandedClaim;
 use std::io::Read;
 use std::time::{Duration, Instant};
 
@@ -29,19 +31,20 @@ fn patiently<T>(mut step: impl FnMut() -> Result<T>) -> Result<T> {
     }
 }
 
-/// Runs round `number` of `slug` as a detached host, then, with `until_green`, the fix
-/// rounds its failing checks call for.
+/// Runs round `number` of `slug` as a detached host carrying the `handed` claim, then, with
+/// `until_green`, the fix rounds its failing checks call for.
 pub fn run_detached_host(
     ws: &Workspace,
     slug: &str,
     number: u32,
     until_green: Option<u32>,
+    handed: Option<HandedClaim>,
 ) -> Result<HostOutcome> {
-    // Opening the store starts no thread: the claim is still taken before any is.
     let mut store = patiently(|| ws.open_store())?;
-    let claim = store.inherited_claim()?.ok_or_else(|| {
+    let handed = handed.ok_or_else(|| {
         EngineError::invalid("`ganger host` is started by `ganger start/fix --detach`, not by hand")
     })?;
+    let claim = store.inherited_claim(handed)?;
     let mut prompt = String::new();
     std::io::stdin()
         .read_to_string(&mut prompt)

@@ -7,7 +7,7 @@
 use super::finish::{HostStop, cancel_requested, stop_for_signal};
 use super::setup::{RoundInput, adapter_of, create};
 use super::signals::SignalWatch;
-use crate::base::error::{EngineError, Result};
+use crate::base::error::Result;
 use crate::base::redact::Redactor;
 use crate::env::sandboxing::{Confinement, TaskSandbox, confine_check, sandbox_environment};
 use crate::env::workspace::Workspace;
@@ -111,11 +111,7 @@ fn run_one(
     } else {
         ws.state.root().to_path_buf()
     };
-    let writable = task
-        .permission
-        .parse::<Permission>()
-        .map_err(EngineError::invalid)?
-        == Permission::Write;
+    let writable = task.permission == Permission::Write;
     let confinement = Confinement {
         sandbox: &sandbox,
         task,

@@ -197,11 +197,7 @@ fn planned_command(
         }
         env
     };
-    let permission = input
-        .task
-        .permission
-        .parse::<Permission>()
-        .map_err(EngineError::invalid)?;
+    let permission = input.task.permission;
     let new_session_id = crate::base::tokens::new_uuid();
     let request = RoundRequest {
         // After a rewind the round forks an earlier session at the rewound point.
@@ -298,7 +294,7 @@ pub(crate) fn write_plan_files(plan: &CommandPlan) -> Result<()> {
 }
 
 /// Starts the agent and follows it to its end; its stdout and stderr go to the round's
-/// streams in the store.
+/// streams in the store. The task's warm agent takes the round when it can.
 fn run_agent(
     ws: &Workspace,
     store: &mut dyn Backend,
@@ -314,17 +310,9 @@ fn run_agent(
             input.task.worktree.display()
         )));
     }
-    let cold_because = if !super::warm_round::wanted(ws, &*store, input, adapter) {
-        None
-    } else if let Some(why) = crate::round::warm::identity::failed_before(ws, input)
-        .or_else(|| crate::round::warm::identity::unable_before(ws, input))
-    {
-        Some(why)
-    } else {
-        match super::warm_round::run_warm_agent(ws, store, input, claim, adapter, redactor)? {
-            Ok(ended) => return Ok((ended, None)),
-            Err(why) => Some(why),
-        }
+    let cold_because = match try_warm(ws, store, input, claim, adapter, redactor)? {
+        Ok(ended) => return Ok((ended, None)),
+        Err(why) => why,
     };
     // The task's idle warm agent holds the session a cold round continues (an agent's own
     // server may even refuse another writer of it): it is stopped first, and the next
@@ -337,18 +325,7 @@ fn run_agent(
         session: named_session,
         tmp,
     } = agent_command(ws, input, adapter, keys)?;
-    let stream = |kind| RoundStream::of(&input.task, &input.round, kind);
-    let raw = store.create_stream(&stream(StreamKind::Stdout))?;
-    let mut err = store.create_stream(&stream(StreamKind::Stderr))?;
-    if let Some(why) = cold_because {
-        let note = format!("ganger: no warm agent for this round, so it runs cold: {why}\n");
-        let _ = err.write_all(redactor.redact_str(&note).as_bytes());
-    }
-    if stopped_warm {
-        let _ = err.write_all(
-            b"ganger: the task's warm agent was stopped: this round runs cold in its session\n",
-        );
-    }
+    let (raw, err) = open_streams(&*store, input, redactor, cold_because, stopped_warm)?;
     let signals = SignalWatch::install()
         .map_err(|e| EngineError::environment("failed to watch signals", e))?;
     let started = Instant::now();
@@ -371,26 +348,7 @@ fn run_agent(
         retrying: false,
         dirty: false,
     }));
-    let (closed_tx, closed_rx) = mpsc::channel();
-    if let Some(stdout) = agent.take_stdout() {
-        let (progress, closed, redactor, parser) = (
-            Arc::clone(&progress),
-            closed_tx.clone(),
-            redactor.clone(),
-            adapter.stream_parser(),
-        );
-        std::thread::spawn(move || {
-            output::read_stdout(stdout, raw, redactor, parser, progress, closed)
-        });
-    }
-    if let Some(stderr) = agent.take_stderr() {
-        let (closed, redactor, progress) =
-            (closed_tx.clone(), redactor.clone(), Arc::clone(&progress));
-        std::thread::spawn(move || {
-            output::read_stderr(stderr, err, redactor, adapter, progress, closed)
-        });
-    }
-    drop(closed_tx);
+    let closed_rx = start_readers(&mut agent, (raw, err), redactor, adapter, &progress);
     let spending = Spending {
         settle: RoundSpend::of(ws, &input.task, &input.round),
         budget: BudgetWatch::of(&*store, &input.task, &input.round),
@@ -413,6 +371,99 @@ fn run_agent(
     if let Ok(sandbox) = TaskSandbox::of(ws, &input.task) {
         sandbox.after_round(&input.round.token);
     }
+    let ended = judge(ws, input, adapter, &progress, redactor, exit, stop);
+    Ok((ended, tmp_removal))
+}
+
+/// The round run by the task's warm agent (`Ok`), or why it runs cold (`Err`: `None` when
+/// no warm agent was wanted).
+fn try_warm(
+    ws: &Workspace,
+    store: &mut dyn Backend,
+    input: &RoundInput,
+    claim: &Claim,
+    adapter: &'static dyn Adapter,
+    redactor: &Redactor,
+) -> Result<std::result::Result<finish::Ended, Option<String>>> {
+    if !super::warm_round::wanted(ws, &*store, input, adapter) {
+        return Ok(Err(None));
+    }
+    if let Some(why) = crate::round::warm::identity::failed_before(ws, input)
+        .or_else(|| crate::round::warm::identity::unable_before(ws, input))
+    {
+        return Ok(Err(Some(why)));
+    }
+    Ok(
+        super::warm_round::run_warm_agent(ws, store, input, claim, adapter, redactor)?
+            .map_err(Some),
+    )
+}
+
+/// The round's stdout and stderr streams, the latter opened with why the round runs cold.
+fn open_streams(
+    store: &dyn Backend,
+    input: &RoundInput,
+    redactor: &Redactor,
+    cold_because: Option<String>,
+    stopped_warm: bool,
+) -> Result<(Box<dyn Write + Send>, Box<dyn Write + Send>)> {
+    let stream = |kind| RoundStream::of(&input.task, &input.round, kind);
+    let raw = store.create_stream(&stream(StreamKind::Stdout))?;
+    let mut err = store.create_stream(&stream(StreamKind::Stderr))?;
+    if let Some(why) = cold_because {
+        let note = format!("ganger: no warm agent for this round, so it runs cold: {why}\n");
+        let _ = err.write_all(redactor.redact_str(&note).as_bytes());
+    }
+    if stopped_warm {
+        let _ = err.write_all(
+            b"ganger: the task's warm agent was stopped: this round runs cold in its session\n",
+        );
+    }
+    Ok((raw, err))
+}
+
+/// Starts the threads that copy the agent's stdout and stderr into `streams` (redacted,
+/// stdout parsed into `progress`); the receiver hears of each pipe's end.
+fn start_readers(
+    agent: &mut RunningAgent,
+    streams: (Box<dyn Write + Send>, Box<dyn Write + Send>),
+    redactor: &Redactor,
+    adapter: &'static dyn Adapter,
+    progress: &Arc<Mutex<Progress>>,
+) -> mpsc::Receiver<Closed> {
+    let (raw, err) = streams;
+    let (closed_tx, closed_rx) = mpsc::channel();
+    if let Some(stdout) = agent.take_stdout() {
+        let (progress, closed, redactor, parser) = (
+            Arc::clone(progress),
+            closed_tx.clone(),
+            redactor.clone(),
+            adapter.stream_parser(),
+        );
+        std::thread::spawn(move || {
+            output::read_stdout(stdout, raw, redactor, parser, progress, closed)
+        });
+    }
+    if let Some(stderr) = agent.take_stderr() {
+        let (closed, redactor, progress) =
+            (closed_tx.clone(), redactor.clone(), Arc::clone(progress));
+        std::thread::spawn(move || {
+            output::read_stderr(stderr, err, redactor, adapter, progress, closed)
+        });
+    }
+    closed_rx
+}
+
+/// How the round ended, judged by its adapter from what the agent reported.
+fn judge(
+    ws: &Workspace,
+    input: &RoundInput,
+    adapter: &dyn Adapter,
+    progress: &Mutex<Progress>,
+    redactor: &Redactor,
+    exit: AgentExit,
+    stop: Option<HostStop>,
+) -> finish::Ended {
     let mut summary = match progress.lock() {
         Ok(shared) => shared.summary.clone(),
         Err(poisoned) => poisoned.into_inner().summary.clone(),
@@ -424,22 +475,17 @@ fn run_agent(
         Some(HostStop::Lingered(_)) => AgentExit::Code(0),
         _ => exit,
     };
-    let permission = input
-        .task
-        .permission
-        .parse::<Permission>()
-        .unwrap_or_default();
+    let permission = input.task.permission;
     let sandboxed = TaskSandbox::of(ws, &input.task).is_ok_and(|sandbox| sandbox.isolates());
     let verdict = adapter.round_verdict(&summary, verdict_exit, permission, sandboxed);
-    let ended = finish::Ended {
+    finish::Ended {
         exit: Some(exit),
         summary,
         stop,
         verdict: Some(verdict),
         start_error: None,
         checks: Vec::new(),
-    };
-    Ok((ended, tmp_removal))
+    }
 }
 
 /// After the agent exited: stops whatever of the round is left (children it started, which

@@ -230,11 +230,13 @@ fn launch(
             args.push(limit.to_string().into());
         }
         let handover = claim.handover();
+        args.push("--claim".into());
+        args.push(handover.claim.to_arg());
         let spawned = spawn_detached_host(
             &program,
             &args,
             handover.inherit,
-            &handover.env,
+            &ws.handed_store(),
             prompt.as_bytes(),
             &log,
         );

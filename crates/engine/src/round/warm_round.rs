@@ -125,11 +125,7 @@ pub(super) fn run_warm_agent(
     adapter: &dyn Adapter,
     redactor: &Redactor,
 ) -> Result<std::result::Result<finish::Ended, String>> {
-    let permission = input
-        .task
-        .permission
-        .parse::<Permission>()
-        .map_err(EngineError::invalid)?;
+    let permission = input.task.permission;
     let request = TurnRequest {
         prompt: input.prompt.clone(),
         session: input.round.session_before.clone(),
@@ -154,18 +150,7 @@ pub(super) fn run_warm_agent(
         Ok(turn) => turn,
         Err(error) => return Ok(Err(error.message)),
     };
-    let stream = |kind| RoundStream::of(&input.task, &input.round, kind);
-    let raw = store.create_stream(&stream(StreamKind::Stdout))?;
-    // A warm agent's stderr goes to its host's log: the round's says only why its warm agent
-    // is a new one, when the last one failed.
-    let mut err = store.create_stream(&stream(StreamKind::Stderr))?;
-    if let Some(why) = &turn.replaced {
-        let note = format!(
-            "ganger: the task's last warm agent failed ({why}): a new one took up the session\n"
-        );
-        let _ = err.write_all(redactor.redact_str(&note).as_bytes());
-    }
-    drop(err);
+    let raw = open_streams(&*store, input, turn.replaced.as_deref(), redactor)?;
     let signals = SignalWatch::install()
         .map_err(|e| EngineError::environment("failed to watch signals", e))?;
     let started = Instant::now();
@@ -199,33 +184,7 @@ pub(super) fn run_warm_agent(
     };
     redactor.redact_summary(&mut summary);
     if stop.is_none() && !summary.ended {
-        let why = summary
-            .errors
-            .first()
-            .cloned()
-            .unwrap_or_else(|| "its host went away".to_owned());
-        // When the warm host is gone, whatever its agent left (a tool's command it started)
-        // goes too (a living host stops its own agent).
-        // A host that is exiting closes our connection before the kernel frees its claim:
-        // it is given a moment to be seen gone.
-        let deadline = Instant::now() + Duration::from_secs(3);
-        let mut alive = host_alive(ws, &*store, &input.task.slug);
-        while alive && Instant::now() < deadline {
-            std::thread::sleep(Duration::from_millis(20));
-            alive = host_alive(ws, &*store, &input.task.slug);
-        }
-        let killed = if alive {
-            0
-        } else {
-            turn.kill_leftovers(input.grace)
-        };
-        let mut reason = format!("the warm agent's turn ended without an answer: {why}");
-        if killed > 0 {
-            reason.push_str(&format!(
-                "; {killed} leftover process(es) of it were killed"
-            ));
-        }
-        stop = Some(HostStop::WarmGone(reason));
+        stop = Some(unanswered(ws, &*store, input, &mut turn, &summary));
     }
     let verdict = adapter.warm_verdict(&summary, exit, permission, request.policy.sandboxed);
     Ok(Ok(finish::Ended {
@@ -238,6 +197,65 @@ pub(super) fn run_warm_agent(
         start_error: None,
         checks: Vec::new(),
     }))
+}
+
+/// Why a turn that ended without an answer stopped (its warm host went away, or failed);
+/// whatever the agent left behind is killed once its host is seen gone.
+fn unanswered(
+    ws: &Workspace,
+    store: &dyn Backend,
+    input: &RoundInput,
+    turn: &mut WarmTurn,
+    summary: &ganger_events::RoundSummary,
+) -> HostStop {
+    let why = summary
+        .errors
+        .first()
+        .cloned()
+        .unwrap_or_else(|| "its host went away".to_owned());
+    // When the warm host is gone, whatever its agent left (a tool's command it started)
+    // goes too (a living host stops its own agent).
+    // A host that is exiting closes our connection before the kernel frees its claim:
+    // it is given a moment to be seen gone.
+    let deadline = Instant::now() + Duration::from_secs(3);
+    let mut alive = host_alive(ws, store, &input.task.slug);
+    while alive && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(20));
+        alive = host_alive(ws, store, &input.task.slug);
+    }
+    let killed = if alive {
+        0
+    } else {
+        turn.kill_leftovers(input.grace)
+    };
+    let mut reason = format!("the warm agent's turn ended without an answer: {why}");
+    if killed > 0 {
+        reason.push_str(&format!(
+            "; {killed} leftover process(es) of it were killed"
+        ));
+    }
+    HostStop::WarmGone(reason)
+}
+
+/// The round's stdout stream, and its stderr written: a warm agent's stderr goes to its
+/// host's log, so the round's says only why its warm agent is a new one (`replaced`: the last
+/// one failed).
+fn open_streams(
+    store: &dyn Backend,
+    input: &RoundInput,
+    replaced: Option<&str>,
+    redactor: &Redactor,
+) -> Result<Box<dyn std::io::Write + Send>> {
+    let stream = |kind| RoundStream::of(&input.task, &input.round, kind);
+    let raw = store.create_stream(&stream(StreamKind::Stdout))?;
+    let mut err = store.create_stream(&stream(StreamKind::Stderr))?;
+    if let Some(why) = replaced {
+        let note = format!(
+            "ganger: the task's last warm agent failed ({why}): a new one took up the session\n"
+        );
+        let _ = err.write_all(redactor.redact_str(&note).as_bytes());
+    }
+    Ok(raw)
 }
 
 impl Followed for WarmTurn {

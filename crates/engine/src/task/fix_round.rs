@@ -59,10 +59,7 @@ pub(crate) fn send_fix_round(
         .hint("no new round starts on a spent budget; start a new task to go on"));
     }
     let brief_text = read_brief(brief)?;
-    let permission = task
-        .permission
-        .parse::<ganger_agents::Permission>()
-        .map_err(EngineError::invalid)?;
+    let permission = task.permission;
     let checks = crate::evidence::checks::planned(&ws.config, &options.checks, permission)?;
     crate::task::admission::check_limit(options.until_green)?;
     let keys = parse_key_args(&options.keys)?;

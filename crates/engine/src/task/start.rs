@@ -132,15 +132,7 @@ fn admit(ws: &Workspace, options: &StartOptions) -> Result<Admitted> {
         .clone()
         .or_else(|| ws.config.defaults.model.clone());
     check_model_name(adapter, model.as_deref())?;
-    let permission = match options.permission {
-        Some(permission) => permission,
-        None => ws
-            .config
-            .defaults
-            .permission
-            .parse()
-            .map_err(EngineError::invalid)?,
-    };
+    let permission = options.permission.unwrap_or(ws.config.defaults.permission);
     let checks = crate::evidence::checks::planned(&ws.config, &options.checks, permission)?;
     let keys = parse_key_args(&options.keys)?;
     let loaded = load_keys(&ws.config, &keys)?;
@@ -294,9 +286,9 @@ fn record(
         keys: admitted.keys.clone(),
         timeout_ms: options.timeout.map(|d| d.as_millis() as u64),
         stall_ms: options.stall.map(|d| d.as_millis() as u64),
-        permission: admitted.permission.as_str().to_owned(),
-        sandbox: sandbox.kind().as_str().to_owned(),
-        network: sandbox.network.as_str().to_owned(),
+        permission: admitted.permission,
+        sandbox: sandbox.kind(),
+        network: sandbox.network,
         rw: sandbox.rw.clone(),
         warm: options.warm,
         labels: admitted.labels.clone(),

@@ -7,15 +7,15 @@
 //! Releasing the hold, or dropping it (a holder unwinding as it dies), deletes the row and
 //! notifies [`CLAIM_END`], so waiters wake at once, as SQLite's lock goes with its holder. A
 //! holder killed outright cannot say so: its heartbeat stops with it and the lease runs out
-//! within [`LEASE`]. A hold handed to a process this one starts (two environment variables:
-//! the name and the fence) is only let go when dropped: that process renews the same lease
-//! from then on.
+//! within [`LEASE`]. A hold handed to a process this one starts (its command line names the
+//! lease and the fence) is only let go when dropped: that process renews the same lease from
+//! then on.
 
 use super::conn::Query;
 use super::listen::CLAIM_END;
 use super::pool::Pool;
 use crate::error::StoreError;
-use crate::liveness::{ClaimHold, Handover};
+use crate::liveness::{ClaimHold, HandedClaim, Handover};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{self, RecvTimeoutError, Sender};
@@ -25,10 +25,6 @@ use std::time::Duration;
 pub(crate) const LEASE: Duration = Duration::from_secs(10);
 /// How often a held lease is renewed: several renewals may fail before it runs out.
 pub(crate) const RENEW_EVERY: Duration = Duration::from_secs(2);
-
-/// The environment variables a process started to carry a claim reads back.
-pub(crate) const NAME_ENV: &str = "GANGER_LEASE_NAME";
-pub(crate) const FENCE_ENV: &str = "GANGER_LEASE_FENCE";
 
 /// The lease's length as PostgreSQL's interval, in milliseconds.
 pub(crate) fn lease_ms() -> i64 {
@@ -138,10 +134,10 @@ impl ClaimHold for LeaseHold {
         self.pool.fences.let_go(&self.name, self.fence);
         Handover {
             inherit: None,
-            env: vec![
-                (NAME_ENV.into(), self.name.clone().into()),
-                (FENCE_ENV.into(), self.fence.to_string().into()),
-            ],
+            claim: HandedClaim::Lease {
+                name: self.name.clone(),
+                fence: self.fence,
+            },
         }
     }
 

@@ -6,11 +6,11 @@
 
 use super::PgStore;
 use super::conn::Query;
-use super::lease::{FENCE_ENV, LeaseHold, NAME_ENV, lease_ms, renew};
+use super::lease::{LeaseHold, lease_ms, renew};
 use super::pool::Pool;
 use crate::error::StoreError;
-use crate::liveness::{Claim, ClaimKey, Liveness};
-use std::sync::{Arc, Mutex};
+use crate::liveness::{Claim, ClaimKey, HandedClaim, Liveness};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 /// The longest a waiter sleeps before it looks again, notification or not.
@@ -77,30 +77,6 @@ fn spawn_watch(
         .map(drop)
 }
 
-/// The lease handed to this process (its name and fence), moved out of the environment.
-static HANDED_OVER: Mutex<Option<(String, i64)>> = Mutex::new(None);
-
-/// Moves a hand-over's variables out of the environment into [`HANDED_OVER`], if they are
-/// there. Called first thing by [`PgStore::open`], before any connection is made: connecting
-/// to a host by name resolves it on a thread of tokio's (which reads the environment), and
-/// the variables are removed so that nothing this process starts (the agent) inherits them.
-pub(crate) fn adopt_handover() {
-    let (Some(name), Some(fence)) = (std::env::var_os(NAME_ENV), std::env::var_os(FENCE_ENV))
-    else {
-        return;
-    };
-    // SAFETY: the variables are only there in a detached host, which opens its store first
-    // thing, before it starts any thread that could read the environment.
-    unsafe {
-        std::env::remove_var(NAME_ENV);
-        std::env::remove_var(FENCE_ENV);
-    }
-    let fence = fence.to_str().and_then(|fence| fence.parse::<i64>().ok());
-    if let (Some(name), Some(fence)) = (name.into_string().ok(), fence) {
-        *HANDED_OVER.lock().unwrap_or_else(|e| e.into_inner()) = Some((name, fence));
-    }
-}
-
 impl Liveness for PgStore {
     fn claim(&self, name: &str) -> Result<Claim, StoreError> {
         let host = std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap_or_default();
@@ -128,11 +104,9 @@ impl Liveness for PgStore {
         ClaimKey::new(name)
     }
 
-    fn inherited_claim(&self) -> Result<Option<Claim>, StoreError> {
-        adopt_handover();
-        let Some((name, fence)) = HANDED_OVER.lock().unwrap_or_else(|e| e.into_inner()).take()
-        else {
-            return Ok(None);
+    fn inherited_claim(&self, handed: HandedClaim) -> Result<Claim, StoreError> {
+        let HandedClaim::Lease { name, fence } = handed else {
+            return Err(handed.foreign("PostgreSQL"));
         };
         // Renewed at once: a lease that ran out (or went to another holder) in the handover
         // is not this process's to carry.
@@ -140,7 +114,7 @@ impl Liveness for PgStore {
             return Err(StoreError::ClaimHeld { name });
         }
         let hold = LeaseHold::start(Arc::clone(&self.pool), name.clone(), fence)?;
-        Ok(Some(Claim::new(self.claim_key(&name), Box::new(hold))))
+        Ok(Claim::new(self.claim_key(&name), Box::new(hold)))
     }
 
     fn is_alive(&self, key: &ClaimKey) -> Result<bool, StoreError> {

@@ -57,7 +57,6 @@ impl PgStore {
     /// key-value form) and brings its schema up to date. A failed connection is an error of
     /// kind [`StoreError::Backend`] naming the URL without its password.
     pub fn open(url: &str) -> Result<PgStore, StoreError> {
-        liveness::adopt_handover();
         let pool = Pool::new(url)?;
         migrate::migrate(&mut *pool.get()?)?;
         Ok(PgStore { pool })

@@ -20,6 +20,12 @@ pub(crate) fn status(text: &str) -> Result<RoundStatus, StoreError> {
         .map_err(|e| StoreError::Corrupt(format!("round status: {e}")))
 }
 
+/// A setting of a task's as stored (its permission, sandbox, network), read once here.
+fn setting<T: std::str::FromStr<Err = String>>(text: String) -> Result<T, StoreError> {
+    text.parse()
+        .map_err(|e| StoreError::Corrupt(format!("task setting: {e}")))
+}
+
 /// A task's last status as stored.
 fn last_status(text: Option<String>) -> Result<Option<RoundStatus>, StoreError> {
     text.as_deref().map(status).transpose()
@@ -60,9 +66,9 @@ pub(crate) fn task(row: &dyn Row) -> Result<Task, StoreError> {
         rounds: row.get(16)?,
         last_status: last_status(row.get(17)?)?,
         cost_usd: row.get(18)?,
-        permission: row.get(19)?,
-        sandbox: row.get(20)?,
-        network: row.get(21)?,
+        permission: setting(row.get(19)?)?,
+        sandbox: setting(row.get(20)?)?,
+        network: setting(row.get(21)?)?,
         rw: row.json(22, "rw")?,
         cleaned_at: row.get(23)?,
         resume_note: row.get(24)?,
@@ -134,9 +140,9 @@ pub(crate) fn insert_task(sql: &mut dyn Sql, new: &NewTask) -> Result<i64, Store
             Param::from(new.timeout_ms),
             Param::from(new.stall_ms),
             Param::from(now_ms()),
-            Param::from(&new.permission),
-            Param::from(&new.sandbox),
-            Param::from(&new.network),
+            Param::from(new.permission.as_str()),
+            Param::from(new.sandbox.as_str()),
+            Param::from(new.network.as_str()),
             Param::json(&new.rw)?,
             Param::from(new.warm),
         ],

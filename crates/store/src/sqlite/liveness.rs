@@ -1,12 +1,12 @@
 //! SQLite's liveness: a claim is an exclusive `flock` on `run/NAME.lock` beside the database,
 //! recorded under the file's path. A free lock (or none) is a dead holder; waiters block on a
 //! shared lock and wake the moment it goes. A claim is handed to a detached host as its lock's
-//! open file at descriptor 3, named in two environment variables that the host reads back.
+//! open file at descriptor 3, named (with the lock's path) on the host's command line.
 
 use super::SqliteStore;
 use super::flock::{FileLock, LockState};
 use crate::error::StoreError;
-use crate::liveness::{Claim, ClaimHold, ClaimKey, Handover, Liveness};
+use crate::liveness::{Claim, ClaimHold, ClaimKey, HandedClaim, Handover, Liveness};
 use rustix::io::{FdFlags, fcntl_setfd};
 use std::fs::File;
 use std::os::fd::{AsFd, FromRawFd, RawFd};
@@ -17,9 +17,6 @@ use std::time::Duration;
 const HANDOVER_FD: RawFd = 3;
 /// How many more times a claim is tried when its lock is taken (10 ms apart).
 const CLAIM_TRIES: u32 = 5;
-/// The environment variables that tell a detached host where its lock is.
-const LOCK_FD_ENV: &str = "GANGER_HOST_LOCK_FD";
-const LOCK_PATH_ENV: &str = "GANGER_HOST_LOCK_PATH";
 
 /// A claim held as a lock.
 #[derive(Debug)]
@@ -29,10 +26,10 @@ impl ClaimHold for LockHold {
     fn handover(&self) -> Handover<'_> {
         Handover {
             inherit: Some((self.0.file().as_fd(), HANDOVER_FD)),
-            env: vec![
-                (LOCK_FD_ENV.into(), HANDOVER_FD.to_string().into()),
-                (LOCK_PATH_ENV.into(), self.0.path().into()),
-            ],
+            claim: HandedClaim::Lock {
+                fd: HANDOVER_FD,
+                path: self.0.path().to_owned(),
+            },
         }
     }
 
@@ -90,17 +87,11 @@ impl Liveness for SqliteStore {
         key_of(&self.state.lock_file(name))
     }
 
-    fn inherited_claim(&self) -> Result<Option<Claim>, StoreError> {
-        let Some(fd) = std::env::var(LOCK_FD_ENV)
-            .ok()
-            .and_then(|fd| fd.parse::<RawFd>().ok())
-        else {
-            return Ok(None);
+    fn inherited_claim(&self, handed: HandedClaim) -> Result<Claim, StoreError> {
+        let HandedClaim::Lock { fd, path } = handed else {
+            return Err(handed.foreign("SQLite"));
         };
-        let Some(path) = std::env::var_os(LOCK_PATH_ENV).map(PathBuf::from) else {
-            return Ok(None);
-        };
-        // SAFETY: the variable names a descriptor the parent opened for this process on
+        // SAFETY: the command line names a descriptor the parent opened for this process on
         // purpose (`handover`), and nothing else here owns it.
         let file = unsafe { File::from_raw_fd(fd) };
         // What this process starts (the agent) must not inherit the lock, or the round would
@@ -109,17 +100,11 @@ impl Liveness for SqliteStore {
             path: path.clone(),
             source: e.into(),
         })?;
-        // SAFETY: a detached host takes its claim first thing, before it starts any thread
-        // that could read the environment.
-        unsafe {
-            std::env::remove_var(LOCK_FD_ENV);
-            std::env::remove_var(LOCK_PATH_ENV);
-        }
         let key = key_of(&path);
-        Ok(Some(Claim::new(
+        Ok(Claim::new(
             key,
             Box::new(LockHold(FileLock::inherited(file, path))),
-        )))
+        ))
     }
 
     fn is_alive(&self, key: &ClaimKey) -> Result<bool, StoreError> {

@@ -14,7 +14,7 @@ use ganger_store::{
 /// A task whose rounds have `permission`.
 fn task_with(slug: &str, permission: &str) -> NewTask {
     NewTask {
-        permission: permission.into(),
+        permission: permission.parse().unwrap(),
         ..new_task(slug, "alice")
     }
 }
@@ -58,7 +58,7 @@ pub fn role_tasks_live_under_a_bare_task_and_a_pipeline_reads_back(site: &dyn Si
         .unwrap();
     assert_eq!(planner.parent, Some(parent.id));
     assert_eq!(planner.role.as_deref(), Some("planner"));
-    assert_eq!(planner.permission, "read-only");
+    assert_eq!(planner.permission.as_str(), "read-only");
     assert_eq!((round.number, planner.rounds), (1, 1));
     store
         .create_role_task(

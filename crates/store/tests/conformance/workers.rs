@@ -4,6 +4,7 @@
 //! replaced under their name, removed.
 
 use super::Site;
+use ganger_events::SandboxKind;
 use ganger_store::{ClaimKey, NewQueued, QueueKind, QueueState, WorkerAgent, WorkerRecord};
 use std::path::PathBuf;
 
@@ -139,7 +140,7 @@ fn worker(name: &str, pid: u32) -> WorkerRecord {
             name: "codex".into(),
             version: Some("0.63.0".into()),
         }],
-        sandboxes: vec!["local".into(), "bubblewrap".into()],
+        sandboxes: vec![SandboxKind::Local, SandboxKind::Bwrap],
         claim: ClaimKey::new(format!("worker-{name}")),
         started_at: 1_000,
         seen_at: 1_000,

@@ -6,6 +6,7 @@ mod checks;
 mod duration;
 mod permissions;
 pub mod roles;
+mod setting;
 mod template;
 
 pub use checks::{CheckConfig, DEFAULT_CHECK_TIMEOUT, valid_check_name, validate_checks};
@@ -14,8 +15,10 @@ pub use duration::{format_duration, parse_duration};
 pub use ganger_agents::AgentConfig;
 pub use permissions::PermissionRules;
 pub(crate) use permissions::permission_rule;
+pub use setting::Setting;
 pub use template::template;
 
+use ganger_events::{Network, Permission, SandboxKind};
 use serde::Deserialize;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -171,13 +174,23 @@ impl Price {
     }
 }
 
+/// `defaults.permission`, read once with the file; a misspelt one is named.
+fn permission_setting<'de, D: serde::Deserializer<'de>>(
+    deserializer: D,
+) -> std::result::Result<Permission, D::Error> {
+    let text = String::deserialize(deserializer)?;
+    text.parse()
+        .map_err(|reason| serde::de::Error::custom(format!("defaults.permission: {reason}")))
+}
+
 /// Defaults for new tasks and rounds.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct Defaults {
     pub agent: String,
     /// What agents may do: `write` or `read-only`.
-    pub permission: String,
+    #[serde(deserialize_with = "permission_setting")]
+    pub permission: Permission,
     pub model: Option<String>,
     pub base: String,
     pub timeout: DurationSetting,
@@ -191,7 +204,7 @@ impl Default for Defaults {
     fn default() -> Self {
         Defaults {
             agent: ganger_agents::DEFAULT_AGENT.into(),
-            permission: "write".into(),
+            permission: Permission::Write,
             model: None,
             base: "main".into(),
             timeout: DurationSetting(Duration::from_secs(60 * 60)),
@@ -225,10 +238,10 @@ impl Default for WorktreeConfig {
 #[serde(deny_unknown_fields, default)]
 pub struct SandboxConfig {
     /// Where rounds run unless `--sandbox` says otherwise: `local`, `bwrap` or `docker`.
-    pub default: String,
+    pub default: Setting<SandboxKind>,
     /// The network of sandboxed rounds unless `--network` says otherwise: `shared` (the
     /// agent must reach its model) or `none`.
-    pub network: String,
+    pub network: Setting<Network>,
     /// Give each round a cgroup of its own where the system allows.
     pub cgroup: bool,
     /// Paths inside the worktree the agent may read but not change (bwrap and docker).
@@ -241,8 +254,8 @@ pub struct SandboxConfig {
 impl Default for SandboxConfig {
     fn default() -> Self {
         SandboxConfig {
-            default: "local".into(),
-            network: "shared".into(),
+            default: Setting::of(SandboxKind::Local),
+            network: Setting::of(Network::Shared),
             cgroup: true,
             read_only: Vec::new(),
             rw: Vec::new(),
@@ -419,14 +432,6 @@ impl Config {
             path: path.into(),
             reason: e.message().trim().to_owned(),
         })?;
-        config
-            .defaults
-            .permission
-            .parse::<ganger_agents::Permission>()
-            .map_err(|reason| ConfigError {
-                path: path.into(),
-                reason: format!("defaults.permission: {reason}"),
-            })?;
         for (key, limit) in [
             ("defaults.timeout", config.defaults.timeout),
             ("defaults.stall", config.defaults.stall),
@@ -548,6 +553,21 @@ mod tests {
         assert_eq!(config.defaults.stall.0, Duration::from_secs(30));
         assert_eq!(config.key_env("mock"), "MOCK_TOKEN");
         assert_eq!(config.key_env("open-router"), "OPEN_ROUTER_API_KEY");
+    }
+
+    /// Issue 39.5: the permission is read into its enum with the file, and a misspelt one is
+    /// still named as it was when it was checked after.
+    #[test]
+    fn the_default_permission_is_read_once_and_a_misspelt_one_is_named() {
+        let table = "[defaults]\npermission = \"read-only\"\n".parse().unwrap();
+        let config = Config::check(Path::new("x"), table).unwrap();
+        assert_eq!(config.defaults.permission, Permission::ReadOnly);
+        let table = "[defaults]\npermission = \"all\"\n".parse().unwrap();
+        let err = Config::check(Path::new("x"), table).unwrap_err();
+        assert_eq!(
+            err.reason,
+            "defaults.permission: unknown permission \"all\": expected write or read-only"
+        );
     }
 
     #[test]

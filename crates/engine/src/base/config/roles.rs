@@ -3,7 +3,8 @@
 //! a setting left out of a role, takes the built-in default; a role without a model uses the
 //! task's.
 
-use super::DurationSetting;
+use super::{DurationSetting, Setting};
+use ganger_events::Permission;
 use serde::Deserialize;
 use std::path::PathBuf;
 use std::time::Duration;
@@ -24,7 +25,7 @@ pub struct RoleConfig {
     /// Reasoning effort, for agents that take one (their adapter's `effort` says how).
     pub effort: Option<String>,
     /// `read-only` or `write` (default: `write` for the executor, `read-only` for the others).
-    pub permission: Option<String>,
+    pub permission: Option<Setting<Permission>>,
     /// The role's instructions: a file in the repository, relative to the main checkout
     /// (default: the instructions built into ganger).
     pub prompt: Option<PathBuf>,
@@ -72,7 +73,7 @@ pub fn check(
         }
         if let Some(permission) = &role.permission {
             permission
-                .parse::<ganger_agents::Permission>()
+                .value()
                 .map_err(|reason| format!("roles.{name}.permission: {reason}"))?;
         }
     }

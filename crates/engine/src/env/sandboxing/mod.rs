@@ -65,10 +65,9 @@ pub(crate) struct TaskSandbox {
 
 impl TaskSandbox {
     pub fn of(ws: &Workspace, task: &Task) -> Result<TaskSandbox> {
-        let kind: SandboxKind = task.sandbox.parse().map_err(EngineError::invalid)?;
         Ok(TaskSandbox {
-            sandbox: sandbox(ws, kind),
-            network: task.network.parse().map_err(EngineError::invalid)?,
+            sandbox: sandbox(ws, task.sandbox),
+            network: task.network,
             rw: task.rw.clone(),
         })
     }
@@ -107,17 +106,19 @@ pub(crate) fn choose(
     let config = &ws.config.sandbox;
     let kind = match kind {
         Some(kind) => kind,
-        None => config.default.parse().map_err(|e: String| {
-            EngineError::invalid(format!("sandbox.default in ganger.toml: {e}"))
-        })?,
+        None => config
+            .default
+            .value()
+            .map_err(|e| EngineError::invalid(format!("sandbox.default in ganger.toml: {e}")))?,
     };
     let chosen = sandbox(ws, kind);
     let asked = network;
     let network = match network {
         Some(network) => network,
-        None => config.network.parse().map_err(|e: String| {
-            EngineError::invalid(format!("sandbox.network in ganger.toml: {e}"))
-        })?,
+        None => config
+            .network
+            .value()
+            .map_err(|e| EngineError::invalid(format!("sandbox.network in ganger.toml: {e}")))?,
     };
     // `sandbox.network = "none"` is meant for sandboxed tasks: an unisolated one keeps the
     // host's.

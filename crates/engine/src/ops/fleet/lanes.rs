@@ -138,8 +138,7 @@ impl Lane {
     /// What this lane keeps, made at its first job (again after a failure to make it).
     fn kept<'k>(&self, kept: &'k mut Option<Kept>) -> Result<&'k mut Kept> {
         if kept.is_none() {
-            let mut home = Workspace::discover(&self.home)?;
-            home.store = self.store.clone();
+            let home = Workspace::discover(&self.home, Some(self.store.clone()))?;
             let store = home.open_store()?;
             *kept = Some(Kept {
                 clones: Clones::new(&home),

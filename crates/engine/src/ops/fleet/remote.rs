@@ -74,8 +74,7 @@ impl Clones {
             EngineError::environment(format!("failed to fetch the remote {remote}"), e)
         })?;
         if !self.made.contains_key(remote) {
-            let mut ws = Workspace::discover(&dir)?;
-            ws.store = self.store.clone();
+            let ws = Workspace::discover(&dir, Some(self.store.clone()))?;
             self.made.insert(remote.to_owned(), ws);
         }
         let ws = &self.made[remote];

@@ -11,11 +11,9 @@ use super::scheduler::{Drained, SchedulerOptions, run_scheduler_as};
 use crate::base::error::{EngineError, Result};
 use crate::env::machine::host_name;
 use crate::env::workspace::Workspace;
+use ganger_events::SandboxKind;
 use ganger_store::{StoreError, WorkerAgent, WorkerRecord, now_ms};
 use serde::Serialize;
-
-/// The sandbox kinds a worker may offer.
-const SANDBOXES: [&str; 3] = ["local", "bwrap", "docker"];
 
 /// How `ganger worker` was asked to run.
 #[derive(Debug, Clone, Default)]
@@ -72,14 +70,14 @@ pub fn run_worker(
     let sandboxes = if options.sandboxes.is_empty() {
         sandboxes_here()
     } else {
-        for kind in &options.sandboxes {
-            if !SANDBOXES.contains(&kind.as_str()) {
-                return Err(EngineError::invalid(format!(
+        let read = |kind: &String| {
+            kind.parse::<SandboxKind>().map_err(|_| {
+                EngineError::invalid(format!(
                     "unknown sandbox {kind}: a worker offers local, bwrap or docker"
-                )));
-            }
-        }
-        options.sandboxes.clone()
+                ))
+            })
+        };
+        options.sandboxes.iter().map(read).collect::<Result<_>>()?
     };
     let agents = agents_here(ws);
     let mut store = ws.open_store()?;
@@ -137,16 +135,15 @@ fn check_name(name: &str) -> Result<()> {
 
 /// The sandboxes this machine has: local always, bubblewrap and Docker when their programs
 /// are there.
-fn sandboxes_here() -> Vec<String> {
-    let mut kinds = vec!["local".to_owned()];
+fn sandboxes_here() -> Vec<SandboxKind> {
+    let mut kinds = vec![SandboxKind::Local];
     let on_path = |program: &str| {
         crate::env::agent_env::find_executable(std::path::Path::new(program)).is_some()
     };
-    if on_path("bwrap") {
-        kinds.push("bwrap".into());
-    }
-    if on_path("docker") {
-        kinds.push("docker".into());
+    for kind in [SandboxKind::Bwrap, SandboxKind::Docker] {
+        if on_path(kind.as_str()) {
+            kinds.push(kind);
+        }
     }
     kinds
 }

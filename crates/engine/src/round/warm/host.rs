@@ -310,151 +310,194 @@ fn serve(
     usage: &TurnUsage,
     grace: Duration,
 ) -> Stop {
-    let idle = ws.config.warm.idle.0;
-    let mut turn: Option<Turn> = None;
-    let mut last_used = Instant::now();
+    let mut host = Serving {
+        ws,
+        agent,
+        received,
+        events,
+        info,
+        usage,
+        grace,
+        idle: ws.config.warm.idle.0,
+        turn: None,
+        last_used: Instant::now(),
+    };
     loop {
+        let step = match host.next_event() {
+            Ok(Some(event)) => host.on_event(event),
+            Ok(None) => Ok(()),
+            Err(stop) => Err(stop),
+        };
+        if let Err(stop) = step {
+            return stop;
+        }
+    }
+}
+
+/// The host's loop: what it serves with, the turn in progress, and when the agent last
+/// ended one. Each step returns `Err` with why the host must stop.
+struct Serving<'a> {
+    ws: &'a Workspace,
+    agent: &'a mut WarmAgent,
+    received: &'a Receiver<HostEvent>,
+    events: &'a Sender<HostEvent>,
+    info: &'a mut WarmAgentInfo,
+    usage: &'a TurnUsage,
+    grace: Duration,
+    idle: Duration,
+    turn: Option<Turn>,
+    last_used: Instant,
+}
+
+impl Serving<'_> {
+    /// The next event, or `None` when none came in time and there is nothing to do yet.
+    fn next_event(&mut self) -> std::result::Result<Option<HostEvent>, Stop> {
         // When the host must act unless something comes first: a cancelled turn's grace ends,
         // or the idle limit; a turn in progress has no deadline of the host's.
-        let deadline = match &turn {
+        let deadline = match &self.turn {
             Some(Turn {
                 cancelled_at: Some(at),
                 ..
-            }) => Some(*at + grace),
+            }) => Some(*at + self.grace),
             Some(_) => None,
-            None => Some(last_used + idle),
+            None => Some(self.last_used + self.idle),
         };
         let wait = deadline.map_or(LOOK_EVERY, |at| {
             at.saturating_duration_since(Instant::now()).min(LOOK_EVERY)
         });
-        let wait = match &turn {
-            Some(_) if usage.adapter.is_some() => wait.min(RUNNING_USAGE_EVERY),
+        let wait = match &self.turn {
+            Some(_) if self.usage.adapter.is_some() => wait.min(RUNNING_USAGE_EVERY),
             _ => wait,
         };
-        let event = match received.recv_timeout(wait) {
-            Ok(event) => event,
+        match self.received.recv_timeout(wait) {
+            Ok(event) => Ok(Some(event)),
             // A repository whose state went away (deleted, or its task cleaned) keeps no agent.
-            Err(RecvTimeoutError::Timeout) if !ws.state.task_dir(&info.slug).is_dir() => {
-                return Stop::Asked("its task's state directory is gone".into());
+            Err(RecvTimeoutError::Timeout) if !self.ws.state.task_dir(&self.info.slug).is_dir() => {
+                Err(Stop::Asked("its task's state directory is gone".into()))
             }
             Err(RecvTimeoutError::Timeout) if deadline.is_none_or(|at| Instant::now() < at) => {
-                if let Some(current) = turn.as_mut() {
-                    usage.send_running(current);
+                if let Some(current) = self.turn.as_mut() {
+                    self.usage.send_running(current);
                 }
-                continue;
+                Ok(None)
             }
-            Err(RecvTimeoutError::Timeout) => match turn.take() {
+            Err(RecvTimeoutError::Timeout) => match self.turn.take() {
                 Some(mut turn) => {
                     ganger_line(
                         &mut turn.conn,
                         json!({GANGER_KEY: "error",
-                        "message": format!("the agent did not end its cancelled turn within {} s: stopped", grace.as_secs())}),
+                        "message": format!("the agent did not end its cancelled turn within {} s: stopped", self.grace.as_secs())}),
                     );
-                    return Stop::Failed("a cancelled turn did not end".into());
+                    Err(Stop::Failed("a cancelled turn did not end".into()))
                 }
-                None => {
-                    return Stop::Asked(format!(
-                        "idle for {}",
-                        crate::base::config::format_duration(idle)
-                    ));
-                }
+                None => Err(Stop::Asked(format!(
+                    "idle for {}",
+                    crate::base::config::format_duration(self.idle)
+                ))),
             },
-            Err(RecvTimeoutError::Disconnected) => {
-                return Stop::Failed("its channel closed".into());
-            }
-        };
+            Err(RecvTimeoutError::Disconnected) => Err(Stop::Failed("its channel closed".into())),
+        }
+    }
+
+    fn on_event(&mut self, event: HostEvent) -> std::result::Result<(), Stop> {
         match event {
-            HostEvent::Connection(conn) => {
-                if turn.is_some() {
-                    let mut conn = conn;
-                    ganger_line(
-                        &mut conn,
-                        json!({GANGER_KEY: "error", "busy": true, "message": "the warm agent is busy with another round"}),
-                    );
-                    continue;
-                }
-                match begin_turn(agent, received, events, conn, info, usage.kind) {
-                    Ok(Some(started)) => {
-                        turn = Some(started);
-                        info.busy = true;
-                        let _ = info.save(&info_path(ws, &info.slug));
-                    }
-                    Ok(None) => {}
-                    Err(stop) => return stop,
-                }
-            }
-            HostEvent::Agent(line) => {
-                let Some(current) = turn.as_mut() else {
-                    if let Some(answer) = dialect::refuse_idle(usage.kind, &line) {
-                        let _ = agent.send(&answer);
-                    }
-                    continue;
-                };
-                match on_agent_line(agent, current, &line, info, usage) {
-                    Ok(true) => {
-                        info.last_round = Some(current.round);
-                        turn = None;
-                        last_used = Instant::now();
-                        info.last_used_ms = now_ms();
-                        info.turns += 1;
-                        info.busy = false;
-                        let _ = info.save(&info_path(ws, &info.slug));
-                    }
-                    Ok(false) => {}
-                    Err(why) => return Stop::Failed(why),
-                }
-            }
+            HostEvent::Connection(conn) => self.on_connection(conn),
+            HostEvent::Agent(line) => self.on_agent(&line),
             HostEvent::AgentGone => {
-                if let Some(mut current) = turn.take() {
-                    ganger_line(
-                        &mut current.conn,
-                        json!({GANGER_KEY: "error", "message": "the warm agent exited during the turn"}),
-                    );
-                }
-                return Stop::Failed("the agent exited".into());
+                self.fail_turn("the warm agent exited during the turn");
+                Err(Stop::Failed("the agent exited".into()))
             }
             HostEvent::Signal(signal) => {
                 let why = format!("it was sent {}", crate::round::signal_name(signal));
-                if let Some(mut current) = turn.take() {
-                    ganger_line(
-                        &mut current.conn,
-                        json!({GANGER_KEY: "error", "message": format!("the warm host stopped: {why}")}),
-                    );
-                }
-                return Stop::Asked(why);
+                self.fail_turn(&format!("the warm host stopped: {why}"));
+                Err(Stop::Asked(why))
             }
             HostEvent::Round(line) => {
-                if line.trim() == "stop" && turn.is_none() {
-                    return Stop::Asked("asked to stop".into());
+                if line.trim() == "stop" && self.turn.is_none() {
+                    return Err(Stop::Asked("asked to stop".into()));
                 }
-                if let Some(current) = turn.as_mut()
-                    && line.trim() == "cancel"
-                    && current.cancelled_at.is_none()
-                {
-                    current.cancelled_at = Some(Instant::now());
-                    let id = agent.next_id();
-                    if let Some(cancel) = current.dialect.cancel(id, &current.session)
-                        && agent.send(&cancel).is_err()
-                    {
-                        return Stop::Failed("the agent's stdin closed".into());
-                    }
+                match line.trim() == "cancel" {
+                    true => self.cancel_turn(),
+                    false => Ok(()),
                 }
             }
-            HostEvent::RoundGone => {
-                // The round host went away mid-turn (killed, or it stopped the round): the turn
-                // is cancelled so that the session stays usable for the next round.
-                if let Some(current) = turn.as_mut()
-                    && current.cancelled_at.is_none()
-                {
-                    current.cancelled_at = Some(Instant::now());
-                    let id = agent.next_id();
-                    if let Some(cancel) = current.dialect.cancel(id, &current.session)
-                        && agent.send(&cancel).is_err()
-                    {
-                        return Stop::Failed("the agent's stdin closed".into());
-                    }
-                }
+            // The round host went away mid-turn (killed, or it stopped the round): the turn is
+            // cancelled so that the session stays usable for the next round.
+            HostEvent::RoundGone => self.cancel_turn(),
+        }
+    }
+
+    /// A round host connected: its turn begins, unless one is in progress.
+    fn on_connection(&mut self, mut conn: UnixStream) -> std::result::Result<(), Stop> {
+        if self.turn.is_some() {
+            ganger_line(
+                &mut conn,
+                json!({GANGER_KEY: "error", "busy": true, "message": "the warm agent is busy with another round"}),
+            );
+            return Ok(());
+        }
+        let kind = self.usage.kind;
+        if let Some(started) = begin_turn(
+            self.agent,
+            self.received,
+            self.events,
+            conn,
+            self.info,
+            kind,
+        )? {
+            self.turn = Some(started);
+            self.info.busy = true;
+            let _ = self.info.save(&info_path(self.ws, &self.info.slug));
+        }
+        Ok(())
+    }
+
+    /// A line of the agent's: passed to the turn in progress (which it may end), or answered
+    /// as a request of an idle agent's.
+    fn on_agent(&mut self, line: &[u8]) -> std::result::Result<(), Stop> {
+        let Some(current) = self.turn.as_mut() else {
+            if let Some(answer) = dialect::refuse_idle(self.usage.kind, line) {
+                let _ = self.agent.send(&answer);
             }
+            return Ok(());
+        };
+        if on_agent_line(self.agent, current, line, self.info, self.usage).map_err(Stop::Failed)? {
+            self.info.last_round = Some(current.round);
+            self.turn = None;
+            self.last_used = Instant::now();
+            self.info.last_used_ms = now_ms();
+            self.info.turns += 1;
+            self.info.busy = false;
+            let _ = self.info.save(&info_path(self.ws, &self.info.slug));
+        }
+        Ok(())
+    }
+
+    /// Asks the agent to cancel the turn in progress, once; its grace starts now.
+    fn cancel_turn(&mut self) -> std::result::Result<(), Stop> {
+        let Some(current) = self.turn.as_mut() else {
+            return Ok(());
+        };
+        if current.cancelled_at.is_some() {
+            return Ok(());
+        }
+        current.cancelled_at = Some(Instant::now());
+        let id = self.agent.next_id();
+        if let Some(cancel) = current.dialect.cancel(id, &current.session)
+            && self.agent.send(&cancel).is_err()
+        {
+            return Err(Stop::Failed("the agent's stdin closed".into()));
+        }
+        Ok(())
+    }
+
+    /// Tells the round host of the turn in progress, if any, that it failed and why.
+    fn fail_turn(&mut self, message: &str) {
+        if let Some(mut current) = self.turn.take() {
+            ganger_line(
+                &mut current.conn,
+                json!({GANGER_KEY: "error", "message": message}),
+            );
         }
     }
 }

@@ -198,7 +198,7 @@ mod tests {
             format!("[agents.{agent}.config]\nshare = \"disabled\"\n"),
         )
         .unwrap();
-        let ws = Workspace::discover(&repo).unwrap();
+        let ws = Workspace::discover(&repo, None).unwrap();
         let mut effort = ws.config.clone();
         let table: toml::Table =
             toml::from_str("share = \"disabled\"\n[agent.build]\nreasoningEffort = \"high\"\n")

@@ -186,7 +186,14 @@ pub(crate) fn ask(
     round: u32,
     handed: &[u8],
 ) -> Option<std::result::Result<u32, String>> {
-    ask_at(&keeper_socket_path(ws), slug, round, handed)
+    // The asking process's environment, with the store it works on (which it may have been
+    // named on its command line rather than in its environment).
+    let store = ws.store.handed();
+    let mut env: Vec<(OsString, OsString)> = std::env::vars_os()
+        .filter(|(name, _)| *name != store.0)
+        .collect();
+    env.push(store);
+    ask_at(&keeper_socket_path(ws), slug, round, handed, env)
 }
 
 fn ask_at(
@@ -194,13 +201,15 @@ fn ask_at(
     slug: &str,
     round: u32,
     handed: &[u8],
+    env: Vec<(OsString, OsString)>,
 ) -> Option<std::result::Result<u32, String>> {
     let mut conn = UnixStream::connect(socket).ok()?;
     let request = KeepRequest {
         slug: slug.to_owned(),
         round,
         handed: String::from_utf8_lossy(handed).into_owned(),
-        env: std::env::vars_os()
+        env: env
+            .into_iter()
             .map(|(name, value)| (name.into_vec(), value.into_vec()))
             .collect(),
     };
@@ -225,9 +234,15 @@ mod tests {
     fn a_round_with_no_keeper_listening_starts_its_warm_host_itself() {
         let dir = tempfile::tempdir().unwrap();
         let socket = dir.path().join("k.sock");
-        assert!(ask_at(&socket, "t1", 1, b"").is_none(), "no socket");
+        assert!(
+            ask_at(&socket, "t1", 1, b"", Vec::new()).is_none(),
+            "no socket"
+        );
         // A socket left by a killed serve: nobody listens on it.
         drop(UnixListener::bind(&socket).unwrap());
-        assert!(ask_at(&socket, "t1", 1, b"").is_none(), "a stale socket");
+        assert!(
+            ask_at(&socket, "t1", 1, b"", Vec::new()).is_none(),
+            "a stale socket"
+        );
     }
 }

@@ -8,7 +8,7 @@ use crate::base::error::{EngineError, Result};
 use crate::env::workspace::Workspace;
 use crate::evidence::report::{TaskList, task_list};
 use crate::task::lookup::find_task;
-use ganger_events::RoundStatus;
+use ganger_events::{Permission, RoundStatus};
 use ganger_store::{ReviewerVerdict, TaskSummary};
 use serde::Serialize;
 use std::path::PathBuf;
@@ -54,7 +54,7 @@ pub struct RoleTask {
     pub task: String,
     pub agent: String,
     pub model: Option<String>,
-    pub permission: String,
+    pub permission: Permission,
     pub session: Option<String>,
     pub rounds: u32,
     pub last_status: Option<RoundStatus>,

@@ -103,7 +103,7 @@ pub fn preflight(
 fn resolve_for(ws: &Workspace, agent: &str, model: Option<&str>, name: &str) -> Result<Role> {
     let config = ws.config.roles.get(name).cloned().unwrap_or_default();
     let permission = match &config.permission {
-        Some(text) => text.parse().map_err(EngineError::invalid)?,
+        Some(setting) => setting.value().map_err(EngineError::invalid)?,
         None if name == EXECUTOR => Permission::Write,
         None => Permission::ReadOnly,
     };

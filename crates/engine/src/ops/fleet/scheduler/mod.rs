@@ -341,7 +341,7 @@ impl Scheduler<'_> {
             defaults: Defaults {
                 agent: config.defaults.agent.clone(),
                 model: config.defaults.model.clone(),
-                sandbox: config.sandbox.default.clone(),
+                sandbox: config.sandbox.default.value().ok(),
             },
             ..View::read(
                 &*self.store,

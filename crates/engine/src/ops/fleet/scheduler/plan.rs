@@ -24,7 +24,7 @@ use super::view::{After, Need, QueuedTask, View};
 use crate::ops::fleet::limits::{Limits, Running};
 use crate::ops::fleet::spec::StartSpec;
 use crate::task::rules::Inbound;
-use ganger_events::RoundStatus;
+use ganger_events::{RoundStatus, SandboxKind};
 use ganger_store::{QueueItem, QueueKind};
 use std::collections::BTreeSet;
 
@@ -88,7 +88,8 @@ enum Decision {
 struct Wants {
     agent: String,
     model: Option<String>,
-    sandbox: String,
+    /// `None`: a start's options name no sandbox there is (no worker runs it).
+    sandbox: Option<SandboxKind>,
 }
 
 impl Planner {
@@ -194,7 +195,7 @@ impl Planner {
                 return Ok(Decision::Full);
             }
             // An agent or a sandbox this worker lacks: left for another worker.
-            if !offer.runs(&wants.agent, &wants.sandbox) {
+            if !offer.runs(&wants.agent, wants.sandbox) {
                 return Ok(Decision::Waits);
             }
         }
@@ -283,7 +284,7 @@ fn wants(view: &View, item: &QueueItem, task: Option<&QueuedTask>) -> Wants {
         return Wants {
             agent: task.agent.clone(),
             model: task.model.clone(),
-            sandbox: task.sandbox.clone(),
+            sandbox: Some(task.sandbox),
         };
     }
     let spec = StartSpec::from_json(&item.options).unwrap_or_default();
@@ -291,7 +292,10 @@ fn wants(view: &View, item: &QueueItem, task: Option<&QueuedTask>) -> Wants {
     Wants {
         agent: spec.agent.unwrap_or_else(|| defaults.agent.clone()),
         model: spec.model.or_else(|| defaults.model.clone()),
-        sandbox: spec.sandbox.unwrap_or_else(|| defaults.sandbox.clone()),
+        sandbox: match spec.sandbox {
+            Some(word) => word.parse().ok(),
+            None => defaults.sandbox,
+        },
     }
 }
 

@@ -9,7 +9,7 @@ use crate::ops::fleet::scheduler::view::{
     After, Defaults, InFlight, Need, QueuedTask, RunningRound, View,
 };
 use crate::task::rules::Inbound;
-use ganger_events::RoundStatus;
+use ganger_events::{RoundStatus, SandboxKind};
 use ganger_store::{QueueItem, QueueKind, QueueState};
 use std::collections::BTreeMap;
 
@@ -23,7 +23,7 @@ fn view(queued: Vec<QueueItem>) -> View {
         defaults: Defaults {
             agent: "agent-a".into(),
             model: Some("m1".into()),
-            sandbox: "local".into(),
+            sandbox: Some(SandboxKind::Local),
         },
         queued,
         queue_read: true,
@@ -112,7 +112,7 @@ fn task(model: &str, inbound: Inbound) -> Option<QueuedTask> {
         id: 7,
         agent: "agent-a".into(),
         model: Some(model.into()),
-        sandbox: "local".into(),
+        sandbox: SandboxKind::Local,
         inbound,
     })
 }
@@ -137,7 +137,7 @@ fn worker(capacity: usize, agents: &[&str], sandboxes: &[&str]) -> Option<Offer>
         name: "w".into(),
         capacity,
         agents: agents.iter().map(|a| (*a).to_owned()).collect(),
-        sandboxes: sandboxes.iter().map(|s| (*s).to_owned()).collect(),
+        sandboxes: sandboxes.iter().map(|s| s.parse().unwrap()).collect(),
     })
 }
 

@@ -9,7 +9,7 @@ use crate::base::error::Result;
 use crate::ops::fleet::limits::Limits;
 use crate::ops::fleet::offer::Offer;
 use crate::task::rules::Inbound;
-use ganger_events::RoundStatus;
+use ganger_events::{RoundStatus, SandboxKind};
 use ganger_store::{Backend, FleetRecord, QueueItem, QueueState, Round, Task};
 use std::collections::BTreeMap;
 
@@ -74,7 +74,8 @@ pub(super) struct InFlight {
 pub(super) struct Defaults {
     pub agent: String,
     pub model: Option<String>,
-    pub sandbox: String,
+    /// `None`: `sandbox.default` names no sandbox there is.
+    pub sandbox: Option<SandboxKind>,
 }
 
 /// What the plan reads of a queued fix's or broadcast's task.
@@ -83,7 +84,7 @@ pub(super) struct QueuedTask {
     pub id: i64,
     pub agent: String,
     pub model: Option<String>,
-    pub sandbox: String,
+    pub sandbox: SandboxKind,
     pub inbound: Inbound,
 }
 
@@ -216,7 +217,7 @@ impl QueuedTask {
             id: task.id,
             agent: task.agent.clone(),
             model: task.model.clone(),
-            sandbox: task.sandbox.clone(),
+            sandbox: task.sandbox,
             inbound: Inbound::of(task),
         }
     }
