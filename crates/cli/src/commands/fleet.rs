@@ -297,16 +297,8 @@ pub(crate) fn fleet(engine: &Engine, args: FleetArgs) -> Outcome {
             let fleet = ganger_engine::fleet::read_fleet(&file)?;
             let submitted = engine.submit_fleet(&fleet, as_name.as_deref())?;
             let document = FleetSubmitted::new(&fleet.name, submitted);
-            let submitted = &document.submitted;
             Printer::new(json).print(&document, || {
-                let mut text = format!(
-                    "fleet {}: {} queued to start, {} to continue, {} pending, {} finished\n",
-                    fleet.name,
-                    submitted.started.len(),
-                    submitted.resumed.len(),
-                    submitted.pending.len(),
-                    submitted.finished.len()
-                );
+                let mut text = document.line();
                 let worker_alive = engine
                     .workers()
                     .is_ok_and(|workers| workers.iter().any(|w| w.alive));

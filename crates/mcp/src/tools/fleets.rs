@@ -156,20 +156,14 @@ fn fleet_submit(engine: &Engine, a: FleetFile) -> Answer {
         Err(error) => return Answer::failure(&error),
     };
     answer(engine.submit_fleet(&fleet, None), |submitted| {
-        let mut line = format!(
-            "fleet {}: {} queued to start, {} to continue, {} pending, {} finished\n",
-            fleet.name,
-            submitted.started.len(),
-            submitted.resumed.len(),
-            submitted.pending.len(),
-            submitted.finished.len()
-        );
+        let document = FleetSubmitted::new(&fleet.name, submitted);
+        let mut line = document.line();
         if engine.scheduler().is_none() {
             line.push_str(
                 "no `ganger serve` runs for this repository yet: the tasks wait for one\n",
             );
         }
-        Answer::of(&FleetSubmitted::new(&fleet.name, submitted), line)
+        Answer::of(&document, line)
     })
 }
 

@@ -35,6 +35,19 @@ impl FleetSubmitted {
             submitted,
         }
     }
+
+    /// The submission in one line, as the CLI and the MCP server say it.
+    pub fn line(&self) -> String {
+        let s = &self.submitted;
+        format!(
+            "fleet {}: {} queued to start, {} to continue, {} pending, {} finished\n",
+            self.fleet,
+            s.started.len(),
+            s.resumed.len(),
+            s.pending.len(),
+            s.finished.len()
+        )
+    }
 }
 
 document! {
