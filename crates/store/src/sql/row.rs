@@ -38,7 +38,9 @@ pub(crate) trait Row {
 }
 
 impl dyn Row + '_ {
-    /// Column `index` as a `T`.
+    /// Column `index` as a `T`. Inlined into each decoder: `ganger status` over 10,000 tasks
+    /// reads 90,000 cells.
+    #[inline(always)]
     pub(crate) fn get<T: FromCell>(&self, index: usize) -> Result<T, StoreError> {
         T::from_cell(self.cell(index)?)
             .map_err(|why| StoreError::Corrupt(format!("column {index}: {why}")))
@@ -84,6 +86,7 @@ fn expected<T>(what: &str, cell: Cell<'_>) -> Result<T, String> {
 }
 
 impl FromCell for i64 {
+    #[inline(always)]
     fn from_cell(cell: Cell<'_>) -> Result<i64, String> {
         match cell {
             Cell::Int(value) => Ok(value),
@@ -128,6 +131,7 @@ impl FromCell for bool {
 }
 
 impl FromCell for String {
+    #[inline(always)]
     fn from_cell(cell: Cell<'_>) -> Result<String, String> {
         match cell {
             Cell::Text(text) => Ok(text.to_owned()),
@@ -152,6 +156,7 @@ impl FromCell for Vec<u8> {
 }
 
 impl<T: FromCell> FromCell for Option<T> {
+    #[inline(always)]
     fn from_cell(cell: Cell<'_>) -> Result<Option<T>, String> {
         match cell {
             Cell::Null => Ok(None),

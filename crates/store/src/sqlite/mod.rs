@@ -83,7 +83,6 @@ impl SqliteStore {
         conn.pragma_update(None, "wal_autocheckpoint", 64)?;
         conn.pragma_update(None, "journal_size_limit", 4 * 1024 * 1024)?;
         migrate::migrate(&mut conn)?;
-        conn.set_prepared_statement_cache_capacity(conn::STATEMENTS_KEPT);
         let state = StateDir::at(path.parent().unwrap_or(Path::new(".")));
         Ok(SqliteStore { conn, state })
     }
