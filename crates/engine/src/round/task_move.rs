@@ -11,7 +11,7 @@
 use crate::base::error::{EngineError, Result};
 use crate::env::workspace::Workspace;
 use ganger_git::remote as git_remote;
-use ganger_store::{Backend, Move, Task};
+use ganger_store::{Backend, Move, QueueItem, Task};
 use std::path::Path;
 
 /// The remote of `task`'s fleet, if it belongs to one that names a remote.
@@ -259,10 +259,13 @@ fn moved_note(ws: &Workspace, store: &dyn Backend, task: &Task, lost: &[u32]) ->
         None => Vec::new(),
     };
     let prompt_of = |number: u32| {
-        items
-            .iter()
-            .find(|i| i.slug == task.slug && i.round == Some(number))
-            .and_then(|i| i.prompt.clone())
+        let round = rounds.iter().find(|r| r.number == number)?;
+        queued_prompt(
+            &items,
+            &task.slug,
+            number,
+            (&round.commander, round.started_at),
+        )
     };
     let kept: Vec<&_> = rounds.iter().collect();
     let mut header = String::from(
@@ -283,9 +286,75 @@ fn moved_note(ws: &Workspace, store: &dyn Backend, task: &Task, lost: &[u32]) ->
     ))
 }
 
+/// The prompt a round of `slug` was queued with: the item it became, or, where that item was
+/// never marked with its round (its host died after starting the round, and no scheduler has
+/// recovered the item yet), the one its commander claimed last before the round began, as
+/// the scheduler's recovery matches them. The round is `number`, begun by its commander at
+/// a time (Unix ms).
+fn queued_prompt(
+    items: &[QueueItem],
+    slug: &str,
+    number: u32,
+    (commander, started_at): (&str, i64),
+) -> Option<String> {
+    let mine = || items.iter().filter(|i| i.slug == slug);
+    mine()
+        .find(|i| i.round == Some(number))
+        .or_else(|| {
+            mine().rev().find(|i| {
+                i.round.is_none()
+                    && i.commander == commander
+                    && i.claimed_at.is_some_and(|at| at <= started_at)
+            })
+        })
+        .and_then(|i| i.prompt.clone())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn item(id: i64, slug: &str, round: Option<u32>, claimed_at: Option<i64>) -> QueueItem {
+        serde_json::from_value(serde_json::json!({
+            "id": id, "slug": slug, "kind": "fix", "options": {}, "prompt_file": "",
+            "prompt": format!("prompt {id}"), "commander": "cli", "generation": null,
+            "fleet": "f", "after": [], "not_before": 0,
+            "state": if round.is_some() { "delivered" } else { "delivering" },
+            "reason": null, "round": round, "claimed_at": claimed_at, "claimed_by": null,
+            "created_at": 0, "updated_at": 0,
+        }))
+        .unwrap()
+    }
+
+    #[test]
+    fn a_rounds_prompt_is_its_items_or_the_one_claimed_for_it_before_it_was_marked() {
+        let began = ("cli", 1_000);
+        let marked = [
+            item(1, "t", Some(1), Some(10)),
+            item(2, "t", Some(2), Some(900)),
+        ];
+        assert_eq!(
+            queued_prompt(&marked, "t", 2, began).as_deref(),
+            Some("prompt 2")
+        );
+        // The host died between recording round 2 and marking item 3 delivered.
+        let unmarked = [
+            item(1, "t", Some(1), Some(10)),
+            item(3, "t", None, Some(990)),
+            item(4, "other", None, Some(995)),
+        ];
+        assert_eq!(
+            queued_prompt(&unmarked, "t", 2, began).as_deref(),
+            Some("prompt 3")
+        );
+        // An item claimed after the round began, or by another commander, did not start it.
+        let later = [item(5, "t", None, Some(1_001))];
+        assert_eq!(queued_prompt(&later, "t", 2, began), None);
+        assert_eq!(
+            queued_prompt(&unmarked, "t", 2, ("someone-else", 1_000)),
+            None
+        );
+    }
 
     #[test]
     fn a_path_is_replaced_where_it_is_whole_and_a_longer_name_keeps_its_own() {
