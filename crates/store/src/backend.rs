@@ -10,6 +10,7 @@
 
 use crate::error::StoreError;
 use crate::follow::Follow;
+use crate::land::LandStore;
 use crate::liveness::{ClaimKey, Liveness};
 use crate::ownership::OwnershipStore;
 use crate::pipeline::PipelineStore;
@@ -22,7 +23,7 @@ use std::io::Read;
 
 /// A backend for all of ganger's shared state.
 pub trait Backend:
-    Store + QueueStore + OwnershipStore + PipelineStore + Liveness + Streams + WorkerStore
+    Store + QueueStore + OwnershipStore + PipelineStore + LandStore + Liveness + Streams + WorkerStore
 {
     /// Every running round whose host is gone (its claim is dead), with its task: the rounds
     /// the reaper settles.

@@ -118,6 +118,16 @@ pub enum JournalEvent {
     QueueRefused(Undelivered),
     /// A queued round was queued under a generation that is no longer the task's.
     QueueStale(Undelivered),
+    /// The task was queued to land on its base (`ganger land`): base, commit, priority.
+    LandQueued(Value),
+    /// The task landed on its base in a batch: the batch, the base's new tip.
+    Landed(Value),
+    /// The task was sent back from the merge queue: why (a conflict, a culprit), with the
+    /// conflicting files or the failing check's output.
+    LandReturned(Value),
+    /// A step of a lander's batch (taken, a check run, flaky checks, moved, abandoned): an
+    /// entry of no task, by the lander's commander.
+    LandStep(Value),
 }
 
 /// A check that failed, as `checks-failed` lists it.

@@ -20,6 +20,7 @@ mod evidence;
 mod faults;
 mod follow;
 mod journal;
+mod land;
 mod layout;
 mod liveness;
 mod ownership;
@@ -40,6 +41,7 @@ pub use evidence::{Budget, EvidenceStore, LabelledTask, Spent};
 pub use journal::{
     FailedCheck, JournalEntry, JournalEvent, OverlappingTask, OwnerMove, Undelivered,
 };
+pub use land::{LandBatch, LandItem, LandStore, NewLandItem};
 pub use layout::StateDir;
 pub use liveness::{Claim, ClaimHold, ClaimKey, HandedClaim, Handover, Liveness};
 pub use ownership::{OwnerChange, OwnershipStore};

@@ -15,6 +15,7 @@ mod dialect;
 mod evidence;
 mod fleet_submit;
 mod journal;
+mod land;
 mod ownership;
 mod param;
 mod pipeline;
