@@ -30,6 +30,7 @@ mod fleet;
 mod fleet_chaos;
 mod fleet_queue;
 mod image_build;
+mod land;
 mod lost_session;
 mod mcp_commanders;
 mod mcp_protocol;

@@ -70,7 +70,7 @@ pub trait LandStore {
     /// The items, oldest first: the open ones (queued or testing) with `open`, else every one.
     fn land_items(&self, open: bool) -> Result<Vec<LandItem>, StoreError>;
 
-    /// The bases with queued items.
+    /// The bases with items queued or under test.
     fn land_bases(&self) -> Result<Vec<String>, StoreError>;
 
     /// Takes a batch of up to `limit` queued items of `base` (highest priority first, then

@@ -193,5 +193,6 @@ pub fn notice_line(notice: &Notice) -> String {
         Notice::WarmStopped { slug } => format!(
             "stopped {slug}'s warm agent: the next round takes up the session as it is then\n"
         ),
+        Notice::Land { base, message } => format!("land {base}: {message}\n"),
     }
 }

@@ -123,6 +123,25 @@ fn summarize(entry: &JournalEntry) -> String {
             item.kind.as_str(),
             item.reason.unwrap_or_else(|| "refused".into())
         ),
+        JournalEvent::LandQueued(detail) => format!(
+            "queued to land on {}",
+            text(&detail, "base").unwrap_or_default()
+        ),
+        JournalEvent::Landed(detail) => format!(
+            "landed on {} in batch {}",
+            text(&detail, "base").unwrap_or_default(),
+            detail["batch"]
+        ),
+        JournalEvent::LandReturned(detail) => format!(
+            "sent back from the merge queue: {}",
+            text(&detail, "reason").unwrap_or_default()
+        ),
+        JournalEvent::LandStep(detail) => format!(
+            "lander: batch {} on {}: {}",
+            detail["batch"],
+            text(&detail, "base").unwrap_or_default(),
+            text(&detail, "step").unwrap_or_default()
+        ),
         JournalEvent::RoundStarted { .. } | JournalEvent::Rewound(_) => as_stored(entry, &round),
     }
 }

@@ -119,7 +119,8 @@ impl<D: Database> LandStore for D {
     fn land_bases(&self) -> Result<Vec<String>, StoreError> {
         self.on_conn(|sql| {
             sql.rows(
-                "SELECT DISTINCT base FROM land_queue WHERE state = 'queued' ORDER BY base",
+                "SELECT DISTINCT base FROM land_queue WHERE state IN ('queued', 'testing') \
+                 ORDER BY base",
                 &[],
                 |row| row.get(0),
             )
