@@ -45,14 +45,16 @@ pub(crate) fn enqueue(
     };
     let mut commits = Vec::new();
     for each in &ready {
+        let numbers: Vec<String> = each.rounds.iter().map(u32::to_string).collect();
+        let rounds = if numbers.len() == 1 {
+            "round"
+        } else {
+            "rounds"
+        };
         let message = format!(
-            "{slug}: the work of task {slug} (rounds {})\n\nCommitted by ganger land from the \
+            "{slug}: the work of task {slug} ({rounds} {})\n\nCommitted by ganger land from the \
              worktree of task {slug} (agent {}).\n",
-            each.rounds
-                .iter()
-                .map(u32::to_string)
-                .collect::<Vec<_>>()
-                .join(", "),
+            numbers.join(", "),
             each.task.agent,
             slug = each.task.slug,
         );
