@@ -522,3 +522,23 @@ fn two_landers_on_one_postgresql_store_never_land_on_one_base_at_once() {
         assert!(pair[0].1 <= pair[1].0, "batches overlap: {spans:?}");
     }
 }
+
+#[test]
+fn a_queued_task_the_base_has_already_is_recorded_landed_without_a_second_commit() {
+    let world = world("");
+    good(&world, "done1");
+    good(&world, "todo");
+    land(&world, &["done1", "todo"]);
+    // Someone merged done1 by hand meanwhile.
+    world.git(&["merge", "-q", "--no-ff", "--no-edit", "agent/done1"]);
+    let head = world.git(&["rev-parse", "main"]);
+    let report = land(&world, &["--run"]);
+    let batch = &report["batches"][0];
+    assert_eq!(batch["outcome"], "landed", "{batch:#}");
+    assert_eq!(batch["landed"], serde_json::json!(["done1", "todo"]));
+    let done1 = world.git(&["rev-parse", "agent/done1"]);
+    let todo = world.git(&["rev-parse", "agent/todo"]);
+    assert_eq!(times_landed(&world, &head, &done1), 0, "not landed twice");
+    assert_eq!(times_landed(&world, &head, &todo), 1);
+    assert_eq!(land(&world, &["status"])["queue"], serde_json::json!([]));
+}

@@ -99,6 +99,10 @@ pub trait LandStore {
         detail: serde_json::Value,
     ) -> Result<(), StoreError>;
 
+    /// Records an item under test as landed already (the base has its commit: a lander that
+    /// lost its claim moved the base after another settled its batch), journaled.
+    fn land_already(&mut self, item: i64) -> Result<(), StoreError>;
+
     /// Records the commit the base is about to move to: the batch is `landing`.
     fn land_landing(&mut self, batch: i64, tip: &str) -> Result<(), StoreError>;
 

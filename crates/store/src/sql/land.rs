@@ -214,6 +214,29 @@ impl<D: Database> LandStore for D {
         })
     }
 
+    fn land_already(&mut self, item_id: i64) -> Result<(), StoreError> {
+        self.write(|sql| {
+            let Some(found) =
+                items_where(sql, "q.id = ?1 AND q.state = 'testing'", &bind![item_id])?.pop()
+            else {
+                return Ok(());
+            };
+            sql.execute(
+                "UPDATE land_queue SET state = 'landed', ended_at = ?2 WHERE id = ?1",
+                &bind![item_id, now_ms()],
+            )?;
+            let event = JournalEvent::Landed(json!({
+                "item": item_id,
+                "batch": found.batch,
+                "base": found.base,
+                "commit": null,
+                "already": true,
+            }));
+            append(sql, found.task_id, None, Some(&found.commander), &event)?;
+            Ok(())
+        })
+    }
+
     fn land_landing(&mut self, batch_id: i64, tip: &str) -> Result<(), StoreError> {
         self.on_conn(|sql| {
             sql.execute(

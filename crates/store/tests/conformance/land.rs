@@ -120,6 +120,9 @@ pub fn a_landed_batch_lands_once_an_abandoned_one_is_queued_again_and_a_returned
     let open = store.land_open_batches("main").unwrap();
     assert_eq!(open[0].state, "landing");
     assert_eq!(open[0].tip.as_deref(), Some("1".repeat(40).as_str()));
+    // One of them the base has already: landed without the batch.
+    let b = store.land_items(true).unwrap()[1].id;
+    store.land_already(b).unwrap();
     assert!(store.land_finish(next.id, true).unwrap());
     assert!(!store.land_finish(next.id, false).unwrap());
     assert!(store.land_items(true).unwrap().is_empty());

@@ -15,7 +15,7 @@ use std::collections::HashMap;
 
 /// Lands what it can of `items`, taken as `batch` on the base's head `batch.head`.
 pub(crate) fn land_batch(
-    lander: &mut Lander,
+    lander: &mut Lander<'_>,
     batch: &LandBatch,
     items: Vec<LandItem>,
     notices: &mut dyn Notices,
@@ -45,6 +45,11 @@ pub(crate) fn land_batch(
     let mut chain = Chain::new(&main, &batch.head);
     let mut candidates = Vec::new();
     for item in items {
+        if main.is_ancestor(&item.task_commit, &batch.head)? {
+            lander.store.land_already(item.id)?;
+            report.landed.push(item.slug.clone());
+            continue;
+        }
         let files = chain.conflicts_with_head(&item.task_commit)?;
         if files.is_empty() {
             candidates.push(item);
@@ -132,7 +137,7 @@ pub(crate) fn land_batch(
 
 /// Runs the checks on `commit` (the tasks `tasks` on the head; none: the head alone).
 fn judge(
-    lander: &mut Lander,
+    lander: &mut Lander<'_>,
     report: &mut BatchReport,
     commit: &str,
     tasks: Vec<String>,
@@ -187,7 +192,7 @@ fn conflict(item: &LandItem, files: Vec<String>, with: Vec<String>) -> Returned 
 
 /// Sends `item` back from the batch, recorded and journaled with why.
 fn send_back(
-    lander: &mut Lander,
+    lander: &mut Lander<'_>,
     report: &mut BatchReport,
     item: &LandItem,
     returned: Returned,

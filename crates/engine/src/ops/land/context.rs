@@ -8,20 +8,27 @@ use crate::base::notice::{Notice, Notices};
 use crate::ops::land::checks::Scratch;
 use crate::ops::land::report::BatchReport;
 use ganger_git::Repo;
-use ganger_store::Backend;
+use ganger_store::{Backend, Claim};
 use serde_json::json;
 
 /// What a lander works with on one base.
-pub(crate) struct Lander {
+pub(crate) struct Lander<'a> {
     pub store: Box<dyn Backend>,
     pub main: Repo,
     pub base: String,
     pub commander: String,
     pub scratch: Scratch,
     pub checks: Vec<CheckConfig>,
+    /// The lander's claim on the base.
+    pub claim: &'a Claim,
 }
 
-impl Lander {
+impl Lander<'_> {
+    /// Whether the lander lost its claim on the base (a lease run out while it was paused).
+    pub(crate) fn lost(&self) -> bool {
+        self.claim.lost()
+    }
+
     /// Journals a step of the batch and tells the caller.
     pub(crate) fn step(
         &mut self,

@@ -47,7 +47,7 @@ pub(crate) fn run(
                 Err(error) => return Err(error.into()),
             };
             worked = true;
-            let landed = land_base(ws, &base, limit, commander, claim.key(), notices);
+            let landed = land_base(ws, &base, limit, commander, &claim, notices);
             claim.release();
             let done = landed?;
             let base_red = done.iter().any(|b| b.outcome == "base-red");
@@ -71,7 +71,7 @@ fn land_base(
     base: &str,
     limit: u32,
     commander: &str,
-    key: &ganger_store::ClaimKey,
+    claim: &ganger_store::Claim,
     notices: &mut dyn Notices,
 ) -> Result<Vec<BatchReport>> {
     let main = ganger_git::discover(&ws.repo.main)?;
@@ -88,6 +88,7 @@ fn land_base(
         commander: commander.to_owned(),
         scratch,
         checks: ws.config.checks.clone(),
+        claim,
     };
     settle_dead(&mut lander, notices)?;
     let mut reports = Vec::new();
@@ -96,7 +97,10 @@ fn land_base(
             .main
             .resolve(&base_ref)
             .ok_or_else(|| EngineError::invalid(format!("the base {base} is gone")))?;
-        let Some((batch, items)) = lander.store.land_take_batch(base, &head, key, limit)? else {
+        let Some((batch, items)) = lander
+            .store
+            .land_take_batch(base, &head, claim.key(), limit)?
+        else {
             return Ok(reports);
         };
         let report = land_batch(&mut lander, &batch, items, notices)?;
@@ -109,7 +113,7 @@ fn land_base(
 }
 
 /// Settles the batches a dead lander of this base left open.
-fn settle_dead(lander: &mut Lander, notices: &mut dyn Notices) -> Result<()> {
+fn settle_dead(lander: &mut Lander<'_>, notices: &mut dyn Notices) -> Result<()> {
     let base_ref = format!("refs/heads/{}", lander.base);
     for batch in lander.store.land_open_batches(&lander.base)? {
         let head = lander.main.resolve(&base_ref);

@@ -16,7 +16,7 @@ use ganger_store::LandItem;
 
 /// Lands `landing` (the batch's tasks that passed, in order) on the base.
 pub(crate) fn land(
-    lander: &mut Lander,
+    lander: &mut Lander<'_>,
     chain: &mut Chain<'_>,
     report: &mut BatchReport,
     landing: &[&LandItem],
@@ -45,6 +45,14 @@ pub(crate) fn land(
     }
     let tip = chain.landing_commit(&tested, &commits, &message)?;
     lander.store.land_landing(report.batch, &tip)?;
+    if lander.lost() {
+        // Another lander may have settled this batch already: the base is not this one's.
+        lander.store.land_finish(report.batch, false)?;
+        return Err(EngineError::environment_message(format!(
+            "the lander lost its claim on {} before moving it; nothing landed",
+            lander.base
+        )));
+    }
     crate::base::faults::pause("land-before-ref-update");
     let moved = match move_base(lander, &report.head, &tip) {
         Ok(moved) => moved,
@@ -67,7 +75,7 @@ pub(crate) fn land(
     crate::base::faults::pause("land-after-ref-update");
     lander.store.land_finish(report.batch, true)?;
     report.outcome = "landed".into();
-    report.landed = names.iter().map(|n| (*n).to_owned()).collect();
+    report.landed.extend(names.iter().map(|n| (*n).to_owned()));
     report.commit = Some(tip.clone());
     let line = format!(
         "batch {} landed on {}: {} ({}), {} check runs",
@@ -81,7 +89,7 @@ pub(crate) fn land(
 }
 
 /// Moves the base from `head` to `tip`; false when it is no longer at `head`.
-fn move_base(lander: &Lander, head: &str, tip: &str) -> Result<bool> {
+fn move_base(lander: &Lander<'_>, head: &str, tip: &str) -> Result<bool> {
     let base = &lander.base;
     let Some(dir) = lander.main.checkout_of(base)? else {
         return match lander.main.move_branch(base, tip, head) {
