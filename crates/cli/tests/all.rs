@@ -21,6 +21,7 @@ mod checks;
 mod clean;
 mod cli_input;
 mod concurrent_starts;
+mod conflict_prediction;
 mod demo;
 mod e2e_mcp_commander;
 mod e2e_opencode;

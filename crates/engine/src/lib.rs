@@ -75,4 +75,4 @@ pub use crate::task::rules::{Inbound, holds_rounds};
 pub use crate::task::start::{StartOptions, start};
 pub use ganger_docker::run_docker_round;
 pub use ganger_sandbox::{Network, SandboxKind};
-pub use ganger_store::{Budget, HandedClaim};
+pub use ganger_store::{Budget, ConflictFile, HandedClaim, PredictedConflict};

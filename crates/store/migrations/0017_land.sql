@@ -30,3 +30,15 @@ CREATE TABLE land_batches (
     ended_at    INTEGER
 );
 CREATE INDEX land_batches_base ON land_batches(base, state);
+-- Conflicts predicted while tasks run: after a round's snapshot, its task merged in memory with
+-- every other open task on its base whose changes share a path, and with the base's head.
+-- One row per pair that conflicts (`other` a task's slug, or the base's name with `with_base`),
+-- replaced at each round's end of either task; `detail` is the files and their lines.
+CREATE TABLE conflicts (
+    task       TEXT NOT NULL,
+    other      TEXT NOT NULL,
+    with_base  BOOLEAN NOT NULL DEFAULT FALSE,
+    detail     TEXT NOT NULL,
+    at         INTEGER NOT NULL,
+    PRIMARY KEY (task, other, with_base)
+);

@@ -8,6 +8,7 @@
 //! The provided methods combine the parts; a backend that can do better (one query for the
 //! dead rounds, a notification instead of a poll for a follow) overrides them.
 
+use crate::conflicts::ConflictStore;
 use crate::error::StoreError;
 use crate::follow::Follow;
 use crate::land::LandStore;
@@ -23,7 +24,15 @@ use std::io::Read;
 
 /// A backend for all of ganger's shared state.
 pub trait Backend:
-    Store + QueueStore + OwnershipStore + PipelineStore + LandStore + Liveness + Streams + WorkerStore
+    Store
+    + QueueStore
+    + OwnershipStore
+    + PipelineStore
+    + LandStore
+    + ConflictStore
+    + Liveness
+    + Streams
+    + WorkerStore
 {
     /// Every running round whose host is gone (its claim is dead), with its task: the rounds
     /// the reaper settles.

@@ -128,6 +128,11 @@ pub enum JournalEvent {
     /// A step of a lander's batch (taken, a check run, flaky checks, moved, abandoned): an
     /// entry of no task, by the lander's commander.
     LandStep(Value),
+    /// Predicted at a round's end: the task's work conflicts with another open task's (or its
+    /// base's head): `tasks`, `with_base`, `files` with their lines. Once per pair.
+    Conflict(Value),
+    /// A pair recorded as conflicting no longer does (a later round resolved it).
+    ConflictCleared(Value),
 }
 
 /// A check that failed, as `checks-failed` lists it.

@@ -15,6 +15,7 @@
 
 mod backend;
 mod claims;
+mod conflicts;
 mod error;
 mod evidence;
 mod faults;
@@ -36,6 +37,7 @@ mod workers;
 
 pub use backend::Backend;
 pub use claims::{ClaimStore, CleanClaim, PendingStart};
+pub use conflicts::{ConflictFile, ConflictStore, PredictedConflict};
 pub use error::{BackendError, StoreError};
 pub use evidence::{Budget, EvidenceStore, LabelledTask, Spent};
 pub use journal::{

@@ -11,6 +11,7 @@
 //! notifications and migrations.
 
 mod claims;
+mod conflicts;
 mod dialect;
 mod evidence;
 mod fleet_submit;
