@@ -16,6 +16,10 @@ pub struct LandArgs {
     /// The most tasks a batch takes (default 8).
     #[arg(long, value_name = "N")]
     pub batch: Option<u32>,
+    /// A task sent back (a conflict, a culprit) goes to its worker as a fix round, and is
+    /// queued again once that round passes.
+    #[arg(long)]
+    pub fix: bool,
     /// Queued ahead of tasks of a lower priority (default 0).
     #[arg(
         long,

@@ -21,6 +21,11 @@ const CHECK: &str = "set -e\n. ./api.sh\nfor f in mods/*.sh; do\n  [ -e \"$f\" ]
 /// A world whose tasks run shell prompts, checked by `sh check.sh` (and by `extra`, a check
 /// command run before it, when given).
 fn world(extra: &str) -> World {
+    world_of("eval \"$(cat)\"", extra)
+}
+
+/// The same world with `agent` as the command agent's script.
+fn world_of(agent: &str, extra: &str) -> World {
     let world = World::new(env!("CARGO_BIN_EXE_ganger").as_ref());
     let command = if extra.is_empty() {
         "sh check.sh".to_owned()
@@ -28,7 +33,7 @@ fn world(extra: &str) -> World {
         format!("{extra}; sh check.sh")
     };
     world.use_command_agent(
-        "eval \"$(cat)\"",
+        agent,
         "",
         &format!(
             "\n[[checks]]\nname = \"tests\"\ncommand = {}\n",
@@ -541,4 +546,61 @@ fn a_queued_task_the_base_has_already_is_recorded_landed_without_a_second_commit
     assert_eq!(times_landed(&world, &head, &done1), 0, "not landed twice");
     assert_eq!(times_landed(&world, &head, &todo), 1);
     assert_eq!(land(&world, &["status"])["queue"], serde_json::json!([]));
+}
+
+/// A worker that follows ganger land's fix rounds: it resolves conflict markers by keeping
+/// both sides, and gives the api back its function when the mods fail; any other prompt's
+/// last line is its script.
+const FIXING_AGENT: &str = "p=$(cat); case \"$p\" in \
+    *'conflict markers'*) for f in $(git diff --name-only --diff-filter=U); do \
+        sed -i '/^<<<<<<< /d;/^=======$/d;/^>>>>>>> /d' \"$f\"; done;; \
+    *'FAIL: mods/'*) echo 'greet() { echo \"hello $1\"; }' >> api.sh;; \
+    *) eval \"$(printf '%s\\n' \"$p\" | tail -n 1)\";; esac";
+
+#[test]
+fn with_fix_a_conflicting_task_and_a_culprit_are_fixed_by_their_workers_and_land() {
+    let world = world_of(FIXING_AGENT, "");
+    let start_head = world.git(&["rev-parse", "main"]);
+    good(&world, "g1");
+    good(&world, "g2");
+    start(&world, "c1", "echo 'salute() { echo \"hi $1\"; }' > api.sh");
+    start(&world, "x", "echo 'x was here' >> README.md");
+    world.write("README.md", "# test repository\nmain's own line\n");
+    world.git(&["commit", "-q", "-am", "main: a line"]);
+    for slug in ["g1", "g2", "c1", "x"] {
+        land(&world, &[slug, "--fix"]);
+    }
+    let run = world.ganger(&["land", "--run", "--json"]);
+    run.expect_code(0);
+    let report = run.json();
+    let batches = report["batches"].as_array().unwrap();
+    assert_eq!(batches.len(), 2, "{report:#}");
+    assert_eq!(batches[0]["landed"], serde_json::json!(["g1", "g2"]));
+    let fixed: Vec<(&str, bool, bool)> = batches[0]["fix_rounds"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| {
+            (
+                f["task"].as_str().unwrap(),
+                f["passed"].as_bool().unwrap(),
+                f["requeued"].as_bool().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(fixed, [("x", true, true), ("c1", true, true)], "{report:#}");
+    assert_eq!(batches[1]["outcome"], "landed", "{report:#}");
+    assert_eq!(batches[1]["landed"], serde_json::json!(["x", "c1"]));
+    let readme = std::fs::read_to_string(world.repo.join("README.md")).unwrap();
+    assert!(
+        readme.contains("main's own line") && readme.contains("x was here"),
+        "{readme}"
+    );
+    for commit in commits_since(&world, &start_head) {
+        assert!(check_passes_at(&world, &commit), "checks fail at {commit}");
+    }
+    for slug in ["g1", "g2", "c1", "x"] {
+        let tip = world.git(&["rev-parse", &format!("agent/{slug}")]);
+        assert_eq!(times_landed(&world, &start_head, &tip), 1, "{slug}");
+    }
 }

@@ -54,8 +54,9 @@ pub use crate::ops::diff::diff;
 pub use crate::ops::host_entry::run_detached_host;
 pub use crate::ops::init::{InitReport, init};
 pub use crate::ops::land::{
-    BatchEntry, BatchReport, FailedCheck as LandFailedCheck, LAND_SCHEMA, LAND_STATUS_SCHEMA,
-    LandOptions, LandReport, LandStatus, Probe, QueueEntry, QueuedTask, Returned,
+    BatchEntry, BatchReport, FailedCheck as LandFailedCheck, FixRound, LAND_SCHEMA,
+    LAND_STATUS_SCHEMA, LandOptions, LandReport, LandStatus, Probe, QueueEntry, QueuedTask,
+    Returned,
 };
 pub use crate::ops::log::{LogLine, LogOptions, log};
 pub use crate::ops::merge::commit::MergeMode;

@@ -10,6 +10,7 @@ CREATE TABLE land_queue (
     task_commit TEXT NOT NULL,
     commander   TEXT NOT NULL,
     priority    INTEGER NOT NULL DEFAULT 0,
+    fix         BOOLEAN NOT NULL DEFAULT FALSE,
     queued_at   INTEGER NOT NULL,
     state       TEXT NOT NULL,
     batch       INTEGER,

@@ -23,6 +23,8 @@ pub struct LandItem {
     pub task_commit: String,
     pub commander: String,
     pub priority: i64,
+    /// Sent back, the task gets a fix round and is queued again once it passes.
+    pub fix: bool,
     pub queued_at: i64,
     /// `queued`, `testing`, `landed` or `returned`.
     pub state: String,
@@ -40,6 +42,7 @@ pub struct NewLandItem {
     pub task_commit: String,
     pub commander: String,
     pub priority: i64,
+    pub fix: bool,
 }
 
 /// A batch a lander took from the queue.

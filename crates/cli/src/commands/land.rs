@@ -21,6 +21,7 @@ pub(crate) fn run(engine: &Engine, args: LandArgs) -> Outcome {
         run: args.run,
         batch: args.batch,
         priority: args.priority,
+        fix: args.fix,
         commander: args.as_name,
     };
     let out = Printer::new(args.json);
@@ -71,6 +72,22 @@ fn land_text(report: &LandReport) -> String {
             let _ = write!(out, "; flaky: {}", batch.flaky.join(", "));
         }
         out.push('\n');
+        for fixed in &batch.fix_rounds {
+            let round = fixed
+                .round
+                .map_or_else(|| "-".to_owned(), |n| n.to_string());
+            let _ = writeln!(
+                out,
+                "  {}: fix round {round} {}{}",
+                fixed.task,
+                if fixed.passed {
+                    "passed"
+                } else {
+                    "did not pass"
+                },
+                if fixed.requeued { ", queued again" } else { "" }
+            );
+        }
     }
     out
 }

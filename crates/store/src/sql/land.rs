@@ -13,7 +13,7 @@ use serde_json::json;
 
 /// The columns an item is read from, `q` being the queue and `t` its task.
 const ITEM_COLUMNS: &str = "q.id, q.task_id, t.slug, q.base, q.task_commit, q.commander, \
-     q.priority, q.queued_at, q.state, q.batch, q.reason, q.ended_at";
+     q.priority, q.queued_at, q.state, q.batch, q.reason, q.ended_at, q.fix";
 
 const BATCH_COLUMNS: &str = "id, base, head, tip, state, lander, progress, started_at, ended_at";
 
@@ -31,6 +31,7 @@ fn item(row: &dyn Row) -> Result<LandItem, StoreError> {
         batch: row.get(9)?,
         reason: row.get(10)?,
         ended_at: row.get(11)?,
+        fix: row.get(12)?,
     })
 }
 
@@ -84,14 +85,16 @@ impl<D: Database> LandStore for D {
             }
             let id: i64 = sql.value(
                 "INSERT INTO land_queue (task_id, base, task_commit, commander, priority, \
-                 queued_at, state) VALUES (?1, ?2, ?3, ?4, ?5, ?6, 'queued') RETURNING id",
+                 queued_at, state, fix) VALUES (?1, ?2, ?3, ?4, ?5, ?6, 'queued', ?7) \
+                 RETURNING id",
                 &bind![
                     new.task_id,
                     &new.base,
                     &new.task_commit,
                     &new.commander,
                     new.priority,
-                    now_ms()
+                    now_ms(),
+                    new.fix
                 ],
             )?;
             let queued = JournalEvent::LandQueued(json!({

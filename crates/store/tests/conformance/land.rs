@@ -20,6 +20,7 @@ fn queue(site: &dyn Site, slugs: &[(&str, &str, i64)]) -> Vec<i64> {
                     task_commit: "c".repeat(40),
                     commander: "alice".into(),
                     priority: *priority,
+                    fix: *priority > 0,
                 })
                 .unwrap()
                 .unwrap();
@@ -47,6 +48,7 @@ pub fn a_batch_takes_a_bases_items_by_priority_then_age_and_a_task_is_queued_onc
         task_commit: "d".repeat(40),
         commander: "alice".into(),
         priority: 0,
+        fix: false,
     };
     assert_eq!(store.land_enqueue(&again).unwrap(), None);
     assert_eq!(store.land_bases().unwrap(), ["dev", "main"]);
@@ -57,6 +59,7 @@ pub fn a_batch_takes_a_bases_items_by_priority_then_age_and_a_task_is_queued_onc
         .unwrap();
     let slugs: Vec<&str> = items.iter().map(|i| i.slug.as_str()).collect();
     assert_eq!(slugs, ["b", "a"]);
+    assert_eq!((items[0].fix, items[1].fix), (true, false));
     assert!(
         items
             .iter()

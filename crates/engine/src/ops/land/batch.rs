@@ -32,6 +32,7 @@ pub(crate) fn land_batch(
         retries: 0,
         flaky: Vec::new(),
         probes: Vec::new(),
+        fix_rounds: Vec::new(),
     };
     let names: Vec<&str> = items.iter().map(|i| i.slug.as_str()).collect();
     let line = format!(

@@ -82,6 +82,7 @@ pub(crate) fn enqueue(
             task_commit: commit.clone(),
             commander: commander.to_owned(),
             priority: options.priority,
+            fix: options.fix,
         })?;
         let Some(item) = item else {
             return Err(already(&each.task));

@@ -11,8 +11,9 @@ use crate::env::workspace::Workspace;
 use crate::ops::land::batch::land_batch;
 use crate::ops::land::checks::Scratch;
 use crate::ops::land::context::Lander;
+use crate::ops::land::fix::fix_returned;
 use crate::ops::land::report::{BatchReport, DEFAULT_BATCH};
-use ganger_store::StoreError;
+use ganger_store::{LandItem, StoreError};
 use std::time::Duration;
 
 /// How long a lander waits before it looks again at bases other landers hold.
@@ -103,7 +104,14 @@ fn land_base(
         else {
             return Ok(reports);
         };
-        let report = land_batch(&mut lander, &batch, items, notices)?;
+        let fixing: Vec<LandItem> = items.iter().filter(|i| i.fix).cloned().collect();
+        let mut report = land_batch(&mut lander, &batch, items, notices)?;
+        for returned in report.returned.clone() {
+            if let Some(item) = fixing.iter().find(|i| i.slug == returned.task) {
+                let round = fix_returned(ws, &mut *lander.store, item, &returned, notices)?;
+                report.fix_rounds.push(round);
+            }
+        }
         let red = report.outcome == "base-red";
         reports.push(report);
         if red {

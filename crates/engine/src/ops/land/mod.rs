@@ -14,6 +14,7 @@ pub(crate) mod chain;
 pub(crate) mod checks;
 pub(crate) mod context;
 pub(crate) mod enqueue;
+pub(crate) mod fix;
 pub(crate) mod lander;
 pub(crate) mod moving;
 pub(crate) mod report;
@@ -24,8 +25,8 @@ use crate::base::notice::Notices;
 use crate::env::workspace::Workspace;
 pub use crate::ops::land::checks::FailedCheck;
 pub use crate::ops::land::report::{
-    BatchEntry, BatchReport, LAND_SCHEMA, LAND_STATUS_SCHEMA, LandOptions, LandReport, LandStatus,
-    Probe, QueueEntry, QueuedTask, Returned,
+    BatchEntry, BatchReport, FixRound, LAND_SCHEMA, LAND_STATUS_SCHEMA, LandOptions, LandReport,
+    LandStatus, Probe, QueueEntry, QueuedTask, Returned,
 };
 
 /// Queues `options.slugs`, then, with `options.run`, lands the queue in the foreground.

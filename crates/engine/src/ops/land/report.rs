@@ -24,6 +24,8 @@ pub struct LandOptions {
     pub batch: Option<u32>,
     /// Queued ahead of lower priorities (0 by default).
     pub priority: i64,
+    /// A task sent back goes to its worker as a fix round, and is queued again once it passes.
+    pub fix: bool,
     pub commander: Option<String>,
 }
 
@@ -49,6 +51,18 @@ pub struct Returned {
     pub with: Vec<String>,
     /// The checks that failed with it (a culprit), each with the end of its output.
     pub checks: Vec<FailedCheck>,
+}
+
+/// The fix round a task sent back was given (`--fix`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct FixRound {
+    pub task: String,
+    /// The round, when it ran.
+    pub round: Option<u32>,
+    /// Whether it passed its checks with no conflict marker left.
+    pub passed: bool,
+    /// Whether the task was queued again.
+    pub requeued: bool,
 }
 
 /// One check run of a batch: the tasks tested together (none: the base alone), and the
@@ -81,6 +95,8 @@ pub struct BatchReport {
     pub retries: u32,
     pub flaky: Vec<String>,
     pub probes: Vec<Probe>,
+    /// The fix rounds of the tasks sent back (`--fix`).
+    pub fix_rounds: Vec<FixRound>,
 }
 
 /// What `ganger land` did.
