@@ -44,26 +44,7 @@ pub(crate) fn land_batch(
     lander.step(&report, "taken", line, notices)?;
     let main = lander.main.clone();
     let mut chain = Chain::new(&main, &batch.head);
-    let mut candidates = Vec::new();
-    for item in items {
-        if main.is_ancestor(&item.task_commit, &batch.head)? {
-            lander.store.land_already(item.id)?;
-            report.landed.push(item.slug.clone());
-            continue;
-        }
-        let files = chain.conflicts_with_head(&item.task_commit)?;
-        if files.is_empty() {
-            candidates.push(item);
-        } else {
-            send_back(
-                lander,
-                &mut report,
-                &item,
-                conflict(&item, files, vec!["base".into()]),
-                notices,
-            )?;
-        }
-    }
+    let candidates = onto_head(lander, &mut report, &chain, items, notices)?;
     let by_id: HashMap<i64, LandItem> = candidates.iter().map(|i| (i.id, i.clone())).collect();
     let mut bisection = Bisection::new(candidates.iter().map(|i| i.id).collect());
     let mut red_verdicts: HashMap<i64, Verdict> = HashMap::new();
@@ -115,16 +96,13 @@ pub(crate) fn land_batch(
             Next::Land { land, culprits } => {
                 for id in culprits {
                     let item = &by_id[&id];
-                    let checks = red_verdicts
-                        .remove(&id)
-                        .map(|v| v.failed)
-                        .unwrap_or_default();
+                    let checks = red_verdicts.remove(&id).map(|v| v.failed);
                     let returned = Returned {
                         task: item.slug.clone(),
                         reason: "culprit".into(),
                         files: Vec::new(),
                         with: Vec::new(),
-                        checks,
+                        checks: checks.unwrap_or_default(),
                     };
                     send_back(lander, &mut report, item, returned, notices)?;
                 }
@@ -134,6 +112,33 @@ pub(crate) fn land_batch(
             }
         }
     }
+}
+
+/// The items that merge onto the head alone, in order; one the head has already is recorded
+/// landed, one that conflicts is sent back.
+fn onto_head(
+    lander: &mut Lander<'_>,
+    report: &mut BatchReport,
+    chain: &Chain<'_>,
+    items: Vec<LandItem>,
+    notices: &mut dyn Notices,
+) -> Result<Vec<LandItem>> {
+    let mut candidates = Vec::new();
+    for item in items {
+        if lander.main.is_ancestor(&item.task_commit, &report.head)? {
+            lander.store.land_already(item.id)?;
+            report.landed.push(item.slug.clone());
+            continue;
+        }
+        let files = chain.conflicts_with_head(&item.task_commit)?;
+        if files.is_empty() {
+            candidates.push(item);
+        } else {
+            let returned = conflict(&item, files, vec!["base".into()]);
+            send_back(lander, report, &item, returned, notices)?;
+        }
+    }
+    Ok(candidates)
 }
 
 /// Runs the checks on `commit` (the tasks `tasks` on the head; none: the head alone).
