@@ -32,6 +32,7 @@ mod fleet_chaos;
 mod fleet_queue;
 mod image_build;
 mod land;
+mod land_opencode;
 mod lost_session;
 mod mcp_commanders;
 mod mcp_protocol;
