@@ -113,8 +113,8 @@ fn times_landed(world: &World, since: &str, commit: &str) -> usize {
 }
 
 #[test]
-fn a_batch_of_eight_lands_five_at_once_and_sends_back_two_culprits_and_a_conflict() {
-    let world = world("");
+fn a_batch_of_eight_lands_five_at_once_finds_two_culprits_and_a_conflict_its_worker_fixes() {
+    let world = world_of(FIXING_AGENT, "");
     let start_head = world.git(&["rev-parse", "main"]);
     // In queue order: g1 g2 c1 g3 x g4 c2 g5.
     good(&world, "g1");
@@ -139,7 +139,9 @@ fn a_batch_of_eight_lands_five_at_once_and_sends_back_two_culprits_and_a_conflic
     let slugs = ["g1", "g2", "c1", "g3", "x", "g4", "c2", "g5"];
     // Queued one by one, so that the queue's order is theirs.
     for slug in slugs {
-        let queued = land(&world, &[slug]);
+        // The conflicting task goes back to its worker (`--fix`); the culprits just go back.
+        let fix = if slug == "x" { "--fix" } else { "--priority=0" };
+        let queued = land(&world, &[slug, fix]);
         assert_eq!(queued["schema"], "ganger.land/1");
         assert_eq!(queued["queued"][0]["task"], slug);
     }
@@ -147,7 +149,8 @@ fn a_batch_of_eight_lands_five_at_once_and_sends_back_two_culprits_and_a_conflic
     run.expect_code(0);
     let report = run.json();
     let batches = report["batches"].as_array().unwrap();
-    assert_eq!(batches.len(), 1, "{report:#}");
+    // The first batch, then x's, once its worker resolved its conflict.
+    assert_eq!(batches.len(), 2, "{report:#}");
     let batch = &batches[0];
     assert_eq!(batch["outcome"], "landed", "{batch:#}");
     assert_eq!(
@@ -183,15 +186,21 @@ fn a_batch_of_eight_lands_five_at_once_and_sends_back_two_culprits_and_a_conflic
         "{}",
         run.stderr
     );
-    // One commit on the base for the batch, the five tasks its parents, each once.
+    // x went back to its worker, which resolved the conflict; x landed in the next batch.
+    assert_eq!(
+        batch["fix_rounds"],
+        serde_json::json!([{ "task": "x", "round": 2, "passed": true, "requeued": true }])
+    );
+    assert_eq!(batches[1]["landed"], serde_json::json!(["x"]), "{report:#}");
+    // One commit on the base per batch, the tasks its parents, each once.
     let landed = commits_since(&world, &head);
     let merges = world.git(&["rev-list", "--first-parent", &format!("{head}..main")]);
-    assert_eq!(merges.lines().count(), 1);
-    for slug in ["g1", "g2", "g3", "g4", "g5"] {
+    assert_eq!(merges.lines().count(), 2);
+    for slug in ["g1", "g2", "g3", "g4", "g5", "x"] {
         let tip = world.git(&["rev-parse", &format!("agent/{slug}")]);
         assert_eq!(times_landed(&world, &head, &tip), 1, "{slug}");
     }
-    for slug in ["c1", "c2", "x"] {
+    for slug in ["c1", "c2"] {
         let tip = world.git(&["rev-parse", &format!("agent/{slug}")]);
         assert!(
             !world
