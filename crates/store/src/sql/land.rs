@@ -72,6 +72,16 @@ fn load_batch(sql: &mut dyn Sql, id: i64) -> Result<LandBatch, StoreError> {
     )
 }
 
+/// A task that landed is in its base: what it conflicted with is now a conflict with the base,
+/// which the other task's next round finds.
+fn forget_conflicts(sql: &mut dyn Sql, slug: &str) -> Result<(), StoreError> {
+    sql.execute(
+        "DELETE FROM conflicts WHERE task = ?1 OR (other = ?1 AND NOT with_base)",
+        &bind![slug],
+    )?;
+    Ok(())
+}
+
 impl<D: Database> LandStore for D {
     fn land_enqueue(&mut self, new: &NewLandItem) -> Result<Option<LandItem>, StoreError> {
         self.write(|sql| {
@@ -228,6 +238,7 @@ impl<D: Database> LandStore for D {
                 "UPDATE land_queue SET state = 'landed', ended_at = ?2 WHERE id = ?1",
                 &bind![item_id, now_ms()],
             )?;
+            forget_conflicts(sql, &found.slug)?;
             let event = JournalEvent::Landed(json!({
                 "item": item_id,
                 "batch": found.batch,
@@ -278,6 +289,7 @@ impl<D: Database> LandStore for D {
                         "UPDATE land_queue SET state = 'landed', ended_at = ?2 WHERE id = ?1",
                         &bind![each.id, now],
                     )?;
+                    forget_conflicts(sql, &each.slug)?;
                     let event = JournalEvent::Landed(json!({
                         "item": each.id,
                         "batch": batch_id,

@@ -123,11 +123,30 @@ pub fn a_landed_batch_lands_once_an_abandoned_one_is_queued_again_and_a_returned
     let open = store.land_open_batches("main").unwrap();
     assert_eq!(open[0].state, "landing");
     assert_eq!(open[0].tip.as_deref(), Some("1".repeat(40).as_str()));
+    // a conflicts with b and with its base; once a lands, neither pair is left.
+    let pair = |other: &str, with_base: bool| ganger_store::PredictedConflict {
+        task: "a".into(),
+        other: other.into(),
+        with_base,
+        files: Vec::new(),
+    };
+    let a_id = store.land_items(true).unwrap()[0].task_id;
+    store
+        .record_conflicts(
+            a_id,
+            "a",
+            None,
+            None,
+            &[pair("b", false), pair("main", true)],
+        )
+        .unwrap();
+    assert_eq!(store.conflicts().unwrap().len(), 2);
     // One of them the base has already: landed without the batch.
     let b = store.land_items(true).unwrap()[1].id;
     store.land_already(b).unwrap();
     assert!(store.land_finish(next.id, true).unwrap());
     assert!(!store.land_finish(next.id, false).unwrap());
+    assert_eq!(store.conflicts().unwrap(), []);
     assert!(store.land_items(true).unwrap().is_empty());
     let all = store.land_items(false).unwrap();
     let states: Vec<(&str, &str)> = all
