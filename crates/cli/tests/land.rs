@@ -326,6 +326,9 @@ fn bad_input_is_refused_with_nothing_queued() {
     );
     let status = land(&world, &["status"]);
     assert_eq!(status["queue"], serde_json::json!([]), "nothing was queued");
+    let idle = world.ganger(&["land", "--run"]);
+    idle.expect_code(0);
+    assert_eq!(idle.stdout, "nothing to land: the queue is empty\n");
     // Queued once; a second time is refused.
     land(&world, &["ok"]);
     let again = world.ganger(&["land", "ok"]);

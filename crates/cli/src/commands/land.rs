@@ -49,6 +49,9 @@ fn land_text(report: &LandReport) -> String {
             short(&queued.commit)
         );
     }
+    if report.queued.is_empty() && report.batches.is_empty() {
+        out.push_str("nothing to land: the queue is empty\n");
+    }
     for batch in &report.batches {
         let landed = if batch.landed.is_empty() {
             "nothing landed".to_owned()
