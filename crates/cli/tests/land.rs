@@ -342,11 +342,16 @@ fn bad_input_is_refused_with_nothing_queued() {
 
 /// Starts `ganger land --run` in the background with `env`.
 fn spawn_lander(world: &World, env: &[(&str, &str)], store: Option<&str>) -> Child {
+    spawn_lander_of(world, env, store, "2")
+}
+
+/// [`spawn_lander`] with batches of `batch`.
+fn spawn_lander_of(world: &World, env: &[(&str, &str)], store: Option<&str>, batch: &str) -> Child {
     let mut args = Vec::new();
     if let Some(url) = store {
         args.extend(["--store", url]);
     }
-    args.extend(["land", "--run", "--batch", "2"]);
+    args.extend(["land", "--run", "--batch", batch]);
     let mut command = world.command(&args);
     for (key, value) in env {
         command.env(key, value);
@@ -615,4 +620,65 @@ fn with_fix_a_conflicting_task_and_a_culprit_are_fixed_by_their_workers_and_land
         let tip = world.git(&["rev-parse", &format!("agent/{slug}")]);
         assert_eq!(times_landed(&world, &start_head, &tip), 1, "{slug}");
     }
+}
+
+#[test]
+fn land_status_shows_the_batch_under_test_and_its_bisection_so_far() {
+    // The lander's third check (the batch's, its retry, then the bisection's first) waits while
+    // `hold` exists.
+    let world = world(
+        "case \"$PWD\" in */.ganger/land/*) n=$(cat \"$TMPDIR/runs\" 2>/dev/null || echo 0); \
+         n=$((n + 1)); echo $n > \"$TMPDIR/runs\"; \
+         if [ $n -eq 3 ]; then while [ -e \"$TMPDIR/hold\" ]; do sleep 0.05; done; fi;; esac",
+    );
+    good(&world, "s1");
+    good(&world, "s2");
+    start(
+        &world,
+        "bad",
+        "echo 'salute() { echo \"hi $1\"; }' > api.sh",
+    );
+    land(&world, &["s1", "s2", "bad"]);
+    std::fs::write(world.tmp().join("hold"), "").unwrap();
+    let lander = spawn_lander_of(&world, &[], None, "3");
+    let runs = world.tmp().join("runs");
+    assert!(wait_until(Duration::from_secs(30), || {
+        std::fs::read_to_string(&runs).is_ok_and(|n| n.trim() == "3")
+    }));
+    let status = land(&world, &["status"]);
+    let testing = &status["testing"][0];
+    assert_eq!(testing["state"], "testing", "{status:#}");
+    assert_eq!(
+        testing["progress"]["probes"],
+        serde_json::json!([{ "tasks": ["s1", "s2", "bad"], "green": false, "failed": ["tests"], "flaky": [] }]),
+        "{status:#}"
+    );
+    let queue: Vec<(&str, &str)> = status["queue"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| (e["task"].as_str().unwrap(), e["state"].as_str().unwrap()))
+        .collect();
+    assert_eq!(
+        queue,
+        [("s1", "testing"), ("s2", "testing"), ("bad", "testing")]
+    );
+    let human = world.ganger(&["land", "status"]);
+    assert!(
+        human.stdout.contains("): testing, 1 check run\n"),
+        "{}",
+        human.stdout
+    );
+    assert!(
+        human.stdout.contains("  s1 + s2 + bad: red\n"),
+        "{}",
+        human.stdout
+    );
+    std::fs::remove_file(world.tmp().join("hold")).unwrap();
+    let output = lander.wait_with_output().unwrap();
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
 }

@@ -65,8 +65,12 @@ fn land_text(report: &LandReport) -> String {
             .collect();
         let _ = write!(
             out,
-            "batch {} on {}: {}: {landed}; {} check runs",
-            batch.batch, batch.base, batch.outcome, batch.check_runs
+            "batch {} on {}: {}: {landed}; {} check run{}",
+            batch.batch,
+            batch.base,
+            batch.outcome,
+            batch.check_runs,
+            if batch.check_runs == 1 { "" } else { "s" }
         );
         if !back.is_empty() {
             let _ = write!(out, "; sent back: {}", back.join(", "));
@@ -159,11 +163,12 @@ fn batch_line(batch: &BatchEntry) -> String {
         .map(|t| t.iter().filter_map(|s| s.as_str()).collect())
         .unwrap_or_default();
     let mut line = format!(
-        "{} on {} ({}): {}, {runs} check runs",
+        "{} on {} ({}): {}, {runs} check run{}",
         batch.batch,
         batch.base,
         short(&batch.head),
-        batch.state
+        batch.state,
+        if runs == 1 { "" } else { "s" }
     );
     if !landed.is_empty() {
         let _ = write!(line, ", landed {}", landed.join(", "));

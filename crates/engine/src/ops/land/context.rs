@@ -55,3 +55,8 @@ impl Lander<'_> {
 pub(crate) fn short(commit: &str) -> &str {
     &commit[..commit.len().min(12)]
 }
+
+/// `1 check run`, `3 check runs`.
+pub(crate) fn runs_phrase(runs: u32) -> String {
+    format!("{runs} check run{}", if runs == 1 { "" } else { "s" })
+}

@@ -10,7 +10,7 @@
 use crate::base::error::{EngineError, Result};
 use crate::base::notice::Notices;
 use crate::ops::land::chain::Chain;
-use crate::ops::land::context::{Lander, short};
+use crate::ops::land::context::{Lander, runs_phrase, short};
 use crate::ops::land::report::BatchReport;
 use ganger_store::LandItem;
 
@@ -34,11 +34,11 @@ pub(crate) fn land(
     })?;
     let names: Vec<&str> = landing.iter().map(|i| i.slug.as_str()).collect();
     let mut message = format!(
-        "Land batch {} into {}: {}\n\nTested together by ganger land ({} check runs in the batch).\n\n",
+        "Land batch {} into {}: {}\n\nTested together by ganger land ({} in the batch).\n\n",
         report.batch,
         lander.base,
         names.join(", "),
-        report.check_runs
+        runs_phrase(report.check_runs)
     );
     for item in landing {
         message.push_str(&format!("{}: {}\n", item.slug, item.task_commit));
@@ -78,12 +78,12 @@ pub(crate) fn land(
     report.landed.extend(names.iter().map(|n| (*n).to_owned()));
     report.commit = Some(tip.clone());
     let line = format!(
-        "batch {} landed on {}: {} ({}), {} check runs",
+        "batch {} landed on {}: {} ({}), {}",
         report.batch,
         lander.base,
         names.join(", "),
         short(&tip),
-        report.check_runs
+        runs_phrase(report.check_runs)
     );
     lander.step(report, "landed", line, notices)
 }
