@@ -71,6 +71,9 @@ pub enum Command {
     Rewind(RewindArgs),
     /// Commit a task's work on its branch and merge it into its base branch.
     Merge(MergeArgs),
+    /// Queue tasks to land on their base in batches whose combined checks pass; run a
+    /// lander (--run); show the queue (status).
+    Land(crate::land_args::LandArgs),
     /// Take a task nobody owns, or give one you own to another commander (--to).
     Assign(AssignArgs),
     /// Give a task you own to another commander (its generation is bumped: rounds sent

@@ -6,6 +6,7 @@ mod args;
 mod commands;
 mod exit;
 mod fleet_args;
+mod land_args;
 mod mcp_args;
 mod printer;
 
@@ -152,6 +153,7 @@ fn without_json(command: &Command) -> Option<&'static str> {
         | Command::Clean(_)
         | Command::Rewind(_)
         | Command::Merge(_)
+        | Command::Land(_)
         | Command::Summarize(_)
         | Command::Assign(_)
         | Command::Adopt(_)
@@ -235,6 +237,7 @@ fn run(cli: Cli) -> Outcome {
         Command::Clean(args) => commands::clean::run(&engine(dir)?, args),
         Command::Rewind(args) => commands::merge::rewind(&engine(dir)?, args),
         Command::Merge(args) => commands::merge::merge(&engine(dir)?, args),
+        Command::Land(args) => commands::land::run(&engine(dir)?, args),
         Command::Summarize(args) => commands::summarize::run(args),
         Command::Attach(args) => commands::ownership::attach(&engine(dir)?, args),
         Command::Adopt(args) => commands::ownership::adopt(&engine(dir)?, args),

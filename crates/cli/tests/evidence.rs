@@ -478,7 +478,7 @@ fn watch_shows_what_follows_the_cursor_and_ack_moves_it() {
                 entry["kind"].as_str().unwrap().to_owned(),
             ));
         }
-        seen.iter().any(|(_, kind)| kind == "overlap")
+        seen.iter().any(|(_, kind)| kind == "conflict")
     });
     let _ = follow.kill();
     let _ = follow.wait();
@@ -490,6 +490,8 @@ fn watch_shows_what_follows_the_cursor_and_ack_moves_it() {
             (serde_json::json!(2), "checks-failed".to_owned()),
             // `theirs` changes fake.txt too, and its round ended before this one.
             (serde_json::json!(2), "overlap".to_owned()),
+            // On the same line: a conflict, predicted at this round's end (docs/land.md).
+            (serde_json::json!(2), "conflict".to_owned()),
         ]
     );
 

@@ -53,6 +53,11 @@ pub use crate::ops::clean::{CleanOptions, clean};
 pub use crate::ops::diff::diff;
 pub use crate::ops::host_entry::run_detached_host;
 pub use crate::ops::init::{InitReport, init};
+pub use crate::ops::land::{
+    BatchEntry, BatchReport, FailedCheck as LandFailedCheck, FixRound, LAND_SCHEMA,
+    LAND_STATUS_SCHEMA, LandOptions, LandReport, LandStatus, Probe, QueueEntry, QueuedTask,
+    Returned,
+};
 pub use crate::ops::log::{LogLine, LogOptions, log};
 pub use crate::ops::merge::commit::MergeMode;
 pub use crate::ops::merge::{MergeOptions, MergeOutcome, MergeReport, merge};
@@ -71,4 +76,4 @@ pub use crate::task::rules::{Inbound, holds_rounds};
 pub use crate::task::start::{StartOptions, start};
 pub use ganger_docker::run_docker_round;
 pub use ganger_sandbox::{Network, SandboxKind};
-pub use ganger_store::{Budget, HandedClaim};
+pub use ganger_store::{Budget, ConflictFile, HandedClaim, PredictedConflict};

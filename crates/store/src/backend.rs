@@ -8,8 +8,10 @@
 //! The provided methods combine the parts; a backend that can do better (one query for the
 //! dead rounds, a notification instead of a poll for a follow) overrides them.
 
+use crate::conflicts::ConflictStore;
 use crate::error::StoreError;
 use crate::follow::Follow;
+use crate::land::LandStore;
 use crate::liveness::{ClaimKey, Liveness};
 use crate::ownership::OwnershipStore;
 use crate::pipeline::PipelineStore;
@@ -22,7 +24,15 @@ use std::io::Read;
 
 /// A backend for all of ganger's shared state.
 pub trait Backend:
-    Store + QueueStore + OwnershipStore + PipelineStore + Liveness + Streams + WorkerStore
+    Store
+    + QueueStore
+    + OwnershipStore
+    + PipelineStore
+    + LandStore
+    + ConflictStore
+    + Liveness
+    + Streams
+    + WorkerStore
 {
     /// Every running round whose host is gone (its claim is dead), with its task: the rounds
     /// the reaper settles.

@@ -118,6 +118,21 @@ pub enum JournalEvent {
     QueueRefused(Undelivered),
     /// A queued round was queued under a generation that is no longer the task's.
     QueueStale(Undelivered),
+    /// The task was queued to land on its base (`ganger land`): base, commit, priority.
+    LandQueued(Value),
+    /// The task landed on its base in a batch: the batch, the base's new tip.
+    Landed(Value),
+    /// The task was sent back from the merge queue: why (a conflict, a culprit), with the
+    /// conflicting files or the failing check's output.
+    LandReturned(Value),
+    /// A step of a lander's batch (taken, a check run, flaky checks, moved, abandoned): an
+    /// entry of no task, by the lander's commander.
+    LandStep(Value),
+    /// Predicted at a round's end: the task's work conflicts with another open task's (or its
+    /// base's head): `tasks`, `with_base`, `files` with their lines. Once per pair.
+    Conflict(Value),
+    /// A pair recorded as conflicting no longer does (a later round resolved it).
+    ConflictCleared(Value),
 }
 
 /// A check that failed, as `checks-failed` lists it.

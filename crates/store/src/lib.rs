@@ -15,11 +15,13 @@
 
 mod backend;
 mod claims;
+mod conflicts;
 mod error;
 mod evidence;
 mod faults;
 mod follow;
 mod journal;
+mod land;
 mod layout;
 mod liveness;
 mod ownership;
@@ -35,11 +37,13 @@ mod workers;
 
 pub use backend::Backend;
 pub use claims::{ClaimStore, CleanClaim, PendingStart};
+pub use conflicts::{ConflictFile, ConflictStore, PredictedConflict};
 pub use error::{BackendError, StoreError};
 pub use evidence::{Budget, EvidenceStore, LabelledTask, Spent};
 pub use journal::{
     FailedCheck, JournalEntry, JournalEvent, OverlappingTask, OwnerMove, Undelivered,
 };
+pub use land::{LandBatch, LandItem, LandStore, NewLandItem};
 pub use layout::StateDir;
 pub use liveness::{Claim, ClaimHold, ClaimKey, HandedClaim, Handover, Liveness};
 pub use ownership::{OwnerChange, OwnershipStore};

@@ -12,6 +12,7 @@ pub(crate) mod host;
 pub(crate) mod image;
 pub(crate) mod init;
 pub(crate) mod journal;
+pub(crate) mod land;
 pub(crate) mod log;
 pub(crate) mod mcp;
 pub(crate) mod merge;

@@ -101,6 +101,9 @@ pub fn task_table(list: &TaskList, root: &std::path::Path) -> String {
             overlap.files.join(", ")
         );
     }
+    for conflict in &list.conflicts {
+        let _ = writeln!(out, "{}", conflict_line(conflict));
+    }
     if !queued.is_empty() {
         let _ = writeln!(out, "{queued}");
     }
@@ -193,5 +196,41 @@ pub fn notice_line(notice: &Notice) -> String {
         Notice::WarmStopped { slug } => format!(
             "stopped {slug}'s warm agent: the next round takes up the session as it is then\n"
         ),
+        Notice::Land { base, message } => format!("land {base}: {message}\n"),
+    }
+}
+
+/// A predicted conflict: `conflict: t1 and t2 conflict in src/a.rs, lines 10-24`.
+fn conflict_line(conflict: &ganger_engine::PredictedConflict) -> String {
+    let files: Vec<String> = conflict
+        .files
+        .iter()
+        .map(|file| {
+            let lines: Vec<String> = file
+                .lines
+                .iter()
+                .map(|[first, last]| format!("{first}-{last}"))
+                .collect();
+            if lines.is_empty() {
+                file.path.clone()
+            } else {
+                format!("{}, lines {}", file.path, lines.join(", "))
+            }
+        })
+        .collect();
+    if conflict.with_base {
+        format!(
+            "conflict: {} conflicts with {} in {}",
+            conflict.task,
+            conflict.other,
+            files.join("; ")
+        )
+    } else {
+        format!(
+            "conflict: {} and {} conflict in {}",
+            conflict.task,
+            conflict.other,
+            files.join("; ")
+        )
     }
 }

@@ -19,6 +19,7 @@ pub mod documents;
 pub(crate) mod feed;
 pub(crate) mod history;
 pub(crate) mod journal_wait;
+pub(crate) mod land;
 pub mod models;
 pub(crate) mod round_diff;
 pub(crate) mod round_report;

@@ -62,6 +62,9 @@ pub enum Notice {
     /// The task's warm agent was stopped (before `attach`: it would not see the person's
     /// turns); the next round's agent loads the session again.
     WarmStopped { slug: String },
+    /// A lander's step on `base` (`ganger land --run`): a batch taken, a check run, a task
+    /// sent back, a batch landed.
+    Land { base: String, message: String },
 }
 
 /// Where notices go.

@@ -1,8 +1,10 @@
-//! The repository and the evidence: task worktrees, half-made starts, overlaps,
+//! The repository and the evidence: task worktrees, half-made starts, overlaps and
+//! conflicts,
 //! budgets, checks, reports and resume notes.
 
 pub mod budget;
 pub(crate) mod checks;
+pub(crate) mod conflicts;
 pub(crate) mod half_made;
 pub(crate) mod overlap;
 pub mod report;

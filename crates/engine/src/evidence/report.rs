@@ -212,6 +212,10 @@ pub struct TaskList {
     pub tasks: Vec<TaskRow>,
     /// Running tasks whose worktrees change the same files.
     pub overlaps: Vec<crate::evidence::overlap::Overlap>,
+    /// Open tasks whose work conflicts with another's or with their base's head, as their
+    /// last rounds' ends found them (docs/land.md).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub conflicts: Vec<ganger_store::PredictedConflict>,
     /// Starts queued or being delivered: tasks that do not exist yet (`fleet status` lists
     /// them).
     pub queued_starts: u64,
@@ -430,6 +434,7 @@ pub fn task_list(tasks: Vec<TaskSummary>) -> TaskList {
             })
             .collect(),
         overlaps: Vec::new(),
+        conflicts: Vec::new(),
         queued_starts: 0,
         killed_starts: Vec::new(),
     }

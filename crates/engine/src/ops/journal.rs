@@ -123,8 +123,77 @@ fn summarize(entry: &JournalEntry) -> String {
             item.kind.as_str(),
             item.reason.unwrap_or_else(|| "refused".into())
         ),
+        JournalEvent::LandQueued(detail) => format!(
+            "queued to land on {}",
+            text(&detail, "base").unwrap_or_default()
+        ),
+        JournalEvent::Landed(detail) => format!(
+            "landed on {} in batch {}",
+            text(&detail, "base").unwrap_or_default(),
+            detail["batch"]
+        ),
+        JournalEvent::LandReturned(detail) => format!(
+            "sent back from the merge queue: {}",
+            text(&detail, "reason").unwrap_or_default()
+        ),
+        JournalEvent::LandStep(detail) => format!(
+            "lander: batch {} on {}: {}",
+            detail["batch"],
+            text(&detail, "base").unwrap_or_default(),
+            text(&detail, "step").unwrap_or_default()
+        ),
+        JournalEvent::Conflict(detail) => format!(
+            "{round}conflicts with {}: {}",
+            other_of(&detail, entry),
+            conflict_files(&detail)
+        ),
+        JournalEvent::ConflictCleared(detail) => {
+            format!(
+                "{round}no longer conflicts with {}",
+                other_of(&detail, entry)
+            )
+        }
         JournalEvent::RoundStarted { .. } | JournalEvent::Rewound(_) => as_stored(entry, &round),
     }
+}
+
+/// The other side of a conflict entry: the task of the pair that is not the entry's, or the
+/// base.
+fn other_of(detail: &Value, entry: &JournalEntry) -> String {
+    let tasks: Vec<&str> = detail["tasks"]
+        .as_array()
+        .map(|t| t.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default();
+    let mine = entry.slug.as_deref().unwrap_or_default();
+    tasks
+        .iter()
+        .find(|t| **t != mine)
+        .map_or_else(|| "another task".to_owned(), |t| (*t).to_owned())
+}
+
+/// A conflict's files and lines: `src/a.rs (lines 10-24)`.
+fn conflict_files(detail: &Value) -> String {
+    let files: Vec<String> = detail["files"]
+        .as_array()
+        .map(|files| {
+            files
+                .iter()
+                .map(|f| {
+                    let path = f["path"].as_str().unwrap_or_default();
+                    let lines: Vec<String> = f["lines"]
+                        .as_array()
+                        .map(|l| l.iter().map(|r| format!("{}-{}", r[0], r[1])).collect())
+                        .unwrap_or_default();
+                    if lines.is_empty() {
+                        path.to_owned()
+                    } else {
+                        format!("{path} (lines {})", lines.join(", "))
+                    }
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    files.join(", ")
 }
 
 /// A failed check as `checks-failed` lists it.

@@ -9,6 +9,7 @@ pub mod fleet;
 pub(crate) mod host_entry;
 pub(crate) mod init;
 pub mod journal;
+pub(crate) mod land;
 pub(crate) mod log;
 pub(crate) mod merge;
 pub(crate) mod ownership;

@@ -50,6 +50,19 @@ pub fn status_of(
                 task_list(store.task_summaries()?)
             };
             list.overlaps = crate::evidence::overlap::running_overlaps(ws, &*store)?;
+            let open: std::collections::BTreeSet<&str> = list
+                .tasks
+                .iter()
+                .filter(|t| !t.worktree_gone)
+                .map(|t| t.slug.as_str())
+                .collect();
+            list.conflicts = ganger_store::ConflictStore::conflicts(&*store)?
+                .into_iter()
+                .filter(|c| {
+                    open.contains(c.task.as_str())
+                        && (c.with_base || open.contains(c.other.as_str()))
+                })
+                .collect();
             list.queued_starts = ganger_store::QueueStore::waiting_starts(&*store)?;
             list.killed_starts = crate::evidence::half_made::killed_starts(&*store)?;
             let mut done = ganger_store::EvidenceStore::done_lines(&*store)?;

@@ -126,11 +126,7 @@ fn run_one(
     let capture = Capture::new(create(&log)?, redactor.clone());
     let started = Instant::now();
     let mut running = spawn_local(&command)?;
-    let readers: Vec<_> = [running.take_stdout(), running.take_stderr()]
-        .into_iter()
-        .flatten()
-        .map(|stream| capture.follow(stream))
-        .collect();
+    let readers = capture.follow_output(&mut running);
     let limit = Duration::from_millis(check.timeout_ms);
     let (exit, timed_out, stop) = follow(store, input, signals, &mut running, started, limit);
     running.stop_leftovers(input.grace);

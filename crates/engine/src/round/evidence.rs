@@ -3,25 +3,8 @@
 //! changes that another task's unmerged work changes too. Written after the end itself is
 //! recorded; a failure here is never the round's failure.
 
+use crate::evidence::conflicts::changed_paths as paths;
 use ganger_store::{FailedCheck, JournalEvent, OverlappingTask, Round, Store, Task};
-use std::collections::BTreeSet;
-
-/// The paths of a listing of changes, `"M path"` (a snapshot's) or `"XY path"` (`git
-/// status --short`'s), both sides of a rename.
-fn paths(listing: &[String]) -> BTreeSet<&str> {
-    listing
-        .iter()
-        .filter_map(|line| {
-            let skip = if line.as_bytes().get(1) == Some(&b' ') {
-                2
-            } else {
-                3
-            };
-            line.get(skip..).map(str::trim_start)
-        })
-        .flat_map(|path| path.split(" -> "))
-        .collect()
-}
 
 /// Records the evidence of the ended `round` of `task`; `budget` is why the host stopped it
 /// for a budget, if it did.
@@ -86,23 +69,5 @@ fn overlaps(store: &mut dyn Store, task: &Task, round: &Round) {
             Some(&round.commander),
             &overlap,
         );
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_listing_gives_its_paths_with_both_sides_of_a_rename() {
-        let listing = vec![
-            "M src/a.rs".to_owned(),
-            "R old.rs -> new.rs".to_owned(),
-            "A b".to_owned(),
-            "?? c".to_owned(),
-            "A  d".to_owned(),
-        ];
-        let found: Vec<&str> = paths(&listing).into_iter().collect();
-        assert_eq!(found, ["b", "c", "d", "new.rs", "old.rs", "src/a.rs"]);
     }
 }

@@ -340,6 +340,7 @@ pub(crate) fn record_end(
     let outcome = outcome(store, task, number)?;
     if recorded {
         super::evidence::record(store, &outcome.task, &outcome.round, budget.as_deref());
+        crate::evidence::conflicts::predict(ws, store, &outcome.task, &outcome.round);
     }
     Ok(outcome)
 }

@@ -41,6 +41,20 @@ pub(crate) fn append(
     )
 }
 
+/// Appends `event`, of no one task, by `commander` (a lander's steps); the entry's number.
+pub(crate) fn append_untasked(
+    sql: &mut dyn Sql,
+    commander: &str,
+    event: &JournalEvent,
+) -> Result<i64, StoreError> {
+    let (kind, detail) = event.stored()?;
+    sql.value(
+        "INSERT INTO journal (at, task_id, round, kind, commander, detail) \
+         VALUES (?1, NULL, NULL, ?2, ?3, ?4) RETURNING id",
+        &bind![now_ms(), kind, commander, detail],
+    )
+}
+
 /// The journal after entry `after`, oldest first, at most `limit` entries.
 pub(crate) fn page(
     sql: &mut dyn Sql,

@@ -11,10 +11,12 @@
 //! notifications and migrations.
 
 mod claims;
+mod conflicts;
 mod dialect;
 mod evidence;
 mod fleet_submit;
 mod journal;
+mod land;
 mod ownership;
 mod param;
 mod pipeline;

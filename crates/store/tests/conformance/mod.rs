@@ -13,10 +13,12 @@ use ganger_store::Backend;
 use std::time::Duration;
 
 pub mod claims;
+pub mod conflicts;
 pub mod evidence;
 pub mod fixtures;
 pub mod generations;
 pub mod journal;
+pub mod land;
 pub mod liveness;
 pub mod pipelines;
 pub mod queue;
@@ -74,6 +76,10 @@ macro_rules! suite {
             workers::of_racing_claims_of_an_item_exactly_one_wins_and_is_recorded,
             workers::an_item_of_a_dead_claimant_is_taken_over_once,
             workers::workers_are_registered_seen_listed_and_removed,
+            land::a_batch_takes_a_bases_items_by_priority_then_age_and_a_task_is_queued_once,
+            land::a_landed_batch_lands_once_an_abandoned_one_is_queued_again_and_a_returned_item_leaves,
+            land::of_racing_landers_each_item_is_in_one_batch_and_one_holds_a_bases_claim,
+            conflicts::a_conflict_is_journaled_once_kept_while_found_and_cleared_by_either_task,
         );
     };
     (@tests $site:expr; $($module:ident :: $test:ident),* $(,)?) => {

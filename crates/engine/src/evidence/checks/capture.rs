@@ -61,6 +61,18 @@ impl Capture {
         })
     }
 
+    /// Copies the stdout and stderr of a process just started, each on a thread of its own.
+    pub(crate) fn follow_output(
+        &self,
+        running: &mut ganger_sandbox::RunningAgent,
+    ) -> Vec<std::thread::JoinHandle<()>> {
+        [running.take_stdout(), running.take_stderr()]
+            .into_iter()
+            .flatten()
+            .map(|stream| self.follow(stream))
+            .collect()
+    }
+
     /// The last bytes written.
     pub(crate) fn last(&self) -> Vec<u8> {
         let inner = match self.inner.lock() {

@@ -1,0 +1,158 @@
+//! The lander: one per base branch at a time, however many run, on this host or others. It
+//! holds the base's claim in the store (`land-HEX(BASE)`: a lock on SQLite, a lease on
+//! PostgreSQL) while it works, settles first what a dead lander left (a batch whose recorded
+//! tip the base has is landed, any other open batch is queued again), then takes batches
+//! until the base's queue is empty. A base another lander holds is left to it; `--run`
+//! returns once nothing is queued or under test.
+
+use crate::base::error::{EngineError, Result};
+use crate::base::notice::{Notice, Notices};
+use crate::env::workspace::Workspace;
+use crate::ops::land::batch::land_batch;
+use crate::ops::land::checks::Scratch;
+use crate::ops::land::context::Lander;
+use crate::ops::land::fix::fix_returned;
+use crate::ops::land::report::{BatchReport, DEFAULT_BATCH};
+use ganger_store::{LandItem, StoreError};
+use std::time::Duration;
+
+/// How long a lander waits before it looks again at bases other landers hold.
+const HELD_POLL: Duration = Duration::from_millis(300);
+
+/// The name of the claim of the lander of `base`.
+pub(crate) fn claim_name(base: &str) -> String {
+    let hex: String = base.bytes().map(|b| format!("{b:02x}")).collect();
+    format!("land-{hex}")
+}
+
+/// Lands every queued task, base by base, until nothing is queued or under test.
+pub(crate) fn run(
+    ws: &Workspace,
+    batch: Option<u32>,
+    commander: &str,
+    notices: &mut dyn Notices,
+) -> Result<Vec<BatchReport>> {
+    let limit = batch.unwrap_or(DEFAULT_BATCH);
+    let mut reports = Vec::new();
+    let store = ws.open_store()?;
+    loop {
+        let bases = store.land_bases()?;
+        if bases.is_empty() {
+            return Ok(reports);
+        }
+        let mut worked = false;
+        for base in bases {
+            let claim = match store.claim(&claim_name(&base)) {
+                Ok(claim) => claim,
+                Err(StoreError::ClaimHeld { .. }) => continue,
+                Err(error) => return Err(error.into()),
+            };
+            worked = true;
+            let landed = land_base(ws, &base, limit, commander, &claim, notices);
+            claim.release();
+            let done = landed?;
+            let base_red = done.iter().any(|b| b.outcome == "base-red");
+            reports.extend(done);
+            if base_red {
+                return Err(EngineError::invalid(format!(
+                    "the checks fail on {base} itself; nothing lands until they pass"
+                ))
+                .hint("`ganger land status` shows the last batch's check runs"));
+            }
+        }
+        if !worked {
+            std::thread::sleep(HELD_POLL);
+        }
+    }
+}
+
+/// Lands `base`'s queue, holding its claim (`key`).
+fn land_base(
+    ws: &Workspace,
+    base: &str,
+    limit: u32,
+    commander: &str,
+    claim: &ganger_store::Claim,
+    notices: &mut dyn Notices,
+) -> Result<Vec<BatchReport>> {
+    let main = ganger_git::discover(&ws.repo.main)?;
+    let base_ref = format!("refs/heads/{base}");
+    let head = main
+        .resolve(&base_ref)
+        .ok_or_else(|| EngineError::invalid(format!("the base {base} is not a local branch")))?;
+    let dir = ws.state.root().join("land").join(claim_name(base));
+    let scratch = Scratch::open(&main, &dir, &head)?;
+    let mut lander = Lander {
+        store: ws.open_store()?,
+        main,
+        base: base.to_owned(),
+        commander: commander.to_owned(),
+        scratch,
+        checks: ws.config.checks.clone(),
+        claim,
+    };
+    settle_dead(&mut lander, notices)?;
+    let mut reports = Vec::new();
+    loop {
+        let head = lander
+            .main
+            .resolve(&base_ref)
+            .ok_or_else(|| EngineError::invalid(format!("the base {base} is gone")))?;
+        let Some((batch, items)) = lander
+            .store
+            .land_take_batch(base, &head, claim.key(), limit)?
+        else {
+            return Ok(reports);
+        };
+        let fixing: Vec<LandItem> = items.iter().filter(|i| i.fix).cloned().collect();
+        let mut report = land_batch(&mut lander, &batch, items, notices)?;
+        for returned in report.returned.clone() {
+            if let Some(item) = fixing.iter().find(|i| i.slug == returned.task) {
+                let round = fix_returned(ws, &mut *lander.store, item, &returned, notices)?;
+                report.fix_rounds.push(round);
+            }
+        }
+        let red = report.outcome == "base-red";
+        reports.push(report);
+        if red {
+            return Ok(reports);
+        }
+    }
+}
+
+/// Settles the batches a dead lander of this base left open.
+fn settle_dead(lander: &mut Lander<'_>, notices: &mut dyn Notices) -> Result<()> {
+    let base_ref = format!("refs/heads/{}", lander.base);
+    for batch in lander.store.land_open_batches(&lander.base)? {
+        let head = lander.main.resolve(&base_ref);
+        let landed = match (&batch.tip, head) {
+            (Some(tip), Some(head)) if batch.state == "landing" => {
+                lander.main.is_ancestor(tip, &head)?
+            }
+            _ => false,
+        };
+        lander.store.land_finish(batch.id, landed)?;
+        let step = if landed {
+            "recovered-landed"
+        } else {
+            "recovered-requeued"
+        };
+        let detail = serde_json::json!({ "batch": batch.id, "base": lander.base, "step": step });
+        lander.store.land_step(&lander.commander, detail)?;
+        notices.notice(Notice::Land {
+            base: lander.base.clone(),
+            message: if landed {
+                format!(
+                    "batch {} of a lander that died had landed; recorded",
+                    batch.id
+                )
+            } else {
+                format!(
+                    "batch {} of a lander that died had not landed; its tasks are queued again",
+                    batch.id
+                )
+            },
+        });
+    }
+    Ok(())
+}
