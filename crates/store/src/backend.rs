@@ -14,6 +14,7 @@ use crate::liveness::{ClaimKey, Liveness};
 use crate::ownership::OwnershipStore;
 use crate::pipeline::PipelineStore;
 use crate::queue::QueueStore;
+use crate::race::RaceStore;
 use crate::records::{Round, Task};
 use crate::store::Store;
 use crate::streams::{RoundStream, Streams};
@@ -22,7 +23,7 @@ use std::io::Read;
 
 /// A backend for all of ganger's shared state.
 pub trait Backend:
-    Store + QueueStore + OwnershipStore + PipelineStore + Liveness + Streams + WorkerStore
+    Store + QueueStore + OwnershipStore + PipelineStore + RaceStore + Liveness + Streams + WorkerStore
 {
     /// Every running round whose host is gone (its claim is dead), with its task: the rounds
     /// the reaper settles.

@@ -118,6 +118,9 @@ pub enum JournalEvent {
     QueueRefused(Undelivered),
     /// A queued round was queued under a generation that is no longer the task's.
     QueueStale(Undelivered),
+    /// A race ended (on its winner's task, else its first attempt's): won or failed, the
+    /// winner and the rule that decided.
+    RaceEnded(Value),
 }
 
 /// A check that failed, as `checks-failed` lists it.

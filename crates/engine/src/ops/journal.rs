@@ -123,6 +123,11 @@ fn summarize(entry: &JournalEntry) -> String {
             item.kind.as_str(),
             item.reason.unwrap_or_else(|| "refused".into())
         ),
+        JournalEvent::RaceEnded(detail) => format!(
+            "race {} ended: {}",
+            text(&detail, "race").unwrap_or_default(),
+            text(&detail, "line").unwrap_or_else(|| "see `ganger status`".into())
+        ),
         JournalEvent::RoundStarted { .. } | JournalEvent::Rewound(_) => as_stored(entry, &round),
     }
 }
