@@ -46,6 +46,9 @@ pub enum Command {
     Fix(FixArgs),
     /// Show every task, or the report of one task's last round (or its pipeline).
     Status(StatusArgs),
+    /// Run one brief as several attempts (agents, models) at once and pick a winner on
+    /// evidence: checks first, then pairwise reviews, then the smaller diff.
+    Race(Box<crate::race_args::RaceArgs>),
     /// Plan a task: the planner writes numbered steps, the critic reviews them; then wait.
     Plan(PlanArgs),
     /// Approve a task's plan: the executor does its steps, then the reviewers review.
@@ -704,7 +707,7 @@ pub(crate) fn commander_name(text: &str) -> Result<String, String> {
 }
 
 /// A limit of a round (`--timeout`, `--stall`): a duration above zero.
-fn limit(text: &str) -> Result<std::time::Duration, String> {
+pub(crate) fn limit(text: &str) -> Result<std::time::Duration, String> {
     let limit = duration(text)?;
     if limit.is_zero() {
         return Err(format!(
@@ -719,11 +722,11 @@ pub(crate) fn duration_arg(text: &str) -> Result<std::time::Duration, String> {
     duration(text)
 }
 
-fn sandbox_kind(text: &str) -> Result<ganger_engine::SandboxKind, String> {
+pub(crate) fn sandbox_kind(text: &str) -> Result<ganger_engine::SandboxKind, String> {
     text.parse()
 }
 
-fn network(text: &str) -> Result<ganger_engine::Network, String> {
+pub(crate) fn network(text: &str) -> Result<ganger_engine::Network, String> {
     text.parse()
 }
 
@@ -731,7 +734,7 @@ fn inbound(text: &str) -> Result<ganger_engine::Inbound, String> {
     text.parse()
 }
 
-fn permission(text: &str) -> Result<ganger_agents::Permission, String> {
+pub(crate) fn permission(text: &str) -> Result<ganger_agents::Permission, String> {
     text.parse()
 }
 

@@ -8,6 +8,7 @@ mod exit;
 mod fleet_args;
 mod mcp_args;
 mod printer;
+mod race_args;
 
 use args::{Cli, Command};
 use clap::Parser;
@@ -142,6 +143,7 @@ fn without_json(command: &Command) -> Option<&'static str> {
         | Command::Fix(_)
         | Command::Status(_)
         | Command::Plan(_)
+        | Command::Race(_)
         | Command::Approve(_)
         | Command::Reject(_)
         | Command::Wait(_)
@@ -224,6 +226,7 @@ fn run(cli: Cli) -> Outcome {
         Command::Fix(args) => commands::round::fix(&engine(dir)?, args),
         Command::Status(args) => commands::watch::status(&engine(dir)?, args),
         Command::Plan(args) => commands::pipeline::plan(&engine(dir)?, args),
+        Command::Race(args) => commands::race::run(&engine(dir)?, *args),
         Command::Approve(args) => commands::pipeline::approve(&engine(dir)?, args),
         Command::Reject(args) => commands::pipeline::reject(&engine(dir)?, args),
         Command::Wait(args) => commands::watch::wait(&engine(dir)?, args),

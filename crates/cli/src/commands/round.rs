@@ -130,6 +130,7 @@ pub(crate) fn start(engine: &Engine, args: StartArgs) -> Outcome {
             (_, true) => Some(false),
             _ => None,
         },
+        dotted: false,
     };
     let since = now_ms();
     let sent = engine

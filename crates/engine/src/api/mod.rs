@@ -20,6 +20,7 @@ pub(crate) mod feed;
 pub(crate) mod history;
 pub(crate) mod journal_wait;
 pub mod models;
+pub(crate) mod race;
 pub(crate) mod round_diff;
 pub(crate) mod round_report;
 pub(crate) mod task_filter;
@@ -227,6 +228,10 @@ impl Engine {
         notices: &mut dyn Notices,
     ) -> Result<MergeReport> {
         request.commander = self.who(request.commander.take());
+        // A race's slug merges its winner.
+        if let Some(winner) = crate::ops::race::winner_task(&self.ws, &request.slug)? {
+            request.slug = winner;
+        }
         crate::ops::merge::merge(&self.ws, &request, notices)
     }
 

@@ -62,6 +62,8 @@ pub enum Notice {
     /// The task's warm agent was stopped (before `attach`: it would not see the person's
     /// turns); the next round's agent loads the session again.
     WarmStopped { slug: String },
+    /// A step of a race (`ganger race`): attempts started, ended, cancelled, judged.
+    Race { slug: String, message: String },
 }
 
 /// Where notices go.

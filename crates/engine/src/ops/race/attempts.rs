@@ -1,0 +1,186 @@
+//! The attempts of a race: each started once (an attempt whose task exists is never started
+//! again: the store's unique slug is the guard, so two drivers cannot both start it), detached,
+//! as `start` starts a task, with the race's checks, `--until-green` and the race's fleet (its
+//! budget); then followed until every one has ended, or, with `--first-green`, until the first
+//! passes, when the others are cancelled.
+
+use super::admit::Admitted;
+use super::{RaceOptions, attempt_slug, race_fleet, say};
+use crate::base::brief::Brief;
+use crate::base::error::{ErrorKind, Result};
+use crate::base::notice::Notices;
+use crate::env::workspace::Workspace;
+use crate::round::reaper::settle_task;
+use crate::task::start::{StartOptions, start};
+use ganger_events::RoundStatus;
+use ganger_store::{Backend, RaceRecord, Task};
+use std::time::Duration;
+
+/// How often a race looks at its attempts.
+const LOOK_EVERY: Duration = Duration::from_millis(200);
+
+/// Starts the attempts not started yet and follows them to their end; returns the winner
+/// `--first-green` chose, if it did.
+pub(super) fn run(
+    ws: &Workspace,
+    race: &RaceRecord,
+    admitted: &Admitted,
+    options: &RaceOptions,
+    notices: &mut dyn Notices,
+) -> Result<Option<u32>> {
+    for (index, attempt) in admitted.attempts.iter().enumerate() {
+        let number = index as u32 + 1;
+        let slug = attempt_slug(&race.slug, number);
+        if ws.open_store()?.task(&slug)?.is_some() {
+            continue;
+        }
+        let start_options = StartOptions {
+            slug: slug.clone(),
+            brief: Some(Brief::Message(admitted.prompt.clone())),
+            agent: Some(attempt.agent.clone()),
+            model: attempt.model.clone(),
+            detach: true,
+            commander: Some(race.owner.clone()),
+            budget: ganger_store::Budget::default(),
+            fleet: Some(race_fleet(&race.slug)),
+            dotted: true,
+            ..options.start.clone()
+        };
+        match start(ws, start_options, notices) {
+            Ok(_) => say(
+                notices,
+                &race.slug,
+                format!(
+                    "attempt {number} ({}, {}) started as {slug}",
+                    attempt.agent,
+                    attempt.model.as_deref().unwrap_or("its default model")
+                ),
+            ),
+            // Another driver of the same race started it meanwhile.
+            Err(e) if e.kind == ErrorKind::Conflict => {}
+            Err(e) => return Err(e),
+        }
+    }
+    follow(
+        ws,
+        race,
+        admitted.attempts.len() as u32,
+        options.first_green,
+        notices,
+    )
+}
+
+/// Where an attempt is: still working (a round running, or its fix loop between rounds), or
+/// ended, passing or not.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum State {
+    Working,
+    Passed,
+    Ended,
+}
+
+fn state(
+    store: &mut dyn Backend,
+    ws: &Workspace,
+    task: &Task,
+    notices: &mut dyn Notices,
+) -> Result<State> {
+    let Some(round) = store.round(task.id, None)? else {
+        return Ok(State::Working);
+    };
+    if round.status == RoundStatus::Running {
+        if !store.is_alive(&round.claim)? {
+            settle_task(ws, store, task, notices)?;
+        }
+        return Ok(State::Working);
+    }
+    let looping = store.claim_key(&crate::task::rules::loop_claim_name(&task.slug));
+    if round.checks_passed() {
+        return Ok(State::Passed);
+    }
+    if store.is_alive(&looping)? {
+        return Ok(State::Working);
+    }
+    Ok(State::Ended)
+}
+
+fn follow(
+    ws: &Workspace,
+    race: &RaceRecord,
+    count: u32,
+    first_green: bool,
+    notices: &mut dyn Notices,
+) -> Result<Option<u32>> {
+    let mut store = ws.open_store()?;
+    let mut told = vec![false; count as usize];
+    loop {
+        let mut working = 0;
+        let mut first_passed = None;
+        for number in 1..=count {
+            let Some(task) = store.task(&attempt_slug(&race.slug, number))? else {
+                continue;
+            };
+            let now = state(&mut *store, ws, &task, notices)?;
+            if now == State::Working {
+                working += 1;
+                continue;
+            }
+            if now == State::Passed && first_passed.is_none() {
+                first_passed = Some(number);
+            }
+            if !told[number as usize - 1] {
+                told[number as usize - 1] = true;
+                let how = if now == State::Passed {
+                    "passed its checks"
+                } else {
+                    "ended without passing"
+                };
+                say(notices, &race.slug, format!("attempt {number} {how}"));
+            }
+        }
+        if first_green && let Some(winner) = first_passed {
+            cancel_others(ws, race, count, winner, notices)?;
+            return Ok(Some(winner));
+        }
+        if working == 0 {
+            return Ok(None);
+        }
+        std::thread::sleep(LOOK_EVERY);
+    }
+}
+
+/// `--first-green`: stops every other attempt still working, at once.
+fn cancel_others(
+    ws: &Workspace,
+    race: &RaceRecord,
+    count: u32,
+    winner: u32,
+    notices: &mut dyn Notices,
+) -> Result<()> {
+    say(
+        notices,
+        &race.slug,
+        format!("attempt {winner} passed first (--first-green); cancelling the others"),
+    );
+    for number in (1..=count).filter(|n| *n != winner) {
+        let slug = attempt_slug(&race.slug, number);
+        let running = {
+            let store = ws.open_store()?;
+            match store.task(&slug)? {
+                Some(task) => store
+                    .round(task.id, None)?
+                    .is_some_and(|r| r.status == RoundStatus::Running),
+                None => false,
+            }
+        };
+        if running {
+            // A round that ended meanwhile is no longer to cancel: that is not an error here.
+            match crate::task::cancel::cancel(ws, &slug, Some(&race.owner), notices) {
+                Ok(_) => say(notices, &race.slug, format!("attempt {number} cancelled")),
+                Err(e) if e.kind == ErrorKind::Invalid => {}
+                Err(e) => return Err(e),
+            }
+        }
+    }
+    Ok(())
+}
