@@ -493,3 +493,96 @@ fn a_race_killed_mid_way_resumes_without_starting_or_judging_anything_twice() {
         .count();
     assert_eq!(ended, 1);
 }
+
+/// An MCP commander (Claude Code, through `ganger mcp` as `init --supervisor claude`
+/// registers it) races two OpenCode attempts with the `race` tool, reads `race_status`, and
+/// merges the winner with `merge` on the race's slug.
+#[test]
+fn an_mcp_commander_races_through_the_race_tool_and_merges_the_winner() {
+    let race = race_world(|_| Scripts {
+        one: opencode_answer(&big()),
+        two: opencode_answer("42\n"),
+        three: Script::new(),
+        judge: judge_preferring_42(),
+    });
+    let world = &race.world;
+    world
+        .ganger(&["init", "--supervisor", "claude"])
+        .expect_code(0);
+    world.git(&["add", "-A"]);
+    world.git(&["commit", "-q", "-m", "ganger and its supervisor"]);
+    let tool = |name: &str| format!("mcp__ganger__{name}");
+    let commander = FakeLlm::start(
+        Script::new()
+            .turn(
+                Turn::tool(
+                    tool("race"),
+                    json!({"slug": "r", "brief": "Write the answer to answer.txt.",
+                           "attempts": race.spec(&[1, 2])}),
+                )
+                .when("(?i)supervise"),
+            )
+            .tool(tool("race_status"), json!({"slug": "r"}))
+            .tool(tool("merge"), json!({"slug": "r"}))
+            .text("Merged the race's winner.")
+            .default_answer("side"),
+    )
+    .unwrap();
+    let mut claude = std::process::Command::new(ganger_test_support::agent_program("claude"));
+    world.env(&mut claude);
+    claude
+        .current_dir(&world.repo)
+        .env("ANTHROPIC_BASE_URL", commander.root_url())
+        .env("ANTHROPIC_API_KEY", "not-a-key")
+        .env("DISABLE_TELEMETRY", "1")
+        .env("DISABLE_ERROR_REPORTING", "1")
+        .env("DISABLE_AUTOUPDATER", "1")
+        .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
+        .env("MCP_CONNECTION_NONBLOCKING", "0")
+        .env("ENABLE_TOOL_SEARCH", "false")
+        .args([
+            "-p",
+            "--output-format",
+            "stream-json",
+            "--verbose",
+            "--model",
+            "claude-fake",
+            "--allowedTools=mcp__ganger",
+            "Please supervise this: race the brief, then merge the winner.",
+        ])
+        .stdin(std::process::Stdio::null());
+    let out = claude.output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "claude: {}\n{stdout}\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // The commander's model saw the race's report twice (the race, then its status) and the
+    // merge; the race is the commander's, and the winner's work is on main.
+    let results: Vec<String> = commander
+        .requests()
+        .iter()
+        .filter(|r| r.tools_offered)
+        .filter_map(|r| r.conversation.as_ref())
+        .max_by_key(|c| c.messages.len())
+        .unwrap()
+        .messages
+        .iter()
+        .filter(|m| m.role == ganger_fake_llm::Role::Tool)
+        .map(|m| m.text.clone())
+        .collect();
+    assert_eq!(results.len(), 3, "{results:#?}");
+    for (index, needle) in [(0, "r.2"), (1, "tournament"), (2, "merged")] {
+        assert!(
+            results[index].contains(needle),
+            "{index}: {}",
+            results[index]
+        );
+    }
+    let report = world.ganger(&["status", "r", "--json"]).json();
+    assert_eq!(report["winner_task"], "r.2", "{report:#}");
+    assert_eq!(report["owner"], "claude-code");
+    assert_eq!(world.git(&["show", "main:answer.txt"]), "42");
+}
