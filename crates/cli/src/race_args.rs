@@ -1,6 +1,6 @@
 //! The clap definitions of `ganger race`; what it does is in `commands/race.rs`.
 
-use crate::args::{CheckArgs, TaskText, limit, network, permission, sandbox_kind};
+use crate::args::{CheckArgs, RunArgs, SandboxArgs, TaskText, permission};
 use clap::Args;
 
 #[derive(Debug, Args)]
@@ -19,27 +19,13 @@ pub struct RaceArgs {
     /// What every attempt may do: write (default) or read-only.
     #[arg(long, value_name = "write|read-only", value_parser = permission)]
     pub permission: Option<ganger_agents::Permission>,
-    /// Where every attempt's rounds run: local, bwrap or docker (default: sandbox.default).
-    #[arg(long, value_name = "local|bwrap|docker", value_parser = sandbox_kind)]
-    pub sandbox: Option<ganger_engine::SandboxKind>,
-    /// The network of a bwrap or docker round: shared (default) or none.
-    #[arg(long, value_name = "shared|none", value_parser = network)]
-    pub network: Option<ganger_engine::Network>,
-    /// A path inside the worktree that stays writable under sandbox.read_only; repeatable.
-    #[arg(long = "rw", value_name = "PATH")]
-    pub rw: Vec<String>,
+    #[command(flatten)]
+    pub place: SandboxArgs,
     /// The revision every attempt's worktree starts from (default: defaults.base, main).
     #[arg(long, value_name = "REV")]
     pub base: Option<String>,
-    /// A provider key file, passed to the agents as <PROVIDER>_API_KEY; only the path is kept.
-    #[arg(long = "key", value_name = "PROVIDER=FILE")]
-    pub keys: Vec<String>,
-    /// The wall-clock limit of each round: 90, 90s, 10m, 2h.
-    #[arg(long, value_name = "DURATION", value_parser = limit)]
-    pub timeout: Option<std::time::Duration>,
-    /// Stop a round after this long with no new event and no process activity.
-    #[arg(long, value_name = "DURATION", value_parser = limit)]
-    pub stall: Option<std::time::Duration>,
+    #[command(flatten)]
+    pub run: RunArgs,
     /// The commander who owns the race and its attempts.
     #[arg(long = "as", value_name = "NAME", value_parser = crate::args::commander_name)]
     pub as_name: Option<String>,

@@ -528,29 +528,11 @@ fn an_mcp_commander_races_through_the_race_tool_and_merges_the_winner() {
             .default_answer("side"),
     )
     .unwrap();
-    let mut claude = std::process::Command::new(ganger_test_support::agent_program("claude"));
-    world.env(&mut claude);
-    claude
-        .current_dir(&world.repo)
-        .env("ANTHROPIC_BASE_URL", commander.root_url())
-        .env("ANTHROPIC_API_KEY", "not-a-key")
-        .env("DISABLE_TELEMETRY", "1")
-        .env("DISABLE_ERROR_REPORTING", "1")
-        .env("DISABLE_AUTOUPDATER", "1")
-        .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
-        .env("MCP_CONNECTION_NONBLOCKING", "0")
-        .env("ENABLE_TOOL_SEARCH", "false")
-        .args([
-            "-p",
-            "--output-format",
-            "stream-json",
-            "--verbose",
-            "--model",
-            "claude-fake",
-            "--allowedTools=mcp__ganger",
-            "Please supervise this: race the brief, then merge the winner.",
-        ])
-        .stdin(std::process::Stdio::null());
+    let mut claude = crate::e2e_mcp_commander::claude_commander(
+        world,
+        &commander.root_url(),
+        "Please supervise this: race the brief, then merge the winner.",
+    );
     let out = claude.output().unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(

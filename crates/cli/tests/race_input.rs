@@ -10,20 +10,8 @@
     reason = "a test fails loudly on what it did not expect"
 )]
 
+use crate::pipeline_input::refused;
 use ganger_test_support::World;
-
-#[track_caller]
-fn refused(world: &World, args: &[&str], needle: &str) {
-    let run = world.ganger(args);
-    run.expect_code(2);
-    let first = run.stderr.lines().find(|l| l.starts_with("error: "));
-    let first = first.unwrap_or_else(|| panic!("{args:?}: no error line in {}", run.stderr));
-    assert!(
-        first.contains(needle),
-        "{args:?}: expected {needle:?} in {first:?}"
-    );
-    assert!(run.stdout.is_empty(), "{args:?}: {}", run.stdout);
-}
 
 fn race<'a>(attempts: &'a str, more: &[&'a str]) -> Vec<&'a str> {
     let mut args = vec!["race", "r", "--message", "x", "--attempts", attempts];

@@ -27,21 +27,15 @@ pub(crate) fn run(engine: &Engine, args: RaceArgs) -> Outcome {
         start: StartOptions {
             slug: args.slug,
             base: args.base,
-            keys: args.keys,
-            timeout: args.timeout,
-            stall: args.stall,
             commander: args.as_name,
             permission: args.permission,
-            sandbox: args.sandbox,
-            network: args.network,
-            rw: args.rw,
             checks: args.checks.checks,
             until_green: args.checks.until_green,
             budget: ganger_engine::Budget {
                 usd: args.budget_usd,
                 tokens: args.budget_tokens,
             },
-            ..StartOptions::default()
+            ..args.place.start_options(args.run)
         },
     };
     let report = engine

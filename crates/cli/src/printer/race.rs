@@ -44,11 +44,11 @@ pub fn race_text(report: &RaceReport) -> String {
             row.status,
             checks(row),
             format!("{}-{}-{}", row.wins, row.losses, row.ties),
-            row.files,
-            format!("+{}/-{}", row.added, row.removed),
-            format!("${:.4}", row.cost_usd),
-            row.tokens,
-            format!("{:.1}s", row.seconds),
+            row.work.files,
+            format!("+{}/-{}", row.work.added, row.work.removed),
+            format!("${:.4}", row.work.cost_usd),
+            row.work.tokens,
+            format!("{:.1}s", row.work.seconds),
         );
     }
     for row in report.attempts.iter().filter(|r| r.reason.is_some()) {

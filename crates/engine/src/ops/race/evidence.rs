@@ -7,6 +7,21 @@ use super::decide::Entrant;
 use crate::base::error::Result;
 use crate::env::workspace::Workspace;
 use ganger_store::{Backend, RaceRecord, Round, Task};
+use serde::Serialize;
+
+/// What an attempt did, in figures: its rounds, its diff against its base (files, lines
+/// added and removed), what it spent, and its time from its first round's start to its last
+/// round's end.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
+pub struct Work {
+    pub rounds: u32,
+    pub files: u64,
+    pub added: u64,
+    pub removed: u64,
+    pub cost_usd: f64,
+    pub tokens: u64,
+    pub seconds: f64,
+}
 
 /// One attempt's evidence.
 #[derive(Debug, Clone, PartialEq)]
@@ -23,13 +38,7 @@ pub(super) struct AttemptEvidence {
     pub checks: Vec<(String, Option<bool>)>,
     /// Why it is out of the race, when it is.
     pub reason: Option<String>,
-    pub rounds: u32,
-    pub files: u64,
-    pub added: u64,
-    pub removed: u64,
-    pub cost_usd: f64,
-    pub tokens: u64,
-    pub seconds: f64,
+    pub work: Work,
     pub finished_at: Option<i64>,
     /// Its base commit and its last snapshot: the two ends of its diff.
     pub ends: Option<(String, String)>,
@@ -40,8 +49,8 @@ impl AttemptEvidence {
         Entrant {
             number: self.number,
             passed: self.passed,
-            lines: self.added + self.removed,
-            cost_usd: self.cost_usd,
+            lines: self.work.added + self.work.removed,
+            cost_usd: self.work.cost_usd,
             finished_at: self.finished_at,
         }
     }
@@ -94,15 +103,17 @@ fn of_attempt(
             .map(|c| (c.name.clone(), c.result.as_ref().map(|r| r.passed)))
             .collect(),
         reason: (!last.checks_passed()).then(|| why_out(last)),
-        rounds: kept.len() as u32,
-        files,
-        added,
-        removed,
-        cost_usd: spent.usd,
-        tokens: spent.tokens,
-        seconds: last
-            .ended_at
-            .map_or(0.0, |end| (end - first_start).max(0) as f64 / 1000.0),
+        work: Work {
+            rounds: kept.len() as u32,
+            files,
+            added,
+            removed,
+            cost_usd: spent.usd,
+            tokens: spent.tokens,
+            seconds: last
+                .ended_at
+                .map_or(0.0, |end| (end - first_start).max(0) as f64 / 1000.0),
+        },
         finished_at: last.ended_at,
         ends,
     })
@@ -119,13 +130,7 @@ fn not_started(number: u32, slug: String) -> AttemptEvidence {
         passed: false,
         checks: Vec::new(),
         reason: Some("it was not started".into()),
-        rounds: 0,
-        files: 0,
-        added: 0,
-        removed: 0,
-        cost_usd: 0.0,
-        tokens: 0,
-        seconds: 0.0,
+        work: Work::default(),
         finished_at: None,
         ends: None,
     }

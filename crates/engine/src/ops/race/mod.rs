@@ -18,6 +18,7 @@ mod report;
 mod spec;
 
 pub use decide::{Decision, PairOutcome, Rule, Side, Standing};
+pub use evidence::Work;
 pub use report::{AttemptRow, RACE_SCHEMA, RaceReport, VerdictRow};
 pub use spec::{AttemptSpec, MAX_ATTEMPTS};
 

@@ -5,7 +5,7 @@
 //! was decided.
 
 use super::decide::{Judged, Rule, decide};
-use super::evidence::{AttemptEvidence, gather};
+use super::evidence::{AttemptEvidence, Work, gather};
 use super::{Decision, attempt_slug};
 use crate::base::error::Result;
 use crate::env::workspace::Workspace;
@@ -54,13 +54,8 @@ pub struct AttemptRow {
     pub ties: u32,
     /// Why it is out of the race, when it is (failed checks, a failed round, cancelled).
     pub reason: Option<String>,
-    pub rounds: u32,
-    pub files: u64,
-    pub added: u64,
-    pub removed: u64,
-    pub cost_usd: f64,
-    pub tokens: u64,
-    pub seconds: f64,
+    #[serde(flatten)]
+    pub work: Work,
 }
 
 /// A check of an attempt's last round: `passed` is `None` when it did not run.
@@ -136,13 +131,7 @@ pub(super) fn build(ws: &Workspace, race: &RaceRecord) -> Result<RaceReport> {
                 losses: standing.map_or(0, |s| s.losses),
                 ties: standing.map_or(0, |s| s.ties),
                 reason: a.reason.clone(),
-                rounds: a.rounds,
-                files: a.files,
-                added: a.added,
-                removed: a.removed,
-                cost_usd: a.cost_usd,
-                tokens: a.tokens,
-                seconds: a.seconds,
+                work: a.work,
             }
         })
         .collect();

@@ -124,10 +124,7 @@ mod tests {
                 vec![a("alpha", Some("p/m")), a("beta", None)],
             ),
             // A model may hold a colon of its own (the first one splits).
-            (
-                "delta:llama3:8b*2",
-                vec![a("delta", Some("llama3:8b")); 2],
-            ),
+            ("delta:llama3:8b*2", vec![a("delta", Some("llama3:8b")); 2]),
             ("alpha*16", vec![a("alpha", None); 16]),
         ];
         for (spec, want) in cases {
@@ -153,10 +150,7 @@ mod tests {
             ("alpha*,beta", "must be a number, not \"\""),
             ("alpha*x", "must be a number, not \"x\""),
             ("alpha*-1", "must be a number, not \"-1\""),
-            (
-                "alpha*2*2",
-                "entry 1 (alpha*2*2): \"alpha*2\" is not",
-            ),
+            ("alpha*2*2", "entry 1 (alpha*2*2): \"alpha*2\" is not"),
             ("alpha*17", "17 attempts; a race runs at most 16"),
             ("alpha*99999999999", "must be a number"),
             (
