@@ -62,4 +62,5 @@ mod web_contract;
 mod web_events;
 mod web_limits;
 mod web_mcp;
+mod web_races;
 mod workers;
