@@ -123,6 +123,9 @@ pub enum Command {
     /// Run a detached round (started by start/fix --detach; not for people).
     #[command(hide = true)]
     Host(HostArgs),
+    /// Drive a race in the background (started by `race --detach`; not for people).
+    #[command(name = "race-host", hide = true)]
+    RaceHost(crate::race_args::RaceHostArgs),
     /// Keep a task's agent warm between rounds (started by a warm round; not for people).
     #[command(name = "warm-host", hide = true)]
     WarmHost(HostArgs),

@@ -37,6 +37,15 @@ pub struct RaceArgs {
     pub budget_tokens: Option<u64>,
     #[command(flatten)]
     pub checks: CheckArgs,
+    /// Record the race and drive it in the background; `ganger status SLUG` follows it.
+    #[arg(long)]
+    pub detach: bool,
     #[arg(from_global)]
     pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct RaceHostArgs {
+    /// The race, driven as its recorded request says.
+    pub slug: String,
 }

@@ -38,8 +38,25 @@ pub(crate) fn run(engine: &Engine, args: RaceArgs) -> Outcome {
             ..args.place.start_options(args.run)
         },
     };
+    if args.detach {
+        let report = engine
+            .race_detached(options, &mut out.notices())
+            .map_err(Failure::Engine)?;
+        out.print(&report, || printer::race_text(&report))?;
+        return Ok(exit::OK);
+    }
     let report = engine
         .race(options, &mut out.notices())
+        .map_err(Failure::Engine)?;
+    out.print(&report, || printer::race_text(&report))?;
+    Ok(race_code(&report))
+}
+
+/// `ganger race-host SLUG`: the detached driver of a race, its output in the race's log.
+pub(crate) fn host(engine: &Engine, slug: &str) -> Outcome {
+    let out = Printer::new(false);
+    let report = engine
+        .race_resume(slug, &mut out.notices())
         .map_err(Failure::Engine)?;
     out.print(&report, || printer::race_text(&report))?;
     Ok(race_code(&report))

@@ -96,7 +96,7 @@ pub fn race_text(report: &RaceReport) -> String {
         _ => {
             let _ = writeln!(
                 out,
-                "the race is still running: `ganger race` again follows it"
+                "the race is still running: `ganger status SLUG` shows it as it goes"
             );
         }
     }
@@ -107,9 +107,9 @@ fn dash(text: &str) -> &str {
     if text.is_empty() { "-" } else { text }
 }
 
-/// `pass`, `fail`, `-` (no check ran) or `n/m` passed.
+/// `pass`, `-` (no check ran, or none yet) or `n/m ok` (n of the m checks passed).
 fn checks(row: &AttemptRow) -> String {
-    if row.checks.is_empty() {
+    if row.checks.iter().all(|c| c.passed.is_none()) {
         return "-".into();
     }
     let passed = row.checks.iter().filter(|c| c.passed == Some(true)).count();

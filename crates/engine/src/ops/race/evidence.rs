@@ -6,6 +6,7 @@ use super::attempt_slug;
 use super::decide::Entrant;
 use crate::base::error::Result;
 use crate::env::workspace::Workspace;
+use ganger_events::RoundStatus;
 use ganger_store::{Backend, RaceRecord, Round, Task};
 use serde::Serialize;
 
@@ -102,7 +103,9 @@ fn of_attempt(
             .iter()
             .map(|c| (c.name.clone(), c.result.as_ref().map(|r| r.passed)))
             .collect(),
-        reason: (!last.checks_passed()).then(|| why_out(last)),
+        // A round still running is not out of anything yet.
+        reason: (last.status != RoundStatus::Running && !last.checks_passed())
+            .then(|| why_out(last)),
         work: Work {
             rounds: kept.len() as u32,
             files,
@@ -129,7 +132,7 @@ fn not_started(number: u32, slug: String) -> AttemptEvidence {
         status: "not-started".into(),
         passed: false,
         checks: Vec::new(),
-        reason: Some("it was not started".into()),
+        reason: None,
         work: Work::default(),
         finished_at: None,
         ends: None,

@@ -12,12 +12,15 @@
 mod admit;
 mod attempts;
 mod decide;
+mod detach;
 mod evidence;
 mod judge;
 mod report;
+mod request;
 mod spec;
 
 pub use decide::{Decision, PairOutcome, Rule, Side, Standing};
+pub use detach::{race_detached, race_resume};
 pub use evidence::Work;
 pub use report::{AttemptRow, RACE_SCHEMA, RaceReport, VerdictRow};
 pub use spec::{AttemptSpec, MAX_ATTEMPTS};
@@ -121,14 +124,7 @@ fn record(ws: &Workspace, options: &RaceOptions, admitted: &admit::Admitted) -> 
         owner: admitted.owner.clone(),
         spec: options.attempts.clone(),
         attempts: admitted.attempts.len() as u32,
-        request: serde_json::json!({
-            "brief": admitted.prompt,
-            "first_green": options.first_green,
-            "checks": options.start.checks,
-            "until_green": options.start.until_green,
-            "budget_usd": options.start.budget.usd,
-            "budget_tokens": options.start.budget.tokens,
-        }),
+        request: request::Request::of(options, &admitted.prompt).to_json()?,
     };
     let race = match store.create_race(&new) {
         Ok(race) => race,
