@@ -16,6 +16,9 @@ pub struct RaceArgs {
     /// The first attempt that passes its checks wins at once; the others are cancelled.
     #[arg(long)]
     pub first_green: bool,
+    /// At most N attempts working at once (default: all); the next starts as one ends.
+    #[arg(long, value_name = "N")]
+    pub max: Option<u32>,
     /// What every attempt may do: write (default) or read-only.
     #[arg(long, value_name = "write|read-only", value_parser = permission)]
     pub permission: Option<ganger_agents::Permission>,

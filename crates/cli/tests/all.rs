@@ -47,6 +47,7 @@ mod postgres_store;
 mod race_agents;
 mod race_detach;
 mod race_input;
+mod race_limits;
 mod reference;
 mod remote_fleet;
 mod rounds_fake_agent;

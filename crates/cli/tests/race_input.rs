@@ -47,6 +47,11 @@ fn bad_races_are_refused_before_anything_is_made() {
         ("opencode,nobody", &check[..], "unknown agent \"nobody\""),
         ("opencode,gemini", &check[..], "/nonexistent/gemini"),
         ("opencode*2", &[][..], "--first-green needs checks"),
+        (
+            "opencode*2",
+            &["--check", "true", "--max", "0"][..],
+            "--max 0 would never start",
+        ),
     ] {
         let mut args = race(attempts, more);
         if more.is_empty() {

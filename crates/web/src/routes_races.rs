@@ -47,6 +47,7 @@ pub async fn race(acting: Acting, bytes: Bytes) -> ApiResult<Json<RaceReport>> {
         brief: Some(Brief::Message(request.message)),
         attempts: request.attempts,
         first_green: request.first_green,
+        max: None,
         start: StartOptions {
             slug: request.slug,
             checks: request.checks,

@@ -24,6 +24,7 @@ pub(crate) fn run(engine: &Engine, args: RaceArgs) -> Outcome {
         brief: brief(args.text),
         attempts: args.attempts,
         first_green: args.first_green,
+        max: args.max,
         start: StartOptions {
             slug: args.slug,
             base: args.base,

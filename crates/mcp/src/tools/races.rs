@@ -60,6 +60,7 @@ impl GangerMcp {
                 brief: Some(Brief::Message(a.brief)),
                 attempts: a.attempts,
                 first_green: a.first_green,
+                max: None,
                 start: StartOptions {
                     slug: a.slug,
                     checks: a.checks,

@@ -35,6 +35,11 @@ pub(super) fn admit(
     let prompt = read_brief(brief)?;
     let attempts = spec::parse(&options.attempts)?;
     crate::task::admission::check_limit(options.start.until_green)?;
+    if options.max == Some(0) {
+        return Err(EngineError::invalid(
+            "--max 0 would never start an attempt; give at least 1",
+        ));
+    }
     crate::task::start::check_budget(&options.start.budget)?;
     if options.start.worktree.is_some() || options.start.branch.is_some() {
         return Err(EngineError::invalid(

@@ -1,8 +1,9 @@
 //! The attempts of a race: each started once (an attempt whose task exists is never started
 //! again: the store's unique slug is the guard, so two drivers cannot both start it), detached,
 //! as `start` starts a task, with the race's checks, `--until-green` and the race's fleet (its
-//! budget); then followed until every one has ended, or, with `--first-green`, until the first
-//! passes, when the others are cancelled.
+//! budget), at most `--max` of them working at once (the next starts as one ends); then
+//! followed until every one has ended, or, with `--first-green`, until the first passes, when
+//! the others are cancelled (and those not started yet never start).
 
 use super::admit::Admitted;
 use super::{RaceOptions, attempt_slug, race_fleet, say};
@@ -19,8 +20,8 @@ use std::time::Duration;
 /// How often a race looks at its attempts.
 const LOOK_EVERY: Duration = Duration::from_millis(200);
 
-/// Starts the attempts not started yet and follows them to their end; returns the winner
-/// `--first-green` chose, if it did.
+/// Starts the attempts not started yet (at most `--max` working at once) and follows them to
+/// their end; returns the winner `--first-green` chose, if it did.
 pub(super) fn run(
     ws: &Workspace,
     race: &RaceRecord,
@@ -28,46 +29,92 @@ pub(super) fn run(
     options: &RaceOptions,
     notices: &mut dyn Notices,
 ) -> Result<Option<u32>> {
-    for (index, attempt) in admitted.attempts.iter().enumerate() {
-        let number = index as u32 + 1;
-        let slug = attempt_slug(&race.slug, number);
-        if ws.open_store()?.task(&slug)?.is_some() {
-            continue;
+    let count = admitted.attempts.len() as u32;
+    let mut store = ws.open_store()?;
+    let mut told = vec![false; count as usize];
+    loop {
+        let mut working = 0;
+        let mut waiting = Vec::new();
+        let mut first_passed = None;
+        for number in 1..=count {
+            let Some(task) = store.task(&attempt_slug(&race.slug, number))? else {
+                waiting.push(number);
+                continue;
+            };
+            let now = state(&mut *store, ws, &task, notices)?;
+            if now == State::Working {
+                working += 1;
+                continue;
+            }
+            if now == State::Passed && first_passed.is_none() {
+                first_passed = Some(number);
+            }
+            if !std::mem::replace(&mut told[number as usize - 1], true) {
+                let how = if now == State::Passed {
+                    "passed its checks"
+                } else {
+                    "ended without passing"
+                };
+                say(notices, &race.slug, format!("attempt {number} {how}"));
+            }
         }
-        let start_options = StartOptions {
-            slug: slug.clone(),
-            brief: Some(Brief::Message(admitted.prompt.clone())),
-            agent: Some(attempt.agent.clone()),
-            model: attempt.model.clone(),
-            detach: true,
-            commander: Some(race.owner.clone()),
-            budget: ganger_store::Budget::default(),
-            fleet: Some(race_fleet(&race.slug)),
-            dotted: true,
-            ..options.start.clone()
-        };
-        match start(ws, start_options, notices) {
-            Ok(_) => say(
-                notices,
-                &race.slug,
-                format!(
-                    "attempt {number} ({}, {}) started as {slug}",
-                    attempt.agent,
-                    attempt.model.as_deref().unwrap_or("its default model")
-                ),
-            ),
-            // Another driver of the same race started it meanwhile.
-            Err(e) if e.kind == ErrorKind::Conflict => {}
-            Err(e) => return Err(e),
+        if options.first_green
+            && let Some(winner) = first_passed
+        {
+            cancel_others(ws, race, count, winner, notices)?;
+            return Ok(Some(winner));
         }
+        let room = options
+            .max
+            .map_or(usize::MAX, |max| max.saturating_sub(working) as usize);
+        for number in waiting.iter().take(room) {
+            start_attempt(ws, race, admitted, options, *number, notices)?;
+        }
+        if working == 0 && waiting.is_empty() {
+            return Ok(None);
+        }
+        std::thread::sleep(LOOK_EVERY);
     }
-    follow(
-        ws,
-        race,
-        admitted.attempts.len() as u32,
-        options.first_green,
-        notices,
-    )
+}
+
+/// Starts attempt `number` as `start` starts a task, detached; one that another driver of the
+/// same race started meanwhile is left to run.
+fn start_attempt(
+    ws: &Workspace,
+    race: &RaceRecord,
+    admitted: &Admitted,
+    options: &RaceOptions,
+    number: u32,
+    notices: &mut dyn Notices,
+) -> Result<()> {
+    let attempt = &admitted.attempts[number as usize - 1];
+    let slug = attempt_slug(&race.slug, number);
+    let start_options = StartOptions {
+        slug: slug.clone(),
+        brief: Some(Brief::Message(admitted.prompt.clone())),
+        agent: Some(attempt.agent.clone()),
+        model: attempt.model.clone(),
+        detach: true,
+        commander: Some(race.owner.clone()),
+        budget: ganger_store::Budget::default(),
+        fleet: Some(race_fleet(&race.slug)),
+        dotted: true,
+        ..options.start.clone()
+    };
+    match start(ws, start_options, notices) {
+        Ok(_) => say(
+            notices,
+            &race.slug,
+            format!(
+                "attempt {number} ({}, {}) started as {slug}",
+                attempt.agent,
+                attempt.model.as_deref().unwrap_or("its default model")
+            ),
+        ),
+        Err(e) if e.kind == ErrorKind::Conflict => {}
+        Err(e) => return Err(e),
+    }
+    Ok(())
 }
 
 /// Where an attempt is: still working (a round running, or its fix loop between rounds), or
@@ -102,51 +149,6 @@ fn state(
         return Ok(State::Working);
     }
     Ok(State::Ended)
-}
-
-fn follow(
-    ws: &Workspace,
-    race: &RaceRecord,
-    count: u32,
-    first_green: bool,
-    notices: &mut dyn Notices,
-) -> Result<Option<u32>> {
-    let mut store = ws.open_store()?;
-    let mut told = vec![false; count as usize];
-    loop {
-        let mut working = 0;
-        let mut first_passed = None;
-        for number in 1..=count {
-            let Some(task) = store.task(&attempt_slug(&race.slug, number))? else {
-                continue;
-            };
-            let now = state(&mut *store, ws, &task, notices)?;
-            if now == State::Working {
-                working += 1;
-                continue;
-            }
-            if now == State::Passed && first_passed.is_none() {
-                first_passed = Some(number);
-            }
-            if !told[number as usize - 1] {
-                told[number as usize - 1] = true;
-                let how = if now == State::Passed {
-                    "passed its checks"
-                } else {
-                    "ended without passing"
-                };
-                say(notices, &race.slug, format!("attempt {number} {how}"));
-            }
-        }
-        if first_green && let Some(winner) = first_passed {
-            cancel_others(ws, race, count, winner, notices)?;
-            return Ok(Some(winner));
-        }
-        if working == 0 {
-            return Ok(None);
-        }
-        std::thread::sleep(LOOK_EVERY);
-    }
 }
 
 /// `--first-green`: stops every other attempt still working, at once.

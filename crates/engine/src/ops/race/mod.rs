@@ -41,6 +41,8 @@ pub struct RaceOptions {
     pub attempts: String,
     /// The first attempt to pass its checks wins at once; the others are cancelled.
     pub first_green: bool,
+    /// At most this many attempts working at once (`None`: all of them).
+    pub max: Option<u32>,
     /// What every attempt's start takes (checks, `--until-green`, base, sandbox, limits...);
     /// its slug, agent, model and brief are the race's, and its budget is the whole race's.
     pub start: StartOptions,

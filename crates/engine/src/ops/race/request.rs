@@ -17,6 +17,7 @@ use std::time::Duration;
 pub(super) struct Request {
     pub brief: String,
     pub first_green: bool,
+    pub max: Option<u32>,
     pub checks: Vec<String>,
     pub until_green: Option<u32>,
     pub budget_usd: Option<f64>,
@@ -40,6 +41,7 @@ impl Request {
         Request {
             brief: prompt.to_owned(),
             first_green: options.first_green,
+            max: options.max,
             checks: start.checks.clone(),
             until_green: start.until_green,
             budget_usd: start.budget.usd,
@@ -78,6 +80,7 @@ impl Request {
             brief: Some(Brief::Message(request.brief)),
             attempts: spec.to_owned(),
             first_green: request.first_green,
+            max: request.max,
             start: StartOptions {
                 slug: slug.to_owned(),
                 checks: request.checks,
@@ -113,6 +116,7 @@ mod tests {
             brief: Some(Brief::Message("the brief".into())),
             attempts: "a*2".into(),
             first_green: true,
+            max: Some(2),
             start: StartOptions {
                 slug: "r".into(),
                 checks: vec!["make test".into()],
