@@ -45,6 +45,7 @@ mod pipeline_full;
 mod pipeline_input;
 mod postgres_store;
 mod race_agents;
+mod race_clean;
 mod race_detach;
 mod race_input;
 mod race_limits;

@@ -252,7 +252,8 @@ impl Engine {
         notices: &mut dyn Notices,
     ) -> Result<CleanReport> {
         request.commander = self.who(request.commander.take());
-        crate::ops::clean::clean(&self.ws, &request, notices)
+        // A race's slug cleans its losers (`api/race.rs`).
+        self.clean_races(request, notices)
     }
 
     /// Makes `.ganger/` and `ganger.toml`, and lists the agents found.

@@ -105,6 +105,38 @@ pub fn winner_task(ws: &Workspace, slug: &str) -> Result<Option<String>> {
     }
 }
 
+/// The tasks `ganger clean SLUG` removes when SLUG is a race that has ended: every attempt
+/// but the winner, and the judges (their work stays in `refs/ganger/`); `None` when SLUG is
+/// no race.
+pub fn race_losers(ws: &Workspace, slug: &str) -> Result<Option<Vec<String>>> {
+    let Some(store) = ws.existing_store()? else {
+        return Ok(None);
+    };
+    let Some(race) = store.race(slug)? else {
+        return Ok(None);
+    };
+    if race.status == "running" {
+        return Err(EngineError::invalid(format!(
+            "race {slug} is still running; clean it once it has ended"
+        ))
+        .hint(format!("see `ganger status {slug}`")));
+    }
+    let mut losers: Vec<String> = (1..=race.attempts)
+        .filter(|n| Some(*n) != race.winner)
+        .map(|n| attempt_slug(slug, n))
+        .collect();
+    for verdict in store.race_verdicts(slug)? {
+        losers.push(format!("{slug}.j{}v{}", verdict.a, verdict.b));
+    }
+    let mut found = Vec::new();
+    for task in losers {
+        if store.task(&task)?.is_some() {
+            found.push(task);
+        }
+    }
+    Ok(Some(found))
+}
+
 fn say(notices: &mut dyn Notices, slug: &str, message: String) {
     notices.notice(Notice::Race {
         slug: slug.to_owned(),
