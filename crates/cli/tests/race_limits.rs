@@ -53,3 +53,44 @@ fn max_one_runs_the_attempts_one_after_another() {
         .collect();
     assert_eq!(rounds, expected, "{journal:#}");
 }
+
+/// The race's budget is the whole race's: the stand-in spends $0.002 a round, so with $0.003
+/// attempt 1 passes, attempt 2 is stopped (cancelled) when the race reaches the budget, and attempt 3 is
+/// never started; the one that passed wins, and each row says why the others are out.
+#[test]
+fn the_budget_is_the_whole_races_and_stops_the_attempts_that_would_pass_it() {
+    let world = World::new(env!("CARGO_BIN_EXE_ganger").as_ref());
+    world.use_fake_agent("", "");
+    let run = world.ganger(&[
+        "race",
+        "b",
+        "--message",
+        "sleep 1",
+        "--attempts",
+        "opencode*3",
+        "--check",
+        "true",
+        "--max",
+        "1",
+        "--budget-usd",
+        "0.003",
+        "--json",
+    ]);
+    run.expect_code(0);
+    let report = run.json();
+    assert_eq!(report["winner_task"], "b.1", "{report:#}");
+    assert_eq!(report["rule"], "only-survivor");
+    let rows = report["attempts"].as_array().unwrap();
+    assert_eq!(rows[1]["status"], "cancelled", "{report:#}");
+    let why = rows[1]["reason"].as_str().unwrap();
+    assert!(
+        why.contains("budget of $0.0030 for fleet race:b reached"),
+        "{why}"
+    );
+    assert_eq!(rows[2]["status"], "not-started");
+    assert_eq!(rows[2]["reason"], "not started");
+    assert!(
+        world.ganger(&["status", "b.3", "--json"]).code != 0,
+        "b.3 exists"
+    );
+}

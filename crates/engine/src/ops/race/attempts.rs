@@ -32,13 +32,17 @@ pub(super) fn run(
     let count = admitted.attempts.len() as u32;
     let mut store = ws.open_store()?;
     let mut told = vec![false; count as usize];
+    // Attempts the race's spent budget kept from starting.
+    let mut kept_out = vec![false; count as usize];
     loop {
         let mut working = 0;
         let mut waiting = Vec::new();
         let mut first_passed = None;
         for number in 1..=count {
             let Some(task) = store.task(&attempt_slug(&race.slug, number))? else {
-                waiting.push(number);
+                if !kept_out[number as usize - 1] {
+                    waiting.push(number);
+                }
                 continue;
             };
             let now = state(&mut *store, ws, &task, notices)?;
@@ -68,9 +72,11 @@ pub(super) fn run(
             .max
             .map_or(usize::MAX, |max| max.saturating_sub(working) as usize);
         for number in waiting.iter().take(room) {
-            start_attempt(ws, race, admitted, options, *number, notices)?;
+            if !start_attempt(ws, race, admitted, options, *number, notices)? {
+                kept_out[*number as usize - 1] = true;
+            }
         }
-        if working == 0 && waiting.is_empty() {
+        if working == 0 && waiting.iter().all(|n| kept_out[*n as usize - 1]) {
             return Ok(None);
         }
         std::thread::sleep(LOOK_EVERY);
@@ -78,7 +84,8 @@ pub(super) fn run(
 }
 
 /// Starts attempt `number` as `start` starts a task, detached; one that another driver of the
-/// same race started meanwhile is left to run.
+/// same race started meanwhile is left to run. False when the race's budget is spent, which
+/// keeps the attempt from starting.
 fn start_attempt(
     ws: &Workspace,
     race: &RaceRecord,
@@ -86,7 +93,7 @@ fn start_attempt(
     options: &RaceOptions,
     number: u32,
     notices: &mut dyn Notices,
-) -> Result<()> {
+) -> Result<bool> {
     let attempt = &admitted.attempts[number as usize - 1];
     let slug = attempt_slug(&race.slug, number);
     let start_options = StartOptions {
@@ -112,9 +119,24 @@ fn start_attempt(
             ),
         ),
         Err(e) if e.kind == ErrorKind::Conflict => {}
+        Err(e)
+            if e.kind == ErrorKind::Invalid
+                && crate::evidence::budget::fleet_exhausted(
+                    &*ws.open_store()?,
+                    &race_fleet(&race.slug),
+                )
+                .is_some() =>
+        {
+            say(
+                notices,
+                &race.slug,
+                format!("attempt {number} not started: {}", e.message),
+            );
+            return Ok(false);
+        }
         Err(e) => return Err(e),
     }
-    Ok(())
+    Ok(true)
 }
 
 /// Where an attempt is: still working (a round running, or its fix loop between rounds), or

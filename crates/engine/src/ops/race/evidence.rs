@@ -132,7 +132,7 @@ fn not_started(number: u32, slug: String) -> AttemptEvidence {
         status: "not-started".into(),
         passed: false,
         checks: Vec::new(),
-        reason: None,
+        reason: Some("not started".into()),
         work: Work::default(),
         finished_at: None,
         ends: None,
