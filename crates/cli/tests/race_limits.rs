@@ -94,3 +94,37 @@ fn the_budget_is_the_whole_races_and_stops_the_attempts_that_would_pass_it() {
         "b.3 exists"
     );
 }
+
+/// `--first-green` stops the others for good, an attempt in a fix loop (`--until-green`)
+/// included, whether it is in a round or between two: after the race, no other attempt has a
+/// round running, its last round is cancelled, and it starts no round more.
+#[test]
+fn first_green_stops_an_attempt_in_its_fix_loop_for_good() {
+    let world = World::new(env!("CARGO_BIN_EXE_ganger").as_ref());
+    world.use_fake_agent("", "");
+    // Attempt 2's checks always fail (a fix round every half second or so); attempt 1's pass
+    // after a second.
+    let check = r#"case "$PWD" in *f.2) sleep 0.3; exit 1;; *) sleep 1;; esac"#;
+    let run = world.ganger(&[
+        "race",
+        "f",
+        "--message",
+        "x",
+        "--attempts",
+        "opencode*2",
+        "--check",
+        check,
+        "--until-green",
+        "10",
+        "--first-green",
+        "--json",
+    ]);
+    run.expect_code(0);
+    let report = run.json();
+    assert_eq!(report["winner_task"], "f.1", "{report:#}");
+    let rounds = |world: &World| world.ganger(&["status", "f.2", "--json"]).json();
+    let after = rounds(&world);
+    assert_eq!(after["status"], "cancelled", "{after:#}");
+    std::thread::sleep(std::time::Duration::from_secs(2));
+    assert_eq!(rounds(&world)["round"], after["round"], "f.2 went on");
+}

@@ -173,7 +173,9 @@ fn state(
     Ok(State::Ended)
 }
 
-/// `--first-green`: stops every other attempt still working, at once.
+/// `--first-green`: stops every other attempt still working, at once: a running round is
+/// cancelled, and an attempt whose fix loop is between two rounds is looked at again until
+/// its next round is cancelled too (a cancelled round ends the loop).
 fn cancel_others(
     ws: &Workspace,
     race: &RaceRecord,
@@ -186,25 +188,33 @@ fn cancel_others(
         &race.slug,
         format!("attempt {winner} passed first (--first-green); cancelling the others"),
     );
-    for number in (1..=count).filter(|n| *n != winner) {
-        let slug = attempt_slug(&race.slug, number);
-        let running = {
-            let store = ws.open_store()?;
-            match store.task(&slug)? {
-                Some(task) => store
-                    .round(task.id, None)?
-                    .is_some_and(|r| r.status == RoundStatus::Running),
-                None => false,
+    let mut store = ws.open_store()?;
+    loop {
+        let mut working = false;
+        for number in (1..=count).filter(|n| *n != winner) {
+            let slug = attempt_slug(&race.slug, number);
+            let Some(task) = store.task(&slug)? else {
+                continue;
+            };
+            if state(&mut *store, ws, &task, notices)? != State::Working {
+                continue;
             }
-        };
-        if running {
-            // A round that ended meanwhile is no longer to cancel: that is not an error here.
-            match crate::task::cancel::cancel(ws, &slug, Some(&race.owner), notices) {
-                Ok(_) => say(notices, &race.slug, format!("attempt {number} cancelled")),
-                Err(e) if e.kind == ErrorKind::Invalid => {}
-                Err(e) => return Err(e),
+            working = true;
+            let running = store
+                .round(task.id, None)?
+                .is_some_and(|r| r.status == RoundStatus::Running);
+            if running {
+                // A round that ended meanwhile is no longer to cancel: not an error here.
+                match crate::task::cancel::cancel(ws, &slug, Some(&race.owner), notices) {
+                    Ok(_) => say(notices, &race.slug, format!("attempt {number} cancelled")),
+                    Err(e) if e.kind == ErrorKind::Invalid => {}
+                    Err(e) => return Err(e),
+                }
             }
         }
+        if !working {
+            return Ok(());
+        }
+        std::thread::sleep(LOOK_EVERY / 4);
     }
-    Ok(())
 }
