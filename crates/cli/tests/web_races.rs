@@ -26,7 +26,7 @@ fn a_race_runs_through_the_api_as_the_tokens_commander() {
         served.request("POST", "/api/races", Some(token), Some(&body), &[])
     };
     let race = json!({"slug": "r", "message": "hello", "attempts": "command*2",
-                      "checks": ["test -f answer.txt"]});
+                      "checks": ["test -f answer.txt"], "max": 1});
     // A read-only token may not race; bad input is 400 and makes nothing.
     assert_eq!(as_who(VERA, race.clone()).status, 403);
     let bad = as_who(
@@ -56,6 +56,34 @@ fn a_race_runs_through_the_api_as_the_tokens_commander() {
     let got = served.get("/api/races/r");
     assert_eq!(got.status, 200, "{}", got.body);
     assert_eq!(got.json()["winner_task"], report["winner_task"]);
+    // `max: 1`: attempt 2 was made after attempt 1's round ended.
+    let journal = served
+        .world
+        .ganger(&["watch", "--as", "alice", "--json"])
+        .json();
+    let order: Vec<String> = journal["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["task"] == "r.1" || e["task"] == "r.2")
+        .filter(|e| e["kind"] == "task-created" || e["kind"] == "round-finished")
+        .map(|e| {
+            format!(
+                "{} {}",
+                e["task"].as_str().unwrap(),
+                e["kind"].as_str().unwrap()
+            )
+        })
+        .collect();
+    assert_eq!(
+        order,
+        [
+            "r.1 task-created",
+            "r.1 round-finished",
+            "r.2 task-created",
+            "r.2 round-finished"
+        ]
+    );
     // The OpenAPI description names both paths.
     let api = served.get("/api/openapi.json").json();
     assert!(api["paths"]["/api/races"]["post"].is_object());

@@ -29,6 +29,8 @@ pub struct RaceBody {
     pub checks: Vec<String>,
     /// Fix rounds each attempt gets while its checks fail.
     pub until_green: Option<u32>,
+    /// At most this many attempts working at once (default: all).
+    pub max: Option<u32>,
     /// The whole race's budget in US dollars.
     pub budget_usd: Option<f64>,
     /// The whole race's budget in tokens.
@@ -47,7 +49,7 @@ pub async fn race(acting: Acting, bytes: Bytes) -> ApiResult<Json<RaceReport>> {
         brief: Some(Brief::Message(request.message)),
         attempts: request.attempts,
         first_green: request.first_green,
-        max: None,
+        max: request.max,
         start: StartOptions {
             slug: request.slug,
             checks: request.checks,

@@ -33,6 +33,8 @@ pub struct Race {
     pub checks: Vec<String>,
     /// Fix rounds each attempt gets while its checks fail.
     pub until_green: Option<u32>,
+    /// At most this many attempts working at once (default: all).
+    pub max: Option<u32>,
     /// The whole race's budget in US dollars (attempts and judges).
     pub budget_usd: Option<f64>,
     /// The whole race's budget in tokens.
@@ -60,7 +62,7 @@ impl GangerMcp {
                 brief: Some(Brief::Message(a.brief)),
                 attempts: a.attempts,
                 first_green: a.first_green,
-                max: None,
+                max: a.max,
                 start: StartOptions {
                     slug: a.slug,
                     checks: a.checks,
