@@ -60,7 +60,7 @@ fn commander_script(prefix: &str) -> Script {
 }
 
 /// The tool calls of the commander's last request, in order, and each call's result.
-fn calls_and_results(requests: &[RecordedRequest]) -> (Vec<String>, Vec<String>) {
+pub(crate) fn calls_and_results(requests: &[RecordedRequest]) -> (Vec<String>, Vec<String>) {
     let last = requests
         .iter()
         .filter(|r| r.tools_offered)

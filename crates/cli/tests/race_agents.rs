@@ -543,18 +543,12 @@ fn an_mcp_commander_races_through_the_race_tool_and_merges_the_winner() {
     );
     // The commander's model saw the race's report twice (the race, then its status) and the
     // merge; the race is the commander's, and the winner's work is on main.
-    let results: Vec<String> = commander
-        .requests()
-        .iter()
-        .filter(|r| r.tools_offered)
-        .filter_map(|r| r.conversation.as_ref())
-        .max_by_key(|c| c.messages.len())
-        .unwrap()
-        .messages
-        .iter()
-        .filter(|m| m.role == ganger_fake_llm::Role::Tool)
-        .map(|m| m.text.clone())
-        .collect();
+    let (calls, results) = crate::e2e_mcp_commander::calls_and_results(&commander.requests());
+    assert_eq!(
+        calls,
+        ["race", "race_status", "merge"].map(tool),
+        "{results:#?}"
+    );
     assert_eq!(results.len(), 3, "{results:#?}");
     for (index, needle) in [(0, "r.2"), (1, "tournament"), (2, "merged")] {
         assert!(

@@ -8,26 +8,35 @@
 )]
 
 use ganger_test_support::World;
+use serde_json::Value;
 
-#[test]
-fn max_one_runs_the_attempts_one_after_another() {
+/// A world of the stand-in agent, and the report of the race `slug` of three attempts whose
+/// brief is `sleep 1`, run to its end with `extra` options.
+fn raced(slug: &str, extra: &[&str]) -> (World, Value) {
     let world = World::new(env!("CARGO_BIN_EXE_ganger").as_ref());
     world.use_fake_agent("", "");
-    let run = world.ganger(&[
+    let mut args = vec![
         "race",
-        "m",
+        slug,
         "--message",
         "sleep 1",
         "--attempts",
         "opencode*3",
         "--check",
         "true",
-        "--max",
-        "1",
         "--json",
-    ]);
+    ];
+    args.extend_from_slice(extra);
+    let run = world.ganger(&args);
     run.expect_code(0);
-    assert_eq!(run.json()["status"], "won", "{}", run.stdout);
+    let report = run.json();
+    (world, report)
+}
+
+#[test]
+fn max_one_runs_the_attempts_one_after_another() {
+    let (world, report) = raced("m", &["--max", "1"]);
+    assert_eq!(report["status"], "won", "{report:#}");
     let journal = world.ganger(&["watch", "--json"]).json();
     let rounds: Vec<(String, String)> = journal["entries"]
         .as_array()
@@ -59,25 +68,7 @@ fn max_one_runs_the_attempts_one_after_another() {
 /// never started; the one that passed wins, and each row says why the others are out.
 #[test]
 fn the_budget_is_the_whole_races_and_stops_the_attempts_that_would_pass_it() {
-    let world = World::new(env!("CARGO_BIN_EXE_ganger").as_ref());
-    world.use_fake_agent("", "");
-    let run = world.ganger(&[
-        "race",
-        "b",
-        "--message",
-        "sleep 1",
-        "--attempts",
-        "opencode*3",
-        "--check",
-        "true",
-        "--max",
-        "1",
-        "--budget-usd",
-        "0.003",
-        "--json",
-    ]);
-    run.expect_code(0);
-    let report = run.json();
+    let (world, report) = raced("b", &["--max", "1", "--budget-usd", "0.003"]);
     assert_eq!(report["winner_task"], "b.1", "{report:#}");
     assert_eq!(report["rule"], "only-survivor");
     let rows = report["attempts"].as_array().unwrap();
