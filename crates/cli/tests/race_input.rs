@@ -59,6 +59,15 @@ fn bad_races_are_refused_before_anything_is_made() {
         }
         refused(&world, &args, needle);
     }
+    // A judge whose agent is unknown (`[roles.judge]`, else `[roles.code]`).
+    let judged = World::new(env!("CARGO_BIN_EXE_ganger").as_ref());
+    judged.use_fake_agent("", "[roles.judge]\nagent = \"nobody\"\n");
+    refused(
+        &judged,
+        &race("opencode*2", &check),
+        "the race's judge: unknown agent \"nobody\"",
+    );
+    assert!(!judged.repo.join(".ganger").exists(), "state was made");
     refused(
         &world,
         &["race", "R", "--message", "x", "--attempts", "opencode*2"],

@@ -67,8 +67,8 @@ pub(super) fn side(winner: &str) -> Side {
     }
 }
 
-/// The judge's agent and model.
-fn judge_role(ws: &Workspace) -> (String, Option<String>, String) {
+/// The judge's agent, model and instructions.
+pub(super) fn judge_role(ws: &Workspace) -> (String, Option<String>, String) {
     let own = ws.config.roles.get("judge").cloned().unwrap_or_default();
     let code = ws.config.roles.get("code").cloned().unwrap_or_default();
     let agent = own
