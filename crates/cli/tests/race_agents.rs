@@ -562,3 +562,79 @@ fn an_mcp_commander_races_through_the_race_tool_and_merges_the_winner() {
     assert_eq!(report["owner"], "claude-code");
     assert_eq!(world.git(&["show", "main:answer.txt"]), "42");
 }
+
+/// Killed while a judge is at work: the judge's model never answers its first request, the
+/// driver is killed with SIGKILL then, and the same command again settles the judge's round,
+/// asks that judge again, and decides once: the verdicts are the ones the judge gave, each
+/// attempt ran one round, and one `race-ended` entry is journaled.
+#[test]
+fn a_race_killed_while_judging_asks_the_judge_again_and_decides_once() {
+    let race = race_world(|world| Scripts {
+        one: opencode_answer(&big()),
+        two: Script::new(),
+        three: claude_answer(world, 2, "42\n"),
+        judge: Script::new()
+            .turn(Turn::fault(Fault::Hang).times(1))
+            .turn(
+                Turn::text("WINNER: A\nA answers with 42 and nothing more.")
+                    .when(r"(?s)## Attempt A.*\+42\n.*## Attempt B"),
+            )
+            .turn(
+                Turn::text("WINNER: B\nB answers with 42 and nothing more.")
+                    .when(r"(?s)## Attempt B.*\+42\n"),
+            )
+            .repeat(true)
+            .default_answer("side"),
+    });
+    let args = race.race_args(&[1, 3], &[]);
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    #[expect(
+        clippy::disallowed_methods,
+        reason = "the test runs the race's driver in the background to kill it"
+    )]
+    let mut driver = race
+        .world
+        .command(&args)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    // The first judgement's request is in flight (and never answered): kill the driver.
+    let deadline = Instant::now() + Duration::from_secs(120);
+    while race.judge.requests().iter().all(|r| !r.tools_offered) {
+        assert!(Instant::now() < deadline, "no judge was asked");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    driver.kill().unwrap();
+    driver.wait().unwrap();
+    let resumed = race.race(&[1, 3], &[]);
+    let report = resumed.json();
+    resumed.expect_code(0);
+    assert_eq!(report["winner_task"], "r.2", "{report:#}");
+    assert_eq!(report["rule"], "tournament", "{report:#}");
+    let sides: Vec<&str> = report["verdicts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v["side"].as_str().unwrap())
+        .collect();
+    assert_eq!(sides, ["B", "A"], "{report:#}");
+    for number in 1..=2 {
+        let status = race
+            .world
+            .ganger(&["status", &format!("r.{number}"), "--json"])
+            .json();
+        assert_eq!(status["round"], 1, "r.{number}: {status:#}");
+    }
+    // The killed judgement was asked again in its task, a second round.
+    let judge = race.world.ganger(&["status", "r.j1v2", "--json"]).json();
+    assert_eq!(judge["round"], 2, "{judge:#}");
+    let journal = race.world.ganger(&["watch", "--json"]).json();
+    let ended = journal["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["kind"] == "race-ended")
+        .count();
+    assert_eq!(ended, 1);
+}
