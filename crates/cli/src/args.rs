@@ -46,6 +46,9 @@ pub enum Command {
     Fix(FixArgs),
     /// Show every task, or the report of one task's last round (or its pipeline).
     Status(StatusArgs),
+    /// Run one brief as several attempts (agents, models) at once and pick a winner on
+    /// evidence: checks first, then pairwise reviews, then the smaller diff.
+    Race(Box<crate::race_args::RaceArgs>),
     /// Plan a task: the planner writes numbered steps, the critic reviews them; then wait.
     Plan(PlanArgs),
     /// Approve a task's plan: the executor does its steps, then the reviewers review.
@@ -123,6 +126,9 @@ pub enum Command {
     /// Run a detached round (started by start/fix --detach; not for people).
     #[command(hide = true)]
     Host(HostArgs),
+    /// Drive a race in the background (started by `race --detach`; not for people).
+    #[command(name = "race-host", hide = true)]
+    RaceHost(crate::race_args::RaceHostArgs),
     /// Keep a task's agent warm between rounds (started by a warm round; not for people).
     #[command(name = "warm-host", hide = true)]
     WarmHost(HostArgs),
@@ -260,15 +266,8 @@ pub struct StartArgs {
     /// The model, as PROVIDER/MODEL (checked before anything is created).
     #[arg(short = 'm', long, value_name = "PROVIDER/MODEL")]
     pub model: Option<String>,
-    /// Where every round runs: local, bwrap (bubblewrap) or docker (default: sandbox.default).
-    #[arg(long, value_name = "local|bwrap|docker", value_parser = sandbox_kind)]
-    pub sandbox: Option<ganger_engine::SandboxKind>,
-    /// The network of a bwrap or docker round: shared (default) or none.
-    #[arg(long, value_name = "shared|none", value_parser = network)]
-    pub network: Option<ganger_engine::Network>,
-    /// A path inside the worktree that stays writable under sandbox.read_only; repeatable.
-    #[arg(long = "rw", value_name = "PATH")]
-    pub rw: Vec<String>,
+    #[command(flatten)]
+    pub place: SandboxArgs,
     /// The revision the new worktree starts from (default: defaults.base, main).
     #[arg(long, value_name = "REV")]
     pub base: Option<String>,
@@ -278,15 +277,8 @@ pub struct StartArgs {
     /// Give the task this existing worktree of the repository instead of making one.
     #[arg(long, value_name = "PATH")]
     pub worktree: Option<PathBuf>,
-    /// A provider key file, passed to the agent as <PROVIDER>_API_KEY; only the path is kept.
-    #[arg(long = "key", value_name = "PROVIDER=FILE")]
-    pub keys: Vec<String>,
-    /// The wall-clock limit of each round: 90, 90s, 10m, 2h.
-    #[arg(long, value_name = "DURATION", value_parser = limit)]
-    pub timeout: Option<std::time::Duration>,
-    /// Stop a round after this long with no new event and no process activity.
-    #[arg(long, value_name = "DURATION", value_parser = limit)]
-    pub stall: Option<std::time::Duration>,
+    #[command(flatten)]
+    pub run: RunArgs,
     /// The commander who owns the task (default: GANGER_COMMANDER, else the user name).
     #[arg(long = "as", value_name = "NAME", value_parser = crate::args::commander_name)]
     pub as_name: Option<String>,
@@ -329,6 +321,49 @@ pub struct CheckArgs {
     /// While checks fail, send their output back as fix rounds, at most N of them.
     #[arg(long, value_name = "N")]
     pub until_green: Option<u32>,
+}
+
+// Where a task's rounds run (a comment, not a doc comment: see TaskText).
+#[derive(Debug, Args)]
+pub struct SandboxArgs {
+    /// Where every round runs: local, bwrap (bubblewrap) or docker (default: sandbox.default).
+    #[arg(long, value_name = "local|bwrap|docker", value_parser = sandbox_kind)]
+    pub sandbox: Option<ganger_engine::SandboxKind>,
+    /// The network of a bwrap or docker round: shared (default) or none.
+    #[arg(long, value_name = "shared|none", value_parser = network)]
+    pub network: Option<ganger_engine::Network>,
+    /// A path inside the worktree that stays writable under sandbox.read_only; repeatable.
+    #[arg(long = "rw", value_name = "PATH")]
+    pub rw: Vec<String>,
+}
+
+// What a task's rounds run with: keys and limits (a comment, not a doc comment: see TaskText).
+#[derive(Debug, Args)]
+pub struct RunArgs {
+    /// A provider key file, passed to the agent as <PROVIDER>_API_KEY; only the path is kept.
+    #[arg(long = "key", value_name = "PROVIDER=FILE")]
+    pub keys: Vec<String>,
+    /// The wall-clock limit of each round: 90, 90s, 10m, 2h.
+    #[arg(long, value_name = "DURATION", value_parser = limit)]
+    pub timeout: Option<std::time::Duration>,
+    /// Stop a round after this long with no new event and no process activity.
+    #[arg(long, value_name = "DURATION", value_parser = limit)]
+    pub stall: Option<std::time::Duration>,
+}
+
+impl SandboxArgs {
+    /// A start's options with these and `run`'s.
+    pub fn start_options(self, run: RunArgs) -> ganger_engine::StartOptions {
+        ganger_engine::StartOptions {
+            sandbox: self.sandbox,
+            network: self.network,
+            rw: self.rw,
+            keys: run.keys,
+            timeout: run.timeout,
+            stall: run.stall,
+            ..ganger_engine::StartOptions::default()
+        }
+    }
 }
 
 #[derive(Debug, Args)]
@@ -734,7 +769,7 @@ fn inbound(text: &str) -> Result<ganger_engine::Inbound, String> {
     text.parse()
 }
 
-fn permission(text: &str) -> Result<ganger_agents::Permission, String> {
+pub(crate) fn permission(text: &str) -> Result<ganger_agents::Permission, String> {
     text.parse()
 }
 

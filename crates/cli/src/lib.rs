@@ -9,6 +9,7 @@ mod fleet_args;
 mod land_args;
 mod mcp_args;
 mod printer;
+mod race_args;
 
 use args::{Cli, Command};
 use clap::Parser;
@@ -134,6 +135,7 @@ fn without_json(command: &Command) -> Option<&'static str> {
         Command::Man => "man",
         Command::Mcp(_) => "mcp",
         Command::Host(_) => "host",
+        Command::RaceHost(_) => "race-host",
         Command::WarmHost(_) => "warm-host",
         Command::Attach(_) => "attach",
         Command::DockerRound => "docker-round",
@@ -143,6 +145,7 @@ fn without_json(command: &Command) -> Option<&'static str> {
         | Command::Fix(_)
         | Command::Status(_)
         | Command::Plan(_)
+        | Command::Race(_)
         | Command::Approve(_)
         | Command::Reject(_)
         | Command::Wait(_)
@@ -226,6 +229,8 @@ fn run(cli: Cli) -> Outcome {
         Command::Fix(args) => commands::round::fix(&engine(dir)?, args),
         Command::Status(args) => commands::watch::status(&engine(dir)?, args),
         Command::Plan(args) => commands::pipeline::plan(&engine(dir)?, args),
+        Command::Race(args) => commands::race::run(&engine(dir)?, *args),
+        Command::RaceHost(args) => commands::race::host(&engine(dir)?, &args.slug),
         Command::Approve(args) => commands::pipeline::approve(&engine(dir)?, args),
         Command::Reject(args) => commands::pipeline::reject(&engine(dir)?, args),
         Command::Wait(args) => commands::watch::wait(&engine(dir)?, args),

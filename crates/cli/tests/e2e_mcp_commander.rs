@@ -60,7 +60,7 @@ fn commander_script(prefix: &str) -> Script {
 }
 
 /// The tool calls of the commander's last request, in order, and each call's result.
-fn calls_and_results(requests: &[RecordedRequest]) -> (Vec<String>, Vec<String>) {
+pub(crate) fn calls_and_results(requests: &[RecordedRequest]) -> (Vec<String>, Vec<String>) {
     let last = requests
         .iter()
         .filter(|r| r.tools_offered)
@@ -157,15 +157,14 @@ fn check_the_loop(world: &World, commander: &FakeLlm, worker: &FakeLlm, prefix: 
     assert_eq!(world.git(&["show", "main:round2.txt"]), "round 2");
 }
 
-#[test]
-fn claude_code_supervises_a_claude_code_worker_through_the_mcp_server() {
-    let commander = FakeLlm::start(commander_script("mcp__ganger__")).unwrap();
-    let (world, worker) = world("claude");
+/// Claude Code as a commander in `world` (its `ganger mcp` registered there), its model at
+/// `model_url`, given `prompt` headless.
+pub(crate) fn claude_commander(world: &World, model_url: &str, prompt: &str) -> Command {
     let mut claude = Command::new(agent_program("claude"));
     world.env(&mut claude);
     claude
         .current_dir(&world.repo)
-        .env("ANTHROPIC_BASE_URL", commander.root_url())
+        .env("ANTHROPIC_BASE_URL", model_url)
         .env("ANTHROPIC_API_KEY", "not-a-key")
         .env("DISABLE_TELEMETRY", "1")
         .env("DISABLE_ERROR_REPORTING", "1")
@@ -183,9 +182,21 @@ fn claude_code_supervises_a_claude_code_worker_through_the_mcp_server() {
             "--model",
             "claude-fake",
             "--allowedTools=mcp__ganger",
-            "Please supervise this: one task, then merge it.",
+            prompt,
         ])
         .stdin(std::process::Stdio::null());
+    claude
+}
+
+#[test]
+fn claude_code_supervises_a_claude_code_worker_through_the_mcp_server() {
+    let commander = FakeLlm::start(commander_script("mcp__ganger__")).unwrap();
+    let (world, worker) = world("claude");
+    let mut claude = claude_commander(
+        &world,
+        &commander.root_url(),
+        "Please supervise this: one task, then merge it.",
+    );
     let out = claude.output().unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(

@@ -37,6 +37,8 @@ const TOOLS: &[(&str, &[&str])] = &[
     ("plan", &["brief", "slug"]),
     ("approve", &["slug"]),
     ("reject", &["notes", "slug"]),
+    ("race", &["attempts", "brief", "slug"]),
+    ("race_status", &["slug"]),
     ("assign", &["slug"]),
     ("transfer", &["slug", "to"]),
     ("release", &["slug"]),

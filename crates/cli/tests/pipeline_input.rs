@@ -10,8 +10,10 @@
 
 use ganger_test_support::World;
 
+/// Runs `args`, which must be refused: exit 2, one `error:` line holding `needle`, nothing
+/// on stdout.
 #[track_caller]
-fn refused(world: &World, args: &[&str], needle: &str) {
+pub(crate) fn refused(world: &World, args: &[&str], needle: &str) {
     let run = world.ganger(args);
     run.expect_code(2);
     let first = run.stderr.lines().next().unwrap_or_default();

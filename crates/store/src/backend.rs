@@ -16,6 +16,7 @@ use crate::liveness::{ClaimKey, Liveness};
 use crate::ownership::OwnershipStore;
 use crate::pipeline::PipelineStore;
 use crate::queue::QueueStore;
+use crate::race::RaceStore;
 use crate::records::{Round, Task};
 use crate::store::Store;
 use crate::streams::{RoundStream, Streams};
@@ -28,6 +29,7 @@ pub trait Backend:
     + QueueStore
     + OwnershipStore
     + PipelineStore
+    + RaceStore
     + LandStore
     + ConflictStore
     + Liveness

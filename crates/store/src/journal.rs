@@ -133,6 +133,9 @@ pub enum JournalEvent {
     Conflict(Value),
     /// A pair recorded as conflicting no longer does (a later round resolved it).
     ConflictCleared(Value),
+    /// A race ended (on its winner's task, else its first attempt's): won or failed, the
+    /// winner and the rule that decided.
+    RaceEnded(Value),
 }
 
 /// A check that failed, as `checks-failed` lists it.

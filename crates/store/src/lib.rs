@@ -28,6 +28,7 @@ mod ownership;
 mod pipeline;
 mod postgres;
 mod queue;
+mod race;
 mod records;
 mod sql;
 mod sqlite;
@@ -53,6 +54,7 @@ pub use queue::{
     FleetItem, FleetRecord, FleetSubmission, ModelPause, NewQueued, QueueItem, QueueKind,
     QueueState, QueueStore, SlugHolder,
 };
+pub use race::{NewRace, RaceEnd, RaceRecord, RaceStore, RaceVerdict};
 pub use records::{
     CheckResult, CheckRun, ForkPoint, Move, NewRound, NewTask, ProcessRef, Rewind, Round, RoundEnd,
     RoundKind, Task, TaskSummary, TaskUpdate, now_ms,

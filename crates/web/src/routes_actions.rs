@@ -17,7 +17,7 @@ use ganger_engine::{
 use serde::Deserialize;
 
 /// A request body, read strictly; an empty body reads as `{}`.
-fn body<T: serde::de::DeserializeOwned>(bytes: &Bytes) -> ApiResult<T> {
+pub(crate) fn body<T: serde::de::DeserializeOwned>(bytes: &Bytes) -> ApiResult<T> {
     let bytes: &[u8] = if bytes.iter().all(u8::is_ascii_whitespace) {
         b"{}"
     } else {

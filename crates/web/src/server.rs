@@ -70,6 +70,8 @@ pub fn router(state: Arc<AppState>) -> Router {
         .routes(routes!(act::reject))
         .routes(routes!(act::merge))
         .routes(routes!(act::transfer))
+        .routes(routes!(crate::routes_races::race))
+        .routes(routes!(crate::routes_races::get_race))
         .routes(routes!(read::all_rounds))
         .routes(routes!(read::journal))
         .routes(routes!(read::fleets))

@@ -18,6 +18,7 @@ pub(crate) mod mcp;
 pub(crate) mod merge;
 pub(crate) mod ownership;
 pub(crate) mod pipeline;
+pub(crate) mod race;
 pub(crate) mod reference;
 pub(crate) mod round;
 pub(crate) mod summarize;

@@ -108,15 +108,9 @@ pub(crate) fn start(engine: &Engine, args: StartArgs) -> Outcome {
         base: args.base,
         branch: args.branch,
         worktree: args.worktree,
-        keys: args.keys,
-        timeout: args.timeout,
-        stall: args.stall,
         commander: args.as_name,
         detach: args.detach,
         permission: args.permission,
-        sandbox: args.sandbox,
-        network: args.network,
-        rw: args.rw,
         checks: args.checks.checks,
         until_green: args.checks.until_green,
         labels: args.labels,
@@ -130,6 +124,8 @@ pub(crate) fn start(engine: &Engine, args: StartArgs) -> Outcome {
             (_, true) => Some(false),
             _ => None,
         },
+        dotted: false,
+        ..args.place.start_options(args.run)
     };
     let since = now_ms();
     let sent = engine

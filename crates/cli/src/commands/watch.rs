@@ -16,6 +16,13 @@ pub(crate) fn status(engine: &Engine, args: StatusArgs) -> Outcome {
         out.print(&groups, || printer::groups_text(&groups))?;
         return Ok(exit::OK);
     }
+    // A race's slug shows the race's report.
+    if let Some(slug) = args.slug.as_deref().filter(|_| !args.tree)
+        && let Some(report) = engine.race_report(slug)?
+    {
+        out.print(&report, || printer::race_text(&report))?;
+        return Ok(exit::OK);
+    }
     let request = StatusRequest {
         slug: args.slug.clone(),
         tree: args.tree,

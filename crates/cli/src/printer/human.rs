@@ -168,6 +168,7 @@ pub fn notice_line(notice: &Notice) -> String {
             )
         ),
         Notice::Pipeline { slug, message } => format!("pipeline {slug}: {message}\n"),
+        Notice::Race { slug, message } => format!("race {slug}: {message}\n"),
         Notice::Settled { slug, number } => {
             format!("round {number} of {slug} was found interrupted: its host had died\n")
         }

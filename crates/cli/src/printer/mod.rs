@@ -8,6 +8,7 @@ mod controls;
 mod evidence;
 mod human;
 mod pipeline;
+mod race;
 mod report;
 mod status_line;
 
@@ -16,6 +17,7 @@ pub use controls::{escape_controls, escape_controls_but_colours};
 pub use evidence::{groups_text, journal_entry_text, journal_text};
 pub use human::{notice_line, task_table};
 pub use pipeline::pipeline_text;
+pub use race::race_text;
 pub use report::report_text;
 pub use status_line::StatusLine;
 

@@ -21,6 +21,7 @@ pub(crate) mod history;
 pub(crate) mod journal_wait;
 pub(crate) mod land;
 pub mod models;
+pub(crate) mod race;
 pub(crate) mod round_diff;
 pub(crate) mod round_report;
 pub(crate) mod task_filter;
@@ -228,6 +229,10 @@ impl Engine {
         notices: &mut dyn Notices,
     ) -> Result<MergeReport> {
         request.commander = self.who(request.commander.take());
+        // A race's slug merges its winner.
+        if let Some(winner) = crate::ops::race::winner_task(&self.ws, &request.slug)? {
+            request.slug = winner;
+        }
         crate::ops::merge::merge(&self.ws, &request, notices)
     }
 
@@ -248,7 +253,8 @@ impl Engine {
         notices: &mut dyn Notices,
     ) -> Result<CleanReport> {
         request.commander = self.who(request.commander.take());
-        crate::ops::clean::clean(&self.ws, &request, notices)
+        // A race's slug cleans its losers (`api/race.rs`).
+        self.clean_races(request, notices)
     }
 
     /// Makes `.ganger/` and `ganger.toml`, and lists the agents found.

@@ -65,6 +65,8 @@ pub enum Notice {
     /// A lander's step on `base` (`ganger land --run`): a batch taken, a check run, a task
     /// sent back, a batch landed.
     Land { base: String, message: String },
+    /// A step of a race (`ganger race`): attempts started, ended, cancelled, judged.
+    Race { slug: String, message: String },
 }
 
 /// Where notices go.

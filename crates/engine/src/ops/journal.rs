@@ -153,6 +153,11 @@ fn summarize(entry: &JournalEntry) -> String {
                 other_of(&detail, entry)
             )
         }
+        JournalEvent::RaceEnded(detail) => format!(
+            "race {} ended: {}",
+            text(&detail, "race").unwrap_or_default(),
+            text(&detail, "line").unwrap_or_else(|| "see `ganger status`".into())
+        ),
         JournalEvent::RoundStarted { .. } | JournalEvent::Rewound(_) => as_stored(entry, &round),
     }
 }

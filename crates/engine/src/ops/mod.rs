@@ -14,6 +14,7 @@ pub(crate) mod log;
 pub(crate) mod merge;
 pub(crate) mod ownership;
 pub mod pipeline;
+pub mod race;
 pub(crate) mod rewind;
 pub(crate) mod status;
 pub(crate) mod wait;

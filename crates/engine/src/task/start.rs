@@ -60,6 +60,9 @@ pub struct StartOptions {
     /// `--warm` (`Some(true)`) or `--cold`: whether the task's rounds go to a warm agent
     /// (`None`: as `[warm] default` says).
     pub warm: Option<bool>,
+    /// A task ganger names itself (a race's attempt or judge, `SLUG.N`): a dotted name, which
+    /// no slug a person gives can be.
+    pub dotted: bool,
 }
 
 /// Starts a task: round 1 in a new session titled with the slug. Three steps: `admit` checks
@@ -114,7 +117,11 @@ struct Admitted {
 /// nothing: the slug, the text, the limits, the agent, its model and program, the keys, the
 /// worktree and branch, the sandbox.
 fn admit(ws: &Workspace, options: &StartOptions) -> Result<Admitted> {
-    check_slug(&options.slug)?;
+    if options.dotted {
+        crate::base::slug::check_task_name(&options.slug)?;
+    } else {
+        check_slug(&options.slug)?;
+    }
     let brief = options.brief.as_ref().ok_or_else(|| {
         EngineError::invalid("give the task text with --brief FILE or --message TEXT")
     })?;
@@ -219,6 +226,11 @@ impl Admitted {
         {
             return Err(EngineError::invalid(format!(
                 "task {slug} of fleet {fleet} was not started: {why}"
+            )));
+        }
+        if store.race(slug)?.is_some() {
+            return Err(EngineError::conflict(format!(
+                "slug {slug} is a race's; see `ganger status {slug}`"
             )));
         }
         if store.task(slug)?.is_some() {
@@ -334,7 +346,7 @@ impl Place {
 }
 
 /// Refuses a budget that could never be spent: not a positive, finite amount.
-fn check_budget(budget: &ganger_store::Budget) -> Result<()> {
+pub(crate) fn check_budget(budget: &ganger_store::Budget) -> Result<()> {
     if let Some(usd) = budget.usd
         && !(usd.is_finite() && usd > 0.0)
     {

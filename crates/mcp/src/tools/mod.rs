@@ -13,6 +13,7 @@ mod fleets;
 mod journal;
 mod ownership;
 mod pipelines;
+mod races;
 mod rounds;
 mod tasks;
 
@@ -27,7 +28,7 @@ use std::sync::Arc;
 
 /// The tools in the supervise loop's order, as a client lists them: start, wait, read, fix
 /// or merge, then the rest.
-const LOOP_ORDER: [&str; 27] = [
+const LOOP_ORDER: [&str; 29] = [
     "start",
     "wait",
     "status",
@@ -41,6 +42,8 @@ const LOOP_ORDER: [&str; 27] = [
     "plan",
     "approve",
     "reject",
+    "race",
+    "race_status",
     "assign",
     "transfer",
     "release",
@@ -71,6 +74,7 @@ impl GangerMcp {
         GangerMcp::task_tools()
             + GangerMcp::round_tools()
             + GangerMcp::pipeline_tools()
+            + GangerMcp::race_tools()
             + GangerMcp::ownership_tools()
             + GangerMcp::fleet_tools()
             + GangerMcp::journal_tools()

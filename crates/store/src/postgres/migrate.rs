@@ -15,6 +15,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("../../migrations-postgres/0004_workers.sql"),
     include_str!("../../migrations-postgres/0005_queue_prompt_fleet_remote.sql"),
     include_str!("../../migrations-postgres/0006_sessions.sql"),
+    include_str!("../../migrations-postgres/0007_races.sql"),
     include_str!("../../migrations-postgres/0008_land.sql"),
 ];
 

@@ -21,6 +21,7 @@ mod ownership;
 mod param;
 mod pipeline;
 mod queue;
+mod races;
 mod rounds;
 mod row;
 pub(crate) mod sessions;

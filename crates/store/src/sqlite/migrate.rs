@@ -22,6 +22,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("../../migrations/0014_workers.sql"),
     include_str!("../../migrations/0015_queue_prompt_fleet_remote.sql"),
     include_str!("../../migrations/0016_sessions.sql"),
+    include_str!("../../migrations/0017_races.sql"),
     include_str!("../../migrations/0018_land.sql"),
 ];
 

@@ -22,6 +22,7 @@ pub mod land;
 pub mod liveness;
 pub mod pipelines;
 pub mod queue;
+pub mod races;
 pub mod rounds;
 pub mod streams;
 pub mod workers;
@@ -73,6 +74,8 @@ macro_rules! suite {
             evidence::a_new_tasks_labels_budget_and_fleet_are_recorded_with_it,
             pipelines::role_tasks_live_under_a_bare_task_and_a_pipeline_reads_back,
             pipelines::a_rewind_marks_later_rounds_and_the_next_round_takes_its_note,
+            races::a_race_is_recorded_once_and_never_over_a_task_of_its_name,
+            races::a_races_verdicts_are_kept_once_and_its_end_is_written_once,
             workers::of_racing_claims_of_an_item_exactly_one_wins_and_is_recorded,
             workers::an_item_of_a_dead_claimant_is_taken_over_once,
             workers::workers_are_registered_seen_listed_and_removed,

@@ -1,0 +1,220 @@
+//! The attempts of a race: each started once (an attempt whose task exists is never started
+//! again: the store's unique slug is the guard, so two drivers cannot both start it), detached,
+//! as `start` starts a task, with the race's checks, `--until-green` and the race's fleet (its
+//! budget), at most `--max` of them working at once (the next starts as one ends); then
+//! followed until every one has ended, or, with `--first-green`, until the first passes, when
+//! the others are cancelled (and those not started yet never start).
+
+use super::admit::Admitted;
+use super::{RaceOptions, attempt_slug, race_fleet, say};
+use crate::base::brief::Brief;
+use crate::base::error::{ErrorKind, Result};
+use crate::base::notice::Notices;
+use crate::env::workspace::Workspace;
+use crate::round::reaper::settle_task;
+use crate::task::start::{StartOptions, start};
+use ganger_events::RoundStatus;
+use ganger_store::{Backend, RaceRecord, Task};
+use std::time::Duration;
+
+/// How often a race looks at its attempts.
+const LOOK_EVERY: Duration = Duration::from_millis(200);
+
+/// Starts the attempts not started yet (at most `--max` working at once) and follows them to
+/// their end; returns the winner `--first-green` chose, if it did.
+pub(super) fn run(
+    ws: &Workspace,
+    race: &RaceRecord,
+    admitted: &Admitted,
+    options: &RaceOptions,
+    notices: &mut dyn Notices,
+) -> Result<Option<u32>> {
+    let count = admitted.attempts.len() as u32;
+    let mut store = ws.open_store()?;
+    let mut told = vec![false; count as usize];
+    // Attempts the race's spent budget kept from starting.
+    let mut kept_out = vec![false; count as usize];
+    loop {
+        let mut working = 0;
+        let mut waiting = Vec::new();
+        let mut first_passed = None;
+        for number in 1..=count {
+            let Some(task) = store.task(&attempt_slug(&race.slug, number))? else {
+                if !kept_out[number as usize - 1] {
+                    waiting.push(number);
+                }
+                continue;
+            };
+            let now = state(&mut *store, ws, &task, notices)?;
+            if now == State::Working {
+                working += 1;
+                continue;
+            }
+            if now == State::Passed && first_passed.is_none() {
+                first_passed = Some(number);
+            }
+            if !std::mem::replace(&mut told[number as usize - 1], true) {
+                let how = if now == State::Passed {
+                    "passed its checks"
+                } else {
+                    "ended without passing"
+                };
+                say(notices, &race.slug, format!("attempt {number} {how}"));
+            }
+        }
+        if options.first_green
+            && let Some(winner) = first_passed
+        {
+            cancel_others(ws, race, count, winner, notices)?;
+            return Ok(Some(winner));
+        }
+        let room = options
+            .max
+            .map_or(usize::MAX, |max| max.saturating_sub(working) as usize);
+        for number in waiting.iter().take(room) {
+            if !start_attempt(ws, race, admitted, options, *number, notices)? {
+                kept_out[*number as usize - 1] = true;
+            }
+        }
+        if working == 0 && waiting.iter().all(|n| kept_out[*n as usize - 1]) {
+            return Ok(None);
+        }
+        std::thread::sleep(LOOK_EVERY);
+    }
+}
+
+/// Starts attempt `number` as `start` starts a task, detached; one that another driver of the
+/// same race started meanwhile is left to run. False when the race's budget is spent, which
+/// keeps the attempt from starting.
+fn start_attempt(
+    ws: &Workspace,
+    race: &RaceRecord,
+    admitted: &Admitted,
+    options: &RaceOptions,
+    number: u32,
+    notices: &mut dyn Notices,
+) -> Result<bool> {
+    let attempt = &admitted.attempts[number as usize - 1];
+    let slug = attempt_slug(&race.slug, number);
+    let start_options = StartOptions {
+        slug: slug.clone(),
+        brief: Some(Brief::Message(admitted.prompt.clone())),
+        agent: Some(attempt.agent.clone()),
+        model: attempt.model.clone(),
+        detach: true,
+        commander: Some(race.owner.clone()),
+        budget: ganger_store::Budget::default(),
+        fleet: Some(race_fleet(&race.slug)),
+        dotted: true,
+        ..options.start.clone()
+    };
+    match start(ws, start_options, notices) {
+        Ok(_) => say(
+            notices,
+            &race.slug,
+            format!(
+                "attempt {number} ({}, {}) started as {slug}",
+                attempt.agent,
+                attempt.model.as_deref().unwrap_or("its default model")
+            ),
+        ),
+        Err(e) if e.kind == ErrorKind::Conflict => {}
+        Err(e)
+            if e.kind == ErrorKind::Invalid
+                && crate::evidence::budget::fleet_exhausted(
+                    &*ws.open_store()?,
+                    &race_fleet(&race.slug),
+                )
+                .is_some() =>
+        {
+            say(
+                notices,
+                &race.slug,
+                format!("attempt {number} not started: {}", e.message),
+            );
+            return Ok(false);
+        }
+        Err(e) => return Err(e),
+    }
+    Ok(true)
+}
+
+/// Where an attempt is: still working (a round running, or its fix loop between rounds), or
+/// ended, passing or not.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum State {
+    Working,
+    Passed,
+    Ended,
+}
+
+fn state(
+    store: &mut dyn Backend,
+    ws: &Workspace,
+    task: &Task,
+    notices: &mut dyn Notices,
+) -> Result<State> {
+    let Some(round) = store.round(task.id, None)? else {
+        return Ok(State::Working);
+    };
+    if round.status == RoundStatus::Running {
+        if !store.is_alive(&round.claim)? {
+            settle_task(ws, store, task, notices)?;
+        }
+        return Ok(State::Working);
+    }
+    let looping = store.claim_key(&crate::task::rules::loop_claim_name(&task.slug));
+    if round.checks_passed() {
+        return Ok(State::Passed);
+    }
+    if store.is_alive(&looping)? {
+        return Ok(State::Working);
+    }
+    Ok(State::Ended)
+}
+
+/// `--first-green`: stops every other attempt still working, at once: a running round is
+/// cancelled, and an attempt whose fix loop is between two rounds is looked at again until
+/// its next round is cancelled too (a cancelled round ends the loop).
+fn cancel_others(
+    ws: &Workspace,
+    race: &RaceRecord,
+    count: u32,
+    winner: u32,
+    notices: &mut dyn Notices,
+) -> Result<()> {
+    say(
+        notices,
+        &race.slug,
+        format!("attempt {winner} passed first (--first-green); cancelling the others"),
+    );
+    let mut store = ws.open_store()?;
+    loop {
+        let mut working = false;
+        for number in (1..=count).filter(|n| *n != winner) {
+            let slug = attempt_slug(&race.slug, number);
+            let Some(task) = store.task(&slug)? else {
+                continue;
+            };
+            if state(&mut *store, ws, &task, notices)? != State::Working {
+                continue;
+            }
+            working = true;
+            let running = store
+                .round(task.id, None)?
+                .is_some_and(|r| r.status == RoundStatus::Running);
+            if running {
+                // A round that ended meanwhile is no longer to cancel: not an error here.
+                match crate::task::cancel::cancel(ws, &slug, Some(&race.owner), notices) {
+                    Ok(_) => say(notices, &race.slug, format!("attempt {number} cancelled")),
+                    Err(e) if e.kind == ErrorKind::Invalid => {}
+                    Err(e) => return Err(e),
+                }
+            }
+        }
+        if !working {
+            return Ok(());
+        }
+        std::thread::sleep(LOOK_EVERY / 4);
+    }
+}
