@@ -44,6 +44,7 @@ mod pipeline_commander;
 mod pipeline_full;
 mod pipeline_input;
 mod postgres_store;
+mod postgres_tls;
 mod reference;
 mod remote_fleet;
 mod rounds_fake_agent;

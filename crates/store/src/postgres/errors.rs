@@ -26,7 +26,7 @@ impl From<DbError> for StoreError {
             DbError::Silent(_) => StoreError::Unreachable {
                 source: Box::new(error),
             },
-            DbError::Runtime(_) | DbError::RowCount => StoreError::Backend {
+            DbError::Runtime(_) | DbError::RowCount | DbError::Tls(_) => StoreError::Backend {
                 source: Box::new(error),
             },
         }

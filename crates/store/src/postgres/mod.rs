@@ -18,9 +18,11 @@ mod lease;
 mod listen;
 mod liveness;
 mod migrate;
+mod params;
 mod pool;
 mod sql;
 mod streams;
+mod tls;
 mod url;
 
 pub use url::{check as check_url, redact, secrets as url_secrets};

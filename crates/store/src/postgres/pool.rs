@@ -74,6 +74,8 @@ pub(crate) struct Pool {
 /// authenticating anew.
 pub(crate) struct Server {
     config: Config,
+    /// How connections are made: in TLS or not, the server's certificate checked or not.
+    tls: super::tls::Tls,
     /// How long a new connection's login may take.
     login: Duration,
     /// The URL with its password hidden: what errors name.
@@ -149,12 +151,20 @@ impl Pool {
 impl Server {
     fn new(url: &str) -> Result<Arc<Server>, StoreError> {
         let shown = super::url::redact(url);
-        let mut config: Config = url.parse().map_err(|source| StoreError::Backend {
+        let refused = |source: DbError| StoreError::Backend {
             source: Box::new(ConnectError {
                 url: shown.clone(),
-                source: DbError::Pg(source),
+                source,
             }),
-        })?;
+        };
+        // `sslmode`, `sslrootcert` and `passfile` are read here, the rest by the client.
+        let split = super::params::split(url);
+        let mut config: Config = split
+            .rest
+            .parse()
+            .map_err(|source| refused(DbError::Pg(source)))?;
+        let tls = super::tls::Tls::new(&split).map_err(|source| refused(source.into()))?;
+        config.ssl_mode(tls.mode);
         let login = *config.get_connect_timeout().unwrap_or(&CONNECT_TIMEOUT);
         config.connect_timeout(login);
         // A link cut under a statement (the server's host gone) is seen by the kernel once
@@ -167,6 +177,7 @@ impl Server {
         }
         Ok(Arc::new(Server {
             config,
+            tls,
             login,
             shown,
             state: Mutex::new(State::default()),
@@ -262,7 +273,12 @@ impl Server {
         let deadline = Instant::now() + RECONNECT_FOR;
         let mut pause = Duration::from_millis(100);
         loop {
-            match Client::connect(&self.config, self.login, STATEMENT_LIMIT) {
+            match Client::connect(
+                &self.config,
+                &self.tls.connector,
+                self.login,
+                STATEMENT_LIMIT,
+            ) {
                 Ok(client) => {
                     self.reached.store(true, Ordering::Relaxed);
                     return Ok(client);

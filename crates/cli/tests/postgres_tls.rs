@@ -1,0 +1,157 @@
+//! TLS to a PostgreSQL store (issue 44): `sslmode` and `sslrootcert` as libpq reads them, in a
+//! URL's query and in the key-value form. The test server (`scripts/postgres-cluster`) offers
+//! TLS with a certificate its test CA signed for 127.0.0.1 and localhost, and takes plain
+//! connections as before. `verify-full` with that CA runs a round over TLS; a CA that signed
+//! nothing of the server's, a name the certificate is not for, a root file that is not there:
+//! exit 70, naming TLS. `require` against a server without TLS says so.
+
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "a test fails loudly on what it did not expect"
+)]
+
+use ganger_test_support::{PgDatabase as Database, World, wait_until};
+use std::io::{Read, Write};
+use std::time::Duration;
+
+fn ganger(world: &World, store: &str, args: &[&str]) -> ganger_test_support::Run {
+    let mut command = world.command(args);
+    command.env("GANGER_STORE", store);
+    ganger_test_support::Run::from(command.output().unwrap())
+}
+
+/// `url` with `params` added to its query.
+fn with(url: &str, params: &str) -> String {
+    format!("{url}?{params}")
+}
+
+/// The parts of the test database's URL, `postgres://USER:PASSWORD@HOST:PORT/DB`.
+fn parts(url: &str) -> (String, String, String, String) {
+    let rest = url.strip_prefix("postgres://").unwrap();
+    let (user_info, rest) = rest.split_once('@').unwrap();
+    let (user, password) = user_info.split_once(':').unwrap();
+    let (address, db) = rest.split_once('/').unwrap();
+    let port = address.rsplit_once(':').unwrap().1;
+    (user.into(), password.into(), port.into(), db.into())
+}
+
+#[test]
+fn a_round_runs_and_status_answers_over_verify_full_tls_with_the_test_ca() {
+    let Some(db) = Database::new() else { return };
+    let roots = db.tls_roots();
+    let world = World::new(env!("CARGO_BIN_EXE_ganger").as_ref());
+    world.use_command_agent("cat >/dev/null; sleep 4; echo 'DONE: ok'", "", "");
+    let store = with(
+        &db.url,
+        &format!("sslmode=verify-full&sslrootcert={}", roots.ca.display()),
+    );
+    ganger(
+        &world,
+        &store,
+        &["start", "tls", "--message", "Hi.", "--detach"],
+    )
+    .expect_code(0);
+    // The round's host holds its connections while its agent runs: every one is TLS.
+    assert!(
+        wait_until(Duration::from_secs(10), || {
+            let (tls, plain) = db.connections_by_tls();
+            tls > 0 && plain == 0
+        }),
+        "connections (TLS, plain): {:?}",
+        db.connections_by_tls()
+    );
+    let ended = ganger(&world, &store, &["wait", "tls", "--json"]);
+    assert_eq!(ended.json()["status"], "done", "{}", ended.stdout);
+    let status = ganger(&world, &store, &["status", "--json"]);
+    status.expect_code(0);
+    assert!(status.stdout.contains("\"tls\""), "{}", status.stdout);
+    // The key-value form takes the same keys.
+    let (user, password, port, name) = parts(&db.url);
+    let key_value = format!(
+        "host=localhost port={port} user={user} password={password} dbname={name} \
+         sslmode=verify-full sslrootcert='{}'",
+        roots.ca.display()
+    );
+    ganger(&world, &key_value, &["status"]).expect_code(0);
+}
+
+#[test]
+fn a_certificate_the_roots_do_not_vouch_for_is_an_environment_failure_naming_tls() {
+    let Some(db) = Database::new() else { return };
+    let roots = db.tls_roots();
+    let world = World::new(env!("CARGO_BIN_EXE_ganger").as_ref());
+    let (user, password, port, name) = parts(&db.url);
+    // Connected at 127.0.0.1, the certificate checked for the name db.invalid (not its own).
+    let elsewhere = |mode: &str, ca: &std::path::Path| {
+        format!(
+            "host=db.invalid hostaddr=127.0.0.1 port={port} user={user} password={password} \
+             dbname={name} sslmode={mode} sslrootcert={}",
+            ca.display()
+        )
+    };
+    let refused = [
+        with(
+            &db.url,
+            &format!(
+                "sslmode=verify-full&sslrootcert={}",
+                roots.other_ca.display()
+            ),
+        ),
+        with(
+            &db.url,
+            &format!("sslmode=verify-ca&sslrootcert={}", roots.other_ca.display()),
+        ),
+        elsewhere("verify-full", &roots.ca),
+        with(
+            &db.url,
+            "sslmode=verify-full&sslrootcert=/nonexistent/ca.crt",
+        ),
+    ];
+    for store in &refused {
+        let run = ganger(&world, store, &["status"]);
+        assert_eq!(run.code, 70, "{store}: {}{}", run.stdout, run.stderr);
+        assert!(run.stderr.contains("TLS"), "{store}: {}", run.stderr);
+        assert!(!run.stderr.contains(&password), "{}", run.stderr);
+    }
+    // verify-ca checks the chain, not the name.
+    ganger(&world, &elsewhere("verify-ca", &roots.ca), &["status"]).expect_code(0);
+    // A mode libpq does not know is bad input.
+    let run = ganger(&world, &with(&db.url, "sslmode=verify"), &["status"]);
+    assert_eq!(run.code, 2, "{}{}", run.stdout, run.stderr);
+    assert!(run.stderr.contains("sslmode"), "{}", run.stderr);
+}
+
+/// A server that answers every TLS request with `N` (it has no TLS), then waits.
+fn server_without_tls() -> u16 {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        for mut socket in listener.incoming().flatten() {
+            std::thread::spawn(move || {
+                let mut request = [0_u8; 8];
+                if socket.read_exact(&mut request).is_ok() {
+                    let _ = socket.write_all(b"N");
+                }
+                let mut sink = [0_u8; 1024];
+                while socket.read(&mut sink).is_ok_and(|n| n > 0) {}
+            });
+        }
+    });
+    port
+}
+
+#[test]
+fn require_against_a_server_without_tls_fails_saying_so() {
+    let world = World::new(env!("CARGO_BIN_EXE_ganger").as_ref());
+    let port = server_without_tls();
+    let store = format!("postgres://ganger:hunter2secret@127.0.0.1:{port}/db?sslmode=require");
+    let run = ganger(&world, &store, &["status"]);
+    assert_eq!(run.code, 70, "{}{}", run.stdout, run.stderr);
+    assert!(
+        run.stderr.contains("server does not support TLS"),
+        "{}",
+        run.stderr
+    );
+    assert!(!run.stderr.contains("hunter2secret"), "{}", run.stderr);
+}
