@@ -155,3 +155,178 @@ fn require_against_a_server_without_tls_fails_saying_so() {
     );
     assert!(!run.stderr.contains("hunter2secret"), "{}", run.stderr);
 }
+
+/// `pid` and every process below it.
+fn process_tree(pid: u32) -> Vec<u32> {
+    let parents: Vec<(u32, u32)> = std::fs::read_dir("/proc")
+        .unwrap()
+        .flatten()
+        .filter_map(|entry| entry.file_name().to_str()?.parse::<u32>().ok())
+        .filter_map(|child| {
+            let stat = std::fs::read_to_string(format!("/proc/{child}/stat")).ok()?;
+            // The parent is the second field after the command's closing parenthesis.
+            let after = &stat[stat.rfind(')')? + 2..];
+            Some((child, after.split(' ').nth(1)?.parse().ok()?))
+        })
+        .collect();
+    let mut tree = vec![pid];
+    let mut at = 0;
+    while at < tree.len() {
+        let parent = tree[at];
+        tree.extend(
+            parents
+                .iter()
+                .filter(|(_, p)| *p == parent)
+                .map(|(c, _)| *c),
+        );
+        at += 1;
+    }
+    tree
+}
+
+/// Starts a detached round of task `slug` with `command`, and checks that no process of the
+/// round (its host, the agent under it) holds `password` in its command line or environment.
+fn round_without_password_in_any_child(
+    slug: &str,
+    mut command: std::process::Command,
+    password: &str,
+) {
+    // The test's own variable holds the server's password: not ganger's to pass on.
+    let started = command
+        .env_remove(ganger_test_support::PG_SERVER_ENV)
+        .args(["start", slug, "--message", "Hi.", "--detach", "--json"])
+        .output()
+        .unwrap();
+    let started = ganger_test_support::Run::from(started);
+    started.expect_code(0);
+    let host = u32::try_from(started.json()["host_pid"].as_u64().unwrap()).unwrap();
+    // The agent is running under the host (it sleeps): the tree has more than the host.
+    assert!(
+        wait_until(Duration::from_secs(10), || process_tree(host).len() > 2),
+        "{slug}: no agent under the host"
+    );
+    for pid in process_tree(host) {
+        for what in ["cmdline", "environ"] {
+            let text = std::fs::read(format!("/proc/{pid}/{what}")).unwrap_or_default();
+            let text = String::from_utf8_lossy(&text).replace('\0', " ");
+            assert!(
+                !text.contains(password),
+                "{slug}: /proc/{pid}/{what}: {text}"
+            );
+        }
+    }
+}
+
+#[test]
+fn the_password_from_pgpassword_a_pgpass_file_or_the_configuration_reaches_no_child() {
+    let Some(db) = Database::new() else { return };
+    let (user, password, port, name) = parts(&db.url);
+    let bare = format!("postgres://{user}@127.0.0.1:{port}/{name}");
+    let secrets = tempfile::tempdir().unwrap();
+    let private = |file: &str, text: &str, mode: u32| {
+        use std::os::unix::fs::PermissionsExt;
+        let path = secrets.path().join(file);
+        std::fs::write(&path, text).unwrap();
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(mode)).unwrap();
+        path
+    };
+    let pgpass = private(
+        "pgpass",
+        &format!(
+            "# ganger's store\nother:{port}:*:{user}:wrong\n127.0.0.1:{port}:{name}:{user}:{password}\n"
+        ),
+        0o600,
+    );
+    let password_file = private("store-password", &format!("{password}\n"), 0o600);
+    let agent = "cat >/dev/null; sleep 3; echo 'DONE: ok'";
+    let world = World::new(env!("CARGO_BIN_EXE_ganger").as_ref());
+    world.use_command_agent(agent, "", "");
+    let sources: [(&str, &[(&str, &str)]); 3] = [
+        ("env", &[("PGPASSWORD", &password)]),
+        ("passfile", &[("PGPASSFILE", pgpass.to_str().unwrap())]),
+        ("url", &[]),
+    ];
+    for (slug, env) in sources {
+        let mut command = world.command(&[]);
+        let store = if slug == "url" {
+            db.url.clone()
+        } else {
+            bare.clone()
+        };
+        command
+            .env("GANGER_STORE", &store)
+            .envs(env.iter().copied());
+        round_without_password_in_any_child(slug, command, &password);
+        let mut wait = world.command(&["wait", slug, "--json"]);
+        wait.env("GANGER_STORE", &store).envs(env.iter().copied());
+        let ended = ganger_test_support::Run::from(wait.output().unwrap());
+        assert_eq!(
+            ended.json()["status"],
+            "done",
+            "{slug}: {}{}",
+            ended.stdout,
+            ended.stderr
+        );
+    }
+    // The configuration's password file, and a URL over TLS.
+    world.use_command_agent(
+        agent,
+        "",
+        &format!(
+            "\n[store]\npassword_file = {:?}\n",
+            password_file.to_str().unwrap()
+        ),
+    );
+    let tls = format!(
+        "{bare}?sslmode=verify-full&sslrootcert={}",
+        db.tls_roots().ca.display()
+    );
+    let mut command = world.command(&[]);
+    command.env("GANGER_STORE", &tls);
+    round_without_password_in_any_child("configured", command, &password);
+    let ended = ganger(&world, &tls, &["wait", "configured", "--json"]);
+    assert_eq!(
+        ended.json()["status"],
+        "done",
+        "{}{}",
+        ended.stdout,
+        ended.stderr
+    );
+    ganger(&world, &tls, &["status"]).expect_code(0);
+    // An agent that prints the password (from its script: ganger gave it none) has it
+    // redacted from its log, found in PGPASSWORD as a URL's would be.
+    world.use_command_agent(
+        &format!("cat >/dev/null; echo 'leaked {password}'; echo 'DONE: ok'"),
+        "",
+        "",
+    );
+    let with_env = |args: &[&str]| {
+        let mut command = world.command(args);
+        command
+            .env_remove(ganger_test_support::PG_SERVER_ENV)
+            .env("GANGER_STORE", &bare)
+            .env("PGPASSWORD", &password);
+        ganger_test_support::Run::from(command.output().unwrap())
+    };
+    with_env(&["start", "leak", "--message", "Hi."]).expect_code(0);
+    let log = with_env(&["log", "leak"]);
+    log.expect_code(0);
+    assert!(
+        log.stdout.contains("leaked [redacted:store]"),
+        "{}",
+        log.stdout
+    );
+    assert!(!log.stdout.contains(&password), "{}", log.stdout);
+    // A password file others may read is not used, and says so.
+    let open = private("open-pgpass", &format!("*:*:*:*:{password}\n"), 0o644);
+    world.use_command_agent(agent, "", "");
+    let mut status = world.command(&["status"]);
+    status.env("GANGER_STORE", &bare).env("PGPASSFILE", &open);
+    let refused = ganger_test_support::Run::from(status.output().unwrap());
+    assert_eq!(refused.code, 70, "{}{}", refused.stdout, refused.stderr);
+    assert!(
+        refused.stderr.contains("group or world access"),
+        "{}",
+        refused.stderr
+    );
+}

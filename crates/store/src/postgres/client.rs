@@ -41,6 +41,9 @@ pub(crate) enum DbError {
     /// TLS could not be set up as the connection string asks (its roots unreadable).
     #[error(transparent)]
     Tls(#[from] super::tls::TlsError),
+    /// The password file could not be used.
+    #[error(transparent)]
+    Password(#[from] super::password::PasswordError),
 }
 
 impl DbError {
@@ -48,7 +51,11 @@ impl DbError {
     pub(crate) fn as_pg(&self) -> Option<&postgres::Error> {
         match self {
             DbError::Pg(error) => Some(error),
-            DbError::Silent(_) | DbError::Runtime(_) | DbError::RowCount | DbError::Tls(_) => None,
+            DbError::Silent(_)
+            | DbError::Runtime(_)
+            | DbError::RowCount
+            | DbError::Tls(_)
+            | DbError::Password(_) => None,
         }
     }
 }

@@ -103,42 +103,49 @@ fn percent_decode(text: &str) -> Option<String> {
 fn split_key_values(text: &str) -> Option<Split> {
     let mut kept = Vec::new();
     let mut own = Vec::new();
-    let mut at = 0;
-    let bytes = text.as_bytes();
-    loop {
-        while at < bytes.len() && bytes[at].is_ascii_whitespace() {
-            at += 1;
-        }
-        if at == bytes.len() {
-            break;
-        }
-        let start = at;
-        while at < bytes.len() && !bytes[at].is_ascii_whitespace() && bytes[at] != b'=' {
-            at += 1;
-        }
-        let key = &text[start..at];
-        while at < bytes.len() && bytes[at].is_ascii_whitespace() {
-            at += 1;
-        }
-        if bytes.get(at) != Some(&b'=') {
-            return None;
-        }
-        at += 1;
-        while at < bytes.len() && bytes[at].is_ascii_whitespace() {
-            at += 1;
-        }
-        let (value, end) = value_at(text, at)?;
-        at = end;
+    for (key, value, written) in pairs(text)? {
         if OWN.contains(&key) {
             own.push((key.to_owned(), value));
         } else {
-            kept.push(&text[start..end]);
+            kept.push(written);
         }
     }
     Some(Split {
         rest: kept.join(" "),
         own,
     })
+}
+
+/// The key-value form's pairs: each key, its value (unescaped) and the pair as written.
+fn pairs(text: &str) -> Option<Vec<(&str, String, &str)>> {
+    let mut pairs = Vec::new();
+    let mut at = 0;
+    let bytes = text.as_bytes();
+    let skip_ws = |at: &mut usize| {
+        while *at < bytes.len() && bytes[*at].is_ascii_whitespace() {
+            *at += 1;
+        }
+    };
+    loop {
+        skip_ws(&mut at);
+        if at == bytes.len() {
+            return Some(pairs);
+        }
+        let start = at;
+        while at < bytes.len() && !bytes[at].is_ascii_whitespace() && bytes[at] != b'=' {
+            at += 1;
+        }
+        let key = &text[start..at];
+        skip_ws(&mut at);
+        if bytes.get(at) != Some(&b'=') {
+            return None;
+        }
+        at += 1;
+        skip_ws(&mut at);
+        let (value, end) = value_at(text, at)?;
+        at = end;
+        pairs.push((key, value, &text[start..end]));
+    }
 }
 
 /// The value starting at byte `at` of `text`, unescaped, and where it ends.
@@ -156,6 +163,90 @@ fn value_at(text: &str, at: usize) -> Option<(String, usize)> {
     }
     // Unterminated quotes, or an empty value: the client refuses those.
     (!quoted && !value.is_empty()).then_some((value, text.len()))
+}
+
+/// `text` without its password: a URL's user info keeps its user, a `password` parameter or
+/// key goes. What the client cannot read is left whole (it is refused before it is handed).
+pub(crate) fn without_password(text: &str) -> String {
+    let scheme = ["postgres://", "postgresql://"]
+        .iter()
+        .find(|scheme| text.starts_with(*scheme));
+    let Some(scheme) = scheme else {
+        return split_key_values_dropping(text, "password").unwrap_or_else(|| text.to_owned());
+    };
+    let mut rest = text.to_owned();
+    let after_scheme = &text[scheme.len()..];
+    if let Some(at) = after_scheme.find('@')
+        && let Some(colon) = after_scheme[..at].find(':')
+    {
+        rest = format!(
+            "{}{}{}",
+            scheme,
+            &after_scheme[..colon],
+            &after_scheme[at..]
+        );
+    }
+    let Some((base, query)) = query_of(&rest) else {
+        return rest;
+    };
+    let kept: Vec<&str> = query
+        .split('&')
+        .filter(|param| {
+            let key = param.split_once('=').map_or(*param, |(key, _)| key);
+            percent_decode(key).as_deref() != Some("password")
+        })
+        .collect();
+    if kept.is_empty() {
+        base.to_owned()
+    } else {
+        format!("{base}?{}", kept.join("&"))
+    }
+}
+
+/// A URL's part before its query, and its query (after the user info's first `@`).
+fn query_of(url: &str) -> Option<(&str, &str)> {
+    let scheme_end = url.find("://")? + 3;
+    let user_end = url[scheme_end..].find('@').map_or(0, |at| at + 1);
+    let at = scheme_end + user_end + url[scheme_end + user_end..].find('?')?;
+    Some((&url[..at], &url[at + 1..]))
+}
+
+/// The key-value form without the pairs of `key`.
+fn split_key_values_dropping(text: &str, key: &str) -> Option<String> {
+    let kept: Vec<&str> = pairs(text)?
+        .into_iter()
+        .filter(|(found, _, _)| *found != key)
+        .map(|(_, _, written)| written)
+        .collect();
+    Some(kept.join(" "))
+}
+
+#[cfg(test)]
+mod password_tests {
+    use super::without_password;
+
+    #[test]
+    fn the_password_is_taken_out_of_every_form_and_the_rest_kept() {
+        let cases = [
+            (
+                "postgres://ganger:s3cret@h:5432/db?sslmode=require",
+                "postgres://ganger@h:5432/db?sslmode=require",
+            ),
+            (
+                "postgres://ganger@h/db?password=s3cret&sslmode=require",
+                "postgres://ganger@h/db?sslmode=require",
+            ),
+            (
+                "postgres://ganger@h/db?password=s3cret",
+                "postgres://ganger@h/db",
+            ),
+            ("host=h password='s 3' user=ganger", "host=h user=ganger"),
+            ("postgres://h/db", "postgres://h/db"),
+        ];
+        for (text, wanted) in cases {
+            assert_eq!(without_password(text), wanted, "{text}");
+        }
+    }
 }
 
 #[cfg(test)]
