@@ -107,6 +107,8 @@ fn a_certificate_the_roots_do_not_vouch_for_is_an_environment_failure_naming_tls
             &db.url,
             "sslmode=verify-full&sslrootcert=/nonexistent/ca.crt",
         ),
+        // The system's roots (verify-full by default with them) know nothing of the test CA.
+        with(&db.url, "sslrootcert=system"),
     ];
     for store in &refused {
         let run = ganger(&world, store, &["status"]);
@@ -120,6 +122,13 @@ fn a_certificate_the_roots_do_not_vouch_for_is_an_environment_failure_naming_tls
     let run = ganger(&world, &with(&db.url, "sslmode=verify"), &["status"]);
     assert_eq!(run.code, 2, "{}{}", run.stdout, run.stderr);
     assert!(run.stderr.contains("sslmode"), "{}", run.stderr);
+    let run = ganger(
+        &world,
+        &with(&db.url, "sslmode=require&sslrootcert=system"),
+        &["status"],
+    );
+    assert_eq!(run.code, 2, "{}{}", run.stdout, run.stderr);
+    assert!(run.stderr.contains("verify-full"), "{}", run.stderr);
 }
 
 /// A server that answers every TLS request with `N` (it has no TLS), then waits.
