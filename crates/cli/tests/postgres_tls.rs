@@ -339,3 +339,69 @@ fn the_password_from_pgpassword_a_pgpass_file_or_the_configuration_reaches_no_ch
         refused.stderr
     );
 }
+
+/// A warm agent's host is handed the password as a round's host is: the next round, run by
+/// the same warm host, reaches the store, and no process of it holds the password.
+#[test]
+fn a_warm_agents_host_on_a_store_with_pgpassword_holds_no_password() {
+    use ganger_fake_llm::{FakeLlm, Script};
+    let Some(db) = Database::new() else { return };
+    let (user, password, port, name) = parts(&db.url);
+    let bare = format!("postgres://{user}@127.0.0.1:{port}/{name}");
+    let world = World::new(env!("CARGO_BIN_EXE_ganger").as_ref());
+    let llm = FakeLlm::start(
+        Script::new()
+            .text("Done one. {{history}}")
+            .text("Done two. {{history}}"),
+    )
+    .unwrap();
+    world.write(
+        "ganger.toml",
+        &ganger_test_support::agent_toml(
+            "claude",
+            &llm.root_url(),
+            "timeout = \"150s\"",
+            "[warm]\ndefault = true\n",
+        ),
+    );
+    let run = |args: &[&str]| {
+        let mut command = world.command(args);
+        command
+            .env_remove(ganger_test_support::PG_SERVER_ENV)
+            .env("GANGER_STORE", &bare)
+            .env("PGPASSWORD", &password);
+        ganger_test_support::Run::from(command.output().unwrap())
+    };
+    let first = run(&["start", "w", "--message", "one", "--json"]);
+    assert_eq!(
+        first.json()["status"],
+        "done",
+        "{}{}",
+        first.stdout,
+        first.stderr
+    );
+    let listed = run(&["warm", "list", "--json"]);
+    let host = listed.json()["agents"][0]["host_pid"].as_u64().unwrap();
+    let host = u32::try_from(host).unwrap();
+    for pid in process_tree(host) {
+        for what in ["cmdline", "environ"] {
+            let text = std::fs::read(format!("/proc/{pid}/{what}")).unwrap_or_default();
+            let text = String::from_utf8_lossy(&text).replace('\0', " ");
+            assert!(!text.contains(&password), "/proc/{pid}/{what}: {text}");
+        }
+    }
+    let second = run(&["fix", "w", "--message", "two", "--json"]);
+    assert_eq!(
+        second.json()["status"],
+        "done",
+        "{}{}",
+        second.stdout,
+        second.stderr
+    );
+    let again = run(&["warm", "list", "--json"]);
+    assert_eq!(
+        again.json()["agents"][0]["host_pid"].as_u64(),
+        Some(u64::from(host))
+    );
+    run(&["warm", "stop", "--all"]).expect_code(0);
+}
