@@ -68,6 +68,8 @@ pub fn main() -> ExitCode {
         );
         return ExitCode::from(exit::INVALID);
     }
+    // SAFETY: the first thing `main` does after reading its arguments: no other thread runs.
+    unsafe { ganger_engine::store_location::withhold_store_secrets(cli.store.is_some()) };
     match run(cli) {
         Ok(code) => ExitCode::from(code),
         Err(Failure::Io(error)) if error.kind() == std::io::ErrorKind::BrokenPipe => {
@@ -188,6 +190,7 @@ impl Place<'_> {
     /// The store the user named: `--store`, else `GANGER_STORE` (read here, at the edge);
     /// `None` leaves it to the configuration's `[store] url`, else the local store.
     pub(crate) fn named_store(&self) -> Result<Option<StoreLocation>, EngineError> {
+        ganger_engine::store_location::accept_handed_password()?;
         let env = std::env::var_os(ganger_engine::STORE_ENV);
         ganger_engine::store_location::named(self.store, env.as_deref())
     }

@@ -47,6 +47,7 @@ mod pipeline_commander;
 mod pipeline_full;
 mod pipeline_input;
 mod postgres_store;
+mod postgres_tls;
 mod race_agents;
 mod race_clean;
 mod race_detach;

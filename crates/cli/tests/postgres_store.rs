@@ -163,9 +163,14 @@ fn a_store_that_cannot_be_reached_names_its_url_without_the_password() {
         world.ganger(&["--store", &url, "start", "x", "--message", "Hi."]),
     ] {
         assert_eq!(run.code, 70, "{}{}", run.stdout, run.stderr);
+        // GANGER_STORE's password leaves ganger's environment first thing (issue 44): that
+        // URL is named without it; --store's with it hidden.
         assert!(
             run.stderr
-                .contains(&format!("postgres://ganger:***@127.0.0.1:{closed}/fleet")),
+                .contains(&format!("postgres://ganger:***@127.0.0.1:{closed}/fleet"))
+                || run
+                    .stderr
+                    .contains(&format!("postgres://ganger@127.0.0.1:{closed}/fleet")),
             "{}",
             run.stderr
         );
@@ -183,7 +188,10 @@ fn a_store_that_cannot_be_reached_names_its_url_without_the_password() {
         ] {
             assert_eq!(run.code, 70, "{url}: {}{}", run.stdout, run.stderr);
             let shown = format!("{}{}", run.stdout, run.stderr);
-            assert!(shown.contains("***"), "{shown}");
+            assert!(
+                shown.contains("***") || shown.contains(&format!("{closed}")),
+                "{shown}"
+            );
             assert!(
                 !shown.contains("hunter") && !shown.contains("2secret"),
                 "{shown}"

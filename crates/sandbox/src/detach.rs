@@ -14,6 +14,11 @@ use std::os::unix::process::CommandExt;
 use std::path::Path;
 use std::process::{Command, Stdio};
 
+/// Variables a host never inherits: the store's password in libpq's variable, and the
+/// note that a password comes on stdin (set again by the caller when one does). A host is
+/// handed the password on its stdin, where no other user and no agent can read it.
+pub const WITHHELD_ENV: [&str; 2] = ["PGPASSWORD", "GANGER_STORE_PASSWORD"];
+
 /// A started detached host.
 #[derive(Debug, Clone, Copy)]
 pub struct DetachedHost {
@@ -67,6 +72,9 @@ fn spawn_host(
     let mut command = Command::new(program);
     if owned {
         command.env_clear();
+    }
+    for withheld in WITHHELD_ENV {
+        command.env_remove(withheld);
     }
     command
         .args(args)

@@ -49,7 +49,11 @@ pub use layout::StateDir;
 pub use liveness::{Claim, ClaimHold, ClaimKey, HandedClaim, Handover, Liveness};
 pub use ownership::{OwnerChange, OwnershipStore};
 pub use pipeline::{PipelineRecord, PipelineStore, ReviewerVerdict, RoleLink};
-pub use postgres::{PgStore, check_url, redact as redact_url, url_secrets};
+pub use postgres::{
+    Handoff as PgHandoff, PgStore, accept_env_password, accept_handed as accept_handed_password,
+    check_url, found_passwords as found_store_passwords, handoff as pg_handoff,
+    redact as redact_url, strip_password, url_secrets,
+};
 pub use queue::{
     FleetItem, FleetRecord, FleetSubmission, ModelPause, NewQueued, QueueItem, QueueKind,
     QueueState, QueueStore, SlugHolder,

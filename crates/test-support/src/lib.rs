@@ -27,6 +27,6 @@ pub use agents::{
 pub use docker::{docker_available, ensure_worker_image, run_in_image};
 pub use netns::{TestHost, TestHosts};
 pub use pg_cluster::PrivateCluster;
-pub use postgres::PgDatabase;
+pub use postgres::{PgDatabase, PgTlsRoots, SERVER_ENV as PG_SERVER_ENV};
 pub use processes::{living_pids_with_env, silent_server, wait_until};
 pub use world::{Run, World};

@@ -78,3 +78,45 @@ impl Drop for PgDatabase {
         }
     }
 }
+
+/// The test server's TLS roots: the CA that signed its certificate, and one that signed nothing
+/// of it (`scripts/postgres-cluster` makes both beside the server's certificate).
+#[derive(Debug, Clone)]
+pub struct PgTlsRoots {
+    pub ca: std::path::PathBuf,
+    pub other_ca: std::path::PathBuf,
+}
+
+impl PgDatabase {
+    /// The server's TLS roots, found beside its `ssl_cert_file`.
+    pub fn tls_roots(&self) -> PgTlsRoots {
+        let mut client = postgres::Client::connect(&self.admin, postgres::NoTls)
+            .unwrap_or_else(|e| panic!("cannot connect to the test server: {e}"));
+        let cert: String = client
+            .query_one("SELECT current_setting('ssl_cert_file')", &[])
+            .unwrap_or_else(|e| panic!("the test server's ssl_cert_file: {e}"))
+            .get(0);
+        let dir = std::path::Path::new(&cert)
+            .parent()
+            .unwrap_or_else(|| panic!("ssl_cert_file {cert} has no directory"))
+            .to_owned();
+        PgTlsRoots {
+            ca: dir.join("ca.crt"),
+            other_ca: dir.join("other-ca.crt"),
+        }
+    }
+
+    /// How many connections to this database are open over TLS (`true`) and without.
+    pub fn connections_by_tls(&self) -> (i64, i64) {
+        let row = self
+            .client()
+            .query_one(
+                "SELECT count(*) FILTER (WHERE s.ssl), count(*) FILTER (WHERE NOT s.ssl) \
+                 FROM pg_stat_ssl s JOIN pg_stat_activity a USING (pid) \
+                 WHERE a.datname = $1 AND a.application_name = 'ganger'",
+                &[&self.name],
+            )
+            .unwrap_or_else(|e| panic!("pg_stat_ssl: {e}"));
+        (row.get(0), row.get(1))
+    }
+}

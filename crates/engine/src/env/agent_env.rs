@@ -21,7 +21,9 @@ const OWN_PREFIX: &str = "GANGER_";
 /// the user would see.
 pub(crate) fn user_environment() -> Vec<(OsString, OsString)> {
     std::env::vars_os()
-        .filter(|(key, _)| !key.as_encoded_bytes().starts_with(OWN_PREFIX.as_bytes()))
+        .filter(|(key, _)| {
+            !key.as_encoded_bytes().starts_with(OWN_PREFIX.as_bytes()) && key != "PGPASSWORD"
+        })
         .collect()
 }
 

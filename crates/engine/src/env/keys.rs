@@ -126,9 +126,14 @@ impl LoadedKey {
     /// repository's `ganger.toml` may name where an agent can read it), from what ganger
     /// writes.
     pub fn redactor(store: &StoreLocation, keys: &[LoadedKey]) -> crate::base::redact::Redactor {
+        // The URL's password, and one found elsewhere (a password file, PGPASSWORD, handed).
         let store_secrets = store
             .url()
-            .map(ganger_store::url_secrets)
+            .map(|url| {
+                let mut secrets = ganger_store::url_secrets(url);
+                secrets.extend(ganger_store::found_store_passwords());
+                secrets
+            })
             .unwrap_or_default();
         crate::base::redact::Redactor::new(
             keys.iter()

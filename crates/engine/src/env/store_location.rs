@@ -2,14 +2,79 @@
 //! server the user named (`--store`, else `GANGER_STORE`: the front end reads them, [`named`])
 //! or, below it, `[store] url` in the configuration. The processes ganger starts of itself (a
 //! detached round host, a warm host) are handed the store in their `GANGER_STORE`
-//! ([`StoreLocation::handed`]), never on a command line. A URL is never shown with its
-//! password: errors and `Debug` name it through the store's redaction.
+//! ([`StoreLocation::handed`]), never on a command line, and without its password: the
+//! password (wherever this process found it: the URL, `[store] password_file`, `PGPASSWORD`,
+//! a pgpass file) is the first line of the new process's stdin, which it reads first
+//! ([`accept_handed_password`], told so by `GANGER_STORE_PASSWORD=stdin`). A URL is never
+//! shown with its password: errors and `Debug` name it through the store's redaction.
 
 use crate::base::error::{EngineError, Result};
 use std::ffi::{OsStr, OsString};
 
 /// The variable naming the store (`postgres://...`, or `sqlite` for the default).
 pub const STORE_ENV: &str = "GANGER_STORE";
+/// Set to `stdin` when the store's password is the first line of this process's stdin.
+pub const PASSWORD_ENV: &str = "GANGER_STORE_PASSWORD";
+
+/// What a process ganger starts of itself is handed to open the same store.
+#[derive(Debug, Default)]
+pub struct Handed {
+    /// Its environment's additions: the store without a password, and whether one comes.
+    pub env: Vec<(OsString, OsString)>,
+    /// The password's line, first on its stdin; empty when there is none.
+    password_line: Vec<u8>,
+}
+
+impl Handed {
+    /// The new process's stdin: the password's line, then `input`.
+    pub fn input(&self, input: &[u8]) -> Vec<u8> {
+        let mut all = self.password_line.clone();
+        all.extend_from_slice(input);
+        all
+    }
+}
+
+/// Takes the store's password out of this process's environment before anything runs:
+/// `PGPASSWORD`, and the password of the URL in `GANGER_STORE` (unless `--store` names the
+/// store: `store_flag`), are kept in memory, where the store finds them, so that no process
+/// ganger starts (a round's host, git, an agent, a check) inherits them.
+///
+/// # Safety
+///
+/// It changes the environment: no other thread may run (call it first thing in `main`).
+pub unsafe fn withhold_store_secrets(store_flag: bool) {
+    if let Some(password) = std::env::var_os("PGPASSWORD") {
+        ganger_store::accept_env_password(password.to_string_lossy().into_owned());
+        // SAFETY: the caller runs no other thread.
+        unsafe { std::env::remove_var("PGPASSWORD") };
+    }
+    let named = std::env::var(STORE_ENV).ok();
+    if let Some(named) = named.filter(|_| !store_flag)
+        && let (without, Some(password)) = ganger_store::strip_password(&named)
+    {
+        ganger_store::accept_handed_password(password);
+        // SAFETY: as above.
+        unsafe { std::env::set_var(STORE_ENV, without) };
+    }
+}
+
+/// Reads the password a parent ganger handed this process on its stdin (when its
+/// environment says one comes), once, for every store it opens. Called at the front end's
+/// edge, before anything else reads stdin.
+pub fn accept_handed_password() -> Result<()> {
+    static TAKEN: std::sync::OnceLock<()> = std::sync::OnceLock::new();
+    if std::env::var_os(PASSWORD_ENV).as_deref() != Some(OsStr::new("stdin"))
+        || TAKEN.get().is_some()
+    {
+        return Ok(());
+    }
+    let mut line = String::new();
+    std::io::BufRead::read_line(&mut std::io::stdin().lock(), &mut line)
+        .map_err(|e| EngineError::environment("cannot read the store's password on stdin", e))?;
+    let _ = TAKEN.set(());
+    ganger_store::accept_handed_password(line.trim_end_matches('\n').to_owned());
+    Ok(())
+}
 
 /// Where the store is.
 #[derive(Clone, PartialEq, Eq, Default)]
@@ -48,14 +113,40 @@ impl StoreLocation {
     }
 
     /// What a process ganger starts of itself is handed to find the same store: its
-    /// `GANGER_STORE`, in its environment (never on a command line, where a password would be
-    /// seen by every user of the machine).
-    pub fn handed(&self) -> (OsString, OsString) {
-        let value = match self {
-            StoreLocation::Local => "sqlite",
+    /// `GANGER_STORE` in its environment (never on a command line, where every user of the
+    /// machine sees it) without a password, and the password on its stdin ([`Handed`]).
+    /// `password_file` is the configuration's.
+    pub fn handed(&self, password_file: Option<&std::path::Path>) -> Result<Handed> {
+        let url = match self {
+            StoreLocation::Local => {
+                return Ok(Handed {
+                    env: vec![(STORE_ENV.into(), "sqlite".into())],
+                    password_line: Vec::new(),
+                });
+            }
             StoreLocation::Postgres(url) => url,
         };
-        (STORE_ENV.into(), value.into())
+        let handoff = ganger_store::pg_handoff(url, password_file).map_err(|error| {
+            EngineError::environment(
+                format!(
+                    "failed to find the password of the store at {}",
+                    ganger_store::redact_url(url)
+                ),
+                error,
+            )
+        })?;
+        let mut env = vec![(STORE_ENV.into(), handoff.url.into())];
+        let mut password_line = Vec::new();
+        if let Some(password) = handoff.password {
+            if password.contains('\n') {
+                return Err(EngineError::invalid(
+                    "the store's password holds a line break: it cannot be handed to a round's host",
+                ));
+            }
+            env.push((PASSWORD_ENV.into(), "stdin".into()));
+            password_line = format!("{password}\n").into_bytes();
+        }
+        Ok(Handed { env, password_line })
     }
 
     /// The URL, for a networked store.
@@ -159,11 +250,20 @@ mod tests {
             StoreLocation::resolve(None, None).unwrap(),
             StoreLocation::Local
         );
+        let handed = StoreLocation::Postgres("postgres://u:s3cret@h/x".into())
+            .handed(None)
+            .unwrap();
         assert_eq!(
-            pg("x").handed(),
-            ("GANGER_STORE".into(), "postgres://h/x".into())
+            handed.env,
+            [
+                ("GANGER_STORE".into(), "postgres://u@h/x".into()),
+                ("GANGER_STORE_PASSWORD".into(), "stdin".into())
+            ]
         );
-        assert_eq!(StoreLocation::Local.handed().1, "sqlite");
+        assert_eq!(handed.input(b"prompt"), b"s3cret\nprompt");
+        let local = StoreLocation::Local.handed(None).unwrap();
+        assert_eq!(local.env, [("GANGER_STORE".into(), "sqlite".into())]);
+        assert_eq!(local.input(b"prompt"), b"prompt");
     }
 
     #[test]

@@ -7,8 +7,7 @@ use crate::base::error::{EngineError, Result};
 use crate::env::store_location::StoreLocation;
 use ganger_git::Repo;
 use ganger_store::{Backend, PgStore, SqliteStore, StateDir};
-use std::ffi::OsString;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// A repository ganger works on.
 #[derive(Debug)]
@@ -26,9 +25,10 @@ pub(crate) fn open_backend(database: &Path) -> Result<Box<dyn Backend>> {
     Ok(Box::new(SqliteStore::open(database)?))
 }
 
-/// Opens the PostgreSQL store at `url`; a failure names the URL without its password.
-fn open_postgres(url: &str) -> Result<Box<dyn Backend>> {
-    match PgStore::open(url) {
+/// Opens the PostgreSQL store at `url` (its password, when it holds none, looked for in
+/// `password_file` among other places); a failure names the URL without its password.
+fn open_postgres(url: &str, password_file: Option<&Path>) -> Result<Box<dyn Backend>> {
+    match PgStore::open_with(url, password_file) {
         Ok(store) => Ok(Box::new(store)),
         Err(error) => Err(EngineError::environment(
             format!(
@@ -86,7 +86,7 @@ impl Workspace {
     fn open_backend(&self) -> Result<Box<dyn Backend>> {
         match &self.store {
             StoreLocation::Local => open_backend(&self.state.database()),
-            StoreLocation::Postgres(url) => open_postgres(url),
+            StoreLocation::Postgres(url) => open_postgres(url, self.password_file().as_deref()),
         }
     }
 
@@ -172,10 +172,19 @@ impl Workspace {
         ))
     }
 
-    /// What a process ganger starts of itself (a round's host, a warm host) is handed in its
-    /// environment to open the same store.
-    pub fn handed_store(&self) -> Vec<(OsString, OsString)> {
-        vec![self.store.handed()]
+    /// What a process ganger starts of itself (a round's host, a warm host) is handed to open
+    /// the same store: in its environment, and its password on its stdin.
+    pub fn handed_store(&self) -> Result<crate::store_location::Handed> {
+        self.store.handed(self.password_file().as_deref())
+    }
+
+    /// `[store] password_file`, a relative path taken from the main checkout.
+    pub fn password_file(&self) -> Option<PathBuf> {
+        self.config
+            .store
+            .password_file
+            .as_ref()
+            .map(|file| self.repo.main.join(file))
     }
 
     /// The name of the main checkout's directory (`{repo}` in path templates).

@@ -232,12 +232,16 @@ fn launch(
         let handover = claim.handover();
         args.push("--claim".into());
         args.push(handover.claim.to_arg());
+        let handed = match ws.handed_store() {
+            Ok(handed) => handed,
+            Err(e) => return Err(fail(store, e, claim)),
+        };
         let spawned = spawn_detached_host(
             &program,
             &args,
             handover.inherit,
-            &ws.handed_store(),
-            prompt.as_bytes(),
+            &handed.env,
+            &handed.input(prompt.as_bytes()),
             &log,
         );
         let host = match spawned {

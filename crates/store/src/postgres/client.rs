@@ -17,8 +17,12 @@ use std::collections::VecDeque;
 use std::future::Future;
 use std::task::Poll;
 use std::time::Duration;
-use tokio_postgres::tls::NoTlsStream;
-use tokio_postgres::{AsyncMessage, Connection, NoTls, Notification, Socket};
+use tokio_postgres::tls::MakeTlsConnect;
+use tokio_postgres::{AsyncMessage, Connection, Notification, Socket};
+use tokio_postgres_rustls::MakeRustlsConnect;
+
+/// What a connection's bytes go through: the socket, or TLS over it.
+type Stream = <MakeRustlsConnect as MakeTlsConnect<Socket>>::Stream;
 
 /// A statement or login that failed, or got no answer in time.
 #[derive(Debug, thiserror::Error)]
@@ -34,6 +38,12 @@ pub(crate) enum DbError {
     /// A statement that must return one row (or at most one) returned another number.
     #[error("the statement returned an unexpected number of rows")]
     RowCount,
+    /// TLS could not be set up as the connection string asks (its roots unreadable).
+    #[error(transparent)]
+    Tls(#[from] super::tls::TlsError),
+    /// The password file could not be used.
+    #[error(transparent)]
+    Password(#[from] super::password::PasswordError),
 }
 
 impl DbError {
@@ -41,7 +51,11 @@ impl DbError {
     pub(crate) fn as_pg(&self) -> Option<&postgres::Error> {
         match self {
             DbError::Pg(error) => Some(error),
-            DbError::Silent(_) | DbError::Runtime(_) | DbError::RowCount => None,
+            DbError::Silent(_)
+            | DbError::Runtime(_)
+            | DbError::RowCount
+            | DbError::Tls(_)
+            | DbError::Password(_) => None,
         }
     }
 }
@@ -50,7 +64,7 @@ impl DbError {
 /// (gone once closed), the notifications it heard, and the limit of one exchange.
 pub(crate) struct Link {
     runtime: tokio::runtime::Runtime,
-    connection: Option<Connection<Socket, NoTlsStream>>,
+    connection: Option<Connection<Socket, Stream>>,
     notifications: VecDeque<Notification>,
     limit: Duration,
 }
@@ -141,7 +155,7 @@ impl Link {
 /// notifications are kept), and drops the connection once it ended: its requests then fail at
 /// once instead of waiting.
 fn drive(
-    connection: &mut Option<Connection<Socket, NoTlsStream>>,
+    connection: &mut Option<Connection<Socket, Stream>>,
     notifications: &mut VecDeque<Notification>,
     cx: &mut std::task::Context<'_>,
 ) {
@@ -165,10 +179,11 @@ pub(crate) struct Client {
 }
 
 impl Client {
-    /// Connects with `config`, the whole login taking at most `login`; each exchange after it
-    /// at most `limit`.
+    /// Connects with `config` through `tls`, the whole login taking at most `login`; each
+    /// exchange after it at most `limit`.
     pub(crate) fn connect(
         config: &tokio_postgres::Config,
+        tls: &MakeRustlsConnect,
         login: Duration,
         limit: Duration,
     ) -> Result<Client, DbError> {
@@ -176,8 +191,8 @@ impl Client {
             .enable_all()
             .build()
             .map_err(DbError::Runtime)?;
-        let connected =
-            runtime.block_on(async { tokio::time::timeout(login, config.connect(NoTls)).await });
+        let connected = runtime
+            .block_on(async { tokio::time::timeout(login, config.connect(tls.clone())).await });
         let (client, connection) = match connected {
             Ok(connected) => connected?,
             // The future and its socket are dropped here: nothing is left waiting.
@@ -368,7 +383,15 @@ mod tests {
             .parse()
             .unwrap();
         let began = Instant::now();
-        let refused = Client::connect(&config, Duration::from_millis(300), Duration::from_secs(1));
+        let tls = crate::postgres::tls::Tls::new(&crate::postgres::params::split(""))
+            .unwrap()
+            .connector;
+        let refused = Client::connect(
+            &config,
+            &tls,
+            Duration::from_millis(300),
+            Duration::from_secs(1),
+        );
         let waited = began.elapsed();
         assert!(
             matches!(refused, Err(DbError::Silent(limit)) if limit == Duration::from_millis(300)),

@@ -26,9 +26,11 @@ impl From<DbError> for StoreError {
             DbError::Silent(_) => StoreError::Unreachable {
                 source: Box::new(error),
             },
-            DbError::Runtime(_) | DbError::RowCount => StoreError::Backend {
-                source: Box::new(error),
-            },
+            DbError::Runtime(_) | DbError::RowCount | DbError::Tls(_) | DbError::Password(_) => {
+                StoreError::Backend {
+                    source: Box::new(error),
+                }
+            }
         }
     }
 }

@@ -61,7 +61,7 @@ impl LeaseHold {
         let beat_lost = Arc::clone(&lost);
         std::thread::Builder::new()
             .name("lease-heartbeat".into())
-            .stack_size(256 * 1024)
+            .stack_size(super::THREAD_STACK)
             .spawn(move || {
                 loop {
                     match stopped.recv_timeout(RENEW_EVERY) {

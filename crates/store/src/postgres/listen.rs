@@ -49,7 +49,7 @@ impl Hub {
         let listening = Arc::clone(&hub);
         std::thread::Builder::new()
             .name("pg-listen".into())
-            .stack_size(256 * 1024)
+            .stack_size(super::THREAD_STACK)
             .spawn(move || listen(&weak, &listening))?;
         Ok(hub)
     }

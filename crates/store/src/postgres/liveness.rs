@@ -63,7 +63,7 @@ fn spawn_watch(
 ) -> std::io::Result<()> {
     std::thread::Builder::new()
         .name("claim-watch".into())
-        .stack_size(256 * 1024)
+        .stack_size(super::THREAD_STACK)
         .spawn(move || {
             loop {
                 if let Ok(true) = wait_dead(&pool, &name, None) {

@@ -18,11 +18,17 @@ mod lease;
 mod listen;
 mod liveness;
 mod migrate;
+mod params;
+mod password;
 mod pool;
 mod sql;
 mod streams;
+mod tls;
 mod url;
 
+pub use password::{
+    Handoff, accept_env_password, accept_handed, found_passwords, handoff, strip_password,
+};
 pub use url::{check as check_url, redact, secrets as url_secrets};
 
 use crate::error::StoreError;
@@ -34,10 +40,17 @@ use conn::{Conn, Query, Tx};
 use fence::still_held;
 use pool::{Pool, Pooled};
 use std::io::Read;
+use std::path::Path;
 use std::sync::Arc;
 
 /// The advisory lock every write transaction takes first ("ganger" in ASCII, then 2).
 const WRITE_LOCK: i64 = 0x6761_6e67_6572_0002;
+
+/// The stack of the backend's own threads (the listener, the heartbeats, the watchers), each of
+/// which may open a connection: a TLS handshake needs more than the 256 KiB they had (a debug
+/// build's worker aborted on a stack overflow reconnecting after a server restart). Only
+/// what is touched is memory.
+const THREAD_STACK: usize = 2 * 1024 * 1024;
 
 /// State in one PostgreSQL database.
 pub struct PgStore {
@@ -57,7 +70,14 @@ impl PgStore {
     /// key-value form) and brings its schema up to date. A failed connection is an error of
     /// kind [`StoreError::Backend`] naming the URL without its password.
     pub fn open(url: &str) -> Result<PgStore, StoreError> {
-        let pool = Pool::new(url)?;
+        PgStore::open_with(url, None)
+    }
+
+    /// [`PgStore::open`], the password read from `password_file` (the configuration's
+    /// `[store] password_file`) when the connection string holds none and no parent ganger
+    /// handed one ([`password`] says where else it is looked for).
+    pub fn open_with(url: &str, password_file: Option<&Path>) -> Result<PgStore, StoreError> {
+        let pool = Pool::new(url, password_file)?;
         migrate::migrate(&mut *pool.get()?)?;
         Ok(PgStore { pool })
     }
@@ -212,7 +232,7 @@ impl crate::backend::Backend for PgStore {
             .subscribe(vec![listen::QUEUE_CHANGE.to_owned()]);
         std::thread::Builder::new()
             .name("queue-watch".into())
-            .stack_size(256 * 1024)
+            .stack_size(THREAD_STACK)
             .spawn(move || {
                 loop {
                     if subscription.wait(std::time::Duration::from_secs(3600)) && !then() {

@@ -31,6 +31,7 @@ use super::errors::ConnectError;
 use super::listen::Hub;
 use crate::error::StoreError;
 use std::ops::{Deref, DerefMut};
+use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Condvar, Mutex, Weak};
 use std::time::{Duration, Instant};
@@ -74,6 +75,8 @@ pub(crate) struct Pool {
 /// authenticating anew.
 pub(crate) struct Server {
     config: Config,
+    /// How connections are made: in TLS or not, the server's certificate checked or not.
+    tls: super::tls::Tls,
     /// How long a new connection's login may take.
     login: Duration,
     /// The URL with its password hidden: what errors name.
@@ -109,7 +112,9 @@ impl std::fmt::Debug for Pool {
 impl Pool {
     /// A pool for the database at `url` (a URL or key-value connection string): the process's
     /// connections to it, made now if it has none.
-    pub(crate) fn new(url: &str) -> Result<Arc<Pool>, StoreError> {
+    /// The password, when the connection string holds none, is looked for as
+    /// [`super::password`] says, `password_file` (the configuration's) among its sources.
+    pub(crate) fn new(url: &str, password_file: Option<&Path>) -> Result<Arc<Pool>, StoreError> {
         let mut servers = SERVERS.lock().unwrap_or_else(|e| e.into_inner());
         servers.retain(|(_, server)| server.strong_count() > 0);
         let known = servers
@@ -119,7 +124,7 @@ impl Pool {
         let server = match known {
             Some(server) => server,
             None => {
-                let server = Server::new(url)?;
+                let server = Server::new(url, password_file)?;
                 servers.push((url.to_owned(), Arc::downgrade(&server)));
                 server
             }
@@ -147,14 +152,28 @@ impl Pool {
 }
 
 impl Server {
-    fn new(url: &str) -> Result<Arc<Server>, StoreError> {
+    fn new(url: &str, password_file: Option<&Path>) -> Result<Arc<Server>, StoreError> {
         let shown = super::url::redact(url);
-        let mut config: Config = url.parse().map_err(|source| StoreError::Backend {
+        let refused = |source: DbError| StoreError::Backend {
             source: Box::new(ConnectError {
                 url: shown.clone(),
-                source: DbError::Pg(source),
+                source,
             }),
-        })?;
+        };
+        // `sslmode`, `sslrootcert` and `passfile` are read here, the rest by the client.
+        let split = super::params::split(url);
+        let mut config: Config = split
+            .rest
+            .parse()
+            .map_err(|source| refused(DbError::Pg(source)))?;
+        let tls = super::tls::Tls::new(&split).map_err(|source| refused(source.into()))?;
+        config.ssl_mode(tls.mode);
+        if config.get_password().is_none()
+            && let Some(password) = super::password::find(&config, &split, password_file)
+                .map_err(|source| refused(source.into()))?
+        {
+            config.password(password);
+        }
         let login = *config.get_connect_timeout().unwrap_or(&CONNECT_TIMEOUT);
         config.connect_timeout(login);
         // A link cut under a statement (the server's host gone) is seen by the kernel once
@@ -167,6 +186,7 @@ impl Server {
         }
         Ok(Arc::new(Server {
             config,
+            tls,
             login,
             shown,
             state: Mutex::new(State::default()),
@@ -262,7 +282,12 @@ impl Server {
         let deadline = Instant::now() + RECONNECT_FOR;
         let mut pause = Duration::from_millis(100);
         loop {
-            match Client::connect(&self.config, self.login, STATEMENT_LIMIT) {
+            match Client::connect(
+                &self.config,
+                &self.tls.connector,
+                self.login,
+                STATEMENT_LIMIT,
+            ) {
                 Ok(client) => {
                     self.reached.store(true, Ordering::Relaxed);
                     return Ok(client);

@@ -23,8 +23,11 @@ pub fn redact(url: &str) -> String {
 /// Whether `text` is a connection string the client can use (a `postgres://` URL or libpq's
 /// `key=value` form); the reason it is not, naming no value of it (a key at most).
 pub fn check(text: &str) -> Result<(), String> {
-    match text.parse::<postgres::Config>() {
-        Ok(_) => Ok(()),
+    let split = super::params::split(text);
+    match split.rest.parse::<postgres::Config>() {
+        Ok(_) => super::tls::mode_of(&split)
+            .map(|_| ())
+            .map_err(|why| why.to_string()),
         Err(error) => {
             // The client says what it could not read in its error's source ("invalid value
             // for option `port`"): keys and positions, never values; shown through the
@@ -43,7 +46,7 @@ pub fn check(text: &str) -> Result<(), String> {
 /// names none.
 pub fn secrets(text: &str) -> Vec<String> {
     let mut found = Vec::new();
-    if let Ok(config) = text.parse::<postgres::Config>()
+    if let Ok(config) = super::params::split(text).rest.parse::<postgres::Config>()
         && let Some(password) = config.get_password()
     {
         found.push(String::from_utf8_lossy(password).into_owned());

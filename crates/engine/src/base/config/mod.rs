@@ -61,6 +61,9 @@ pub struct StoreConfig {
     /// `postgres://USER:PASSWORD@HOST:PORT/DATABASE`, or `sqlite` (the default). Kept out of a
     /// committed `ganger.toml` when it holds a password: the per-user file or the environment.
     pub url: Option<String>,
+    /// A file holding the store's password alone (mode 0600 or less), used when the URL holds
+    /// none; relative to the main checkout. `PGPASSWORD`, then libpq's pgpass file, come after.
+    pub password_file: Option<std::path::PathBuf>,
 }
 
 impl std::fmt::Debug for StoreConfig {
@@ -68,6 +71,7 @@ impl std::fmt::Debug for StoreConfig {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("StoreConfig")
             .field("url", &self.url.as_deref().map(ganger_store::redact_url))
+            .field("password_file", &self.password_file)
             .finish()
     }
 }

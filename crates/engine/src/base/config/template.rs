@@ -91,7 +91,9 @@ backoff = "5s"          # the first wait before a retry, doubled each time
 
 # The store: .ganger/state.db (SQLite) unless a PostgreSQL database is named here, by
 # GANGER_STORE or by --store (which outrank this). Keep a URL with a password out of a
-# committed ganger.toml: put it in ~/.config/ganger/config.toml or the environment.
+# committed ganger.toml: put it in ~/.config/ganger/config.toml or the environment, or
+# better, name a file holding the password alone (mode 0600; else PGPASSWORD or ~/.pgpass).
 # [store]
-# url = "postgres://ganger:PASSWORD@db.example:5432/ganger"
+# url = "postgres://ganger@db.example:5432/ganger?sslmode=verify-full&sslrootcert=/etc/ganger/db-ca.crt"
+# password_file = "/etc/ganger/db-password"
 "#;

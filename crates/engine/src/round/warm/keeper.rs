@@ -188,12 +188,22 @@ pub(crate) fn ask(
 ) -> Option<std::result::Result<u32, String>> {
     // The asking process's environment, with the store it works on (which it may have been
     // named on its command line rather than in its environment).
-    let store = ws.store.handed();
+    // Its password goes on the host's stdin, never in its environment.
+    let store = ws.handed_store().ok()?;
     let mut env: Vec<(OsString, OsString)> = std::env::vars_os()
-        .filter(|(name, _)| *name != store.0)
+        .filter(|(name, _)| {
+            !ganger_sandbox::WITHHELD_ENV.iter().any(|held| name == held)
+                && !store.env.iter().any(|(handed, _)| handed == name)
+        })
         .collect();
-    env.push(store);
-    ask_at(&keeper_socket_path(ws), slug, round, handed, env)
+    env.extend(store.env.iter().cloned());
+    ask_at(
+        &keeper_socket_path(ws),
+        slug,
+        round,
+        &store.input(handed),
+        env,
+    )
 }
 
 fn ask_at(

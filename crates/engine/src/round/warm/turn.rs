@@ -263,8 +263,9 @@ fn start_host(ws: &Workspace, store: &dyn Liveness, input: &RoundInput) -> Resul
                 slug.into(),
                 input.round.number.to_string().into(),
             ];
-            let store = ws.handed_store();
-            Started::Own(spawn_detached_host(&program, &args, None, &store, &handed, &log)?.pid)
+            let store = ws.handed_store()?;
+            let input = store.input(&handed);
+            Started::Own(spawn_detached_host(&program, &args, None, &store.env, &input, &log)?.pid)
         }
     };
     let key = store.claim_key(&claim_name(ws, slug));
