@@ -35,12 +35,13 @@ pub fn race_detached(
             "race-host".into(),
             race.slug.clone().into(),
         ];
+        let handed = ws.handed_store()?;
         let host = ganger_sandbox::spawn_detached_host(
             &program,
             &args,
             None,
-            &ws.handed_store(),
-            b"",
+            &handed.env,
+            &handed.input(b""),
             &log,
         )
         .map_err(|e| EngineError::environment("cannot start the race's driver", e))?;
