@@ -275,15 +275,22 @@ pub(super) fn parse_verdict(answer: &str) -> (&'static str, String) {
         if winner == "none"
             && let Some(rest) = upper.strip_prefix("WINNER:")
         {
-            let side = rest
-                .trim()
-                .trim_matches(|c| c == '*' || c == '`' || c == '.');
-            winner = match side {
-                "A" => "A",
-                "B" => "B",
+            let side = rest.trim_start().trim_start_matches(['*', '`']);
+            let after = side.get(1..).unwrap_or("");
+            let alone = !after.starts_with(|c: char| c.is_ascii_alphanumeric());
+            winner = match side.get(..1) {
+                Some("A") if alone => "A",
+                Some("B") if alone => "B",
                 _ => "none",
             };
             if winner != "none" {
+                // What follows the side on its line is a reason: `WINNER: A (smaller)`.
+                let rest = bare[bare.len() - after.len()..].trim_matches(|c: char| {
+                    c.is_whitespace() || matches!(c, '*' | '`' | '.' | ':' | '-' | '—' | ',')
+                });
+                if !rest.is_empty() {
+                    reasons.push(rest);
+                }
                 continue;
             }
         }
@@ -322,6 +329,15 @@ mod tests {
                 "Looking at both.\nA is simpler",
             ),
             ("WINNER: A\nWINNER: B", "A", "WINNER: B"),
+            (
+                "Reasons first.\nWINNER: B (it handles the empty case)",
+                "B",
+                "Reasons first.\n(it handles the empty case)",
+            ),
+            ("WINNER: A - smaller, tested", "A", "smaller, tested"),
+            ("**WINNER: B** (Kept Case)", "B", "(Kept Case)"),
+            ("WINNER: AB", "none", "WINNER: AB"),
+            ("WINNER: Attempt A", "none", "WINNER: Attempt A"),
             ("WINNER: C\nno idea", "none", "WINNER: C\nno idea"),
             ("I prefer A", "none", "I prefer A"),
             ("", "none", ""),
