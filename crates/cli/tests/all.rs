@@ -50,6 +50,7 @@ mod postgres_store;
 mod postgres_tls;
 mod race_agents;
 mod race_clean;
+mod race_conflicts;
 mod race_detach;
 mod race_input;
 mod race_limits;

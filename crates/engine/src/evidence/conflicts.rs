@@ -87,7 +87,7 @@ fn find(
         }
     }
     for (slug, changes) in store.open_work(task.id)? {
-        if changed_paths(&changes).is_disjoint(&mine) {
+        if changed_paths(&changes).is_disjoint(&mine) || rivals(store, &task.slug, &slug)? {
             continue;
         }
         let Some(other) = store.task(&slug)?.filter(|o| o.base == task.base) else {
@@ -113,6 +113,20 @@ fn find(
         });
     }
     Ok(found)
+}
+
+/// Whether `a` and `b` are attempts of one race (`RACE.N`, `ganger race`): alternatives to
+/// one another, of which one is merged, so that their overlap is no conflict to report.
+fn rivals(store: &dyn Backend, a: &str, b: &str) -> crate::base::error::Result<bool> {
+    let race_of = |slug: &str| {
+        slug.rsplit_once('.')
+            .filter(|(_, n)| !n.is_empty() && n.bytes().all(|c| c.is_ascii_digit()))
+            .map(|(race, _)| race.to_owned())
+    };
+    match (race_of(a), race_of(b)) {
+        (Some(x), Some(y)) if x == y => Ok(store.race(&x)?.is_some()),
+        _ => Ok(false),
+    }
 }
 
 /// The conflicting files of a merge, each with the lines of its markers in the merged tree.

@@ -90,7 +90,10 @@ pub fn merge(
             "commit": report.commit,
             "fix_round": report.fix_round,
         });
-        store.record_merge(task.id, &merge_commander(options), detail)?;
+        let commander = merge_commander(options);
+        store.record_merge(task.id, &commander, detail)?;
+        // Its work is the base's now: what it conflicted with is the base's to report.
+        store.record_conflicts(task.id, &task.slug, None, Some(&commander), &[])?;
     }
     Ok(report)
 }
