@@ -37,6 +37,10 @@ cargo fmt --all --check
 # the binary alone would build it, and its dependencies, a second time: without the tests'
 # features).
 scripts/with-lints cargo nextest run --workspace --locked --profile "${NEXTEST_PROFILE:-default}" --no-run
+# The test build makes no binary of a crate without integration tests: `ganger agents canary`'s
+# developer tool is built here, beside ganger, with the same wrapper (so from the same compile),
+# not by its test in the middle of the run (which took over its 300 s under load).
+scripts/with-lints cargo build --locked -p ganger-dev
 for pid in "${pids[@]}"; do wait "$pid"; done
 trap - EXIT
 while read -r spec; do
