@@ -122,9 +122,13 @@ fn move_base(lander: &Lander<'_>, head: &str, tip: &str) -> Result<bool> {
     match there.fast_forward(tip) {
         Ok(()) => Ok(true),
         Err(_) if there.resolve("HEAD").as_deref() != Some(head) => Ok(false),
-        Err(error) => Err(EngineError::invalid(format!(
-            "the checkout {} of {base} could not take the batch, nothing landed: {error}",
-            dir.display()
-        ))),
+        // Git's failure (a file in the way, the disk), kept with its cause: not bad input.
+        Err(error) => Err(EngineError::environment(
+            format!(
+                "the checkout {} of {base} could not take the batch, nothing landed",
+                dir.display()
+            ),
+            error,
+        )),
     }
 }

@@ -204,7 +204,7 @@ fn end(
         "failed"
     };
     let mut detail = serde_json::to_value(decision)
-        .map_err(|e| EngineError::invalid(format!("the race's decision: {e}")))?;
+        .map_err(|e| EngineError::environment("the race's decision cannot be recorded", e))?;
     detail["race"] = race.slug.clone().into();
     detail["line"] = report::decision_line(&race.slug, decision).into();
     Ok(store.end_race(&RaceEnd {
