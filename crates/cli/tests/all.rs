@@ -68,6 +68,7 @@ mod web_api;
 mod web_browser;
 mod web_contract;
 mod web_events;
+mod web_land;
 mod web_limits;
 mod web_mcp;
 mod web_races;

@@ -358,6 +358,7 @@ impl EventStream {
 }
 
 pub mod browser;
+pub mod land;
 
 /// Tokens for alice and bob (write) and vera (read), mode 0600.
 pub fn write_tokens(world: &World) {
