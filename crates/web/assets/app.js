@@ -7,6 +7,8 @@
 import { html, render, useState, useEffect, useMemo } from "./preact-htm.js";
 import { TaskView } from "./task_view.js";
 import { JournalView, FleetView, PlotsView } from "./views.js";
+import { RacesView, RaceView } from "./race_view.js";
+import { LandView } from "./land_view.js";
 
 const TOKEN_KEY = "ganger-token";
 
@@ -302,11 +304,15 @@ function App() {
 function Routed({ route }) {
   const board = useBoard();
   const task = route.match(/^#\/task\/([^/]+)/);
+  const race = route.match(/^#\/race\/([^/]+)/);
   let view;
   if (task) view = html`<${TaskView} slug=${decodeURIComponent(task[1])} board=${board} />`;
   else if (route.startsWith("#/journal")) view = html`<${JournalView} board=${board} />`;
   else if (route.startsWith("#/fleet")) view = html`<${FleetView} board=${board} />`;
   else if (route.startsWith("#/plots")) view = html`<${PlotsView} board=${board} />`;
+  else if (route.startsWith("#/races")) view = html`<${RacesView} board=${board} />`;
+  else if (race) view = html`<${RaceView} slug=${decodeURIComponent(race[1])} board=${board} />`;
+  else if (route.startsWith("#/land")) view = html`<${LandView} board=${board} />`;
   else view = html`<${TaskTable} board=${board} />`;
   return html`<div>
     <p id="live" class=${`live ${board.state}`}>${board.state === "live" ? "live" : board.state}${board.error ? `: ${board.error}` : ""}</p>
@@ -319,7 +325,7 @@ function Shell({ me, children }) {
     <header>
       <h1><a href="#/">ganger</a></h1>
       <nav>
-        <a href="#/">tasks</a><a href="#/journal">journal</a><a href="#/fleet">fleet</a><a href="#/plots">plots</a>
+        <a href="#/">tasks</a><a href="#/journal">journal</a><a href="#/fleet">fleet</a><a href="#/plots">plots</a><a href="#/races">races</a><a href="#/land">land</a>
       </nav>
       <span class="me" id="whoami">${me ? `${me.commander} (${me.access})` : ""}</span>
     </header>

@@ -64,7 +64,7 @@ function Checks({ checks }) {
 
 // A unified diff read into files and lines, each line with its number in the new file (or
 // the old one for a removed line).
-function parseDiff(text) {
+export function parseDiff(text) {
   const files = [];
   let file = null, oldLine = 0, newLine = 0;
   for (const raw of text.split("\n")) {

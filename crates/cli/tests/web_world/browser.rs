@@ -122,6 +122,25 @@ impl Browser {
         }
     }
 
+    /// A browser on the dashboard of `served`, the owner's token given once in the address,
+    /// once the page knows who it is.
+    pub async fn on_dashboard(served: &crate::web_world::Served) -> Browser {
+        let browser = Browser::start(1280, 900).await;
+        browser
+            .client
+            .goto(&format!("{}/#token={}", served.base, served.token))
+            .await
+            .unwrap();
+        browser
+            .wait_for(
+                Duration::from_secs(60),
+                "the page to know who it is",
+                "return document.querySelector('#whoami')?.textContent.includes('(write)');",
+            )
+            .await;
+        browser
+    }
+
     /// The value of `script` (a function body returning a value) in the page.
     pub async fn eval(&self, script: &str) -> Value {
         self.client.execute(script, vec![]).await.unwrap()
