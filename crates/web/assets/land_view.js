@@ -55,7 +55,7 @@ function batchLine(b) {
   const head = `batch ${b.batch} on ${b.base}`;
   if (b.state === "testing" || b.state === "landing") return `${head}: ${b.state}, ${runs(p.check_runs || 0)}`;
   const what = p.outcome === "landed" ? `landed ${p.landed.join(", ")}` : p.outcome || b.state;
-  return `${head}: ${what}; ${runs(p.check_runs || 0)}${p.retries ? `, ${p.retries} run again` : ""}`;
+  return `${head}: ${what}; ${runs(p.check_runs || 0)}${p.retries ? `, ${p.retries} failing check${p.retries === 1 ? "" : "s"} run again` : ""}`;
 }
 
 // Why a task was sent back, from its batch's report when there is one.

@@ -92,8 +92,7 @@ function AttemptDiff({ task, status, rounds }) {
 function Attempt({ attempt, winner }) {
   const a = attempt;
   return html`<div class=${`attempt${winner ? " winner" : ""}`} data-task=${a.task} data-status=${a.status}>
-    <h3><a href=${`#/task/${encodeURIComponent(a.task)}`}>${a.task}</a>
-      <span class=${`badge s-${a.status}`}>${a.status}</span>${winner ? html` <span class="badge s-done">winner</span>` : ""}</h3>
+    <h3><a href=${`#/task/${encodeURIComponent(a.task)}`}>${a.task}</a>${" "}<span class=${`badge s-${a.status}`}>${a.status}</span>${winner ? html` <span class="badge s-done">winner</span>` : ""}</h3>
     <p class="facts">${a.agent}, ${a.model || "its default model"}</p>
     <p class="attempt-checks">${checksText(a.checks)}</p>
     <p class="attempt-size">${plural(a.files, "file")}, +${a.added}/-${a.removed}</p>
@@ -122,8 +121,7 @@ export function RaceView({ slug, board }) {
     ${error ? html`<p class="error-banner">${error}</p>` : ""}
     ${ended ? html`<div class="race-end">
       <p id="race-winner">${report.winner_task ? `winner: ${report.winner_task} (attempt ${report.winner})` : "no winner"}</p>
-      <p id="race-rule">rule: ${report.rule_text || report.rule || "none"}</p>
-      ${report.line ? html`<p class="facts">${report.line}</p>` : ""}</div>` : html`<p class="muted">Running: the winner is chosen once every attempt has ended.</p>`}
+      <p id="race-rule">rule: ${report.rule_text || report.rule || "none"}</p></div>` : html`<p class="muted">Running: the winner is chosen once every attempt has ended.</p>`}
     <div class="attempts">${report.attempts.map((a) => html`<${Attempt} key=${a.task} attempt=${a} winner=${report.winner === a.number} />`)}</div>
     <h3>Reviews (A shown first)</h3>
     ${report.verdicts.length === 0 ? html`<p class="muted">No verdict yet.</p>` : ""}
