@@ -74,4 +74,5 @@ mod web_limits;
 mod web_mcp;
 mod web_race_page;
 mod web_races;
+mod web_workers_page;
 mod workers;

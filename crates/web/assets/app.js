@@ -6,7 +6,7 @@
 
 import { html, render, useState, useEffect, useMemo } from "./preact-htm.js";
 import { TaskView } from "./task_view.js";
-import { JournalView, FleetView, PlotsView } from "./views.js";
+import { JournalView, FleetView, PlotsView, WorkersView } from "./views.js";
 import { RacesView, RaceView } from "./race_view.js";
 import { LandView } from "./land_view.js";
 
@@ -310,6 +310,7 @@ function Routed({ route }) {
   else if (route.startsWith("#/journal")) view = html`<${JournalView} board=${board} />`;
   else if (route.startsWith("#/fleet")) view = html`<${FleetView} board=${board} />`;
   else if (route.startsWith("#/plots")) view = html`<${PlotsView} board=${board} />`;
+  else if (route.startsWith("#/workers")) view = html`<${WorkersView} />`;
   else if (route.startsWith("#/races")) view = html`<${RacesView} board=${board} />`;
   else if (race) view = html`<${RaceView} slug=${decodeURIComponent(race[1])} board=${board} />`;
   else if (route.startsWith("#/land")) view = html`<${LandView} board=${board} />`;
@@ -325,7 +326,7 @@ function Shell({ me, children }) {
     <header>
       <h1><a href="#/">ganger</a></h1>
       <nav>
-        <a href="#/">tasks</a><a href="#/journal">journal</a><a href="#/fleet">fleet</a><a href="#/plots">plots</a><a href="#/races">races</a><a href="#/land">land</a>
+        <a href="#/">tasks</a><a href="#/journal">journal</a><a href="#/fleet">fleet</a><a href="#/workers">workers</a><a href="#/plots">plots</a><a href="#/races">races</a><a href="#/land">land</a>
       </nav>
       <span class="me" id="whoami">${me ? `${me.commander} (${me.access})` : ""}</span>
     </header>

@@ -82,6 +82,7 @@ pub fn router(state: Arc<AppState>) -> Router {
         .routes(routes!(read::fleets))
         .routes(routes!(read::fleet))
         .routes(routes!(read::queue))
+        .routes(routes!(read::workers))
         .routes(routes!(read::whoami))
         .routes(routes!(events_board::board_events))
         .split_for_parts();
