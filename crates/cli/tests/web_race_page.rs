@@ -1,9 +1,9 @@
 //! A race on the dashboard, in a real headless Chromium against a real `ganger serve` (issue
-//! 40): a race started with the CLI is listed, and its page shows the attempts side by side
+//! 40): a race started from the page opens on its page, which shows the attempts side by side
 //! while they run, then, live, each one's checks, diff size and diff, the judges' verdicts with
-//! their reasons, and the winner with the rule that decided. The `command` agent plays the
-//! attempts (attempt 1 writes one line, attempt 2 thirty, each once the test releases it) and
-//! the judge (it prefers the side whose diff adds `tiny`).
+//! their reasons, and the winner with the rule that decided; the races' list names it. The
+//! `command` agent plays the attempts (attempt 1 writes one line, attempt 2 thirty, each once
+//! the test releases it) and the judge (it prefers the side whose diff adds `tiny`).
 
 #![allow(
     clippy::unwrap_used,
@@ -55,16 +55,13 @@ fn the_page_shows_a_races_attempts_side_by_side_and_its_winner_live() {
     let served = Served::start(world);
     runtime().block_on(async {
         let browser = Browser::on_dashboard(&served).await;
-        served
-            .world
-            .ganger(&[
-                "race", "r", "--message", "write answer.txt", "--attempts", "command*2",
-                "--check", "test -f answer.txt", "--detach",
-            ])
-            .expect_code(0);
-        // The races' list names it; its page shows both attempts running.
+        // Started from the races' view, it opens on its page, both attempts running.
         browser.click("a[href='#/races']").await;
-        browser.click("a[data-race='r']").await;
+        browser.type_into("#race-slug", "r").await;
+        browser.type_into("#race-message", "write answer.txt").await;
+        browser.type_into("#race-attempts", "command*2").await;
+        browser.type_into("#race-check", "test -f answer.txt").await;
+        browser.click("#race-button").await;
         let running = format!(
             "const r = (() => {{ {RACE_ON_PAGE} }})(); \
              return r && r.attempts.length === 2 && r.attempts.every(a => a.status === 'running') ? r : null;"
@@ -112,9 +109,15 @@ fn the_page_shows_a_races_attempts_side_by_side_and_its_winner_live() {
             ]),
             "{page:#}"
         );
-        // The page says what the CLI's report says.
-        let report = served.get("/api/races/r").json();
+        // The page says what the CLI's report says; the races' list names it, won.
+        let report = served.world.ganger(&["status", "r", "--json"]).json();
         assert_eq!(report["winner_task"], "r.1");
         assert_eq!(report["rule"], "tournament");
+        assert_eq!(report["owner"], "tester");
+        browser.click("a[href='#/races']").await;
+        let listed = browser
+            .wait_for(LONG, "the race in the list", "return document.querySelector(\"a[data-race='r']\")?.closest('tr').textContent;")
+            .await;
+        assert!(listed.as_str().unwrap().contains("r.1 done"), "{listed}");
     });
 }

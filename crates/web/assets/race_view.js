@@ -1,4 +1,5 @@
-// The dashboard's races (docs/races.md): the list of races, and a race's attempts side by side
+// The dashboard's races (docs/races.md): the list of races, a form that starts one (in the
+// background, `"detach": true`, as the token's commander), and a race's attempts side by side
 // (status, checks, diff size and the diff, pairs won and lost, cost, tokens, time), the
 // judges' verdicts with their reasons, and the winner with the rule that decided. Every attempt
 // and judge of race SLUG is a task of the fleet `race:SLUG`, so the live board (/api/events)
@@ -26,9 +27,39 @@ function racesOn(board) {
   return [...races.entries()].sort(([a], [b]) => a.localeCompare(b));
 }
 
+// Starts a race in the background and opens its page.
+function RaceForm() {
+  const [form, setForm] = useState({ slug: "", message: "", attempts: "", check: "", first_green: false });
+  const [error, setError] = useState(null);
+  const field = (name) => (e) => setForm((f) => ({ ...f, [name]: e.target.type === "checkbox" ? e.target.checked : e.target.value }));
+  const start = async (e) => {
+    e.preventDefault();
+    const check = form.check.trim();
+    try {
+      const report = await api("/api/races", { method: "POST", body: {
+        slug: form.slug.trim(), message: form.message, attempts: form.attempts.trim(),
+        checks: check ? [check] : [], first_green: form.first_green, detach: true } });
+      location.hash = `#/race/${encodeURIComponent(report.race)}`;
+    } catch (failed) {
+      setError(failed.message);
+    }
+  };
+  return html`<details class="start" open><summary>Start a race</summary>
+    <form onSubmit=${start}>
+      <input id="race-slug" placeholder="slug (the attempts are SLUG.1, SLUG.2, ...)" value=${form.slug} onInput=${field("slug")} />
+      <textarea id="race-message" placeholder="the brief every attempt gets" value=${form.message} onInput=${field("message")} />
+      <input id="race-attempts" placeholder="attempts: AGENT[:MODEL][*COUNT], e.g. opencode*2,claude" value=${form.attempts} onInput=${field("attempts")} />
+      <input id="race-check" placeholder="a check to run on each attempt (optional; the repository's run too)" value=${form.check} onInput=${field("check")} />
+      <label><input id="race-first-green" type="checkbox" checked=${form.first_green} onChange=${field("first_green")} /> the first attempt to pass wins (--first-green)</label>
+      <button id="race-button" type="submit">Start the race</button>
+      ${error ? html`<p class="error-banner" id="race-error">${error}</p>` : ""}
+    </form></details>`;
+}
+
 export function RacesView({ board }) {
   const races = racesOn(board);
   return html`<section id="races"><h2>Races</h2>
+    <${RaceForm} />
     ${races.length === 0 ? html`<p class="muted">No race: <code>ganger race SLUG --message TEXT --attempts SPEC</code>.</p>` : ""}
     <table class="tasks"><thead><tr><th>race</th><th>attempts</th></tr></thead>
     <tbody>${races.map(([name, attempts]) => html`<tr>
