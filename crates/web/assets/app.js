@@ -157,7 +157,8 @@ function TaskRow({ task }) {
   return html`<tr class="task-row" data-slug=${task.slug} data-status=${statusOf(task)}>
     <td data-label="status"><span class=${`badge s-${statusOf(task)}`}>${statusOf(task)}</span></td>
     <td data-label="task"><a href=${`#/task/${encodeURIComponent(task.slug)}`}>${task.slug}</a>
-      ${task.role ? html` <small>(${task.role} of ${task.parent})</small>` : ""}</td>
+      ${task.role ? html` <small>(${task.role} of ${task.parent})</small>` : ""}
+      ${task.fleet && task.fleet.startsWith("race:") ? html` <small>(<a href=${`#/race/${encodeURIComponent(task.fleet.slice(5))}`}>race ${task.fleet.slice(5)}</a>)</small>` : ""}</td>
     <td data-label="agent">${task.agent}</td>
     <td data-label="model">${task.model || "default"}</td>
     <td data-label="owner">${task.owner || "nobody"}</td>

@@ -102,13 +102,13 @@ export function LandView({ board }) {
     ${error ? html`<p class="error-banner">${error}</p>` : ""}
     ${!status ? html`<p>Loading…</p>` : html`<div>
       <h3>Queue</h3>
-      ${status.queue.length === 0 ? html`<p class="muted">queue: empty</p>` : html`<table class="tasks"><thead><tr>
+      ${status.queue.length === 0 ? html`<p class="muted">queue: empty</p>` : html`<div class="scroll"><table class="tasks"><thead><tr>
         <th>task</th><th>base</th><th>state</th><th>priority</th><th>commit</th><th>queued</th></tr></thead>
         <tbody>${status.queue.map((q) => html`<tr class="land-item" data-task=${q.task} data-state=${q.state}>
           <td><a href=${`#/task/${encodeURIComponent(q.task)}`}>${q.task}</a></td><td>${q.base}</td>
           <td><span class=${`badge s-${q.state === "testing" ? "running" : "pending"}`}>${q.state}</span>${q.batch ? ` (batch ${q.batch})` : ""}</td>
           <td class="num">${q.priority}</td><td><code>${short(q.commit)}</code></td>
-          <td>${new Date(q.queued_at).toLocaleTimeString()}</td></tr>`)}</tbody></table>`}
+          <td>${new Date(q.queued_at).toLocaleTimeString()}</td></tr>`)}</tbody></table></div>`}
       <h3>Under test</h3>
       ${status.testing.length === 0 ? html`<p class="muted">No batch under test.</p>` : ""}
       ${status.testing.map((b) => html`<div class="batch-testing"><p class="batch-line">${batchLine(b)}</p>

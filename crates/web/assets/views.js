@@ -111,12 +111,12 @@ export function WorkersView() {
   return html`<section><h2>Workers</h2>
     ${error ? html`<p class="error-banner">${error}</p>` : ""}
     ${list && list.length === 0 ? html`<p class="muted">No worker: <code>ganger worker --capacity N</code> on each host, sharing the store.</p>` : ""}
-    <table class="tasks" id="workers"><thead><tr><th>worker</th><th>host</th><th>load</th><th>state</th><th>agents</th><th>sandboxes</th><th>last seen</th></tr></thead>
+    <div class="scroll"><table class="tasks" id="workers"><thead><tr><th>worker</th><th>host</th><th>load</th><th>state</th><th>agents</th><th>sandboxes</th><th>last seen</th></tr></thead>
     <tbody>${(list || []).map((w) => html`<tr class="worker" data-name=${w.name} data-alive=${w.alive}>
       <td>${w.name}</td><td>${w.host}</td><td class="num">${w.alive ? w.load : "–"} of ${w.capacity}</td>
       <td><span class=${`badge ${w.alive ? "s-done" : "s-failed"}`}>${w.alive ? "alive" : "dead"}</span></td>
       <td>${w.agents.map(agent).join(", ")}</td><td>${w.sandboxes.join(", ")}</td>
-      <td>${new Date(w.seen_at).toLocaleTimeString()}</td></tr>`)}</tbody></table></section>`;
+      <td>${new Date(w.seen_at).toLocaleTimeString()}</td></tr>`)}</tbody></table></div></section>`;
 }
 
 // ---- plots -----------------------------------------------------------------------------
