@@ -89,17 +89,11 @@ fn the_page_follows_the_cli_streams_a_round_through_a_reload_and_cancels_it() {
             .await;
         assert_eq!(group, "team = red (1)");
         // A phone's width: the table fits, nothing to scroll sideways.
-        browser.client.set_window_size(390, 844).await.unwrap();
-        browser
-            .wait_for(LONG, "the page at 390 px", "return window.innerWidth <= 400 && document.querySelector('tr[data-slug=\"live\"]');")
-            .await;
-        assert_eq!(
+        assert!(
             browser
-                .eval("return document.documentElement.scrollWidth <= window.innerWidth;")
-                .await,
-            true
+                .fits_a_phone("return document.querySelector('tr[data-slug=\"live\"]');", 1280, 900)
+                .await
         );
-        browser.client.set_window_size(1280, 900).await.unwrap();
         browser.click("tr[data-slug=\"live\"] a").await;
 
         // Its events stream in while it runs.

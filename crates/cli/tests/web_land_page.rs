@@ -160,5 +160,21 @@ fn the_page_queues_tasks_and_shows_the_queue_its_bisection_and_the_conflicts() {
             "{landed:#}"
         );
         assert_eq!(landed["flaky"], json!(["flaky"]), "{landed:#}");
+        assert!(
+            browser
+                .fits_a_phone("return document.querySelector('#land');", 1280, 900)
+                .await
+        );
+
+        // t2 takes its change back in a later round: the conflict is cleared, live.
+        served
+            .world
+            .ganger(&["fix", "t2", "--message", "git checkout notes.txt"])
+            .expect_code(0);
+        browser
+            .wait_for(LONG, "the conflict cleared", &format!(
+                "const r = (() => {{ {LAND_ON_PAGE} }})(); return r && r.conflicts.length === 0 && document.querySelector('#land').textContent.includes('None: the open tasks merge');"
+            ))
+            .await;
     });
 }

@@ -109,6 +109,12 @@ fn the_page_shows_a_races_attempts_side_by_side_and_its_winner_live() {
             ]),
             "{page:#}"
         );
+        // Side by side on a desktop, one under the other on a phone, nothing to scroll sideways.
+        assert!(
+            browser
+                .fits_a_phone("return document.querySelectorAll('.attempt').length === 2;", 1280, 900)
+                .await
+        );
         // The page says what the CLI's report says; the races' list names it, won.
         let report = served.world.ganger(&["status", "r", "--json"]).json();
         assert_eq!(report["winner_task"], "r.1");

@@ -179,6 +179,21 @@ impl Browser {
         }
     }
 
+    /// Whether the page, at a phone's width (390 px) once `ready` (a script) is truthy, fits
+    /// with nothing to scroll sideways; the window is put back to `width` x `height` after.
+    pub async fn fits_a_phone(&self, ready: &str, width: u32, height: u32) -> bool {
+        self.client.set_window_size(390, 844).await.unwrap();
+        let script = format!("return window.innerWidth <= 400 && (() => {{ {ready} }})();");
+        self.wait_for(Duration::from_secs(60), "the page at 390 px", &script)
+            .await;
+        let fits = self
+            .eval("return document.documentElement.scrollWidth <= window.innerWidth;")
+            .await
+            == Value::Bool(true);
+        self.client.set_window_size(width, height).await.unwrap();
+        fits
+    }
+
     /// Clicks the element `css`.
     pub async fn click(&self, css: &str) {
         self.client
