@@ -1,7 +1,8 @@
 //! The merge queue on the dashboard, in a real headless Chromium against a real `ganger serve`
 //! (issue 41): tasks queued from the page, the queue, the batch under test with its bisection
 //! so far, then, live, the batch landed, the tasks sent back and why, the flaky check, and the
-//! conflicts predicted between two running tasks with their file and lines.
+//! conflicts predicted between two running tasks with their file and lines, on the land view
+//! and on each task's view.
 
 #![allow(
     clippy::unwrap_used,
@@ -82,6 +83,13 @@ fn the_page_queues_tasks_and_shows_the_queue_its_bisection_and_the_conflicts() {
             "{conflicts}"
         );
         assert_eq!(conflicts.as_array().unwrap().len(), 1, "{conflicts}");
+        // Each task's own view names it too.
+        browser.client.goto(&format!("{}/#/task/t2", served.base)).await.unwrap();
+        let named = browser
+            .wait_for(LONG, "the conflict on t2's view", "return document.querySelector('.task-conflict')?.textContent;")
+            .await;
+        assert_eq!(named.as_str().unwrap(), format!("conflict: {line}"));
+        browser.click("a[href='#/land']").await;
 
         // Queued from the page, as its owner.
         browser.type_into("#land-tasks", "g1 g2 c1 x").await;

@@ -4,7 +4,7 @@
 // never the URL), and so does every event stream: streams are read with fetch, not
 // EventSource, which cannot send headers.
 
-import { html, render, useState, useEffect, useMemo } from "./preact-htm.js";
+import { html, render, useState, useEffect, useMemo, useRef } from "./preact-htm.js";
 import { TaskView } from "./task_view.js";
 import { JournalView, FleetView, PlotsView, WorkersView } from "./views.js";
 import { RacesView, RaceView } from "./race_view.js";
@@ -102,6 +102,34 @@ export function follow(path, onEvent, onState = () => {}) {
     stopped = true;
     if (controller) controller.abort();
   };
+}
+
+// Calls `load()` (a promise) whenever `key` changes, one call at a time: changes while one
+// runs ask for one more after it, however many they are, so a burst of events costs two
+// requests. Returns [the last value, the last error, a function that asks again].
+export function useCoalesced(load, key) {
+  const [state, setState] = useState({ value: null, error: null });
+  const loader = useRef(load);
+  loader.current = load;
+  const run = useRef({ busy: false, again: false, alive: true });
+  const go = () => {
+    const r = run.current;
+    if (r.busy) { r.again = true; return; }
+    r.busy = true;
+    loader.current()
+      .then((value) => { if (r.alive) setState({ value, error: null }); })
+      .catch((e) => { if (r.alive) setState((s) => ({ ...s, error: e.message })); })
+      .finally(() => {
+        r.busy = false;
+        if (r.again && r.alive) { r.again = false; go(); }
+      });
+  };
+  useEffect(() => {
+    run.current.alive = true;
+    return () => { run.current.alive = false; };
+  }, []);
+  useEffect(go, [key]);
+  return [state.value, state.error, go];
 }
 
 export const money = (usd) => (usd ? `$${usd.toFixed(usd < 1 ? 4 : 2)}` : "–");

@@ -4,32 +4,31 @@
 // ("t1 and t2 conflict in src/a.rs, lines 10-24"). It is live: /api/land and /api/conflicts
 // are read again whenever the board (/api/events) journals a step of the queue or a conflict.
 
-import { html, useState, useEffect, useRef } from "./preact-htm.js";
-import { api } from "./app.js";
+import { html, useState } from "./preact-htm.js";
+import { api, useCoalesced } from "./app.js";
 
 const short = (commit) => (commit || "").slice(0, 12);
 const runs = (n) => `${n} check run${n === 1 ? "" : "s"}`;
 
-// The last journal entry that changes what this view shows.
-function landKey(board) {
+// The id of the last journal entry whose kind starts with one of `prefixes`.
+function lastEntry(board, prefixes) {
   for (let i = board.journal.length - 1; i >= 0; i--) {
     const kind = board.journal[i].kind || "";
-    if (kind.startsWith("land") || kind.startsWith("conflict")) return board.journal[i].id;
+    if (prefixes.some((p) => kind.startsWith(p))) return board.journal[i].id;
   }
   return 0;
 }
 
-function useLand(key) {
-  const [state, setState] = useState({ status: null, conflicts: null, error: null });
-  const asked = useRef(0);
-  const load = () => {
-    const mine = ++asked.current;
-    Promise.all([api("/api/land"), api("/api/conflicts")])
-      .then(([status, found]) => { if (mine === asked.current) setState({ status, conflicts: found.conflicts, error: null }); })
-      .catch((e) => { if (mine === asked.current) setState((s) => ({ ...s, error: e.message })); });
-  };
-  useEffect(load, [key]);
-  return [state, load];
+// The last journal entry that changes what this view shows.
+const landKey = (board) => lastEntry(board, ["land", "conflict"]);
+
+// The conflicts predicted with task `slug` (for its own view), read again when one appears
+// or is cleared.
+export function TaskConflicts({ slug, board }) {
+  const [found] = useCoalesced(() => api("/api/conflicts"), `${slug}|${lastEntry(board, ["conflict"])}`);
+  const mine = found ? found.conflicts.filter((c) => c.task === slug || c.other === slug) : [];
+  if (mine.length === 0) return "";
+  return html`<ul class="task-conflicts">${mine.map((c) => html`<li class="task-conflict">conflict: ${conflictLine(c)}</li>`)}</ul>`;
 }
 
 // A predicted conflict as `ganger status` says it.
@@ -94,7 +93,9 @@ function QueueForm({ onQueued }) {
 }
 
 export function LandView({ board }) {
-  const [{ status, conflicts, error }, reload] = useLand(landKey(board));
+  const [found, error, reload] = useCoalesced(
+    () => Promise.all([api("/api/land"), api("/api/conflicts")]), landKey(board));
+  const [status, conflicts] = found ? [found[0], found[1].conflicts] : [null, null];
   const batches = status ? status.testing.concat(status.recent) : [];
   return html`<section id="land"><h2>Land</h2>
     <p class="muted">A lander lands the queue in batches whose combined checks pass: <code>ganger land --run</code>.</p>

@@ -6,8 +6,8 @@
 // names the races, and the race's report (/api/races/SLUG) is read again whenever the board
 // changes one of its tasks or journals its end.
 
-import { html, useState, useEffect, useRef } from "./preact-htm.js";
-import { api, money, count, statusOf } from "./app.js";
+import { html, useState, useEffect } from "./preact-htm.js";
+import { api, money, count, statusOf, useCoalesced } from "./app.js";
 import { parseDiff } from "./task_view.js";
 
 const FLEET = "race:";
@@ -69,26 +69,12 @@ export function RacesView({ board }) {
     </tr>`)}</tbody></table></section>`;
 }
 
-// What changes the race's report: its tasks' rows and its end in the journal.
+// What changes the race's report: the race, its tasks' rows and its end in the journal.
 function raceKey(board, slug) {
   const rows = [...board.tasks.values()].filter((t) => t.fleet === `${FLEET}${slug}`)
     .map((t) => `${t.slug}:${statusOf(t)}:${t.rounds}`).sort();
   const ends = board.journal.filter((e) => e.kind === "race-ended").length;
-  return `${rows.join(",")}|${ends}`;
-}
-
-// The race's report, read again on every change of `key`; answers that come back out of
-// order are dropped.
-function useRaceReport(slug, key) {
-  const [state, setState] = useState({ report: null, error: null });
-  const asked = useRef(0);
-  useEffect(() => {
-    const mine = ++asked.current;
-    api(`/api/races/${encodeURIComponent(slug)}`)
-      .then((report) => { if (mine === asked.current) setState({ report, error: null }); })
-      .catch((e) => { if (mine === asked.current) setState((s) => ({ ...s, error: e.message })); });
-  }, [slug, key]);
-  return state;
+  return `${slug}|${rows.join(",")}|${ends}`;
 }
 
 function plural(n, word) {
@@ -140,7 +126,9 @@ function Verdict({ v }) {
 }
 
 export function RaceView({ slug, board }) {
-  const { report, error } = useRaceReport(slug, raceKey(board, slug));
+  const [found, error] = useCoalesced(() => api(`/api/races/${encodeURIComponent(slug)}`), raceKey(board, slug));
+  // A report of the race asked for: another's, read before the address changed, is not shown.
+  const report = found && found.race === slug ? found : null;
   if (!report) {
     return html`<section id="race-loading"><h2>Race ${slug}</h2>
       ${error ? html`<p class="error-banner">${error}</p>` : html`<p>Loading…</p>`}</section>`;
