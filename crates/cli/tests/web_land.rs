@@ -32,6 +32,10 @@ fn tasks_are_queued_to_land_through_the_api_as_the_tokens_commander() {
     good(&world, Some("alice"), "ok");
     good(&world, Some("alice"), "ok2");
     good(&world, Some("bob"), "bobs");
+    good(&world, Some("alice"), "shared");
+    world
+        .ganger(&["allow", "shared", "bob", "--as", "alice"])
+        .expect_code(0);
     // A task whose check failed.
     start_as(&world, Some("alice"), "red", "echo 'broken(' > api.sh", 1);
     write_tokens(&world);
@@ -113,10 +117,10 @@ fn tasks_are_queued_to_land_through_the_api_as_the_tokens_commander() {
         again.body
     );
 
-    // Bob lands his own; the journal says who queued it.
-    let bobs = post(BOB, json!({"tasks": ["bobs"]}));
+    // Bob lands his own, and alice's that she allows him; the journal says who queued each.
+    let bobs = post(BOB, json!({"tasks": ["shared", "bobs"]}));
     assert_eq!(bobs.status, 200, "{}", bobs.body);
-    assert_eq!(queued(&served), ["ok", "ok2", "bobs"]);
+    assert_eq!(queued(&served), ["ok", "ok2", "shared", "bobs"]);
     let journal = served.get("/api/journal").json();
     let queuers: Vec<(String, String)> = journal["entries"]
         .as_array()
@@ -135,6 +139,7 @@ fn tasks_are_queued_to_land_through_the_api_as_the_tokens_commander() {
         [
             ("ok".to_owned(), "alice".to_owned()),
             ("ok2".to_owned(), "alice".to_owned()),
+            ("shared".to_owned(), "bob".to_owned()),
             ("bobs".to_owned(), "bob".to_owned())
         ]
     );
