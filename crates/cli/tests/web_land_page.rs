@@ -143,20 +143,18 @@ fn the_page_queues_tasks_and_shows_the_queue_its_bisection_and_the_conflicts() {
         // Released: the batch lands, live.
         std::fs::remove_file(&hold).unwrap();
         let output = lander.wait_with_output().unwrap();
-        assert!(
-            output.status.success(),
-            "{}",
-            String::from_utf8_lossy(&output.stderr)
-        );
+        let steps = String::from_utf8_lossy(&output.stderr).into_owned();
+        assert!(output.status.success(), "{steps}");
         let landed = browser
             .wait_for(LONG, "the batch landed", &format!(
-                "const r = (() => {{ {LAND_ON_PAGE} }})(); return r && r.recent.length && r.testing.length === 0 ? r : null;"
+                "const r = (() => {{ {LAND_ON_PAGE} }})(); return r && r.testing.length === 0 && r.recent.length && r.recent[0].startsWith('batch 1 on main: landed') ? r : null;"
             ))
             .await;
         let recent = landed["recent"][0].as_str().unwrap();
         assert!(
             recent.starts_with("batch 1 on main: landed g1, g2;") && recent.contains("check runs"),
-            "{landed:#}"
+            "{landed:#}\n{steps}\n{:#}",
+            served.get("/api/land").json()
         );
         assert_eq!(landed["queue"], json!([]), "{landed:#}");
         assert_eq!(

@@ -106,30 +106,35 @@ export function follow(path, onEvent, onState = () => {}) {
 
 // Calls `load()` (a promise) whenever `key` changes, one call at a time: changes while one
 // runs ask for one more after it, however many they are, so a burst of events costs two
-// requests. Returns [the last value, the last error, a function that asks again].
-export function useCoalesced(load, key) {
+// requests. With `settle` (ms), a change is read once more that long after: a writer that
+// journals a step before it records what the step did (the lander) is then read as it ended.
+// Returns [the last value, the last error, a function that asks again].
+export function useCoalesced(load, key, settle = 0) {
   const [state, setState] = useState({ value: null, error: null });
   const loader = useRef(load);
   loader.current = load;
-  const run = useRef({ busy: false, again: false, alive: true });
-  const go = () => {
+  const run = useRef({ busy: false, again: false, alive: true, timer: null });
+  const go = (trailing = false) => {
     const r = run.current;
     if (r.busy) { r.again = true; return; }
     r.busy = true;
+    clearTimeout(r.timer);
     loader.current()
       .then((value) => { if (r.alive) setState({ value, error: null }); })
       .catch((e) => { if (r.alive) setState((s) => ({ ...s, error: e.message })); })
       .finally(() => {
         r.busy = false;
-        if (r.again && r.alive) { r.again = false; go(); }
+        if (!r.alive) return;
+        if (r.again) { r.again = false; go(); }
+        else if (settle && !trailing) r.timer = setTimeout(() => go(true), settle);
       });
   };
   useEffect(() => {
     run.current.alive = true;
-    return () => { run.current.alive = false; };
+    return () => { run.current.alive = false; clearTimeout(run.current.timer); };
   }, []);
-  useEffect(go, [key]);
-  return [state.value, state.error, go];
+  useEffect(() => go(), [key]);
+  return [state.value, state.error, () => go()];
 }
 
 export const money = (usd) => (usd ? `$${usd.toFixed(usd < 1 ? 4 : 2)}` : "–");

@@ -2,7 +2,9 @@
 // the batches under test with their check runs so far (the bisection), the last batches, the
 // tasks sent back and why, the flaky checks, and the conflicts predicted between open tasks
 // ("t1 and t2 conflict in src/a.rs, lines 10-24"). It is live: /api/land and /api/conflicts
-// are read again whenever the board (/api/events) journals a step of the queue or a conflict.
+// are read again whenever the board (/api/events) journals a step of the queue or a conflict,
+// and once more a second later (a lander journals a step before it records the batch's
+// progress).
 
 import { html, useState } from "./preact-htm.js";
 import { api, useCoalesced } from "./app.js";
@@ -94,7 +96,7 @@ function QueueForm({ onQueued }) {
 
 export function LandView({ board }) {
   const [found, error, reload] = useCoalesced(
-    () => Promise.all([api("/api/land"), api("/api/conflicts")]), landKey(board));
+    () => Promise.all([api("/api/land"), api("/api/conflicts")]), landKey(board), 1000);
   const [status, conflicts] = found ? [found[0], found[1].conflicts] : [null, null];
   const batches = status ? status.testing.concat(status.recent) : [];
   return html`<section id="land"><h2>Land</h2>
