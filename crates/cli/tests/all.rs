@@ -22,6 +22,7 @@ mod clean;
 mod cli_input;
 mod concurrent_starts;
 mod conflict_prediction;
+mod conflict_serialize;
 mod demo;
 mod e2e_mcp_commander;
 mod e2e_opencode;

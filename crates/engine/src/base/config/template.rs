@@ -96,4 +96,8 @@ backoff = "5s"          # the first wait before a retry, doubled each time
 # [store]
 # url = "postgres://ganger@db.example:5432/ganger?sslmode=verify-full&sslrootcert=/etc/ganger/db-ca.crt"
 # password_file = "/etc/ganger/db-password"
+
+# [fleet]
+# conflicts = "warn"       # or "serialize": a queued round of a task predicted to conflict
+#                          # with one running or queued to land waits until it has landed
 "#;
