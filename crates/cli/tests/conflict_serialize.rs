@@ -1,7 +1,8 @@
 //! `[fleet] conflicts = "serialize"` (issue 41): the scheduler holds a queued round of a task
 //! whose work is predicted to conflict with another task that is queued to land, until that
 //! one has landed; `"warn"` (the default) only reports. Real git, the real `ganger serve`
-//! and the `command` agent, whose prompt's last line is a shell script.
+//! (which lands the queue too) and the `command` agent, whose prompt's last line is a shell
+//! script.
 
 #![allow(
     clippy::unwrap_used,
@@ -13,12 +14,28 @@ use ganger_test_support::{World, wait_until};
 use std::process::Stdio;
 use std::time::Duration;
 
+/// A check that passes at once in a task's worktree, and in the lander's scratch worktree
+/// (`.ganger/land/...`) only once the file `open` exists in the world's root: a landing the
+/// test holds open for as long as it likes.
+fn gated_check(world: &World) -> String {
+    let open = world.root().join("open");
+    let script = format!(
+        "case \"$PWD\" in */.ganger/land/*) while [ ! -e {} ]; do sleep 0.1; done;; esac",
+        open.display()
+    );
+    format!(
+        "\n[[checks]]\nname = \"gate\"\ncommand = {}\n",
+        serde_json::to_string(&script).unwrap()
+    )
+}
+
 fn world(policy: &str) -> World {
     let world = World::new(env!("CARGO_BIN_EXE_ganger").as_ref());
+    let check = gated_check(&world);
     world.use_command_agent(
         "eval \"$(tail -n 1)\"",
         "",
-        &format!("\n[fleet]\nconflicts = \"{policy}\"\n"),
+        &format!("{check}\n[fleet]\nconflicts = \"{policy}\"\n"),
     );
     let lines: String = (1..=30).map(|n| format!("line {n}\n")).collect();
     world.write("src/a.txt", &lines);
@@ -63,9 +80,10 @@ fn entries(world: &World, kind: &str, slug: &str) -> Vec<i64> {
         .collect()
 }
 
-/// Queues b to land and a fix of a, with `ganger serve` running; whether a's fix had run
-/// after `wait`, while b was still queued to land. Then lands b, and waits for a's fix.
-fn fix_of_a_while_b_is_queued_to_land(world: &World, wait: Duration) -> bool {
+/// With `ganger serve` running (and landing), queues b to land (its landing held open by the
+/// gated check) and a fix of a; whether a's fix had run after `wait`, while b was still
+/// landing. Then lets b land, and waits for a's fix.
+fn fix_of_a_while_b_is_landing(world: &World, wait: Duration) -> bool {
     let mut serve = world.command(&["serve"]);
     #[expect(
         clippy::disallowed_methods,
@@ -81,11 +99,22 @@ fn fix_of_a_while_b_is_queued_to_land(world: &World, wait: Duration) -> bool {
         .ganger(&["fix", "a", "--message", "echo more > src/b.txt", "--queue"])
         .expect_code(0);
     let ran_early = wait_until(wait, || rounds(world, "a") == 2);
-    let landed = world.ganger(&["land", "--run"]);
-    assert_eq!(landed.code, 0, "{}\n{}", landed.stdout, landed.stderr);
     assert!(
-        wait_until(Duration::from_secs(60), || rounds(world, "a") == 2),
+        entries(world, "landed", "b").is_empty(),
+        "b landed before its gate opened"
+    );
+    std::fs::write(world.root().join("open"), "").unwrap();
+    assert!(
+        wait_until(Duration::from_secs(60), || {
+            rounds(world, "a") == 2 && entries(world, "round-finished", "a").len() == 2
+        }),
         "a's fix never ran"
+    );
+    assert!(
+        wait_until(Duration::from_secs(60), || entries(world, "landed", "b")
+            .len()
+            == 1),
+        "serve's lander never landed b"
     );
     serve.kill().unwrap();
     serve.wait().unwrap();
@@ -95,7 +124,7 @@ fn fix_of_a_while_b_is_queued_to_land(world: &World, wait: Duration) -> bool {
 #[test]
 fn serialize_holds_a_conflicting_tasks_queued_round_until_the_other_has_landed() {
     let world = world("serialize");
-    let ran_early = fix_of_a_while_b_is_queued_to_land(&world, Duration::from_secs(4));
+    let ran_early = fix_of_a_while_b_is_landing(&world, Duration::from_secs(4));
     assert!(
         !ran_early,
         "a's fix ran while b, which it conflicts with, was queued to land"
@@ -117,6 +146,6 @@ fn serialize_holds_a_conflicting_tasks_queued_round_until_the_other_has_landed()
 #[test]
 fn warn_only_reports_and_holds_nothing() {
     let world = world("warn");
-    let ran_early = fix_of_a_while_b_is_queued_to_land(&world, Duration::from_secs(30));
+    let ran_early = fix_of_a_while_b_is_landing(&world, Duration::from_secs(30));
     assert!(ran_early, "a's fix was held under \"warn\"");
 }

@@ -34,36 +34,72 @@ pub(crate) fn run(
 ) -> Result<Vec<BatchReport>> {
     let limit = batch.unwrap_or(DEFAULT_BATCH);
     let mut reports = Vec::new();
-    let store = ws.open_store()?;
     loop {
-        let bases = store.land_bases()?;
-        if bases.is_empty() {
+        let pass = land_free_bases(ws, limit, commander, notices, &mut |_| false)?;
+        let red = pass.reports.iter().find(|b| b.outcome == "base-red");
+        if let Some(red) = red {
+            return Err(EngineError::invalid(format!(
+                "the checks fail on {} itself; nothing lands until they pass",
+                red.base
+            ))
+            .hint("`ganger land status` shows the last batch's check runs"));
+        }
+        reports.extend(pass.reports);
+        if pass.bases == 0 {
             return Ok(reports);
         }
-        let mut worked = false;
-        for base in bases {
-            let claim = match store.claim(&claim_name(&base)) {
-                Ok(claim) => claim,
-                Err(StoreError::ClaimHeld { .. }) => continue,
-                Err(error) => return Err(error.into()),
-            };
-            worked = true;
-            let landed = land_base(ws, &base, limit, commander, &claim, notices);
-            claim.release();
-            let done = landed?;
-            let base_red = done.iter().any(|b| b.outcome == "base-red");
-            reports.extend(done);
-            if base_red {
-                return Err(EngineError::invalid(format!(
-                    "the checks fail on {base} itself; nothing lands until they pass"
-                ))
-                .hint("`ganger land status` shows the last batch's check runs"));
-            }
-        }
-        if !worked {
+        if !pass.worked {
             std::thread::sleep(HELD_POLL);
         }
     }
+}
+
+/// What one look at the queue's bases did.
+pub(crate) struct Pass {
+    /// The bases with items queued or under test.
+    pub bases: usize,
+    /// Whether a base was free and landed here.
+    pub worked: bool,
+    pub reports: Vec<BatchReport>,
+}
+
+/// Lands the queue of each base that has one and that no other lander holds (nor `skip`
+/// names), each until it is empty or its base's own checks fail (a `base-red` report, after
+/// which that base is left).
+pub(crate) fn land_free_bases(
+    ws: &Workspace,
+    limit: u32,
+    commander: &str,
+    notices: &mut dyn Notices,
+    skip: &mut dyn FnMut(&str) -> bool,
+) -> Result<Pass> {
+    let store = ws.open_store()?;
+    let bases = store.land_bases()?;
+    let mut pass = Pass {
+        bases: bases.len(),
+        worked: false,
+        reports: Vec::new(),
+    };
+    for base in bases {
+        if skip(&base) {
+            continue;
+        }
+        let claim = match store.claim(&claim_name(&base)) {
+            Ok(claim) => claim,
+            Err(StoreError::ClaimHeld { .. }) => continue,
+            Err(error) => return Err(error.into()),
+        };
+        pass.worked = true;
+        let landed = land_base(ws, &base, limit, commander, &claim, notices);
+        claim.release();
+        let done = landed?;
+        let red = done.iter().any(|b| b.outcome == "base-red");
+        pass.reports.extend(done);
+        if red {
+            return Ok(pass);
+        }
+    }
+    Ok(pass)
 }
 
 /// Lands `base`'s queue, holding its claim (`key`).
