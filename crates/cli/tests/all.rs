@@ -37,6 +37,7 @@ mod land_opencode;
 mod land_serve;
 mod lost_session;
 mod mcp_commanders;
+mod mcp_land;
 mod mcp_protocol;
 mod mcp_tools;
 mod merge_fake_agent;
