@@ -34,6 +34,7 @@ mod fleet_queue;
 mod image_build;
 mod land;
 mod land_opencode;
+mod land_rebase;
 mod land_serve;
 mod lost_session;
 mod mcp_commanders;

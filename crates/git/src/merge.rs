@@ -169,6 +169,11 @@ impl Repo {
         Ok(merges)
     }
 
+    /// The whole message of the commit `rev`.
+    pub fn message_of(&self, rev: &str) -> Result<String, GitError> {
+        Git::new(&self.worktree).text(["show", "-s", "--format=%B", "--end-of-options", rev])
+    }
+
     /// Writes a commit of `tree` with `parents` and `message`.
     pub fn commit_tree(
         &self,

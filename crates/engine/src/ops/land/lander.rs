@@ -125,6 +125,7 @@ fn land_base(
         commander: commander.to_owned(),
         scratch,
         checks: ws.config.checks.clone(),
+        mode: ws.config.land.mode,
         claim,
     };
     settle_dead(&mut lander, notices)?;

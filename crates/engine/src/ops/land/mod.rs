@@ -16,6 +16,7 @@ pub(crate) mod checks;
 pub(crate) mod context;
 pub(crate) mod enqueue;
 pub(crate) mod fix;
+pub(crate) mod judge;
 pub(crate) mod keeper;
 pub(crate) mod lander;
 pub(crate) mod moving;
