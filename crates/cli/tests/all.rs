@@ -33,6 +33,7 @@ mod fleet_chaos;
 mod fleet_queue;
 mod image_build;
 mod land;
+mod land_fix_detached;
 mod land_opencode;
 mod land_rebase;
 mod land_serve;

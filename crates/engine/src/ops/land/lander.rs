@@ -11,13 +11,16 @@ use crate::env::workspace::Workspace;
 use crate::ops::land::batch::land_batch;
 use crate::ops::land::checks::Scratch;
 use crate::ops::land::context::Lander;
-use crate::ops::land::fix::fix_returned;
-use crate::ops::land::report::{BatchReport, DEFAULT_BATCH};
+use crate::ops::land::fix::{fix_returned, follow_up};
+use crate::ops::land::report::{BatchReport, DEFAULT_BATCH, FixRound};
 use ganger_store::{LandItem, StoreError};
 use std::time::Duration;
 
 /// How long a lander waits before it looks again at bases other landers hold.
 const HELD_POLL: Duration = Duration::from_millis(300);
+
+/// How often a lander with nothing queued looks at the fix rounds it sent.
+const FIX_POLL: Duration = Duration::from_millis(200);
 
 /// The name of the claim of the lander of `base`.
 pub(crate) fn claim_name(base: &str) -> String {
@@ -129,8 +132,10 @@ fn land_base(
         claim,
     };
     settle_dead(&mut lander, notices)?;
-    let mut reports = Vec::new();
+    let mut reports: Vec<BatchReport> = Vec::new();
+    let mut fixing: Vec<Fixing> = Vec::new();
     loop {
+        follow_fixes(ws, &mut lander, &mut fixing, &mut reports)?;
         let head = lander
             .main
             .resolve(&base_ref)
@@ -139,14 +144,31 @@ fn land_base(
             .store
             .land_take_batch(base, &head, claim.key(), limit)?
         else {
-            return Ok(reports);
+            if fixing.is_empty() {
+                return Ok(reports);
+            }
+            // Fix rounds still run: their tasks may be queued again.
+            std::thread::sleep(FIX_POLL);
+            continue;
         };
-        let fixing: Vec<LandItem> = items.iter().filter(|i| i.fix).cloned().collect();
+        let wants_fix: Vec<LandItem> = items.iter().filter(|i| i.fix).cloned().collect();
         let mut report = land_batch(&mut lander, &batch, items, notices)?;
         for returned in report.returned.clone() {
-            if let Some(item) = fixing.iter().find(|i| i.slug == returned.task) {
+            if let Some(item) = wants_fix.iter().find(|i| i.slug == returned.task) {
                 let round = fix_returned(ws, &mut *lander.store, item, &returned, notices)?;
-                report.fix_rounds.push(round);
+                report.fix_rounds.push(FixRound {
+                    task: item.slug.clone(),
+                    round,
+                    passed: false,
+                    requeued: false,
+                });
+                if let Some(round) = round {
+                    fixing.push(Fixing {
+                        item: item.clone(),
+                        round,
+                        report: reports.len(),
+                    });
+                }
             }
         }
         let red = report.outcome == "base-red";
@@ -155,6 +177,41 @@ fn land_base(
             return Ok(reports);
         }
     }
+}
+
+/// A fix round sent by this lander, running: the item it fixes, the round, and the report of
+/// the batch that sent it back.
+struct Fixing {
+    item: LandItem,
+    round: u32,
+    report: usize,
+}
+
+/// Follows up the fix rounds that ended: each one's task is queued again if it passed, and its
+/// batch's report says how it went.
+fn follow_fixes(
+    ws: &Workspace,
+    lander: &mut Lander<'_>,
+    fixing: &mut Vec<Fixing>,
+    reports: &mut [BatchReport],
+) -> Result<()> {
+    let mut still = Vec::new();
+    for each in fixing.drain(..) {
+        match follow_up(ws, &mut *lander.store, &each.item, each.round)? {
+            None => still.push(each),
+            Some(done) => {
+                if let Some(entry) = reports.get_mut(each.report).and_then(|r| {
+                    r.fix_rounds
+                        .iter_mut()
+                        .find(|f| f.task == done.task && f.round == done.round)
+                }) {
+                    *entry = done;
+                }
+            }
+        }
+    }
+    *fixing = still;
+    Ok(())
 }
 
 /// Settles the batches a dead lander of this base left open.
