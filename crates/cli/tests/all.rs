@@ -37,6 +37,7 @@ mod land_fix_detached;
 mod land_opencode;
 mod land_rebase;
 mod land_serve;
+mod land_world;
 mod lost_session;
 mod mcp_commanders;
 mod mcp_land;

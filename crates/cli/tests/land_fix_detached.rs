@@ -9,37 +9,26 @@
     reason = "a test fails loudly on what it did not expect"
 )]
 
+use crate::land_world::{command_world, start};
 use ganger_test_support::{World, wait_until};
 use serde_json::{Value, json};
 use std::process::Stdio;
 use std::time::Duration;
 
-fn world() -> World {
-    let world = World::new(env!("CARGO_BIN_EXE_ganger").as_ref());
-    let gate = world.root().join("gate");
-    let agent = format!(
-        "p=$(cat); case \"$p\" in *'conflict markers'*) \
-         while [ ! -e {} ]; do sleep 0.1; done; \
-         for f in $(git diff --name-only --diff-filter=U); do \
-         sed -i '/^<<<<<<< /d;/^=======$/d;/^>>>>>>> /d' \"$f\"; done;; \
-         *) eval \"$(printf '%s\\n' \"$p\" | tail -n 1)\";; esac",
-        gate.display()
-    );
-    world.use_command_agent(
-        &agent,
-        "",
-        "\n[[checks]]\nname = \"tests\"\ncommand = \"true\"\n",
-    );
-    world.write(".gitignore", "ganger.toml\n");
-    world.git(&["add", ".gitignore"]);
-    world.git(&["commit", "-q", "-m", "an ignore"]);
-    world
-}
+/// The command agent's script: a fix round of a conflict waits for the file `gate` in the
+/// world's root (two levels above the repository's git directory), then drops the markers.
+const GATED_FIXER: &str = "p=$(cat); case \"$p\" in *'conflict markers'*) \
+    gate=\"$(dirname \"$(dirname \"$(git rev-parse --path-format=absolute --git-common-dir)\")\")/gate\"; \
+    while [ ! -e \"$gate\" ]; do sleep 0.1; done; \
+    for f in $(git diff --name-only --diff-filter=U); do \
+    sed -i '/^<<<<<<< /d;/^=======$/d;/^>>>>>>> /d' \"$f\"; done;; \
+    *) eval \"$(printf '%s\\n' \"$p\" | tail -n 1)\";; esac";
 
-fn start(world: &World, slug: &str, script: &str) {
-    world
-        .ganger(&["start", slug, "--message", script])
-        .expect_code(0);
+fn world() -> World {
+    command_world(
+        GATED_FIXER,
+        "\n[[checks]]\nname = \"tests\"\ncommand = \"true\"\n",
+    )
 }
 
 fn status(world: &World, slug: &str) -> Value {

@@ -10,32 +10,21 @@
     reason = "a test fails loudly on what it did not expect"
 )]
 
+use crate::land_world::{command_world, start};
 use ganger_test_support::World;
 use serde_json::Value;
 
 /// A world whose check fails in the lander's scratch worktree where `needs-b` is and `b.txt`
 /// is not (in a task's worktree it passes: each task is green alone).
 fn world() -> World {
-    let world = World::new(env!("CARGO_BIN_EXE_ganger").as_ref());
     let check = "case \"$PWD\" in */.ganger/land/*) test ! -e needs-b || test -e b.txt;; esac";
-    world.use_command_agent(
+    command_world(
         "eval \"$(cat)\"",
-        "",
         &format!(
             "\n[[checks]]\nname = \"tests\"\ncommand = {}\n\n[land]\nmode = \"rebase\"\n",
             serde_json::to_string(check).unwrap()
         ),
-    );
-    world.write(".gitignore", "ganger.toml\n");
-    world.git(&["add", ".gitignore"]);
-    world.git(&["commit", "-q", "-m", "an ignore"]);
-    world
-}
-
-fn start(world: &World, slug: &str, script: &str) {
-    world
-        .ganger(&["start", slug, "--message", script])
-        .expect_code(0);
+    )
 }
 
 fn land_run(world: &World, slugs: &[&str]) -> Value {

@@ -9,21 +9,16 @@
     reason = "a test fails loudly on what it did not expect"
 )]
 
+use crate::land_world::command_world;
 use ganger_test_support::{World, wait_until};
 use std::process::Stdio;
 use std::time::Duration;
 
 fn world() -> World {
-    let world = World::new(env!("CARGO_BIN_EXE_ganger").as_ref());
-    world.use_command_agent(
+    command_world(
         "eval \"$(cat)\"",
-        "",
         "\n[[checks]]\nname = \"tests\"\ncommand = \"test ! -e broken\"\n",
-    );
-    world.write(".gitignore", "ganger.toml\n");
-    world.git(&["add", ".gitignore"]);
-    world.git(&["commit", "-q", "-m", "an ignore"]);
-    world
+    )
 }
 
 /// Whether `main` has the file `path`.

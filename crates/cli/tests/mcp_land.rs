@@ -8,23 +8,18 @@
     reason = "a test fails loudly on what it did not expect"
 )]
 
+use crate::land_world::command_world;
 use crate::mcp_client;
 
-use ganger_test_support::World;
 use mcp_client::{Mcp, text};
 use serde_json::json;
 
 #[test]
 fn land_queues_for_the_owner_or_an_allowed_commander_only_and_lands_the_queue() {
-    let world = World::new(env!("CARGO_BIN_EXE_ganger").as_ref());
-    world.use_command_agent(
+    let world = command_world(
         "eval \"$(cat)\"",
-        "",
         "\n[[checks]]\nname = \"tests\"\ncommand = \"true\"\n",
     );
-    world.write(".gitignore", "ganger.toml\n");
-    world.git(&["add", ".gitignore"]);
-    world.git(&["commit", "-q", "-m", "an ignore"]);
     for slug in ["a", "b"] {
         world
             .ganger(&[
