@@ -37,7 +37,7 @@ struct Memory {
 pub fn keep_landing(ws: &Workspace, commander: &str, stop: &AtomicBool) {
     let mut memory = Memory::default();
     while !stop.load(Ordering::Relaxed) {
-        let pause = match look(ws, commander, &mut memory) {
+        let pause = match look(ws, commander, &mut memory, stop) {
             Ok(()) => POLL,
             Err(_) => TROUBLE_PAUSE,
         };
@@ -49,7 +49,7 @@ pub fn keep_landing(ws: &Workspace, commander: &str, stop: &AtomicBool) {
 }
 
 /// One look: queue what asks to land, then land what is queued.
-fn look(ws: &Workspace, commander: &str, memory: &mut Memory) -> Result<()> {
+fn look(ws: &Workspace, commander: &str, memory: &mut Memory, stop: &AtomicBool) -> Result<()> {
     let Some(store) = ws.existing_store()? else {
         return Ok(());
     };
@@ -60,7 +60,8 @@ fn look(ws: &Workspace, commander: &str, memory: &mut Memory) -> Result<()> {
         red.get(base)
             .is_some_and(|head| main.resolve(&format!("refs/heads/{base}")).as_ref() == Some(head))
     };
-    let pass = land_free_bases(ws, DEFAULT_BATCH, commander, &mut |_: Notice| {}, &mut skip)?;
+    let mut quiet = |_: Notice| {};
+    let pass = land_free_bases(ws, DEFAULT_BATCH, commander, &mut quiet, &mut skip, stop)?;
     for report in pass.reports.iter().filter(|r| r.outcome == "base-red") {
         memory.red.insert(report.base.clone(), report.head.clone());
     }

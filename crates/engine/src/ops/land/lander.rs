@@ -14,6 +14,7 @@ use crate::ops::land::context::Lander;
 use crate::ops::land::fix::{fix_returned, follow_up};
 use crate::ops::land::report::{BatchReport, DEFAULT_BATCH, FixRound};
 use ganger_store::{LandItem, StoreError};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 /// How long a lander waits before it looks again at bases other landers hold.
@@ -37,8 +38,9 @@ pub(crate) fn run(
 ) -> Result<Vec<BatchReport>> {
     let limit = batch.unwrap_or(DEFAULT_BATCH);
     let mut reports = Vec::new();
+    let never = AtomicBool::new(false);
     loop {
-        let pass = land_free_bases(ws, limit, commander, notices, &mut |_| false)?;
+        let pass = land_free_bases(ws, limit, commander, notices, &mut |_| false, &never)?;
         let red = pass.reports.iter().find(|b| b.outcome == "base-red");
         if let Some(red) = red {
             return Err(EngineError::invalid(format!(
@@ -68,13 +70,15 @@ pub(crate) struct Pass {
 
 /// Lands the queue of each base that has one and that no other lander holds (nor `skip`
 /// names), each until it is empty or its base's own checks fail (a `base-red` report, after
-/// which that base is left).
+/// which that base is left). A lander waits for the fix rounds it sent to end, unless `stop`
+/// is set: then they are left as a killed lander leaves them.
 pub(crate) fn land_free_bases(
     ws: &Workspace,
     limit: u32,
     commander: &str,
     notices: &mut dyn Notices,
     skip: &mut dyn FnMut(&str) -> bool,
+    stop: &AtomicBool,
 ) -> Result<Pass> {
     let store = ws.open_store()?;
     let bases = store.land_bases()?;
@@ -93,7 +97,7 @@ pub(crate) fn land_free_bases(
             Err(error) => return Err(error.into()),
         };
         pass.worked = true;
-        let landed = land_base(ws, &base, limit, commander, &claim, notices);
+        let landed = land_base(ws, &base, limit, commander, &claim, notices, stop);
         claim.release();
         let done = landed?;
         let red = done.iter().any(|b| b.outcome == "base-red");
@@ -105,7 +109,7 @@ pub(crate) fn land_free_bases(
     Ok(pass)
 }
 
-/// Lands `base`'s queue, holding its claim (`key`).
+/// Lands `base`'s queue, holding its claim, and follows up the fix rounds it sends.
 fn land_base(
     ws: &Workspace,
     base: &str,
@@ -113,6 +117,7 @@ fn land_base(
     commander: &str,
     claim: &ganger_store::Claim,
     notices: &mut dyn Notices,
+    stop: &AtomicBool,
 ) -> Result<Vec<BatchReport>> {
     let main = ganger_git::discover(&ws.repo.main)?;
     let base_ref = format!("refs/heads/{base}");
@@ -144,7 +149,7 @@ fn land_base(
             .store
             .land_take_batch(base, &head, claim.key(), limit)?
         else {
-            if fixing.is_empty() {
+            if fixing.is_empty() || stop.load(Ordering::Relaxed) {
                 return Ok(reports);
             }
             // Fix rounds still run: their tasks may be queued again.
