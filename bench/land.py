@@ -33,8 +33,11 @@ prediction at a round's end, in one run (issue 41's benchmarks).
    t01's 49 pairs merged by one `git merge-tree` process each, as prediction runs them,
    against the same 49 merges through one `git merge-tree --stdin`.
 
-Usage: python3 bench/land.py [--ganger PATH] [--tasks N] [--culprits K] [--check-sleep S]
-                             [--runs N] [--fix-runs N]
+   With --old (a ganger built from an earlier commit), each round's end is timed with both
+   binaries on the same repositories, taking turns, and printed side by side.
+
+Usage: python3 bench/land.py [--ganger PATH] [--old PATH] [--only land|prediction] [--tasks N]
+                             [--culprits K] [--check-sleep S] [--runs N] [--fix-runs N]
 Needs: git, sh, python3; without --ganger, cargo (builds ganger in release mode first).
 """
 
@@ -252,22 +255,28 @@ def merge_tree_time(repo: Repo, count: int, runs: int) -> dict[str, float]:
     return {"each": statistics.median(each), "stdin": statistics.median(batched)}
 
 
-def bench_prediction(root: Path, ganger: Path, count: int, runs: int) -> tuple[dict, dict]:
-    repos = {"one": prediction_repo(root, "pred-one", ganger, 1, True),
-             "shared": prediction_repo(root, "pred-shared", ganger, count, True),
-             "disjoint": prediction_repo(root, "pred-disjoint", ganger, count, False)}
-    times: dict[str, list[float]] = {side: [] for side in repos}
-    sides = list(repos)
+def bench_prediction(root: Path, binaries: dict[str, Path], count: int, runs: int) -> tuple[dict, dict]:
+    """Medians of `runs` rounds' ends by each binary (`binaries`: label to path) in each of the
+    three repositories, the binaries and the repositories taking turns going first."""
+    first = next(iter(binaries.values()))
+    repos = {"one": prediction_repo(root, "pred-one", first, 1, True),
+             "shared": prediction_repo(root, "pred-shared", first, count, True),
+             "disjoint": prediction_repo(root, "pred-disjoint", first, count, False)}
+    times: dict[tuple[str, str], list[float]] = {(b, side): [] for b in binaries for side in repos}
+    sides, labels = list(repos), list(binaries)
     for i in range(runs):
         shift = i % len(sides)
         for side in sides[shift:] + sides[:shift]:
-            began = time.perf_counter()
-            repos[side].g("fix", "t01", "--message", f"echo {i} >> own/t01.txt")
-            times[side].append(time.perf_counter() - began)
+            turn = i % len(labels)
+            for label in labels[turn:] + labels[:turn]:
+                repos[side].ganger = binaries[label]
+                began = time.perf_counter()
+                repos[side].g("fix", "t01", "--message", f"echo {i} {label} >> own/t01.txt")
+                times[(label, side)].append(time.perf_counter() - began)
     status = repos["shared"].g("status").stdout
     if "conflict" in status:
         sys.exit(f"shared: a conflict was reported:\n{status}")
-    medians = {side: statistics.median(values) for side, values in times.items()}
+    medians = {key: statistics.median(values) for key, values in times.items()}
     return medians, merge_tree_time(repos["shared"], count, 5)
 
 
@@ -284,17 +293,32 @@ def main() -> None:
     parser.add_argument("--check-sleep", type=float, default=0.2)
     parser.add_argument("--runs", type=int, default=1, help="runs of the 50-task landing (each side once per run)")
     parser.add_argument("--fix-runs", type=int, default=15, help="interleaved fix rounds per repository")
+    parser.add_argument("--old", type=Path, help="a ganger built from the base commit: its prediction is "
+                        "timed beside --ganger's, on the same repositories")
+    parser.add_argument("--only", choices=["land", "prediction"], help="run one of the two parts")
     args = parser.parse_args()
     ganger = args.ganger.resolve() if args.ganger else build()
-    version = subprocess.run([str(ganger), "--version"], capture_output=True, text=True).stdout.strip()
+    binaries = {"new": ganger} | ({"old": args.old.resolve()} if args.old else {})
     root = Path(tempfile.mkdtemp(prefix="ganger-bench-land-"))
     try:
-        land = bench_land(root, ganger, args.tasks, args.culprits, args.check_sleep, args.runs)
-        prediction, merges = bench_prediction(root, ganger, args.tasks, args.fix_runs)
+        land = (bench_land(root, ganger, args.tasks, args.culprits, args.check_sleep, args.runs)
+                if args.only != "prediction" else None)
+        prediction, merges = (bench_prediction(root, binaries, args.tasks, args.fix_runs)
+                              if args.only != "land" else (None, None))
     finally:
         shutil.rmtree(root, ignore_errors=True)
 
-    print(f"{version} ({ganger}); {os.cpu_count()} cores")
+    for label, path in binaries.items():
+        version = subprocess.run([str(path), "--version"], capture_output=True, text=True).stdout.strip()
+        print(f"{label}: {version} ({path})")
+    print(f"{os.cpu_count()} cores")
+    if land is not None:
+        print_land(args, land)
+    if prediction is not None:
+        print_prediction(args, binaries, prediction, merges)
+
+
+def print_land(args: argparse.Namespace, land: list[dict]) -> None:
     first = land[0]["queue"]
     batch_line = next((line for line in first["progress"].splitlines() if ": batch 1 on " in line), "")
     print(f"\n1. {args.tasks} green tasks, {args.culprits} culprits; check = `sleep {args.check_sleep}; sh check.sh`; "
@@ -318,18 +342,22 @@ def main() -> None:
     print(f"   queue: {first['batches']} batches; sent back: {', '.join(first['returned'])}")
     print(f"   one by one: reverted: {', '.join(land[0]['single']['returned'])}")
 
-    cost = prediction["shared"] - prediction["one"]
+
+def print_prediction(args: argparse.Namespace, binaries: dict[str, Path], prediction: dict, merges: dict) -> None:
     print(f"\n2. a round's end (`ganger fix t01`, the command agent, no checks); medians of {args.fix_runs} "
-          "interleaved rounds")
-    print(f"   1 open task:                                      {ms(prediction['one'])}")
-    print(f"   {args.tasks} open tasks, own files only (no pair merged):   {ms(prediction['disjoint'])}"
-          f"  (+{ms(prediction['disjoint'] - prediction['one'])})")
-    print(f"   {args.tasks} open tasks, one shared file (every pair merged): {ms(prediction['shared'])}"
-          f"  (+{ms(cost)})")
-    print(f"   prediction's cost with {args.tasks} open tasks: {ms(cost)}; target < 50 ms: "
-          + ("met" if cost < 0.05 else "MISSED"))
-    print(f"   where it goes: the {args.tasks - 1} pairs by one `git merge-tree` each (as prediction runs "
-          f"them): {ms(merges['each'])}; all through one `git merge-tree --stdin`: {ms(merges['stdin'])}")
+          "interleaved rounds of each binary in each repository")
+    labels = list(binaries)
+    print(f"   {'':<52}" + "".join(f"{label:>22}" for label in labels))
+    rows = [("1 open task", "one"), (f"{args.tasks} open tasks, own files only (no pair merged)", "disjoint"),
+            (f"{args.tasks} open tasks, one shared file (every pair merged)", "shared")]
+    for name, side in rows:
+        print(f"   {name:<52}" + "".join(f"{ms(prediction[(label, side)]):>22}" for label in labels))
+    costs = {label: prediction[(label, "shared")] - prediction[(label, "one")] for label in labels}
+    print(f"   {'prediction (shared minus 1 open task)':<52}" + "".join(f"{ms(costs[label]):>22}" for label in labels))
+    print(f"   target < 50 ms with {args.tasks} open tasks: " + ", ".join(
+        f"{label} " + ("met" if costs[label] < 0.05 else "MISSED") for label in labels))
+    print(f"   git alone: the {args.tasks - 1} pairs by one `git merge-tree` each: {ms(merges['each'])}; "
+          f"all through one `git merge-tree --stdin`: {ms(merges['stdin'])}")
 
 
 if __name__ == "__main__":

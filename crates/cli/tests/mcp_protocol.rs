@@ -39,6 +39,8 @@ const TOOLS: &[(&str, &[&str])] = &[
     ("reject", &["notes", "slug"]),
     ("race", &["attempts", "brief", "slug"]),
     ("race_status", &["slug"]),
+    ("land", &[]),
+    ("land_status", &[]),
     ("assign", &["slug"]),
     ("transfer", &["slug", "to"]),
     ("release", &["slug"]),

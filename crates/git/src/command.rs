@@ -102,11 +102,19 @@ impl Git {
                     reason = "git is a helper tool run to completion, not an agent"
                 )]
                 let mut child = command.spawn().map_err(GitError::Spawn)?;
-                if let Some(mut stdin) = child.stdin.take() {
-                    // A git that exits early closes its stdin; its exit status tells why.
-                    let _ = stdin.write_all(bytes);
-                }
-                child.wait_with_output()
+                let stdin = child.stdin.take();
+                // Written from a thread of its own while the output is read here, so that a
+                // git whose output fills its pipe before it has read all of its input (a long
+                // `merge-tree --stdin`) cannot wait on us while we wait on it.
+                std::thread::scope(|scope| {
+                    if let Some(mut stdin) = stdin {
+                        // A git that exits early closes its stdin; its exit status tells why.
+                        scope.spawn(move || {
+                            let _ = stdin.write_all(bytes);
+                        });
+                    }
+                    child.wait_with_output()
+                })
             }
         }
         .map_err(GitError::Spawn)?;

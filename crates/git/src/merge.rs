@@ -134,6 +134,46 @@ impl Repo {
         Ok(TreeMerge { tree, conflicts })
     }
 
+    /// Merges each pair `(ours, theirs)` in memory, all through one `git merge-tree --stdin`
+    /// (one process instead of one per pair), in the pairs' order. Any commit that does not
+    /// exist fails the whole call.
+    pub fn merge_tree_pairs(&self, pairs: &[(&str, &str)]) -> Result<Vec<TreeMerge>, GitError> {
+        if pairs.is_empty() {
+            return Ok(Vec::new());
+        }
+        let input: String = pairs
+            .iter()
+            .map(|(ours, theirs)| format!("{ours} {theirs}\n"))
+            .collect();
+        let out = Git::new(&self.worktree).run_with_input(
+            [
+                "merge-tree",
+                "--stdin",
+                "--name-only",
+                "--no-messages",
+                "-z",
+            ],
+            Some(input.as_bytes()),
+        )?;
+        let merges = parse_merge_stream(&out);
+        if merges.len() != pairs.len() {
+            return Err(GitError::format(
+                &self.worktree,
+                format!(
+                    "git merge-tree --stdin answered {} merges of {}",
+                    merges.len(),
+                    pairs.len()
+                ),
+            ));
+        }
+        Ok(merges)
+    }
+
+    /// The whole message of the commit `rev`.
+    pub fn message_of(&self, rev: &str) -> Result<String, GitError> {
+        Git::new(&self.worktree).text(["show", "-s", "--format=%B", "--end-of-options", rev])
+    }
+
     /// Writes a commit of `tree` with `parents` and `message`.
     pub fn commit_tree(
         &self,
@@ -271,6 +311,25 @@ impl Repo {
     }
 }
 
+/// The merges of `git merge-tree --stdin -z --name-only --no-messages`'s output: for each,
+/// its status (`1` clean, `0` conflicted), its tree, each conflicted path, then an empty field.
+fn parse_merge_stream(out: &[u8]) -> Vec<TreeMerge> {
+    let mut fields = out
+        .split(|&b| b == 0)
+        .map(|f| String::from_utf8_lossy(f).into_owned());
+    let mut merges = Vec::new();
+    while let (Some(status), Some(tree)) = (fields.next(), fields.next()) {
+        if tree.len() != 40 || !matches!(status.as_str(), "0" | "1") {
+            break;
+        }
+        let mut conflicts: Vec<String> = fields.by_ref().take_while(|f| !f.is_empty()).collect();
+        conflicts.sort();
+        conflicts.dedup();
+        merges.push(TreeMerge { tree, conflicts });
+    }
+    merges
+}
+
 /// Whether `text` still has a line of a conflict marker (`<<<<<<< `, `=======`, `>>>>>>> `).
 pub fn has_conflict_markers(text: &str) -> bool {
     text.lines().any(|line| {
@@ -355,6 +414,31 @@ mod tests {
         repo.git(&["commit", "-q", "-am", "main"]);
         let refused = found.replay(&commits[0], "main").unwrap().unwrap_err();
         assert_eq!(refused.conflicts, ["README.md"]);
+    }
+
+    #[test]
+    fn pairs_merged_through_one_process_agree_with_one_merge_each() {
+        let (repo, found) = repo_with_branches();
+        repo.git(&["checkout", "-q", "-b", "other", "main"]);
+        std::fs::write(repo.root().join("README.md"), "other\n").unwrap();
+        std::fs::write(repo.root().join("new.txt"), "other new\n").unwrap();
+        repo.git(&["add", "-A"]);
+        repo.git(&["commit", "-q", "-m", "other"]);
+        repo.git(&["checkout", "-q", "-b", "apart", "main"]);
+        std::fs::write(repo.root().join("apart.txt"), "apart\n").unwrap();
+        repo.git(&["add", "-A"]);
+        repo.git(&["commit", "-q", "-m", "apart"]);
+        let pairs = [("task", "other"), ("task", "apart"), ("other", "main")];
+        let merged = found.merge_tree_pairs(&pairs).unwrap();
+        let one_each: Vec<_> = pairs
+            .iter()
+            .map(|(ours, theirs)| found.merge_trees(ours, theirs, None).unwrap())
+            .collect();
+        assert_eq!(merged, one_each);
+        assert_eq!(merged[0].conflicts, ["README.md", "new.txt"]);
+        assert!(merged[1].conflicts.is_empty());
+        assert!(found.merge_tree_pairs(&[("task", "nope")]).is_err());
+        assert!(found.merge_tree_pairs(&[]).unwrap().is_empty());
     }
 
     #[test]

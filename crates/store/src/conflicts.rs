@@ -24,6 +24,16 @@ pub struct PredictedConflict {
     pub files: Vec<ConflictFile>,
 }
 
+/// An open task's work as its last ended round left it: what a round's end merges with.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OpenSnapshot {
+    pub slug: String,
+    /// The round's uncommitted changes (`"M path"` style).
+    pub changes: Vec<String>,
+    /// The round's snapshot commit.
+    pub snapshot: String,
+}
+
 /// What a backend keeps of predicted conflicts.
 pub trait ConflictStore {
     /// Replaces what is known of the conflicts of task `slug` (its id `task_id`; the round whose
@@ -38,6 +48,12 @@ pub trait ConflictStore {
         commander: Option<&str>,
         found: &[PredictedConflict],
     ) -> Result<(), StoreError>;
+
+    /// The other open tasks on `base` (not `except_task`, not cleaned, not merged since,
+    /// not a pipeline's role) whose last ended round left changes and a snapshot, by slug: one
+    /// read for all of them, however many there are.
+    fn open_snapshots(&self, except_task: i64, base: &str)
+    -> Result<Vec<OpenSnapshot>, StoreError>;
 
     /// Every pair known to conflict, in order.
     fn conflicts(&self) -> Result<Vec<PredictedConflict>, StoreError>;

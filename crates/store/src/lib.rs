@@ -38,7 +38,7 @@ mod workers;
 
 pub use backend::Backend;
 pub use claims::{ClaimStore, CleanClaim, PendingStart};
-pub use conflicts::{ConflictFile, ConflictStore, PredictedConflict};
+pub use conflicts::{ConflictFile, ConflictStore, OpenSnapshot, PredictedConflict};
 pub use error::{BackendError, StoreError};
 pub use evidence::{Budget, EvidenceStore, LabelledTask, Spent};
 pub use journal::{

@@ -403,7 +403,7 @@ impl Engine {
         ready: &mut dyn FnMut() -> Result<()>,
         events: &mut dyn crate::ops::fleet::FleetEvents,
     ) -> Result<crate::ops::fleet::Drained> {
-        crate::ops::fleet::serve(&self.ws, options, ready, events)
+        self.with_lander(|| crate::ops::fleet::serve(&self.ws, options, ready, events))
     }
 
     /// Runs a worker (`ganger worker`): a scheduler recorded under a name that takes from the
@@ -414,7 +414,7 @@ impl Engine {
         options: crate::ops::fleet::SchedulerOptions,
         events: &mut dyn crate::ops::fleet::FleetEvents,
     ) -> Result<crate::ops::fleet::Drained> {
-        crate::ops::fleet::run_worker(&self.ws, worker, options, events)
+        self.with_lander(|| crate::ops::fleet::run_worker(&self.ws, worker, options, events))
     }
 
     /// Every worker recorded in the store, alive or not.

@@ -67,51 +67,60 @@ fn find(
     task: &Task,
     round: &Round,
 ) -> crate::base::error::Result<Vec<PredictedConflict>> {
-    let mut found = Vec::new();
     let mine = changed_paths(&round.worktree_changes);
     let Some(snapshot) = round.snapshot_after.as_deref().filter(|_| !mine.is_empty()) else {
-        return Ok(found);
+        return Ok(Vec::new());
     };
     let repo = &ws.repo;
-    if let Some(head) = repo.resolve(&format!("refs/heads/{}", task.base))
-        && !repo.is_ancestor(&head, snapshot)?
-    {
-        let merged = repo.merge_trees(&head, snapshot, None)?;
-        if !merged.conflicts.is_empty() {
-            found.push(PredictedConflict {
-                task: task.slug.clone(),
-                other: task.base.clone(),
-                with_base: true,
-                files: files(repo, &merged),
-            });
-        }
+    // Each merge to make: with whom (`None`: the base), ours, theirs. All of them go through
+    // one `git merge-tree --stdin`: one process per pair cost more than the merges themselves.
+    let mut merges: Vec<(Option<String>, String, String)> = Vec::new();
+    if let Some(head) = repo.resolve(&format!("refs/heads/{}", task.base)) {
+        // A base the snapshot already has merges cleanly: no need to ask git first.
+        merges.push((None, head, snapshot.to_owned()));
     }
-    for (slug, changes) in store.open_work(task.id)? {
-        if changed_paths(&changes).is_disjoint(&mine) || rivals(store, &task.slug, &slug)? {
+    for other in store.open_snapshots(task.id, &task.base)? {
+        if changed_paths(&other.changes).is_disjoint(&mine)
+            || rivals(store, &task.slug, &other.slug)?
+        {
             continue;
         }
-        let Some(other) = store.task(&slug)?.filter(|o| o.base == task.base) else {
-            continue;
-        };
-        let Some(theirs) = store.round(other.id, None)?.and_then(|r| r.snapshot_after) else {
-            continue;
-        };
-        let merged = repo.merge_trees(snapshot, &theirs, None)?;
-        if merged.conflicts.is_empty() {
-            continue;
-        }
-        let (first, second) = if task.slug < slug {
-            (task.slug.clone(), slug)
-        } else {
-            (slug, task.slug.clone())
-        };
-        found.push(PredictedConflict {
-            task: first,
-            other: second,
-            with_base: false,
-            files: files(repo, &merged),
-        });
+        merges.push((Some(other.slug), snapshot.to_owned(), other.snapshot));
     }
+    let pairs: Vec<(&str, &str)> = merges
+        .iter()
+        .map(|(_, ours, theirs)| (ours.as_str(), theirs.as_str()))
+        .collect();
+    let merged = repo.merge_tree_pairs(&pairs)?;
+    let found = merges
+        .into_iter()
+        .zip(merged)
+        .filter(|(_, merged)| !merged.conflicts.is_empty())
+        .map(|((with, _, _), merged)| {
+            let files = files(repo, &merged);
+            match with {
+                None => PredictedConflict {
+                    task: task.slug.clone(),
+                    other: task.base.clone(),
+                    with_base: true,
+                    files,
+                },
+                Some(slug) => {
+                    let (first, second) = if task.slug < slug {
+                        (task.slug.clone(), slug)
+                    } else {
+                        (slug, task.slug.clone())
+                    };
+                    PredictedConflict {
+                        task: first,
+                        other: second,
+                        with_base: false,
+                        files,
+                    }
+                }
+            }
+        })
+        .collect();
     Ok(found)
 }
 

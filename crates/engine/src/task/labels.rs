@@ -10,6 +10,9 @@ use std::collections::BTreeMap;
 
 /// The schema of `status --group-by`.
 pub const GROUPS_SCHEMA: &str = "ganger.task-groups/1";
+/// The label that asks for a task to be queued to land once its last round passes its checks
+/// (`land=true`; a fleet file's `land = true`), by the lander inside `serve` or a worker.
+pub const LAND_LABEL: &str = "land";
 /// The longest label key and value.
 const MAX_KEY: usize = 48;
 const MAX_VALUE: usize = 200;

@@ -11,6 +11,7 @@
 mod agents;
 mod fleets;
 mod journal;
+mod land;
 mod ownership;
 mod pipelines;
 mod races;
@@ -28,7 +29,7 @@ use std::sync::Arc;
 
 /// The tools in the supervise loop's order, as a client lists them: start, wait, read, fix
 /// or merge, then the rest.
-const LOOP_ORDER: [&str; 29] = [
+const LOOP_ORDER: [&str; 31] = [
     "start",
     "wait",
     "status",
@@ -44,6 +45,8 @@ const LOOP_ORDER: [&str; 29] = [
     "reject",
     "race",
     "race_status",
+    "land",
+    "land_status",
     "assign",
     "transfer",
     "release",
@@ -75,6 +78,7 @@ impl GangerMcp {
             + GangerMcp::round_tools()
             + GangerMcp::pipeline_tools()
             + GangerMcp::race_tools()
+            + GangerMcp::land_tools()
             + GangerMcp::ownership_tools()
             + GangerMcp::fleet_tools()
             + GangerMcp::journal_tools()

@@ -2,7 +2,7 @@
 
 use super::journal::append;
 use super::{Database, Param, Row, bind};
-use crate::conflicts::{ConflictStore, PredictedConflict};
+use crate::conflicts::{ConflictStore, OpenSnapshot, PredictedConflict};
 use crate::error::StoreError;
 use crate::journal::JournalEvent;
 use crate::records::now_ms;
@@ -71,6 +71,35 @@ impl<D: Database> ConflictStore for D {
                 }
             }
             Ok(())
+        })
+    }
+
+    fn open_snapshots(
+        &self,
+        except_task: i64,
+        base: &str,
+    ) -> Result<Vec<OpenSnapshot>, StoreError> {
+        self.again_if_cut(|sql| {
+            sql.rows(
+                "SELECT t.slug, r.worktree_changes, r.snapshot_after FROM tasks t \
+                 JOIN rounds r ON r.id = \
+                    (SELECT id FROM rounds WHERE task_id = t.id AND ended_at IS NOT NULL \
+                     ORDER BY number DESC LIMIT 1) \
+                 WHERE t.id != ?1 AND t.base = ?2 AND t.cleaned_at IS NULL \
+                 AND t.parent IS NULL AND r.worktree_changes != '[]' \
+                 AND r.snapshot_after IS NOT NULL \
+                 AND NOT EXISTS (SELECT 1 FROM journal j WHERE j.task_id = t.id \
+                    AND j.kind = 'merged' AND j.at >= r.ended_at) \
+                 ORDER BY t.slug",
+                &bind![except_task, base],
+                |row| {
+                    Ok(OpenSnapshot {
+                        slug: row.get(0)?,
+                        changes: row.json(1, "worktree_changes")?,
+                        snapshot: row.get(2)?,
+                    })
+                },
+            )
         })
     }
 

@@ -2,8 +2,9 @@
 //! once when it appears and once when it is cleared, whichever task's round records it.
 
 use super::Site;
-use super::fixtures::new_task;
-use ganger_store::{ConflictFile, PredictedConflict};
+use super::fixtures::{done, end, new_round, new_task, summary};
+use ganger_events::RoundStatus;
+use ganger_store::{ConflictFile, OpenSnapshot, PredictedConflict, RoundKind, TaskUpdate};
 
 fn pair(a: &str, b: &str, with_base: bool, lines: [u32; 2]) -> PredictedConflict {
     PredictedConflict {
@@ -59,4 +60,48 @@ pub fn a_conflict_is_journaled_once_kept_while_found_and_cleared_by_either_task(
         .map(|(k, s)| ((*k).to_owned(), (*s).to_owned()))
         .collect();
     assert_eq!(kinds, expected);
+}
+
+pub fn the_open_snapshots_of_a_base_are_the_last_ended_rounds_of_its_other_open_tasks(
+    site: &dyn Site,
+) {
+    let mut store = site.connect();
+    let begin = |store: &mut Box<dyn ganger_store::Backend>, slug: &str, base: &str| {
+        let mut task = new_task(slug, "alice");
+        task.base = base.into();
+        let (task, round) = store
+            .create_task(&task, &new_round(RoundKind::Start, slug, "alice"))
+            .unwrap();
+        (task, round)
+    };
+    let (me, mine) = begin(&mut store, "me", "main");
+    store.finish_round(mine.id, &done()).unwrap();
+    // Ended with a snapshot: listed; then a second round runs: its last ended one still is.
+    let (busy, first) = begin(&mut store, "busy", "main");
+    store.finish_round(first.id, &done()).unwrap();
+    store
+        .begin_round(
+            busy.id,
+            &new_round(RoundKind::Fix, "busy-2", "alice"),
+            &TaskUpdate::default(),
+        )
+        .unwrap();
+    // Another base, a round still running, a round that left nothing: none is listed.
+    let (_, elsewhere) = begin(&mut store, "elsewhere", "dev");
+    store.finish_round(elsewhere.id, &done()).unwrap();
+    begin(&mut store, "running", "main");
+    let (_, clean) = begin(&mut store, "clean", "main");
+    let mut nothing = end(RoundStatus::Done, "ses_2", summary(1, None, None));
+    nothing.worktree_changes.clear();
+    store.finish_round(clean.id, &nothing).unwrap();
+    let found = site.connect().open_snapshots(me.id, "main").unwrap();
+    assert_eq!(
+        found,
+        [OpenSnapshot {
+            slug: "busy".into(),
+            changes: vec!["A hello.txt".into()],
+            snapshot: "1".repeat(40),
+        }]
+    );
+    assert_eq!(store.open_snapshots(busy.id, "main").unwrap().len(), 1);
 }

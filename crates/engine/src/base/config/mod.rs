@@ -4,6 +4,8 @@
 
 mod checks;
 mod duration;
+mod fleet;
+mod land;
 mod permissions;
 pub mod roles;
 mod setting;
@@ -12,7 +14,9 @@ mod template;
 pub use checks::{CheckConfig, DEFAULT_CHECK_TIMEOUT, valid_check_name, validate_checks};
 
 pub use duration::{format_duration, parse_duration};
+pub use fleet::{ConflictPolicy, FleetConfig};
 pub use ganger_agents::AgentConfig;
+pub use land::{LandConfig, LandMode};
 pub use permissions::PermissionRules;
 pub(crate) use permissions::permission_rule;
 pub use setting::Setting;
@@ -52,6 +56,10 @@ pub struct Config {
     pub permissions: PermissionRules,
     /// Where the store is (`[store]`); `GANGER_STORE` and `--store` outrank it.
     pub store: StoreConfig,
+    /// How the scheduler treats conflicting tasks (`[fleet]`).
+    pub fleet: FleetConfig,
+    /// What a landed batch puts on its base (`[land]`).
+    pub land: LandConfig,
 }
 
 /// `[store]`: a PostgreSQL store instead of `.ganger/state.db` (docs/postgres.md).

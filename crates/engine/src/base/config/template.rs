@@ -96,4 +96,11 @@ backoff = "5s"          # the first wait before a retry, doubled each time
 # [store]
 # url = "postgres://ganger@db.example:5432/ganger?sslmode=verify-full&sslrootcert=/etc/ganger/db-ca.crt"
 # password_file = "/etc/ganger/db-password"
+
+# [land]
+# mode = "merge"           # or "rebase": ganger land puts one checked commit per task, no merge
+
+# [fleet]
+# conflicts = "warn"       # or "serialize": a queued round of a task predicted to conflict
+#                          # with one running or queued to land waits until it has landed
 "#;

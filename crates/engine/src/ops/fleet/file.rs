@@ -5,6 +5,7 @@
 
 use super::limits::Limits;
 use crate::base::error::{EngineError, Result};
+use crate::task::labels::LAND_LABEL;
 use serde::Deserialize;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -65,6 +66,9 @@ struct TaskToml {
     labels: BTreeMap<String, String>,
     #[serde(default)]
     budget: BudgetToml,
+    /// Queued to land once its last round passes its checks (the label `land=true`).
+    #[serde(default)]
+    land: bool,
 }
 
 /// A fleet, checked.
@@ -212,7 +216,7 @@ fn fleet_task(dir: &Path, task: &TaskToml, defaults: &TaskDefaults) -> Result<Fl
         "base": pick(&task.base, &defaults.base),
         "timeout_ms": timeout.map(|t| t.as_millis() as u64),
         "checks": task.checks,
-        "labels": task.labels.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>(),
+        "labels": labels(task)?,
         "budget_usd": task.budget.usd,
         "budget_tokens": task.budget.tokens,
     });
@@ -222,6 +226,21 @@ fn fleet_task(dir: &Path, task: &TaskToml, defaults: &TaskDefaults) -> Result<Fl
         options,
         after: task.after.clone(),
     })
+}
+
+/// A task's labels as `KEY=VALUE`, with `land=true` for `land = true`.
+fn labels(task: &TaskToml) -> Result<Vec<String>> {
+    let mut labels = task.labels.clone();
+    if task.land {
+        let land = labels.insert(LAND_LABEL.to_owned(), "true".to_owned());
+        if land.is_some_and(|value| value != "true") {
+            return Err(EngineError::invalid(format!(
+                "task {}: land = true, and a label {LAND_LABEL} of another value",
+                task.slug
+            )));
+        }
+    }
+    Ok(labels.iter().map(|(k, v)| format!("{k}={v}")).collect())
 }
 
 /// A fleet's remote as written: a URL of one of git's own transports without a credential, a

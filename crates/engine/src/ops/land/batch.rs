@@ -9,7 +9,8 @@ use crate::ops::land::bisect::{Bisection, Next};
 use crate::ops::land::chain::Chain;
 use crate::ops::land::checks::Verdict;
 use crate::ops::land::context::{Lander, short};
-use crate::ops::land::report::{BatchReport, Probe, Returned};
+use crate::ops::land::judge::judge;
+use crate::ops::land::report::{BatchReport, Returned};
 use ganger_store::{LandBatch, LandItem};
 use std::collections::HashMap;
 
@@ -139,51 +140,6 @@ fn onto_head(
         }
     }
     Ok(candidates)
-}
-
-/// Runs the checks on `commit` (the tasks `tasks` on the head; none: the head alone).
-fn judge(
-    lander: &mut Lander<'_>,
-    report: &mut BatchReport,
-    commit: &str,
-    tasks: Vec<String>,
-    notices: &mut dyn Notices,
-) -> Result<Verdict> {
-    let verdict = lander.scratch.judge(commit, &lander.checks)?;
-    report.check_runs += 1;
-    report.retries += verdict.retries;
-    for name in &verdict.flaky {
-        if !report.flaky.contains(name) {
-            report.flaky.push(name.clone());
-        }
-    }
-    let failed: Vec<String> = verdict.failed.iter().map(|f| f.name.clone()).collect();
-    let what = if tasks.is_empty() {
-        format!("{} alone", lander.base)
-    } else {
-        tasks.join(" + ")
-    };
-    let mut line = format!(
-        "batch {} check run {}: {what}: {}",
-        report.batch,
-        report.check_runs,
-        if verdict.green() {
-            "green".to_owned()
-        } else {
-            format!("red ({})", failed.join(", "))
-        }
-    );
-    if !verdict.flaky.is_empty() {
-        line.push_str(&format!("; flaky: {}", verdict.flaky.join(", ")));
-    }
-    report.probes.push(Probe {
-        tasks,
-        green: verdict.green(),
-        failed,
-        flaky: verdict.flaky.clone(),
-    });
-    lander.step(report, "check-run", line, notices)?;
-    Ok(verdict)
 }
 
 fn conflict(item: &LandItem, files: Vec<String>, with: Vec<String>) -> Returned {

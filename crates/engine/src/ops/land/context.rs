@@ -2,7 +2,7 @@
 //! the checks), and how it tells of each step: a journal entry, the batch's progress in the
 //! store (what `land status` shows), and a notice for the caller.
 
-use crate::base::config::CheckConfig;
+use crate::base::config::{CheckConfig, LandMode};
 use crate::base::error::Result;
 use crate::base::notice::{Notice, Notices};
 use crate::ops::land::checks::Scratch;
@@ -19,6 +19,8 @@ pub(crate) struct Lander<'a> {
     pub commander: String,
     pub scratch: Scratch,
     pub checks: Vec<CheckConfig>,
+    /// What a green batch lands as (`[land] mode`).
+    pub mode: LandMode,
     /// The lander's claim on the base.
     pub claim: &'a Claim,
 }

@@ -3,8 +3,9 @@
 //! worker sees what it meets: a conflict leaves git's markers in the files, and the round's
 //! checks run on the task's work combined with the base. The fix round names the conflicting
 //! files and the lines of each hunk, or the checks that failed in the batch with the end of
-//! their output. Once the round passes, the resolution is committed and the task is queued
-//! again (once: `--fix` is not asked again of a task queued by its fix round).
+//! their output. The round runs detached, so the lander goes on with the next batches; once
+//! it passes, the resolution is committed and the task is queued again (once: `--fix` is not
+//! asked again of a task queued by its fix round).
 
 use crate::base::brief::Brief;
 use crate::base::error::Result;
@@ -53,26 +54,23 @@ fn prompt(item: &LandItem, returned: &Returned, markers: &[(String, Vec<[u32; 2]
     text
 }
 
-/// Sends `item`, sent back by the lander as `returned`, to its worker; queues it again once the
-/// round passed.
+/// Sends `item`, sent back by the lander as `returned`, to its worker: a fix round in a
+/// detached host, so that the lander goes on meanwhile ([`follow_up`] queues the task again
+/// once the round passed). The round's number, when it started.
 pub(crate) fn fix_returned(
     ws: &Workspace,
     store: &mut dyn Backend,
     item: &LandItem,
     returned: &Returned,
     notices: &mut dyn Notices,
-) -> Result<FixRound> {
+) -> Result<Option<u32>> {
     let task = crate::task::lookup::find_task(&*store, &item.slug)?;
     let worktree = crate::evidence::task_worktree::check_task_worktree(ws, &task)?;
-    let message = format!(
-        "Merge {} into task {}: for ganger land, resolved by its worker",
-        item.base, item.slug
-    );
     let base_ref = format!("refs/heads/{}", item.base);
     let conflicting = if worktree.merge_in_progress() {
         worktree.unmerged()?
     } else {
-        worktree.start_merge(&base_ref, &message)?
+        worktree.start_merge(&base_ref, &merge_message(item))?
     };
     let markers: Vec<(String, Vec<[u32; 2]>)> = conflicting
         .iter()
@@ -94,33 +92,57 @@ pub(crate) fn fix_returned(
             slug: task.slug.clone(),
             brief: Some(Brief::Message(prompt(item, returned, &markers))),
             commander: Some(item.commander.clone()),
+            detach: true,
             ..FixOptions::default()
         },
         notices,
     )?;
-    let Launched::Finished(outcome) = launched else {
-        return Ok(FixRound {
-            task: item.slug.clone(),
-            round: None,
-            passed: false,
-            requeued: false,
-        });
+    Ok(Some(match launched {
+        Launched::Finished(outcome) => outcome.round.number,
+        Launched::Detached { round, .. } => round.number,
+    }))
+}
+
+/// The message of the commit of a fix round's resolution.
+fn merge_message(item: &LandItem) -> String {
+    format!(
+        "Merge {} into task {}: for ganger land, resolved by its worker",
+        item.base, item.slug
+    )
+}
+
+/// `item`'s fix round `round`, once it ended (`None` while it runs): when it passed with no
+/// conflict marker left, the resolution is committed on the task's branch and the task is
+/// queued again (without `--fix`).
+pub(crate) fn follow_up(
+    ws: &Workspace,
+    store: &mut dyn Backend,
+    item: &LandItem,
+    round: u32,
+) -> Result<Option<FixRound>> {
+    let task = crate::task::lookup::find_task(&*store, &item.slug)?;
+    let Some(ended) = store
+        .round(task.id, Some(round))?
+        .filter(|r| r.ended_at.is_some())
+    else {
+        return Ok(None);
     };
     let mut done = FixRound {
         task: item.slug.clone(),
-        round: Some(outcome.round.number),
-        passed: outcome.round.checks_passed(),
+        round: Some(round),
+        passed: ended.checks_passed(),
         requeued: false,
     };
+    let worktree = crate::evidence::task_worktree::check_task_worktree(ws, &task)?;
     let marked = worktree.unmerged()?.iter().any(|file| {
         std::fs::read(worktree.worktree.join(file))
             .is_ok_and(|b| ganger_git::has_conflict_markers(&String::from_utf8_lossy(&b)))
     });
     if !done.passed || marked {
         done.passed = false;
-        return Ok(done);
+        return Ok(Some(done));
     }
-    worktree.commit_all(&message)?;
+    worktree.commit_all(&merge_message(item))?;
     let main = ganger_git::discover(&ws.repo.main)?;
     if let Some(tip) = main.resolve(&format!("refs/heads/{}", task.branch)) {
         let queued = store.land_enqueue(&NewLandItem {
@@ -133,5 +155,5 @@ pub(crate) fn fix_returned(
         })?;
         done.requeued = queued.is_some();
     }
-    Ok(done)
+    Ok(Some(done))
 }

@@ -11,13 +11,17 @@ use crate::env::workspace::Workspace;
 use crate::ops::land::batch::land_batch;
 use crate::ops::land::checks::Scratch;
 use crate::ops::land::context::Lander;
-use crate::ops::land::fix::fix_returned;
-use crate::ops::land::report::{BatchReport, DEFAULT_BATCH};
+use crate::ops::land::fix::{fix_returned, follow_up};
+use crate::ops::land::report::{BatchReport, DEFAULT_BATCH, FixRound};
 use ganger_store::{LandItem, StoreError};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 /// How long a lander waits before it looks again at bases other landers hold.
 const HELD_POLL: Duration = Duration::from_millis(300);
+
+/// How often a lander with nothing queued looks at the fix rounds it sent.
+const FIX_POLL: Duration = Duration::from_millis(200);
 
 /// The name of the claim of the lander of `base`.
 pub(crate) fn claim_name(base: &str) -> String {
@@ -34,39 +38,78 @@ pub(crate) fn run(
 ) -> Result<Vec<BatchReport>> {
     let limit = batch.unwrap_or(DEFAULT_BATCH);
     let mut reports = Vec::new();
-    let store = ws.open_store()?;
+    let never = AtomicBool::new(false);
     loop {
-        let bases = store.land_bases()?;
-        if bases.is_empty() {
+        let pass = land_free_bases(ws, limit, commander, notices, &mut |_| false, &never)?;
+        let red = pass.reports.iter().find(|b| b.outcome == "base-red");
+        if let Some(red) = red {
+            return Err(EngineError::invalid(format!(
+                "the checks fail on {} itself; nothing lands until they pass",
+                red.base
+            ))
+            .hint("`ganger land status` shows the last batch's check runs"));
+        }
+        reports.extend(pass.reports);
+        if pass.bases == 0 {
             return Ok(reports);
         }
-        let mut worked = false;
-        for base in bases {
-            let claim = match store.claim(&claim_name(&base)) {
-                Ok(claim) => claim,
-                Err(StoreError::ClaimHeld { .. }) => continue,
-                Err(error) => return Err(error.into()),
-            };
-            worked = true;
-            let landed = land_base(ws, &base, limit, commander, &claim, notices);
-            claim.release();
-            let done = landed?;
-            let base_red = done.iter().any(|b| b.outcome == "base-red");
-            reports.extend(done);
-            if base_red {
-                return Err(EngineError::invalid(format!(
-                    "the checks fail on {base} itself; nothing lands until they pass"
-                ))
-                .hint("`ganger land status` shows the last batch's check runs"));
-            }
-        }
-        if !worked {
+        if !pass.worked {
             std::thread::sleep(HELD_POLL);
         }
     }
 }
 
-/// Lands `base`'s queue, holding its claim (`key`).
+/// What one look at the queue's bases did.
+pub(crate) struct Pass {
+    /// The bases with items queued or under test.
+    pub bases: usize,
+    /// Whether a base was free and landed here.
+    pub worked: bool,
+    pub reports: Vec<BatchReport>,
+}
+
+/// Lands the queue of each base that has one and that no other lander holds (nor `skip`
+/// names), each until it is empty or its base's own checks fail (a `base-red` report, after
+/// which that base is left). A lander waits for the fix rounds it sent to end, unless `stop`
+/// is set: then they are left as a killed lander leaves them.
+pub(crate) fn land_free_bases(
+    ws: &Workspace,
+    limit: u32,
+    commander: &str,
+    notices: &mut dyn Notices,
+    skip: &mut dyn FnMut(&str) -> bool,
+    stop: &AtomicBool,
+) -> Result<Pass> {
+    let store = ws.open_store()?;
+    let bases = store.land_bases()?;
+    let mut pass = Pass {
+        bases: bases.len(),
+        worked: false,
+        reports: Vec::new(),
+    };
+    for base in bases {
+        if skip(&base) {
+            continue;
+        }
+        let claim = match store.claim(&claim_name(&base)) {
+            Ok(claim) => claim,
+            Err(StoreError::ClaimHeld { .. }) => continue,
+            Err(error) => return Err(error.into()),
+        };
+        pass.worked = true;
+        let landed = land_base(ws, &base, limit, commander, &claim, notices, stop);
+        claim.release();
+        let done = landed?;
+        let red = done.iter().any(|b| b.outcome == "base-red");
+        pass.reports.extend(done);
+        if red {
+            return Ok(pass);
+        }
+    }
+    Ok(pass)
+}
+
+/// Lands `base`'s queue, holding its claim, and follows up the fix rounds it sends.
 fn land_base(
     ws: &Workspace,
     base: &str,
@@ -74,6 +117,7 @@ fn land_base(
     commander: &str,
     claim: &ganger_store::Claim,
     notices: &mut dyn Notices,
+    stop: &AtomicBool,
 ) -> Result<Vec<BatchReport>> {
     let main = ganger_git::discover(&ws.repo.main)?;
     let base_ref = format!("refs/heads/{base}");
@@ -89,11 +133,14 @@ fn land_base(
         commander: commander.to_owned(),
         scratch,
         checks: ws.config.checks.clone(),
+        mode: ws.config.land.mode,
         claim,
     };
     settle_dead(&mut lander, notices)?;
-    let mut reports = Vec::new();
+    let mut reports: Vec<BatchReport> = Vec::new();
+    let mut fixing: Vec<Fixing> = Vec::new();
     loop {
+        follow_fixes(ws, &mut lander, &mut fixing, &mut reports)?;
         let head = lander
             .main
             .resolve(&base_ref)
@@ -102,14 +149,31 @@ fn land_base(
             .store
             .land_take_batch(base, &head, claim.key(), limit)?
         else {
-            return Ok(reports);
+            if fixing.is_empty() || stop.load(Ordering::Relaxed) {
+                return Ok(reports);
+            }
+            // Fix rounds still run: their tasks may be queued again.
+            std::thread::sleep(FIX_POLL);
+            continue;
         };
-        let fixing: Vec<LandItem> = items.iter().filter(|i| i.fix).cloned().collect();
+        let wants_fix: Vec<LandItem> = items.iter().filter(|i| i.fix).cloned().collect();
         let mut report = land_batch(&mut lander, &batch, items, notices)?;
         for returned in report.returned.clone() {
-            if let Some(item) = fixing.iter().find(|i| i.slug == returned.task) {
+            if let Some(item) = wants_fix.iter().find(|i| i.slug == returned.task) {
                 let round = fix_returned(ws, &mut *lander.store, item, &returned, notices)?;
-                report.fix_rounds.push(round);
+                report.fix_rounds.push(FixRound {
+                    task: item.slug.clone(),
+                    round,
+                    passed: false,
+                    requeued: false,
+                });
+                if let Some(round) = round {
+                    fixing.push(Fixing {
+                        item: item.clone(),
+                        round,
+                        report: reports.len(),
+                    });
+                }
             }
         }
         let red = report.outcome == "base-red";
@@ -118,6 +182,41 @@ fn land_base(
             return Ok(reports);
         }
     }
+}
+
+/// A fix round sent by this lander, running: the item it fixes, the round, and the report of
+/// the batch that sent it back.
+struct Fixing {
+    item: LandItem,
+    round: u32,
+    report: usize,
+}
+
+/// Follows up the fix rounds that ended: each one's task is queued again if it passed, and its
+/// batch's report says how it went.
+fn follow_fixes(
+    ws: &Workspace,
+    lander: &mut Lander<'_>,
+    fixing: &mut Vec<Fixing>,
+    reports: &mut [BatchReport],
+) -> Result<()> {
+    let mut still = Vec::new();
+    for each in fixing.drain(..) {
+        match follow_up(ws, &mut *lander.store, &each.item, each.round)? {
+            None => still.push(each),
+            Some(done) => {
+                if let Some(entry) = reports.get_mut(each.report).and_then(|r| {
+                    r.fix_rounds
+                        .iter_mut()
+                        .find(|f| f.task == done.task && f.round == done.round)
+                }) {
+                    *entry = done;
+                }
+            }
+        }
+    }
+    *fixing = still;
+    Ok(())
 }
 
 /// Settles the batches a dead lander of this base left open.

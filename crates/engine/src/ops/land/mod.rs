@@ -6,7 +6,8 @@
 //! flaky one), bisected to the culprits when red (`bisect.rs`, pure), and what passed moved
 //! onto the base in one compare-and-swap, recorded in the store before and after so that a
 //! lander killed at any moment leaves the base at a batch boundary and nothing lands twice
-//! (`moving.rs`). `ganger merge` stays the way to merge one task by hand.
+//! (`moving.rs`). Inside `ganger serve` and a worker a keeper (`keeper.rs`) does the same in
+//! the background, and queues the tasks labelled `land=true`. `ganger merge` stays the way to merge one task by hand.
 
 pub(crate) mod batch;
 pub(crate) mod bisect;
@@ -15,6 +16,8 @@ pub(crate) mod checks;
 pub(crate) mod context;
 pub(crate) mod enqueue;
 pub(crate) mod fix;
+pub(crate) mod judge;
+pub(crate) mod keeper;
 pub(crate) mod lander;
 pub(crate) mod moving;
 pub(crate) mod report;

@@ -7,10 +7,12 @@
 //! file). Never a force: a base that moved meanwhile is not touched, and the batch is queued
 //! again to be tested on the new head.
 
+use crate::base::config::LandMode;
 use crate::base::error::{EngineError, Result};
 use crate::base::notice::Notices;
 use crate::ops::land::chain::Chain;
 use crate::ops::land::context::{Lander, runs_phrase, short};
+use crate::ops::land::judge::judge;
 use crate::ops::land::report::BatchReport;
 use ganger_store::LandItem;
 
@@ -43,7 +45,14 @@ pub(crate) fn land(
     for item in landing {
         message.push_str(&format!("{}: {}\n", item.slug, item.task_commit));
     }
-    let tip = chain.landing_commit(&tested, &commits, &message)?;
+    let rebased = match lander.mode {
+        LandMode::Merge => None,
+        LandMode::Rebase => rebased(lander, chain, report, landing, notices)?,
+    };
+    let tip = match rebased {
+        Some(tip) => tip,
+        None => chain.landing_commit(&tested, &commits, &message)?,
+    };
     lander.store.land_landing(report.batch, &tip)?;
     if lander.lost() {
         // Another lander may have settled this batch already: the base is not this one's.
@@ -86,6 +95,49 @@ pub(crate) fn land(
         runs_phrase(report.check_runs)
     );
     lander.step(report, "landed", line, notices)
+}
+
+/// `[land] mode = "rebase"`: the batch as one commit per landing task, in order, each on the
+/// one before (the first on the head), with the tree of the batch up to that task and the
+/// task's message. Every one of them is checked: a prefix the bisection did not run is run
+/// now. `None` when one is red (a task that passed on top of all the others but not on the
+/// tasks ahead of it alone): the batch then lands as its one tested merge commit.
+fn rebased(
+    lander: &mut Lander<'_>,
+    chain: &mut Chain<'_>,
+    report: &mut BatchReport,
+    landing: &[&LandItem],
+    notices: &mut dyn Notices,
+) -> Result<Option<String>> {
+    let mut tip = report.head.clone();
+    for n in 1..=landing.len() {
+        let commits: Vec<String> = landing[..n].iter().map(|i| i.task_commit.clone()).collect();
+        let prefix = chain.prefix(&commits)?.map_err(|_| {
+            EngineError::environment_message("a batch that merged while tested no longer merges")
+        })?;
+        let slugs: Vec<String> = landing[..n].iter().map(|i| i.slug.clone()).collect();
+        let known_green = report.probes.iter().any(|p| p.green && p.tasks == slugs);
+        if !known_green && !judge(lander, report, &prefix, slugs.clone(), notices)?.green() {
+            let line = format!(
+                "batch {}: {} is red without the tasks after it; landed as one merge commit",
+                report.batch,
+                slugs.join(" + ")
+            );
+            lander.step(report, "rebase-refused", line, notices)?;
+            return Ok(None);
+        }
+        let item = landing[n - 1];
+        let message = format!(
+            "{}\n\nLanded by ganger land in batch {} into {}, rebased from {}.\n",
+            lander.main.message_of(&item.task_commit)?.trim_end(),
+            report.batch,
+            lander.base,
+            item.task_commit
+        );
+        let tree = lander.main.tree_of(&prefix).unwrap_or(prefix);
+        tip = lander.main.commit_tree(&tree, &[tip.as_str()], &message)?;
+    }
+    Ok(Some(tip))
 }
 
 /// Moves the base from `head` to `tip`; false when it is no longer at `head`.

@@ -26,6 +26,7 @@ use super::events::{FleetEvent, FleetEvents};
 use super::lanes::Lanes;
 use super::limits::Limits;
 use super::offer::Offer;
+use crate::base::config::ConflictPolicy;
 use crate::base::error::Result;
 use crate::base::notice::Notice;
 use crate::env::workspace::Workspace;
@@ -335,7 +336,7 @@ impl Scheduler<'_> {
         let in_flight = self.in_flight(events)?;
         let in_flight = self.review_ended(in_flight, &busy, events)?;
         let config = &self.ws.config;
-        let view = View {
+        let mut view = View {
             limits: self.options.limits.clone(),
             offer: self.options.offer.clone(),
             defaults: Defaults {
@@ -351,6 +352,9 @@ impl Scheduler<'_> {
                 self.me.key().as_str(),
             )?
         };
+        if config.fleet.conflicts == ConflictPolicy::Serialize {
+            view.read_conflicts(&*self.store)?;
+        }
         let (claimed, wake) = self.claim(view, events)?;
         let delivering = self.deliver_claimed(claimed, events)?;
         self.totals.passes += 1;

@@ -15,6 +15,11 @@
 //! - an item waits while a limit per agent or per model (the scheduler's, or its fleet's own)
 //!   is reached;
 //! - an item waits while its task's rules hold inbound rounds;
+//! - with `[fleet] conflicts = "serialize"`, a fix or broadcast waits while its task's work
+//!   is predicted to conflict with an active task's: one with a round running, an item in
+//!   flight or claimed earlier in this pass, or queued to land (until it has landed, which
+//!   clears the pair). A task whose work only sits there is not waited for, so two such
+//!   tasks never hold each other;
 //! - an item waits until the tasks it comes after (`after`) have ended `done`, and is refused
 //!   once one ended otherwise;
 //! - else it is claimed, counted at once against the limits and the capacity, and delivered
@@ -53,6 +58,9 @@ pub(super) struct Planner {
     load: usize,
     /// Tasks that take no more items in this pass.
     blocked: BTreeSet<String>,
+    /// Tasks a conflicting task's queued round waits for (with `serialize`): those running,
+    /// in flight, claimed in this pass or queued to land.
+    active: BTreeSet<String>,
     /// When the next pass is due at the latest (Unix ms).
     wake: Option<i64>,
     /// The next item of the view's queue to decide on.
@@ -110,6 +118,8 @@ impl Planner {
             .count();
         let mut blocked = busy;
         blocked.extend(view.in_flight.iter().map(|item| item.slug.clone()));
+        let mut active = blocked.clone();
+        active.extend(view.landing.iter().cloned());
         let wake = view
             .pauses
             .values()
@@ -120,6 +130,7 @@ impl Planner {
             running,
             load,
             blocked,
+            active,
             wake,
             at: 0,
             full: false,
@@ -208,6 +219,9 @@ impl Planner {
         if task.is_some_and(|t| t.inbound == Inbound::Hold) {
             return Ok(Decision::Waits);
         }
+        if task.is_some() && self.conflicts_with_active(view, &item.slug) {
+            return Ok(Decision::Waits);
+        }
         match dependencies(view, item)? {
             Deps::Wait => return Ok(Decision::Waits),
             Deps::Failed(reason) => return Ok(Decision::Refuse(reason)),
@@ -247,6 +261,7 @@ impl Planner {
             } => {
                 // Counted now, so the limits hold for the rest of the pass.
                 self.before_claim = Some((self.running.clone(), self.load));
+                self.active.insert(item.slug.clone());
                 self.running.add(&agent, model.as_deref());
                 self.load += 1;
                 Some(match remote {
@@ -258,6 +273,18 @@ impl Planner {
                 })
             }
         }
+    }
+}
+
+impl Planner {
+    /// Whether `slug`'s work conflicts with an active task's, when conflicting tasks are held
+    /// apart.
+    fn conflicts_with_active(&self, view: &View, slug: &str) -> bool {
+        view.serialize
+            && view
+                .conflicts
+                .get(slug)
+                .is_some_and(|others| !others.is_disjoint(&self.active))
     }
 }
 

@@ -141,6 +141,36 @@ fn worker(capacity: usize, agents: &[&str], sandboxes: &[&str]) -> Option<Offer>
     })
 }
 
+/// A view that holds conflicting tasks apart: `pairs` conflict (listed both ways, as the
+/// view reads them), `landing` are queued to land.
+fn serializing(pairs: &[(&str, &str)], landing: &[&str], queued: Vec<QueueItem>) -> View {
+    let mut conflicts: BTreeMap<String, std::collections::BTreeSet<String>> = BTreeMap::new();
+    for (a, b) in pairs {
+        conflicts
+            .entry((*a).into())
+            .or_default()
+            .insert((*b).into());
+        conflicts
+            .entry((*b).into())
+            .or_default()
+            .insert((*a).into());
+    }
+    View {
+        serialize: true,
+        conflicts,
+        landing: landing.iter().map(|s| (*s).to_owned()).collect(),
+        ..view(queued)
+    }
+}
+
+/// Tasks on m1 whose rules accept inbound rounds.
+fn accepting(slugs: &[&str]) -> BTreeMap<String, Option<QueuedTask>> {
+    slugs
+        .iter()
+        .map(|s| ((*s).to_owned(), task("m1", Inbound::Accept)))
+        .collect()
+}
+
 use Action::{Deliver, Read, Refuse, ToLane, WakeAt};
 
 fn lane(item: i64, remote: &str) -> Action {
@@ -449,6 +479,58 @@ fn cases() -> Vec<Case> {
                 ..view(vec![fix(1, "a"), fix(2, "b")])
             },
             wants: vec![Deliver(2)],
+        },
+        Case {
+            rule: "serialize: a fix waits while its task conflicts with a running task's work",
+            view: View {
+                running: vec![running("b", "agent-a", Some("m1"))],
+                tasks: accepting(&["a", "c"]),
+                ..serializing(&[("a", "b")], &[], vec![fix(1, "a"), fix(2, "c")])
+            },
+            wants: vec![Deliver(2)],
+        },
+        Case {
+            rule: "serialize: a fix waits while the task it conflicts with is in flight",
+            view: View {
+                in_flight: vec![flying("b", false, false)],
+                tasks: accepting(&["a"]),
+                ..serializing(&[("b", "a")], &[], vec![fix(1, "a")])
+            },
+            wants: vec![],
+        },
+        Case {
+            rule: "serialize: a fix waits while the task it conflicts with is queued to land",
+            view: View {
+                tasks: accepting(&["a"]),
+                ..serializing(&[("a", "b")], &["b"], vec![fix(1, "a")])
+            },
+            wants: vec![],
+        },
+        Case {
+            rule: "serialize: of two conflicting tasks' fixes, the older goes and the other waits",
+            view: View {
+                tasks: accepting(&["a", "b"]),
+                ..serializing(&[("a", "b")], &[], vec![fix(1, "b"), fix(2, "a")])
+            },
+            wants: vec![Deliver(1)],
+        },
+        Case {
+            rule: "serialize: a task conflicting with an idle one (not running, not landing) goes",
+            view: View {
+                tasks: accepting(&["a"]),
+                ..serializing(&[("a", "b")], &["c"], vec![fix(1, "a")])
+            },
+            wants: vec![Deliver(1)],
+        },
+        Case {
+            rule: "warn (the default): a conflict with a running task holds nothing",
+            view: View {
+                running: vec![running("b", "agent-a", Some("m1"))],
+                tasks: accepting(&["a"]),
+                serialize: false,
+                ..serializing(&[("a", "b")], &["b"], vec![fix(1, "a")])
+            },
+            wants: vec![Deliver(1)],
         },
         Case {
             rule: "a queued fix's task is read before it is decided on",

@@ -11,7 +11,7 @@ use crate::ops::fleet::offer::Offer;
 use crate::task::rules::Inbound;
 use ganger_events::{RoundStatus, SandboxKind};
 use ganger_store::{Backend, FleetRecord, QueueItem, QueueState, Round, Task};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 /// How many queued items a pass reads at a time: with a thousand queued, a pass that can start
 /// a few rounds reads a page, not a thousand.
@@ -49,6 +49,14 @@ pub(super) struct View {
     pub task_fleets: BTreeMap<String, Option<String>>,
     /// The tasks queued items come after, by slug.
     pub after: BTreeMap<String, After>,
+    /// Whether a queued round of a task whose work conflicts with an active task's waits
+    /// (`[fleet] conflicts = "serialize"`).
+    pub serialize: bool,
+    /// With `serialize`: the tasks each task's work is predicted to conflict with, both ways
+    /// (a conflict with a base is not here).
+    pub conflicts: BTreeMap<String, BTreeSet<String>>,
+    /// With `serialize`: the tasks queued to land or in a batch under test.
+    pub landing: BTreeSet<String>,
 }
 
 /// A running round, as the limits count it.
@@ -194,6 +202,28 @@ impl View {
                 self.after.insert(slug, state);
             }
         }
+        Ok(())
+    }
+
+    /// Reads what holding conflicting tasks apart needs (`[fleet] conflicts = "serialize"`):
+    /// the pairs of tasks predicted to conflict and the tasks queued to land.
+    pub(super) fn read_conflicts(&mut self, store: &dyn Backend) -> Result<()> {
+        self.serialize = true;
+        for pair in store.conflicts()?.into_iter().filter(|p| !p.with_base) {
+            self.conflicts
+                .entry(pair.task.clone())
+                .or_default()
+                .insert(pair.other.clone());
+            self.conflicts
+                .entry(pair.other)
+                .or_default()
+                .insert(pair.task);
+        }
+        self.landing = store
+            .land_items(true)?
+            .into_iter()
+            .map(|item| item.slug)
+            .collect();
         Ok(())
     }
 
