@@ -100,7 +100,7 @@ export function LandView({ board }) {
   const [status, conflicts] = found ? [found[0], found[1].conflicts] : [null, null];
   const batches = status ? status.testing.concat(status.recent) : [];
   return html`<section id="land"><h2>Land</h2>
-    <p class="muted">A lander lands the queue in batches whose combined checks pass: <code>ganger land --run</code>.</p>
+    <p class="muted">The server's lander (or a worker's, or <code>ganger land --run</code>) lands the queue in batches whose combined checks pass.</p>
     <${QueueForm} onQueued=${reload} />
     ${error ? html`<p class="error-banner">${error}</p>` : ""}
     ${!status ? html`<p>Loading…</p>` : html`<div>

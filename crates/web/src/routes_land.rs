@@ -28,7 +28,7 @@ pub struct LandBody {
 }
 
 #[utoipa::path(post, path = "/api/land", tag = "actions", request_body = LandBody,
-    responses((status = 200, description = "ganger.land/1: the tasks queued (a lander lands them: `ganger land --run`)"),
+    responses((status = 200, description = "ganger.land/1: the tasks queued (a lander lands them: the server's own, a worker's or `ganger land --run`)"),
         (status = 400, description = "bad input (ganger.error/1): a task whose checks did not pass, one named twice or already queued, a base missing or dirty; nothing was queued"),
         (status = 403, description = "a read-only token, or a task the token's commander may not land"),
         (status = 404, description = "no such task")),
