@@ -43,8 +43,10 @@ impl Lander<'_> {
         if let Some(last) = report.probes.last().filter(|_| step == "check-run") {
             detail["probe"] = json!(last);
         }
-        self.store.land_step(&self.commander, detail)?;
+        // The batch's progress first: a reader woken by the journal's entry finds the batch
+        // as the entry says, never in its earlier state.
         self.store.land_progress(report.batch, &json!(report))?;
+        self.store.land_step(&self.commander, detail)?;
         notices.notice(Notice::Land {
             base: self.base.clone(),
             message: line,
