@@ -116,6 +116,29 @@ pub struct RoundSummary {
     /// The agent printed its last event of the round ([`Event::Ended`]).
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub ended: bool,
+    /// What the model gateway saw of the round, when the round ran behind it: a count of the
+    /// agent's requests independent of what the agent reports.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub gateway: Option<GatewayTally>,
+}
+
+/// A round's requests through the model gateway (`docs/gateway.md`).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct GatewayTally {
+    /// Model requests forwarded upstream.
+    pub requests: u64,
+    /// Tokens the upstream's responses reported (input and output).
+    pub input_tokens: u64,
+    pub output_tokens: u64,
+    pub bytes_up: u64,
+    pub bytes_down: u64,
+    /// Tunnels (`CONNECT`) opened to allowed hosts.
+    pub tunnels: u64,
+    /// What the gateway refused (`host:port` and why), the first [`KEPT_MESSAGES`].
+    pub refused: Vec<String>,
+    /// How many requests it refused in all.
+    pub refused_count: u64,
 }
 
 impl RoundSummary {

@@ -123,8 +123,9 @@ fn agent_command(
     input: &RoundInput,
     adapter: &dyn Adapter,
     keys: &[keys::LoadedKey],
+    redirect: &[(Vec<String>, String)],
 ) -> Result<Planned> {
-    planned_command(ws, input, adapter, keys, None)
+    planned_command(ws, input, adapter, keys, None, redirect)
 }
 
 /// An agent's command as planned, with what goes with it.
@@ -147,7 +148,7 @@ pub(crate) fn warm_agent_command(
     token: &str,
 ) -> Result<Planned> {
     let adapter = adapter_of(ws, &input.task)?;
-    planned_command(ws, input, adapter, keys, Some(token))
+    planned_command(ws, input, adapter, keys, Some(token), &[])
 }
 
 /// The round's command as `adapter` plans it: the cold one, or with `warm` (the warm
@@ -158,9 +159,16 @@ fn planned_command(
     adapter: &dyn Adapter,
     keys: &[keys::LoadedKey],
     warm: Option<&str>,
+    redirect: &[(Vec<String>, String)],
 ) -> Result<Planned> {
     let program = agent_env::resolve_program(adapter, &ws.config)?;
-    let overlay = agent_env::config_overlay(adapter, &ws.config);
+    let mut overlay = agent_env::config_overlay(adapter, &ws.config);
+    if !redirect.is_empty() {
+        let table = overlay.get_or_insert_with(|| serde_json::Value::Object(Default::default()));
+        for (path, value) in redirect {
+            ganger_agents::set_config(table, path, value);
+        }
+    }
     let inherited = agent_env::inherited_config(adapter, &ws.config);
     let sandbox = TaskSandbox::of(ws, &input.task)?;
     let isolated = sandbox.isolates();
@@ -320,11 +328,18 @@ fn run_agent(
     let stopped_warm = crate::round::warm::registry::live(ws, &*store, &input.task.slug)
         .is_some_and(|info| !info.busy)
         && crate::round::warm::stop_warm(ws, &*store, &input.task.slug).unwrap_or(false);
+    // With keys, the agent gets placeholders and the gateway's URL; the gateway holds the
+    // keys until the round ends.
+    let gateway = super::gateway::open(ws, &*store, adapter, input, keys)?;
+    let (agent_keys, redirect) = match &gateway {
+        Some((_, redirect)) => (redirect.vars.clone(), redirect.config.clone()),
+        None => (keys.to_vec(), Vec::new()),
+    };
     let Planned {
         command,
         session: named_session,
         tmp,
-    } = agent_command(ws, input, adapter, keys)?;
+    } = agent_command(ws, input, adapter, &agent_keys, &redirect)?;
     let (raw, err) = open_streams(&*store, input, redactor, cold_because, stopped_warm)?;
     let signals = SignalWatch::install()
         .map_err(|e| EngineError::environment("failed to watch signals", e))?;
@@ -366,6 +381,13 @@ fn run_agent(
         redactor,
     );
     drain(&agent, &closed_rx, input.grace);
+    if let Some((gateway, _)) = gateway {
+        progress
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .summary
+            .gateway = Some(gateway.tally());
+    }
     // The agent and what it started are gone: its temporary directory goes on the side.
     let tmp_removal = tmp.map(AgentTmp::remove_aside);
     if let Ok(sandbox) = TaskSandbox::of(ws, &input.task) {
@@ -387,6 +409,11 @@ fn try_warm(
 ) -> Result<std::result::Result<finish::Ended, Option<String>>> {
     if !super::warm_round::wanted(ws, &*store, input, adapter) {
         return Ok(Err(None));
+    }
+    if super::gateway::holds_keys(ws, adapter, input) {
+        let why =
+            "the round's keys are held by the model gateway, which warm agents do not use yet";
+        return Ok(Err(Some(why.to_owned())));
     }
     if let Some(why) = crate::round::warm::identity::failed_before(ws, input)
         .or_else(|| crate::round::warm::identity::unable_before(ws, input))

@@ -4,6 +4,7 @@
 
 mod checks;
 mod duration;
+mod gateway;
 mod permissions;
 pub mod roles;
 mod setting;
@@ -13,6 +14,7 @@ pub use checks::{CheckConfig, DEFAULT_CHECK_TIMEOUT, valid_check_name, validate_
 
 pub use duration::{format_duration, parse_duration};
 pub use ganger_agents::AgentConfig;
+pub use gateway::GatewayConfig;
 pub use permissions::PermissionRules;
 pub(crate) use permissions::permission_rule;
 pub use setting::Setting;
@@ -52,6 +54,8 @@ pub struct Config {
     pub permissions: PermissionRules,
     /// Where the store is (`[store]`); `GANGER_STORE` and `--store` outrank it.
     pub store: StoreConfig,
+    /// The model gateway (`[gateway]`).
+    pub gateway: gateway::GatewayConfig,
 }
 
 /// `[store]`: a PostgreSQL store instead of `.ganger/state.db` (docs/postgres.md).

@@ -1,0 +1,156 @@
+//! The model gateway with each of the five real agents against the scripted model
+//! (docs/gateway.md): a round given `--key` runs its agent with a placeholder and the
+//! gateway's URL. The agent's shell dumps its environment, every process environment it can
+//! read and its home; the real key is in none of it (the model, which sees the tool's output,
+//! would), while every model request reached the model with the real key. The gateway's count
+//! of tokens is the model's own, and the agent's.
+
+use ganger_fake_llm::{FakeLlm, RecordedRequest, Reply, Script, Turn};
+use ganger_test_support::{World, agent_toml};
+use serde_json::{Value, json};
+
+const SECRET: &str = "sk-gateway-test-7d1e4c2a-real-key";
+
+/// The provider a `--key` names for each agent, and the `[keys]` line when its variable is
+/// not `<PROVIDER>_API_KEY`.
+fn provider(agent: &str) -> (&'static str, &'static str) {
+    match agent {
+        "claude" => ("anthropic", ""),
+        "gemini" => ("gemini", ""),
+        "qwen" => ("openai", ""),
+        "codex" => ("scripted", "[keys]\nscripted = \"SCRIPTED_MODEL_KEY\"\n"),
+        "opencode" => ("mock", ""),
+        other => panic!("no provider for {other}"),
+    }
+}
+
+fn shell(agent: &str, command: &str) -> Turn {
+    match agent {
+        "opencode" => Turn::tool("bash", json!({"command": command, "description": "look"})),
+        "claude" => Turn::tool("Bash", json!({"command": command})),
+        "codex" => Turn::tool("exec_command", json!({"cmd": command})),
+        _ => Turn::tool(
+            "run_shell_command",
+            json!({"command": command, "description": "look"}),
+        ),
+    }
+}
+
+/// Everything a curious agent can read of its own environment, other processes' and its home.
+/// Only what matches a key, a placeholder or a key variable is printed, so that an agent's cap
+/// on a tool's output does not cut it.
+const DUMP: &str = "{ env; for f in /proc/[0-9]*/environ; do tr '\\0' '\\n' < \"$f\"; done; \
+    grep -r -I -h -o -e 'ganger-placeholder-[0-9a-f]*' -e 'sk-gateway[-a-z0-9]*' \"$HOME\"; } 2>/dev/null \
+    | grep -o -e 'ganger-placeholder-[0-9a-f]*' -e 'sk-gateway[-a-z0-9]*' | sort -u; echo DUMP''ED";
+
+/// Where a request carried its key: its headers and query, as text.
+fn key_places(request: &RecordedRequest) -> String {
+    format!("{:?} {:?}", request.headers, request.query)
+}
+
+fn body_text(request: &RecordedRequest) -> String {
+    request
+        .body
+        .as_ref()
+        .map(Value::to_string)
+        .or_else(|| request.body_text.clone())
+        .unwrap_or_default()
+}
+
+fn the_key_stays_at_the_gateway(agent: &'static str) {
+    let script = Script::new()
+        .turn(shell(agent, DUMP))
+        .text("DONE: looked around");
+    let llm = FakeLlm::start(script).unwrap();
+    let world = World::new(env!("CARGO_BIN_EXE_ganger").as_ref());
+    let (provider, keys) = provider(agent);
+    world.write(
+        "ganger.toml",
+        &agent_toml(agent, &llm.root_url(), "timeout = \"4m\"", keys),
+    );
+    let key_file = world.root().join("provider.key");
+    std::fs::write(&key_file, format!("{SECRET}\n")).unwrap();
+    let key = format!("{provider}={}", key_file.display());
+    let run = world.ganger(&[
+        "start",
+        "g",
+        "--message",
+        "look around",
+        "--key",
+        &key,
+        "--json",
+    ]);
+    run.expect_code(0);
+
+    let requests = llm.requests();
+    let model: Vec<_> = requests.iter().filter(|r| r.protocol.is_some()).collect();
+    assert!(!model.is_empty(), "{agent}: no model request");
+    for request in &model {
+        assert!(
+            key_places(request).contains(SECRET),
+            "{agent}: request {} reached the model without the real key: {}",
+            request.index,
+            key_places(request)
+        );
+    }
+    // The shell's output went back to the model: it holds the placeholder, not the key.
+    let bodies: String = model.iter().map(|r| body_text(r)).collect();
+    assert!(bodies.contains("DUMPED"), "{agent}: the dump never ran");
+    assert!(
+        bodies.contains("ganger-placeholder-"),
+        "{agent}: the agent's environment has no placeholder"
+    );
+    assert!(
+        !bodies.contains(SECRET),
+        "{agent}: the agent could read the real key"
+    );
+    for (path, bytes) in world.everything_written() {
+        assert!(
+            !String::from_utf8_lossy(&bytes).contains(SECRET),
+            "{agent}: the key is in {}",
+            path.display()
+        );
+    }
+
+    // The gateway counted every request and the tokens the model reported.
+    let report = world.ganger(&["status", "g", "--json"]).json();
+    let tally = &report["gateway"];
+    let (mut input, mut output) = (0, 0);
+    for request in &model {
+        if let Reply::Answer { usage, .. } = &request.reply {
+            input += usage.input;
+            output += usage.output;
+        }
+    }
+    assert_eq!(tally["requests"], model.len(), "{agent}: {tally}");
+    assert_eq!(tally["input_tokens"], input, "{agent}: {tally}");
+    assert_eq!(tally["output_tokens"], output, "{agent}: {tally}");
+    // ...and the agent's own figures agree with it in these rounds (no side requests).
+    assert_eq!(report["tokens"]["input"], input, "{agent}");
+    assert_eq!(report["tokens"]["output"], output, "{agent}");
+}
+
+#[test]
+fn opencode_holds_only_a_placeholder() {
+    the_key_stays_at_the_gateway("opencode");
+}
+
+#[test]
+fn claude_holds_only_a_placeholder() {
+    the_key_stays_at_the_gateway("claude");
+}
+
+#[test]
+fn codex_holds_only_a_placeholder() {
+    the_key_stays_at_the_gateway("codex");
+}
+
+#[test]
+fn gemini_holds_only_a_placeholder() {
+    the_key_stays_at_the_gateway("gemini");
+}
+
+#[test]
+fn qwen_holds_only_a_placeholder() {
+    the_key_stays_at_the_gateway("qwen");
+}
