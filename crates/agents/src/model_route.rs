@@ -27,8 +27,10 @@ pub struct ModelRoute {
     pub upstream: String,
     /// Where the base URL is set.
     pub base_url: RouteSetting,
-    /// Where the key is set when it is not read from the provider's variable (OpenCode's
-    /// `options.apiKey`); the variable keeps the placeholder either way.
+    /// The variable the agent reads the model's key from, when it reads one.
+    pub key_env: Option<String>,
+    /// Where the key is set when it is not read from a variable (OpenCode's
+    /// `options.apiKey`).
     pub key: Option<RouteSetting>,
 }
 
@@ -41,11 +43,12 @@ pub(crate) fn config_string<'a>(config: Option<&'a Value>, path: &[&str]) -> Opt
     at.as_str()
 }
 
-/// A route whose base URL is one variable with a default.
+/// A route whose base URL is one variable with a default, and whose key is another.
 pub(crate) fn env_route(
     provider: &str,
     var: &str,
     default: &str,
+    key_env: &str,
     env: &BTreeMap<String, String>,
 ) -> ModelRoute {
     ModelRoute {
@@ -56,6 +59,7 @@ pub(crate) fn env_route(
             .cloned()
             .unwrap_or_else(|| default.to_owned()),
         base_url: RouteSetting::Env(var.to_owned()),
+        key_env: Some(key_env.to_owned()),
         key: None,
     }
 }

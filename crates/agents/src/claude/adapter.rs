@@ -135,6 +135,7 @@ impl Adapter for Claude {
             "anthropic",
             "ANTHROPIC_BASE_URL",
             "https://api.anthropic.com",
+            "ANTHROPIC_API_KEY",
             env,
         ))
     }

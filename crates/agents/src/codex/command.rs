@@ -159,12 +159,15 @@ pub fn model_route(
                     .map(String::from)
                     .to_vec(),
             ),
+            key_env: config_string(config, &["model_providers", name, "env_key"])
+                .map(str::to_owned),
             key: None,
         },
         None => crate::model_route::env_route(
             "openai",
             "OPENAI_BASE_URL",
             "https://api.openai.com/v1",
+            "OPENAI_API_KEY",
             env,
         ),
     }

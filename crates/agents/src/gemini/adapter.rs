@@ -95,6 +95,7 @@ impl Adapter for Gemini {
             "gemini",
             crate::gemini::settings::BASE_URL_ENV,
             "https://generativelanguage.googleapis.com",
+            "GEMINI_API_KEY",
             env,
         ))
     }

@@ -215,6 +215,7 @@ pub fn model_route(
         provider: provider.to_owned(),
         upstream: upstream.to_owned(),
         base_url: setting("baseURL"),
+        key_env: None,
         key: Some(setting("apiKey")),
     })
 }

@@ -121,6 +121,7 @@ impl Adapter for Qwen {
             "openai",
             "OPENAI_BASE_URL",
             "https://api.openai.com/v1",
+            "OPENAI_API_KEY",
             env,
         ))
     }

@@ -57,7 +57,22 @@ pub(crate) fn roots(ws: &Workspace) -> Result<TlsRoots> {
 /// Whether the round's keys go through the gateway: it has keys, the gateway is on and the
 /// agent's route is known. Warm agents do not use the gateway yet, so such a round runs cold.
 pub(crate) fn holds_keys(ws: &Workspace, adapter: &dyn Adapter, input: &RoundInput) -> bool {
-    !input.task.keys.is_empty() && ws.config.gateway.enabled && route(ws, adapter, input).is_some()
+    if input.task.keys.is_empty() || !ws.config.gateway.enabled {
+        return false;
+    }
+    let Some(route) = route(ws, adapter, input) else {
+        return false;
+    };
+    input.task.keys.keys().any(|provider| {
+        let env = ws.config.key_env(provider);
+        route.provider == *provider || route.key_env.as_deref() == Some(env.as_str())
+    })
+}
+
+/// Whether `key` is the one the agent sends its model: the route's provider's, or the one in
+/// the variable the agent reads its model key from.
+fn is_model_key(route: &ganger_agents::ModelRoute, key: &LoadedKey) -> bool {
+    route.provider == key.provider || route.key_env.as_deref() == Some(key.env.as_str())
 }
 
 fn route(
@@ -70,9 +85,10 @@ fn route(
     adapter.model_route(&env, overlay.as_ref(), input.round.model.as_deref())
 }
 
-/// Starts the round's gateway, unless the round has no keys, the gateway is off, or the
-/// agent's route to its model is not known (the `command` agent): then `None`, and the keys
-/// go to the agent as before.
+/// Starts the round's gateway, unless the round has no key for the agent's model, the gateway
+/// is off, or the agent's route to its model is not known (the `command` agent): then `None`,
+/// and the keys go to the agent as before. Keys for anything else (a tool's token) go to the
+/// agent either way.
 pub(crate) fn open(
     ws: &Workspace,
     store: &dyn ganger_store::Store,
@@ -86,6 +102,11 @@ pub(crate) fn open(
     let Some(route) = route(ws, adapter, input) else {
         return Ok(None);
     };
+    let held =
+        |key: &&LoadedKey| is_model_key(&route, key) && input.task.keys.contains_key(&key.provider);
+    if !keys.iter().any(|key| held(&key)) {
+        return Ok(None);
+    }
     let upstream = Upstream::parse(&route.upstream).map_err(|e| {
         EngineError::invalid(format!("{}'s model endpoint: {e}", adapter.display_name()))
     })?;
@@ -118,7 +139,10 @@ pub(crate) fn open(
     let mut vars = Vec::new();
     let mut placeholders = BTreeMap::new();
     for key in keys {
-        let Some(key_file) = input.task.keys.get(&key.provider) else {
+        let key_file = input.task.keys.get(&key.provider);
+        let Some(key_file) = key_file.filter(|_| held(&key)) else {
+            // A key for something else (a tool's token) goes to the agent as before.
+            vars.push(key.clone());
             continue;
         };
         let placeholder = gateway
