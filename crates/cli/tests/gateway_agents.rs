@@ -154,3 +154,31 @@ fn gemini_holds_only_a_placeholder() {
 fn qwen_holds_only_a_placeholder() {
     the_key_stays_at_the_gateway("qwen");
 }
+
+#[test]
+fn settings_the_gateway_cannot_use_are_refused_before_anything_is_made() {
+    let world = World::new(env!("CARGO_BIN_EXE_ganger").as_ref());
+    let key_file = world.root().join("anthropic.key");
+    std::fs::write(&key_file, format!("{SECRET}\n")).unwrap();
+    let key = format!("anthropic={}", key_file.display());
+    let refused = |toml: String, says: &str| {
+        world.write("ganger.toml", &toml);
+        let run = world.ganger(&["start", "g", "--message", "x", "--key", &key]);
+        run.expect_code(2);
+        assert!(run.stderr.contains(says), "{}", run.stderr);
+        assert_eq!(run.stderr.trim().lines().count(), 1, "{}", run.stderr);
+        assert!(!run.stderr.contains(SECRET));
+        assert!(!world.worktree("g").exists(), "a worktree was made");
+        let listed = world.ganger(&["status", "--json"]).json();
+        assert_eq!(listed["tasks"].as_array().map(Vec::len), Some(0), "{listed}");
+    };
+    std::fs::write(world.repo.join("ca.pem"), "not a certificate\n").unwrap();
+    refused(
+        agent_toml("claude", "http://127.0.0.1:9", "", "\n[gateway]\nca = \"ca.pem\"\n"),
+        "ca.pem",
+    );
+    refused(
+        agent_toml("claude", "http://models.example.invalid", "", ""),
+        "plain http is allowed only to this machine",
+    );
+}

@@ -30,11 +30,22 @@ pub fn the_model_key_stays_at_the_gateway(sandbox: &str) {
     let requests = s.llm.requests();
     assert!(requests.len() >= 2, "{requests:?}");
     for request in &requests {
-        assert_eq!(request.header("x-api-key"), Some(SECRET), "request {}", request.index);
+        assert_eq!(
+            request.header("x-api-key"),
+            Some(SECRET),
+            "request {}",
+            request.index
+        );
     }
     let sent = sent_text(&s.llm);
     assert!(sent.contains("DUMPED"), "the shell never ran");
-    assert!(sent.contains("ganger-placeholder-"), "no placeholder in the sandbox");
-    assert!(!sent.contains(SECRET), "the agent in {sandbox} could read the key");
+    assert!(
+        sent.contains("ganger-placeholder-"),
+        "no placeholder in the sandbox"
+    );
+    assert!(
+        !sent.contains(SECRET),
+        "the agent in {sandbox} could read the key"
+    );
     assert_eq!(report["gateway"]["requests"], requests.len(), "{report:#}");
 }

@@ -60,7 +60,7 @@ pub(crate) fn holds_keys(ws: &Workspace, adapter: &dyn Adapter, input: &RoundInp
     if input.task.keys.is_empty() || !ws.config.gateway.enabled {
         return false;
     }
-    let Some(route) = route(ws, adapter, input) else {
+    let Some(route) = route(ws, adapter, input.round.model.as_deref()) else {
         return false;
     };
     input.task.keys.keys().any(|provider| {
@@ -78,11 +78,42 @@ fn is_model_key(route: &ganger_agents::ModelRoute, key: &LoadedKey) -> bool {
 fn route(
     ws: &Workspace,
     adapter: &dyn Adapter,
-    input: &RoundInput,
+    model: Option<&str>,
 ) -> Option<ganger_agents::ModelRoute> {
     let env = crate::env::agent_env::request_env(adapter, &ws.config, &[]);
     let overlay = crate::env::agent_env::config_overlay(adapter, &ws.config);
-    adapter.model_route(&env, overlay.as_ref(), input.round.model.as_deref())
+    adapter.model_route(&env, overlay.as_ref(), model)
+}
+
+/// Checks, before anything is made, what the gateway will need for a round of `adapter` with
+/// `keys`: `[gateway] ca`, and the agent's model endpoint (an `https` URL, or `http` to this
+/// machine). Bad input either way.
+pub(crate) fn check(
+    ws: &Workspace,
+    adapter: &dyn Adapter,
+    model: Option<&str>,
+    keys: &[LoadedKey],
+) -> Result<()> {
+    if keys.is_empty() || !ws.config.gateway.enabled {
+        return Ok(());
+    }
+    roots(ws)?;
+    let Some(route) = route(ws, adapter, model) else {
+        return Ok(());
+    };
+    if keys.iter().any(|key| is_model_key(&route, key)) {
+        upstream_of(adapter, &route)?;
+    }
+    Ok(())
+}
+
+fn upstream_of(adapter: &dyn Adapter, route: &ganger_agents::ModelRoute) -> Result<Upstream> {
+    Upstream::parse(&route.upstream).map_err(|e| {
+        EngineError::invalid(format!(
+            "{}'s model endpoint: {e} (or set [gateway] enabled = false)",
+            adapter.display_name()
+        ))
+    })
 }
 
 /// Starts the round's gateway, unless the round has no key for the agent's model, the gateway
@@ -99,7 +130,7 @@ pub(crate) fn open(
     if keys.is_empty() || !ws.config.gateway.enabled {
         return Ok(None);
     }
-    let Some(route) = route(ws, adapter, input) else {
+    let Some(route) = route(ws, adapter, input.round.model.as_deref()) else {
         return Ok(None);
     };
     let held =
@@ -107,9 +138,7 @@ pub(crate) fn open(
     if !keys.iter().any(|key| held(&key)) {
         return Ok(None);
     }
-    let upstream = Upstream::parse(&route.upstream).map_err(|e| {
-        EngineError::invalid(format!("{}'s model endpoint: {e}", adapter.display_name()))
-    })?;
+    let upstream = upstream_of(adapter, &route)?;
     let tally = Arc::new(Mutex::new(GatewayTally::default()));
     let sink = {
         let tally = tally.clone();

@@ -7,7 +7,7 @@ mod checks;
 mod evidence;
 mod finish;
 mod follow;
-mod gateway;
+pub(crate) mod gateway;
 mod host;
 pub(crate) mod launch;
 pub(crate) mod lost_session;
