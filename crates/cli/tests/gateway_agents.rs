@@ -128,6 +128,11 @@ fn the_key_stays_at_the_gateway(agent: &'static str) {
     // ...and the agent's own figures agree with it in these rounds (no side requests).
     assert_eq!(report["tokens"]["input"], input, "{agent}");
     assert_eq!(report["tokens"]["output"], output, "{agent}");
+    let human = world.ganger(&["status", "g"]).stdout;
+    assert!(
+        human.contains(&format!("gateway: {} model requests\n", model.len())),
+        "{agent}: {human}"
+    );
 }
 
 #[test]
