@@ -175,11 +175,20 @@ fn settings_the_gateway_cannot_use_are_refused_before_anything_is_made() {
         assert!(!run.stderr.contains(SECRET));
         assert!(!world.worktree("g").exists(), "a worktree was made");
         let listed = world.ganger(&["status", "--json"]).json();
-        assert_eq!(listed["tasks"].as_array().map(Vec::len), Some(0), "{listed}");
+        assert_eq!(
+            listed["tasks"].as_array().map(Vec::len),
+            Some(0),
+            "{listed}"
+        );
     };
     std::fs::write(world.repo.join("ca.pem"), "not a certificate\n").unwrap();
     refused(
-        agent_toml("claude", "http://127.0.0.1:9", "", "\n[gateway]\nca = \"ca.pem\"\n"),
+        agent_toml(
+            "claude",
+            "http://127.0.0.1:9",
+            "",
+            "\n[gateway]\nca = \"ca.pem\"\n",
+        ),
         "ca.pem",
     );
     refused(

@@ -244,9 +244,10 @@ fn count(tally: &mut GatewayTally, record: &RequestRecord) {
     if let Some(why) = &record.refused {
         tally.refused_count += 1;
         if tally.refused.len() < KEPT_MESSAGES {
-            tally
-                .refused
-                .push(format!("{} {}: {why}", record.method, record.host));
+            tally.refused.push(format!(
+                "{} {}{}: {why}",
+                record.method, record.host, record.path
+            ));
         }
         return;
     }

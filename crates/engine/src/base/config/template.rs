@@ -96,4 +96,8 @@ backoff = "5s"          # the first wait before a retry, doubled each time
 # [store]
 # url = "postgres://ganger@db.example:5432/ganger?sslmode=verify-full&sslrootcert=/etc/ganger/db-ca.crt"
 # password_file = "/etc/ganger/db-password"
+
+[gateway]               # the model gateway holds the model's --key; the agent gets a placeholder
+enabled = true          # false: the agent gets the key in its environment (docs/gateway.md)
+# ca = "certs/models-ca.pem"   # certificates trusted for the model's endpoint besides the system's
 "#;
