@@ -19,19 +19,11 @@ use ganger_test_support::{World, agent_toml, living_pids_with_env};
 use serde_json::{Value, json};
 use std::os::unix::fs::PermissionsExt;
 use std::time::Duration;
-use web_world::Served;
 use web_world::browser::{Browser, browser_available};
+use web_world::{Served, runtime};
 
 const LONG: Duration = Duration::from_secs(60);
 const VIEWER: &str = "vera-secret-0123456789abcdef0";
-
-fn runtime() -> tokio::runtime::Runtime {
-    tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap()
-}
 
 /// The round's event lines shown, their numbers, and the round's status on the page.
 const ROUND_ON_PAGE: &str = "const round = document.querySelector('#round'); \
@@ -68,15 +60,7 @@ fn the_page_follows_the_cli_streams_a_round_through_a_reload_and_cancels_it() {
     std::fs::set_permissions(&tokens, std::fs::Permissions::from_mode(0o600)).unwrap();
     let served = Served::start(world);
     runtime().block_on(async {
-        let browser = Browser::start(1280, 900).await;
-        browser
-            .client
-            .goto(&format!("{}/#token={}", served.base, served.token))
-            .await
-            .unwrap();
-        browser
-            .wait_for(LONG, "the page to know who it is", "return document.querySelector('#whoami')?.textContent.includes('(write)');")
-            .await;
+        let browser = Browser::on_dashboard(&served).await;
         // The token left the address bar at once.
         let url = browser.client.current_url().await.unwrap();
         assert!(!url.as_str().contains(&served.token), "{url}");
@@ -105,17 +89,11 @@ fn the_page_follows_the_cli_streams_a_round_through_a_reload_and_cancels_it() {
             .await;
         assert_eq!(group, "team = red (1)");
         // A phone's width: the table fits, nothing to scroll sideways.
-        browser.client.set_window_size(390, 844).await.unwrap();
-        browser
-            .wait_for(LONG, "the page at 390 px", "return window.innerWidth <= 400 && document.querySelector('tr[data-slug=\"live\"]');")
-            .await;
-        assert_eq!(
+        assert!(
             browser
-                .eval("return document.documentElement.scrollWidth <= window.innerWidth;")
-                .await,
-            true
+                .fits_a_phone("return document.querySelector('tr[data-slug=\"live\"]');", 1280, 900)
+                .await
         );
-        browser.client.set_window_size(1280, 900).await.unwrap();
         browser.click("tr[data-slug=\"live\"] a").await;
 
         // Its events stream in while it runs.

@@ -89,3 +89,37 @@ fn a_race_runs_through_the_api_as_the_tokens_commander() {
     assert!(api["paths"]["/api/races"]["post"].is_object());
     assert!(api["paths"]["/api/races/{slug}"]["get"].is_object());
 }
+
+#[test]
+fn a_race_posted_with_detach_answers_at_once_and_runs_to_its_end_in_the_background() {
+    let world = World::new(env!("CARGO_BIN_EXE_ganger").as_ref());
+    // The attempts wait for `release`: the answer cannot wait for the race's end.
+    let release = world.root().join("release");
+    world.use_command_agent(
+        &format!(
+            "while [ ! -e '{}' ]; do sleep 0.05; done; {AGENT}",
+            release.display()
+        ),
+        "",
+        "",
+    );
+    write_tokens(&world);
+    let served = Served::start(world);
+    let race = json!({"slug": "d", "message": "hello", "attempts": "command*2",
+                      "checks": ["test -f answer.txt"], "detach": true});
+    let started = served.request("POST", "/api/races", Some(ALICE), Some(&race), &[]);
+    assert_eq!(started.status, 200, "{}", started.body);
+    let report = started.json();
+    assert_eq!(report["schema"], "ganger.race/1");
+    assert_eq!(report["status"], "running", "{report:#}");
+    assert_eq!(report["owner"], "alice");
+    std::fs::write(&release, "").unwrap();
+    let won = ganger_test_support::wait_until(std::time::Duration::from_secs(90), || {
+        served.get("/api/races/d").json()["status"] == "won"
+    });
+    assert!(won, "{:#}", served.get("/api/races/d").json());
+    // The same race again is its report, not a second race.
+    let again = served.request("POST", "/api/races", Some(ALICE), Some(&race), &[]);
+    assert_eq!(again.status, 200, "{}", again.body);
+    assert_eq!(again.json()["status"], "won");
+}

@@ -4,9 +4,11 @@
 // never the URL), and so does every event stream: streams are read with fetch, not
 // EventSource, which cannot send headers.
 
-import { html, render, useState, useEffect, useMemo } from "./preact-htm.js";
+import { html, render, useState, useEffect, useMemo, useRef } from "./preact-htm.js";
 import { TaskView } from "./task_view.js";
-import { JournalView, FleetView, PlotsView } from "./views.js";
+import { JournalView, FleetView, PlotsView, WorkersView } from "./views.js";
+import { RacesView, RaceView } from "./race_view.js";
+import { LandView } from "./land_view.js";
 
 const TOKEN_KEY = "ganger-token";
 
@@ -102,6 +104,39 @@ export function follow(path, onEvent, onState = () => {}) {
   };
 }
 
+// Calls `load()` (a promise) whenever `key` changes, one call at a time: changes while one
+// runs ask for one more after it, however many they are, so a burst of events costs two
+// requests. With `settle` (ms), a change is read once more that long after: a writer that
+// journals a step before it records what the step did (the lander) is then read as it ended.
+// Returns [the last value, the last error, a function that asks again].
+export function useCoalesced(load, key, settle = 0) {
+  const [state, setState] = useState({ value: null, error: null });
+  const loader = useRef(load);
+  loader.current = load;
+  const run = useRef({ busy: false, again: false, alive: true, timer: null });
+  const go = (trailing = false) => {
+    const r = run.current;
+    if (r.busy) { r.again = true; return; }
+    r.busy = true;
+    clearTimeout(r.timer);
+    loader.current()
+      .then((value) => { if (r.alive) setState({ value, error: null }); })
+      .catch((e) => { if (r.alive) setState((s) => ({ ...s, error: e.message })); })
+      .finally(() => {
+        r.busy = false;
+        if (!r.alive) return;
+        if (r.again) { r.again = false; go(); }
+        else if (settle && !trailing) r.timer = setTimeout(() => go(true), settle);
+      });
+  };
+  useEffect(() => {
+    run.current.alive = true;
+    return () => { run.current.alive = false; clearTimeout(run.current.timer); };
+  }, []);
+  useEffect(() => go(), [key]);
+  return [state.value, state.error, () => go()];
+}
+
 export const money = (usd) => (usd ? `$${usd.toFixed(usd < 1 ? 4 : 2)}` : "–");
 export const count = (n) => (n >= 1e6 ? `${(n / 1e6).toFixed(1)}M` : n >= 1e3 ? `${(n / 1e3).toFixed(1)}k` : `${n || 0}`);
 export const statusOf = (task) => task.status || "none";
@@ -155,7 +190,8 @@ function TaskRow({ task }) {
   return html`<tr class="task-row" data-slug=${task.slug} data-status=${statusOf(task)}>
     <td data-label="status"><span class=${`badge s-${statusOf(task)}`}>${statusOf(task)}</span></td>
     <td data-label="task"><a href=${`#/task/${encodeURIComponent(task.slug)}`}>${task.slug}</a>
-      ${task.role ? html` <small>(${task.role} of ${task.parent})</small>` : ""}</td>
+      ${task.role ? html` <small>(${task.role} of ${task.parent})</small>` : ""}
+      ${task.fleet && task.fleet.startsWith("race:") ? html` <small>(<a href=${`#/race/${encodeURIComponent(task.fleet.slice(5))}`}>race ${task.fleet.slice(5)}</a>)</small>` : ""}</td>
     <td data-label="agent">${task.agent}</td>
     <td data-label="model">${task.model || "default"}</td>
     <td data-label="owner">${task.owner || "nobody"}</td>
@@ -302,11 +338,16 @@ function App() {
 function Routed({ route }) {
   const board = useBoard();
   const task = route.match(/^#\/task\/([^/]+)/);
+  const race = route.match(/^#\/race\/([^/]+)/);
   let view;
   if (task) view = html`<${TaskView} slug=${decodeURIComponent(task[1])} board=${board} />`;
   else if (route.startsWith("#/journal")) view = html`<${JournalView} board=${board} />`;
   else if (route.startsWith("#/fleet")) view = html`<${FleetView} board=${board} />`;
   else if (route.startsWith("#/plots")) view = html`<${PlotsView} board=${board} />`;
+  else if (route.startsWith("#/workers")) view = html`<${WorkersView} />`;
+  else if (route.startsWith("#/races")) view = html`<${RacesView} board=${board} />`;
+  else if (race) view = html`<${RaceView} slug=${decodeURIComponent(race[1])} board=${board} />`;
+  else if (route.startsWith("#/land")) view = html`<${LandView} board=${board} />`;
   else view = html`<${TaskTable} board=${board} />`;
   return html`<div>
     <p id="live" class=${`live ${board.state}`}>${board.state === "live" ? "live" : board.state}${board.error ? `: ${board.error}` : ""}</p>
@@ -319,7 +360,7 @@ function Shell({ me, children }) {
     <header>
       <h1><a href="#/">ganger</a></h1>
       <nav>
-        <a href="#/">tasks</a><a href="#/journal">journal</a><a href="#/fleet">fleet</a><a href="#/plots">plots</a>
+        <a href="#/">tasks</a><a href="#/journal">journal</a><a href="#/fleet">fleet</a><a href="#/workers">workers</a><a href="#/plots">plots</a><a href="#/races">races</a><a href="#/land">land</a>
       </nav>
       <span class="me" id="whoami">${me ? `${me.commander} (${me.access})` : ""}</span>
     </header>

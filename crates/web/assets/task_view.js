@@ -1,11 +1,12 @@
 // The dashboard's task view: a task's rounds, each round's prompt and answer, the agent's
-// events as they stream, checks with their output, the task's and each round's diff with
+// events as they stream, the conflicts predicted with other tasks, checks with their output, the task's and each round's diff with
 // syntax colouring and review comments sent as the next round, its pipeline, and the actions
 // (cancel, merge, approve, reject, transfer, fix) under the viewer's token.
 
 import { html, useState, useEffect, useMemo, useRef } from "./preact-htm.js";
 import hljs from "./highlight.js";
 import { api, follow, money, count, statusOf, session } from "./app.js";
+import { TaskConflicts } from "./land_view.js";
 
 // ---- a task ----------------------------------------------------------------------------
 
@@ -64,7 +65,7 @@ function Checks({ checks }) {
 
 // A unified diff read into files and lines, each line with its number in the new file (or
 // the old one for a removed line).
-function parseDiff(text) {
+export function parseDiff(text) {
   const files = [];
   let file = null, oldLine = 0, newLine = 0;
   for (const raw of text.split("\n")) {
@@ -264,6 +265,7 @@ export function TaskView({ slug, board }) {
       ${Object.entries(task.labels).map(([k, v]) => html` <span class="label">${k}=${v}</span>`)}
       ${task.done ? html`<br /><span class="done">${task.done}</span>` : ""}</p>` : ""}
     ${feed.error ? html`<p class="error-banner">${feed.error}</p>` : ""}
+    <${TaskConflicts} slug=${slug} board=${board} />
     <${Actions} slug=${slug} running=${task && task.status === "running"} onDone=${(text) => setNote({ ok: true, text })} />
     ${note ? html`<p class=${note.ok ? "ok" : "error-banner"} id="task-note">${note.text}</p>` : ""}
     <${Pipeline} slug=${slug} rounds=${task && task.rounds} />

@@ -1,5 +1,5 @@
 // The dashboard's views of the whole fleet: the journal, the fleet's graph with its limits
-// and queue, and plots of spend, tokens, states and durations over time.
+// and queue, the workers, and plots of spend, tokens, states and durations over time.
 
 import { html, useState, useEffect } from "./preact-htm.js";
 import { api, money, count, statusOf } from "./app.js";
@@ -91,6 +91,32 @@ export function FleetView({ board }) {
     ${queue && queue.tasks.length ? html`<h3>Queue</h3><table class="tasks"><thead><tr><th>task</th><th>kind</th><th>state</th><th>waits on</th></tr></thead>
       <tbody>${queue.tasks.map((t) => html`<tr><td>${t.slug}</td><td>${t.kind}</td><td>${t.queue}${t.reason ? `: ${t.reason}` : ""}</td><td>${t.after.join(", ")}</td></tr>`)}</tbody></table>` : ""}
   </section>`;
+}
+
+// ---- workers ---------------------------------------------------------------------------
+
+// Every worker recorded in the store (`ganger workers`): its host, its load against its
+// capacity (a dead one's is `–`, as in the CLI's table: it runs nothing), whether it lives, its agents and sandboxes, read every 2 s (a worker's load and
+// life change without a journal entry).
+export function WorkersView() {
+  const [list, setList] = useState(null);
+  const [error, setError] = useState(null);
+  useEffect(() => {
+    const load = () => api("/api/workers").then((w) => { setList(w.workers); setError(null); }).catch((e) => setError(e.message));
+    load();
+    const timer = setInterval(load, 2000);
+    return () => clearInterval(timer);
+  }, []);
+  const agent = (a) => (a.version ? `${a.name} ${a.version}` : a.name);
+  return html`<section><h2>Workers</h2>
+    ${error ? html`<p class="error-banner">${error}</p>` : ""}
+    ${list && list.length === 0 ? html`<p class="muted">No worker: <code>ganger worker --capacity N</code> on each host, sharing the store.</p>` : ""}
+    <div class="scroll"><table class="tasks" id="workers"><thead><tr><th>worker</th><th>host</th><th>load</th><th>state</th><th>agents</th><th>sandboxes</th><th>last seen</th></tr></thead>
+    <tbody>${(list || []).map((w) => html`<tr class="worker" data-name=${w.name} data-alive=${w.alive}>
+      <td>${w.name}</td><td>${w.host}</td><td class="num">${w.alive ? w.load : "–"} of ${w.capacity}</td>
+      <td><span class=${`badge ${w.alive ? "s-done" : "s-failed"}`}>${w.alive ? "alive" : "dead"}</span></td>
+      <td>${w.agents.map(agent).join(", ")}</td><td>${w.sandboxes.join(", ")}</td>
+      <td>${new Date(w.seen_at).toLocaleTimeString()}</td></tr>`)}</tbody></table></div></section>`;
 }
 
 // ---- plots -----------------------------------------------------------------------------

@@ -8,7 +8,7 @@ use axum::http::header;
 use axum::response::{IntoResponse, Response};
 
 /// A file of the page: its name, type and text.
-const FILES: [(&str, &str, &str); 6] = [
+const FILES: [(&str, &str, &str); 8] = [
     (
         "app.js",
         "text/javascript; charset=utf-8",
@@ -33,6 +33,16 @@ const FILES: [(&str, &str, &str); 6] = [
         "views.js",
         "text/javascript; charset=utf-8",
         include_str!("../assets/views.js"),
+    ),
+    (
+        "race_view.js",
+        "text/javascript; charset=utf-8",
+        include_str!("../assets/race_view.js"),
+    ),
+    (
+        "land_view.js",
+        "text/javascript; charset=utf-8",
+        include_str!("../assets/land_view.js"),
     ),
     (
         "highlight.js",

@@ -20,6 +20,7 @@ mod mcp_sessions;
 mod openapi;
 mod problem;
 mod routes_actions;
+mod routes_land;
 mod routes_races;
 mod routes_read;
 mod server;

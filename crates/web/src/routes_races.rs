@@ -1,6 +1,8 @@
 //! The API's races (docs/races.md): `POST /api/races` runs one (or resumes it) as the token's
 //! commander until it has ended, as `approve` runs a pipeline's rounds, and answers
-//! `ganger.race/1`; `GET /api/races/{slug}` is its report.
+//! `ganger.race/1`, or with `"detach": true` records it, leaves it to a detached driver (as
+//! `ganger race --detach`) and answers its report as it stands; `GET /api/races/{slug}` is its
+//! report.
 
 use crate::extract::{Acting, ApiPath};
 use crate::problem::ApiResult;
@@ -35,15 +37,20 @@ pub struct RaceBody {
     pub budget_usd: Option<f64>,
     /// The whole race's budget in tokens.
     pub budget_tokens: Option<u64>,
+    /// Record the race and drive it in the background: the answer is its report at once,
+    /// `running` (bad input is still refused with nothing made).
+    #[serde(default)]
+    pub detach: bool,
 }
 
 #[utoipa::path(post, path = "/api/races", tag = "actions", request_body = RaceBody,
-    responses((status = 200, description = "ganger.race/1, once the race has ended (won or failed)"),
+    responses((status = 200, description = "ganger.race/1, once the race has ended (won or failed), or at once with `detach`"),
         (status = 400, description = "bad input (ganger.error/1); nothing was made"),
         (status = 409, description = "the slug is a task's, or a race's with other attempts")),
     security(("token" = [])))]
 pub async fn race(acting: Acting, bytes: Bytes) -> ApiResult<Json<RaceReport>> {
     let request: RaceBody = body(&bytes)?;
+    let detach = request.detach;
     let options = RaceOptions {
         slug: request.slug.clone(),
         brief: Some(Brief::Message(request.message)),
@@ -61,6 +68,11 @@ pub async fn race(acting: Acting, bytes: Bytes) -> ApiResult<Json<RaceReport>> {
             ..StartOptions::default()
         },
     };
+    if detach {
+        return acting
+            .json(move |e| e.race_detached(options, &mut |_| {}))
+            .await;
+    }
     acting.json(move |e| e.race(options, &mut |_| {})).await
 }
 

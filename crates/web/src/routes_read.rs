@@ -1,5 +1,6 @@
 //! The API's reads: the task table (filtered), a task with its rounds, a round's report,
-//! prompt, events and diff, the task's diff and checks, the journal, fleets and the queue.
+//! prompt, events and diff, the task's diff and checks, the journal, fleets, the queue and the
+//! workers.
 //! Each answer is the engine's own document as it is (docs/json.md), or a patch as text; what
 //! does not exist is the engine's `NotFound`, a 404.
 
@@ -11,7 +12,9 @@ use axum::Json;
 use axum::body::{Body, Bytes};
 use axum::http::header;
 use axum::response::{IntoResponse, Response};
-use ganger_engine::documents::{RoundHistory, WebChecks, WebFleets, WebJournal, WebTask, WebTasks};
+use ganger_engine::documents::{
+    RoundHistory, WebChecks, WebFleets, WebJournal, WebTask, WebTasks, Workers,
+};
 use ganger_engine::fleet::FleetStatus;
 use ganger_engine::{BoardTask, DiffStream, StatusRequest, StatusView};
 use serde::Deserialize;
@@ -281,6 +284,13 @@ pub async fn fleet(acting: Acting, ApiPath(name): ApiPath<String>) -> ApiResult<
     security(("token" = [])))]
 pub async fn queue(acting: Acting) -> ApiResult<Json<FleetStatus>> {
     acting.json(|e| e.fleet_status(None)).await
+}
+
+#[utoipa::path(get, path = "/api/workers", tag = "fleet",
+    responses((status = 200, description = "ganger.workers/1: every worker recorded in the store (its host, capacity and load, agents, sandboxes, when last seen) and whether it lives, as `ganger workers --json`")),
+    security(("token" = [])))]
+pub async fn workers(acting: Acting) -> ApiResult<Json<Workers>> {
+    acting.json(|e| e.workers().map(Workers::new)).await
 }
 
 #[utoipa::path(get, path = "/api/rounds", tag = "rounds",

@@ -72,11 +72,17 @@ pub fn router(state: Arc<AppState>) -> Router {
         .routes(routes!(act::transfer))
         .routes(routes!(crate::routes_races::race))
         .routes(routes!(crate::routes_races::get_race))
+        .routes(routes!(
+            crate::routes_land::land_status,
+            crate::routes_land::land
+        ))
+        .routes(routes!(crate::routes_land::conflicts))
         .routes(routes!(read::all_rounds))
         .routes(routes!(read::journal))
         .routes(routes!(read::fleets))
         .routes(routes!(read::fleet))
         .routes(routes!(read::queue))
+        .routes(routes!(read::workers))
         .routes(routes!(read::whoami))
         .routes(routes!(events_board::board_events))
         .split_for_parts();

@@ -122,6 +122,25 @@ impl Browser {
         }
     }
 
+    /// A browser on the dashboard of `served`, the owner's token given once in the address,
+    /// once the page knows who it is.
+    pub async fn on_dashboard(served: &crate::web_world::Served) -> Browser {
+        let browser = Browser::start(1280, 900).await;
+        browser
+            .client
+            .goto(&format!("{}/#token={}", served.base, served.token))
+            .await
+            .unwrap();
+        browser
+            .wait_for(
+                Duration::from_secs(60),
+                "the page to know who it is",
+                "return document.querySelector('#whoami')?.textContent.includes('(write)');",
+            )
+            .await;
+        browser
+    }
+
     /// The value of `script` (a function body returning a value) in the page.
     pub async fn eval(&self, script: &str) -> Value {
         self.client.execute(script, vec![]).await.unwrap()
@@ -158,6 +177,21 @@ impl Browser {
             }
             tokio::time::sleep(Duration::from_millis(25)).await;
         }
+    }
+
+    /// Whether the page, at a phone's width (390 px) once `ready` (a script) is truthy, fits
+    /// with nothing to scroll sideways; the window is put back to `width` x `height` after.
+    pub async fn fits_a_phone(&self, ready: &str, width: u32, height: u32) -> bool {
+        self.client.set_window_size(390, 844).await.unwrap();
+        let script = format!("return window.innerWidth <= 400 && (() => {{ {ready} }})();");
+        self.wait_for(Duration::from_secs(60), "the page at 390 px", &script)
+            .await;
+        let fits = self
+            .eval("return document.documentElement.scrollWidth <= window.innerWidth;")
+            .await
+            == Value::Bool(true);
+        self.client.set_window_size(width, height).await.unwrap();
+        fits
     }
 
     /// Clicks the element `css`.

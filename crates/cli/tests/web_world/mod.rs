@@ -359,6 +359,16 @@ impl EventStream {
 
 pub mod browser;
 
+/// A runtime for a test's browser session.
+pub fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap()
+}
+pub mod land;
+
 /// Tokens for alice and bob (write) and vera (read), mode 0600.
 pub fn write_tokens(world: &World) {
     let dir = world.repo.join(".ganger/web");

@@ -50,19 +50,8 @@ pub fn status_of(
                 task_list(store.task_summaries()?)
             };
             list.overlaps = crate::evidence::overlap::running_overlaps(ws, &*store)?;
-            let open: std::collections::BTreeSet<&str> = list
-                .tasks
-                .iter()
-                .filter(|t| !t.worktree_gone)
-                .map(|t| t.slug.as_str())
-                .collect();
-            list.conflicts = ganger_store::ConflictStore::conflicts(&*store)?
-                .into_iter()
-                .filter(|c| {
-                    open.contains(c.task.as_str())
-                        && (c.with_base || open.contains(c.other.as_str()))
-                })
-                .collect();
+            list.conflicts =
+                open_conflicts(&list, ganger_store::ConflictStore::conflicts(&*store)?);
             list.queued_starts = ganger_store::QueueStore::waiting_starts(&*store)?;
             list.killed_starts = crate::evidence::half_made::killed_starts(&*store)?;
             let mut done = ganger_store::EvidenceStore::done_lines(&*store)?;
@@ -94,4 +83,23 @@ pub fn status_of(
             Ok(StatusView::Round(Box::new(report)))
         }
     }
+}
+
+/// Of the predicted conflicts `all` (docs/land.md), those between the open tasks of `list`
+/// (whose worktree is still there), or of one of them with its base.
+pub(crate) fn open_conflicts(
+    list: &TaskList,
+    all: Vec<ganger_store::PredictedConflict>,
+) -> Vec<ganger_store::PredictedConflict> {
+    let open: std::collections::BTreeSet<&str> = list
+        .tasks
+        .iter()
+        .filter(|t| !t.worktree_gone)
+        .map(|t| t.slug.as_str())
+        .collect();
+    all.into_iter()
+        .filter(|c| {
+            open.contains(c.task.as_str()) && (c.with_base || open.contains(c.other.as_str()))
+        })
+        .collect()
 }

@@ -1,5 +1,5 @@
 //! The HTTP API's own documents (`ganger.web-*/1`): the board's views of tasks, rounds, the
-//! journal and fleets, which have no command of their own.
+//! journal, fleets and the predicted conflicts, which have no command of their own.
 
 use crate::api::Engine;
 use crate::api::feed::BoardTask;
@@ -62,6 +62,13 @@ document! {
     }
 }
 
+document! {
+    /// `ganger.web-conflicts/1`: the open tasks whose work conflicts, as `status` lists them.
+    WebConflicts("ganger.web-conflicts/1") {
+        conflicts: Vec<ganger_store::PredictedConflict>,
+    }
+}
+
 /// The name of a task's last status as the API writes it (`none` before the first round).
 pub fn status_name(task: &BoardTask) -> String {
     task.status
@@ -115,6 +122,19 @@ impl Engine {
             })
             .collect();
         Ok(WebFleets::new(fleets))
+    }
+
+    /// `ganger.web-conflicts/1`: the conflicts the rounds' ends predicted between open tasks
+    /// (docs/land.md), as `ganger status` lists them.
+    pub fn web_conflicts(&self) -> Result<WebConflicts> {
+        let Some(store) = self.workspace().existing_store()? else {
+            return Ok(WebConflicts::new(Vec::new()));
+        };
+        let list = crate::evidence::report::task_list(store.task_summaries()?);
+        let all = ganger_store::ConflictStore::conflicts(&*store)?;
+        Ok(WebConflicts::new(crate::ops::status::open_conflicts(
+            &list, all,
+        )))
     }
 
     /// The prompt of round `number` of `slug` and its report, for a front end that shows one

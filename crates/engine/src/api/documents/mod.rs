@@ -35,7 +35,9 @@ mod local;
 mod sent;
 
 pub use crate::api::history::RoundHistory;
-pub use board::{FleetSummary, WebChecks, WebFleets, WebJournal, WebTask, WebTasks, status_name};
+pub use board::{
+    FleetSummary, WebChecks, WebConflicts, WebFleets, WebJournal, WebTask, WebTasks, status_name,
+};
 pub use error::{ERROR_SCHEMA, ErrorDocument};
 pub use lists::{
     AgentList, DiffPageDocument, FleetSubmitted, LogLineDocument, LogTail, TailLine, Workers,
