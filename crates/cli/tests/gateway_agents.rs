@@ -196,3 +196,59 @@ fn settings_the_gateway_cannot_use_are_refused_before_anything_is_made() {
         "plain http is allowed only to this machine",
     );
 }
+
+/// The model behind TLS with a test CA: with `[gateway] ca` naming it, Claude Code's round
+/// reaches the model through the gateway; with another CA, the gateway sends nothing and the
+/// round's report says TLS refused it.
+#[test]
+fn the_model_is_reached_over_tls_with_the_ca_the_configuration_names() {
+    let script = Script::new().text("DONE: over tls").repeat(true);
+    let llm = FakeLlm::start(script).unwrap();
+    let ca = ganger_test_support::TestCa::new("ganger gateway test ca");
+    let port = ca.front(llm.addr());
+    let world = World::new(env!("CARGO_BIN_EXE_ganger").as_ref());
+    let key_file = world.root().join("anthropic.key");
+    std::fs::write(&key_file, format!("{SECRET}\n")).unwrap();
+    let key = format!("anthropic={}", key_file.display());
+    std::fs::write(world.root().join("ca.pem"), &ca.pem).unwrap();
+    let other = ganger_test_support::TestCa::new("another ca");
+    std::fs::write(world.root().join("other.pem"), &other.pem).unwrap();
+    let upstream = format!("https://localhost:{port}");
+    let with_ca = |file: &str| {
+        let path = world.root().join(file);
+        let gateway = format!("\n[gateway]\nca = {:?}\n", path.to_string_lossy());
+        world.write(
+            "ganger.toml",
+            &agent_toml("claude", &upstream, "", &gateway),
+        );
+    };
+
+    with_ca("ca.pem");
+    let run = world.ganger(&["start", "tls", "--message", "hi", "--key", &key, "--json"]);
+    run.expect_code(0);
+    let requests: Vec<_> = llm
+        .requests()
+        .into_iter()
+        .filter(|r| r.protocol.is_some())
+        .collect();
+    assert!(!requests.is_empty());
+    assert!(
+        requests
+            .iter()
+            .all(|r| r.header("x-api-key") == Some(SECRET))
+    );
+    assert_eq!(run.json()["gateway"]["requests"], requests.len());
+
+    with_ca("other.pem");
+    let run = world.ganger(&["start", "tls2", "--message", "hi", "--key", &key, "--json"]);
+    run.expect_code(1);
+    let report = run.json();
+    let refused = report["gateway"]["refused"].to_string();
+    assert!(refused.contains("TLS"), "{report:#}");
+    let after: Vec<_> = llm
+        .requests()
+        .into_iter()
+        .filter(|r| r.protocol.is_some())
+        .collect();
+    assert_eq!(after.len(), requests.len(), "nothing reached the model");
+}
