@@ -9,7 +9,7 @@ use crate::metered::{Metered, Pending};
 use crate::pool::Outgoing;
 use crate::record::RequestRecord;
 use crate::server::State;
-use crate::usage::{Tokens, UsageScanner};
+use crate::usage::UsageScanner;
 use bytes::Bytes;
 use http::{HeaderValue, Request, Response, StatusCode, header};
 use http_body_util::{BodyExt, Limited};
@@ -35,24 +35,13 @@ const HOP_HEADERS: [&str; 10] = [
 pub(crate) async fn forward(state: Arc<State>, request: Request<Incoming>) -> Response<Body> {
     let started = Instant::now();
     let (parts, body) = request.into_parts();
-    let mut record = RequestRecord {
-        round: None,
-        provider: None,
-        kind: "model",
-        method: parts.method.to_string(),
-        host: String::new(),
-        path: parts.uri.path().to_owned(),
-        model: model_in_path(parts.uri.path()),
-        status: 0,
-        bytes_up: 0,
-        bytes_down: 0,
-        headers_ms: 0.0,
-        total_ms: 0.0,
-        tokens: Tokens::default(),
-        refused: None,
-        retry_after: None,
-        cut: false,
-    };
+    let mut record = RequestRecord::arrived(
+        "model",
+        parts.method.to_string(),
+        String::new(),
+        parts.uri.path().to_owned(),
+    );
+    record.model = model_in_path(parts.uri.path());
     let entry = match credentials::find(&parts.headers, &parts.uri) {
         Ok(Some(placeholder)) => state.grants.find(&placeholder).map(|e| (placeholder, e)),
         Ok(None) => None,

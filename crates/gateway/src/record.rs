@@ -37,5 +37,34 @@ pub struct RequestRecord {
     pub cut: bool,
 }
 
+impl RequestRecord {
+    /// A record of a request just arrived: nothing known of its round or its outcome yet.
+    pub(crate) fn arrived(
+        kind: &'static str,
+        method: String,
+        host: String,
+        path: String,
+    ) -> RequestRecord {
+        RequestRecord {
+            round: None,
+            provider: None,
+            kind,
+            method,
+            host,
+            path,
+            model: None,
+            status: 0,
+            bytes_up: 0,
+            bytes_down: 0,
+            headers_ms: 0.0,
+            total_ms: 0.0,
+            tokens: Tokens::default(),
+            refused: None,
+            retry_after: None,
+            cut: false,
+        }
+    }
+}
+
 /// Where records go: the embedder's journal, a log, a test's list.
 pub type RecordSink = Arc<dyn Fn(RequestRecord) + Send + Sync>;

@@ -134,32 +134,10 @@ impl Gateway {
         let permits = Arc::new(Semaphore::new(config.limits.max_connections));
         let tcp_addr = tcp.as_ref().map(|(_, addr)| *addr);
         if let Some((listener, _)) = tcp {
-            let (state, permits) = (state.clone(), permits.clone());
-            runtime.spawn(async move {
-                loop {
-                    let Ok(permit) = permits.clone().acquire_owned().await else {
-                        return;
-                    };
-                    let Ok((stream, _)) = listener.accept().await else {
-                        continue;
-                    };
-                    let _ = stream.set_nodelay(true);
-                    tokio::spawn(serve(state.clone(), stream, permit));
-                }
-            });
+            runtime.spawn(accept_loop(listener, state.clone(), permits.clone()));
         }
         if let Some(listener) = unix {
-            runtime.spawn(async move {
-                loop {
-                    let Ok(permit) = permits.clone().acquire_owned().await else {
-                        return;
-                    };
-                    let Ok((stream, _)) = listener.accept().await else {
-                        continue;
-                    };
-                    tokio::spawn(serve(state.clone(), stream, permit));
-                }
-            });
+            runtime.spawn(accept_loop(listener, state, permits));
         }
         Ok(Gateway {
             grants,
@@ -222,6 +200,43 @@ fn bind_unix(
     std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600))
         .map_err(|source| listen_error(at, source))?;
     Ok(listener)
+}
+
+/// A listener the gateway accepts connections on.
+trait Listener: Send + 'static {
+    type Stream: AsyncRead + AsyncWrite + Unpin + Send + 'static;
+    fn next(&self) -> impl std::future::Future<Output = std::io::Result<Self::Stream>> + Send;
+}
+
+impl Listener for tokio::net::TcpListener {
+    type Stream = tokio::net::TcpStream;
+    async fn next(&self) -> std::io::Result<Self::Stream> {
+        let (stream, _) = self.accept().await?;
+        let _ = stream.set_nodelay(true);
+        Ok(stream)
+    }
+}
+
+impl Listener for tokio::net::UnixListener {
+    type Stream = tokio::net::UnixStream;
+    async fn next(&self) -> std::io::Result<Self::Stream> {
+        Ok(self.accept().await?.0)
+    }
+}
+
+/// Accepts connections while a permit is free: more wait in the kernel's backlog.
+async fn accept_loop<L: Listener>(listener: L, state: Arc<State>, permits: Arc<Semaphore>) {
+    loop {
+        let Ok(permit) = permits.clone().acquire_owned().await else {
+            return;
+        };
+        let Ok(stream) = listener.next().await else {
+            // Out of descriptors, or a connection gone before it was taken: a moment, again.
+            tokio::time::sleep(Duration::from_millis(10)).await;
+            continue;
+        };
+        tokio::spawn(serve(state.clone(), stream, permit));
+    }
 }
 
 async fn serve<S>(state: Arc<State>, stream: S, _permit: tokio::sync::OwnedSemaphorePermit)

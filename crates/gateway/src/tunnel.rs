@@ -8,7 +8,6 @@ use crate::body::{Body, full};
 use crate::record::RequestRecord;
 use crate::server::State;
 use crate::upstream::split_host_port;
-use crate::usage::Tokens;
 use base64::Engine;
 use http::{HeaderValue, Request, Response, StatusCode, header};
 use hyper::body::Incoming;
@@ -20,24 +19,12 @@ use tokio::net::TcpStream;
 pub(crate) async fn connect(state: Arc<State>, mut request: Request<Incoming>) -> Response<Body> {
     let started = Instant::now();
     let target = request.uri().authority().map(|a| a.as_str().to_owned());
-    let mut record = RequestRecord {
-        round: None,
-        provider: None,
-        kind: "connect",
-        method: "CONNECT".to_owned(),
-        host: target.clone().unwrap_or_default(),
-        path: String::new(),
-        model: None,
-        status: 0,
-        bytes_up: 0,
-        bytes_down: 0,
-        headers_ms: 0.0,
-        total_ms: 0.0,
-        tokens: Tokens::default(),
-        refused: None,
-        retry_after: None,
-        cut: false,
-    };
+    let mut record = RequestRecord::arrived(
+        "connect",
+        "CONNECT".to_owned(),
+        target.clone().unwrap_or_default(),
+        String::new(),
+    );
     let Some((host, port)) = target.as_deref().and_then(|t| split_host_port(t, 0)) else {
         return state.refuse(
             record,
