@@ -54,21 +54,6 @@ pub(crate) fn roots(ws: &Workspace) -> Result<TlsRoots> {
     Ok(roots)
 }
 
-/// Whether the round's keys go through the gateway: it has keys, the gateway is on and the
-/// agent's route is known. Warm agents do not use the gateway yet, so such a round runs cold.
-pub(crate) fn holds_keys(ws: &Workspace, adapter: &dyn Adapter, input: &RoundInput) -> bool {
-    if input.task.keys.is_empty() || !ws.config.gateway.enabled {
-        return false;
-    }
-    let Some(route) = route(ws, adapter, input.round.model.as_deref()) else {
-        return false;
-    };
-    input.task.keys.keys().any(|provider| {
-        let env = ws.config.key_env(provider);
-        route.provider == *provider || route.key_env.as_deref() == Some(env.as_str())
-    })
-}
-
 /// Whether `key` is the one the agent sends its model: the route's provider's, or the one in
 /// the variable the agent reads its model key from.
 fn is_model_key(route: &ganger_agents::ModelRoute, key: &LoadedKey) -> bool {

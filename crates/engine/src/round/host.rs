@@ -146,9 +146,10 @@ pub(crate) fn warm_agent_command(
     input: &RoundInput,
     keys: &[keys::LoadedKey],
     token: &str,
+    redirect: &[(Vec<String>, String)],
 ) -> Result<Planned> {
     let adapter = adapter_of(ws, &input.task)?;
-    planned_command(ws, input, adapter, keys, Some(token), &[])
+    planned_command(ws, input, adapter, keys, Some(token), redirect)
 }
 
 /// The round's command as `adapter` plans it: the cold one, or with `warm` (the warm
@@ -409,11 +410,6 @@ fn try_warm(
 ) -> Result<std::result::Result<finish::Ended, Option<String>>> {
     if !super::warm_round::wanted(ws, &*store, input, adapter) {
         return Ok(Err(None));
-    }
-    if super::gateway::holds_keys(ws, adapter, input) {
-        let why =
-            "the round's keys are held by the model gateway, which warm agents do not use yet";
-        return Ok(Err(Some(why.to_owned())));
     }
     if let Some(why) = crate::round::warm::identity::failed_before(ws, input)
         .or_else(|| crate::round::warm::identity::unable_before(ws, input))

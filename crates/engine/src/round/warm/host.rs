@@ -121,11 +121,25 @@ pub fn serve_warm_host(
     let input = RoundInput::new(ws, task.clone(), round, String::new());
     let keys = keys::load_keys(&ws.config, &task.keys)?;
     let token = new_marker(ws, slug);
+    // The model's key stays at a gateway that lives as long as this host: the warm agent
+    // holds a placeholder, as a cold round's agent does.
+    let adapter = crate::env::agent_env::adapter_for(&task.agent, &ws.config);
+    let gateway = match adapter {
+        Some(adapter) => {
+            let store = ws.open_store()?;
+            crate::round::gateway::open(ws, &*store, adapter, &input, &keys)?
+        }
+        None => None,
+    };
+    let (agent_keys, redirect) = match &gateway {
+        Some((_, redirect)) => (redirect.vars.clone(), redirect.config.clone()),
+        None => (keys.clone(), Vec::new()),
+    };
     let Planned {
         command,
         session: planned_session,
         tmp,
-    } = warm_agent_command(ws, &input, &keys, &token)?;
+    } = warm_agent_command(ws, &input, &agent_keys, &token, &redirect)?;
     let (events, received) = mpsc::channel();
     watch_signals(events.clone())?;
     let log = std::fs::OpenOptions::new()
@@ -138,7 +152,6 @@ pub fn serve_warm_host(
         let _ = writeln!(log, "{}", start_line(slug, number));
     }
     let mut agent = WarmAgent::start(&command, events.clone(), log)?;
-    let adapter = crate::env::agent_env::adapter_for(&task.agent, &ws.config);
     let usage = TurnUsage {
         adapter,
         env: command.env.clone(),
@@ -204,6 +217,8 @@ pub fn serve_warm_host(
     let _ = std::fs::remove_file(&socket);
     let _ = std::fs::remove_file(info_path(ws, slug));
     agent.running.stop(input.grace);
+    // The agent is gone: so is its placeholder.
+    drop(gateway);
     // What the agent's sandbox kept for it (a Docker container) goes with it.
     if let Ok(sandbox) = crate::env::sandboxing::TaskSandbox::of(ws, &task) {
         sandbox.after_round(&info.token);
