@@ -139,6 +139,12 @@ pub struct GatewayTally {
     pub refused: Vec<String>,
     /// How many requests it refused in all.
     pub refused_count: u64,
+    /// Answers of 429 (rate limited) from the upstream.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub rate_limited: u64,
+    /// The longest wait those answers asked for, in milliseconds.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub retry_after_ms: Option<u64>,
 }
 
 impl RoundSummary {

@@ -130,11 +130,7 @@ fn respond(
     record.status = parts.status.as_u16();
     record.headers_ms = started.elapsed().as_secs_f64() * 1000.0;
     if matches!(parts.status.as_u16(), 429 | 503) {
-        record.retry_after = parts
-            .headers
-            .get(header::RETRY_AFTER)
-            .and_then(|v| v.to_str().ok())
-            .map(str::to_owned);
+        record.retry_after_ms = retry_after_ms(&parts.headers);
     }
     for name in ["connection", "keep-alive", "transfer-encoding", "upgrade"] {
         parts.headers.remove(name);
@@ -170,6 +166,17 @@ impl State {
         (self.sink)(record);
         refusal(status, why)
     }
+}
+
+/// How long the upstream asks to wait: `retry-after-ms` (OpenAI's), else `retry-after` in
+/// seconds (a date is not read).
+fn retry_after_ms(headers: &http::HeaderMap) -> Option<u64> {
+    let text = |name: &str| headers.get(name).and_then(|v| v.to_str().ok());
+    if let Some(ms) = text("retry-after-ms").and_then(|v| v.trim().parse::<f64>().ok()) {
+        return Some(ms.max(0.0) as u64);
+    }
+    let seconds = text("retry-after")?.trim().parse::<f64>().ok()?;
+    Some((seconds.max(0.0) * 1000.0) as u64)
 }
 
 /// Gemini names the model in the path: `/v1beta/models/NAME:streamGenerateContent`.

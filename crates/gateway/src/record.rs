@@ -31,8 +31,9 @@ pub struct RequestRecord {
     pub tokens: Tokens,
     /// Why the gateway refused, when it did (nothing was sent upstream).
     pub refused: Option<String>,
-    /// The upstream's `retry-after` on a 429 or 503.
-    pub retry_after: Option<String>,
+    /// What the upstream asked to wait on a 429 or 503 (`retry-after-ms`, else `retry-after`
+    /// in seconds), in milliseconds.
+    pub retry_after_ms: Option<u64>,
     /// Whether the client left before the body ended.
     pub cut: bool,
 }
@@ -60,7 +61,7 @@ impl RequestRecord {
             total_ms: 0.0,
             tokens: Tokens::default(),
             refused: None,
-            retry_after: None,
+            retry_after_ms: None,
             cut: false,
         }
     }

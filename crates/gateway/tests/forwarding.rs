@@ -183,5 +183,5 @@ fn a_429_keeps_the_upstreams_retry_after_in_the_record() {
     assert_eq!(response.status(), 429);
     let record = &setup.records(1)[0];
     assert_eq!(record.status, 429);
-    assert_eq!(record.retry_after.as_deref(), Some("3"), "{record:?}");
+    assert_eq!(record.retry_after_ms, Some(3000), "{record:?}");
 }

@@ -236,6 +236,10 @@ fn count(tally: &mut GatewayTally, record: &RequestRecord) {
         }
         return;
     }
+    if record.status == 429 {
+        tally.rate_limited += 1;
+        tally.retry_after_ms = tally.retry_after_ms.max(record.retry_after_ms);
+    }
     match record.kind {
         "connect" => tally.tunnels += 1,
         _ => {
