@@ -57,6 +57,26 @@ fn body_text(request: &RecordedRequest) -> String {
         .unwrap_or_default()
 }
 
+/// The input and output tokens the model reported for `requests`.
+fn model_tokens(requests: &[&RecordedRequest]) -> (u64, u64) {
+    let (mut input, mut output) = (0, 0);
+    for request in requests {
+        if let Reply::Answer { usage, .. } = &request.reply {
+            input += usage.input;
+            output += usage.output;
+        }
+    }
+    (input, output)
+}
+
+/// The gateway's tally of a round is the model's count of its requests.
+fn assert_counted(agent: &str, tally: &Value, requests: &[&RecordedRequest]) {
+    let (input, output) = model_tokens(requests);
+    assert_eq!(tally["requests"], requests.len(), "{agent}: {tally}");
+    assert_eq!(tally["input_tokens"], input, "{agent}: {tally}");
+    assert_eq!(tally["output_tokens"], output, "{agent}: {tally}");
+}
+
 fn the_key_stays_at_the_gateway(agent: &'static str) {
     the_key_stays_at_the_gateway_of(agent, false);
 }
@@ -143,6 +163,16 @@ fn the_key_stays_at_the_gateway_of(agent: &'static str, warm: bool) {
         );
         assert!(!body_text(request).contains(SECRET), "{agent}");
     }
+    // The gateway counted every request and the tokens the model reported, each round its own
+    // (a warm agent's gateway lives with its warm host and tells each turn its share).
+    let fixed: Vec<&RecordedRequest> = after
+        .iter()
+        .skip(requests.len())
+        .filter(|r| r.protocol.is_some())
+        .collect();
+    let fix_report = world.ganger(&["status", "g", "--json"]).json();
+    assert_counted(agent, &report["gateway"], &model);
+    assert_counted(agent, &fix_report["gateway"], &fixed);
     if warm {
         let stream = std::fs::read_to_string(world.repo.join(".ganger/tasks/g/round-2.jsonl"));
         assert!(
@@ -152,18 +182,7 @@ fn the_key_stays_at_the_gateway_of(agent: &'static str, warm: bool) {
         world.ganger(&["warm", "stop", "--all"]).expect_code(0);
         return;
     }
-    // The gateway counted every request and the tokens the model reported.
-    let tally = &report["gateway"];
-    let (mut input, mut output) = (0, 0);
-    for request in &model {
-        if let Reply::Answer { usage, .. } = &request.reply {
-            input += usage.input;
-            output += usage.output;
-        }
-    }
-    assert_eq!(tally["requests"], model.len(), "{agent}: {tally}");
-    assert_eq!(tally["input_tokens"], input, "{agent}: {tally}");
-    assert_eq!(tally["output_tokens"], output, "{agent}: {tally}");
+    let (input, output) = model_tokens(&model);
     // ...and the agent's own figures agree with it in these rounds (no side requests).
     assert_eq!(report["tokens"]["input"], input, "{agent}");
     assert_eq!(report["tokens"]["output"], output, "{agent}");

@@ -33,7 +33,22 @@ pub(crate) struct Redirect {
 impl RoundGateway {
     /// What the gateway counted so far.
     pub(crate) fn tally(&self) -> GatewayTally {
-        self.tally.lock().unwrap_or_else(|e| e.into_inner()).clone()
+        self.counter().now()
+    }
+
+    /// A reader of its count, for a warm host that tells each turn its share.
+    pub(crate) fn counter(&self) -> GatewayCounter {
+        GatewayCounter(self.tally.clone())
+    }
+}
+
+/// A running gateway's count, read while it serves.
+#[derive(Clone)]
+pub(crate) struct GatewayCounter(Arc<Mutex<GatewayTally>>);
+
+impl GatewayCounter {
+    pub(crate) fn now(&self) -> GatewayTally {
+        self.0.lock().unwrap_or_else(|e| e.into_inner()).clone()
     }
 }
 
