@@ -431,6 +431,17 @@ pub trait Adapter: Send + Sync {
     /// How to point this agent at a scripted model server listening at `base_url`
     /// (`http://127.0.0.1:PORT`, no path).
     fn scripted_endpoint(&self, base_url: &str) -> ScriptedEndpoint;
+    /// Where the agent sends its model requests with this environment, `ganger.toml`'s
+    /// configuration table for it and this model, and the setting that sends them to the
+    /// model gateway; `None` when ganger does not know it (the `command` agent).
+    fn model_route(
+        &self,
+        _env: &BTreeMap<String, String>,
+        _config: Option<&serde_json::Value>,
+        _model: Option<&str>,
+    ) -> Option<crate::ModelRoute> {
+        None
+    }
     /// How `ganger init --supervisor` registers ganger's MCP server with this agent and
     /// teaches it the supervise loop; `None` for an agent that cannot supervise.
     fn mcp_registration(&self) -> Option<&'static dyn crate::mcp_registration::McpRegistration> {

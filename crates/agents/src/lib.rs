@@ -20,6 +20,7 @@ pub mod gemini;
 mod interactive;
 mod json_merge;
 pub mod mcp_registration;
+mod model_route;
 pub mod opencode;
 mod outcome;
 mod own_edit;
@@ -44,6 +45,7 @@ pub use capabilities::{
 };
 pub use facts::{AgentFacts, ConfigFile, Package};
 pub use interactive::Headless;
+pub use model_route::{ModelRoute, RouteSetting, set_config};
 pub use outcome::{AgentExit, Verdict};
 pub use own_edit::OwnEdit;
 pub use registry::{DEFAULT_AGENT, UnknownAgent, adapter, adapters, configured, named, names};

@@ -31,6 +31,7 @@ mod evidence;
 mod fleet;
 mod fleet_chaos;
 mod fleet_queue;
+mod gateway_agents;
 mod image_build;
 mod land;
 mod land_fix_detached;

@@ -484,6 +484,9 @@ fn a_permission_set_to_ask_is_a_failure_not_a_success() {
     assert!(!world.worktree("t8").join("x.txt").exists());
 }
 
+/// With the gateway off (`[gateway] enabled = false`) the agent holds the key itself: it
+/// reaches the model, and is removed from everything ganger writes. (With the gateway, the
+/// default, the agent never holds it: gateway_agents.rs.)
 #[test]
 fn a_key_reaches_the_model_and_nothing_ganger_writes() {
     let secret = "sk-test-4f1c2b9e-0d3a-4e5b-9c7d-ganger";
@@ -494,7 +497,12 @@ fn a_key_reaches_the_model_and_nothing_ganger_writes() {
             json!({"command": "env; env >&2", "description": "print the environment"}),
         ))
         .text("Printed it.");
-    let (world, llm) = world_with_key(script, "", "{env:MOCK_API_KEY}", "");
+    let (world, llm) = world_with_key(
+        script,
+        "",
+        "{env:MOCK_API_KEY}",
+        "\n[gateway]\nenabled = false\n",
+    );
     let key_file = world.root().join("mock.key");
     std::fs::write(&key_file, format!("{secret}\n")).unwrap();
     let key_arg = format!("mock={}", key_file.display());

@@ -405,3 +405,32 @@ fn a_warm_agents_host_on_a_store_with_pgpassword_holds_no_password() {
     );
     run(&["warm", "stop", "--all"]).expect_code(0);
 }
+
+/// libpq's `PGSSLMODE` and `PGSSLROOTCERT` count where the URL names no mode or roots: with
+/// the test CA, `status` answers over verified TLS; with a CA that signed nothing of the
+/// server's, exit 70 naming TLS; and the URL's own `sslmode` outranks them.
+#[test]
+fn libpqs_tls_variables_count_where_the_url_says_nothing() {
+    let Some(db) = Database::new() else { return };
+    let roots = db.tls_roots();
+    let world = World::new(env!("CARGO_BIN_EXE_ganger").as_ref());
+    let with_env = |store: &str, mode: &str, ca: &std::path::Path| {
+        let mut command = world.command(&["status"]);
+        command
+            .env("GANGER_STORE", store)
+            .env("PGSSLMODE", mode)
+            .env("PGSSLROOTCERT", ca);
+        ganger_test_support::Run::from(command.output().unwrap())
+    };
+    with_env(&db.url, "verify-full", &roots.ca).expect_code(0);
+    let refused = with_env(&db.url, "verify-full", &roots.other_ca);
+    assert_eq!(refused.code, 70, "{}{}", refused.stdout, refused.stderr);
+    assert!(refused.stderr.contains("TLS"), "{}", refused.stderr);
+    // The URL's own mode wins: no TLS at all, so the wrong CA is never read.
+    with_env(
+        &with(&db.url, "sslmode=disable"),
+        "verify-full",
+        &roots.other_ca,
+    )
+    .expect_code(0);
+}

@@ -71,6 +71,9 @@ pub enum Event {
     /// kept warm: its warm host reads them from OpenCode's records), so that a budget can stop
     /// the round before the turn ends. Always running totals of the round.
     Usage { usage: Usage },
+    /// What the model gateway counted of a warm turn (its warm host's gateway outlives the
+    /// turn, so it tells the turn's share at the turn's end).
+    Gateway { tally: crate::GatewayTally },
     /// A well-formed line of a kind this adapter does not know. Counted and kept, never fatal.
     Unknown { kind: String },
 }
@@ -91,7 +94,7 @@ impl Event {
         };
         match self {
             Event::Session { id } => one(id),
-            Event::StepStarted | Event::Ended | Event::Usage { .. } => {}
+            Event::StepStarted | Event::Ended | Event::Usage { .. } | Event::Gateway { .. } => {}
             Event::StepFinished { reason, .. } => reason.iter_mut().for_each(one),
             Event::Text { text } => one(text),
             Event::ToolStarted { name, title } => {

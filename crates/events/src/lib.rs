@@ -12,5 +12,5 @@ mod vocabulary;
 
 pub use event::{Event, ToolStatus, Usage, UsageMode};
 pub use status::{RoundStatus, UnknownStatus};
-pub use summary::{DONE_LIMIT, RoundSummary, Tokens, done_line};
+pub use summary::{DONE_LIMIT, GatewayTally, KEPT_MESSAGES, RoundSummary, Tokens, done_line};
 pub use vocabulary::{Network, Permission, SandboxKind};

@@ -116,6 +116,67 @@ pub struct RoundSummary {
     /// The agent printed its last event of the round ([`Event::Ended`]).
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub ended: bool,
+    /// What the model gateway saw of the round, when the round ran behind it: a count of the
+    /// agent's requests independent of what the agent reports.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub gateway: Option<GatewayTally>,
+}
+
+/// A round's requests through the model gateway (`docs/gateway.md`).
+///
+/// ```
+/// let mut before = ganger_events::GatewayTally::default();
+/// before.requests = 2;
+/// let mut after = before.clone();
+/// after.requests = 5;
+/// assert_eq!(after.since(&before).requests, 3);
+/// ```
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct GatewayTally {
+    /// Model requests forwarded upstream.
+    pub requests: u64,
+    /// Tokens the upstream's responses reported (input and output).
+    pub input_tokens: u64,
+    pub output_tokens: u64,
+    pub bytes_up: u64,
+    pub bytes_down: u64,
+    /// Tunnels (`CONNECT`) opened to allowed hosts.
+    pub tunnels: u64,
+    /// What the gateway refused (`host:port` and why), the first [`KEPT_MESSAGES`].
+    pub refused: Vec<String>,
+    /// How many requests it refused in all.
+    pub refused_count: u64,
+    /// Answers of 429 (rate limited) from the upstream.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub rate_limited: u64,
+    /// The longest wait those answers asked for, in milliseconds.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub retry_after_ms: Option<u64>,
+}
+
+impl GatewayTally {
+    /// What was counted after `earlier`, a tally of the same gateway taken before (a warm
+    /// turn's share of its warm host's gateway). The longest wait is the whole tally's.
+    pub fn since(&self, earlier: &GatewayTally) -> GatewayTally {
+        GatewayTally {
+            requests: self.requests.saturating_sub(earlier.requests),
+            input_tokens: self.input_tokens.saturating_sub(earlier.input_tokens),
+            output_tokens: self.output_tokens.saturating_sub(earlier.output_tokens),
+            bytes_up: self.bytes_up.saturating_sub(earlier.bytes_up),
+            bytes_down: self.bytes_down.saturating_sub(earlier.bytes_down),
+            tunnels: self.tunnels.saturating_sub(earlier.tunnels),
+            refused: self
+                .refused
+                .iter()
+                .skip(earlier.refused.len())
+                .cloned()
+                .collect(),
+            refused_count: self.refused_count.saturating_sub(earlier.refused_count),
+            rate_limited: self.rate_limited.saturating_sub(earlier.rate_limited),
+            retry_after_ms: self.retry_after_ms,
+        }
+    }
 }
 
 impl RoundSummary {
@@ -237,6 +298,7 @@ impl RoundSummary {
             }
             Event::ToolStarted { .. } | Event::PermissionGranted { .. } => {}
             Event::Ended => self.ended = true,
+            Event::Gateway { tally } => self.gateway = Some(tally.clone()),
             Event::Unknown { .. } => self.unknown += 1,
         }
     }

@@ -18,6 +18,7 @@ mod netns;
 mod pg_cluster;
 mod postgres;
 mod processes;
+mod tls_front;
 mod world;
 
 pub use agents::{
@@ -29,4 +30,5 @@ pub use netns::{TestHost, TestHosts};
 pub use pg_cluster::PrivateCluster;
 pub use postgres::{PgDatabase, PgTlsRoots, SERVER_ENV as PG_SERVER_ENV};
 pub use processes::{living_pids_with_env, silent_server, wait_until};
+pub use tls_front::TestCa;
 pub use world::{Run, World};

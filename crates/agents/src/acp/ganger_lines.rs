@@ -84,6 +84,10 @@ fn ganger_events(what: &str, value: &Value) -> Vec<Event> {
             .into_iter()
             .collect(),
         "permission" => Vec::new(),
+        "gateway" => serde_json::from_value(value.clone())
+            .map(|tally| Event::Gateway { tally })
+            .into_iter()
+            .collect(),
         "error" => vec![Event::Error {
             // ganger's own error (its warm host's) has no class to name.
             name: String::new(),

@@ -221,6 +221,10 @@ impl AcpStream {
                 self.recorded = Some(usage);
                 Vec::new()
             }
+            "gateway" => serde_json::from_value(value.clone())
+                .map(|tally| Event::Gateway { tally })
+                .into_iter()
+                .collect(),
             "error" => vec![Event::Error {
                 // ganger's own error (its warm host's) has no class to name.
                 name: String::new(),

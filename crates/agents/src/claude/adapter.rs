@@ -124,4 +124,19 @@ impl Adapter for Claude {
     fn scripted_endpoint(&self, base_url: &str) -> ScriptedEndpoint {
         command::scripted_endpoint(base_url)
     }
+
+    fn model_route(
+        &self,
+        env: &BTreeMap<String, String>,
+        _config: Option<&serde_json::Value>,
+        _model: Option<&str>,
+    ) -> Option<crate::ModelRoute> {
+        Some(crate::model_route::env_route(
+            "anthropic",
+            "ANTHROPIC_BASE_URL",
+            "https://api.anthropic.com",
+            "ANTHROPIC_API_KEY",
+            env,
+        ))
+    }
 }

@@ -91,4 +91,13 @@ impl Adapter for Codex {
     fn scripted_endpoint(&self, base_url: &str) -> ScriptedEndpoint {
         command::scripted_endpoint(base_url)
     }
+
+    fn model_route(
+        &self,
+        env: &std::collections::BTreeMap<String, String>,
+        config: Option<&serde_json::Value>,
+        _model: Option<&str>,
+    ) -> Option<crate::ModelRoute> {
+        Some(command::model_route(env, config))
+    }
 }

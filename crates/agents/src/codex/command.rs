@@ -136,3 +136,39 @@ pub fn scripted_endpoint(base_url: &str) -> ScriptedEndpoint {
 
 /// The variable the scripted provider's key is read from.
 const SCRIPTED_KEY_ENV: &str = "SCRIPTED_MODEL_KEY";
+
+/// Codex's route to its model: the configured provider's `base_url` when `ganger.toml`'s
+/// table names one (`model_provider` and `model_providers.NAME.base_url`), else the built-in
+/// OpenAI provider, whose base URL is `OPENAI_BASE_URL`.
+pub fn model_route(
+    env: &std::collections::BTreeMap<String, String>,
+    config: Option<&serde_json::Value>,
+) -> crate::ModelRoute {
+    use crate::model_route::config_string;
+    let provider = config_string(config, &["model_provider"]);
+    let configured = provider.and_then(|name| {
+        let url = config_string(config, &["model_providers", name, "base_url"])?;
+        Some((name, url))
+    });
+    match configured {
+        Some((name, url)) => crate::ModelRoute {
+            provider: name.to_owned(),
+            upstream: url.to_owned(),
+            base_url: crate::RouteSetting::Config(
+                ["model_providers", name, "base_url"]
+                    .map(String::from)
+                    .to_vec(),
+            ),
+            key_env: config_string(config, &["model_providers", name, "env_key"])
+                .map(str::to_owned),
+            key: None,
+        },
+        None => crate::model_route::env_route(
+            "openai",
+            "OPENAI_BASE_URL",
+            "https://api.openai.com/v1",
+            "OPENAI_API_KEY",
+            env,
+        ),
+    }
+}

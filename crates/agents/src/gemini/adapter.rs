@@ -84,4 +84,19 @@ impl Adapter for Gemini {
     fn scripted_endpoint(&self, base_url: &str) -> ScriptedEndpoint {
         command::scripted_endpoint(base_url)
     }
+
+    fn model_route(
+        &self,
+        env: &std::collections::BTreeMap<String, String>,
+        _config: Option<&serde_json::Value>,
+        _model: Option<&str>,
+    ) -> Option<crate::ModelRoute> {
+        Some(crate::model_route::env_route(
+            "gemini",
+            crate::gemini::settings::BASE_URL_ENV,
+            "https://generativelanguage.googleapis.com",
+            "GEMINI_API_KEY",
+            env,
+        ))
+    }
 }

@@ -158,4 +158,13 @@ impl Adapter for OpenCode {
     fn scripted_endpoint(&self, base_url: &str) -> ScriptedEndpoint {
         command::scripted_endpoint(base_url)
     }
+
+    fn model_route(
+        &self,
+        env: &std::collections::BTreeMap<String, String>,
+        config: Option<&serde_json::Value>,
+        model: Option<&str>,
+    ) -> Option<crate::ModelRoute> {
+        command::model_route(env, config, model)
+    }
 }

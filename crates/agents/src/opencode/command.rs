@@ -183,6 +183,43 @@ fn merged_config(request: &RoundRequest<'_>) -> Result<Option<String>, PlanError
     Ok(Some(Value::Object(merged).to_string()))
 }
 
+/// OpenCode's route to its model: the provider of the model (`PROVIDER/MODEL`, from the round
+/// or the configuration), whose `options.baseURL` and `options.apiKey` are set in its
+/// configuration; the base URL is the one configured (`ganger.toml`'s table, then the
+/// inherited `OPENCODE_CONFIG_CONTENT`) or the provider's usual one.
+pub fn model_route(
+    env: &std::collections::BTreeMap<String, String>,
+    config: Option<&Value>,
+    model: Option<&str>,
+) -> Option<crate::ModelRoute> {
+    use crate::model_route::{config_string, known_provider_url};
+    let inherited = env
+        .get("OPENCODE_CONFIG_CONTENT")
+        .and_then(|text| serde_json::from_str::<Value>(text).ok());
+    let model = model
+        .or_else(|| config_string(config, &["model"]))
+        .or_else(|| config_string(inherited.as_ref(), &["model"]))?;
+    let (provider, _) = model.split_once('/')?;
+    let path = ["provider", provider, "options", "baseURL"];
+    let upstream = config_string(config, &path)
+        .or_else(|| config_string(inherited.as_ref(), &path))
+        .or_else(|| known_provider_url(provider))?;
+    let setting = |last: &str| {
+        crate::RouteSetting::Config(
+            ["provider", provider, "options", last]
+                .map(String::from)
+                .to_vec(),
+        )
+    };
+    Some(crate::ModelRoute {
+        provider: provider.to_owned(),
+        upstream: upstream.to_owned(),
+        base_url: setting("baseURL"),
+        key_env: None,
+        key: Some(setting("apiKey")),
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -110,4 +110,19 @@ impl Adapter for Qwen {
     fn scripted_endpoint(&self, base_url: &str) -> ScriptedEndpoint {
         command::scripted_endpoint(base_url)
     }
+
+    fn model_route(
+        &self,
+        env: &BTreeMap<String, String>,
+        _config: Option<&serde_json::Value>,
+        _model: Option<&str>,
+    ) -> Option<crate::ModelRoute> {
+        Some(crate::model_route::env_route(
+            "openai",
+            "OPENAI_BASE_URL",
+            "https://api.openai.com/v1",
+            "OPENAI_API_KEY",
+            env,
+        ))
+    }
 }

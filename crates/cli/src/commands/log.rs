@@ -75,6 +75,10 @@ fn describe(event: &Event) -> String {
         Event::Usage { usage } => {
             format!("spent so far: {} in / {} out", usage.input, usage.output)
         }
+        Event::Gateway { tally } => format!(
+            "the gateway's count of the turn: {} model requests, {} in / {} out",
+            tally.requests, tally.input_tokens, tally.output_tokens
+        ),
         Event::Unknown { kind } => format!("unknown event type {kind:?}"),
     }
 }

@@ -160,6 +160,9 @@ fn spending(out: &mut String, report: &RoundReport) {
         "cost: {cost}, tokens {} in / {} out",
         report.tokens.input, report.tokens.output
     );
+    if let Some(gateway) = &report.gateway {
+        gateway_line(out, report, gateway);
+    }
     let Some(budget) = &report.budget else {
         return;
     };
@@ -173,6 +176,30 @@ fn spending(out: &mut String, report: &RoundReport) {
             fleet.fleet,
             budget_use(&fleet.budget)
         );
+    }
+}
+
+/// What the model gateway counted: its requests, and its tokens when they differ from the
+/// agent's (requests the agent does not count, such as title calls), and what it refused.
+fn gateway_line(out: &mut String, report: &RoundReport, gateway: &ganger_events::GatewayTally) {
+    let mut line = format!("gateway: {} model requests", gateway.requests);
+    let (input, output) = (gateway.input_tokens, gateway.output_tokens);
+    if (input, output) != (report.tokens.input, report.tokens.output) {
+        let _ = write!(
+            line,
+            ", tokens {input} in / {output} out by its count (the agent reported {} / {})",
+            report.tokens.input, report.tokens.output
+        );
+    }
+    if gateway.tunnels > 0 {
+        let _ = write!(line, ", {} tunnels", gateway.tunnels);
+    }
+    let _ = writeln!(out, "{line}");
+    if gateway.refused_count > 0 {
+        let _ = writeln!(out, "gateway refused {}:", gateway.refused_count);
+        for refusal in &gateway.refused {
+            let _ = writeln!(out, "  {refusal}");
+        }
     }
 }
 

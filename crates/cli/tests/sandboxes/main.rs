@@ -20,6 +20,7 @@
 )]
 mod dialect;
 mod engines;
+mod gateway;
 mod private_daemon;
 mod scenarios;
 
@@ -91,6 +92,11 @@ mod bwrap {
     fn the_agent_home_is_private_and_goes_with_clean() {
         crate::scenarios::the_agent_home_is_private_and_goes_with_clean("bwrap");
     }
+
+    #[test]
+    fn the_model_key_stays_at_the_gateway() {
+        crate::gateway::the_model_key_stays_at_the_gateway("bwrap");
+    }
 }
 
 mod docker {
@@ -121,5 +127,10 @@ mod docker {
     #[test]
     fn checks_in_a_row_each_get_their_container() {
         crate::scenarios::checks_in_a_row_each_get_their_container("docker");
+    }
+
+    #[test]
+    fn the_model_key_stays_at_the_gateway() {
+        crate::gateway::the_model_key_stays_at_the_gateway("docker");
     }
 }

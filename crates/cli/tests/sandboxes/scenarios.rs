@@ -15,9 +15,9 @@ const SCRIPTED_KEY: &str = "scripted-model-key";
 /// What another task's worktree holds: the worker must not read it.
 const OTHER: &str = "other-worktree-9a7c";
 
-struct Setup {
-    world: World,
-    llm: FakeLlm,
+pub(crate) struct Setup {
+    pub world: World,
+    pub llm: FakeLlm,
 }
 
 /// Builds the worker image a docker test needs (once per machine, under a lock).
@@ -27,7 +27,7 @@ fn image_for(sandbox: &str, agent: &str) {
     }
 }
 
-fn setup(d: Dialect, sandbox: &str, script: impl FnOnce(&Path) -> Script) -> Setup {
+pub(crate) fn setup(d: Dialect, sandbox: &str, script: impl FnOnce(&Path) -> Script) -> Setup {
     image_for(sandbox, d.agent);
     let world = World::new(env!("CARGO_BIN_EXE_ganger").as_ref());
     let llm = FakeLlm::start(script(world.root())).unwrap();
@@ -44,7 +44,7 @@ fn setup(d: Dialect, sandbox: &str, script: impl FnOnce(&Path) -> Script) -> Set
     Setup { world, llm }
 }
 
-fn start(s: &Setup, slug: &str, message: &str, extra: &[&str]) -> Value {
+pub(crate) fn start(s: &Setup, slug: &str, message: &str, extra: &[&str]) -> Value {
     let mut args = vec!["start", slug, "--message", message, "--json"];
     args.extend_from_slice(extra);
     let run = s.world.ganger(&args);
@@ -58,7 +58,7 @@ fn start(s: &Setup, slug: &str, message: &str, extra: &[&str]) -> Value {
 }
 
 /// Everything the agent sent the model, as one text (tool results included).
-fn sent_text(llm: &FakeLlm) -> String {
+pub(crate) fn sent_text(llm: &FakeLlm) -> String {
     llm.requests()
         .iter()
         .map(|r| {

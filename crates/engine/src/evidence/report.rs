@@ -94,6 +94,10 @@ pub struct RoundReport {
     pub tool_errors: u64,
     pub cost_usd: Option<f64>,
     pub tokens: Tokens,
+    /// What the model gateway counted of the round (docs/gateway.md); absent when the round
+    /// ran without it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub gateway: Option<ganger_events::GatewayTally>,
     pub errors: Vec<String>,
     pub error_count: u64,
     pub rejections: Vec<String>,
@@ -383,6 +387,7 @@ pub fn round_report_with(
         tool_errors: summary.tool_errors,
         cost_usd: summary.cost_usd,
         tokens: summary.tokens,
+        gateway: summary.gateway.clone(),
         errors: summary.errors.clone(),
         error_count: summary.error_count,
         rejections: summary.rejections.clone(),

@@ -123,8 +123,9 @@ fn agent_command(
     input: &RoundInput,
     adapter: &dyn Adapter,
     keys: &[keys::LoadedKey],
+    redirect: &[(Vec<String>, String)],
 ) -> Result<Planned> {
-    planned_command(ws, input, adapter, keys, None)
+    planned_command(ws, input, adapter, keys, None, redirect)
 }
 
 /// An agent's command as planned, with what goes with it.
@@ -145,9 +146,10 @@ pub(crate) fn warm_agent_command(
     input: &RoundInput,
     keys: &[keys::LoadedKey],
     token: &str,
+    redirect: &[(Vec<String>, String)],
 ) -> Result<Planned> {
     let adapter = adapter_of(ws, &input.task)?;
-    planned_command(ws, input, adapter, keys, Some(token))
+    planned_command(ws, input, adapter, keys, Some(token), redirect)
 }
 
 /// The round's command as `adapter` plans it: the cold one, or with `warm` (the warm
@@ -158,9 +160,16 @@ fn planned_command(
     adapter: &dyn Adapter,
     keys: &[keys::LoadedKey],
     warm: Option<&str>,
+    redirect: &[(Vec<String>, String)],
 ) -> Result<Planned> {
     let program = agent_env::resolve_program(adapter, &ws.config)?;
-    let overlay = agent_env::config_overlay(adapter, &ws.config);
+    let mut overlay = agent_env::config_overlay(adapter, &ws.config);
+    if !redirect.is_empty() {
+        let table = overlay.get_or_insert_with(|| serde_json::Value::Object(Default::default()));
+        for (path, value) in redirect {
+            ganger_agents::set_config(table, path, value);
+        }
+    }
     let inherited = agent_env::inherited_config(adapter, &ws.config);
     let sandbox = TaskSandbox::of(ws, &input.task)?;
     let isolated = sandbox.isolates();
@@ -320,11 +329,18 @@ fn run_agent(
     let stopped_warm = crate::round::warm::registry::live(ws, &*store, &input.task.slug)
         .is_some_and(|info| !info.busy)
         && crate::round::warm::stop_warm(ws, &*store, &input.task.slug).unwrap_or(false);
+    // With keys, the agent gets placeholders and the gateway's URL; the gateway holds the
+    // keys until the round ends.
+    let gateway = super::gateway::open(ws, &*store, adapter, input, keys)?;
+    let (agent_keys, redirect) = match &gateway {
+        Some((_, redirect)) => (redirect.vars.clone(), redirect.config.clone()),
+        None => (keys.to_vec(), Vec::new()),
+    };
     let Planned {
         command,
         session: named_session,
         tmp,
-    } = agent_command(ws, input, adapter, keys)?;
+    } = agent_command(ws, input, adapter, &agent_keys, &redirect)?;
     let (raw, err) = open_streams(&*store, input, redactor, cold_because, stopped_warm)?;
     let signals = SignalWatch::install()
         .map_err(|e| EngineError::environment("failed to watch signals", e))?;
@@ -366,6 +382,13 @@ fn run_agent(
         redactor,
     );
     drain(&agent, &closed_rx, input.grace);
+    if let Some((gateway, _)) = gateway {
+        progress
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .summary
+            .gateway = Some(gateway.tally());
+    }
     // The agent and what it started are gone: its temporary directory goes on the side.
     let tmp_removal = tmp.map(AgentTmp::remove_aside);
     if let Ok(sandbox) = TaskSandbox::of(ws, &input.task) {

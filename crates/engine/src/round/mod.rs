@@ -7,6 +7,7 @@ mod checks;
 mod evidence;
 mod finish;
 mod follow;
+pub(crate) mod gateway;
 mod host;
 pub(crate) mod launch;
 pub(crate) mod lost_session;

@@ -79,6 +79,7 @@ pub(crate) fn send_fix_round(
     let mut all_keys = task.keys.clone();
     all_keys.extend(keys.clone());
     let loaded = load_keys(&ws.config, &all_keys)?;
+    crate::round::gateway::check(ws, adapter, model.as_deref(), &loaded)?;
     let commander = sender;
     // A task whose earlier rounds never named a session: the session is looked for, else
     // the earlier prompts go first; the brief is never lost.

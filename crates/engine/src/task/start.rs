@@ -143,6 +143,7 @@ fn admit(ws: &Workspace, options: &StartOptions) -> Result<Admitted> {
     let checks = crate::evidence::checks::planned(&ws.config, &options.checks, permission)?;
     let keys = parse_key_args(&options.keys)?;
     let loaded = load_keys(&ws.config, &keys)?;
+    crate::round::gateway::check(ws, adapter, model.as_deref(), &loaded)?;
     let program = agent_env::resolve_program(adapter, &ws.config)?;
     let place = place(ws, options)?;
     agent_env::check_plan(

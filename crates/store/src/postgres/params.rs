@@ -36,10 +36,26 @@ pub(crate) fn split(text: &str) -> Split {
         Some(scheme) => split_url(text, scheme.len()),
         None => split_key_values(text),
     };
-    split.unwrap_or_else(|| Split {
+    let mut split = split.unwrap_or_else(|| Split {
         rest: text.to_owned(),
         own: Vec::new(),
-    })
+    });
+    split
+        .own
+        .splice(0..0, from_environment(|name| std::env::var(name).ok()));
+    split
+}
+
+/// libpq's variables for TLS, `PGSSLMODE` and `PGSSLROOTCERT`: they count where the connection
+/// string names no value of its own (its values come after them, and the last one wins).
+fn from_environment(var: impl Fn(&str) -> Option<String>) -> Vec<(String, String)> {
+    [("sslmode", "PGSSLMODE"), ("sslrootcert", "PGSSLROOTCERT")]
+        .into_iter()
+        .filter_map(|(key, name)| {
+            let value = var(name).filter(|value| !value.is_empty())?;
+            Some((key.to_owned(), value))
+        })
+        .collect()
 }
 
 /// The URL form: the query starts at the first `?` after the user info (which ends at the first
@@ -302,5 +318,31 @@ mod tests {
 
     fn split_rest(text: &str) -> String {
         split(text).rest
+    }
+}
+
+#[cfg(test)]
+mod environment_tests {
+    use super::from_environment;
+
+    #[test]
+    fn libpqs_tls_variables_come_before_the_connection_strings_own_values() {
+        let env = |name: &str| match name {
+            "PGSSLMODE" => Some("verify-full".to_owned()),
+            "PGSSLROOTCERT" => Some(String::new()),
+            _ => None,
+        };
+        assert_eq!(
+            from_environment(env),
+            vec![("sslmode".to_owned(), "verify-full".to_owned())]
+        );
+        assert!(from_environment(|_| None).is_empty());
+        // A connection string's own value is later in the list: the last one wins.
+        let mut split = super::split("postgres://h/db?sslmode=disable");
+        split.own.splice(0..0, from_environment(env));
+        assert_eq!(split.get("sslmode"), Some("disable"));
+        let mut bare = super::split("postgres://h/db");
+        bare.own.splice(0..0, from_environment(env));
+        assert_eq!(bare.get("sslmode"), Some("verify-full"));
     }
 }

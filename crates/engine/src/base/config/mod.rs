@@ -5,6 +5,7 @@
 mod checks;
 mod duration;
 mod fleet;
+mod gateway;
 mod land;
 mod permissions;
 pub mod roles;
@@ -16,6 +17,7 @@ pub use checks::{CheckConfig, DEFAULT_CHECK_TIMEOUT, valid_check_name, validate_
 pub use duration::{format_duration, parse_duration};
 pub use fleet::{ConflictPolicy, FleetConfig};
 pub use ganger_agents::AgentConfig;
+pub use gateway::GatewayConfig;
 pub use land::{LandConfig, LandMode};
 pub use permissions::PermissionRules;
 pub(crate) use permissions::permission_rule;
@@ -60,6 +62,8 @@ pub struct Config {
     pub fleet: FleetConfig,
     /// What a landed batch puts on its base (`[land]`).
     pub land: LandConfig,
+    /// The model gateway (`[gateway]`).
+    pub gateway: gateway::GatewayConfig,
 }
 
 /// `[store]`: a PostgreSQL store instead of `.ganger/state.db` (docs/postgres.md).

@@ -103,4 +103,8 @@ backoff = "5s"          # the first wait before a retry, doubled each time
 # [fleet]
 # conflicts = "warn"       # or "serialize": a queued round of a task predicted to conflict
 #                          # with one running or queued to land waits until it has landed
+
+[gateway]               # the model gateway holds the model's --key; the agent gets a placeholder
+enabled = true          # false: the agent gets the key in its environment (docs/gateway.md)
+# ca = "certs/models-ca.pem"   # certificates trusted for the model's endpoint besides the system's
 "#;

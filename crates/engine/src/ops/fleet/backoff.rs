@@ -25,6 +25,9 @@ pub fn rate_limited(store: &dyn Backend, task: &Task, round: &Round) -> Option<S
     if round.status != RoundStatus::Failed || round.failed_checks().next().is_some() {
         return None;
     }
+    if let Some(line) = round.summary.gateway.as_ref().and_then(gateway_rate_limit) {
+        return Some(line);
+    }
     let mut texts: Vec<String> = Vec::new();
     texts.extend(round.reason.clone());
     texts.extend(round.summary.errors.iter().cloned());
@@ -48,6 +51,32 @@ pub fn rate_limited(store: &dyn Backend, task: &Task, round: &Round) -> Option<S
         })
 }
 
+/// What the model gateway saw of rate limits: the upstream's own 429s, whatever the agent made
+/// of them.
+pub fn gateway_rate_limit(tally: &ganger_events::GatewayTally) -> Option<String> {
+    if tally.rate_limited == 0 {
+        return None;
+    }
+    let wait = tally
+        .retry_after_ms
+        .map(|ms| format!(", asking to wait {:.1} s", ms as f64 / 1000.0))
+        .unwrap_or_default();
+    Some(format!(
+        "the model answered 429 (rate limited) {} times at the gateway{wait}",
+        tally.rate_limited
+    ))
+}
+
+/// The pause after a rate limit: [`pause_for`], but never shorter than the wait the upstream
+/// asked for (its `retry-after`, as the gateway saw it), within [`MAX_PAUSE`].
+pub fn pause_after(base: Duration, strikes: u32, jitter: f64, asked: Option<Duration>) -> Duration {
+    let pause = pause_for(base, strikes, jitter);
+    match asked {
+        Some(asked) => pause.max(asked.min(MAX_PAUSE)),
+        None => pause,
+    }
+}
+
 /// The pause after the `strikes`th rate limit in a row; `jitter` in [0, 1).
 pub fn pause_for(base: Duration, strikes: u32, jitter: f64) -> Duration {
     let doubled = base.saturating_mul(1u32 << strikes.saturating_sub(1).min(20));
@@ -69,6 +98,26 @@ pub fn jitter() -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_upstreams_retry_after_is_the_pauses_floor_within_the_cap() {
+        let base = Duration::from_secs(2);
+        let secs = Duration::from_secs;
+        assert_eq!(pause_after(base, 1, 0.0, None), secs(2));
+        assert_eq!(pause_after(base, 1, 0.0, Some(secs(30))), secs(30));
+        assert_eq!(pause_after(base, 3, 0.0, Some(secs(1))), secs(8));
+        assert_eq!(pause_after(base, 1, 0.0, Some(secs(3600))), MAX_PAUSE);
+        let mut tally = ganger_events::GatewayTally::default();
+        assert_eq!(gateway_rate_limit(&tally), None);
+        tally.rate_limited = 2;
+        tally.retry_after_ms = Some(3000);
+        assert_eq!(
+            gateway_rate_limit(&tally).as_deref(),
+            Some(
+                "the model answered 429 (rate limited) 2 times at the gateway, asking to wait 3.0 s"
+            )
+        );
+    }
 
     #[test]
     fn the_pause_doubles_is_capped_and_jitter_adds_at_most_a_quarter() {

@@ -42,12 +42,16 @@ struct Turn {
     cancelled_at: Option<Instant>,
     /// The last running totals sent ([`TurnUsage::running_line`]).
     running: Option<Value>,
+    /// The gateway's count when the turn began.
+    gateway_before: Option<ganger_events::GatewayTally>,
 }
 
 /// Where the host reads a turn's tokens when the agent's answer does not hold them all
 /// ([`ganger_agents::Adapter::warm_turn_usage`]): the agent and its environment.
 struct TurnUsage {
     adapter: Option<&'static dyn ganger_agents::Adapter>,
+    /// The count of the host's model gateway, when it holds the agent's key.
+    gateway: Option<crate::round::gateway::GatewayCounter>,
     env: Vec<(std::ffi::OsString, std::ffi::OsString)>,
     /// How the host speaks to the agent.
     kind: WarmProtocol,
@@ -121,11 +125,25 @@ pub fn serve_warm_host(
     let input = RoundInput::new(ws, task.clone(), round, String::new());
     let keys = keys::load_keys(&ws.config, &task.keys)?;
     let token = new_marker(ws, slug);
+    // The model's key stays at a gateway that lives as long as this host: the warm agent
+    // holds a placeholder, as a cold round's agent does.
+    let adapter = crate::env::agent_env::adapter_for(&task.agent, &ws.config);
+    let gateway = match adapter {
+        Some(adapter) => {
+            let store = ws.open_store()?;
+            crate::round::gateway::open(ws, &*store, adapter, &input, &keys)?
+        }
+        None => None,
+    };
+    let (agent_keys, redirect) = match &gateway {
+        Some((_, redirect)) => (redirect.vars.clone(), redirect.config.clone()),
+        None => (keys.clone(), Vec::new()),
+    };
     let Planned {
         command,
         session: planned_session,
         tmp,
-    } = warm_agent_command(ws, &input, &keys, &token)?;
+    } = warm_agent_command(ws, &input, &agent_keys, &token, &redirect)?;
     let (events, received) = mpsc::channel();
     watch_signals(events.clone())?;
     let log = std::fs::OpenOptions::new()
@@ -138,9 +156,9 @@ pub fn serve_warm_host(
         let _ = writeln!(log, "{}", start_line(slug, number));
     }
     let mut agent = WarmAgent::start(&command, events.clone(), log)?;
-    let adapter = crate::env::agent_env::adapter_for(&task.agent, &ws.config);
     let usage = TurnUsage {
         adapter,
+        gateway: gateway.as_ref().map(|(gateway, _)| gateway.counter()),
         env: command.env.clone(),
         kind: adapter.map_or(WarmProtocol::Acp, |a| a.warm_protocol()),
     };
@@ -204,6 +222,8 @@ pub fn serve_warm_host(
     let _ = std::fs::remove_file(&socket);
     let _ = std::fs::remove_file(info_path(ws, slug));
     agent.running.stop(input.grace);
+    // The agent is gone: so is its placeholder.
+    drop(gateway);
     // What the agent's sandbox kept for it (a Docker container) goes with it.
     if let Ok(sandbox) = crate::env::sandboxing::TaskSandbox::of(ws, &task) {
         sandbox.after_round(&info.token);
@@ -445,6 +465,8 @@ impl Serving<'_> {
             self.info,
             kind,
         )? {
+            let mut started = started;
+            started.gateway_before = self.usage.gateway.as_ref().map(|g| g.now());
             self.turn = Some(started);
             self.info.busy = true;
             let _ = self.info.save(&info_path(self.ws, &self.info.slug));
@@ -581,6 +603,7 @@ fn begin_turn(
         round: request.round,
         cancelled_at: None,
         running: None,
+        gateway_before: None,
     }))
 }
 
@@ -700,6 +723,14 @@ fn on_agent_line(
         && let Some(tokens) = usage.line(turn)
     {
         ganger_line(&mut turn.conn, tokens);
+    }
+    // And the gateway's count of the turn, the round's second source, whatever its end.
+    if matches!(seen, Seen::TurnEnded { .. })
+        && let (Some(counter), Some(before)) = (&usage.gateway, &turn.gateway_before)
+    {
+        let mut line = serde_json::to_value(counter.now().since(before)).unwrap_or_default();
+        line[GANGER_KEY] = json!("gateway");
+        ganger_line(&mut turn.conn, line);
     }
     match pass {
         Pass::Line => pass_on(&mut turn.conn, line),

@@ -6,7 +6,7 @@
 
 use super::{ENVIRONMENT_PATIENCE, Scheduler, mark_ended};
 use crate::base::error::Result;
-use crate::ops::fleet::backoff::{jitter, pause_for, rate_limited};
+use crate::ops::fleet::backoff::{jitter, pause_after, rate_limited};
 use crate::ops::fleet::events::{FleetEvent, FleetEvents};
 use crate::ops::fleet::spec::CONTINUE;
 use ganger_events::RoundStatus;
@@ -73,7 +73,13 @@ impl Scheduler<'_> {
                 .find(|p| p.model == model_name)
                 .map_or(0, |p| p.strikes)
                 + 1;
-            let pause = pause_for(self.options.backoff, strikes, jitter());
+            let asked = round
+                .summary
+                .gateway
+                .as_ref()
+                .and_then(|g| g.retry_after_ms)
+                .map(std::time::Duration::from_millis);
+            let pause = pause_after(self.options.backoff, strikes, jitter(), asked);
             let until = now_ms() + pause.as_millis() as i64;
             self.store.pause_model(&ModelPause {
                 model: model_name.clone(),
