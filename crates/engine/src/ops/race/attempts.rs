@@ -3,9 +3,11 @@
 //! as `start` starts a task, with the race's checks, `--until-green` and the race's fleet (its
 //! budget), at most `--max` of them working at once (the next starts as one ends); then
 //! followed until every one has ended, or, with `--first-green`, until the first passes, when
-//! the others are cancelled (and those not started yet never start).
+//! the others are cancelled (and those not started yet never start). Between two looks the
+//! driver waits for the end of a round or fix loop it saw working (`wake.rs`).
 
 use super::admit::Admitted;
+use super::wake::Wake;
 use super::{RaceOptions, attempt_slug, race_fleet, say};
 use crate::base::brief::Brief;
 use crate::base::error::{ErrorKind, Result};
@@ -17,8 +19,9 @@ use ganger_events::RoundStatus;
 use ganger_store::{Backend, RaceRecord, Task};
 use std::time::Duration;
 
-/// How often a race looks at its attempts.
-const LOOK_EVERY: Duration = Duration::from_millis(200);
+/// How often `--first-green` looks at the attempts it cancels (one between two rounds of its
+/// fix loop is cancelled as its next round starts).
+const CANCEL_LOOK_EVERY: Duration = Duration::from_millis(50);
 
 /// Starts the attempts not started yet (at most `--max` working at once) and follows them to
 /// their end; returns the winner `--first-green` chose, if it did.
@@ -34,6 +37,7 @@ pub(super) fn run(
     let mut told = vec![false; count as usize];
     // Attempts the race's spent budget kept from starting.
     let mut kept_out = vec![false; count as usize];
+    let mut wake = Wake::new();
     loop {
         let mut working = 0;
         let mut waiting = Vec::new();
@@ -45,7 +49,7 @@ pub(super) fn run(
                 }
                 continue;
             };
-            let now = state(&mut *store, ws, &task, notices)?;
+            let now = state(&mut *store, ws, &task, &mut wake, notices)?;
             if now == State::Working {
                 working += 1;
                 continue;
@@ -71,15 +75,21 @@ pub(super) fn run(
         let room = options
             .max
             .map_or(usize::MAX, |max| max.saturating_sub(working) as usize);
+        let mut started = false;
         for number in waiting.iter().take(room) {
-            if !start_attempt(ws, race, admitted, options, *number, notices)? {
+            if start_attempt(ws, race, admitted, options, *number, notices)? {
+                started = true;
+            } else {
                 kept_out[*number as usize - 1] = true;
             }
         }
         if working == 0 && waiting.iter().all(|n| kept_out[*n as usize - 1]) {
             return Ok(None);
         }
-        std::thread::sleep(LOOK_EVERY);
+        // An attempt just started is looked at at once, so that its round is watched.
+        if !started {
+            wake.wait();
+        }
     }
 }
 
@@ -140,7 +150,8 @@ fn start_attempt(
 }
 
 /// Where an attempt is: still working (a round running, or its fix loop between rounds), or
-/// ended, passing or not.
+/// ended, passing or not. What keeps it working (its round's host, its fix loop) is watched,
+/// so that its end wakes the driver.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum State {
     Working,
@@ -152,22 +163,30 @@ fn state(
     store: &mut dyn Backend,
     ws: &Workspace,
     task: &Task,
+    wake: &mut Wake,
     notices: &mut dyn Notices,
 ) -> Result<State> {
-    let Some(round) = store.round(task.id, None)? else {
+    let Some(mut round) = store.round(task.id, None)? else {
         return Ok(State::Working);
     };
     if round.status == RoundStatus::Running {
-        if !store.is_alive(&round.claim)? {
-            settle_task(ws, store, task, notices)?;
+        if store.is_alive(&round.claim)? {
+            wake.watch(&*store, &round.claim);
+            return Ok(State::Working);
         }
-        return Ok(State::Working);
+        // Its host died: settled now, and its end read again.
+        settle_task(ws, store, task, notices)?;
+        match store.round(task.id, None)? {
+            Some(settled) if settled.status != RoundStatus::Running => round = settled,
+            _ => return Ok(State::Working),
+        }
     }
     let looping = store.claim_key(&crate::task::rules::loop_claim_name(&task.slug));
     if round.checks_passed() {
         return Ok(State::Passed);
     }
     if store.is_alive(&looping)? {
+        wake.watch(&*store, &looping);
         return Ok(State::Working);
     }
     Ok(State::Ended)
@@ -189,6 +208,8 @@ fn cancel_others(
         format!("attempt {winner} passed first (--first-green); cancelling the others"),
     );
     let mut store = ws.open_store()?;
+    // Only the looks matter here: each cancel waits for its round's end.
+    let mut wake = Wake::new();
     loop {
         let mut working = false;
         for number in (1..=count).filter(|n| *n != winner) {
@@ -196,7 +217,7 @@ fn cancel_others(
             let Some(task) = store.task(&slug)? else {
                 continue;
             };
-            if state(&mut *store, ws, &task, notices)? != State::Working {
+            if state(&mut *store, ws, &task, &mut wake, notices)? != State::Working {
                 continue;
             }
             working = true;
@@ -215,6 +236,6 @@ fn cancel_others(
         if !working {
             return Ok(());
         }
-        std::thread::sleep(LOOK_EVERY / 4);
+        std::thread::sleep(CANCEL_LOOK_EVERY);
     }
 }

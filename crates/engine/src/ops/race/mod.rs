@@ -18,6 +18,7 @@ mod judge;
 mod report;
 mod request;
 mod spec;
+mod wake;
 
 pub use decide::{Decision, PairOutcome, Rule, Side, Standing};
 pub use detach::{race_detached, race_resume};
