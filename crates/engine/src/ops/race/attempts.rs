@@ -3,10 +3,12 @@
 //! as `start` starts a task, with the race's checks, `--until-green` and the race's fleet (its
 //! budget), at most `--max` of them working at once (the next starts as one ends); then
 //! followed until every one has ended, or, with `--first-green`, until the first passes, when
-//! the others are cancelled (and those not started yet never start). Between two looks the
-//! driver waits for the end of a round or fix loop it saw working (`wake.rs`).
+//! the others are cancelled (and those not started yet never start). With `--queue` an
+//! attempt is queued instead of started (`queued.rs`), and the scheduler starts it. Between
+//! two looks the driver waits for the end of a round or fix loop it saw working (`wake.rs`).
 
 use super::admit::Admitted;
+use super::queued;
 use super::wake::Wake;
 use super::{RaceOptions, attempt_slug, race_fleet, say};
 use crate::base::brief::Brief;
@@ -17,6 +19,7 @@ use crate::round::reaper::settle_task;
 use crate::task::start::{StartOptions, start};
 use ganger_events::RoundStatus;
 use ganger_store::{Backend, RaceRecord, Task};
+use std::collections::HashMap;
 use std::time::Duration;
 
 /// How often `--first-green` looks at the attempts it cancels (one between two rounds of its
@@ -38,14 +41,32 @@ pub(super) fn run(
     // Attempts the race's spent budget kept from starting.
     let mut kept_out = vec![false; count as usize];
     let mut wake = Wake::new();
+    let queue = super::request::Request::queued(race);
     loop {
         let mut working = 0;
         let mut waiting = Vec::new();
         let mut first_passed = None;
+        let queued = match queue {
+            true => queued::items(&*store, race)?,
+            false => HashMap::new(),
+        };
         for number in 1..=count {
-            let Some(task) = store.task(&attempt_slug(&race.slug, number))? else {
-                if !kept_out[number as usize - 1] {
-                    waiting.push(number);
+            let slug = attempt_slug(&race.slug, number);
+            let Some(task) = store.task(&slug)? else {
+                let out = &mut kept_out[number as usize - 1];
+                match queued.get(&slug) {
+                    // Waiting for the scheduler to start it.
+                    Some(item) if item.state.is_open() => working += 1,
+                    Some(item) if !std::mem::replace(out, true) => {
+                        let why = item.reason.as_deref().unwrap_or(item.state.as_str());
+                        say(
+                            notices,
+                            &race.slug,
+                            format!("attempt {number} not started: {why}"),
+                        );
+                    }
+                    None if !*out => waiting.push(number),
+                    _ => {}
                 }
                 continue;
             };
@@ -69,7 +90,7 @@ pub(super) fn run(
         if options.first_green
             && let Some(winner) = first_passed
         {
-            cancel_others(ws, race, count, winner, notices)?;
+            cancel_others(ws, race, queue, winner, notices)?;
             return Ok(Some(winner));
         }
         let room = options
@@ -77,7 +98,12 @@ pub(super) fn run(
             .map_or(usize::MAX, |max| max.saturating_sub(working) as usize);
         let mut started = false;
         for number in waiting.iter().take(room) {
-            if start_attempt(ws, race, admitted, options, *number, notices)? {
+            if queue {
+                let attempt = (*number, &admitted.attempts[*number as usize - 1]);
+                let prompt = &admitted.prompt;
+                queued::queue_attempt(&mut *store, race, attempt, prompt, options, notices)?;
+                started = true;
+            } else if start_attempt(ws, race, admitted, options, *number, notices)? {
                 started = true;
             } else {
                 kept_out[*number as usize - 1] = true;
@@ -198,7 +224,7 @@ fn state(
 fn cancel_others(
     ws: &Workspace,
     race: &RaceRecord,
-    count: u32,
+    queue: bool,
     winner: u32,
     notices: &mut dyn Notices,
 ) -> Result<()> {
@@ -211,8 +237,9 @@ fn cancel_others(
     // Only the looks matter here: each cancel waits for its round's end.
     let mut wake = Wake::new();
     loop {
-        let mut working = false;
-        for number in (1..=count).filter(|n| *n != winner) {
+        // Those still in the queue first: the scheduler starts none of them after this.
+        let mut working = queue && queued::withdraw(&mut *store, race, winner)?;
+        for number in (1..=race.attempts).filter(|n| *n != winner) {
             let slug = attempt_slug(&race.slug, number);
             let Some(task) = store.task(&slug)? else {
                 continue;

@@ -7,7 +7,7 @@ use super::decide::Entrant;
 use crate::base::error::Result;
 use crate::env::workspace::Workspace;
 use ganger_events::RoundStatus;
-use ganger_store::{Backend, RaceRecord, Round, Task};
+use ganger_store::{Backend, QueueItem, RaceRecord, Round, Task};
 use serde::Serialize;
 
 /// What an attempt did, in figures: its rounds, its diff against its base (files, lines
@@ -60,27 +60,31 @@ impl AttemptEvidence {
 /// The evidence of every attempt of `race`, in order.
 pub(super) fn gather(ws: &Workspace, race: &RaceRecord) -> Result<Vec<AttemptEvidence>> {
     let store = ws.open_store()?;
+    let queued = super::queued::items(&*store, race)?;
     (1..=race.attempts)
-        .map(|number| of_attempt(ws, &*store, race, number))
+        .map(|number| {
+            let slug = attempt_slug(&race.slug, number);
+            match store.task(&slug)? {
+                Some(task) => of_attempt(ws, &*store, task, number, slug),
+                None => Ok(not_started(number, slug.clone(), queued.get(&slug))),
+            }
+        })
         .collect()
 }
 
 fn of_attempt(
     ws: &Workspace,
     store: &dyn Backend,
-    race: &RaceRecord,
+    task: Task,
     number: u32,
+    slug: String,
 ) -> Result<AttemptEvidence> {
-    let slug = attempt_slug(&race.slug, number);
-    let Some(task) = store.task(&slug)? else {
-        return Ok(not_started(number, slug));
-    };
     let rounds = store.rounds(task.id)?;
     let kept: Vec<&Round> = rounds.iter().filter(|r| !r.rewound).collect();
     let Some(last) = kept.last() else {
         return Ok(AttemptEvidence {
             task_id: Some(task.id),
-            ..not_started(number, slug)
+            ..not_started(number, slug, None)
         });
     };
     let spent = store.task_spent(task.id, None)?;
@@ -122,17 +126,30 @@ fn of_attempt(
     })
 }
 
-fn not_started(number: u32, slug: String) -> AttemptEvidence {
+/// An attempt without a round: `queued` while its item waits for the scheduler (`--queue`),
+/// else not started, with why its item was refused if it was.
+fn not_started(number: u32, slug: String, item: Option<&QueueItem>) -> AttemptEvidence {
+    let (status, reason) = match item {
+        Some(item) if item.state.is_open() => ("queued", None),
+        Some(item) => (
+            "not-started",
+            Some(format!(
+                "not started: {}",
+                item.reason.as_deref().unwrap_or(item.state.as_str())
+            )),
+        ),
+        None => ("not-started", Some("not started".to_owned())),
+    };
     AttemptEvidence {
         number,
         slug,
         task_id: None,
         agent: String::new(),
         model: None,
-        status: "not-started".into(),
+        status: status.into(),
         passed: false,
         checks: Vec::new(),
-        reason: Some("not started".into()),
+        reason,
         work: Work::default(),
         finished_at: None,
         ends: None,
