@@ -44,19 +44,6 @@ impl Drop for Serve {
     }
 }
 
-/// (slug, state, reason) of every queue row, by id.
-fn queue_rows(fw: &FleetWorld) -> Vec<(String, String, Option<String>)> {
-    let db = rusqlite::Connection::open(fw.world.repo.join(".ganger/state.db")).unwrap();
-    let mut statement = db
-        .prepare("SELECT slug, state, reason FROM queue ORDER BY id")
-        .unwrap();
-    statement
-        .query_map([], |row| Ok((row.get(0)?, row.get(1)?, row.get(2)?)))
-        .unwrap()
-        .collect::<Result<_, _>>()
-        .unwrap()
-}
-
 fn race(fw: &FleetWorld, more: &[&str]) -> (i32, Value, String) {
     let mut args = vec![
         "race",
@@ -112,10 +99,13 @@ fn a_queued_race_runs_its_attempts_under_serves_limit() {
         fw.llm.in_flight()
     );
     // Each attempt was a queue item, delivered once, under the race's fleet.
-    let rows = queue_rows(&fw);
+    let rows = fw.queue_rows();
     let attempts: Vec<_> = rows.iter().filter(|r| r.0.starts_with("r.")).collect();
     assert_eq!(attempts.len(), 3, "{rows:?}");
-    assert!(attempts.iter().all(|r| r.1 == "ended"), "{rows:?}");
+    assert!(
+        attempts.iter().all(|r| r.1 == "start" && r.2 == "ended"),
+        "{rows:?}"
+    );
 }
 
 #[test]
@@ -139,9 +129,9 @@ fn first_green_through_the_queue_withdraws_the_attempts_not_started() {
         ["not-started", "cancelled"].contains(&status(&report, 2).as_str()),
         "{report:#}"
     );
-    let rows = queue_rows(&fw);
+    let rows = fw.queue_rows();
     let three = rows.iter().find(|r| r.0 == "r.3").unwrap();
-    assert_eq!(three.1, "refused", "{rows:?}");
+    assert_eq!(three.2, "refused", "{rows:?}");
     // Nothing the race withdrew starts later.
     std::thread::sleep(std::time::Duration::from_secs(2));
     assert!(fw.runs("r.3").is_empty(), "r.3 ran after the race ended");
