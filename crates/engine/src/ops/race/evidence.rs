@@ -61,19 +61,36 @@ impl AttemptEvidence {
 pub(super) fn gather(ws: &Workspace, race: &RaceRecord) -> Result<Vec<AttemptEvidence>> {
     let store = ws.open_store()?;
     let queued = super::queued::items(&*store, race)?;
-    (1..=race.attempts)
+    let mut attempts = (1..=race.attempts)
         .map(|number| {
             let slug = attempt_slug(&race.slug, number);
             match store.task(&slug)? {
-                Some(task) => of_attempt(ws, &*store, task, number, slug),
+                Some(task) => of_attempt(&*store, task, number, slug),
                 None => Ok(not_started(number, slug.clone(), queued.get(&slug))),
             }
         })
-        .collect()
+        .collect::<Result<Vec<_>>>()?;
+    // Each diff's size is a git process of its own: all asked at once.
+    std::thread::scope(|scope| {
+        let sizes: Vec<_> = attempts
+            .iter()
+            .map(|a| {
+                let ends = a.ends.clone();
+                scope.spawn(move || ends.map_or((0, 0, 0), |(from, to)| numstat(ws, &from, &to)))
+            })
+            .collect();
+        for (attempt, size) in attempts.iter_mut().zip(sizes) {
+            let (files, added, removed) = size.join().unwrap_or((0, 0, 0));
+            attempt.work.files = files;
+            attempt.work.added = added;
+            attempt.work.removed = removed;
+        }
+    });
+    Ok(attempts)
 }
 
+/// An attempt's evidence but its diff's size, which [`gather`] adds.
 fn of_attempt(
-    ws: &Workspace,
     store: &dyn Backend,
     task: Task,
     number: u32,
@@ -90,10 +107,6 @@ fn of_attempt(
     let spent = store.task_spent(task.id, None)?;
     let first_start = kept.first().map_or(last.started_at, |r| r.started_at);
     let ends = diff_ends(&task, last);
-    let (files, added, removed) = match &ends {
-        Some((from, to)) => numstat(ws, from, to),
-        None => (0, 0, 0),
-    };
     Ok(AttemptEvidence {
         number,
         slug,
@@ -112,14 +125,12 @@ fn of_attempt(
             .then(|| why_out(last)),
         work: Work {
             rounds: kept.len() as u32,
-            files,
-            added,
-            removed,
             cost_usd: spent.usd,
             tokens: spent.tokens,
             seconds: last
                 .ended_at
                 .map_or(0.0, |end| (end - first_start).max(0) as f64 / 1000.0),
+            ..Work::default()
         },
         finished_at: last.ended_at,
         ends,

@@ -111,7 +111,7 @@ fn drive(
     let entrants = evidence::gather(ws, &race)?;
     let decision = judge::decide_with_reviews(ws, &race, &entrants, first_green, notices)?;
     let ended = end(ws, &race, &entrants, &decision)?;
-    report::build(ws, &ended)
+    report::build_from(ws, &ended, entrants)
 }
 
 /// The report of the race `slug`, if there is one.
