@@ -409,20 +409,33 @@ fn first_green_cancels_the_others_and_their_model_hears_no_more_from_them() {
 #[test]
 fn first_green_cancelling_an_attempt_before_its_first_request_leaves_its_model_unheard() {
     let race = race_world(|_| Scripts {
-        one: opencode_answer("42\n"),
+        one: Script::new(),
         two: Script::new().fault(Fault::Hang).default_answer("side"),
         three: Script::new(),
         judge: Script::new(),
     });
-    // Each start pauses 10 s after making its worktree, so attempt 2's host starts 10 s
-    // after attempt 1's, and the race cancels it as soon as it has started it (attempt 1
-    // has passed meanwhile): before its agent has asked its model anything, perhaps before
-    // its host watches for signals.
-    let args = race.race_args(&[1, 2], &["--first-green"]);
-    let args: Vec<&str> = args.iter().map(String::as_str).collect();
-    let mut command = race.world.command(&args);
-    command.env("GANGER_FAULT_PAUSE", "start-after-worktree:10000");
-    let run = ganger_test_support::Run::from(command.output().unwrap());
+    // Attempt 1 is a command that writes the answer at once: it passes while attempt 2's
+    // OpenCode is still starting, and the race cancels attempt 2 before it has asked its
+    // model anything (perhaps before its host watches for signals).
+    let toml = std::fs::read_to_string(race.world.repo.join("ganger.toml")).unwrap();
+    race.world.write(
+        "ganger.toml",
+        &format!(
+            "{toml}\n[agents.command]\n\
+             argv = [\"sh\", \"-c\", \"echo 42 > answer.txt; echo done\"]\n\
+             format = \"text\"\n"
+        ),
+    );
+    let run = race.world.ganger(&[
+        "race",
+        "r",
+        "--message",
+        "Write the answer to answer.txt.",
+        "--attempts",
+        "command:now,opencode:mockb/scripted",
+        "--first-green",
+        "--json",
+    ]);
     let report = run.json();
     run.expect_code(0);
     assert_eq!(report["winner_task"], "r.1", "{report:#}");

@@ -12,8 +12,8 @@ use super::queued;
 use super::wake::Wake;
 use super::{RaceOptions, attempt_slug, race_fleet, say};
 use crate::base::brief::Brief;
-use crate::base::error::{ErrorKind, Result};
-use crate::base::notice::Notices;
+use crate::base::error::{EngineError, ErrorKind, Result};
+use crate::base::notice::{Notice, Notices};
 use crate::env::workspace::Workspace;
 use crate::round::reaper::settle_task;
 use crate::task::start::{StartOptions, start};
@@ -96,17 +96,17 @@ pub(super) fn run(
         let room = options
             .max
             .map_or(usize::MAX, |max| max.saturating_sub(working) as usize);
-        let mut started = false;
-        for number in waiting.iter().take(room) {
-            if queue {
-                let attempt = (*number, &admitted.attempts[*number as usize - 1]);
+        let starting: Vec<u32> = waiting.iter().take(room).copied().collect();
+        let started = !starting.is_empty();
+        if queue {
+            for number in starting {
+                let attempt = (number, &admitted.attempts[number as usize - 1]);
                 let prompt = &admitted.prompt;
                 queued::queue_attempt(&mut *store, race, attempt, prompt, options, notices)?;
-                started = true;
-            } else if start_attempt(ws, race, admitted, options, *number, notices)? {
-                started = true;
-            } else {
-                kept_out[*number as usize - 1] = true;
+            }
+        } else {
+            for (number, began) in start_all(ws, race, admitted, options, &starting, notices)? {
+                kept_out[number as usize - 1] = !began;
             }
         }
         if working == 0 && waiting.iter().all(|n| kept_out[*n as usize - 1]) {
@@ -116,6 +116,55 @@ pub(super) fn run(
         if !started {
             wake.wait();
         }
+    }
+}
+
+/// Starts the attempts `numbers` at once, each on a thread of its own (a start is mostly git
+/// making a worktree and a host being spawned), their notices told in order once all have
+/// started; whether each started ([`start_attempt`]). The first error is returned after every
+/// start has ended.
+fn start_all(
+    ws: &Workspace,
+    race: &RaceRecord,
+    admitted: &Admitted,
+    options: &RaceOptions,
+    numbers: &[u32],
+    notices: &mut dyn Notices,
+) -> Result<Vec<(u32, bool)>> {
+    let outcomes: Vec<(Result<bool>, Vec<Notice>)> = std::thread::scope(|scope| {
+        let threads: Vec<_> = numbers
+            .iter()
+            .map(|&number| {
+                scope.spawn(move || {
+                    let mut told = Vec::new();
+                    let mut tell = |notice: Notice| told.push(notice);
+                    let began = start_attempt(ws, race, admitted, options, number, &mut tell);
+                    (began, told)
+                })
+            })
+            .collect();
+        threads
+            .into_iter()
+            .map(|thread| {
+                thread.join().unwrap_or_else(|_| {
+                    let died = EngineError::invalid("an attempt's start panicked");
+                    (Err(died), Vec::new())
+                })
+            })
+            .collect()
+    });
+    let mut began = Vec::new();
+    let mut first_error = None;
+    for (&number, (outcome, told)) in numbers.iter().zip(outcomes) {
+        told.into_iter().for_each(|notice| notices.notice(notice));
+        match outcome {
+            Ok(started) => began.push((number, started)),
+            Err(e) => first_error = first_error.or(Some(e)),
+        }
+    }
+    match first_error {
+        Some(e) => Err(e),
+        None => Ok(began),
     }
 }
 
