@@ -28,7 +28,10 @@ From these: ganger's own time per attempt ((race fg - agent) / 5, the agent bein
 one plain task's (plain - agent), and the judging time per judgement beside one plain task (a
 judgement is a round of a task of its own).
 
-Usage: python3 bench/race.py [--runs N] [--ganger PATH]
+With `--old PATH` (an earlier build), the two races are run with it too, in the same
+interleaved runs, and printed beside this build's: the change measured in one run.
+
+Usage: python3 bench/race.py [--runs N] [--ganger PATH] [--old PATH]
 Needs: git, python3; without --ganger, cargo (builds ganger-cli in release mode first).
 """
 
@@ -53,6 +56,7 @@ MESSAGE = "Write a greeting to greeting.txt"
 SCRIPT = ("[ \"$1\" = judge ] && { cat >/dev/null; echo 'WINNER: A (first)'; exit 0; }; "
           "cat >/dev/null; echo hello > greeting.txt; echo done")
 SIDES = ["plain", "plain x5", "plain x5 detached", "race fg", "race"]
+OLD_SIDES = ["old race fg", "old race"]
 
 
 def build() -> Path:
@@ -159,14 +163,17 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--runs", type=int, default=7)
     parser.add_argument("--ganger", type=Path, help="the ganger binary (default: build target/release/ganger)")
+    parser.add_argument("--old", type=Path, help="an earlier ganger binary, whose races are measured beside")
     args = parser.parse_args()
     ganger = args.ganger.resolve() if args.ganger else build()
+    old = args.old.resolve() if args.old else None
+    sides = SIDES + (OLD_SIDES if old else [])
     phases = ["race fg started", "race fg passed", "race started", "race attempts", "race judging"]
-    times: dict[str, list[float]] = {k: [] for k in ["agent", *SIDES, *phases]}
+    times: dict[str, list[float]] = {k: [] for k in ["agent", *sides, *phases]}
     root = Path(tempfile.mkdtemp(prefix="ganger-bench-race-"))
     try:
         for i in range(args.runs):
-            for side in in_turn(SIDES, i):
+            for side in in_turn(sides, i):
                 name = f"{side.replace(' ', '-')}-{i}"
                 repo = site(root, name)
                 if side == "plain":
@@ -181,6 +188,9 @@ def main() -> None:
                     for n in range(1, ATTEMPTS + 1):
                         timed([str(ganger), "wait", f"t{n}"], repo)
                     times[side].append(time.perf_counter() - started)
+                elif side in OLD_SIDES:
+                    assert old
+                    times[side].append(race(old, "r", repo, first_green=side == "old race fg")["wall"])
                 elif side == "race fg":
                     fg = race(ganger, "r", repo, first_green=True)
                     times[side].append(fg["wall"])
@@ -222,6 +232,13 @@ def main() -> None:
     ratio = med["race fg"] / med["plain x5"]
     print(f"race --first-green / plain x{ATTEMPTS}: {ratio:.2f}x of the medians, {statistics.median(ratios):.2f}x "
           f"the median of each run's ratio (target < 1.10: {'met' if ratio < 1.10 else 'NOT met'})")
+    if old:
+        print(f"the earlier build ({old}), in the same runs:")
+        for name, new_side, old_side in [("race --first-green", "race fg", "old race fg"),
+                                         ("race, judged", "race", "old race")]:
+            print(f"  {name:<42} {ms(med[old_side]):>10} then, {ms(med[new_side]):>10} now")
+        old_ratio = med["old race fg"] / med["plain x5"]
+        print(f"  race --first-green / plain x{ATTEMPTS} with the earlier build: {old_ratio:.2f}x of the medians")
 
 
 if __name__ == "__main__":

@@ -61,6 +61,7 @@ mod race_conflicts;
 mod race_detach;
 mod race_input;
 mod race_limits;
+mod race_queue;
 mod reference;
 mod remote_fleet;
 mod rounds_fake_agent;

@@ -40,15 +40,10 @@ fn at_once(fw: &FleetWorld, commands: &[Vec<String>], pause: &str) -> Vec<Run> {
 
 /// (slug, kind, state) of every queue row, by id.
 fn queue_rows(fw: &FleetWorld) -> Vec<(String, String, String)> {
-    let db = rusqlite::Connection::open(fw.world.repo.join(".ganger/state.db")).unwrap();
-    let mut statement = db
-        .prepare("SELECT slug, kind, state FROM queue ORDER BY id")
-        .unwrap();
-    statement
-        .query_map([], |row| Ok((row.get(0)?, row.get(1)?, row.get(2)?)))
-        .unwrap()
-        .collect::<Result<_, _>>()
-        .unwrap()
+    fw.queue_rows()
+        .into_iter()
+        .map(|(slug, kind, state, _)| (slug, kind, state))
+        .collect()
 }
 
 #[test]

@@ -357,6 +357,16 @@ fn a_race_nobody_passes_says_why_each_attempt_failed_and_exits_1() {
     );
 }
 
+/// A check that passes once `server` holds a request in flight (at most 60 s): an attempt
+/// with it passes only after the attempt on `server` has reached its model.
+fn passes_once_in_flight_at(server: &FakeLlm) -> String {
+    format!(
+        "for i in $(seq 600); do curl -sf {}/_fake/in-flight | grep -q '\"now\":1' && exit 0; \
+         sleep 0.1; done; exit 1",
+        server.root_url()
+    )
+}
+
 #[test]
 fn first_green_cancels_the_others_and_their_model_hears_no_more_from_them() {
     let race = race_world(|_| Scripts {
@@ -366,7 +376,10 @@ fn first_green_cancels_the_others_and_their_model_hears_no_more_from_them() {
         three: Script::new(),
         judge: Script::new(),
     });
-    let run = race.race(&[1, 2], &["--first-green"]);
+    // Attempt 1 passes only once attempt 2 has reached its model, however long each
+    // OpenCode takes to start: the cancel comes after attempt 2's first request.
+    let check = passes_once_in_flight_at(&race.two);
+    let run = race.race(&[1, 2], &["--first-green", "--check", &check]);
     let report = run.json();
     run.expect_code(0);
     assert_eq!(report["winner_task"], "r.1", "{report:#}");
@@ -391,6 +404,48 @@ fn first_green_cancels_the_others_and_their_model_hears_no_more_from_them() {
         "attempt 2 still sent requests after it was cancelled"
     );
     assert!(race.two.in_flight().values().all(|f| f.now == 0));
+}
+
+#[test]
+fn first_green_cancelling_an_attempt_before_its_first_request_leaves_its_model_unheard() {
+    let race = race_world(|_| Scripts {
+        one: Script::new(),
+        two: Script::new().fault(Fault::Hang).default_answer("side"),
+        three: Script::new(),
+        judge: Script::new(),
+    });
+    // Attempt 1 is a command that writes the answer at once: it passes while attempt 2's
+    // OpenCode is still starting, and the race cancels attempt 2 before it has asked its
+    // model anything (perhaps before its host watches for signals).
+    let toml = std::fs::read_to_string(race.world.repo.join("ganger.toml")).unwrap();
+    race.world.write(
+        "ganger.toml",
+        &format!(
+            "{toml}\n[agents.command]\n\
+             argv = [\"sh\", \"-c\", \"echo 42 > answer.txt; echo done\"]\n\
+             format = \"text\"\n"
+        ),
+    );
+    let run = race.world.ganger(&[
+        "race",
+        "r",
+        "--message",
+        "Write the answer to answer.txt.",
+        "--attempts",
+        "command:now,opencode:mockb/scripted",
+        "--first-green",
+        "--json",
+    ]);
+    let report = run.json();
+    run.expect_code(0);
+    assert_eq!(report["winner_task"], "r.1", "{report:#}");
+    assert_eq!(rows(&report)[1]["status"], "cancelled", "{report:#}");
+    std::thread::sleep(Duration::from_secs(3));
+    assert!(
+        race.two.requests().is_empty(),
+        "attempt 2, cancelled before it asked, asked its model afterwards"
+    );
+    assert_eq!(race.world.left_running(), Vec::<i32>::new());
 }
 
 #[test]

@@ -52,6 +52,16 @@ fn bad_races_are_refused_before_anything_is_made() {
             &["--check", "true", "--max", "0"][..],
             "--max 0 would never start",
         ),
+        (
+            "opencode*2",
+            &["--check", "true", "--queue", "--max", "2"][..],
+            "--queue takes no --max or --until-green",
+        ),
+        (
+            "opencode*2",
+            &["--check", "true", "--queue", "--until-green", "2"][..],
+            "--queue takes no --max or --until-green",
+        ),
     ] {
         let mut args = race(attempts, more);
         if more.is_empty() {

@@ -5,7 +5,7 @@ use super::round::brief;
 use crate::printer::{self, Printer};
 use crate::race_args::RaceArgs;
 use crate::{Failure, Outcome, exit};
-use ganger_engine::race::{RaceOptions, RaceReport};
+use ganger_engine::race::{Driving, RaceOptions, RaceReport};
 use ganger_engine::{Engine, StartOptions};
 
 /// The exit code of a race's report: 0 won, 1 failed (or still running).
@@ -39,17 +39,17 @@ pub(crate) fn run(engine: &Engine, args: RaceArgs) -> Outcome {
             ..args.place.start_options(args.run)
         },
     };
-    if args.detach {
-        let report = engine
-            .race_detached(options, &mut out.notices())
-            .map_err(Failure::Engine)?;
-        out.print(&report, || printer::race_text(&report))?;
-        return Ok(exit::OK);
-    }
+    let driving = Driving {
+        detach: args.detach,
+        queue: args.queue,
+    };
     let report = engine
-        .race(options, &mut out.notices())
+        .race_driven(options, driving, &mut out.notices())
         .map_err(Failure::Engine)?;
     out.print(&report, || printer::race_text(&report))?;
+    if args.detach {
+        return Ok(exit::OK);
+    }
     Ok(race_code(&report))
 }
 

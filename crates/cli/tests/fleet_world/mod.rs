@@ -123,6 +123,21 @@ impl FleetWorld {
         runs
     }
 
+    /// (slug, kind, state, reason) of every queue row, by id, read from the database itself.
+    pub fn queue_rows(&self) -> Vec<(String, String, String, Option<String>)> {
+        let db = rusqlite::Connection::open(self.world.repo.join(".ganger/state.db")).unwrap();
+        let mut statement = db
+            .prepare("SELECT slug, kind, state, reason FROM queue ORDER BY id")
+            .unwrap();
+        statement
+            .query_map([], |row| {
+                Ok((row.get(0)?, row.get(1)?, row.get(2)?, row.get(3)?))
+            })
+            .unwrap()
+            .collect::<Result<_, _>>()
+            .unwrap()
+    }
+
     /// How many model requests the server saw for each task.
     pub fn requests_per_task(&self) -> std::collections::BTreeMap<String, usize> {
         let mut counts = std::collections::BTreeMap::new();

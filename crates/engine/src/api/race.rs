@@ -7,7 +7,8 @@ use crate::base::error::Result;
 use crate::base::notice::Notices;
 use crate::ops::clean::{CleanOptions, clean};
 use crate::ops::race::{
-    RaceOptions, RaceReport, race, race_detached, race_losers, race_report, race_resume,
+    Driving, RaceOptions, RaceReport, race, race_detached, race_driven, race_losers, race_report,
+    race_resume,
 };
 
 impl Engine {
@@ -26,6 +27,18 @@ impl Engine {
     ) -> Result<RaceReport> {
         request.start.commander = self.who(request.start.commander.take());
         race_detached(self.workspace(), request, notices)
+    }
+
+    /// Runs the race as `driving` says: in the foreground or the background, its attempts
+    /// started by the race or queued for the scheduler (`--queue`).
+    pub fn race_driven(
+        &self,
+        mut request: RaceOptions,
+        driving: Driving,
+        notices: &mut dyn Notices,
+    ) -> Result<RaceReport> {
+        request.start.commander = self.who(request.start.commander.take());
+        race_driven(self.workspace(), request, driving, notices)
     }
 
     /// Drives the race `slug` to its end as its recorded request says (`ganger race-host`).

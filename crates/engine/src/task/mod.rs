@@ -9,6 +9,7 @@ pub(crate) mod fix_round;
 pub mod labels;
 pub(crate) mod lookup;
 pub(crate) mod pipeline;
+pub(crate) mod queued;
 pub(crate) mod rules;
 pub(crate) mod start;
 pub(crate) mod until_green;

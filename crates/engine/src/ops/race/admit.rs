@@ -26,6 +26,7 @@ pub(super) struct Admitted {
 pub(super) fn admit(
     ws: &Workspace,
     options: &RaceOptions,
+    queue: bool,
     notices: &mut dyn Notices,
 ) -> Result<Admitted> {
     check_slug(&options.slug)?;
@@ -38,6 +39,12 @@ pub(super) fn admit(
     if options.max == Some(0) {
         return Err(EngineError::invalid(
             "--max 0 would never start an attempt; give at least 1",
+        ));
+    }
+    if queue && (options.max.is_some() || options.start.until_green.is_some()) {
+        return Err(EngineError::invalid(
+            "--queue takes no --max or --until-green: `ganger serve` starts the queued attempts \
+             under its own limits, one round each",
         ));
     }
     crate::task::start::check_budget(&options.start.budget)?;

@@ -3,22 +3,28 @@
 //! as `start` starts a task, with the race's checks, `--until-green` and the race's fleet (its
 //! budget), at most `--max` of them working at once (the next starts as one ends); then
 //! followed until every one has ended, or, with `--first-green`, until the first passes, when
-//! the others are cancelled (and those not started yet never start).
+//! the others are cancelled (and those not started yet never start). With `--queue` an
+//! attempt is queued instead of started (`queued.rs`), and the scheduler starts it. Between
+//! two looks the driver waits for the end of a round or fix loop it saw working (`wake.rs`).
 
 use super::admit::Admitted;
+use super::queued;
+use super::wake::Wake;
 use super::{RaceOptions, attempt_slug, race_fleet, say};
 use crate::base::brief::Brief;
-use crate::base::error::{ErrorKind, Result};
-use crate::base::notice::Notices;
+use crate::base::error::{EngineError, ErrorKind, Result};
+use crate::base::notice::{Notice, Notices};
 use crate::env::workspace::Workspace;
 use crate::round::reaper::settle_task;
 use crate::task::start::{StartOptions, start};
 use ganger_events::RoundStatus;
 use ganger_store::{Backend, RaceRecord, Task};
+use std::collections::HashMap;
 use std::time::Duration;
 
-/// How often a race looks at its attempts.
-const LOOK_EVERY: Duration = Duration::from_millis(200);
+/// How often `--first-green` looks at the attempts it cancels (one between two rounds of its
+/// fix loop is cancelled as its next round starts).
+const CANCEL_LOOK_EVERY: Duration = Duration::from_millis(50);
 
 /// Starts the attempts not started yet (at most `--max` working at once) and follows them to
 /// their end; returns the winner `--first-green` chose, if it did.
@@ -34,18 +40,37 @@ pub(super) fn run(
     let mut told = vec![false; count as usize];
     // Attempts the race's spent budget kept from starting.
     let mut kept_out = vec![false; count as usize];
+    let mut wake = Wake::new();
+    let queue = super::request::Request::queued(race);
     loop {
         let mut working = 0;
         let mut waiting = Vec::new();
         let mut first_passed = None;
+        let queued = match queue {
+            true => queued::items(&*store, race)?,
+            false => HashMap::new(),
+        };
         for number in 1..=count {
-            let Some(task) = store.task(&attempt_slug(&race.slug, number))? else {
-                if !kept_out[number as usize - 1] {
-                    waiting.push(number);
+            let slug = attempt_slug(&race.slug, number);
+            let Some(task) = store.task(&slug)? else {
+                let out = &mut kept_out[number as usize - 1];
+                match queued.get(&slug) {
+                    // Waiting for the scheduler to start it.
+                    Some(item) if item.state.is_open() => working += 1,
+                    Some(item) if !std::mem::replace(out, true) => {
+                        let why = item.reason.as_deref().unwrap_or(item.state.as_str());
+                        say(
+                            notices,
+                            &race.slug,
+                            format!("attempt {number} not started: {why}"),
+                        );
+                    }
+                    None if !*out => waiting.push(number),
+                    _ => {}
                 }
                 continue;
             };
-            let now = state(&mut *store, ws, &task, notices)?;
+            let now = state(&mut *store, ws, &task, &mut wake, notices)?;
             if now == State::Working {
                 working += 1;
                 continue;
@@ -65,21 +90,81 @@ pub(super) fn run(
         if options.first_green
             && let Some(winner) = first_passed
         {
-            cancel_others(ws, race, count, winner, notices)?;
+            cancel_others(ws, race, queue, winner, notices)?;
             return Ok(Some(winner));
         }
         let room = options
             .max
             .map_or(usize::MAX, |max| max.saturating_sub(working) as usize);
-        for number in waiting.iter().take(room) {
-            if !start_attempt(ws, race, admitted, options, *number, notices)? {
-                kept_out[*number as usize - 1] = true;
+        let starting: Vec<u32> = waiting.iter().take(room).copied().collect();
+        let started = !starting.is_empty();
+        if queue {
+            for number in starting {
+                let attempt = (number, &admitted.attempts[number as usize - 1]);
+                let prompt = &admitted.prompt;
+                queued::queue_attempt(&mut *store, race, attempt, prompt, options, notices)?;
+            }
+        } else {
+            for (number, began) in start_all(ws, race, admitted, options, &starting, notices)? {
+                kept_out[number as usize - 1] = !began;
             }
         }
         if working == 0 && waiting.iter().all(|n| kept_out[*n as usize - 1]) {
             return Ok(None);
         }
-        std::thread::sleep(LOOK_EVERY);
+        // An attempt just started is looked at at once, so that its round is watched.
+        if !started {
+            wake.wait();
+        }
+    }
+}
+
+/// Starts the attempts `numbers` at once, each on a thread of its own (a start is mostly git
+/// making a worktree and a host being spawned), their notices told in order once all have
+/// started; whether each started ([`start_attempt`]). The first error is returned after every
+/// start has ended.
+fn start_all(
+    ws: &Workspace,
+    race: &RaceRecord,
+    admitted: &Admitted,
+    options: &RaceOptions,
+    numbers: &[u32],
+    notices: &mut dyn Notices,
+) -> Result<Vec<(u32, bool)>> {
+    let outcomes: Vec<(Result<bool>, Vec<Notice>)> = std::thread::scope(|scope| {
+        let threads: Vec<_> = numbers
+            .iter()
+            .map(|&number| {
+                scope.spawn(move || {
+                    let mut told = Vec::new();
+                    let mut tell = |notice: Notice| told.push(notice);
+                    let began = start_attempt(ws, race, admitted, options, number, &mut tell);
+                    (began, told)
+                })
+            })
+            .collect();
+        threads
+            .into_iter()
+            .map(|thread| {
+                thread.join().unwrap_or_else(|_| {
+                    let died = EngineError::invalid("an attempt's start panicked");
+                    (Err(died), Vec::new())
+                })
+            })
+            .collect()
+    });
+    let mut began = Vec::new();
+    let mut first_error = None;
+    for (&number, (outcome, told)) in numbers.iter().zip(outcomes) {
+        told.into_iter().for_each(|notice| notices.notice(notice));
+        match outcome {
+            Ok(started) => began.push((number, started)),
+            Err(e) => first_error = first_error.or(Some(e)),
+        }
+    }
+    match first_error {
+        Some(e) => Err(e),
+        None => Ok(began),
     }
 }
 
@@ -140,7 +225,8 @@ fn start_attempt(
 }
 
 /// Where an attempt is: still working (a round running, or its fix loop between rounds), or
-/// ended, passing or not.
+/// ended, passing or not. What keeps it working (its round's host, its fix loop) is watched,
+/// so that its end wakes the driver.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum State {
     Working,
@@ -152,22 +238,30 @@ fn state(
     store: &mut dyn Backend,
     ws: &Workspace,
     task: &Task,
+    wake: &mut Wake,
     notices: &mut dyn Notices,
 ) -> Result<State> {
-    let Some(round) = store.round(task.id, None)? else {
+    let Some(mut round) = store.round(task.id, None)? else {
         return Ok(State::Working);
     };
     if round.status == RoundStatus::Running {
-        if !store.is_alive(&round.claim)? {
-            settle_task(ws, store, task, notices)?;
+        if store.is_alive(&round.claim)? {
+            wake.watch(&*store, &round.claim);
+            return Ok(State::Working);
         }
-        return Ok(State::Working);
+        // Its host died: settled now, and its end read again.
+        settle_task(ws, store, task, notices)?;
+        match store.round(task.id, None)? {
+            Some(settled) if settled.status != RoundStatus::Running => round = settled,
+            _ => return Ok(State::Working),
+        }
     }
     let looping = store.claim_key(&crate::task::rules::loop_claim_name(&task.slug));
     if round.checks_passed() {
         return Ok(State::Passed);
     }
     if store.is_alive(&looping)? {
+        wake.watch(&*store, &looping);
         return Ok(State::Working);
     }
     Ok(State::Ended)
@@ -179,7 +273,7 @@ fn state(
 fn cancel_others(
     ws: &Workspace,
     race: &RaceRecord,
-    count: u32,
+    queue: bool,
     winner: u32,
     notices: &mut dyn Notices,
 ) -> Result<()> {
@@ -189,14 +283,17 @@ fn cancel_others(
         format!("attempt {winner} passed first (--first-green); cancelling the others"),
     );
     let mut store = ws.open_store()?;
+    // Only the looks matter here: each cancel waits for its round's end.
+    let mut wake = Wake::new();
     loop {
-        let mut working = false;
-        for number in (1..=count).filter(|n| *n != winner) {
+        // Those still in the queue first: the scheduler starts none of them after this.
+        let mut working = queue && queued::withdraw(&mut *store, race, winner)?;
+        for number in (1..=race.attempts).filter(|n| *n != winner) {
             let slug = attempt_slug(&race.slug, number);
             let Some(task) = store.task(&slug)? else {
                 continue;
             };
-            if state(&mut *store, ws, &task, notices)? != State::Working {
+            if state(&mut *store, ws, &task, &mut wake, notices)? != State::Working {
                 continue;
             }
             working = true;
@@ -215,6 +312,6 @@ fn cancel_others(
         if !working {
             return Ok(());
         }
-        std::thread::sleep(LOOK_EVERY / 4);
+        std::thread::sleep(CANCEL_LOOK_EVERY);
     }
 }

@@ -16,8 +16,18 @@ pub fn race_detached(
     options: RaceOptions,
     notices: &mut dyn Notices,
 ) -> Result<RaceReport> {
-    let admitted = admit::admit(ws, &options, notices)?;
-    let race = record(ws, &options, &admitted)?;
+    detached(ws, options, false, notices)
+}
+
+/// [`race_detached`], its attempts queued for the scheduler when `queue`.
+pub(super) fn detached(
+    ws: &Workspace,
+    options: RaceOptions,
+    queue: bool,
+    notices: &mut dyn Notices,
+) -> Result<RaceReport> {
+    let admitted = admit::admit(ws, &options, queue, notices)?;
+    let race = record(ws, &options, queue, &admitted)?;
     if race.status == "running" {
         let program = std::env::current_exe()
             .map_err(|e| EngineError::environment("cannot find ganger's own binary", e))?;

@@ -7,7 +7,7 @@ use super::decide::Entrant;
 use crate::base::error::Result;
 use crate::env::workspace::Workspace;
 use ganger_events::RoundStatus;
-use ganger_store::{Backend, RaceRecord, Round, Task};
+use ganger_store::{Backend, QueueItem, RaceRecord, Round, Task};
 use serde::Serialize;
 
 /// What an attempt did, in figures: its rounds, its diff against its base (files, lines
@@ -60,36 +60,53 @@ impl AttemptEvidence {
 /// The evidence of every attempt of `race`, in order.
 pub(super) fn gather(ws: &Workspace, race: &RaceRecord) -> Result<Vec<AttemptEvidence>> {
     let store = ws.open_store()?;
-    (1..=race.attempts)
-        .map(|number| of_attempt(ws, &*store, race, number))
-        .collect()
+    let queued = super::queued::items(&*store, race)?;
+    let mut attempts = (1..=race.attempts)
+        .map(|number| {
+            let slug = attempt_slug(&race.slug, number);
+            match store.task(&slug)? {
+                Some(task) => of_attempt(&*store, task, number, slug),
+                None => Ok(not_started(number, slug.clone(), queued.get(&slug))),
+            }
+        })
+        .collect::<Result<Vec<_>>>()?;
+    // Each diff's size is a git process of its own: all asked at once.
+    std::thread::scope(|scope| {
+        let sizes: Vec<_> = attempts
+            .iter()
+            .map(|a| {
+                let ends = a.ends.clone();
+                scope.spawn(move || ends.map_or((0, 0, 0), |(from, to)| numstat(ws, &from, &to)))
+            })
+            .collect();
+        for (attempt, size) in attempts.iter_mut().zip(sizes) {
+            let (files, added, removed) = size.join().unwrap_or((0, 0, 0));
+            attempt.work.files = files;
+            attempt.work.added = added;
+            attempt.work.removed = removed;
+        }
+    });
+    Ok(attempts)
 }
 
+/// An attempt's evidence but its diff's size, which [`gather`] adds.
 fn of_attempt(
-    ws: &Workspace,
     store: &dyn Backend,
-    race: &RaceRecord,
+    task: Task,
     number: u32,
+    slug: String,
 ) -> Result<AttemptEvidence> {
-    let slug = attempt_slug(&race.slug, number);
-    let Some(task) = store.task(&slug)? else {
-        return Ok(not_started(number, slug));
-    };
     let rounds = store.rounds(task.id)?;
     let kept: Vec<&Round> = rounds.iter().filter(|r| !r.rewound).collect();
     let Some(last) = kept.last() else {
         return Ok(AttemptEvidence {
             task_id: Some(task.id),
-            ..not_started(number, slug)
+            ..not_started(number, slug, None)
         });
     };
     let spent = store.task_spent(task.id, None)?;
     let first_start = kept.first().map_or(last.started_at, |r| r.started_at);
     let ends = diff_ends(&task, last);
-    let (files, added, removed) = match &ends {
-        Some((from, to)) => numstat(ws, from, to),
-        None => (0, 0, 0),
-    };
     Ok(AttemptEvidence {
         number,
         slug,
@@ -108,31 +125,42 @@ fn of_attempt(
             .then(|| why_out(last)),
         work: Work {
             rounds: kept.len() as u32,
-            files,
-            added,
-            removed,
             cost_usd: spent.usd,
             tokens: spent.tokens,
             seconds: last
                 .ended_at
                 .map_or(0.0, |end| (end - first_start).max(0) as f64 / 1000.0),
+            ..Work::default()
         },
         finished_at: last.ended_at,
         ends,
     })
 }
 
-fn not_started(number: u32, slug: String) -> AttemptEvidence {
+/// An attempt without a round: `queued` while its item waits for the scheduler (`--queue`),
+/// else not started, with why its item was refused if it was.
+fn not_started(number: u32, slug: String, item: Option<&QueueItem>) -> AttemptEvidence {
+    let (status, reason) = match item {
+        Some(item) if item.state.is_open() => ("queued", None),
+        Some(item) => (
+            "not-started",
+            Some(format!(
+                "not started: {}",
+                item.reason.as_deref().unwrap_or(item.state.as_str())
+            )),
+        ),
+        None => ("not-started", Some("not started".to_owned())),
+    };
     AttemptEvidence {
         number,
         slug,
         task_id: None,
         agent: String::new(),
         model: None,
-        status: "not-started".into(),
+        status: status.into(),
         passed: false,
         checks: Vec::new(),
-        reason: Some("not started".into()),
+        reason,
         work: Work::default(),
         finished_at: None,
         ends: None,

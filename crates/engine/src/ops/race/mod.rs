@@ -15,9 +15,11 @@ mod decide;
 mod detach;
 mod evidence;
 mod judge;
+mod queued;
 mod report;
 mod request;
 mod spec;
+mod wake;
 
 pub use decide::{Decision, PairOutcome, Rule, Side, Standing};
 pub use detach::{race_detached, race_resume};
@@ -48,6 +50,32 @@ pub struct RaceOptions {
     pub start: StartOptions,
 }
 
+/// How a race is driven, beside what it was asked.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Driving {
+    /// By a detached driver (`ganger race-host`): the report as it stands is returned at once.
+    pub detach: bool,
+    /// The attempts go through the scheduler's queue (`--queue`: `ganger serve` starts them,
+    /// under its limits) instead of being started by the race. Recorded with the race's
+    /// request, so that a resumed driver queues as the first one did.
+    pub queue: bool,
+}
+
+/// Runs the race (or resumes it) as `driving` says: to its end, or in the background.
+pub fn race_driven(
+    ws: &Workspace,
+    options: RaceOptions,
+    driving: Driving,
+    notices: &mut dyn Notices,
+) -> Result<RaceReport> {
+    if driving.detach {
+        return detach::detached(ws, options, driving.queue, notices);
+    }
+    let admitted = admit::admit(ws, &options, driving.queue, notices)?;
+    let race = record(ws, &options, driving.queue, &admitted)?;
+    drive(ws, &options, race, &admitted, notices)
+}
+
 /// The name of the fleet whose budget is the race's.
 pub fn race_fleet(slug: &str) -> String {
     format!("race:{slug}")
@@ -60,8 +88,17 @@ pub fn attempt_slug(slug: &str, number: u32) -> String {
 
 /// Runs the race `options.slug` (or resumes it) to its end and returns its report.
 pub fn race(ws: &Workspace, options: RaceOptions, notices: &mut dyn Notices) -> Result<RaceReport> {
-    let admitted = admit::admit(ws, &options, notices)?;
-    let race = record(ws, &options, &admitted)?;
+    race_driven(ws, options, Driving::default(), notices)
+}
+
+/// Drives the recorded race to its end (or reports the end it had).
+fn drive(
+    ws: &Workspace,
+    options: &RaceOptions,
+    race: RaceRecord,
+    admitted: &admit::Admitted,
+    notices: &mut dyn Notices,
+) -> Result<RaceReport> {
     if race.status != "running" {
         say(
             notices,
@@ -70,11 +107,11 @@ pub fn race(ws: &Workspace, options: RaceOptions, notices: &mut dyn Notices) -> 
         );
         return report::build(ws, &race);
     }
-    let first_green = attempts::run(ws, &race, &admitted, &options, notices)?;
+    let first_green = attempts::run(ws, &race, admitted, options, notices)?;
     let entrants = evidence::gather(ws, &race)?;
     let decision = judge::decide_with_reviews(ws, &race, &entrants, first_green, notices)?;
     let ended = end(ws, &race, &entrants, &decision)?;
-    report::build(ws, &ended)
+    report::build_from(ws, &ended, entrants)
 }
 
 /// The report of the race `slug`, if there is one.
@@ -145,7 +182,12 @@ fn say(notices: &mut dyn Notices, slug: &str, message: String) {
 }
 
 /// The race in the store: recorded now, or found (the same attempts) to resume.
-fn record(ws: &Workspace, options: &RaceOptions, admitted: &admit::Admitted) -> Result<RaceRecord> {
+fn record(
+    ws: &Workspace,
+    options: &RaceOptions,
+    queue: bool,
+    admitted: &admit::Admitted,
+) -> Result<RaceRecord> {
     let mut store = ws.open_store()?;
     if let Some(found) = store.race(&options.slug)? {
         if found.spec != options.attempts {
@@ -158,7 +200,11 @@ fn record(ws: &Workspace, options: &RaceOptions, admitted: &admit::Admitted) -> 
         owner: admitted.owner.clone(),
         spec: options.attempts.clone(),
         attempts: admitted.attempts.len() as u32,
-        request: request::Request::of(options, &admitted.prompt).to_json()?,
+        request: request::Request {
+            queue,
+            ..request::Request::of(options, &admitted.prompt)
+        }
+        .to_json()?,
     };
     let race = match store.create_race(&new) {
         Ok(race) => race,

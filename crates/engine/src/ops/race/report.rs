@@ -78,7 +78,16 @@ pub struct VerdictRow {
 
 /// The report of `race` as the store has it now.
 pub(super) fn build(ws: &Workspace, race: &RaceRecord) -> Result<RaceReport> {
-    let attempts = gather(ws, race)?;
+    build_from(ws, race, gather(ws, race)?)
+}
+
+/// The report of `race` from its attempts' evidence, gathered already (a race that has just
+/// ended: its attempts no longer change).
+pub(super) fn build_from(
+    ws: &Workspace,
+    race: &RaceRecord,
+    attempts: Vec<AttemptEvidence>,
+) -> Result<RaceReport> {
     let stored = ws.open_store()?.race_verdicts(&race.slug)?;
     let verdicts: Vec<VerdictRow> = stored
         .iter()

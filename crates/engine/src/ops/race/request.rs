@@ -18,6 +18,8 @@ pub(super) struct Request {
     pub brief: String,
     pub first_green: bool,
     pub max: Option<u32>,
+    /// Its attempts go through the scheduler's queue (`--queue`).
+    pub queue: bool,
     pub checks: Vec<String>,
     pub until_green: Option<u32>,
     pub budget_usd: Option<f64>,
@@ -42,6 +44,7 @@ impl Request {
             brief: prompt.to_owned(),
             first_green: options.first_green,
             max: options.max,
+            queue: false,
             checks: start.checks.clone(),
             until_green: start.until_green,
             budget_usd: start.budget.usd,
@@ -56,6 +59,15 @@ impl Request {
             stall_ms: start.stall.map(|d| d.as_millis() as u64),
             warm: start.warm,
         }
+    }
+
+    /// Whether the race `race` records goes through the queue (a request that does not
+    /// say, recorded before `--queue`, does not).
+    pub fn queued(race: &ganger_store::RaceRecord) -> bool {
+        race.request
+            .get("queue")
+            .and_then(serde_json::Value::as_bool)
+            .unwrap_or(false)
     }
 
     pub fn to_json(&self) -> Result<serde_json::Value> {

@@ -1,0 +1,138 @@
+//! Races through the scheduler's queue (`race --queue`): the attempts are queued as
+//! `start --queue` queues a task, and `ganger serve` starts them under its limits. Witnesses
+//! outside ganger: the model server's in-flight counts, the workers' start and end times, and
+//! the queue's rows read from the database itself.
+
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "a test fails loudly on what it did not expect"
+)]
+
+use crate::fleet_world;
+
+use fleet_world::FleetWorld;
+use ganger_fake_llm::Script;
+use serde_json::Value;
+
+/// `ganger serve ARGS` in the background, killed when dropped.
+struct Serve(std::process::Child);
+
+impl Serve {
+    fn start(fw: &FleetWorld, args: &[&str]) -> Serve {
+        let mut all = vec!["serve"];
+        all.extend_from_slice(args);
+        #[expect(
+            clippy::disallowed_methods,
+            reason = "the test runs the daemon in the background"
+        )]
+        let child = fw
+            .world
+            .command(&all)
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        Serve(child)
+    }
+}
+
+impl Drop for Serve {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn race(fw: &FleetWorld, more: &[&str]) -> (i32, Value, String) {
+    let mut args = vec![
+        "race",
+        "r",
+        "--queue",
+        "--message",
+        "work",
+        "--attempts",
+        "command*3",
+        "--check",
+        "true",
+        "--json",
+    ];
+    args.extend_from_slice(more);
+    let run = fw.world.ganger(&args);
+    (run.code, run.json(), run.stderr)
+}
+
+fn status(report: &Value, number: usize) -> String {
+    report["attempts"][number - 1]["status"]
+        .as_str()
+        .unwrap()
+        .to_owned()
+}
+
+#[test]
+fn a_queued_race_runs_its_attempts_under_serves_limit() {
+    // Each attempt's model request is held a second: attempts run at once would overlap.
+    let fw = FleetWorld::new(Script::new(), 1000);
+    let _serve = Serve::start(&fw, &["--max", "1"]);
+    let (code, report, stderr) = race(&fw, &[]);
+    assert_eq!(code, 0, "{stderr}\n{report:#}");
+    assert_eq!(report["status"], "won", "{report:#}");
+    for number in 1..=3 {
+        assert_eq!(status(&report, number), "done", "{report:#}");
+    }
+    // One at a time: serve's --max 1 held the race's attempts (and nothing else ran).
+    let mut runs: Vec<(u128, u128)> = (1..=3)
+        .flat_map(|n| {
+            let runs = fw.runs(&format!("r.{n}"));
+            assert_eq!(runs.len(), 1, "r.{n} ran {} times", runs.len());
+            runs
+        })
+        .collect();
+    runs.sort();
+    assert!(
+        runs.windows(2).all(|w| w[1].0 >= w[0].1),
+        "attempts overlapped: {runs:?}"
+    );
+    assert!(
+        fw.llm.in_flight().values().all(|f| f.max == 1),
+        "{:?}",
+        fw.llm.in_flight()
+    );
+    // Each attempt was a queue item, delivered once, under the race's fleet.
+    let rows = fw.queue_rows();
+    let attempts: Vec<_> = rows.iter().filter(|r| r.0.starts_with("r.")).collect();
+    assert_eq!(attempts.len(), 3, "{rows:?}");
+    assert!(
+        attempts.iter().all(|r| r.1 == "start" && r.2 == "ended"),
+        "{rows:?}"
+    );
+}
+
+#[test]
+fn first_green_through_the_queue_withdraws_the_attempts_not_started() {
+    let fw = FleetWorld::new(Script::new(), 1000);
+    let _serve = Serve::start(&fw, &["--max", "1"]);
+    let (code, report, stderr) = race(&fw, &["--first-green"]);
+    assert_eq!(code, 0, "{stderr}\n{report:#}");
+    assert_eq!(report["winner_task"], "r.1", "{report:#}");
+    assert_eq!(report["rule"], "first-green", "{report:#}");
+    // Attempt 3 waited behind attempt 2 (--max 1): withdrawn from the queue, never run.
+    assert_eq!(status(&report, 3), "not-started", "{report:#}");
+    let reason = report["attempts"][2]["reason"].as_str().unwrap();
+    assert_eq!(
+        reason,
+        "not started: cancelled: attempt 1 passed first (--first-green)"
+    );
+    assert!(fw.runs("r.3").is_empty(), "r.3 ran");
+    // Attempt 2 was either still queued too, or started as attempt 1 ended and cancelled.
+    assert!(
+        ["not-started", "cancelled"].contains(&status(&report, 2).as_str()),
+        "{report:#}"
+    );
+    let rows = fw.queue_rows();
+    let three = rows.iter().find(|r| r.0 == "r.3").unwrap();
+    assert_eq!(three.2, "refused", "{rows:?}");
+    // Nothing the race withdrew starts later.
+    std::thread::sleep(std::time::Duration::from_secs(2));
+    assert!(fw.runs("r.3").is_empty(), "r.3 ran after the race ended");
+}
