@@ -19,7 +19,7 @@ use std::time::Instant;
 
 /// Headers that belong to one hop, never forwarded. `accept-encoding` is dropped too, so that
 /// the response's usage can be read on the way.
-const HOP_HEADERS: [&str; 10] = [
+pub(crate) const HOP_HEADERS: [&str; 10] = [
     "connection",
     "keep-alive",
     "proxy-authorization",
@@ -43,8 +43,12 @@ pub(crate) async fn forward(state: Arc<State>, request: Request<Incoming>) -> Re
     );
     record.model = model_in_path(parts.uri.path());
     let entry = match credentials::find(&parts.headers, &parts.uri) {
-        Ok(Some(placeholder)) => state.grants.find(&placeholder).map(|e| (placeholder, e)),
-        Ok(None) => None,
+        Ok(Some(placeholder)) => state
+            .grants
+            .find(&placeholder)
+            .map(|e| (Some(placeholder), e)),
+        // No placeholder: the round's own credentials, in a gateway that serves one round.
+        Ok(None) => state.grants.fallback().map(|e| (None, e)),
         Err(why) => return state.refuse(record, started, StatusCode::UNAUTHORIZED, why),
     };
     let Some((placeholder, entry)) = entry else {
@@ -53,7 +57,11 @@ pub(crate) async fn forward(state: Arc<State>, request: Request<Incoming>) -> Re
     };
     record.round = Some(entry.grant.round.clone());
     record.provider = Some(entry.grant.provider.clone());
-    record.host = entry.grant.upstream.origin();
+    let Some(upstream) = entry.grant.upstream.clone() else {
+        let why = "the round's agent has no model endpoint this gateway knows";
+        return state.refuse(record, started, StatusCode::BAD_GATEWAY, why);
+    };
+    record.host = upstream.origin();
     if let Some(budget) = entry.grant.budget_tokens {
         let spent = entry.spend.tokens().total();
         if spent >= budget {
@@ -73,12 +81,12 @@ pub(crate) async fn forward(state: Arc<State>, request: Request<Incoming>) -> Re
     };
     record.bytes_up = bytes.len() as u64;
     record.model = record.model.or_else(|| model_in_body(&bytes));
-    let outgoing = match outgoing(parts, bytes, &entry, &placeholder) {
+    let outgoing = match outgoing(parts, bytes, &entry, &upstream, placeholder.as_deref()) {
         Ok(outgoing) => outgoing,
         Err(why) => return state.refuse(record, started, StatusCode::BAD_GATEWAY, &why),
     };
     entry.spend.count_request();
-    let response = match state.pool.send(&entry.grant.upstream, &outgoing).await {
+    let response = match state.pool.send(&upstream, &outgoing).await {
         Ok(response) => response,
         Err(why) => {
             let why = format!("the upstream cannot be reached: {why}");
@@ -88,28 +96,35 @@ pub(crate) async fn forward(state: Arc<State>, request: Request<Incoming>) -> Re
     respond(&state, record, started, &entry, response)
 }
 
-/// The request as it goes upstream: the key in the placeholder's place, this hop's headers
-/// gone, `Host` the upstream's.
+/// The request as it goes upstream: the key in the placeholder's place (a request under a
+/// keyless grant keeps the credentials it came with), this hop's headers gone, `Host` the
+/// upstream's.
 fn outgoing(
     parts: http::request::Parts,
     body: Bytes,
     entry: &Entry,
-    placeholder: &str,
+    upstream: &crate::upstream::Upstream,
+    placeholder: Option<&str>,
 ) -> Result<Outgoing, String> {
     let grant = &entry.grant;
-    let key = std::fs::read_to_string(&grant.key_file).map_err(|e| {
-        format!(
-            "the key file for {} ({}) cannot be read: {e}",
-            grant.provider,
-            grant.key_file.display()
-        )
-    })?;
     let mut headers = parts.headers;
     for name in HOP_HEADERS {
         headers.remove(name);
     }
-    let uri = credentials::swap(&mut headers, &parts.uri, placeholder, key.trim())?;
-    let host = HeaderValue::from_str(&grant.upstream.host_header()).map_err(|e| e.to_string())?;
+    let uri = match (&grant.key_file, placeholder) {
+        (Some(key_file), Some(placeholder)) => {
+            let key = std::fs::read_to_string(key_file).map_err(|e| {
+                format!(
+                    "the key file for {} ({}) cannot be read: {e}",
+                    grant.provider,
+                    key_file.display()
+                )
+            })?;
+            credentials::swap(&mut headers, &parts.uri, placeholder, key.trim())?
+        }
+        _ => parts.uri,
+    };
+    let host = HeaderValue::from_str(&upstream.host_header()).map_err(|e| e.to_string())?;
     headers.insert(header::HOST, host);
     Ok(Outgoing {
         method: parts.method,

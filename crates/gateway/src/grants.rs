@@ -69,9 +69,13 @@ pub struct Grant {
     /// How records name the round (`slug#2`).
     pub round: String,
     pub provider: String,
-    pub upstream: Upstream,
+    /// Where model requests go; none for a round whose agent's model route is not known (it
+    /// may use the proxy only).
+    pub upstream: Option<Upstream>,
     /// Read when a request needs the key; its content never leaves the gateway but upstream.
-    pub key_file: PathBuf,
+    /// None: the round's agent holds its own credentials (or needs none), and its requests go
+    /// upstream as they came.
+    pub key_file: Option<PathBuf>,
     /// Requests are refused once the round's counted tokens reach this.
     pub budget_tokens: Option<u64>,
     /// What `CONNECT` may reach besides the gateway itself.
@@ -120,6 +124,9 @@ pub(crate) struct Entry {
 #[derive(Debug, Clone, Default)]
 pub struct Grants {
     inner: Arc<RwLock<HashMap<String, Arc<Entry>>>>,
+    /// The grant of a request that carries no placeholder, in a gateway that serves one
+    /// round (a sandbox's only way out): see [`Grants::issue_fallback`].
+    fallback: Arc<RwLock<Option<String>>>,
 }
 
 /// A placeholder's prefix, so that one found in a log is recognisably worthless.
@@ -139,6 +146,32 @@ impl Grants {
         });
         self.write().insert(placeholder.clone(), entry);
         Ok(placeholder)
+    }
+
+    /// Registers `grant` as the one a request or a tunnel without a placeholder falls under:
+    /// for a gateway that serves a single round, reached only from that round's sandbox
+    /// (through its socket) and from this machine's loopback. The grant must hold no key file:
+    /// a request that reaches it goes upstream as it came, with whatever credentials the agent
+    /// gave it. Returns its placeholder (to revoke it).
+    pub fn issue_fallback(&self, grant: Grant) -> Result<String, GatewayError> {
+        if grant.key_file.is_some() {
+            return Err(GatewayError::Invalid(
+                "a fallback grant never holds a key".to_owned(),
+            ));
+        }
+        let placeholder = self.issue(grant)?;
+        *self.fallback.write().unwrap_or_else(|e| e.into_inner()) = Some(placeholder.clone());
+        Ok(placeholder)
+    }
+
+    /// The fallback grant, while it stands.
+    pub(crate) fn fallback(&self) -> Option<Arc<Entry>> {
+        let placeholder = self
+            .fallback
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()?;
+        self.find(&placeholder)
     }
 
     /// Forgets a placeholder: it opens nothing from now on. Returns what the round spent.
@@ -208,8 +241,8 @@ mod tests {
         let grant = Grant {
             round: "t#1".into(),
             provider: "p".into(),
-            upstream: Upstream::parse("http://127.0.0.1:1").unwrap(),
-            key_file: "/nonexistent".into(),
+            upstream: Some(Upstream::parse("http://127.0.0.1:1").unwrap()),
+            key_file: Some("/nonexistent".into()),
             budget_tokens: None,
             allow: vec![],
         };
@@ -221,5 +254,28 @@ mod tests {
         assert!(grants.revoke(&a).is_some());
         assert!(grants.find(&a).is_none());
         assert!(grants.find(&b).is_some());
+    }
+
+    #[test]
+    fn a_fallback_holds_no_key_and_ends_when_revoked() {
+        let grants = Grants::new();
+        let keyless = Grant {
+            round: "t#1".into(),
+            provider: "p".into(),
+            upstream: None,
+            key_file: None,
+            budget_tokens: None,
+            allow: vec![],
+        };
+        let keyed = Grant {
+            key_file: Some("/k".into()),
+            ..keyless.clone()
+        };
+        assert!(grants.issue_fallback(keyed).is_err());
+        assert!(grants.fallback().is_none());
+        let placeholder = grants.issue_fallback(keyless).unwrap();
+        assert_eq!(grants.fallback().unwrap().grant.round, "t#1");
+        grants.revoke(&placeholder);
+        assert!(grants.fallback().is_none());
     }
 }

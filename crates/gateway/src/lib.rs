@@ -9,6 +9,11 @@
 //!   TLS; the response streams back frame by frame, counted on the way (`metered`, `usage`).
 //! - `tunnel`: `CONNECT host:port` for everything else, allowed only for the round's
 //!   allow-list and the gateway itself; a refusal is recorded like a request.
+//! - `proxy`: `GET http://host/…` sent to the gateway as a proxy (a tool's plain-http
+//!   request), allowed, like a tunnel, only for the round's allow-list.
+//! - A gateway that serves one round (a sandbox's only way out) may hold a fallback grant
+//!   ([`Grants::issue_fallback`]): requests and tunnels without a placeholder fall under it,
+//!   and a model request under it goes upstream with the agent's own credentials.
 //! - [`Gateway`] listens on loopback TCP and/or a unix socket, bounded in connections, time to
 //!   send headers and request size; every request ends as one [`RequestRecord`] handed to the
 //!   embedder's sink.
@@ -20,6 +25,7 @@ mod forward;
 mod grants;
 mod metered;
 mod pool;
+mod proxy;
 mod record;
 mod server;
 mod tls;

@@ -10,7 +10,7 @@ use crate::pool::Pool;
 use crate::record::RecordSink;
 use crate::tls::{TlsRoots, client_config};
 use crate::upstream::{Upstream, is_loopback_host};
-use crate::{forward, tunnel};
+use crate::{forward, proxy, tunnel};
 use http::{Method, Request, Response};
 use hyper::body::Incoming;
 use hyper::service::service_fn;
@@ -256,10 +256,28 @@ where
         .await;
 }
 
-async fn route(state: Arc<State>, request: Request<Incoming>) -> Response<Body> {
+async fn route(state: Arc<State>, mut request: Request<Incoming>) -> Response<Body> {
     if request.method() == Method::CONNECT {
-        tunnel::connect(state, request).await
-    } else {
-        forward::forward(state, request).await
+        return tunnel::connect(state, request).await;
+    }
+    // A request in absolute form (`GET http://host/…`) was sent to the gateway as a proxy:
+    // one for the gateway itself is a model request like any other.
+    let target = request.uri().authority().map(|a| {
+        let port = a.port_u16().unwrap_or(80);
+        (a.host().trim_matches(['[', ']']).to_owned(), port)
+    });
+    match target {
+        Some((host, port)) if state.is_self(&host, port) => {
+            let origin_form = request
+                .uri()
+                .path_and_query()
+                .map_or("/", |p| p.as_str())
+                .parse()
+                .unwrap_or_default();
+            *request.uri_mut() = origin_form;
+            forward::forward(state, request).await
+        }
+        Some(_) => proxy::forward_plain(state, request).await,
+        None => forward::forward(state, request).await,
     }
 }

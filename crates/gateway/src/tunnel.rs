@@ -33,7 +33,10 @@ pub(crate) async fn connect(state: Arc<State>, mut request: Request<Incoming>) -
             "CONNECT needs HOST:PORT",
         );
     };
-    let entry = placeholder(&request).and_then(|p| state.grants.find(&p));
+    let entry = match placeholder(&request) {
+        Some(placeholder) => state.grants.find(&placeholder),
+        None => state.grants.fallback(),
+    };
     let Some(entry) = entry else {
         let mut response = state.refuse(
             record,
@@ -97,7 +100,7 @@ pub(crate) async fn connect(state: Arc<State>, mut request: Request<Incoming>) -
 }
 
 /// The placeholder in `Proxy-Authorization: Basic base64(user:placeholder)`.
-fn placeholder(request: &Request<Incoming>) -> Option<String> {
+pub(crate) fn placeholder(request: &Request<Incoming>) -> Option<String> {
     let value = request
         .headers()
         .get(header::PROXY_AUTHORIZATION)?

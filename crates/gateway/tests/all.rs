@@ -11,6 +11,7 @@
 mod common;
 
 mod forwarding;
+mod one_round;
 mod streaming;
 mod tls_upstream;
 mod tunnel;

@@ -179,8 +179,8 @@ pub(crate) fn open(
             .issue(Grant {
                 round: round.clone(),
                 provider: key.provider.clone(),
-                upstream: upstream.clone(),
-                key_file: key_file.clone(),
+                upstream: Some(upstream.clone()),
+                key_file: Some(key_file.clone()),
                 budget_tokens: budget,
                 allow: Vec::new(),
             })

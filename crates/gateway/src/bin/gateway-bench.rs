@@ -123,8 +123,8 @@ fn serve(upstream: &str, key_file: &str) {
         .issue(Grant {
             round: "bench#1".into(),
             provider: "bench".into(),
-            upstream: Upstream::parse(upstream).unwrap(),
-            key_file: key_file.into(),
+            upstream: Some(Upstream::parse(upstream).unwrap()),
+            key_file: Some(key_file.into()),
             budget_tokens: None,
             allow: Vec::new(),
         })

@@ -51,8 +51,8 @@ impl Setup {
             .issue(Grant {
                 round: "t#1".into(),
                 provider: "fake".into(),
-                upstream: Upstream::parse(upstream).unwrap(),
-                key_file,
+                upstream: Some(Upstream::parse(upstream).unwrap()),
+                key_file: Some(key_file),
                 budget_tokens: budget,
                 allow: allow
                     .iter()
