@@ -137,6 +137,21 @@ pub enum Command {
     /// Run one round's container (started by a docker round's host; not for people).
     #[command(name = "docker-round", hide = true)]
     DockerRound,
+    /// Carry a sandboxed agent's connections to the model gateway's socket (run inside a
+    /// bwrap round whose network is `gateway`; not for people).
+    #[command(name = "gateway-relay", hide = true)]
+    GatewayRelay(GatewayRelayArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct GatewayRelayArgs {
+    /// The loopback port the agent was told.
+    pub port: u16,
+    /// The gateway's socket, as the sandbox sees it.
+    pub socket: std::path::PathBuf,
+    /// The agent's program and its arguments.
+    #[arg(last = true, required = true)]
+    pub command: Vec<std::ffi::OsString>,
 }
 
 #[derive(Debug, Args)]
@@ -329,12 +344,17 @@ pub struct SandboxArgs {
     /// Where every round runs: local, bwrap (bubblewrap) or docker (default: sandbox.default).
     #[arg(long, value_name = "local|bwrap|docker", value_parser = sandbox_kind)]
     pub sandbox: Option<ganger_engine::SandboxKind>,
-    /// The network of a bwrap or docker round: shared (default) or none.
-    #[arg(long, value_name = "shared|none", value_parser = network)]
+    /// The network of a bwrap or docker round: gateway (default: only the model gateway,
+    /// and --allow's hosts through its proxy), shared or none.
+    #[arg(long, value_name = "gateway|shared|none", value_parser = network)]
     pub network: Option<ganger_engine::Network>,
     /// A path inside the worktree that stays writable under sandbox.read_only; repeatable.
     #[arg(long = "rw", value_name = "PATH")]
     pub rw: Vec<String>,
+    /// HOST:PORT a gateway round may reach through the gateway's proxy, besides its model
+    /// and sandbox.allow (`*.example.org:443` for every name below); repeatable.
+    #[arg(long = "allow", value_name = "HOST:PORT")]
+    pub allow: Vec<String>,
 }
 
 // What a task's rounds run with: keys and limits (a comment, not a doc comment: see TaskText).
@@ -358,6 +378,7 @@ impl SandboxArgs {
             sandbox: self.sandbox,
             network: self.network,
             rw: self.rw,
+            allow: self.allow,
             keys: run.keys,
             timeout: run.timeout,
             stall: run.stall,

@@ -141,6 +141,7 @@ fn without_json(command: &Command) -> Option<&'static str> {
         Command::WarmHost(_) => "warm-host",
         Command::Attach(_) => "attach",
         Command::DockerRound => "docker-round",
+        Command::GatewayRelay(_) => "gateway-relay",
         // Every other command prints JSON with it (listed, so that a new one must choose).
         Command::Init(_)
         | Command::Start(_)
@@ -270,5 +271,12 @@ fn run(cli: Cli) -> Outcome {
         Command::WarmHost(args) => commands::warm::host(&workspace(dir)?, args),
         Command::Warm(args) => commands::warm::run(&engine(dir)?, args),
         Command::DockerRound => Ok(u8::try_from(ganger_engine::run_docker_round()).unwrap_or(125)),
+        Command::GatewayRelay(args) => {
+            let (program, rest) = args.command.split_first().ok_or_else(|| {
+                ganger_engine::EngineError::invalid("gateway-relay needs a program after --")
+            })?;
+            let status = ganger_engine::run_gateway_relay(args.port, &args.socket, program, rest);
+            Ok(u8::try_from(status.clamp(0, 255)).unwrap_or(125))
+        }
     }
 }

@@ -11,7 +11,9 @@
 
 use crate::container::RoundContainer;
 use crate::labels;
-use ganger_sandbox::{AgentCommand, Confinement, Network, SandboxError};
+use ganger_sandbox::{
+    AgentCommand, Confinement, Network, RELAY_JS, RELAY_SOCKET_IN_SANDBOX, SandboxError,
+};
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -168,6 +170,24 @@ pub(crate) fn shim_spec(
     task_labels.insert(labels::ROUND.to_owned(), round.round.to_string());
     task_labels.insert(labels::TOKEN.to_owned(), command.token.clone());
     let mut cmd = vec!["/bin/sh".into(), "-c".into(), ENTRY.into(), "ganger".into()];
+    let door = round
+        .gateway
+        .as_ref()
+        .filter(|_| round.network == Network::Gateway);
+    if let Some(door) = door {
+        // The image's Node carries the agent's connections to the gateway's socket.
+        binds.push(format!(
+            "{}:{RELAY_SOCKET_IN_SANDBOX}",
+            door.socket.display()
+        ));
+        cmd.extend([
+            "node".to_owned(),
+            "-e".to_owned(),
+            RELAY_JS.to_owned(),
+            door.port.to_string(),
+            RELAY_SOCKET_IN_SANDBOX.to_owned(),
+        ]);
+    }
     cmd.push(round.image_program.clone());
     cmd.extend(
         command
@@ -177,7 +197,7 @@ pub(crate) fn shim_spec(
     );
     let network_mode = match round.network {
         Network::Shared => settings.network.clone(),
-        Network::None => "none".into(),
+        Network::None | Network::Gateway => "none".into(),
     };
     Ok(ShimSpec {
         container: RoundContainer {
@@ -235,6 +255,7 @@ mod tests {
             rw: Vec::new(),
             home: Path::new("/s/home"),
             network: Network::None,
+            gateway: None,
             grace: Duration::from_secs(10),
             repo: Path::new("/repo"),
             task: "t1",
@@ -261,6 +282,31 @@ mod tests {
         assert_eq!(spec.volume, format!("ganger-t1-{}", short_hash("/repo")));
         assert_eq!(spec.env_dir, PathBuf::from("/dev/shm/ganger-tok"));
         assert!(container.stdin);
+
+        // A round whose way out is the gateway: no network, the socket mounted, the agent
+        // behind the image's Node relay.
+        let door = ganger_sandbox::GatewayDoor {
+            socket: "/run/g/s".into(),
+            port: 4321,
+        };
+        let sealed = Confinement {
+            network: Network::Gateway,
+            gateway: Some(door),
+            ..round
+        };
+        let spec = shim_spec(&settings, &sealed, "img:1".into(), &command).unwrap();
+        let container = &spec.container;
+        assert_eq!(container.network_mode, "none");
+        assert!(
+            container
+                .binds
+                .contains(&format!("/run/g/s:{RELAY_SOCKET_IN_SANDBOX}"))
+        );
+        assert_eq!(&container.cmd[4..6], ["node", "-e"]);
+        assert_eq!(
+            &container.cmd[7..],
+            ["4321", RELAY_SOCKET_IN_SANDBOX, "agent", "run", "--json"]
+        );
     }
 
     #[test]

@@ -76,5 +76,6 @@ pub use crate::task::fix::{FixOptions, fix};
 pub use crate::task::rules::{Inbound, holds_rounds};
 pub use crate::task::start::{StartOptions, start};
 pub use ganger_docker::run_docker_round;
+pub use ganger_sandbox::run_relay as run_gateway_relay;
 pub use ganger_sandbox::{Network, SandboxKind};
 pub use ganger_store::{Budget, ConflictFile, HandedClaim, PredictedConflict};

@@ -99,8 +99,12 @@ words! {
         Shared = "shared",
         /// Nothing but a loopback of its own.
         None = "none",
+        /// A loopback of its own whose only way out is the round's model gateway: the model
+        /// through the gateway, and the hosts of the allow-list through its proxy
+        /// (docs/gateway.md).
+        Gateway = "gateway",
     }
-    refused(text) => format!("unknown network {text:?}; networks: shared, none");
+    refused(text) => format!("unknown network {text:?}; networks: shared, none, gateway");
 }
 
 #[cfg(test)]
@@ -127,7 +131,7 @@ mod tests {
     #[test]
     fn names_read_back_as_text_and_as_json() {
         round_trips(&SandboxKind::ALL);
-        round_trips(&[Network::Shared, Network::None]);
+        round_trips(&[Network::Shared, Network::None, Network::Gateway]);
         round_trips(&[Permission::Write, Permission::ReadOnly]);
         assert_eq!(
             SandboxKind::ALL.map(SandboxKind::as_str),

@@ -8,6 +8,7 @@
 //! installation. It dies with its parent. Measured in docs/agents/bwrap-measured.md.
 
 use crate::local::AgentCommand;
+use crate::relay::RELAY_SOCKET_IN_SANDBOX;
 use ganger_events::Network;
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
@@ -75,6 +76,9 @@ pub struct BwrapSpec {
     /// More files to hide (the Docker socket of `DOCKER_HOST`).
     pub hide_files: Vec<PathBuf>,
     pub network: Network,
+    /// The model gateway's socket, bound in at [`RELAY_SOCKET_IN_SANDBOX`] for a round whose
+    /// network is `gateway`.
+    pub gateway_socket: Option<PathBuf>,
 }
 
 fn push(args: &mut Vec<OsString>, option: &str, paths: &[&Path]) {
@@ -219,6 +223,13 @@ pub fn bwrap_args(spec: &BwrapSpec) -> Vec<OsString> {
         }
     }
     push(&mut args, "--bind", &[&spec.state, &spec.state]);
+    if let (Network::Gateway, Some(socket)) = (spec.network, &spec.gateway_socket) {
+        push(
+            &mut args,
+            "--bind",
+            &[socket, Path::new(RELAY_SOCKET_IN_SANDBOX)],
+        );
+    }
     push(&mut args, "--remount-ro", &[Path::new("/")]);
     args.extend(
         ["--die-with-parent", "--unshare-all"]
@@ -307,6 +318,32 @@ mod tests {
         }));
         assert!(!closed.contains("--share-net"), "{closed}");
         assert!(closed.contains(&format!("--ro-bind {} {}", wt.display(), wt.display())));
+        let socket = dir.path().join("gateway.sock");
+        let sealed = text(&bwrap_args(&BwrapSpec {
+            network: Network::Gateway,
+            gateway_socket: Some(socket.clone()),
+            ..closed_spec(&wt, &st)
+        }));
+        assert!(!sealed.contains("--share-net"), "{sealed}");
+        let tmp = sealed.find("--tmpfs /tmp ").unwrap();
+        let door = sealed
+            .find(&format!(
+                "--bind {} {RELAY_SOCKET_IN_SANDBOX}",
+                socket.display()
+            ))
+            .unwrap_or_else(|| panic!("{sealed}"));
+        assert!(
+            tmp < door,
+            "the socket goes on the sandbox's own /tmp: {sealed}"
+        );
+    }
+
+    fn closed_spec(wt: &Path, st: &Path) -> BwrapSpec {
+        BwrapSpec {
+            worktree: wt.to_path_buf(),
+            state: st.to_path_buf(),
+            ..Default::default()
+        }
     }
 
     #[test]

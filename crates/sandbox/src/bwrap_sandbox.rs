@@ -7,7 +7,8 @@ use crate::SandboxError;
 use crate::bwrap::{BwrapSpec, installation_dirs, wrap_in_bwrap};
 use crate::confinement::{Confinement, Sandbox};
 use crate::local::AgentCommand;
-use ganger_events::SandboxKind;
+use crate::relay::{GatewayDoor, RELAY_SOCKET_IN_SANDBOX};
+use ganger_events::{Network, SandboxKind};
 use std::path::PathBuf;
 
 /// Inside bubblewrap.
@@ -33,6 +34,26 @@ fn program() -> Result<PathBuf, SandboxError> {
         })
 }
 
+/// `command` run by ganger's own `gateway-relay`, which listens on the gateway's port inside
+/// the sandbox and carries each connection to its socket.
+fn behind_relay(command: AgentCommand, door: &GatewayDoor) -> Result<AgentCommand, SandboxError> {
+    let ganger = std::env::current_exe()
+        .map_err(|e| SandboxError::unusable(format!("cannot find ganger's own program: {e}")))?;
+    let mut args: Vec<std::ffi::OsString> = vec![
+        "gateway-relay".into(),
+        door.port.to_string().into(),
+        RELAY_SOCKET_IN_SANDBOX.into(),
+        "--".into(),
+        command.program.into_os_string(),
+    ];
+    args.extend(command.args);
+    Ok(AgentCommand {
+        program: ganger,
+        args,
+        ..command
+    })
+}
+
 impl Sandbox for BwrapSandbox {
     fn kind(&self) -> SandboxKind {
         SandboxKind::Bwrap
@@ -52,6 +73,15 @@ impl Sandbox for BwrapSandbox {
         round: &Confinement<'_>,
     ) -> Result<AgentCommand, SandboxError> {
         let bwrap = program()?;
+        let mut expose = installation_dirs(&command.program);
+        let (command, gateway_socket) = match (&round.gateway, round.network) {
+            (Some(door), Network::Gateway) => {
+                let relay = behind_relay(command, door)?;
+                expose.extend(installation_dirs(&relay.program));
+                (relay, Some(door.socket.clone()))
+            }
+            _ => (command, None),
+        };
         let spec = BwrapSpec {
             worktree: round.worktree.to_path_buf(),
             writable: round.writable,
@@ -59,9 +89,10 @@ impl Sandbox for BwrapSandbox {
             rw: round.rw.clone(),
             state: round.home.to_path_buf(),
             hide: (round.hidden)(),
-            expose: installation_dirs(&command.program),
+            expose,
             hide_files: round.secret_files.clone(),
             network: round.network,
+            gateway_socket,
         };
         Ok(wrap_in_bwrap(command, &spec, &bwrap))
     }
@@ -70,7 +101,6 @@ impl Sandbox for BwrapSandbox {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use ganger_events::Network;
     use std::path::Path;
     use std::time::Duration;
 
@@ -92,6 +122,7 @@ mod tests {
             rw: Vec::new(),
             home: dir.path(),
             network: Network::Shared,
+            gateway: None,
             grace: Duration::from_secs(1),
             repo: Path::new("/repo"),
             task: "t",

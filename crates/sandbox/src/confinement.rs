@@ -6,6 +6,7 @@
 
 use crate::SandboxError;
 use crate::local::AgentCommand;
+use crate::relay::GatewayDoor;
 use ganger_events::{Network, SandboxKind};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -24,6 +25,9 @@ pub struct Confinement<'a> {
     /// The agent's home for the task: its sessions and settings.
     pub home: &'a Path,
     pub network: Network,
+    /// The model gateway's socket and port, for a round whose network is `gateway` (without
+    /// one, such a round has no way out at all).
+    pub gateway: Option<GatewayDoor>,
     /// Between SIGTERM and SIGKILL when the round is stopped.
     pub grace: Duration,
     /// The main checkout, the task and the round: what a sandbox names and labels what it

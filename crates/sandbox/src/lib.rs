@@ -24,6 +24,7 @@ mod local_sandbox;
 mod members;
 mod proc_stat;
 mod raw_spawn;
+mod relay;
 
 pub use activity::Activity;
 pub use bwrap::{BwrapSpec, bwrap_args, installation_dirs, wrap_in_bwrap};
@@ -43,6 +44,7 @@ pub use members::{
     RoundMarker, kill_round, marked_processes, marked_processes_with_prefix, round_members,
 };
 pub use proc_stat::{ProcStat, ProcessId, proc_stat};
+pub use relay::{GatewayDoor, RELAY_JS, RELAY_SOCKET_IN_SANDBOX, run_relay};
 
 /// The environment variable that marks every process of a round with the round's token.
 pub const ROUND_ENV: &str = "GANGER_ROUND";

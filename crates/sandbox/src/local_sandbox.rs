@@ -21,10 +21,10 @@ impl Sandbox for LocalSandbox {
 
     /// The host's network and the whole worktree: nothing of its own to narrow.
     fn check_options(&self, network: Network, rw: &[String]) -> Result<(), SandboxError> {
-        if network == Network::None {
-            return Err(SandboxError::unusable(
-                "--network none needs a sandbox that has a network of its own: --sandbox bwrap or docker",
-            ));
+        if network != Network::Shared {
+            return Err(SandboxError::unusable(format!(
+                "--network {network} needs a sandbox that has a network of its own: --sandbox bwrap or docker"
+            )));
         }
         if !rw.is_empty() {
             return Err(SandboxError::unusable(

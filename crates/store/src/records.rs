@@ -57,7 +57,7 @@ pub struct Task {
     pub permission: Permission,
     /// Where the task's rounds run: `local`, `bwrap` or `docker`.
     pub sandbox: SandboxKind,
-    /// The sandbox's network: `shared` or `none`.
+    /// The sandbox's network: `gateway`, `shared` or `none`.
     pub network: Network,
     /// Extra writable paths inside the worktree (relative to it).
     pub rw: Vec<String>,
@@ -79,6 +79,8 @@ pub struct Task {
     pub allowed: Vec<String>,
     /// Whether the task's rounds go to a warm agent (`None`: as `[warm] default` says).
     pub warm: Option<bool>,
+    /// `HOST:PORT` its `gateway` rounds may reach besides their model (`--allow`).
+    pub allow: Vec<String>,
 }
 
 impl Task {
@@ -244,12 +246,14 @@ pub struct NewTask {
     pub permission: Permission,
     /// Where the task's rounds run: `local`, `bwrap` or `docker`.
     pub sandbox: SandboxKind,
-    /// The sandbox's network: `shared` or `none`.
+    /// The sandbox's network: `gateway`, `shared` or `none`.
     pub network: Network,
     /// Extra writable paths inside the worktree (relative to it).
     pub rw: Vec<String>,
     /// Whether the task's rounds go to a warm agent (`None`: as `[warm] default` says).
     pub warm: Option<bool>,
+    /// `HOST:PORT` its `gateway` rounds may reach besides their model (`--allow`).
+    pub allow: Vec<String>,
     /// Its labels (`key`, `value`), recorded with it.
     pub labels: Vec<(String, String)>,
     /// Its own budget (recorded when a limit is set).

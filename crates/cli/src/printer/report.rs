@@ -41,6 +41,7 @@ fn agent(out: &mut String, report: &RoundReport) {
     let sandbox = match (report.sandbox, report.network) {
         (SandboxKind::Local, _) => String::new(),
         (kind, Network::None) => format!(", sandbox: {kind}, no network"),
+        (kind, Network::Gateway) => format!(", sandbox: {kind}, network: gateway only"),
         (kind, Network::Shared) => format!(", sandbox: {kind}"),
     };
     let _ = writeln!(

@@ -79,6 +79,11 @@ mod bwrap {
     }
 
     #[test]
+    fn network_gateway_reaches_the_allow_list_only() {
+        crate::scenarios::network_gateway_reaches_the_allow_list_only("bwrap");
+    }
+
+    #[test]
     fn dead_host_leaves_nothing() {
         crate::scenarios::dead_host_leaves_nothing("bwrap");
     }
@@ -112,6 +117,11 @@ mod docker {
     #[test]
     fn network_none_reaches_nothing() {
         crate::scenarios::network_none_reaches_nothing("docker");
+    }
+
+    #[test]
+    fn network_gateway_reaches_the_allow_list_only() {
+        crate::scenarios::network_gateway_reaches_the_allow_list_only("docker");
     }
 
     #[test]

@@ -522,3 +522,118 @@ pub fn the_agent_home_is_private_and_goes_with_clean(sandbox: &str) {
         );
     }
 }
+
+/// A web server on `ip` answering every request with `answer`; its port, and a count of the
+/// requests it got.
+fn web_server(
+    ip: &str,
+    answer: &'static str,
+) -> (u16, std::sync::Arc<std::sync::atomic::AtomicUsize>) {
+    use std::io::{BufRead, BufReader, Write};
+    let listener = std::net::TcpListener::bind((ip, 0)).unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let hits = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let counted = hits.clone();
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(stream) = stream else { return };
+            counted.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            let mut reader = BufReader::new(stream.try_clone().unwrap());
+            loop {
+                let mut line = String::new();
+                if reader.read_line(&mut line).unwrap_or(0) == 0 || line == "\r\n" {
+                    break;
+                }
+            }
+            let mut stream = stream;
+            let _ = write!(
+                stream,
+                "HTTP/1.1 200 OK\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{answer}",
+                answer.len()
+            );
+        }
+    });
+    (port, hits)
+}
+
+/// Under `--network gateway` (the default) a plain command in the sandbox reaches an allowed
+/// host through the gateway's proxy (with curl, which reads `http_proxy`, where the sandbox
+/// has it, else by hand), is refused one not on the list (and the round's report lists the
+/// refusal), and reaches nothing directly, not even the host's loopback. The stand-in hosts
+/// listen on 127.0.0.2, which `NO_PROXY` does not name.
+pub fn network_gateway_reaches_the_allow_list_only(sandbox: &str) {
+    let test = format!("{sandbox}::network_gateway_reaches_the_allow_list_only");
+    if !crate::engines::available(sandbox, &test) {
+        return;
+    }
+    image_for(sandbox, "command");
+    let (allowed, allowed_hits) = web_server("127.0.0.2", "ALLOWED-PAGE");
+    let (other, other_hits) = web_server("127.0.0.2", "OTHER-PAGE");
+    let (direct, direct_hits) = web_server("127.0.0.1", "DIRECT-PAGE");
+    let world = World::new(env!("CARGO_BIN_EXE_ganger").as_ref());
+    let probe = format!(
+        r#"get() {{ if command -v curl >/dev/null; then curl -s --max-time 10 "http://$1/"; echo " curl:$?";
+else p=${{http_proxy##*:}}; exec 3<>/dev/tcp/127.0.0.1/$p || {{ echo " nohttp"; return; }};
+printf 'GET http://%s/ HTTP/1.1\r\nHost: %s\r\nConnection: close\r\n\r\n' "$1" "$1" >&3; cat <&3; exec 3>&-; echo; fi; }}
+if (exec 3<>/dev/tcp/127.0.0.1/{direct}) 2>/dev/null; then d=REACHED; else d=UNREACHABLE; fi
+echo "allowed: $(get 127.0.0.2:{allowed} | tr '\r\n' '  ') | other: $(get 127.0.0.2:{other} | tr '\r\n' '  ') | direct: $d""#
+    );
+    world.write(
+        "ganger.toml",
+        &format!(
+            "[defaults]\nagent = \"command\"\ntimeout = \"60s\"\n\n[sandbox]\ndefault = {sandbox:?}\n\n[agents.command]\nargv = [\"/bin/bash\", \"-c\", {probe:?}]\nformat = \"text\"\n"
+        ),
+    );
+    let run = world.ganger(&[
+        "start",
+        "sealed",
+        "--message",
+        "probe",
+        "--allow",
+        &format!("127.0.0.2:{allowed}"),
+        "--json",
+    ]);
+    let report = run.json();
+    assert_eq!(report["status"], "done", "{report:#}\n{}", run.stderr);
+    assert_eq!(report["network"], "gateway", "{report:#}");
+    let answer = report["answer"].as_str().unwrap_or_default().to_owned();
+    // One line (a text agent's answer is its last): `allowed: … | other: … | direct: …`.
+    let line = |name: &str| {
+        answer
+            .split(" | ")
+            .find(|part| part.trim_start().starts_with(&format!("{name}: ")))
+            .unwrap_or_default()
+            .to_owned()
+    };
+    assert!(line("allowed").contains("ALLOWED-PAGE"), "{answer}");
+    assert!(!line("other").contains("OTHER-PAGE"), "{answer}");
+    assert!(line("direct").contains("UNREACHABLE"), "{answer}");
+    use std::sync::atomic::Ordering::SeqCst;
+    assert_eq!(allowed_hits.load(SeqCst), 1);
+    assert_eq!(other_hits.load(SeqCst), 0, "the refused host heard nothing");
+    assert_eq!(
+        direct_hits.load(SeqCst),
+        0,
+        "nothing left the sandbox directly"
+    );
+    let refused = report["gateway"]["refused"].to_string();
+    assert!(
+        refused.contains(&format!(
+            "127.0.0.2:{other} is not on the round's allow-list"
+        )),
+        "{report:#}"
+    );
+    let status = world.ganger(&["status", "sealed"]);
+    assert!(
+        status.stdout.contains(&format!("127.0.0.2:{other}")),
+        "{}",
+        status.stdout
+    );
+
+    // An entry that is not HOST:PORT is bad input: nothing is made.
+    let bad = world.ganger(&["start", "bad", "--message", "x", "--allow", "example.org"]);
+    bad.expect_code(2);
+    assert!(bad.stderr.contains("HOST:PORT"), "{}", bad.stderr);
+    let tasks = world.ganger(&["status", "--json"]).json();
+    assert!(!tasks.to_string().contains("\"bad\""), "{tasks:#}");
+}

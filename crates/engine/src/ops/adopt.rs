@@ -68,6 +68,7 @@ pub fn adopt(ws: &Workspace, options: &AdoptOptions, notices: &mut dyn Notices) 
         sandbox: ganger_sandbox::SandboxKind::Local,
         network: ganger_sandbox::Network::Shared,
         rw: Vec::new(),
+        allow: Vec::new(),
         warm: None,
         labels: Vec::new(),
         budget: ganger_store::Budget::default(),

@@ -119,6 +119,8 @@ fn run_one(
         home: &home,
         writable,
         grace: input.grace,
+        // A check has no model to reach: under `gateway` it runs with no way out.
+        gateway: None,
     };
     let command = check_command(ws, input, &confinement, check)?;
     let command = confine_check(ws, &confinement, command)?;

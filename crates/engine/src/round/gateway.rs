@@ -19,6 +19,8 @@ use std::sync::{Arc, Mutex};
 /// A round's gateway, running until dropped.
 pub(crate) struct RoundGateway {
     _gateway: Gateway,
+    /// Dropped after the gateway, which removes its socket first.
+    _door_dir: Option<DoorDir>,
     tally: Arc<Mutex<GatewayTally>>,
 }
 
@@ -28,6 +30,8 @@ pub(crate) struct RoundGateway {
 pub(crate) struct Redirect {
     pub vars: Vec<LoadedKey>,
     pub config: Vec<(Vec<String>, String)>,
+    /// The gateway's socket and port, for a sandbox whose only way out is the gateway.
+    pub door: Option<ganger_sandbox::GatewayDoor>,
 }
 
 impl RoundGateway {
@@ -116,10 +120,18 @@ fn upstream_of(adapter: &dyn Adapter, route: &ganger_agents::ModelRoute) -> Resu
     })
 }
 
-/// Starts the round's gateway, unless the round has no key for the agent's model, the gateway
-/// is off, or the agent's route to its model is not known (the `command` agent): then `None`,
-/// and the keys go to the agent as before. Keys for anything else (a tool's token) go to the
-/// agent either way.
+/// Whether the round's only way out is its gateway: a sandbox's `gateway` network.
+fn sealed(input: &RoundInput) -> bool {
+    input.task.network == ganger_sandbox::Network::Gateway
+        && input.task.sandbox != ganger_sandbox::SandboxKind::Local
+}
+
+/// Starts the round's gateway when the round needs one: its agent's model key is to be held
+/// back (the gateway on, the agent's route to its model known), or its sandbox's only way out
+/// is the gateway (`--network gateway`: then also for a round without keys, whose agent's own
+/// credentials pass through, and for an agent whose model route is not known, which gets the
+/// proxy only). Otherwise `None`, and the keys go to the agent as before. Keys for anything
+/// else (a tool's token) go to the agent either way.
 pub(crate) fn open(
     ws: &Workspace,
     store: &dyn ganger_store::Store,
@@ -127,18 +139,25 @@ pub(crate) fn open(
     input: &RoundInput,
     keys: &[LoadedKey],
 ) -> Result<Option<(RoundGateway, Redirect)>> {
-    if keys.is_empty() || !ws.config.gateway.enabled {
+    let sealed = sealed(input);
+    let enabled = ws.config.gateway.enabled;
+    if !sealed && (keys.is_empty() || !enabled) {
         return Ok(None);
     }
-    let Some(route) = route(ws, adapter, input.round.model.as_deref()) else {
-        return Ok(None);
+    let route = route(ws, adapter, input.round.model.as_deref());
+    let held = |key: &&LoadedKey| {
+        enabled
+            && route.as_ref().is_some_and(|route| is_model_key(route, key))
+            && input.task.keys.contains_key(&key.provider)
     };
-    let held =
-        |key: &&LoadedKey| is_model_key(&route, key) && input.task.keys.contains_key(&key.provider);
-    if !keys.iter().any(|key| held(&key)) {
+    let keyed = keys.iter().any(|key| held(&key));
+    if !keyed && !sealed {
         return Ok(None);
     }
-    let upstream = upstream_of(adapter, &route)?;
+    let upstream = route
+        .as_ref()
+        .map(|route| upstream_of(adapter, route))
+        .transpose()?;
     let tally = Arc::new(Mutex::new(GatewayTally::default()));
     let sink = {
         let tally = tally.clone();
@@ -149,9 +168,12 @@ pub(crate) fn open(
             );
         })
     };
+    let door_dir = sealed
+        .then(|| DoorDir::make(&input.round.token))
+        .transpose()?;
     let config = GatewayConfig {
         tcp: Some(std::net::SocketAddr::from(([127, 0, 0, 1], 0))),
-        unix: None,
+        unix: door_dir.as_ref().map(DoorDir::socket),
         roots: roots(ws)?,
         limits: Limits::default(),
         sink,
@@ -165,11 +187,13 @@ pub(crate) fn open(
     })?;
     let budget = remaining_tokens(store, input);
     let round = format!("{}#{}", input.task.slug, input.round.number);
+    let allow = crate::env::sandboxing::allow_list(ws, &input.task.allow)?;
+    let issued = |error| EngineError::environment("the model gateway cannot issue a key", error);
     let mut vars = Vec::new();
     let mut placeholders = BTreeMap::new();
     for key in keys {
         let key_file = input.task.keys.get(&key.provider);
-        let Some(key_file) = key_file.filter(|_| held(&key)) else {
+        let (Some(key_file), Some(upstream)) = (key_file.filter(|_| held(&key)), &upstream) else {
             // A key for something else (a tool's token) goes to the agent as before.
             vars.push(key.clone());
             continue;
@@ -182,9 +206,9 @@ pub(crate) fn open(
                 upstream: Some(upstream.clone()),
                 key_file: Some(key_file.clone()),
                 budget_tokens: budget,
-                allow: Vec::new(),
+                allow: allow.clone(),
             })
-            .map_err(|e| EngineError::environment("the model gateway cannot issue a key", e))?;
+            .map_err(issued)?;
         vars.push(LoadedKey {
             provider: key.provider.clone(),
             env: key.env.clone(),
@@ -192,27 +216,109 @@ pub(crate) fn open(
         });
         placeholders.insert(key.provider.clone(), placeholder);
     }
-    let Some(base_url) = gateway.base_url_for(&upstream) else {
+    let Some(port) = gateway.addr().map(|addr| addr.port()) else {
         return Ok(None);
     };
     let mut config = Vec::new();
-    set(&route.base_url, &base_url, &mut vars, &mut config);
-    // The key the agent's configuration names: the route's provider's, else the only one.
-    let named = placeholders.get(&route.provider).or_else(|| {
-        (placeholders.len() == 1)
-            .then(|| placeholders.values().next())
-            .flatten()
-    });
-    if let (Some(setting), Some(placeholder)) = (&route.key, named) {
-        set(setting, placeholder, &mut vars, &mut config);
+    if sealed {
+        // What reaches the gateway without a placeholder is this round's, sent on as it came.
+        gateway
+            .grants()
+            .issue_fallback(Grant {
+                round: round.clone(),
+                provider: route
+                    .as_ref()
+                    .map_or("none", |r| r.provider.as_str())
+                    .to_owned(),
+                upstream: upstream.clone(),
+                key_file: None,
+                budget_tokens: budget,
+                allow,
+            })
+            .map_err(issued)?;
+        proxy_vars(port, &mut vars);
     }
+    if let (Some(route), Some(upstream)) = (&route, &upstream) {
+        let base_url = format!("http://127.0.0.1:{port}{}", upstream.path);
+        set(&route.base_url, &base_url, &mut vars, &mut config);
+        // The key the agent's configuration names: the route's provider's, else the only one.
+        let named = placeholders.get(&route.provider).or_else(|| {
+            (placeholders.len() == 1)
+                .then(|| placeholders.values().next())
+                .flatten()
+        });
+        if let (Some(setting), Some(placeholder)) = (&route.key, named) {
+            set(setting, placeholder, &mut vars, &mut config);
+        }
+    }
+    let door = door_dir.as_ref().map(|dir| ganger_sandbox::GatewayDoor {
+        socket: dir.socket(),
+        port,
+    });
     Ok(Some((
         RoundGateway {
             _gateway: gateway,
+            _door_dir: door_dir,
             tally,
         },
-        Redirect { vars, config },
+        Redirect { vars, config, door },
     )))
+}
+
+/// The proxy a sealed round's tools use for everything but the gateway itself (the relay in
+/// its sandbox listens on the gateway's port).
+fn proxy_vars(port: u16, vars: &mut Vec<LoadedKey>) {
+    let proxy = format!("http://127.0.0.1:{port}");
+    let direct = "127.0.0.1,localhost,::1".to_owned();
+    for (name, value) in [
+        ("HTTPS_PROXY", &proxy),
+        ("https_proxy", &proxy),
+        ("HTTP_PROXY", &proxy),
+        ("http_proxy", &proxy),
+        ("ALL_PROXY", &proxy),
+        ("NO_PROXY", &direct),
+        ("no_proxy", &direct),
+    ] {
+        vars.push(LoadedKey {
+            provider: "gateway".to_owned(),
+            env: name.to_owned(),
+            value: value.clone(),
+        });
+    }
+}
+
+/// A private directory for the gateway's socket, removed with the round's gateway.
+struct DoorDir(std::path::PathBuf);
+
+impl DoorDir {
+    fn make(token: &str) -> Result<DoorDir> {
+        use std::os::unix::fs::DirBuilderExt;
+        let short: String = token
+            .chars()
+            .filter(char::is_ascii_alphanumeric)
+            .take(16)
+            .collect();
+        let dir = std::env::temp_dir().join(format!("ganger-gateway-{short}"));
+        if dir.is_dir() {
+            // Left by a round host that died; its socket is dead too.
+            let _ = std::fs::remove_dir_all(&dir);
+        }
+        std::fs::DirBuilder::new()
+            .mode(0o700)
+            .create(&dir)
+            .map_err(|e| EngineError::io("create", &dir, e))?;
+        Ok(DoorDir(dir))
+    }
+
+    fn socket(&self) -> std::path::PathBuf {
+        self.0.join("socket")
+    }
+}
+
+impl Drop for DoorDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
 }
 
 fn set(
@@ -256,7 +362,7 @@ fn count(tally: &mut GatewayTally, record: &RequestRecord) {
         tally.retry_after_ms = tally.retry_after_ms.max(record.retry_after_ms);
     }
     match record.kind {
-        "connect" => tally.tunnels += 1,
+        "connect" | "proxy" => tally.tunnels += 1,
         _ => {
             tally.requests += 1;
             tally.input_tokens += record.tokens.input;

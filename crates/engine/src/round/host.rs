@@ -4,6 +4,7 @@
 
 use super::finish::{self, HostOutcome, HostStop};
 use super::follow::{Spending, follow};
+use super::gateway::Redirect;
 use super::output::{self, Closed, Progress};
 use super::setup::{BeforeState, RoundInput, adapter_of, before_state};
 use super::signals::SignalWatch;
@@ -123,7 +124,7 @@ fn agent_command(
     input: &RoundInput,
     adapter: &dyn Adapter,
     keys: &[keys::LoadedKey],
-    redirect: &[(Vec<String>, String)],
+    redirect: Option<&Redirect>,
 ) -> Result<Planned> {
     planned_command(ws, input, adapter, keys, None, redirect)
 }
@@ -146,7 +147,7 @@ pub(crate) fn warm_agent_command(
     input: &RoundInput,
     keys: &[keys::LoadedKey],
     token: &str,
-    redirect: &[(Vec<String>, String)],
+    redirect: Option<&Redirect>,
 ) -> Result<Planned> {
     let adapter = adapter_of(ws, &input.task)?;
     planned_command(ws, input, adapter, keys, Some(token), redirect)
@@ -160,13 +161,14 @@ fn planned_command(
     adapter: &dyn Adapter,
     keys: &[keys::LoadedKey],
     warm: Option<&str>,
-    redirect: &[(Vec<String>, String)],
+    redirect: Option<&Redirect>,
 ) -> Result<Planned> {
     let program = agent_env::resolve_program(adapter, &ws.config)?;
     let mut overlay = agent_env::config_overlay(adapter, &ws.config);
-    if !redirect.is_empty() {
+    let settings = redirect.map_or(&[][..], |r| r.config.as_slice());
+    if !settings.is_empty() {
         let table = overlay.get_or_insert_with(|| serde_json::Value::Object(Default::default()));
-        for (path, value) in redirect {
+        for (path, value) in settings {
             ganger_agents::set_config(table, path, value);
         }
     }
@@ -268,6 +270,7 @@ fn planned_command(
         home: &agent_dir,
         writable: permission == Permission::Write,
         grace: input.grace,
+        gateway: redirect.and_then(|r| r.door.as_ref()),
     };
     Ok(Planned {
         command: confine(ws, adapter, &confined, command)?,
@@ -333,14 +336,14 @@ fn run_agent(
     // keys until the round ends.
     let gateway = super::gateway::open(ws, &*store, adapter, input, keys)?;
     let (agent_keys, redirect) = match &gateway {
-        Some((_, redirect)) => (redirect.vars.clone(), redirect.config.clone()),
-        None => (keys.to_vec(), Vec::new()),
+        Some((_, redirect)) => (redirect.vars.clone(), Some(redirect)),
+        None => (keys.to_vec(), None),
     };
     let Planned {
         command,
         session: named_session,
         tmp,
-    } = agent_command(ws, input, adapter, &agent_keys, &redirect)?;
+    } = agent_command(ws, input, adapter, &agent_keys, redirect)?;
     let (raw, err) = open_streams(&*store, input, redactor, cold_because, stopped_warm)?;
     let signals = SignalWatch::install()
         .map_err(|e| EngineError::environment("failed to watch signals", e))?;

@@ -33,6 +33,9 @@ pub struct StartSpec {
     /// Paths the sandbox leaves writable (`--rw`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub rw: Vec<String>,
+    /// What its `gateway` rounds may reach besides their model (`--allow`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub allow: Vec<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub warm: Option<bool>,
     /// A task ganger names itself (a race's attempt, `SLUG.N`).
@@ -58,6 +61,7 @@ impl StartSpec {
             budget_usd: options.budget.usd,
             budget_tokens: options.budget.tokens,
             rw: options.rw.clone(),
+            allow: options.allow.clone(),
             warm: options.warm,
             dotted: options.dotted,
         }
@@ -102,6 +106,7 @@ impl StartSpec {
                 tokens: self.budget_tokens,
             },
             rw: self.rw.clone(),
+            allow: self.allow.clone(),
             warm: self.warm,
             dotted: self.dotted,
             ..StartOptions::default()

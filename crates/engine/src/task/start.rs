@@ -46,6 +46,8 @@ pub struct StartOptions {
     pub network: Option<ganger_sandbox::Network>,
     /// Extra writable paths inside the worktree.
     pub rw: Vec<String>,
+    /// `--allow HOST:PORT`: what the task's `gateway` rounds may reach besides their model.
+    pub allow: Vec<String>,
     /// One-off checks (`--check CMD`), run after the configured ones.
     pub checks: Vec<String>,
     /// `--until-green N`: fix rounds sent while checks fail.
@@ -155,6 +157,7 @@ fn admit(ws: &Workspace, options: &StartOptions) -> Result<Admitted> {
         &ws.state.agent_dir(adapter.name()),
     )?;
     let sandbox = sandboxing::choose(ws, options.sandbox, options.network, &options.rw)?;
+    sandboxing::allow_list(ws, &options.allow)?;
     sandboxing::check_ready(ws, &sandbox, &agent)?;
     match &place {
         Place::Given { path, .. } => sandboxing::check_round(ws, &sandbox, path)?,
@@ -303,6 +306,7 @@ fn record(
         sandbox: sandbox.kind(),
         network: sandbox.network,
         rw: sandbox.rw.clone(),
+        allow: options.allow.clone(),
         warm: options.warm,
         labels: admitted.labels.clone(),
         budget: options.budget,

@@ -17,6 +17,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("../../migrations-postgres/0006_sessions.sql"),
     include_str!("../../migrations-postgres/0007_races.sql"),
     include_str!("../../migrations-postgres/0008_land.sql"),
+    include_str!("../../migrations-postgres/0009_task_allow.sql"),
 ];
 
 /// The schema version this build writes.

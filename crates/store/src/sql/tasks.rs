@@ -12,7 +12,7 @@ use ganger_events::RoundStatus;
 pub(crate) const TASK_COLUMNS: &str = "id, slug, agent, model, base, base_commit, branch, worktree, \
     worktree_made, session, owner, generation, keys, timeout_ms, stall_ms, created_at, rounds, \
     last_status, cost_usd, permission, sandbox, network, rw, cleaned_at, resume_note, fork_from, \
-    parent, role, inbound, allowed, warm";
+    parent, role, inbound, allowed, warm, allow";
 
 /// A round status as stored.
 pub(crate) fn status(text: &str) -> Result<RoundStatus, StoreError> {
@@ -78,6 +78,7 @@ pub(crate) fn task(row: &dyn Row) -> Result<Task, StoreError> {
         inbound: row.get(28)?,
         allowed: row.json(29, "allowed")?,
         warm: row.get(30)?,
+        allow: row.json(31, "allow")?,
     })
 }
 
@@ -123,8 +124,9 @@ pub(crate) fn insert_task(sql: &mut dyn Sql, new: &NewTask) -> Result<i64, Store
     let inserted = sql.value(
         "INSERT INTO tasks (slug, agent, model, base, base_commit, branch, worktree, \
          worktree_made, owner, keys, timeout_ms, stall_ms, created_at, permission, sandbox, \
-         network, rw, warm) \
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18) \
+         network, rw, warm, allow) \
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, \
+         ?19) \
          RETURNING id",
         &[
             Param::from(&new.slug),
@@ -145,6 +147,7 @@ pub(crate) fn insert_task(sql: &mut dyn Sql, new: &NewTask) -> Result<i64, Store
             Param::from(new.network.as_str()),
             Param::json(&new.rw)?,
             Param::from(new.warm),
+            Param::json(&new.allow)?,
         ],
     );
     let task_id: i64 = match inserted {

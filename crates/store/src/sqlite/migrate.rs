@@ -24,6 +24,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("../../migrations/0016_sessions.sql"),
     include_str!("../../migrations/0017_races.sql"),
     include_str!("../../migrations/0018_land.sql"),
+    include_str!("../../migrations/0019_task_allow.sql"),
 ];
 
 /// The schema version this binary writes.

@@ -255,9 +255,14 @@ impl Default for WorktreeConfig {
 pub struct SandboxConfig {
     /// Where rounds run unless `--sandbox` says otherwise: `local`, `bwrap` or `docker`.
     pub default: Setting<SandboxKind>,
-    /// The network of sandboxed rounds unless `--network` says otherwise: `shared` (the
-    /// agent must reach its model) or `none`.
+    /// The network of sandboxed rounds unless `--network` says otherwise: `gateway` (no way
+    /// out but the round's model gateway: the model, and the hosts of `allow` through its
+    /// proxy), `shared` (the host's network) or `none`. With `[gateway] enabled = false`,
+    /// `gateway` falls back to `shared`.
     pub network: Setting<Network>,
+    /// `HOST:PORT` entries (`*.example.org:443` for every name below) a `gateway` round may
+    /// reach through the gateway's proxy besides its model; `--allow` adds to them per task.
+    pub allow: Vec<String>,
     /// Give each round a cgroup of its own where the system allows.
     pub cgroup: bool,
     /// Paths inside the worktree the agent may read but not change (bwrap and docker).
@@ -271,7 +276,8 @@ impl Default for SandboxConfig {
     fn default() -> Self {
         SandboxConfig {
             default: Setting::of(SandboxKind::Local),
-            network: Setting::of(Network::Shared),
+            network: Setting::of(Network::Gateway),
+            allow: Vec::new(),
             cgroup: true,
             read_only: Vec::new(),
             rw: Vec::new(),

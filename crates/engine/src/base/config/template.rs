@@ -40,7 +40,9 @@ branch = "agent/{slug}"
 
 [sandbox]
 default = "local"       # where rounds run (--sandbox): local, bwrap or docker
-network = "shared"      # sandboxed rounds' network (--network): shared, or none
+network = "gateway"     # sandboxed rounds' network (--network): gateway (only the model
+                        # gateway: the model, and `allow` through its proxy), shared, or none
+allow = []              # HOST:PORT a gateway round may reach besides its model (--allow adds)
 cgroup = true           # give each round a cgroup of its own where the system allows
 read_only = []          # paths in the worktree the agent may read, not change (bwrap, docker)
 rw = []                 # paths under read_only ones that stay writable (--rw adds to them)

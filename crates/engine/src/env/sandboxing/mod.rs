@@ -127,6 +127,17 @@ pub(crate) fn choose(
     } else {
         network
     };
+    // `gateway` needs the gateway: asked for without it, refused; by default, the host's.
+    let network = match (network, ws.config.gateway.enabled, asked) {
+        (Network::Gateway, false, Some(_)) => {
+            return Err(EngineError::invalid(
+                "--network gateway needs the model gateway, which ganger.toml turns off ([gateway] enabled = false)",
+            ));
+        }
+        (Network::Gateway, false, None) => Network::Shared,
+        (network, _, _) => network,
+    };
+    allow_list(ws, &[])?;
     chosen.check_options(network, rw).map_err(refused)?;
     check_rw_paths(rw)?;
     chosen.check_available().map_err(refused)?;
@@ -135,6 +146,22 @@ pub(crate) fn choose(
         network,
         rw: rw.to_vec(),
     })
+}
+
+/// The hosts a `gateway` round may reach through the gateway's proxy: `[sandbox] allow` and
+/// the task's own; an entry that is not `HOST:PORT` is bad input.
+pub(crate) fn allow_list(ws: &Workspace, task: &[String]) -> Result<Vec<ganger_gateway::HostPort>> {
+    ws.config
+        .sandbox
+        .allow
+        .iter()
+        .map(|entry| (entry, "[sandbox] allow in ganger.toml"))
+        .chain(task.iter().map(|entry| (entry, "--allow")))
+        .map(|(entry, source)| {
+            ganger_gateway::HostPort::parse(entry)
+                .map_err(|e| EngineError::invalid(format!("{source}: {e}")))
+        })
+        .collect()
 }
 
 /// What is checked before each sandboxed round is recorded: no ignored file under a path
@@ -216,6 +243,8 @@ pub(crate) struct Confinement<'a> {
     /// Whether the agent may change the worktree.
     pub writable: bool,
     pub grace: std::time::Duration,
+    /// The round's model gateway, for a sandbox whose network is `gateway`.
+    pub gateway: Option<&'a ganger_sandbox::GatewayDoor>,
 }
 
 /// `command` as its task's sandbox runs it; `image_program` is its program as a worker image
@@ -237,6 +266,7 @@ fn confine_as(
         rw,
         home: c.home,
         network: c.sandbox.network,
+        gateway: c.gateway.cloned(),
         grace: c.grace,
         repo: &ws.repo.main,
         task: &c.task.slug,

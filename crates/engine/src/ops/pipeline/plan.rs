@@ -264,6 +264,7 @@ fn new_task(
         sandbox: sandbox.kind(),
         network: sandbox.network,
         rw: Vec::new(),
+        allow: Vec::new(),
         warm: None,
         labels: Vec::new(),
         budget: ganger_store::Budget::default(),

@@ -225,6 +225,7 @@ fn start_role(
         sandbox: parent.sandbox,
         network: parent.network,
         rw: parent.rw.clone(),
+        allow: parent.allow.clone(),
         warm: parent.warm,
         labels: Vec::new(),
         budget: ganger_store::Budget::default(),

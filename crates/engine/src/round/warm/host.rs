@@ -136,14 +136,14 @@ pub fn serve_warm_host(
         None => None,
     };
     let (agent_keys, redirect) = match &gateway {
-        Some((_, redirect)) => (redirect.vars.clone(), redirect.config.clone()),
-        None => (keys.clone(), Vec::new()),
+        Some((_, redirect)) => (redirect.vars.clone(), Some(redirect)),
+        None => (keys.clone(), None),
     };
     let Planned {
         command,
         session: planned_session,
         tmp,
-    } = warm_agent_command(ws, &input, &agent_keys, &token, &redirect)?;
+    } = warm_agent_command(ws, &input, &agent_keys, &token, redirect)?;
     let (events, received) = mpsc::channel();
     watch_signals(events.clone())?;
     let log = std::fs::OpenOptions::new()
