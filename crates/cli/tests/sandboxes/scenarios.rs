@@ -119,6 +119,12 @@ pub fn round_fix_and_confinement(sandbox: &str, d: Dialect) {
         &["--key", &key_arg],
     );
     assert_eq!(first["status"], "done", "{first:#}");
+    // The default network: the model is reached through the round's gateway only.
+    assert_eq!(first["network"], "gateway", "{first:#}");
+    assert!(
+        first["gateway"]["requests"].as_u64().unwrap_or(0) >= 1,
+        "the model was not reached through the gateway: {first:#}"
+    );
     let worktree = s.world.worktree("t1");
     assert_eq!(
         std::fs::read_to_string(worktree.join("round1.txt")).unwrap(),
