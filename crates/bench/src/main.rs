@@ -34,6 +34,7 @@ fn fill(db: &str, count: usize, worktree: &str) -> Result<(), String> {
             sandbox: ganger_events::SandboxKind::Local,
             network: ganger_events::Network::Shared,
             rw: Vec::new(),
+            allow: Vec::new(),
             warm: None,
             labels: Vec::new(),
             budget: ganger_store::Budget::default(),

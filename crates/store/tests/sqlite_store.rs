@@ -125,6 +125,7 @@ fn task(slug: &str) -> NewTask {
         sandbox: ganger_events::SandboxKind::Local,
         network: ganger_events::Network::Shared,
         rw: Vec::new(),
+        allow: Vec::new(),
         warm: None,
         labels: Vec::new(),
         budget: ganger_store::Budget::default(),

@@ -330,6 +330,7 @@ mod tests {
             sandbox: ganger_events::SandboxKind::Local,
             network: ganger_events::Network::Shared,
             rw: Vec::new(),
+            allow: Vec::new(),
             warm: None,
             labels: Vec::new(),
             budget: ganger_store::Budget::default(),

@@ -179,9 +179,15 @@ pub fn a_new_tasks_labels_budget_and_fleet_are_recorded_with_it(site: &dyn Site)
         tokens: Some(1000),
     };
     task.fleet = Some("nightly".into());
+    task.network = ganger_events::Network::Gateway;
+    task.allow = vec!["packages.example.org:443".into(), "*.example.net:80".into()];
     let (made, _) = store
         .create_task(&task, &new_round(RoundKind::Start, "d1", "boss"))
         .unwrap();
+    // Its network and the hosts its gateway rounds may reach read back.
+    let read = store.task("dressed").unwrap().unwrap();
+    assert_eq!(read.network, ganger_events::Network::Gateway);
+    assert_eq!(read.allow, task.allow);
     assert_eq!(
         store.labels(made.id).unwrap(),
         BTreeMap::from([("team".into(), "red".into())])

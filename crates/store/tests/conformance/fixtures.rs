@@ -25,6 +25,7 @@ pub fn new_task(slug: &str, owner: &str) -> NewTask {
         sandbox: ganger_events::SandboxKind::Local,
         network: ganger_events::Network::Shared,
         rw: Vec::new(),
+        allow: Vec::new(),
         warm: None,
         labels: Vec::new(),
         budget: ganger_store::Budget::default(),
