@@ -518,6 +518,10 @@ pub struct LogArgs {
     /// Keep following a running round until it ends.
     #[arg(long)]
     pub follow: bool,
+    /// The round's model gateway's requests instead: one JSON line each (upstream, model,
+    /// status, bytes both ways, latency, tokens, or why it was refused).
+    #[arg(long, conflicts_with = "raw")]
+    pub gateway: bool,
     #[arg(from_global)]
     pub json: bool,
 }

@@ -183,6 +183,35 @@ fn the_key_stays_at_the_gateway_of(agent: &'static str, warm: bool) {
         return;
     }
     let (input, output) = model_tokens(&model);
+    // Each request is in the round's gateway log, with its status, model and tokens.
+    let log = world.ganger(&["log", "g", "--round", "1", "--gateway"]);
+    log.expect_code(0);
+    assert!(!log.stdout.contains(SECRET) && !log.stdout.contains("ganger-placeholder-"));
+    let lines: Vec<Value> = log
+        .stdout
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect();
+    let forwarded: Vec<&Value> = lines.iter().filter(|l| l["refused"].is_null()).collect();
+    assert_eq!(forwarded.len(), model.len(), "{agent}: {}", log.stdout);
+    let logged = |field: &str| -> u64 {
+        forwarded
+            .iter()
+            .map(|l| l["tokens"][field].as_u64().unwrap())
+            .sum()
+    };
+    assert_eq!(
+        (logged("input"), logged("output")),
+        (input, output),
+        "{agent}"
+    );
+    let upstream = llm.root_url().trim_start_matches("http://").to_owned();
+    for line in &forwarded {
+        assert_eq!(line["status"], 200, "{agent}: {line}");
+        assert_eq!(line["host"], upstream.as_str(), "{agent}: {line}");
+        assert_eq!(line["round"], "g#1", "{agent}: {line}");
+        assert!(line["at"].as_i64().unwrap() > 0 && line["total_ms"].is_number());
+    }
     // ...and the agent's own figures agree with it in these rounds (no side requests).
     assert_eq!(report["tokens"]["input"], input, "{agent}");
     assert_eq!(report["tokens"]["output"], output, "{agent}");

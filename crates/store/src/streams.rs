@@ -18,6 +18,8 @@ pub enum StreamKind {
     Stdout,
     /// The agent's stderr.
     Stderr,
+    /// The round's model gateway: one JSON line per request it forwarded or refused.
+    Gateway,
 }
 
 /// One stream of one round.

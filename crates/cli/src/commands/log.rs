@@ -120,6 +120,7 @@ pub(crate) fn run(engine: &Engine, args: LogArgs) -> Outcome {
         round: args.round,
         raw: args.raw,
         follow: args.follow,
+        gateway: args.gateway,
     };
     let printer = Printer::new(args.json);
     let stdout = std::io::stdout();

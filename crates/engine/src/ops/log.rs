@@ -24,6 +24,9 @@ pub struct LogOptions {
     pub round: Option<u32>,
     pub raw: bool,
     pub follow: bool,
+    /// The round's model gateway's requests (one JSON line each) instead of its agent's
+    /// stream.
+    pub gateway: bool,
 }
 
 /// One line of a log.
@@ -69,9 +72,14 @@ fn source(ws: &Workspace, options: &LogOptions) -> Result<Source> {
             )),
             None => EngineError::invalid(format!("task {} has no rounds", task.slug)),
         })?;
+    let (kind, ext) = if options.gateway {
+        (StreamKind::Gateway, "gateway.jsonl")
+    } else {
+        (StreamKind::Stdout, "jsonl")
+    };
     Ok(Source {
-        stream: RoundStream::of(&task, &round, StreamKind::Stdout),
-        file: ws.state.round_file(&task.slug, round.number, "jsonl"),
+        stream: RoundStream::of(&task, &round, kind),
+        file: ws.state.round_file(&task.slug, round.number, ext),
         claim: round.claim.clone(),
         agent: task.agent.clone(),
         keys: task.keys.clone(),
@@ -80,8 +88,15 @@ fn source(ws: &Workspace, options: &LogOptions) -> Result<Source> {
     })
 }
 
-/// The round's agent never started, so it has no stream.
+/// The round's agent never started, so it has no stream (or, for the gateway's, the round
+/// had no gateway).
 fn no_stream(source: &Source) -> EngineError {
+    if source.stream.kind == StreamKind::Gateway {
+        return EngineError::invalid(format!(
+            "round {} of {} had no model gateway (no key held back, and a network other than gateway)",
+            source.stream.number, source.stream.slug
+        ));
+    }
     EngineError::invalid(format!(
         "round {} of {} has no output: its agent never started",
         source.stream.number, source.stream.slug
@@ -129,7 +144,8 @@ pub fn log(
         };
         let ended = read == 0;
         let mut result = Ok(());
-        if options.raw {
+        // The gateway's lines are JSON already, and hold nothing to redact.
+        if options.raw || options.gateway {
             if read > 0 {
                 result = out(LogLine::Raw(&buffer[..read]));
             }

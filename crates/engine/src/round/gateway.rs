@@ -132,12 +132,17 @@ fn sealed(input: &RoundInput) -> bool {
 /// credentials pass through, and for an agent whose model route is not known, which gets the
 /// proxy only). Otherwise `None`, and the keys go to the agent as before. Keys for anything
 /// else (a tool's token) go to the agent either way.
+///
+/// With `log_requests`, every request's record also goes to the round's gateway stream in
+/// the store, one JSON line each (`ganger log SLUG --gateway`); a warm agent's host, whose
+/// gateway outlives its rounds, counts each turn's share instead.
 pub(crate) fn open(
     ws: &Workspace,
-    store: &dyn ganger_store::Store,
+    store: &dyn ganger_store::Backend,
     adapter: &dyn Adapter,
     input: &RoundInput,
     keys: &[LoadedKey],
+    log_requests: bool,
 ) -> Result<Option<(RoundGateway, Redirect)>> {
     let sealed = sealed(input);
     let enabled = ws.config.gateway.enabled;
@@ -159,9 +164,25 @@ pub(crate) fn open(
         .map(|route| upstream_of(adapter, route))
         .transpose()?;
     let tally = Arc::new(Mutex::new(GatewayTally::default()));
+    let log = if log_requests {
+        let stream = ganger_store::RoundStream::of(
+            &input.task,
+            &input.round,
+            ganger_store::StreamKind::Gateway,
+        );
+        Some(Mutex::new(store.create_stream(&stream)?))
+    } else {
+        None
+    };
     let sink = {
         let tally = tally.clone();
         Arc::new(move |record: RequestRecord| {
+            if let Some(log) = &log {
+                write_record(
+                    &mut **log.lock().unwrap_or_else(|e| e.into_inner()),
+                    &record,
+                );
+            }
             count(
                 &mut tally.lock().unwrap_or_else(|e| e.into_inner()),
                 &record,
@@ -344,6 +365,18 @@ fn remaining_tokens(store: &dyn ganger_store::Store, input: &RoundInput) -> Opti
         .task_spent(input.task.id, Some(input.round.id))
         .map_or(0, |spent| spent.tokens);
     Some(limit.saturating_sub(spent))
+}
+
+/// One line of the round's gateway stream: the record (which holds no key, placeholder or
+/// query) and when it ended, in Unix ms.
+fn write_record(log: &mut dyn std::io::Write, record: &RequestRecord) {
+    let mut line = serde_json::to_value(record).unwrap_or_default();
+    line["at"] = serde_json::json!(ganger_store::now_ms());
+    if let Ok(mut text) = serde_json::to_vec(&line) {
+        text.push(b'\n');
+        // A store that cannot take the line loses the record, not the round.
+        let _ = log.write_all(&text);
+    }
 }
 
 fn count(tally: &mut GatewayTally, record: &RequestRecord) {

@@ -334,7 +334,7 @@ fn run_agent(
         && crate::round::warm::stop_warm(ws, &*store, &input.task.slug).unwrap_or(false);
     // With keys, the agent gets placeholders and the gateway's URL; the gateway holds the
     // keys until the round ends.
-    let gateway = super::gateway::open(ws, &*store, adapter, input, keys)?;
+    let gateway = super::gateway::open(ws, &*store, adapter, input, keys, true)?;
     let (agent_keys, redirect) = match &gateway {
         Some((_, redirect)) => (redirect.vars.clone(), Some(redirect)),
         None => (keys.to_vec(), None),

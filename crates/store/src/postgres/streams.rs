@@ -20,6 +20,7 @@ pub(crate) fn kind_text(kind: StreamKind) -> &'static str {
     match kind {
         StreamKind::Stdout => "stdout",
         StreamKind::Stderr => "stderr",
+        StreamKind::Gateway => "gateway",
     }
 }
 

@@ -1,5 +1,5 @@
-//! SQLite's streams: files beside the database, `tasks/SLUG/round-N.jsonl` (stdout) and
-//! `.err` (stderr), written unbuffered so that a reader sees each write at once. Kept sessions
+//! SQLite's streams: files beside the database, `tasks/SLUG/round-N.jsonl` (stdout),
+//! `.err` (stderr) and `.gateway.jsonl` (the model gateway's requests), written unbuffered so that a reader sees each write at once. Kept sessions
 //! are rows, as in every backend (`sql/sessions.rs`).
 
 use super::SqliteStore;
@@ -16,6 +16,7 @@ impl SqliteStore {
         let ext = match stream.kind {
             StreamKind::Stdout => "jsonl",
             StreamKind::Stderr => "err",
+            StreamKind::Gateway => "gateway.jsonl",
         };
         self.state.round_file(&stream.slug, stream.number, ext)
     }

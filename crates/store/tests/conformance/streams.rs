@@ -59,6 +59,19 @@ pub fn a_stream_reads_back_from_any_offset(site: &dyn Site) {
     let odd: Vec<u8> = (0..=255u8).chain([0, b'\n', 0xff]).collect();
     err.write_all(&odd).unwrap();
     assert_eq!(read_all(reader.read_stream(&stderr, 14).unwrap()), odd);
+    // The gateway's stream is a third of the round's, apart from the other two.
+    let gateway = RoundStream {
+        kind: StreamKind::Gateway,
+        ..stdout.clone()
+    };
+    assert!(reader.read_stream(&gateway, 0).unwrap().is_none());
+    let mut requests = store.create_stream(&gateway).unwrap();
+    requests.write_all(b"{\"status\":200}\n").unwrap();
+    assert_eq!(
+        read_all(reader.read_stream(&gateway, 0).unwrap()),
+        b"{\"status\":200}\n"
+    );
+    assert_eq!(read_all(reader.read_stream(&stdout, 0).unwrap()).len(), 38);
     // Made anew, a stream starts empty.
     drop(out);
     let _out = store.create_stream(&stdout).unwrap();

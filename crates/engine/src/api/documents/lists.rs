@@ -123,6 +123,7 @@ impl Engine {
             round,
             raw: false,
             follow: false,
+            gateway: false,
         };
         self.log(&options, &mut |line| {
             let line = match line {

@@ -131,7 +131,7 @@ pub fn serve_warm_host(
     let gateway = match adapter {
         Some(adapter) => {
             let store = ws.open_store()?;
-            crate::round::gateway::open(ws, &*store, adapter, &input, &keys)?
+            crate::round::gateway::open(ws, &*store, adapter, &input, &keys, false)?
         }
         None => None,
     };
