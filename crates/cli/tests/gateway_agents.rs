@@ -179,6 +179,15 @@ fn the_key_stays_at_the_gateway_of(agent: &'static str, warm: bool) {
             stream.unwrap().contains(r#""ganger":"turn""#),
             "{agent}: not warm"
         );
+        // The warm host's gateway logs each turn's requests in its round's gateway stream.
+        let logged = world
+            .ganger(&["log", "g", "--round", "2", "--gateway"])
+            .stdout;
+        let forwarded = logged
+            .lines()
+            .filter(|l| l.contains(r#""refused":null"#))
+            .count();
+        assert_eq!(forwarded, fixed.len(), "{agent}: {logged}");
         world.ganger(&["warm", "stop", "--all"]).expect_code(0);
         return;
     }
@@ -350,4 +359,72 @@ fn the_model_is_reached_over_tls_with_the_ca_the_configuration_names() {
         .filter(|r| r.protocol.is_some())
         .collect();
     assert_eq!(after.len(), requests.len(), "nothing reached the model");
+}
+
+/// A task's token budget is held at the gateway: the next model request past it is refused
+/// there, before it leaves. Codex reports its usage only at its turn's end, so nothing but the
+/// gateway can see mid-turn that the first answer spent the budget: its second request (after
+/// the tool ran) is the one refused, and the model hears only the first.
+#[test]
+fn a_spent_budget_stops_the_next_request_at_the_gateway() {
+    let agent = "codex";
+    let script = Script::new()
+        .turn(shell(agent, "echo looked"))
+        .text("DONE: should never be asked");
+    let llm = FakeLlm::start(script).unwrap();
+    let world = World::new(env!("CARGO_BIN_EXE_ganger").as_ref());
+    let (provider, keys) = provider(agent);
+    world.write(
+        "ganger.toml",
+        // Cold: `codex exec` tells its usage only at its turn's end (a warm app-server tells
+        // it as it goes, and ganger's own budget watch may stop the turn first).
+        &agent_toml(
+            agent,
+            &llm.root_url(),
+            "timeout = \"2m\"",
+            &format!("{keys}\n[warm]\ndefault = false\n"),
+        ),
+    );
+    let key_file = world.root().join("provider.key");
+    std::fs::write(&key_file, format!("{SECRET}\n")).unwrap();
+    let key = format!("{provider}={}", key_file.display());
+    let run = world.ganger(&[
+        "start",
+        "b",
+        "--message",
+        "look around",
+        "--key",
+        &key,
+        "--budget-tokens",
+        "100",
+        "--json",
+    ]);
+    let model: Vec<_> = llm
+        .requests()
+        .into_iter()
+        .filter(|r| r.protocol.is_some())
+        .collect();
+    assert_eq!(
+        model.len(),
+        1,
+        "the request past the budget reached the model"
+    );
+    let report = world.ganger(&["status", "b", "--json"]).json();
+    let refused = report["gateway"]["refused"].to_string();
+    assert!(
+        refused.contains("the round's budget of 100 tokens is spent"),
+        "{report:#}\n{}",
+        run.stderr
+    );
+    assert_eq!(report["gateway"]["requests"], 1, "{report:#}");
+    let log = world.ganger(&["log", "b", "--gateway"]).stdout;
+    let refusals: Vec<Value> = log
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .filter(|l| !l["refused"].is_null())
+        .collect();
+    assert!(
+        refusals.iter().any(|l| l["status"] == 403),
+        "the gateway's log has no refusal: {log}"
+    );
 }

@@ -22,7 +22,12 @@ pub(crate) struct RoundGateway {
     /// Dropped after the gateway, which removes its socket first.
     _door_dir: Option<DoorDir>,
     tally: Arc<Mutex<GatewayTally>>,
+    log: RequestLog,
 }
+
+/// Where the gateway writes each request's record: the round's gateway stream, while there
+/// is one (a warm host's changes with each turn).
+type RequestLog = Arc<Mutex<Option<Box<dyn std::io::Write + Send>>>>;
 
 /// What the agent gets instead of the keys: the variables it runs with (each key's variable
 /// holding its placeholder, and the base URL's variable when the route is one) and the
@@ -42,17 +47,33 @@ impl RoundGateway {
 
     /// A reader of its count, for a warm host that tells each turn its share.
     pub(crate) fn counter(&self) -> GatewayCounter {
-        GatewayCounter(self.tally.clone())
+        GatewayCounter {
+            tally: self.tally.clone(),
+            log: self.log.clone(),
+        }
     }
 }
 
-/// A running gateway's count, read while it serves.
+/// A running gateway's count, read while it serves, and where its records go.
 #[derive(Clone)]
-pub(crate) struct GatewayCounter(Arc<Mutex<GatewayTally>>);
+pub(crate) struct GatewayCounter {
+    tally: Arc<Mutex<GatewayTally>>,
+    log: RequestLog,
+}
 
 impl GatewayCounter {
     pub(crate) fn now(&self) -> GatewayTally {
-        self.0.lock().unwrap_or_else(|e| e.into_inner()).clone()
+        self.tally.lock().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+
+    /// Sends the records from now on to `round`'s gateway stream (a warm host's turn), or
+    /// nowhere with `None`.
+    pub(crate) fn log_to(
+        &self,
+        store: Option<(&dyn ganger_store::Backend, &ganger_store::RoundStream)>,
+    ) {
+        let stream = store.and_then(|(store, stream)| store.create_stream(stream).ok());
+        *self.log.lock().unwrap_or_else(|e| e.into_inner()) = stream;
     }
 }
 
@@ -164,24 +185,17 @@ pub(crate) fn open(
         .map(|route| upstream_of(adapter, route))
         .transpose()?;
     let tally = Arc::new(Mutex::new(GatewayTally::default()));
-    let log = if log_requests {
-        let stream = ganger_store::RoundStream::of(
-            &input.task,
-            &input.round,
-            ganger_store::StreamKind::Gateway,
-        );
-        Some(Mutex::new(store.create_stream(&stream)?))
+    let log: RequestLog = Arc::new(Mutex::new(if log_requests {
+        Some(store.create_stream(&log_stream(input))?)
     } else {
         None
-    };
+    }));
     let sink = {
         let tally = tally.clone();
+        let log = log.clone();
         Arc::new(move |record: RequestRecord| {
-            if let Some(log) = &log {
-                write_record(
-                    &mut **log.lock().unwrap_or_else(|e| e.into_inner()),
-                    &record,
-                );
+            if let Some(log) = log.lock().unwrap_or_else(|e| e.into_inner()).as_mut() {
+                write_record(&mut **log, &record);
             }
             count(
                 &mut tally.lock().unwrap_or_else(|e| e.into_inner()),
@@ -281,6 +295,7 @@ pub(crate) fn open(
             _gateway: gateway,
             _door_dir: door_dir,
             tally,
+            log,
         },
         Redirect { vars, config, door },
     )))
@@ -365,6 +380,11 @@ fn remaining_tokens(store: &dyn ganger_store::Store, input: &RoundInput) -> Opti
         .task_spent(input.task.id, Some(input.round.id))
         .map_or(0, |spent| spent.tokens);
     Some(limit.saturating_sub(spent))
+}
+
+/// The gateway stream of `input`'s round.
+pub(crate) fn log_stream(input: &RoundInput) -> ganger_store::RoundStream {
+    ganger_store::RoundStream::of(&input.task, &input.round, ganger_store::StreamKind::Gateway)
 }
 
 /// One line of the round's gateway stream: the record (which holds no key, placeholder or

@@ -467,6 +467,9 @@ impl Serving<'_> {
         )? {
             let mut started = started;
             started.gateway_before = self.usage.gateway.as_ref().map(|g| g.now());
+            if let Some(gateway) = &self.usage.gateway {
+                log_turn(self.ws, &self.info.slug, started.round, gateway);
+            }
             self.turn = Some(started);
             self.info.busy = true;
             let _ = self.info.save(&info_path(self.ws, &self.info.slug));
@@ -484,6 +487,9 @@ impl Serving<'_> {
             return Ok(());
         };
         if on_agent_line(self.agent, current, line, self.info, self.usage).map_err(Stop::Failed)? {
+            if let Some(gateway) = &self.usage.gateway {
+                gateway.log_to(None);
+            }
             self.info.last_round = Some(current.round);
             self.turn = None;
             self.last_used = Instant::now();
@@ -781,4 +787,23 @@ fn pass_on(conn: &mut UnixStream, line: &[u8]) {
 
 fn ganger_line(conn: &mut UnixStream, value: Value) {
     pass_on(conn, value.to_string().as_bytes());
+}
+
+/// Sends the host's gateway records to the gateway stream of round `number` of `slug`, the
+/// turn just begun (a store that cannot be read leaves them counted but not logged).
+fn log_turn(
+    ws: &Workspace,
+    slug: &str,
+    number: u32,
+    gateway: &crate::round::gateway::GatewayCounter,
+) {
+    let Ok(store) = ws.open_store() else { return };
+    let Ok(Some(task)) = store.task(slug) else {
+        return;
+    };
+    let Ok(Some(round)) = store.round(task.id, Some(number)) else {
+        return;
+    };
+    let stream = ganger_store::RoundStream::of(&task, &round, ganger_store::StreamKind::Gateway);
+    gateway.log_to(Some((&*store, &stream)));
 }
