@@ -590,6 +590,10 @@ echo "allowed: $(get 127.0.0.2:{allowed} | tr '\r\n' '  ') | other: $(get 127.0.
             "[defaults]\nagent = \"command\"\ntimeout = \"60s\"\n\n[sandbox]\ndefault = {sandbox:?}\n\n[agents.command]\nargv = [\"/bin/bash\", \"-c\", {probe:?}]\nformat = \"text\"\n"
         ),
     );
+    // The round's checks go out the same way: through a gateway of their own, to the list.
+    let check = format!(
+        r#"bash -c 'p=${{http_proxy##*:}}; exec 3<>/dev/tcp/127.0.0.1/$p; printf "GET http://127.0.0.2:{allowed}/ HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n" >&3; cat <&3' | grep -q ALLOWED-PAGE"#
+    );
     let run = world.ganger(&[
         "start",
         "sealed",
@@ -597,6 +601,8 @@ echo "allowed: $(get 127.0.0.2:{allowed} | tr '\r\n' '  ') | other: $(get 127.0.
         "probe",
         "--allow",
         &format!("127.0.0.2:{allowed}"),
+        "--check",
+        &check,
         "--json",
     ]);
     let report = run.json();
@@ -615,7 +621,12 @@ echo "allowed: $(get 127.0.0.2:{allowed} | tr '\r\n' '  ') | other: $(get 127.0.
     assert!(!line("other").contains("OTHER-PAGE"), "{answer}");
     assert!(line("direct").contains("UNREACHABLE"), "{answer}");
     use std::sync::atomic::Ordering::SeqCst;
-    assert_eq!(allowed_hits.load(SeqCst), 1);
+    assert_eq!(report["checks"][0]["state"], "passed", "{report:#}");
+    assert_eq!(
+        allowed_hits.load(SeqCst),
+        2,
+        "the agent's request and the check's"
+    );
     assert_eq!(other_hits.load(SeqCst), 0, "the refused host heard nothing");
     assert_eq!(
         direct_hits.load(SeqCst),

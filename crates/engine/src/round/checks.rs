@@ -36,8 +36,19 @@ pub(crate) fn run_checks(
         Ok(signals) => signals,
         Err(_) => return (checks, None),
     };
+    // A round whose only way out is its gateway: its checks reach the allow-list through a
+    // gateway of their own (the agent's has ended), and nothing else.
+    let gateway = super::gateway::open_for_checks(ws, input);
+    let redirect = match &gateway {
+        Ok(Some((_, redirect))) => Some(redirect),
+        _ => None,
+    };
     for check in &mut checks {
-        match run_one(ws, store, input, &signals, check, redactor) {
+        let ran = match &gateway {
+            Err(error) => Err(error.clone()),
+            Ok(_) => run_one(ws, store, input, &signals, check, redactor, redirect),
+        };
+        match ran {
             Ok((result, None)) => check.result = Some(result),
             Ok((result, Some(stop))) => {
                 check.result = Some(result);
@@ -103,6 +114,7 @@ fn run_one(
     signals: &SignalWatch,
     check: &CheckRun,
     redactor: &Redactor,
+    redirect: Option<&super::gateway::Redirect>,
 ) -> Result<(CheckResult, Option<HostStop>)> {
     let task = &input.task;
     let sandbox = TaskSandbox::of(ws, task)?;
@@ -119,10 +131,17 @@ fn run_one(
         home: &home,
         writable,
         grace: input.grace,
-        // A check has no model to reach: under `gateway` it runs with no way out.
-        gateway: None,
+        gateway: redirect.and_then(|r| r.door.as_ref()),
     };
-    let command = check_command(ws, input, &confinement, check)?;
+    let mut command = check_command(ws, input, &confinement, check)?;
+    if let Some(redirect) = redirect {
+        command.env.extend(
+            redirect
+                .vars
+                .iter()
+                .map(|var| (OsString::from(&var.env), OsString::from(&var.value))),
+        );
+    }
     let command = confine_check(ws, &confinement, command)?;
     let log = log_path(ws, input, &check.name);
     let capture = Capture::new(create(&log)?, redactor.clone());

@@ -184,42 +184,19 @@ pub(crate) fn open(
         .as_ref()
         .map(|route| upstream_of(adapter, route))
         .transpose()?;
-    let tally = Arc::new(Mutex::new(GatewayTally::default()));
-    let log: RequestLog = Arc::new(Mutex::new(if log_requests {
-        Some(store.create_stream(&log_stream(input))?)
-    } else {
-        None
-    }));
-    let sink = {
-        let tally = tally.clone();
-        let log = log.clone();
-        Arc::new(move |record: RequestRecord| {
-            if let Some(log) = log.lock().unwrap_or_else(|e| e.into_inner()).as_mut() {
-                write_record(&mut **log, &record);
-            }
-            count(
-                &mut tally.lock().unwrap_or_else(|e| e.into_inner()),
-                &record,
-            );
-        })
-    };
-    let door_dir = sealed
-        .then(|| DoorDir::make(&input.round.token))
-        .transpose()?;
-    let config = GatewayConfig {
-        tcp: Some(std::net::SocketAddr::from(([127, 0, 0, 1], 0))),
-        unix: door_dir.as_ref().map(DoorDir::socket),
-        roots: roots(ws)?,
-        limits: Limits::default(),
-        sink,
-    };
-    let gateway = Gateway::start(config, Grants::new()).map_err(|e| {
-        if e.is_invalid() {
-            EngineError::invalid(e.to_string())
-        } else {
-            EngineError::environment("the model gateway cannot start", e)
-        }
-    })?;
+    let Started {
+        gateway,
+        door_dir,
+        tally,
+        log,
+    } = start(
+        ws,
+        input,
+        sealed,
+        log_requests
+            .then(|| store.create_stream(&log_stream(input)))
+            .transpose()?,
+    )?;
     let budget = remaining_tokens(store, input);
     let round = format!("{}#{}", input.task.slug, input.round.number);
     let allow = crate::env::sandboxing::allow_list(ws, &input.task.allow)?;
@@ -298,6 +275,113 @@ pub(crate) fn open(
             log,
         },
         Redirect { vars, config, door },
+    )))
+}
+
+/// A gateway just started, with what the round keeps of it.
+struct Started {
+    gateway: Gateway,
+    door_dir: Option<DoorDir>,
+    tally: Arc<Mutex<GatewayTally>>,
+    log: RequestLog,
+}
+
+/// Starts a gateway for `input`'s round: on loopback, and with `sealed` also on a socket in a
+/// private directory (the sandbox's way out); its records counted, and written to `log` (the
+/// round's gateway stream) when there is one.
+fn start(
+    ws: &Workspace,
+    input: &RoundInput,
+    sealed: bool,
+    log: Option<Box<dyn std::io::Write + Send>>,
+) -> Result<Started> {
+    let tally = Arc::new(Mutex::new(GatewayTally::default()));
+    let log: RequestLog = Arc::new(Mutex::new(log));
+    let sink = {
+        let tally = tally.clone();
+        let log = log.clone();
+        Arc::new(move |record: RequestRecord| {
+            if let Some(log) = log.lock().unwrap_or_else(|e| e.into_inner()).as_mut() {
+                write_record(&mut **log, &record);
+            }
+            count(
+                &mut tally.lock().unwrap_or_else(|e| e.into_inner()),
+                &record,
+            );
+        })
+    };
+    let door_dir = sealed
+        .then(|| DoorDir::make(&input.round.token))
+        .transpose()?;
+    let config = GatewayConfig {
+        tcp: Some(std::net::SocketAddr::from(([127, 0, 0, 1], 0))),
+        unix: door_dir.as_ref().map(DoorDir::socket),
+        roots: roots(ws)?,
+        limits: Limits::default(),
+        sink,
+    };
+    let gateway = Gateway::start(config, Grants::new()).map_err(|e| {
+        if e.is_invalid() {
+            EngineError::invalid(e.to_string())
+        } else {
+            EngineError::environment("the model gateway cannot start", e)
+        }
+    })?;
+    Ok(Started {
+        gateway,
+        door_dir,
+        tally,
+        log,
+    })
+}
+
+/// A gateway for the checks of a round whose only way out is its gateway: the proxy to the
+/// allow-list and nothing else (a check has no model to reach). `None` for any other round.
+pub(crate) fn open_for_checks(
+    ws: &Workspace,
+    input: &RoundInput,
+) -> Result<Option<(RoundGateway, Redirect)>> {
+    if !sealed(input) {
+        return Ok(None);
+    }
+    let Started {
+        gateway,
+        door_dir,
+        tally,
+        log,
+    } = start(ws, input, true, None)?;
+    let Some(port) = gateway.addr().map(|addr| addr.port()) else {
+        return Ok(None);
+    };
+    gateway
+        .grants()
+        .issue_fallback(Grant {
+            round: format!("{}#{} checks", input.task.slug, input.round.number),
+            provider: "none".to_owned(),
+            upstream: None,
+            key_file: None,
+            budget_tokens: None,
+            allow: crate::env::sandboxing::allow_list(ws, &input.task.allow)?,
+        })
+        .map_err(|e| EngineError::environment("the model gateway cannot issue a key", e))?;
+    let mut vars = Vec::new();
+    proxy_vars(port, &mut vars);
+    let door = door_dir.as_ref().map(|dir| ganger_sandbox::GatewayDoor {
+        socket: dir.socket(),
+        port,
+    });
+    Ok(Some((
+        RoundGateway {
+            _gateway: gateway,
+            _door_dir: door_dir,
+            tally,
+            log,
+        },
+        Redirect {
+            vars,
+            config: Vec::new(),
+            door,
+        },
     )))
 }
 
