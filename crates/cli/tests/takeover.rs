@@ -282,3 +282,44 @@ fn an_adopted_opencode_session_continues_where_the_person_left_it() {
         "{prompts:?}"
     );
 }
+
+/// A person attached to a task given a model key works with an agent that holds only a
+/// placeholder: the key stays at a gateway that lives while they are attached.
+#[test]
+fn attach_gives_the_interactive_agent_a_placeholder_not_the_key() {
+    const SECRET: &str = "sk-attach-secret-4b1f9e27";
+    let world = World::new(env!("CARGO_BIN_EXE_ganger").as_ref());
+    world.use_fake_agent(
+        "",
+        "\n[agents.opencode.config.provider.mock.options]\nbaseURL = \"http://127.0.0.1:9/v1\"\n",
+    );
+    let key_file = world.root().join("mock.key");
+    std::fs::write(&key_file, format!("{SECRET}\n")).unwrap();
+    let key = format!("mock={}", key_file.display());
+    world
+        .ganger(&["start", "k", "--message", "first", "--key", &key])
+        .expect_code(0);
+    let mut attach = world.command(&["attach", "k"]);
+    attach.stdin(Stdio::piped()).stdout(Stdio::piped());
+    #[expect(
+        clippy::disallowed_methods,
+        reason = "the test plays the person at the terminal"
+    )]
+    let mut attached = attach.spawn().unwrap();
+    drop(attached.stdin.take());
+    Run::from(attached.wait_with_output().unwrap()).expect_code(0);
+    let env = read(&world, "k", "attach-env.txt");
+    assert!(env.contains("MOCK_API_KEY=ganger-placeholder-"), "{env}");
+    assert!(env.contains("ganger-placeholder-"), "{env}");
+    assert!(
+        !env.contains(SECRET),
+        "the interactive agent holds the key: {env}"
+    );
+    // Its configuration points the provider at the gateway, not the upstream.
+    let config = env
+        .lines()
+        .find(|l| l.starts_with("OPENCODE_CONFIG_CONTENT="))
+        .unwrap_or_default();
+    assert!(config.contains("http://127.0.0.1:"), "{config}");
+    assert!(!config.contains("127.0.0.1:9/v1"), "{config}");
+}

@@ -11,7 +11,8 @@
 #   anything else  finish normally
 # Every run appends the prompt's first line to $PWD/fake.txt (OpenCode works in $PWD).
 # The interactive form (`opencode --session S [--model M]`, what `ganger attach` opens) writes
-# "attached S M" to $PWD/attach.txt, then appends each line typed on stdin to fake.txt.
+# "attached S M" to $PWD/attach.txt and its environment to $PWD/attach-env.txt, then appends
+# each line typed on stdin to fake.txt.
 set -u
 case "${1:-}" in
   --version) echo 1.18.33; exit 0 ;;
@@ -19,6 +20,7 @@ case "${1:-}" in
   run) shift ;;
   --session)
     printf 'attached %s %s\n' "$2" "${4:-}" >> "$PWD/attach.txt"
+    env > "$PWD/attach-env.txt"
     while IFS= read -r line; do printf 'by hand: %s\n' "$line" >> "$PWD/fake.txt"; done
     exit 0 ;;
   *) echo "fake opencode: unknown command ${1:-}" >&2; exit 2 ;;

@@ -42,7 +42,20 @@ pub fn attach(
         )));
     }
     let adapter = crate::task::admission::known_adapter(ws, &task.agent)?;
-    let (program, plan) = interactive_command(ws, adapter, &task, &session)?;
+    let keys = crate::env::keys::load_keys(&ws.config, &task.keys)?;
+    // The model's key stays at a gateway for as long as the person is attached, as in a round:
+    // the interactive agent holds a placeholder (named after the task's last round).
+    let last = store
+        .round(task.id, None)?
+        .ok_or_else(|| EngineError::invalid(format!("task {slug} has no rounds")))?;
+    let input = crate::round::RoundInput::new(ws, task.clone(), last, String::new());
+    let gateway = crate::round::gateway::open(ws, &*store, adapter, &input, &keys, false)?;
+    let (agent_keys, settings) = match &gateway {
+        Some((_, redirect)) => (redirect.vars.clone(), redirect.config.clone()),
+        None => (keys.clone(), Vec::new()),
+    };
+    let (program, plan) =
+        interactive_command(ws, adapter, &task, &session, &agent_keys, &settings)?;
     let lock = store
         .claim(&crate::task::rules::attach_claim_name(slug))
         .map_err(|e| match e {
@@ -63,8 +76,7 @@ pub fn attach(
             slug: slug.to_owned(),
         });
     }
-    let keys = crate::env::keys::load_keys(&ws.config, &task.keys)?;
-    let mut env = crate::env::agent_env::agent_environment(adapter, &ws.config, &plan, &keys);
+    let mut env = crate::env::agent_env::agent_environment(adapter, &ws.config, &plan, &agent_keys);
     // Its temporary files go with the session's end, as a round's do.
     let tmp = crate::env::agent_tmp::AgentTmp::unless_configured(
         adapter,
@@ -81,6 +93,7 @@ pub fn attach(
     };
     store.add_journal(task.id, None, Some(&me), &attached)?;
     let code = ganger_sandbox::run_interactive(&program, &args, &env, &task.worktree);
+    drop(gateway);
     lock.release();
     let code = code?;
     let detached = JournalEvent::Detached { exit_code: code };
@@ -94,11 +107,18 @@ fn interactive_command(
     adapter: &dyn Adapter,
     task: &Task,
     session: &str,
+    keys: &[crate::env::keys::LoadedKey],
+    settings: &[(Vec<String>, String)],
 ) -> Result<(PathBuf, CommandPlan)> {
-    let overlay = crate::env::agent_env::config_overlay(adapter, &ws.config);
+    let mut overlay = crate::env::agent_env::config_overlay(adapter, &ws.config);
+    if !settings.is_empty() {
+        let table = overlay.get_or_insert_with(|| serde_json::Value::Object(Default::default()));
+        for (path, value) in settings {
+            ganger_agents::set_config(table, path, value);
+        }
+    }
     let inherited = crate::env::agent_env::inherited_config(adapter, &ws.config);
-    let keys = crate::env::keys::load_keys(&ws.config, &task.keys)?;
-    let request_env = crate::env::agent_env::request_env(adapter, &ws.config, &keys);
+    let request_env = crate::env::agent_env::request_env(adapter, &ws.config, keys);
     let agent_dir = ws.state.agent_dir(adapter.name());
     let permission = task.permission;
     let new_session_id = crate::base::tokens::new_uuid();

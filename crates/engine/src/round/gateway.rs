@@ -416,7 +416,7 @@ impl DoorDir {
         let short: String = token
             .chars()
             .filter(char::is_ascii_alphanumeric)
-            .take(16)
+            .take(40)
             .collect();
         let dir = std::env::temp_dir().join(format!("ganger-gateway-{short}"));
         if dir.is_dir() {
