@@ -127,27 +127,49 @@ fn land_base(
     let dir = ws.state.root().join("land").join(claim_name(base));
     let scratch = Scratch::open(&main, &dir, &head)?;
     let mut lander = Lander {
+        ws,
         store: ws.open_store()?,
         main,
         base: base.to_owned(),
         commander: commander.to_owned(),
         scratch,
+        place: None,
         checks: ws.config.checks.clone(),
         mode: ws.config.land.mode,
         claim,
     };
     settle_dead(&mut lander, notices)?;
+    let landed = land_queue(ws, &mut lander, limit, stop, notices);
+    if let Some(place) = lander.place.take() {
+        place.release(ws);
+    }
+    landed
+}
+
+/// Lands the base's queue batch by batch, following up the fix rounds it sends, until the
+/// queue is empty (and the fix rounds ended, unless `stop`) or the base's own checks fail.
+fn land_queue(
+    ws: &Workspace,
+    lander: &mut Lander<'_>,
+    limit: u32,
+    stop: &AtomicBool,
+    notices: &mut dyn Notices,
+) -> Result<Vec<BatchReport>> {
+    let base = lander.base.clone();
+    let base = base.as_str();
+    let base_ref = format!("refs/heads/{base}");
     let mut reports: Vec<BatchReport> = Vec::new();
     let mut fixing: Vec<Fixing> = Vec::new();
     loop {
-        follow_fixes(ws, &mut lander, &mut fixing, &mut reports)?;
+        follow_fixes(ws, lander, &mut fixing, &mut reports)?;
         let head = lander
             .main
             .resolve(&base_ref)
             .ok_or_else(|| EngineError::invalid(format!("the base {base} is gone")))?;
-        let Some((batch, items)) = lander
-            .store
-            .land_take_batch(base, &head, claim.key(), limit)?
+        let Some((batch, items)) =
+            lander
+                .store
+                .land_take_batch(base, &head, lander.claim.key(), limit)?
         else {
             if fixing.is_empty() || stop.load(Ordering::Relaxed) {
                 return Ok(reports);
@@ -157,7 +179,7 @@ fn land_base(
             continue;
         };
         let wants_fix: Vec<LandItem> = items.iter().filter(|i| i.fix).cloned().collect();
-        let mut report = land_batch(&mut lander, &batch, items, notices)?;
+        let mut report = land_batch(lander, &batch, items, notices)?;
         for returned in report.returned.clone() {
             if let Some(item) = wants_fix.iter().find(|i| i.slug == returned.task) {
                 let round = fix_returned(ws, &mut *lander.store, item, &returned, notices)?;
