@@ -20,6 +20,7 @@ pub(crate) mod judge;
 pub(crate) mod keeper;
 pub(crate) mod lander;
 pub(crate) mod moving;
+pub(crate) mod orphans;
 pub(crate) mod place;
 pub(crate) mod report;
 pub(crate) mod status;
