@@ -10,6 +10,7 @@ use crate::ops::land::chain::Chain;
 use crate::ops::land::checks::Verdict;
 use crate::ops::land::context::{Lander, short};
 use crate::ops::land::judge::judge;
+use crate::ops::land::landed::base_has;
 use crate::ops::land::place::CheckPlace;
 use crate::ops::land::report::{BatchReport, Returned};
 use ganger_sandbox::SandboxKind;
@@ -149,7 +150,7 @@ fn onto_head(
 ) -> Result<Vec<LandItem>> {
     let mut candidates = Vec::new();
     for item in items {
-        if lander.main.is_ancestor(&item.task_commit, &report.head)? {
+        if base_has(&lander.main, &item.task_commit, &report.head)? {
             lander.store.land_already(item.id)?;
             report.landed.push(item.slug.clone());
             continue;

@@ -18,6 +18,7 @@ pub(crate) mod enqueue;
 pub(crate) mod fix;
 pub(crate) mod judge;
 pub(crate) mod keeper;
+pub(crate) mod landed;
 pub(crate) mod lander;
 pub(crate) mod moving;
 pub(crate) mod orphans;
