@@ -9,7 +9,7 @@
     reason = "a test fails loudly on what it did not expect"
 )]
 
-use crate::land_world::{command_world, start};
+use crate::land_world::{command_world, start, times_landed};
 use ganger_test_support::{World, wait_until};
 use serde_json::{Value, json};
 use std::process::Stdio;
@@ -104,20 +104,6 @@ fn the_lander_lands_other_tasks_while_a_fix_round_runs_and_then_the_fixed_task()
         readme.contains("main's own line") && readme.contains("x was here"),
         "{readme}"
     );
-}
-
-/// How many first-parent commits of `main` since `since` have `commit` as a parent.
-fn times_landed(world: &World, since: &str, commit: &str) -> usize {
-    let listed = world.git(&[
-        "rev-list",
-        "--first-parent",
-        "--parents",
-        &format!("{since}..main"),
-    ]);
-    listed
-        .lines()
-        .filter(|line| line.split(' ').skip(1).any(|p| p == commit))
-        .count()
 }
 
 /// A lander killed (`kill -9`) while the fix round it sent runs leaves the round running on
