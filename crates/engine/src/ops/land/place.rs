@@ -4,8 +4,10 @@
 //! worktree (writable: checks may build) and the lander's name for the task's (what Docker
 //! names its home's volume after), the lander's own directory beside it for the agent's home, and the environment is the sandbox's clean one, or the user's locally.
 
-use crate::base::error::Result;
-use crate::env::sandboxing::{Confinement, TaskSandbox, confine_check, sandbox_environment};
+use crate::base::error::{EngineError, Result};
+use crate::env::sandboxing::{
+    Confinement, TaskSandbox, check_ready, confine_check, sandbox_environment,
+};
 use crate::env::workspace::Workspace;
 use ganger_agents::CommandPlan;
 use ganger_sandbox::{AgentCommand, SandboxKind};
@@ -30,6 +32,8 @@ impl CheckPlace {
     /// The place of a batch whose first task is `task`, checked in `scratch`.
     pub(crate) fn of(ws: &Workspace, task: &Task, scratch: &Path) -> Result<CheckPlace> {
         let sandbox = TaskSandbox::of(ws, task)?;
+        // What a round of the task would be refused for (Docker: its worker image missing).
+        check_ready(ws, &sandbox, &task.agent)?;
         let mut stand_in = task.clone();
         stand_in.worktree = scratch.to_path_buf();
         // What a sandbox names after the task (Docker's volume for the home) is the lander's.
@@ -38,11 +42,10 @@ impl CheckPlace {
         }
         let home = scratch.with_extension("home");
         let env = if sandbox.isolates() {
-            std::fs::create_dir_all(&home)
-                .map_err(|e| crate::base::error::EngineError::io("create", &home, e))?;
+            std::fs::create_dir_all(&home).map_err(|e| EngineError::io("create", &home, e))?;
             let adapter =
                 crate::env::agent_env::adapter_for(&task.agent, &ws.config).ok_or_else(|| {
-                    crate::base::error::EngineError::invalid(format!(
+                    EngineError::invalid(format!(
                         "unknown agent {:?} for task {}",
                         task.agent, task.slug
                     ))
