@@ -80,17 +80,18 @@ fn entries(world: &World, kind: &str, slug: &str) -> Vec<i64> {
         .collect()
 }
 
-/// With `ganger serve` running (and landing), queues b to land (its landing held open by the
-/// gated check) and a fix of a; whether a's fix had run after `wait`, while b was still
-/// landing. Then lets b land, and waits for a's fix.
-fn fix_of_a_while_b_is_landing(world: &World, wait: Duration) -> bool {
+/// With `ganger serve` running (and landing; its output in `serve.out` in the world's root),
+/// queues b to land (its landing held open by the gated check) and a fix of a; whether a's
+/// fix had run after `wait`, while b was still landing (`during` is called then). Then lets
+/// b land, and waits for a's fix.
+fn fix_of_a_while_b_is_landing(world: &World, wait: Duration, during: impl FnOnce()) -> bool {
     let mut serve = world.command(&["serve"]);
     #[expect(
         clippy::disallowed_methods,
         reason = "the test runs the daemon in the background"
     )]
     let mut serve = serve
-        .stdout(Stdio::null())
+        .stdout(std::fs::File::create(world.root().join("serve.out")).unwrap())
         .stderr(Stdio::null())
         .spawn()
         .unwrap();
@@ -99,6 +100,7 @@ fn fix_of_a_while_b_is_landing(world: &World, wait: Duration) -> bool {
         .ganger(&["fix", "a", "--message", "echo more > src/b.txt", "--queue"])
         .expect_code(0);
     let ran_early = wait_until(wait, || rounds(world, "a") == 2);
+    during();
     assert!(
         entries(world, "landed", "b").is_empty(),
         "b landed before its gate opened"
@@ -124,7 +126,12 @@ fn fix_of_a_while_b_is_landing(world: &World, wait: Duration) -> bool {
 #[test]
 fn serialize_holds_a_conflicting_tasks_queued_round_until_the_other_has_landed() {
     let world = world("serialize");
-    let ran_early = fix_of_a_while_b_is_landing(&world, Duration::from_secs(4));
+    let mut held = serde_json::Value::Null;
+    let ran_early = fix_of_a_while_b_is_landing(&world, Duration::from_secs(4), || {
+        let status = world.ganger(&["fleet", "status", "--json"]);
+        status.expect_code(0);
+        held = status.json();
+    });
     assert!(
         !ran_early,
         "a's fix ran while b, which it conflicts with, was queued to land"
@@ -141,11 +148,33 @@ fn serialize_holds_a_conflicting_tasks_queued_round_until_the_other_has_landed()
         finished[1] > landed[0],
         "a: {finished:?}, b landed: {landed:?}"
     );
+    // While it was held, `fleet status` said why, and so did serve's output, with its
+    // lander's steps.
+    let a = held["tasks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["slug"] == "a")
+        .unwrap();
+    assert_eq!(a["queue"], "queued", "{held:#}");
+    assert!(
+        a["waits"]
+            .as_str()
+            .is_some_and(|w| w.starts_with("waits for b (landing): ")),
+        "{held:#}"
+    );
+    let out = std::fs::read_to_string(world.root().join("serve.out")).unwrap();
+    assert!(out.contains("held a: waits for b (landing): "), "{out}");
+    assert!(out.contains("land main: batch 1 on "), "{out}");
+    assert!(
+        out.contains("land main: batch 1 landed on main: b"),
+        "{out}"
+    );
 }
 
 #[test]
 fn warn_only_reports_and_holds_nothing() {
     let world = world("warn");
-    let ran_early = fix_of_a_while_b_is_landing(&world, Duration::from_secs(30));
+    let ran_early = fix_of_a_while_b_is_landing(&world, Duration::from_secs(30), || {});
     assert!(ran_early, "a's fix was held under \"warn\"");
 }

@@ -9,6 +9,7 @@
     reason = "a test fails loudly on what it did not expect"
 )]
 
+use crate::land_world::times_landed;
 use ganger_test_support::{PgDatabase, World, wait_until};
 use serde_json::Value;
 use std::process::{Child, Command, Stdio};
@@ -95,21 +96,6 @@ fn check_passes_at(world: &World, commit: &str) -> bool {
         .success();
     world.git(&["worktree", "remove", "--force", dir.to_str().unwrap()]);
     passed
-}
-
-/// How many first-parent commits of `main` have `commit` as a parent: a task landed once is
-/// a parent of exactly one.
-fn times_landed(world: &World, since: &str, commit: &str) -> usize {
-    let listed = world.git(&[
-        "rev-list",
-        "--first-parent",
-        "--parents",
-        &format!("{since}..main"),
-    ]);
-    listed
-        .lines()
-        .filter(|line| line.split(' ').skip(1).any(|p| p == commit))
-        .count()
 }
 
 #[test]

@@ -9,17 +9,18 @@
     reason = "a test fails loudly on what it did not expect"
 )]
 
-use crate::land_world::{command_world, start};
+use crate::land_world::{command_world, start, times_landed};
 use ganger_test_support::{World, wait_until};
 use serde_json::{Value, json};
 use std::process::Stdio;
 use std::time::Duration;
 
 /// The command agent's script: a fix round of a conflict waits for the file `gate` in the
-/// world's root (two levels above the repository's git directory), then drops the markers.
+/// world's root (two levels above the repository's git directory; `gate.waiting` says it
+/// waits), then drops the markers.
 const GATED_FIXER: &str = "p=$(cat); case \"$p\" in *'conflict markers'*) \
     gate=\"$(dirname \"$(dirname \"$(git rev-parse --path-format=absolute --git-common-dir)\")\")/gate\"; \
-    while [ ! -e \"$gate\" ]; do sleep 0.1; done; \
+    touch \"$gate.waiting\"; while [ ! -e \"$gate\" ]; do sleep 0.1; done; \
     for f in $(git diff --name-only --diff-filter=U); do \
     sed -i '/^<<<<<<< /d;/^=======$/d;/^>>>>>>> /d' \"$f\"; done;; \
     *) eval \"$(printf '%s\\n' \"$p\" | tail -n 1)\";; esac";
@@ -103,4 +104,80 @@ fn the_lander_lands_other_tasks_while_a_fix_round_runs_and_then_the_fixed_task()
         readme.contains("main's own line") && readme.contains("x was here"),
         "{readme}"
     );
+}
+
+/// A lander killed (`kill -9`) while the fix round it sent runs leaves the round running on
+/// its own; the next lander follows it up: once the round passed, the task is queued again
+/// and lands, exactly once, and a third lander finds nothing to do.
+#[test]
+fn a_fix_round_of_a_killed_lander_is_followed_up_by_the_next_and_lands_once() {
+    let world = world();
+    start(&world, "x", "echo 'x was here' >> README.md");
+    world.write("README.md", "# test repository\nmain's own line\n");
+    world.git(&["commit", "-q", "-am", "main: a line"]);
+    let head = world.git(&["rev-parse", "main"]);
+    world.ganger(&["land", "x", "--fix"]).expect_code(0);
+    let mut command = world.command(&["land", "--run"]);
+    #[expect(
+        clippy::disallowed_methods,
+        reason = "the test kills the lander while its fix round runs"
+    )]
+    let mut lander = command
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    // Killed once the round's agent runs in its own host (before, the round is the
+    // lander's, and dies with it).
+    assert!(
+        wait_until(Duration::from_secs(60), || world
+            .root()
+            .join("gate.waiting")
+            .exists()),
+        "x's fix round never started"
+    );
+    let killed = std::process::Command::new("kill")
+        .args(["-9", &lander.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(killed.success());
+    let _ = lander.wait();
+    // The round goes on without its lander, and passes.
+    std::fs::write(world.root().join("gate"), "").unwrap();
+    assert!(
+        wait_until(Duration::from_secs(60), || status(&world, "x")["status"]
+            != "running"),
+        "x's fix round did not end"
+    );
+    assert_eq!(
+        status(&world, "x")["status"],
+        "done",
+        "{:#}",
+        status(&world, "x")
+    );
+    let run = world.ganger(&["land", "--run", "--json"]);
+    run.expect_code(0);
+    let report = run.json();
+    let each: Vec<Vec<String>> = report["batches"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(landed)
+        .collect();
+    assert_eq!(each, [vec!["x"]], "{report:#}\n{}", run.stderr);
+    assert!(
+        run.stderr
+            .contains("x's fix round 2 was sent by a lander that is gone"),
+        "{}",
+        run.stderr
+    );
+    let tip = world.git(&["rev-parse", "agent/x"]);
+    assert_eq!(times_landed(&world, &head, &tip), 1);
+    let readme = std::fs::read_to_string(world.repo.join("README.md")).unwrap();
+    assert!(readme.contains("x was here"), "{readme}");
+    // Followed up once: nothing is left for another lander.
+    let again = world.ganger(&["land", "--run", "--json"]);
+    again.expect_code(0);
+    assert_eq!(again.json()["batches"], json!([]), "{}", again.stderr);
+    assert_eq!(times_landed(&world, &head, &tip), 1);
 }

@@ -100,3 +100,50 @@ fn a_task_red_without_the_tasks_after_it_lands_the_batch_as_its_merge_commit() {
     assert_eq!(*parents, 3, "{commits:?}");
     assert!(subject.starts_with("Land batch 1 into main"), "{subject}");
 }
+
+/// How many commits of main say they were rebased from `commit`.
+fn copies_of(world: &World, commit: &str) -> usize {
+    let found = world.git(&[
+        "log",
+        "-F",
+        "--format=%H",
+        &format!("--grep=rebased from {commit}."),
+        "main",
+    ]);
+    found.lines().count()
+}
+
+/// The guard against landing twice sees a task's rebased copy: a task whose copy the base has
+/// (here made the way a lander paused past its lease would have: the task's change on the
+/// base, saying what it was rebased from) is recorded landed without a second copy, and
+/// queueing it again is refused.
+#[test]
+fn a_task_whose_rebased_copy_the_base_has_is_not_landed_twice() {
+    let world = world();
+    start(&world, "a", "echo a > a.txt");
+    start(&world, "b", "echo b > b.txt");
+    let queued = land_run(&world, &["a"]);
+    assert_eq!(queued["batches"][0]["landed"], serde_json::json!(["a"]));
+    let a = world.git(&["rev-parse", "agent/a"]);
+    assert_eq!(copies_of(&world, &a), 1);
+    let again = world.ganger(&["land", "a"]);
+    again.expect_code(2);
+    assert!(again.stderr.contains("nothing to land"), "{}", again.stderr);
+
+    world.ganger(&["land", "b"]).expect_code(0);
+    let b = world.git(&["rev-parse", "agent/b"]);
+    world.git(&["cherry-pick", "--allow-empty", "-x", &b]);
+    world.git(&[
+        "commit",
+        "--amend",
+        "-q",
+        "-m",
+        &format!("b: the work of task b\n\nLanded by ganger land in batch 9 into main, rebased from {b}.\n"),
+    ]);
+    let head = world.git(&["rev-parse", "main"]);
+    let report = land_run(&world, &[]);
+    let batch = &report["batches"][0];
+    assert_eq!(batch["landed"], serde_json::json!(["b"]), "{report:#}");
+    assert_eq!(world.git(&["rev-parse", "main"]), head, "{report:#}");
+    assert_eq!(copies_of(&world, &b), 1);
+}

@@ -19,3 +19,18 @@ pub fn start(world: &World, slug: &str, script: &str) {
         .ganger(&["start", slug, "--message", script])
         .expect_code(0);
 }
+
+/// How many first-parent commits of `main` have `commit` as a parent: a task landed once is
+/// a parent of exactly one.
+pub fn times_landed(world: &World, since: &str, commit: &str) -> usize {
+    let listed = world.git(&[
+        "rev-list",
+        "--first-parent",
+        "--parents",
+        &format!("{since}..main"),
+    ]);
+    listed
+        .lines()
+        .filter(|line| line.split(' ').skip(1).any(|p| p == commit))
+        .count()
+}

@@ -78,7 +78,8 @@ pub trait LandStore {
 
     /// Takes a batch of up to `limit` queued items of `base` (highest priority first, then
     /// oldest) into a new batch tested on `head` by `lander`, in one transaction; `None`
-    /// when nothing of `base` is queued.
+    /// when nothing of `base` is queued. A batch's tasks share one sandbox kind and network,
+    /// the first item's: the others are left queued for a later batch.
     fn land_take_batch(
         &mut self,
         base: &str,

@@ -142,6 +142,8 @@ fn describe_event(event: &FleetEvent) -> String {
         }
         FleetEvent::Requeued { slug, reason } => format!("requeued {slug}: {reason}"),
         FleetEvent::Trouble { message } => format!("trouble (carrying on): {message}"),
+        FleetEvent::Held { slug, reason } => format!("held {slug}: {reason}"),
+        FleetEvent::Land { base, message } => format!("land {base}: {message}"),
         FleetEvent::Ready { capacity, pid } => {
             format!("taking queued rounds, {capacity} at once (pid {pid})")
         }
@@ -378,10 +380,12 @@ fn status_text(status: &FleetStatus) -> String {
         "task", "queue", "rounds", "last"
     ));
     for task in &status.tasks {
-        // The worker's DONE: line when it gave one, else why the item ended as it did.
-        let result = match (&task.done, &task.reason) {
-            (Some(done), _) => done.as_str(),
-            (None, Some(reason)) if reason != "done" => reason.as_str(),
+        // The worker's DONE: line when it gave one, else why the item ended as it did, or
+        // why a queued one is held.
+        let result = match (&task.done, &task.reason, &task.waits) {
+            (Some(done), _, _) => done.as_str(),
+            (None, Some(reason), _) if reason != "done" => reason.as_str(),
+            (None, _, Some(waits)) => waits.as_str(),
             _ => "",
         };
         out.push_str(&format!(

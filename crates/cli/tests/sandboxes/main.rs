@@ -21,6 +21,7 @@
 mod dialect;
 mod engines;
 mod gateway;
+mod land;
 mod private_daemon;
 mod scenarios;
 
@@ -94,6 +95,11 @@ mod bwrap {
     }
 
     #[test]
+    fn a_batchs_checks_run_in_its_tasks_sandbox() {
+        crate::land::a_batchs_checks_run_in_its_tasks_sandbox("bwrap");
+    }
+
+    #[test]
     fn the_agent_home_is_private_and_goes_with_clean() {
         crate::scenarios::the_agent_home_is_private_and_goes_with_clean("bwrap");
     }
@@ -132,6 +138,11 @@ mod docker {
     #[test]
     fn checks_run_in_the_sandbox() {
         crate::scenarios::checks_run_in_the_sandbox("docker");
+    }
+
+    #[test]
+    fn a_batchs_checks_run_in_its_tasks_sandbox() {
+        crate::land::a_batchs_checks_run_in_its_tasks_sandbox("docker");
     }
 
     #[test]

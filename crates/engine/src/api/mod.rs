@@ -401,9 +401,11 @@ impl Engine {
         &self,
         options: crate::ops::fleet::SchedulerOptions,
         ready: &mut dyn FnMut() -> Result<()>,
-        events: &mut dyn crate::ops::fleet::FleetEvents,
+        events: &mut (dyn crate::ops::fleet::FleetEvents + Send),
     ) -> Result<crate::ops::fleet::Drained> {
-        self.with_lander(|| crate::ops::fleet::serve(&self.ws, options, ready, events))
+        self.with_lander(events, |events| {
+            crate::ops::fleet::serve(&self.ws, options, ready, events)
+        })
     }
 
     /// Runs a worker (`ganger worker`): a scheduler recorded under a name that takes from the
@@ -412,9 +414,11 @@ impl Engine {
         &self,
         worker: crate::ops::fleet::WorkerOptions,
         options: crate::ops::fleet::SchedulerOptions,
-        events: &mut dyn crate::ops::fleet::FleetEvents,
+        events: &mut (dyn crate::ops::fleet::FleetEvents + Send),
     ) -> Result<crate::ops::fleet::Drained> {
-        self.with_lander(|| crate::ops::fleet::run_worker(&self.ws, worker, options, events))
+        self.with_lander(events, |events| {
+            crate::ops::fleet::run_worker(&self.ws, worker, options, events)
+        })
     }
 
     /// Every worker recorded in the store, alive or not.

@@ -148,15 +148,24 @@ impl<D: Database> LandStore for D {
         limit: u32,
     ) -> Result<Option<(LandBatch, Vec<LandItem>)>, StoreError> {
         self.write(|sql| {
-            let ids: Vec<i64> = sql.rows(
-                "SELECT id FROM land_queue WHERE base = ?1 AND state = 'queued' \
-                 ORDER BY priority DESC, queued_at, id LIMIT ?2",
-                &bind![base, limit],
-                |row| row.get(0),
+            // The batch's checks run in one sandbox: the first item's kind and network take
+            // the items that share them; the others wait for a batch of their own.
+            let queued: Vec<(i64, String, String)> = sql.rows(
+                "SELECT q.id, t.sandbox, t.network FROM land_queue q \
+                 JOIN tasks t ON t.id = q.task_id WHERE q.base = ?1 AND q.state = 'queued' \
+                 ORDER BY q.priority DESC, q.queued_at, q.id",
+                &bind![base],
+                |row| Ok((row.get(0)?, row.get(1)?, row.get(2)?)),
             )?;
-            if ids.is_empty() {
+            let Some((_, sandbox, network)) = queued.first().cloned() else {
                 return Ok(None);
-            }
+            };
+            let ids: Vec<i64> = queued
+                .into_iter()
+                .filter(|(_, s, n)| *s == sandbox && *n == network)
+                .map(|(id, _, _)| id)
+                .take(limit as usize)
+                .collect();
             let id: i64 = sql.value(
                 "INSERT INTO land_batches (base, head, state, lander, progress, started_at) \
                  VALUES (?1, ?2, 'testing', ?3, '{}', ?4) RETURNING id",

@@ -182,6 +182,44 @@ pub fn a_landed_batch_lands_once_an_abandoned_one_is_queued_again_and_a_returned
     );
 }
 
+pub fn a_batch_takes_only_the_tasks_of_its_first_items_sandbox_and_network(site: &dyn Site) {
+    use ganger_events::{Network, SandboxKind};
+    let mut store = site.connect();
+    let kinds = [
+        ("l1", SandboxKind::Local, Network::Shared),
+        ("b1", SandboxKind::Bwrap, Network::Shared),
+        ("l2", SandboxKind::Local, Network::Shared),
+        ("n1", SandboxKind::Bwrap, Network::None),
+        ("b2", SandboxKind::Bwrap, Network::Shared),
+    ];
+    for (slug, sandbox, network) in kinds {
+        let mut new = new_task(slug, "alice");
+        new.sandbox = sandbox;
+        new.network = network;
+        let task = store.create_bare_task(&new).unwrap();
+        store
+            .land_enqueue(&NewLandItem {
+                task_id: task.id,
+                base: "main".into(),
+                task_commit: "c".repeat(40),
+                commander: "alice".into(),
+                priority: 0,
+                fix: false,
+            })
+            .unwrap()
+            .unwrap();
+    }
+    let lander = ClaimKey::new("lander-1");
+    let mut batches = Vec::new();
+    while let Some((_, items)) = store
+        .land_take_batch("main", &"0".repeat(40), &lander, 10)
+        .unwrap()
+    {
+        batches.push(items.iter().map(|i| i.slug.clone()).collect::<Vec<_>>());
+    }
+    assert_eq!(batches, [vec!["l1", "l2"], vec!["b1", "b2"], vec!["n1"]]);
+}
+
 pub fn of_racing_landers_each_item_is_in_one_batch_and_one_holds_a_bases_claim(site: &dyn Site) {
     let slugs: Vec<String> = (0..12).map(|n| format!("t{n}")).collect();
     let wanted: Vec<(&str, &str, i64)> = slugs.iter().map(|s| (s.as_str(), "main", 0)).collect();

@@ -82,6 +82,7 @@ macro_rules! suite {
             land::a_batch_takes_a_bases_items_by_priority_then_age_and_a_task_is_queued_once,
             land::a_landed_batch_lands_once_an_abandoned_one_is_queued_again_and_a_returned_item_leaves,
             land::of_racing_landers_each_item_is_in_one_batch_and_one_holds_a_bases_claim,
+            land::a_batch_takes_only_the_tasks_of_its_first_items_sandbox_and_network,
             conflicts::a_conflict_is_journaled_once_kept_while_found_and_cleared_by_either_task,
             conflicts::the_open_snapshots_of_a_base_are_the_last_ended_rounds_of_its_other_open_tasks,
         );

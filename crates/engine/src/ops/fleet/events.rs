@@ -36,6 +36,11 @@ pub enum FleetEvent {
     },
     /// A task went back to the queue (to continue after a rate limit or an interruption).
     Requeued { slug: String, reason: String },
+    /// A queued round waits for tasks its task's work is predicted to conflict with
+    /// (`[fleet] conflicts = "serialize"`); said when it starts waiting (or why changes).
+    Held { slug: String, reason: String },
+    /// A step of the lander that runs beside the scheduler (`serve`, a worker).
+    Land { base: String, message: String },
     /// A pass failed (the store was busy beyond its timeout, a file could not be written);
     /// the scheduler carries on at the next one.
     Trouble { message: String },

@@ -2,11 +2,14 @@
 //! round, and the models paused now. Read in a few whole-table queries joined in memory, so
 //! that its cost grows with the queue, not with its square.
 
+use super::scheduler::{conflict_hold, conflict_pairs};
+use crate::base::config::ConflictPolicy;
 use crate::base::error::{EngineError, Result};
 use crate::env::workspace::Workspace;
-use ganger_store::{ModelPause, QueueState, TaskSummary, now_ms};
+use ganger_events::RoundStatus;
+use ganger_store::{Backend, ModelPause, QueueItem, QueueKind, QueueState, TaskSummary, now_ms};
 use serde::Serialize;
-use std::collections::HashMap;
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 /// `ganger.fleet-status/1` (docs/json.md).
 #[derive(Debug, Clone, Serialize)]
@@ -27,6 +30,9 @@ pub struct FleetTaskStatus {
     /// The queue item's state: queued, delivering, delivered, ended, refused, stale.
     pub queue: String,
     pub reason: Option<String>,
+    /// Why a queued round waits when the scheduler holds it: its task's work is predicted to
+    /// conflict with active tasks' (`[fleet] conflicts = "serialize"`).
+    pub waits: Option<String>,
     pub after: Vec<String>,
     /// The task's rounds and its last round's status, once it exists.
     pub rounds: u32,
@@ -66,11 +72,17 @@ pub fn fleet_status(ws: &Workspace, name: Option<&str>) -> Result<FleetStatus> {
         .map(|t| (t.slug.clone(), t))
         .collect();
     let mut done = store.done_lines()?;
+    let holds = match ws.config.fleet.conflicts {
+        ConflictPolicy::Serialize => Some(Holds::read(&*store, &items, &task_rows)?),
+        ConflictPolicy::Warn => None,
+    };
     let mut tasks: Vec<FleetTaskStatus> = Vec::new();
     let mut row_of: HashMap<String, usize> = HashMap::new();
     for item in items {
         let task = task_rows.get(&item.slug);
+        let waits = holds.as_ref().and_then(|holds| holds.of(&item));
         let status = FleetTaskStatus {
+            waits,
             kind: item.kind.as_str().to_owned(),
             queue: item.state.as_str().to_owned(),
             reason: item.reason,
@@ -106,4 +118,53 @@ pub fn fleet_status(ws: &Workspace, name: Option<&str>) -> Result<FleetStatus> {
             .collect(),
         scheduler: super::serve_lock::serve_holder(ws),
     })
+}
+
+/// What tells a queued round held apart from conflicting work (`serialize`): the pairs of
+/// tasks predicted to conflict, and the active tasks as the scheduler counts them.
+struct Holds {
+    conflicts: BTreeMap<String, BTreeSet<String>>,
+    active: BTreeSet<String>,
+    landing: BTreeSet<String>,
+}
+
+impl Holds {
+    fn read(
+        store: &dyn Backend,
+        items: &[QueueItem],
+        tasks: &HashMap<String, TaskSummary>,
+    ) -> Result<Holds> {
+        let conflicts = conflict_pairs(store)?;
+        let landing: BTreeSet<String> = store
+            .land_items(true)?
+            .into_iter()
+            .map(|item| item.slug)
+            .collect();
+        let mut active = landing.clone();
+        active.extend(
+            tasks
+                .values()
+                .filter(|t| t.last_status == Some(RoundStatus::Running))
+                .map(|t| t.slug.clone()),
+        );
+        active.extend(
+            items
+                .iter()
+                .filter(|i| matches!(i.state, QueueState::Delivering | QueueState::Delivered))
+                .map(|i| i.slug.clone()),
+        );
+        Ok(Holds {
+            conflicts,
+            active,
+            landing,
+        })
+    }
+
+    /// Why `item` waits, when it is a queued fix or broadcast held apart.
+    fn of(&self, item: &QueueItem) -> Option<String> {
+        if item.state != QueueState::Queued || item.kind == QueueKind::Start {
+            return None;
+        }
+        conflict_hold(self.conflicts.get(&item.slug), &self.active, &self.landing)
+    }
 }

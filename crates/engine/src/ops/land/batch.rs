@@ -10,7 +10,10 @@ use crate::ops::land::chain::Chain;
 use crate::ops::land::checks::Verdict;
 use crate::ops::land::context::{Lander, short};
 use crate::ops::land::judge::judge;
+use crate::ops::land::landed::base_has;
+use crate::ops::land::place::CheckPlace;
 use crate::ops::land::report::{BatchReport, Returned};
+use ganger_sandbox::SandboxKind;
 use ganger_store::{LandBatch, LandItem};
 use std::collections::HashMap;
 
@@ -36,10 +39,19 @@ pub(crate) fn land_batch(
         fix_rounds: Vec::new(),
     };
     let names: Vec<&str> = items.iter().map(|i| i.slug.as_str()).collect();
+    let place = batch_place(lander, &items)?;
+    let kind = place.kind();
+    if let Some(done) = lander.place.replace(place) {
+        done.release(lander.ws);
+    }
     let line = format!(
-        "batch {} on {}: {}",
+        "batch {} on {}{}: {}",
         batch.id,
         short(&batch.head),
+        match kind {
+            SandboxKind::Local => String::new(),
+            kind => format!(" (checks in {kind})"),
+        },
         names.join(", ")
     );
     lander.step(&report, "taken", line, notices)?;
@@ -115,6 +127,18 @@ pub(crate) fn land_batch(
     }
 }
 
+/// Where the batch's checks run: in the sandbox of its first task, which all its tasks share.
+fn batch_place(lander: &Lander<'_>, items: &[LandItem]) -> Result<CheckPlace> {
+    let first = items
+        .first()
+        .ok_or_else(|| EngineError::invalid("an empty batch"))?;
+    let task = lander
+        .store
+        .task(&first.slug)?
+        .ok_or_else(|| EngineError::not_found(format!("no task {}", first.slug)))?;
+    CheckPlace::of(lander.ws, &task, lander.scratch.dir())
+}
+
 /// The items that merge onto the head alone, in order; one the head has already is recorded
 /// landed, one that conflicts is sent back.
 fn onto_head(
@@ -126,7 +150,7 @@ fn onto_head(
 ) -> Result<Vec<LandItem>> {
     let mut candidates = Vec::new();
     for item in items {
-        if lander.main.is_ancestor(&item.task_commit, &report.head)? {
+        if base_has(&lander.main, &item.task_commit, &report.head)? {
             lander.store.land_already(item.id)?;
             report.landed.push(item.slug.clone());
             continue;

@@ -1,7 +1,7 @@
 //! The repository's checks on a batch's combined tree: a scratch worktree of the base's
 //! repository (`.ganger/land/BASE`, detached), checked out at each commit to test, and each
-//! `[[checks]]` entry run there with `sh -c`, the user's environment without ganger's own, in
-//! its time limit. A check that fails is run once more unchanged: passing then, it is flaky,
+//! `[[checks]]` entry run there with `sh -c`, in the batch's sandbox (`place.rs`: the tasks'
+//! sandbox kind, its environment), in its time limit. A check that fails is run once more unchanged: passing then, it is flaky,
 //! recorded and not held against the batch.
 
 use crate::base::config::CheckConfig;
@@ -74,6 +74,11 @@ impl Scratch {
         })
     }
 
+    /// The scratch worktree's directory.
+    pub(crate) fn dir(&self) -> &Path {
+        &self.dir
+    }
+
     /// Checks out `commit` exactly: tracked files as the commit has them, untracked ones
     /// removed (ignored ones, build caches, kept).
     fn checkout(&self, commit: &str) -> Result<()> {
@@ -85,13 +90,21 @@ impl Scratch {
 
     /// Runs `checks` on `commit`; a failing one is run once more, and passing then it is
     /// flaky.
-    pub(crate) fn judge(&mut self, commit: &str, checks: &[CheckConfig]) -> Result<Verdict> {
+    pub(crate) fn judge(
+        &mut self,
+        commit: &str,
+        checks: &[CheckConfig],
+        confine: &Confine<'_>,
+        after: &dyn Fn(&str),
+    ) -> Result<Verdict> {
         self.checkout(commit)?;
         self.runs += 1;
         let mut verdict = Verdict::default();
         for check in checks {
             let log = self.logs.join(format!("{}-{}.log", self.runs, check.name));
-            let Some(failed) = run_check(&self.dir, check, &self.token, &log)? else {
+            let first = run_check(&self.dir, check, &self.token, &log, confine);
+            after(&self.token);
+            let Some(failed) = first? else {
                 continue;
             };
             verdict.retries += 1;
@@ -99,7 +112,9 @@ impl Scratch {
             let log = self
                 .logs
                 .join(format!("{}-{}-again.log", self.runs, check.name));
-            match run_check(&self.dir, check, &self.token, &log)? {
+            let again = run_check(&self.dir, check, &self.token, &log, confine);
+            after(&self.token);
+            match again? {
                 None => verdict.flaky.push(check.name.clone()),
                 Some(_) => verdict.failed.push(failed),
             }
@@ -108,24 +123,29 @@ impl Scratch {
     }
 }
 
-/// Runs one check in `dir`, through the sandbox crate's local spawn (marked with `token`,
-/// so that what it leaves running is stopped with it): `None` when it passed, else how it
-/// failed. Its whole output goes to `log`.
+/// How a check's command is confined: the batch's sandbox, with its environment.
+pub(crate) type Confine<'a> = dyn Fn(AgentCommand) -> Result<AgentCommand> + 'a;
+
+/// Runs one check in `dir`, `confine`d, through the sandbox crate's local spawn (marked with
+/// `token`, so that what it leaves running is stopped with it): `None` when it passed, else
+/// how it failed. Its whole output goes to `log`.
 fn run_check(
     dir: &Path,
     check: &CheckConfig,
     token: &str,
     log: &Path,
+    confine: &Confine<'_>,
 ) -> Result<Option<FailedCheck>> {
     let command = AgentCommand {
         program: "/bin/sh".into(),
         args: vec!["-c".into(), format!("exec 2>&1\n{}", check.command).into()],
-        env: crate::env::agent_env::user_environment(),
+        env: Vec::new(),
         cwd: dir.to_path_buf(),
         stdin: None,
         token: token.to_owned(),
         use_cgroup: false,
     };
+    let command = confine(command)?;
     let file = std::fs::File::create(log).map_err(|e| EngineError::io("create", log, e))?;
     let capture = Capture::new(file, Redactor::new([]));
     let mut running = spawn_local(&command)?;

@@ -5,7 +5,9 @@
 use crate::base::config::{CheckConfig, LandMode};
 use crate::base::error::Result;
 use crate::base::notice::{Notice, Notices};
+use crate::env::workspace::Workspace;
 use crate::ops::land::checks::Scratch;
+use crate::ops::land::place::CheckPlace;
 use crate::ops::land::report::BatchReport;
 use ganger_git::Repo;
 use ganger_store::{Backend, Claim};
@@ -13,11 +15,14 @@ use serde_json::json;
 
 /// What a lander works with on one base.
 pub(crate) struct Lander<'a> {
+    pub ws: &'a Workspace,
     pub store: Box<dyn Backend>,
     pub main: Repo,
     pub base: String,
     pub commander: String,
     pub scratch: Scratch,
+    /// The sandbox of the batch under test, where its checks run.
+    pub place: Option<CheckPlace>,
     pub checks: Vec<CheckConfig>,
     /// What a green batch lands as (`[land] mode`).
     pub mode: LandMode,

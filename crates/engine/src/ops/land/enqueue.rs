@@ -66,7 +66,7 @@ pub(crate) fn enqueue(
         let head = main
             .resolve(&format!("refs/heads/{}", each.task.base))
             .ok_or_else(|| no_base(&each.task))?;
-        if main.is_ancestor(&tip, &head)? {
+        if crate::ops::land::landed::base_has(&main, &tip, &head)? {
             return Err(EngineError::invalid(format!(
                 "task {} has nothing to land: {} has every commit of {}",
                 each.task.slug, each.task.base, each.task.branch

@@ -103,6 +103,14 @@ pub(crate) fn fix_returned(
     }))
 }
 
+/// Whether a file of the worktree's merge still holds a conflict marker.
+pub(crate) fn marked(worktree: &ganger_git::Repo) -> Result<bool> {
+    Ok(worktree.unmerged()?.iter().any(|file| {
+        std::fs::read(worktree.worktree.join(file))
+            .is_ok_and(|b| ganger_git::has_conflict_markers(&String::from_utf8_lossy(&b)))
+    }))
+}
+
 /// The message of the commit of a fix round's resolution.
 fn merge_message(item: &LandItem) -> String {
     format!(
@@ -134,11 +142,7 @@ pub(crate) fn follow_up(
         requeued: false,
     };
     let worktree = crate::evidence::task_worktree::check_task_worktree(ws, &task)?;
-    let marked = worktree.unmerged()?.iter().any(|file| {
-        std::fs::read(worktree.worktree.join(file))
-            .is_ok_and(|b| ganger_git::has_conflict_markers(&String::from_utf8_lossy(&b)))
-    });
-    if !done.passed || marked {
+    if !done.passed || marked(&worktree)? {
         done.passed = false;
         return Ok(Some(done));
     }

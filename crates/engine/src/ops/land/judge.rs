@@ -15,7 +15,16 @@ pub(crate) fn judge(
     tasks: Vec<String>,
     notices: &mut dyn Notices,
 ) -> Result<Verdict> {
-    let verdict = lander.scratch.judge(commit, &lander.checks)?;
+    let place = lander
+        .place
+        .as_ref()
+        .ok_or_else(|| crate::base::error::EngineError::invalid("a check run outside a batch"))?;
+    let confine = |command| place.confine(lander.ws, command);
+    let verdict = lander
+        .scratch
+        .judge(commit, &lander.checks, &confine, &|token| {
+            place.after(token)
+        })?;
     report.check_runs += 1;
     report.retries += verdict.retries;
     for name in &verdict.flaky {

@@ -2,11 +2,11 @@
 //! every second it queues the tasks labelled `land=true` (a fleet file's `land = true`) whose
 //! last round passed its checks, then lands the queue of every base no other lander holds,
 //! one lander per base through the store's claim, as `ganger land --run` does. Its steps are
-//! the journal's (`land-step`, `landed`, ...), not its host's output. A base whose own checks
+//! the journal's (`land-step`, `landed`, ...) and its host's output lines. A base whose own checks
 //! fail is left until its head moves; a failure of the environment is tried again later.
 
 use crate::base::error::Result;
-use crate::base::notice::Notice;
+use crate::base::notice::{Notice, Notices};
 use crate::env::workspace::Workspace;
 use crate::ops::land::enqueue::enqueue;
 use crate::ops::land::lander::land_free_bases;
@@ -33,11 +33,12 @@ struct Memory {
     red: HashMap<String, String>,
 }
 
-/// Queues and lands until `stop` is set (checked between batches and while it waits).
-pub fn keep_landing(ws: &Workspace, commander: &str, stop: &AtomicBool) {
+/// Queues and lands until `stop` is set (checked between batches and while it waits); its
+/// steps go to `notices` (the daemon's output).
+pub fn keep_landing(ws: &Workspace, commander: &str, stop: &AtomicBool, notices: &mut dyn Notices) {
     let mut memory = Memory::default();
     while !stop.load(Ordering::Relaxed) {
-        let pause = match look(ws, commander, &mut memory, stop) {
+        let pause = match look(ws, commander, &mut memory, stop, notices) {
             Ok(()) => POLL,
             Err(_) => TROUBLE_PAUSE,
         };
@@ -49,7 +50,13 @@ pub fn keep_landing(ws: &Workspace, commander: &str, stop: &AtomicBool) {
 }
 
 /// One look: queue what asks to land, then land what is queued.
-fn look(ws: &Workspace, commander: &str, memory: &mut Memory, stop: &AtomicBool) -> Result<()> {
+fn look(
+    ws: &Workspace,
+    commander: &str,
+    memory: &mut Memory,
+    stop: &AtomicBool,
+    notices: &mut dyn Notices,
+) -> Result<()> {
     let Some(store) = ws.existing_store()? else {
         return Ok(());
     };
@@ -60,8 +67,7 @@ fn look(ws: &Workspace, commander: &str, memory: &mut Memory, stop: &AtomicBool)
         red.get(base)
             .is_some_and(|head| main.resolve(&format!("refs/heads/{base}")).as_ref() == Some(head))
     };
-    let mut quiet = |_: Notice| {};
-    let pass = land_free_bases(ws, DEFAULT_BATCH, commander, &mut quiet, &mut skip, stop)?;
+    let pass = land_free_bases(ws, DEFAULT_BATCH, commander, notices, &mut skip, stop)?;
     for report in pass.reports.iter().filter(|r| r.outcome == "base-red") {
         memory.red.insert(report.base.clone(), report.head.clone());
     }

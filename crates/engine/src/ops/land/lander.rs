@@ -12,6 +12,7 @@ use crate::ops::land::batch::land_batch;
 use crate::ops::land::checks::Scratch;
 use crate::ops::land::context::Lander;
 use crate::ops::land::fix::{fix_returned, follow_up};
+use crate::ops::land::orphans::orphan_fixes;
 use crate::ops::land::report::{BatchReport, DEFAULT_BATCH, FixRound};
 use ganger_store::{LandItem, StoreError};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -81,7 +82,13 @@ pub(crate) fn land_free_bases(
     stop: &AtomicBool,
 ) -> Result<Pass> {
     let store = ws.open_store()?;
-    let bases = store.land_bases()?;
+    let mut bases = store.land_bases()?;
+    // A base whose only business is a fix round a dead lander sent is a base to land too.
+    for orphan in orphan_fixes(ws, &*store, None)? {
+        if !bases.contains(&orphan.item.base) {
+            bases.push(orphan.item.base);
+        }
+    }
     let mut pass = Pass {
         bases: bases.len(),
         worked: false,
@@ -127,27 +134,65 @@ fn land_base(
     let dir = ws.state.root().join("land").join(claim_name(base));
     let scratch = Scratch::open(&main, &dir, &head)?;
     let mut lander = Lander {
+        ws,
         store: ws.open_store()?,
         main,
         base: base.to_owned(),
         commander: commander.to_owned(),
         scratch,
+        place: None,
         checks: ws.config.checks.clone(),
         mode: ws.config.land.mode,
         claim,
     };
     settle_dead(&mut lander, notices)?;
+    let landed = land_queue(ws, &mut lander, limit, stop, notices);
+    if let Some(place) = lander.place.take() {
+        place.release(ws);
+    }
+    landed
+}
+
+/// Lands the base's queue batch by batch, following up the fix rounds it sends, until the
+/// queue is empty (and the fix rounds ended, unless `stop`) or the base's own checks fail.
+fn land_queue(
+    ws: &Workspace,
+    lander: &mut Lander<'_>,
+    limit: u32,
+    stop: &AtomicBool,
+    notices: &mut dyn Notices,
+) -> Result<Vec<BatchReport>> {
+    let base = lander.base.clone();
+    let base = base.as_str();
+    let base_ref = format!("refs/heads/{base}");
     let mut reports: Vec<BatchReport> = Vec::new();
-    let mut fixing: Vec<Fixing> = Vec::new();
+    let mut fixing: Vec<Fixing> = orphan_fixes(ws, &*lander.store, Some(base))?
+        .into_iter()
+        .map(|orphan| {
+            notices.notice(Notice::Land {
+                base: base.to_owned(),
+                message: format!(
+                    "{}'s fix round {} was sent by a lander that is gone: followed up here",
+                    orphan.item.slug, orphan.round
+                ),
+            });
+            Fixing {
+                item: orphan.item,
+                round: orphan.round,
+                report: None,
+            }
+        })
+        .collect();
     loop {
-        follow_fixes(ws, &mut lander, &mut fixing, &mut reports)?;
+        follow_fixes(ws, lander, &mut fixing, &mut reports, notices)?;
         let head = lander
             .main
             .resolve(&base_ref)
             .ok_or_else(|| EngineError::invalid(format!("the base {base} is gone")))?;
-        let Some((batch, items)) = lander
-            .store
-            .land_take_batch(base, &head, claim.key(), limit)?
+        let Some((batch, items)) =
+            lander
+                .store
+                .land_take_batch(base, &head, lander.claim.key(), limit)?
         else {
             if fixing.is_empty() || stop.load(Ordering::Relaxed) {
                 return Ok(reports);
@@ -157,7 +202,7 @@ fn land_base(
             continue;
         };
         let wants_fix: Vec<LandItem> = items.iter().filter(|i| i.fix).cloned().collect();
-        let mut report = land_batch(&mut lander, &batch, items, notices)?;
+        let mut report = land_batch(lander, &batch, items, notices)?;
         for returned in report.returned.clone() {
             if let Some(item) = wants_fix.iter().find(|i| i.slug == returned.task) {
                 let round = fix_returned(ws, &mut *lander.store, item, &returned, notices)?;
@@ -171,7 +216,7 @@ fn land_base(
                     fixing.push(Fixing {
                         item: item.clone(),
                         round,
-                        report: reports.len(),
+                        report: Some(reports.len()),
                     });
                 }
             }
@@ -184,12 +229,12 @@ fn land_base(
     }
 }
 
-/// A fix round sent by this lander, running: the item it fixes, the round, and the report of
-/// the batch that sent it back.
+/// A fix round sent by this lander (or adopted from one that is gone), running: the item it
+/// fixes, the round, and the report of the batch that sent it back (none when adopted).
 struct Fixing {
     item: LandItem,
     round: u32,
-    report: usize,
+    report: Option<usize>,
 }
 
 /// Follows up the fix rounds that ended: each one's task is queued again if it passed, and its
@@ -199,13 +244,32 @@ fn follow_fixes(
     lander: &mut Lander<'_>,
     fixing: &mut Vec<Fixing>,
     reports: &mut [BatchReport],
+    notices: &mut dyn Notices,
 ) -> Result<()> {
     let mut still = Vec::new();
     for each in fixing.drain(..) {
         match follow_up(ws, &mut *lander.store, &each.item, each.round)? {
             None => still.push(each),
             Some(done) => {
-                if let Some(entry) = reports.get_mut(each.report).and_then(|r| {
+                let requeued = if done.requeued {
+                    "queued again"
+                } else {
+                    "left sent back"
+                };
+                notices.notice(Notice::Land {
+                    base: lander.base.clone(),
+                    message: format!(
+                        "{}'s fix round {} {}: {requeued}",
+                        done.task,
+                        each.round,
+                        if done.passed {
+                            "passed"
+                        } else {
+                            "did not pass"
+                        },
+                    ),
+                });
+                if let Some(entry) = each.report.and_then(|i| reports.get_mut(i)).and_then(|r| {
                     r.fix_rounds
                         .iter_mut()
                         .find(|f| f.task == done.task && f.round == done.round)

@@ -18,8 +18,11 @@ pub(crate) mod enqueue;
 pub(crate) mod fix;
 pub(crate) mod judge;
 pub(crate) mod keeper;
+pub(crate) mod landed;
 pub(crate) mod lander;
 pub(crate) mod moving;
+pub(crate) mod orphans;
+pub(crate) mod place;
 pub(crate) mod report;
 pub(crate) mod status;
 

@@ -42,6 +42,7 @@ impl Scheduler<'_> {
             match action {
                 Action::Read(need) => view.learn(&*self.store, need)?,
                 Action::Deliver(id) | Action::ToLane { item: id, .. } => {
+                    self.held.remove(&id);
                     let Some(item) = view.item(id) else { continue };
                     if !self.store.claim_item(id, self.me.key())? {
                         planner.lost();
@@ -58,6 +59,18 @@ impl Scheduler<'_> {
                     }
                 }
                 Action::WakeAt(at) => wake = Some(at),
+                Action::Held { item, why } => {
+                    // Told once, and again only when why changes.
+                    if self.held.get(&item) != Some(&why) {
+                        if let Some(queued) = view.item(item) {
+                            events.event(FleetEvent::Held {
+                                slug: queued.slug.clone(),
+                                reason: why.clone(),
+                            });
+                        }
+                        self.held.insert(item, why);
+                    }
+                }
             }
         }
         self.load = planner.load();

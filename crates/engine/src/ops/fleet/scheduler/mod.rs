@@ -20,6 +20,8 @@ mod recovery;
 mod review;
 mod view;
 
+pub(crate) use plan::conflict_hold;
+pub(crate) use view::conflict_pairs;
 use view::{Defaults, View};
 
 use super::events::{FleetEvent, FleetEvents};
@@ -138,6 +140,8 @@ struct Scheduler<'a> {
     lanes: Lanes,
     /// This scheduler's items a lane is delivering.
     in_lanes: HashSet<i64>,
+    /// The queued items told held (`serialize`), with why, so that each is told once.
+    held: HashMap<i64, String>,
     /// Items whose task's push a lane is making.
     pushing: HashSet<i64>,
     /// How the pushes the lanes made went, by item, until the item's review reads them.
@@ -189,6 +193,7 @@ pub fn run_scheduler_as(
         unavailable: HashMap::new(),
         lanes: Lanes::new(ws, wake),
         in_lanes: HashSet::new(),
+        held: HashMap::new(),
         pushing: HashSet::new(),
         pushes: HashMap::new(),
         remotes: BTreeMap::new(),

@@ -46,6 +46,9 @@ pub(super) enum Action {
     Refuse { item: i64, reason: String },
     /// The next pass is due by this time (Unix ms): a pause ends, or an item comes due.
     WakeAt(i64),
+    /// The item waits for the active tasks its task's work is predicted to conflict with
+    /// (`[fleet] conflicts = "serialize"`): why, as [`conflict_hold`] says it.
+    Held { item: i64, why: String },
 }
 
 /// The walk of one pass over the queue: what it has decided so far.
@@ -84,6 +87,8 @@ enum Decision {
     Full,
     /// Not now.
     Waits,
+    /// Not while the tasks its task's work conflicts with are active: why.
+    Held(String),
     Refuse(String),
     Claim {
         agent: String,
@@ -219,8 +224,12 @@ impl Planner {
         if task.is_some_and(|t| t.inbound == Inbound::Hold) {
             return Ok(Decision::Waits);
         }
-        if task.is_some() && self.conflicts_with_active(view, &item.slug) {
-            return Ok(Decision::Waits);
+        if task.is_some()
+            && view.serialize
+            && let Some(why) =
+                conflict_hold(view.conflicts.get(&item.slug), &self.active, &view.landing)
+        {
+            return Ok(Decision::Held(why));
         }
         match dependencies(view, item)? {
             Deps::Wait => return Ok(Decision::Waits),
@@ -241,6 +250,7 @@ impl Planner {
         }
         match decision {
             Decision::Blocked | Decision::Waits => None,
+            Decision::Held(why) => Some(Action::Held { item: item.id, why }),
             Decision::NotDue => {
                 let at = item.not_before;
                 self.wake = Some(self.wake.map_or(at, |wake| wake.min(at)));
@@ -276,16 +286,33 @@ impl Planner {
     }
 }
 
-impl Planner {
-    /// Whether `slug`'s work conflicts with an active task's, when conflicting tasks are held
-    /// apart.
-    fn conflicts_with_active(&self, view: &View, slug: &str) -> bool {
-        view.serialize
-            && view
-                .conflicts
-                .get(slug)
-                .is_some_and(|others| !others.is_disjoint(&self.active))
+/// Why a queued round of a task whose work is predicted to conflict with `conflicts` waits,
+/// when some of them are `active` (`landing`: queued to land or in a batch under test; the
+/// others run, or have a round on its way): `None` when none is. `ganger fleet status` says
+/// the same of a queued item.
+pub(crate) fn conflict_hold(
+    conflicts: Option<&BTreeSet<String>>,
+    active: &BTreeSet<String>,
+    landing: &BTreeSet<String>,
+) -> Option<String> {
+    let held_by: Vec<String> = conflicts?
+        .intersection(active)
+        .map(|other| {
+            let state = if landing.contains(other) {
+                "landing"
+            } else {
+                "running"
+            };
+            format!("{other} ({state})")
+        })
+        .collect();
+    if held_by.is_empty() {
+        return None;
     }
+    Some(format!(
+        "waits for {}: their work is predicted to conflict ([fleet] conflicts = \"serialize\")",
+        held_by.join(", ")
+    ))
 }
 
 /// The actions of a pass over `view`, every claim won, as far as the view goes (to the end

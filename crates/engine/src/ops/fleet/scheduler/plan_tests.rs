@@ -173,6 +173,16 @@ fn accepting(slugs: &[&str]) -> BTreeMap<String, Option<QueuedTask>> {
 
 use Action::{Deliver, Read, Refuse, ToLane, WakeAt};
 
+/// Item `item` held by the active tasks `by` (`b (landing)`).
+fn held(item: i64, by: &str) -> Action {
+    Action::Held {
+        item,
+        why: format!(
+            "waits for {by}: their work is predicted to conflict ([fleet] conflicts = \"serialize\")"
+        ),
+    }
+}
+
 fn lane(item: i64, remote: &str) -> Action {
     ToLane {
         item,
@@ -487,7 +497,7 @@ fn cases() -> Vec<Case> {
                 tasks: accepting(&["a", "c"]),
                 ..serializing(&[("a", "b")], &[], vec![fix(1, "a"), fix(2, "c")])
             },
-            wants: vec![Deliver(2)],
+            wants: vec![held(1, "b (running)"), Deliver(2)],
         },
         Case {
             rule: "serialize: a fix waits while the task it conflicts with is in flight",
@@ -496,7 +506,7 @@ fn cases() -> Vec<Case> {
                 tasks: accepting(&["a"]),
                 ..serializing(&[("b", "a")], &[], vec![fix(1, "a")])
             },
-            wants: vec![],
+            wants: vec![held(1, "b (running)")],
         },
         Case {
             rule: "serialize: a fix waits while the task it conflicts with is queued to land",
@@ -504,7 +514,7 @@ fn cases() -> Vec<Case> {
                 tasks: accepting(&["a"]),
                 ..serializing(&[("a", "b")], &["b"], vec![fix(1, "a")])
             },
-            wants: vec![],
+            wants: vec![held(1, "b (landing)")],
         },
         Case {
             rule: "serialize: of two conflicting tasks' fixes, the older goes and the other waits",
@@ -512,7 +522,7 @@ fn cases() -> Vec<Case> {
                 tasks: accepting(&["a", "b"]),
                 ..serializing(&[("a", "b")], &[], vec![fix(1, "b"), fix(2, "a")])
             },
-            wants: vec![Deliver(1)],
+            wants: vec![Deliver(1), held(2, "b (running)")],
         },
         Case {
             rule: "serialize: a task conflicting with an idle one (not running, not landing) goes",

@@ -209,16 +209,7 @@ impl View {
     /// the pairs of tasks predicted to conflict and the tasks queued to land.
     pub(super) fn read_conflicts(&mut self, store: &dyn Backend) -> Result<()> {
         self.serialize = true;
-        for pair in store.conflicts()?.into_iter().filter(|p| !p.with_base) {
-            self.conflicts
-                .entry(pair.task.clone())
-                .or_default()
-                .insert(pair.other.clone());
-            self.conflicts
-                .entry(pair.other)
-                .or_default()
-                .insert(pair.task);
-        }
+        self.conflicts = conflict_pairs(store)?;
         self.landing = store
             .land_items(true)?
             .into_iter()
@@ -231,6 +222,20 @@ impl View {
     pub(super) fn item(&self, id: i64) -> Option<&QueueItem> {
         self.queued.iter().find(|item| item.id == id)
     }
+}
+
+/// The tasks each task's work is predicted to conflict with, both ways (a conflict with a
+/// base is not here).
+pub(crate) fn conflict_pairs(store: &dyn Backend) -> Result<BTreeMap<String, BTreeSet<String>>> {
+    let mut conflicts: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    for pair in store.conflicts()?.into_iter().filter(|p| !p.with_base) {
+        conflicts
+            .entry(pair.task.clone())
+            .or_default()
+            .insert(pair.other.clone());
+        conflicts.entry(pair.other).or_default().insert(pair.task);
+    }
+    Ok(conflicts)
 }
 
 /// Each fleet's remote, by the fleet's name.
