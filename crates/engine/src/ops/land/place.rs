@@ -2,7 +2,8 @@
 //! did. A batch's tasks share one sandbox kind and network (the store takes them so), so the
 //! first task's settings are the batch's; the scratch worktree stands in for the task's
 //! worktree (writable: checks may build) and the lander's name for the task's (what Docker
-//! names its home's volume after), the lander's own directory beside it for the agent's home, and the environment is the sandbox's clean one, or the user's locally.
+//! names its home's volume after), the lander's own directory beside it for the agent's
+//! home, and the environment is the sandbox's clean one, or the user's locally.
 
 use crate::base::error::{EngineError, Result};
 use crate::env::sandboxing::{
@@ -82,6 +83,9 @@ impl CheckPlace {
             home: &self.home,
             writable: true,
             grace: GRACE,
+            // Under the `gateway` network a batch's checks have no way out: the tasks' own
+            // allow-lists are theirs, and the batch has no round whose gateway it could use.
+            gateway: None,
         };
         confine_check(ws, &confinement, command)
     }
