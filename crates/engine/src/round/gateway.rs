@@ -142,9 +142,9 @@ fn upstream_of(adapter: &dyn Adapter, route: &ganger_agents::ModelRoute) -> Resu
 }
 
 /// Whether the round's only way out is its gateway: a sandbox's `gateway` network.
-fn sealed(input: &RoundInput) -> bool {
+fn sealed(ws: &Workspace, input: &RoundInput) -> bool {
     input.task.network == ganger_sandbox::Network::Gateway
-        && input.task.sandbox != ganger_sandbox::SandboxKind::Local
+        && crate::env::sandboxing::isolated(ws, &input.task)
 }
 
 /// Starts the round's gateway when the round needs one: its agent's model key is to be held
@@ -165,7 +165,7 @@ pub(crate) fn open(
     keys: &[LoadedKey],
     log_requests: bool,
 ) -> Result<Option<(RoundGateway, Redirect)>> {
-    let sealed = sealed(input);
+    let sealed = sealed(ws, input);
     let enabled = ws.config.gateway.enabled;
     if !sealed && (keys.is_empty() || !enabled) {
         return Ok(None);
@@ -341,7 +341,7 @@ pub(crate) fn open_for_checks(
     ws: &Workspace,
     input: &RoundInput,
 ) -> Result<Option<(RoundGateway, Redirect)>> {
-    if !sealed(input) {
+    if !sealed(ws, input) {
         return Ok(None);
     }
     let Started {

@@ -13,7 +13,6 @@ use crate::ops::land::judge::judge;
 use crate::ops::land::landed::base_has;
 use crate::ops::land::place::CheckPlace;
 use crate::ops::land::report::{BatchReport, Returned};
-use ganger_sandbox::SandboxKind;
 use ganger_store::{LandBatch, LandItem};
 use std::collections::HashMap;
 
@@ -40,7 +39,7 @@ pub(crate) fn land_batch(
     };
     let names: Vec<&str> = items.iter().map(|i| i.slug.as_str()).collect();
     let place = batch_place(lander, &items)?;
-    let kind = place.kind();
+    let (kind, confined) = (place.kind(), place.isolates());
     if let Some(done) = lander.place.replace(place) {
         done.release(lander.ws);
     }
@@ -48,9 +47,10 @@ pub(crate) fn land_batch(
         "batch {} on {}{}: {}",
         batch.id,
         short(&batch.head),
-        match kind {
-            SandboxKind::Local => String::new(),
-            kind => format!(" (checks in {kind})"),
+        if confined {
+            format!(" (checks in {kind})")
+        } else {
+            String::new()
         },
         names.join(", ")
     );

@@ -64,6 +64,11 @@ impl CheckPlace {
         })
     }
 
+    /// Whether the checks run confined (in a sandbox of their own).
+    pub(crate) fn isolates(&self) -> bool {
+        self.sandbox.isolates()
+    }
+
     /// The sandbox's kind, as the batch's steps name it.
     pub(crate) fn kind(&self) -> SandboxKind {
         self.sandbox.kind()
@@ -98,7 +103,8 @@ impl CheckPlace {
     /// Once its batch is done: what the sandbox keeps between checks (Docker's volume for the
     /// home) is removed; a failure to is left to `docker volume prune`, not the batch's.
     pub(crate) fn release(self, ws: &Workspace) {
-        if self.kind() != SandboxKind::Docker {
+        // Only a sandbox that runs its own image keeps a volume (Docker's).
+        if self.sandbox.sandbox.runs_host_programs() {
             return;
         }
         let Some(Ok(docker)) = crate::env::leftovers::docker_if_present() else {
