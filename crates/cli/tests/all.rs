@@ -59,6 +59,7 @@ mod race_agents;
 mod race_clean;
 mod race_conflicts;
 mod race_detach;
+mod race_fleet;
 mod race_input;
 mod race_limits;
 mod race_queue;

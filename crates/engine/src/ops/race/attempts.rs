@@ -10,12 +10,13 @@
 use super::admit::Admitted;
 use super::queued;
 use super::wake::Wake;
-use super::{RaceOptions, attempt_slug, race_fleet, say};
+use super::{RaceOptions, attempt_slug, say};
 use crate::base::brief::Brief;
 use crate::base::error::{EngineError, ErrorKind, Result};
 use crate::base::notice::{Notice, Notices};
 use crate::env::workspace::Workspace;
 use crate::round::reaper::settle_task;
+use crate::task::race_request::Request;
 use crate::task::start::{StartOptions, start};
 use ganger_events::RoundStatus;
 use ganger_store::{Backend, RaceRecord, Task};
@@ -41,7 +42,7 @@ pub(super) fn run(
     // Attempts the race's spent budget kept from starting.
     let mut kept_out = vec![false; count as usize];
     let mut wake = Wake::new();
-    let queue = super::request::Request::queued(race);
+    let queue = Request::queued(race);
     loop {
         let mut working = 0;
         let mut waiting = Vec::new();
@@ -189,7 +190,7 @@ fn start_attempt(
         detach: true,
         commander: Some(race.owner.clone()),
         budget: ganger_store::Budget::default(),
-        fleet: Some(race_fleet(&race.slug)),
+        fleet: Some(Request::fleet_of(race)),
         dotted: true,
         ..options.start.clone()
     };
@@ -208,7 +209,7 @@ fn start_attempt(
             if e.kind == ErrorKind::Invalid
                 && crate::evidence::budget::fleet_exhausted(
                     &*ws.open_store()?,
-                    &race_fleet(&race.slug),
+                    &Request::fleet_of(race),
                 )
                 .is_some() =>
         {
