@@ -56,6 +56,7 @@ mod pipeline_input;
 mod postgres_store;
 mod postgres_tls;
 mod race_agents;
+mod race_cancel;
 mod race_clean;
 mod race_conflicts;
 mod race_detach;

@@ -21,11 +21,6 @@ use crate::task::start::{StartOptions, start};
 use ganger_events::RoundStatus;
 use ganger_store::{Backend, RaceRecord, Task};
 use std::collections::HashMap;
-use std::time::Duration;
-
-/// How often `--first-green` looks at the attempts it cancels (one between two rounds of its
-/// fix loop is cancelled as its next round starts).
-const CANCEL_LOOK_EVERY: Duration = Duration::from_millis(50);
 
 /// Starts the attempts not started yet (at most `--max` working at once) and follows them to
 /// their end; returns the winner `--first-green` chose, if it did.
@@ -91,7 +86,7 @@ pub(super) fn run(
         if options.first_green
             && let Some(winner) = first_passed
         {
-            cancel_others(ws, race, queue, winner, notices)?;
+            super::cancel::cancel_others(ws, race, queue, winner, notices)?;
             return Ok(Some(winner));
         }
         let room = options
@@ -229,13 +224,13 @@ fn start_attempt(
 /// ended, passing or not. What keeps it working (its round's host, its fix loop) is watched,
 /// so that its end wakes the driver.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum State {
+pub(super) enum State {
     Working,
     Passed,
     Ended,
 }
 
-fn state(
+pub(super) fn state(
     store: &mut dyn Backend,
     ws: &Workspace,
     task: &Task,
@@ -266,53 +261,4 @@ fn state(
         return Ok(State::Working);
     }
     Ok(State::Ended)
-}
-
-/// `--first-green`: stops every other attempt still working, at once: a running round is
-/// cancelled, and an attempt whose fix loop is between two rounds is looked at again until
-/// its next round is cancelled too (a cancelled round ends the loop).
-fn cancel_others(
-    ws: &Workspace,
-    race: &RaceRecord,
-    queue: bool,
-    winner: u32,
-    notices: &mut dyn Notices,
-) -> Result<()> {
-    say(
-        notices,
-        &race.slug,
-        format!("attempt {winner} passed first (--first-green); cancelling the others"),
-    );
-    let mut store = ws.open_store()?;
-    // Only the looks matter here: each cancel waits for its round's end.
-    let mut wake = Wake::new();
-    loop {
-        // Those still in the queue first: the scheduler starts none of them after this.
-        let mut working = queue && queued::withdraw(&mut *store, race, winner)?;
-        for number in (1..=race.attempts).filter(|n| *n != winner) {
-            let slug = attempt_slug(&race.slug, number);
-            let Some(task) = store.task(&slug)? else {
-                continue;
-            };
-            if state(&mut *store, ws, &task, &mut wake, notices)? != State::Working {
-                continue;
-            }
-            working = true;
-            let running = store
-                .round(task.id, None)?
-                .is_some_and(|r| r.status == RoundStatus::Running);
-            if running {
-                // A round that ended meanwhile is no longer to cancel: not an error here.
-                match crate::task::cancel::cancel(ws, &slug, Some(&race.owner), notices) {
-                    Ok(_) => say(notices, &race.slug, format!("attempt {number} cancelled")),
-                    Err(e) if e.kind == ErrorKind::Invalid => {}
-                    Err(e) => return Err(e),
-                }
-            }
-        }
-        if !working {
-            return Ok(());
-        }
-        std::thread::sleep(CANCEL_LOOK_EVERY);
-    }
 }

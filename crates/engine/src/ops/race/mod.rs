@@ -11,6 +11,7 @@
 
 mod admit;
 mod attempts;
+mod cancel;
 mod decide;
 mod detach;
 mod evidence;
