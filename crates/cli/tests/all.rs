@@ -61,6 +61,7 @@ mod race_clean;
 mod race_conflicts;
 mod race_detach;
 mod race_fleet;
+mod race_graft;
 mod race_input;
 mod race_limits;
 mod race_queue;

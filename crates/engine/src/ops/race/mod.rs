@@ -15,6 +15,7 @@ mod cancel;
 mod decide;
 mod detach;
 mod evidence;
+mod graft;
 mod judge;
 mod queued;
 mod report;
@@ -26,6 +27,7 @@ pub use crate::task::race_spec::{AttemptSpec, MAX_ATTEMPTS};
 pub use decide::{Decision, PairOutcome, Rule, Side, Standing};
 pub use detach::{race_detached, race_resume};
 pub use evidence::Work;
+pub use graft::graft_request;
 pub use report::{AttemptRow, RACE_SCHEMA, RaceReport, VerdictRow};
 
 use crate::base::brief::Brief;
