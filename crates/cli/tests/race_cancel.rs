@@ -1,7 +1,8 @@
 //! `--first-green` cancels the other attempts at once, not one after another: two losers
 //! whose agents take a second to stop after SIGTERM both get their SIGTERM before either has
-//! stopped. The `command` agent, its model naming what each attempt does; the witnesses are
-//! the agents' own lines (when each started, got SIGTERM and stopped), outside ganger.
+//! stopped. The `command` agent, its worktree's name saying what each attempt does; the
+//! witnesses are the agents' own lines (when each started, got SIGTERM and stopped), outside
+//! ganger.
 
 #![allow(
     clippy::unwrap_used,
@@ -28,21 +29,17 @@ fn first_green_cancels_the_other_attempts_at_once() {
     let witness = world.root().join("witness");
     std::fs::create_dir_all(&witness).unwrap();
     let w = witness.to_str().unwrap();
-    // `win` answers at once; `slow` waits, and on SIGTERM takes a second to stop.
-    let script = format!(
-        "cat >/dev/null; n=${{PWD##*/repo-agent-}}; log={w}/$n.log; \
-         case \"$1\" in win) echo hi > win.txt; echo done;; \
-         slow) trap 'echo \"term $(date +%s%N)\" >> $log; sleep 1; \
-         echo \"end $(date +%s%N)\" >> $log; exit 0' TERM; \
-         echo \"start $(date +%s%N)\" >> $log; sleep 60 & wait $!;; esac"
-    );
-    world.write(
-        "ganger.toml",
+    // Attempt 1 answers at once; the others wait, and on SIGTERM take a second to stop.
+    world.use_command_agent(
         &format!(
-            "[defaults]\nagent = \"command\"\n\n[agents.command]\n\
-             argv = [\"sh\", \"-c\", {}, \"sh\", \"{{model}}\"]\nformat = \"text\"\n",
-            serde_json::to_string(&script).unwrap()
+            "cat >/dev/null; n=${{PWD##*/repo-agent-}}; log={w}/$n.log; \
+             case \"$n\" in c.1) echo hi > win.txt; echo done;; \
+             *) trap 'echo \"term $(date +%s%N)\" >> $log; sleep 1; \
+             echo \"end $(date +%s%N)\" >> $log; exit 0' TERM; \
+             echo \"start $(date +%s%N)\" >> $log; sleep 60 & wait $!;; esac"
         ),
+        "",
+        "",
     );
     // The winner passes once both losers' agents run, so that each has an agent to stop.
     let check = format!(
@@ -55,7 +52,7 @@ fn first_green_cancels_the_other_attempts_at_once() {
         "--message",
         "work",
         "--attempts",
-        "command:win,command:slow*2",
+        "command*3",
         "--check",
         &check,
         "--first-green",

@@ -1,8 +1,9 @@
 //! `ganger race SLUG --graft`: the winner gets one fix round whose brief carries the passing
 //! losers' hunks in files the winner left alone (not their hunks in its own files, nor a
 //! failing attempt's) and the reviewers' reasons against it. The `command` agent: an attempt
-//! runs its prompt's last line as a script; the graft round keeps its brief in the worktree
-//! as the witness; the judge always answers A, with a reason.
+//! runs its prompt's last line as a script (which does what its worktree's name says); the
+//! graft round keeps its brief in the worktree as the witness; the judge always answers A,
+//! with a reason.
 
 #![allow(
     clippy::unwrap_used,
@@ -12,20 +13,16 @@
 
 use ganger_test_support::World;
 
+/// A world whose `command` agent runs, for an attempt, the prompt's last line; keeps a graft
+/// round's brief in the worktree; and judges A, with a reason.
 fn world() -> World {
     let world = World::new(env!("CARGO_BIN_EXE_ganger").as_ref());
-    let script = "[ \"$1\" = judge ] && { cat >/dev/null; echo 'WINNER: A as A is tidier'; exit 0; }; \
-                  p=$(cat); case \"$p\" in *'Your attempt won race'*) \
-                  printf '%s' \"$p\" > graft-brief.txt; echo grafted;; \
-                  *) eval \"$(printf '%s' \"$p\" | tail -n 1)\"; echo done;; esac";
-    world.write(
-        "ganger.toml",
-        &format!(
-            "[defaults]\nagent = \"command\"\n\n[agents.command]\n\
-             argv = [\"sh\", \"-c\", {}, \"sh\", \"{{model}}\"]\nformat = \"text\"\n\n\
-             [roles.judge]\nagent = \"command\"\nmodel = \"judge\"\n",
-            serde_json::to_string(script).unwrap()
-        ),
+    world.use_command_agent(
+        "p=$(cat); case \"$p\" in *'Your role: judge'*) echo 'WINNER: A as A is tidier';; \
+         *'Your attempt won race'*) printf '%s' \"$p\" > graft-brief.txt; echo grafted;; \
+         *) eval \"$(printf '%s' \"$p\" | tail -n 1)\"; echo done;; esac",
+        "",
+        "",
     );
     let lines: String = (1..=30).map(|n| format!("line {n}\n")).collect();
     world.write("src/a.txt", &lines);
@@ -44,17 +41,17 @@ fn graft_sends_the_winner_the_losers_hunks_it_lacks_and_the_reasons_against_it()
     assert!(none.stderr.contains("no race g"), "{}", none.stderr);
     // 1 edits a line (the smallest diff: it wins the ties); 2 edits the same line and adds
     // a file; 3 adds another file but fails the check.
-    let script = "case \"$1\" in \
-        one) sed -i '11s/.*/one/' src/a.txt;; \
-        two) sed -i '11s/.*/two/' src/a.txt; echo 'extra line' > src/extra.txt;; \
-        three) echo 'b line' > src/b.txt; touch failed;; esac";
+    let script = "case \"$PWD\" in \
+        *g.1) sed -i '11s/.*/one/' src/a.txt;; \
+        *g.2) sed -i '11s/.*/two/' src/a.txt; echo 'extra line' > src/extra.txt;; \
+        *g.3) echo 'b line' > src/b.txt; touch failed;; esac";
     let race = world.ganger(&[
         "race",
         "g",
         "--message",
         script,
         "--attempts",
-        "command:one,command:two,command:three",
+        "command*3",
         "--check",
         "test ! -e failed",
         "--json",

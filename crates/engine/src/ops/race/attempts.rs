@@ -8,12 +8,13 @@
 //! two looks the driver waits for the end of a round or fix loop it saw working (`wake.rs`).
 
 use super::admit::Admitted;
+use super::at_once::at_once;
 use super::queued;
 use super::wake::Wake;
 use super::{RaceOptions, attempt_slug, say};
 use crate::base::brief::Brief;
-use crate::base::error::{EngineError, ErrorKind, Result};
-use crate::base::notice::{Notice, Notices};
+use crate::base::error::{ErrorKind, Result};
+use crate::base::notice::Notices;
 use crate::env::workspace::Workspace;
 use crate::round::reaper::settle_task;
 use crate::task::race_request::Request;
@@ -127,41 +128,9 @@ fn start_all(
     numbers: &[u32],
     notices: &mut dyn Notices,
 ) -> Result<Vec<(u32, bool)>> {
-    let outcomes: Vec<(Result<bool>, Vec<Notice>)> = std::thread::scope(|scope| {
-        let threads: Vec<_> = numbers
-            .iter()
-            .map(|&number| {
-                scope.spawn(move || {
-                    let mut told = Vec::new();
-                    let mut tell = |notice: Notice| told.push(notice);
-                    let began = start_attempt(ws, race, admitted, options, number, &mut tell);
-                    (began, told)
-                })
-            })
-            .collect();
-        threads
-            .into_iter()
-            .map(|thread| {
-                thread.join().unwrap_or_else(|_| {
-                    let died = EngineError::invalid("an attempt's start panicked");
-                    (Err(died), Vec::new())
-                })
-            })
-            .collect()
-    });
-    let mut began = Vec::new();
-    let mut first_error = None;
-    for (&number, (outcome, told)) in numbers.iter().zip(outcomes) {
-        told.into_iter().for_each(|notice| notices.notice(notice));
-        match outcome {
-            Ok(started) => began.push((number, started)),
-            Err(e) => first_error = first_error.or(Some(e)),
-        }
-    }
-    match first_error {
-        Some(e) => Err(e),
-        None => Ok(began),
-    }
+    at_once(numbers, notices, |number, tell| {
+        start_attempt(ws, race, admitted, options, number, tell)
+    })
 }
 
 /// Starts attempt `number` as `start` starts a task, detached; one that another driver of the

@@ -5,11 +5,12 @@
 //! two rounds (or a queued one being delivered) makes the driver wait a little and look
 //! again, until its next round is cancelled too (a cancelled round ends the loop).
 
+use super::at_once::at_once;
 use super::attempts::{State, state};
 use super::wake::Wake;
 use super::{attempt_slug, queued, say};
-use crate::base::error::{EngineError, ErrorKind, Result};
-use crate::base::notice::{Notice, Notices};
+use crate::base::error::{ErrorKind, Result};
+use crate::base::notice::Notices;
 use crate::env::workspace::Workspace;
 use ganger_events::RoundStatus;
 use ganger_store::RaceRecord;
@@ -68,53 +69,25 @@ pub(super) fn cancel_others(
 /// Cancels the running rounds of the attempts `numbers`, each on a thread of its own; their
 /// notices told in order once all have ended. A round that ended meanwhile is no longer to
 /// cancel: not an error here. How many were cancelled; the first error is returned after
-/// every cancel has ended.
+/// every cancel has ended ([`at_once`]).
 fn cancel_all(
     ws: &Workspace,
     race: &RaceRecord,
     numbers: &[u32],
     notices: &mut dyn Notices,
 ) -> Result<usize> {
-    let outcomes: Vec<(Result<bool>, Vec<Notice>)> = std::thread::scope(|scope| {
-        let threads: Vec<_> = numbers
-            .iter()
-            .map(|&number| {
-                scope.spawn(move || {
-                    let mut told = Vec::new();
-                    let mut tell = |notice: Notice| told.push(notice);
-                    let slug = attempt_slug(&race.slug, number);
-                    let owner = Some(race.owner.as_str());
-                    let cancelled = match crate::task::cancel::cancel(ws, &slug, owner, &mut tell) {
-                        Ok(_) => Ok(true),
-                        Err(e) if e.kind == ErrorKind::Invalid => Ok(false),
-                        Err(e) => Err(e),
-                    };
-                    (cancelled, told)
-                })
-            })
-            .collect();
-        threads
-            .into_iter()
-            .map(|thread| {
-                thread.join().unwrap_or_else(|_| {
-                    let died = EngineError::invalid("an attempt's cancel panicked");
-                    (Err(died), Vec::new())
-                })
-            })
-            .collect()
-    });
-    let mut first_error = None;
-    let mut cancelled = 0;
-    for (&number, (outcome, told)) in numbers.iter().zip(outcomes) {
-        told.into_iter().for_each(|notice| notices.notice(notice));
-        match outcome {
-            Ok(true) => {
-                cancelled += 1;
-                say(notices, &race.slug, format!("attempt {number} cancelled"));
-            }
-            Ok(false) => {}
-            Err(e) => first_error = first_error.or(Some(e)),
+    let outcomes = at_once(numbers, notices, |number, tell| {
+        let slug = attempt_slug(&race.slug, number);
+        match crate::task::cancel::cancel(ws, &slug, Some(race.owner.as_str()), tell) {
+            Ok(_) => Ok(true),
+            Err(e) if e.kind == ErrorKind::Invalid => Ok(false),
+            Err(e) => Err(e),
         }
+    })?;
+    let mut cancelled = 0;
+    for (number, _) in outcomes.into_iter().filter(|(_, done)| *done) {
+        cancelled += 1;
+        say(notices, &race.slug, format!("attempt {number} cancelled"));
     }
-    first_error.map_or(Ok(cancelled), Err)
+    Ok(cancelled)
 }

@@ -10,6 +10,7 @@
 //! and a race that ended keeps its end (the store ends a race once).
 
 mod admit;
+mod at_once;
 mod attempts;
 mod cancel;
 mod decide;
