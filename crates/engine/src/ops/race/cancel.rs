@@ -6,7 +6,7 @@
 //! again, until its next round is cancelled too (a cancelled round ends the loop).
 
 use super::at_once::at_once;
-use super::attempts::{State, state};
+use super::state::{State, state};
 use super::wake::Wake;
 use super::{attempt_slug, queued, say};
 use crate::base::error::{ErrorKind, Result};

@@ -21,6 +21,7 @@ mod judge;
 mod queued;
 mod report;
 mod request;
+mod state;
 mod wake;
 
 pub use crate::task::race_request::race_fleet;
