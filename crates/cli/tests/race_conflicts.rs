@@ -95,3 +95,38 @@ fn a_races_attempts_are_no_conflict_to_each_other_and_a_merged_winner_leaves_non
         "the merged winner's work is the base's: its pairs are gone"
     );
 }
+
+/// Each attempt's diff size is its own, against the base: files, lines added and removed (a
+/// binary file a file of no lines), and nothing for an attempt that changed nothing.
+#[test]
+fn each_attempts_diff_size_is_its_own_against_the_base() {
+    let world = world();
+    let script = "case \"$1\" in \
+        one) sed -i '11s/.*/one/' src/a.txt;; \
+        two) sed -i '1d;2d' src/a.txt; printf 'a\\nb\\nc\\n' > src/new.txt; \
+             printf '\\000\\001' > src/blob.bin;; \
+        esac";
+    let race = world.ganger(&[
+        "race",
+        "s",
+        "--message",
+        script,
+        "--attempts",
+        "command:one,command:two,command:none",
+        "--check",
+        "true",
+        "--json",
+    ]);
+    race.expect_code(0);
+    let report = race.json();
+    let sizes: Vec<(u64, u64, u64)> = report["attempts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| {
+            let n = |key: &str| a[key].as_u64().unwrap();
+            (n("files"), n("added"), n("removed"))
+        })
+        .collect();
+    assert_eq!(sizes, [(1, 1, 1), (3, 3, 2), (0, 0, 0)], "{report:#}");
+}

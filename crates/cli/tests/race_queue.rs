@@ -1,7 +1,7 @@
-//! Races through the scheduler's queue (`race --queue`): the attempts are queued as
-//! `start --queue` queues a task, and `ganger serve` starts them under its limits. Witnesses
-//! outside ganger: the model server's in-flight counts, the workers' start and end times, and
-//! the queue's rows read from the database itself.
+//! Races through the scheduler's queue (`race --queue`, and MCP's `race` tool with `queue`):
+//! the attempts are queued as `start --queue` queues a task, and `ganger serve` starts them
+//! under its limits. Witnesses outside ganger: the model server's in-flight counts, the
+//! workers' start and end times, and the queue's rows read from the database itself.
 
 #![allow(
     clippy::unwrap_used,
@@ -10,9 +10,11 @@
 )]
 
 use crate::fleet_world;
+use crate::mcp_client;
 
 use fleet_world::FleetWorld;
 use ganger_fake_llm::Script;
+use mcp_client::{Mcp, text};
 use serde_json::Value;
 
 /// `ganger serve ARGS` in the background, killed when dropped.
@@ -135,4 +137,42 @@ fn first_green_through_the_queue_withdraws_the_attempts_not_started() {
     // Nothing the race withdrew starts later.
     std::thread::sleep(std::time::Duration::from_secs(2));
     assert!(fw.runs("r.3").is_empty(), "r.3 ran after the race ended");
+}
+
+/// An MCP commander's `race` with `queue`: the attempts go through serve's queue (each a
+/// start item of the race's fleet, delivered once), and the answer is the race's end; with
+/// `max` (serve's limits decide) it is refused with nothing queued.
+#[test]
+fn the_mcp_race_tool_queues_the_attempts_for_serve() {
+    let fw = FleetWorld::new(Script::new(), 0);
+    let _serve = Serve::start(&fw, &["--max", "1"]);
+    let mut mcp = Mcp::start(&fw.world, &["--as", "alice"], &[], "race-queue-test");
+    let refused = mcp.call(
+        "race",
+        serde_json::json!({"slug": "m", "brief": "work", "attempts": "command*2",
+                           "checks": ["true"], "queue": true, "max": 1}),
+    );
+    assert_eq!(refused["isError"], true, "{refused}");
+    assert!(
+        text(&refused).contains("--queue takes no --max"),
+        "{refused}"
+    );
+    assert!(fw.queue_rows().is_empty(), "{:?}", fw.queue_rows());
+    let report = mcp.ok(
+        "race",
+        serde_json::json!({"slug": "m", "brief": "work", "attempts": "command*2",
+                           "checks": ["true"], "queue": true}),
+    );
+    assert_eq!(report["status"], "won", "{report:#}");
+    assert_eq!(report["owner"], "alice", "{report:#}");
+    let rows = fw.queue_rows();
+    let attempts: Vec<_> = rows.iter().filter(|r| r.0.starts_with("m.")).collect();
+    assert_eq!(attempts.len(), 2, "{rows:?}");
+    assert!(
+        attempts.iter().all(|r| r.1 == "start" && r.2 == "ended"),
+        "{rows:?}"
+    );
+    for number in 1..=2 {
+        assert_eq!(fw.runs(&format!("m.{number}")).len(), 1, "m.{number}");
+    }
 }

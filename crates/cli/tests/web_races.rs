@@ -123,3 +123,41 @@ fn a_race_posted_with_detach_answers_at_once_and_runs_to_its_end_in_the_backgrou
     assert_eq!(again.status, 200, "{}", again.body);
     assert_eq!(again.json()["status"], "won");
 }
+
+/// `"queue": true`: the attempts go through the scheduler's queue (here the serving process's
+/// own scheduler), each a start item of the race's fleet; with `max` it is 400, nothing made.
+#[test]
+fn a_race_posted_with_queue_goes_through_the_schedulers_queue() {
+    let world = World::new(env!("CARGO_BIN_EXE_ganger").as_ref());
+    world.use_command_agent(AGENT, "", "");
+    write_tokens(&world);
+    let served = Served::start(world);
+    let post = |body: serde_json::Value| {
+        served.request("POST", "/api/races", Some(ALICE), Some(&body), &[])
+    };
+    let bad = post(
+        json!({"slug": "q", "message": "hello", "attempts": "command*2",
+                          "checks": ["test -f answer.txt"], "queue": true, "max": 1}),
+    );
+    assert_eq!(bad.status, 400, "{}", bad.body);
+    assert!(bad.body.contains("--queue takes no --max"), "{}", bad.body);
+    assert_eq!(served.get("/api/races/q").status, 404);
+    let race = json!({"slug": "q", "message": "hello", "attempts": "command*2",
+                      "checks": ["test -f answer.txt"], "queue": true, "detach": true});
+    let started = post(race);
+    assert_eq!(started.status, 200, "{}", started.body);
+    let won = ganger_test_support::wait_until(std::time::Duration::from_secs(90), || {
+        served.get("/api/races/q").json()["status"] == "won"
+    });
+    assert!(won, "{:#}", served.get("/api/races/q").json());
+    let db = rusqlite::Connection::open(served.world.repo.join(".ganger/state.db")).unwrap();
+    let items: Vec<(String, String, String)> = db
+        .prepare("SELECT slug, kind, fleet FROM queue ORDER BY slug")
+        .unwrap()
+        .query_map([], |row| Ok((row.get(0)?, row.get(1)?, row.get(2)?)))
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap();
+    let want = |slug: &str| (slug.to_owned(), "start".to_owned(), "race:q".to_owned());
+    assert_eq!(items, [want("q.1"), want("q.2")]);
+}

@@ -1,15 +1,15 @@
 //! The API's races (docs/races.md): `POST /api/races` runs one (or resumes it) as the token's
 //! commander until it has ended, as `approve` runs a pipeline's rounds, and answers
 //! `ganger.race/1`, or with `"detach": true` records it, leaves it to a detached driver (as
-//! `ganger race --detach`) and answers its report as it stands; `GET /api/races/{slug}` is its
-//! report.
+//! `ganger race --detach`) and answers its report as it stands (`"queue": true` queues the
+//! attempts for the scheduler, as `--queue`); `GET /api/races/{slug}` is its report.
 
 use crate::extract::{Acting, ApiPath};
 use crate::problem::ApiResult;
 use crate::routes_actions::body;
 use axum::Json;
 use axum::body::Bytes;
-use ganger_engine::race::{RaceOptions, RaceReport};
+use ganger_engine::race::{Driving, RaceOptions, RaceReport};
 use ganger_engine::{Brief, Budget, EngineError, StartOptions};
 use serde::Deserialize;
 
@@ -41,6 +41,10 @@ pub struct RaceBody {
     /// `running` (bad input is still refused with nothing made).
     #[serde(default)]
     pub detach: bool,
+    /// Queue the attempts for the scheduler (`ganger serve`) to start under its limits, as
+    /// `ganger race --queue`; takes no `max` or `until_green`.
+    #[serde(default)]
+    pub queue: bool,
 }
 
 #[utoipa::path(post, path = "/api/races", tag = "actions", request_body = RaceBody,
@@ -50,7 +54,10 @@ pub struct RaceBody {
     security(("token" = [])))]
 pub async fn race(acting: Acting, bytes: Bytes) -> ApiResult<Json<RaceReport>> {
     let request: RaceBody = body(&bytes)?;
-    let detach = request.detach;
+    let driving = Driving {
+        detach: request.detach,
+        queue: request.queue,
+    };
     let options = RaceOptions {
         slug: request.slug.clone(),
         brief: Some(Brief::Message(request.message)),
@@ -68,12 +75,9 @@ pub async fn race(acting: Acting, bytes: Bytes) -> ApiResult<Json<RaceReport>> {
             ..StartOptions::default()
         },
     };
-    if detach {
-        return acting
-            .json(move |e| e.race_detached(options, &mut |_| {}))
-            .await;
-    }
-    acting.json(move |e| e.race(options, &mut |_| {})).await
+    acting
+        .json(move |e| e.race_driven(options, driving, &mut |_| {}))
+        .await
 }
 
 #[utoipa::path(get, path = "/api/races/{slug}", tag = "read",

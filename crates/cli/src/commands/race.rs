@@ -6,7 +6,7 @@ use crate::printer::{self, Printer};
 use crate::race_args::RaceArgs;
 use crate::{Failure, Outcome, exit};
 use ganger_engine::race::{Driving, RaceOptions, RaceReport};
-use ganger_engine::{Engine, StartOptions};
+use ganger_engine::{Engine, FixOptions, StartOptions};
 
 /// The exit code of a race's report: 0 won, 1 failed (or still running).
 pub(crate) fn race_code(report: &RaceReport) -> u8 {
@@ -18,11 +18,14 @@ pub(crate) fn race_code(report: &RaceReport) -> u8 {
 }
 
 pub(crate) fn run(engine: &Engine, args: RaceArgs) -> Outcome {
+    if args.graft {
+        return graft(engine, args);
+    }
     let out = Printer::new(args.json);
     let options = RaceOptions {
         slug: args.slug.clone(),
-        brief: brief(args.text),
-        attempts: args.attempts,
+        brief: brief(args.text.task_text()),
+        attempts: args.attempts.unwrap_or_default(),
         first_green: args.first_green,
         max: args.max,
         start: StartOptions {
@@ -51,6 +54,22 @@ pub(crate) fn run(engine: &Engine, args: RaceArgs) -> Outcome {
         return Ok(exit::OK);
     }
     Ok(race_code(&report))
+}
+
+/// `ganger race SLUG --graft`: the winner's fix round, sent and printed as `fix` sends it.
+fn graft(engine: &Engine, args: RaceArgs) -> Outcome {
+    let out = Printer::new(args.json);
+    let options = FixOptions {
+        commander: args.as_name,
+        checks: args.checks.checks,
+        until_green: args.checks.until_green,
+        ..engine.race_graft(&args.slug).map_err(Failure::Engine)?
+    };
+    let since = super::round::now_ms();
+    let sent = engine
+        .fix(options, false, &mut out.notices())
+        .map_err(Failure::Engine)?;
+    super::round::print_sent(engine, sent, out, since)
 }
 
 /// `ganger race-host SLUG`: the detached driver of a race, its output in the race's log.

@@ -25,7 +25,7 @@ pub(crate) fn status_code(status: RoundStatus) -> u8 {
 }
 
 /// Milliseconds since the epoch.
-fn now_ms() -> i64 {
+pub(crate) fn now_ms() -> i64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
@@ -65,7 +65,7 @@ fn say_it_stays_warm(
     Ok(exit::OK)
 }
 
-fn print_sent(engine: &Engine, sent: Sent, out: Printer, since_ms: i64) -> Outcome {
+pub(crate) fn print_sent(engine: &Engine, sent: Sent, out: Printer, since_ms: i64) -> Outcome {
     let launched = match sent {
         Sent::Launched(launched) => launched,
         Sent::Queued { item, held } => {

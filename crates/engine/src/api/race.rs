@@ -41,6 +41,13 @@ impl Engine {
         race_driven(self.workspace(), request, driving, notices)
     }
 
+    /// The fix round `ganger race SLUG --graft` sends the race's winner (its task's slug and
+    /// a brief of the passing losers' hunks in files the winner left alone and the reviewers'
+    /// reasons against it); send it with [`Engine::fix`].
+    pub fn race_graft(&self, slug: &str) -> Result<crate::task::fix::FixOptions> {
+        crate::ops::race::graft_request(self.workspace(), slug)
+    }
+
     /// Drives the race `slug` to its end as its recorded request says (`ganger race-host`).
     pub fn race_resume(&self, slug: &str, notices: &mut dyn Notices) -> Result<RaceReport> {
         race_resume(self.workspace(), slug, notices)

@@ -5,7 +5,7 @@ use super::{TaskArgs, answered, json_of, quiet};
 use crate::GangerMcp;
 use crate::output::{Answer, answer};
 use crate::text;
-use ganger_engine::race::{RaceOptions, RaceReport};
+use ganger_engine::race::{Driving, RaceOptions, RaceReport};
 use ganger_engine::{Brief, EngineError, StartOptions};
 use rmcp::handler::server::tool::Extension;
 use rmcp::handler::server::wrapper::Parameters;
@@ -39,6 +39,10 @@ pub struct Race {
     pub budget_usd: Option<f64>,
     /// The whole race's budget in tokens.
     pub budget_tokens: Option<u64>,
+    /// Queue the attempts for the scheduler (`ganger serve`, `fleet run`) to start under its
+    /// limits, instead of starting them here; takes no `max` or `until_green`.
+    #[serde(default)]
+    pub queue: bool,
 }
 
 #[tool_router(router = race_tools, vis = "pub(crate)")]
@@ -47,8 +51,9 @@ impl GangerMcp {
         description = "Race one brief: several attempts (agents and models) at once, each a task SLUG.N. \
              Only attempts whose checks pass stay; they are judged pairwise (twice, sides swapped); \
              ties go to the smaller diff. Runs until the race ends and answers its report; the \
-             same call again resumes a race that was interrupted. `merge` with the race's slug \
-             merges the winner.",
+             same call again resumes a race that was interrupted. With `queue` the attempts wait \
+             in the queue for `ganger serve` to start them. `merge` with the race's slug merges \
+             the winner.",
         annotations(read_only_hint = false)
     )]
     async fn race(
@@ -74,7 +79,11 @@ impl GangerMcp {
                     ..StartOptions::default()
                 },
             };
-            answer(e.race(options, &mut quiet()), report)
+            let driving = Driving {
+                detach: false,
+                queue: a.queue,
+            };
+            answer(e.race_driven(options, driving, &mut quiet()), report)
         })
         .await
     }

@@ -4,6 +4,7 @@
 //! name, and cycles (named in the error, `a -> b -> a`).
 
 use super::limits::Limits;
+use super::race_task::{FleetRace, Given, race_of};
 use crate::base::error::{EngineError, Result};
 use crate::task::labels::LAND_LABEL;
 use serde::Deserialize;
@@ -69,6 +70,11 @@ struct TaskToml {
     /// Queued to land once its last round passes its checks (the label `land=true`).
     #[serde(default)]
     land: bool,
+    /// A race of these attempts (`AGENT[:MODEL][*COUNT],...`, docs/races.md).
+    attempts: Option<String>,
+    /// The race's first attempt to pass wins at once.
+    #[serde(default)]
+    first_green: bool,
 }
 
 /// A fleet, checked.
@@ -93,6 +99,8 @@ pub struct FleetTask {
     /// The start's options, as queued (see `deliver::StartSpec`).
     pub options: serde_json::Value,
     pub after: Vec<String>,
+    /// When the task is a race (`attempts = "SPEC"`): its attempts, the fleet's tasks.
+    pub race: Option<FleetRace>,
 }
 
 /// Reads and checks a fleet file.
@@ -145,8 +153,19 @@ pub fn read_fleet(path: &Path) -> Result<Fleet> {
         }
         tasks.push(fleet_task(dir, task, &parsed.defaults)?);
     }
+    let races: BTreeSet<&str> = tasks
+        .iter()
+        .filter(|t| t.race.is_some())
+        .map(|t| t.slug.as_str())
+        .collect();
     for task in &tasks {
         for after in &task.after {
+            if races.contains(after.as_str()) {
+                return Err(EngineError::invalid(format!(
+                    "task {} comes after {after}, a race: a task after a race is not built yet",
+                    task.slug
+                )));
+            }
             if !seen.contains(after) {
                 return Err(EngineError::invalid(format!(
                     "task {} comes after {after}, which {} does not name",
@@ -220,11 +239,29 @@ fn fleet_task(dir: &Path, task: &TaskToml, defaults: &TaskDefaults) -> Result<Fl
         "budget_usd": task.budget.usd,
         "budget_tokens": task.budget.tokens,
     });
+    if task.first_green && task.attempts.is_none() {
+        return Err(EngineError::invalid(format!(
+            "task {}: first_green is a race's: give attempts = \"SPEC\" too",
+            task.slug
+        )));
+    }
+    let given = Given {
+        agent: task.agent.is_some(),
+        model: task.model.is_some(),
+        budget: task.budget != BudgetToml::default(),
+        land: task.land,
+    };
+    let race = task
+        .attempts
+        .as_deref()
+        .map(|spec| race_of(&task.slug, spec, task.first_green, &options, given))
+        .transpose()?;
     Ok(FleetTask {
         slug: task.slug.clone(),
         prompt,
         options,
         after: task.after.clone(),
+        race,
     })
 }
 
@@ -481,6 +518,7 @@ mod tests {
             prompt: String::new(),
             options: serde_json::Value::Null,
             after: after.iter().map(|s| (*s).to_owned()).collect(),
+            race: None,
         }
     }
 
@@ -519,6 +557,7 @@ mod tests {
                     prompt: String::new(),
                     options: serde_json::Value::Null,
                     after,
+                    race: None,
                 }
             })
             .collect();

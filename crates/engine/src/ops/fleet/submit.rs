@@ -6,7 +6,7 @@
 //! it, so that three `fleet run`s of one file at once queue each task once.
 
 use super::enqueue::Item;
-use super::file::Fleet;
+use super::file::{Fleet, FleetTask};
 use super::spec::CONTINUE;
 use crate::base::commander::commander;
 use crate::base::error::{EngineError, Result};
@@ -28,8 +28,12 @@ pub struct Submitted {
     pub resumed: Vec<String>,
     /// Tasks already queued or running, left as they are.
     pub pending: Vec<String>,
-    /// Tasks that have finished (done, failed, ...), skipped.
+    /// Tasks that have finished (done, failed, ...), skipped; a race that ended too.
     pub finished: Vec<String>,
+    /// Races (`attempts = "SPEC"`) recorded or found running, each driven in the background
+    /// (its attempts are among the tasks above).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub races: Vec<String>,
 }
 
 /// Marks `ended` the delivered items whose round has ended while no scheduler looked (it was
@@ -93,13 +97,23 @@ fn plan<'a>(
         .into_iter()
         .map(|item| item.slug)
         .collect();
+    let queued: HashSet<String> = store
+        .queue_items(Some(&fleet.name))?
+        .into_iter()
+        .map(|item| item.slug)
+        .collect();
     let mut planned = Vec::new();
-    for task in &fleet.tasks {
-        if open.contains(&task.slug) {
-            submitted.pending.push(task.slug.clone());
+    for (task, slug, options) in entries(store, fleet, submitted)? {
+        if open.contains(slug) {
+            submitted.pending.push(slug.to_owned());
             continue;
         }
-        let existing = store.task(&task.slug)?;
+        // A running race's attempt queued before (a withdrawn one too) is its driver's.
+        if task.race.is_some() && queued.contains(slug) {
+            submitted.pending.push(slug.to_owned());
+            continue;
+        }
+        let existing = store.task(slug)?;
         let (kind, prompt, generation) = match &existing {
             None => (QueueKind::Start, task.prompt.as_str(), None),
             Some(found) => match found.last_status {
@@ -107,21 +121,21 @@ fn plan<'a>(
                     (QueueKind::Fix, CONTINUE, Some(found.generation))
                 }
                 Some(RoundStatus::Running) => {
-                    submitted.pending.push(task.slug.clone());
+                    submitted.pending.push(slug.to_owned());
                     continue;
                 }
                 None if found.rounds == 0 => (QueueKind::Fix, task.prompt.as_str(), None),
                 _ => {
-                    submitted.finished.push(task.slug.clone());
+                    submitted.finished.push(slug.to_owned());
                     continue;
                 }
             },
         };
         let item = Item {
-            slug: &task.slug,
+            slug,
             kind,
             prompt,
-            options: task.options.clone(),
+            options: options.clone(),
             commander: commander.to_owned(),
             generation,
             fleet: Some(fleet.name.clone()),
@@ -130,6 +144,34 @@ fn plan<'a>(
         planned.push((item, existing.map(|t| t.rounds)));
     }
     Ok(planned)
+}
+
+/// Each task to queue with its slug and options: a plain task itself, a running race's
+/// attempts (a race that ended is finished, its attempts left alone).
+fn entries<'a>(
+    store: &dyn Backend,
+    fleet: &'a Fleet,
+    submitted: &mut Submitted,
+) -> Result<Vec<(&'a FleetTask, &'a str, &'a serde_json::Value)>> {
+    let mut entries = Vec::new();
+    for task in &fleet.tasks {
+        let Some(race) = &task.race else {
+            entries.push((task, task.slug.as_str(), &task.options));
+            continue;
+        };
+        if store
+            .race(&task.slug)?
+            .is_some_and(|r| r.status != "running")
+        {
+            submitted.finished.push(task.slug.clone());
+            continue;
+        }
+        submitted.races.push(task.slug.clone());
+        for attempt in &race.attempts {
+            entries.push((task, attempt.slug.as_str(), &attempt.options));
+        }
+    }
+    Ok(entries)
 }
 
 /// The planned items as the store takes them, each with its prompt.
@@ -149,7 +191,14 @@ pub fn submit_fleet(ws: &Workspace, fleet: &Fleet, as_name: Option<&str>) -> Res
     if let Some(remote) = &fleet.remote {
         super::remote::check_fleet_remote(ws, &fleet.name, remote)?;
     }
+    // Read only if it exists: bad input makes nothing, not even the store.
+    let existing = ws.existing_store()?;
     for task in &fleet.tasks {
+        if let Some(race) = &task.race {
+            let store = existing.as_deref();
+            super::race_task::check(ws, store, &task.slug, race, &task.options)?;
+            continue;
+        }
         let agent = task.options["agent"]
             .as_str()
             .map_or_else(|| ws.config.defaults.agent.clone(), str::to_owned);
@@ -162,8 +211,9 @@ pub fn submit_fleet(ws: &Workspace, fleet: &Fleet, as_name: Option<&str>) -> Res
     }
     let limits = serde_json::to_value(&fleet.limits)
         .map_err(|e| EngineError::environment("failed to encode the fleet's limits", e))?;
+    drop(existing);
     let mut store = ws.open_store()?;
-    let slugs: Vec<String> = fleet.tasks.iter().map(|t| t.slug.clone()).collect();
+    let slugs: Vec<String> = fleet.tasks.iter().flat_map(task_slugs).collect();
     // Refused before anything is written; the store checks again as it writes.
     if let Some((slug, holder)) = store.fleet_conflict(&fleet.name, &slugs)? {
         return Err(conflict(fleet, slug, holder_fleet(holder)));
@@ -174,8 +224,10 @@ pub fn submit_fleet(ws: &Workspace, fleet: &Fleet, as_name: Option<&str>) -> Res
         &mut |_: crate::base::notice::Notice| {},
     )?;
     end_finished_deliveries(ws, &mut *store)?;
+    let owner = commander(as_name);
+    record_races(&mut *store, fleet, &owner)?;
     let mut submitted = Submitted::default();
-    let planned = plan(&*store, fleet, &commander(as_name), &mut submitted)?;
+    let planned = plan(&*store, fleet, &owner, &mut submitted)?;
     let submission = FleetSubmission {
         fleet: FleetRecord {
             name: fleet.name.clone(),
@@ -205,5 +257,28 @@ pub fn submit_fleet(ws: &Workspace, fleet: &Fleet, as_name: Option<&str>) -> Res
             (None, _) => submitted.pending.push(slug),
         }
     }
+    super::race_task::drive(ws, &submitted.races)?;
     Ok(submitted)
+}
+
+/// The slugs a task holds: its own, or a race's attempts'.
+fn task_slugs(task: &FleetTask) -> Vec<String> {
+    match &task.race {
+        Some(race) => race.attempts.iter().map(|a| a.slug.clone()).collect(),
+        None => vec![task.slug.clone()],
+    }
+}
+
+/// Records each race of the fleet not recorded yet (before its attempts are queued: a race
+/// is never without its record).
+fn record_races(store: &mut dyn Backend, fleet: &Fleet, owner: &str) -> Result<()> {
+    for task in &fleet.tasks {
+        if let Some(race) = &task.race
+            && store.race(&task.slug)?.is_none()
+        {
+            let asked = (race, task.prompt.as_str(), &task.options);
+            super::race_task::record(store, &fleet.name, &task.slug, asked, owner)?;
+        }
+    }
+    Ok(())
 }

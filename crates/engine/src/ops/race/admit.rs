@@ -4,7 +4,6 @@
 //! in the store or on disk.
 
 use super::RaceOptions;
-use super::spec::{self, AttemptSpec};
 use crate::base::brief::read_brief;
 use crate::base::commander::commander;
 use crate::base::error::{EngineError, Result};
@@ -13,6 +12,7 @@ use crate::base::slug::check_slug;
 use crate::env::agent_env;
 use crate::env::workspace::Workspace;
 use crate::task::admission::{check_model_name, known_adapter, require_model};
+use crate::task::race_spec::{self as spec, AttemptSpec};
 
 /// A race nothing refused.
 #[derive(Debug, Clone)]

@@ -8,23 +8,19 @@
 //! two looks the driver waits for the end of a round or fix loop it saw working (`wake.rs`).
 
 use super::admit::Admitted;
+use super::at_once::at_once;
 use super::queued;
+use super::state::{State, state};
 use super::wake::Wake;
-use super::{RaceOptions, attempt_slug, race_fleet, say};
+use super::{RaceOptions, attempt_slug, say};
 use crate::base::brief::Brief;
-use crate::base::error::{EngineError, ErrorKind, Result};
-use crate::base::notice::{Notice, Notices};
+use crate::base::error::{ErrorKind, Result};
+use crate::base::notice::Notices;
 use crate::env::workspace::Workspace;
-use crate::round::reaper::settle_task;
+use crate::task::race_request::Request;
 use crate::task::start::{StartOptions, start};
-use ganger_events::RoundStatus;
-use ganger_store::{Backend, RaceRecord, Task};
+use ganger_store::RaceRecord;
 use std::collections::HashMap;
-use std::time::Duration;
-
-/// How often `--first-green` looks at the attempts it cancels (one between two rounds of its
-/// fix loop is cancelled as its next round starts).
-const CANCEL_LOOK_EVERY: Duration = Duration::from_millis(50);
 
 /// Starts the attempts not started yet (at most `--max` working at once) and follows them to
 /// their end; returns the winner `--first-green` chose, if it did.
@@ -41,7 +37,7 @@ pub(super) fn run(
     // Attempts the race's spent budget kept from starting.
     let mut kept_out = vec![false; count as usize];
     let mut wake = Wake::new();
-    let queue = super::request::Request::queued(race);
+    let queue = Request::queued(race);
     loop {
         let mut working = 0;
         let mut waiting = Vec::new();
@@ -90,7 +86,7 @@ pub(super) fn run(
         if options.first_green
             && let Some(winner) = first_passed
         {
-            cancel_others(ws, race, queue, winner, notices)?;
+            super::cancel::cancel_others(ws, race, queue, winner, notices)?;
             return Ok(Some(winner));
         }
         let room = options
@@ -131,41 +127,9 @@ fn start_all(
     numbers: &[u32],
     notices: &mut dyn Notices,
 ) -> Result<Vec<(u32, bool)>> {
-    let outcomes: Vec<(Result<bool>, Vec<Notice>)> = std::thread::scope(|scope| {
-        let threads: Vec<_> = numbers
-            .iter()
-            .map(|&number| {
-                scope.spawn(move || {
-                    let mut told = Vec::new();
-                    let mut tell = |notice: Notice| told.push(notice);
-                    let began = start_attempt(ws, race, admitted, options, number, &mut tell);
-                    (began, told)
-                })
-            })
-            .collect();
-        threads
-            .into_iter()
-            .map(|thread| {
-                thread.join().unwrap_or_else(|_| {
-                    let died = EngineError::invalid("an attempt's start panicked");
-                    (Err(died), Vec::new())
-                })
-            })
-            .collect()
-    });
-    let mut began = Vec::new();
-    let mut first_error = None;
-    for (&number, (outcome, told)) in numbers.iter().zip(outcomes) {
-        told.into_iter().for_each(|notice| notices.notice(notice));
-        match outcome {
-            Ok(started) => began.push((number, started)),
-            Err(e) => first_error = first_error.or(Some(e)),
-        }
-    }
-    match first_error {
-        Some(e) => Err(e),
-        None => Ok(began),
-    }
+    at_once(numbers, notices, |number, tell| {
+        start_attempt(ws, race, admitted, options, number, tell)
+    })
 }
 
 /// Starts attempt `number` as `start` starts a task, detached; one that another driver of the
@@ -189,7 +153,7 @@ fn start_attempt(
         detach: true,
         commander: Some(race.owner.clone()),
         budget: ganger_store::Budget::default(),
-        fleet: Some(race_fleet(&race.slug)),
+        fleet: Some(Request::fleet_of(race)),
         dotted: true,
         ..options.start.clone()
     };
@@ -208,7 +172,7 @@ fn start_attempt(
             if e.kind == ErrorKind::Invalid
                 && crate::evidence::budget::fleet_exhausted(
                     &*ws.open_store()?,
-                    &race_fleet(&race.slug),
+                    &Request::fleet_of(race),
                 )
                 .is_some() =>
         {
@@ -222,96 +186,4 @@ fn start_attempt(
         Err(e) => return Err(e),
     }
     Ok(true)
-}
-
-/// Where an attempt is: still working (a round running, or its fix loop between rounds), or
-/// ended, passing or not. What keeps it working (its round's host, its fix loop) is watched,
-/// so that its end wakes the driver.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum State {
-    Working,
-    Passed,
-    Ended,
-}
-
-fn state(
-    store: &mut dyn Backend,
-    ws: &Workspace,
-    task: &Task,
-    wake: &mut Wake,
-    notices: &mut dyn Notices,
-) -> Result<State> {
-    let Some(mut round) = store.round(task.id, None)? else {
-        return Ok(State::Working);
-    };
-    if round.status == RoundStatus::Running {
-        if store.is_alive(&round.claim)? {
-            wake.watch(&*store, &round.claim);
-            return Ok(State::Working);
-        }
-        // Its host died: settled now, and its end read again.
-        settle_task(ws, store, task, notices)?;
-        match store.round(task.id, None)? {
-            Some(settled) if settled.status != RoundStatus::Running => round = settled,
-            _ => return Ok(State::Working),
-        }
-    }
-    let looping = store.claim_key(&crate::task::rules::loop_claim_name(&task.slug));
-    if round.checks_passed() {
-        return Ok(State::Passed);
-    }
-    if store.is_alive(&looping)? {
-        wake.watch(&*store, &looping);
-        return Ok(State::Working);
-    }
-    Ok(State::Ended)
-}
-
-/// `--first-green`: stops every other attempt still working, at once: a running round is
-/// cancelled, and an attempt whose fix loop is between two rounds is looked at again until
-/// its next round is cancelled too (a cancelled round ends the loop).
-fn cancel_others(
-    ws: &Workspace,
-    race: &RaceRecord,
-    queue: bool,
-    winner: u32,
-    notices: &mut dyn Notices,
-) -> Result<()> {
-    say(
-        notices,
-        &race.slug,
-        format!("attempt {winner} passed first (--first-green); cancelling the others"),
-    );
-    let mut store = ws.open_store()?;
-    // Only the looks matter here: each cancel waits for its round's end.
-    let mut wake = Wake::new();
-    loop {
-        // Those still in the queue first: the scheduler starts none of them after this.
-        let mut working = queue && queued::withdraw(&mut *store, race, winner)?;
-        for number in (1..=race.attempts).filter(|n| *n != winner) {
-            let slug = attempt_slug(&race.slug, number);
-            let Some(task) = store.task(&slug)? else {
-                continue;
-            };
-            if state(&mut *store, ws, &task, &mut wake, notices)? != State::Working {
-                continue;
-            }
-            working = true;
-            let running = store
-                .round(task.id, None)?
-                .is_some_and(|r| r.status == RoundStatus::Running);
-            if running {
-                // A round that ended meanwhile is no longer to cancel: not an error here.
-                match crate::task::cancel::cancel(ws, &slug, Some(&race.owner), notices) {
-                    Ok(_) => say(notices, &race.slug, format!("attempt {number} cancelled")),
-                    Err(e) if e.kind == ErrorKind::Invalid => {}
-                    Err(e) => return Err(e),
-                }
-            }
-        }
-        if !working {
-            return Ok(());
-        }
-        std::thread::sleep(CANCEL_LOOK_EVERY);
-    }
 }

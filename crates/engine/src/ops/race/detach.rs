@@ -3,12 +3,13 @@
 //! `ganger race-host SLUG`, which reads the race's request from the store. The same command
 //! (or `race-host`) again resumes a driver that died, as for a race in the foreground.
 
-use super::request::Request;
 use super::{RaceOptions, RaceReport, admit, race, record, report, say};
 use crate::base::error::{EngineError, Result};
 use crate::base::notice::Notices;
 use crate::env::workspace::Workspace;
-use std::ffi::OsString;
+use crate::task::race_driver::spawn_race_driver;
+use crate::task::race_request::Request;
+use ganger_store::StoreError;
 
 /// Records the race and starts its driver in the background; its report as it stands.
 pub fn race_detached(
@@ -29,39 +30,14 @@ pub(super) fn detached(
     let admitted = admit::admit(ws, &options, queue, notices)?;
     let race = record(ws, &options, queue, &admitted)?;
     if race.status == "running" {
-        let program = std::env::current_exe()
-            .map_err(|e| EngineError::environment("cannot find ganger's own binary", e))?;
-        let log = ws
-            .state
-            .root()
-            .join("races")
-            .join(format!("{}.host.log", race.slug));
-        if let Some(dir) = log.parent() {
-            std::fs::create_dir_all(dir).map_err(|e| EngineError::io("create", dir, e))?;
-        }
-        let args: Vec<OsString> = vec![
-            "--directory".into(),
-            ws.repo.main.clone().into(),
-            "race-host".into(),
-            race.slug.clone().into(),
-        ];
-        let handed = ws.handed_store()?;
-        let host = ganger_sandbox::spawn_detached_host(
-            &program,
-            &args,
-            None,
-            &handed.env,
-            &handed.input(b""),
-            &log,
-        )
-        .map_err(|e| EngineError::environment("cannot start the race's driver", e))?;
+        let driver = spawn_race_driver(ws, &race.slug)?;
         say(
             notices,
             &race.slug,
             format!(
                 "runs in the background (pid {}, log {}); follow it with `ganger status {}`",
-                host.pid,
-                log.display(),
+                driver.pid,
+                driver.log.display(),
                 race.slug
             ),
         );
@@ -69,10 +45,21 @@ pub(super) fn detached(
     report::build(ws, &race)
 }
 
-/// Drives the race `slug` as its request in the store says, to its end.
+/// Drives the race `slug` as its request in the store says, to its end. One driver of the
+/// kind at a time: a second `race-host` (a fleet file submitted again while its race runs)
+/// finds the first one's claim and reports the race as it stands.
 pub fn race_resume(ws: &Workspace, slug: &str, notices: &mut dyn Notices) -> Result<RaceReport> {
-    let Some(found) = ws.open_store()?.race(slug)? else {
+    let store = ws.open_store()?;
+    let Some(found) = store.race(slug)? else {
         return Err(EngineError::not_found(format!("no race {slug}")));
+    };
+    let _driving = match store.claim(&format!("race-host-{slug}")) {
+        Ok(claim) => claim,
+        Err(StoreError::ClaimHeld { .. }) => {
+            say(notices, slug, "has a live driver already".into());
+            return report::build(ws, &found);
+        }
+        Err(other) => return Err(other.into()),
     };
     let options = Request::options(&found.request, slug, &found.spec, &found.owner)?;
     race(ws, options, notices)

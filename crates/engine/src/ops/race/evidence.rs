@@ -70,22 +70,12 @@ pub(super) fn gather(ws: &Workspace, race: &RaceRecord) -> Result<Vec<AttemptEvi
             }
         })
         .collect::<Result<Vec<_>>>()?;
-    // Each diff's size is a git process of its own: all asked at once.
-    std::thread::scope(|scope| {
-        let sizes: Vec<_> = attempts
-            .iter()
-            .map(|a| {
-                let ends = a.ends.clone();
-                scope.spawn(move || ends.map_or((0, 0, 0), |(from, to)| numstat(ws, &from, &to)))
-            })
-            .collect();
-        for (attempt, size) in attempts.iter_mut().zip(sizes) {
-            let (files, added, removed) = size.join().unwrap_or((0, 0, 0));
-            attempt.work.files = files;
-            attempt.work.added = added;
-            attempt.work.removed = removed;
-        }
-    });
+    let ends: Vec<_> = attempts.iter().map(|a| a.ends.clone()).collect();
+    for (attempt, (files, added, removed)) in attempts.iter_mut().zip(sizes(ws, &ends)) {
+        attempt.work.files = files;
+        attempt.work.added = added;
+        attempt.work.removed = removed;
+    }
     Ok(attempts)
 }
 
@@ -193,6 +183,60 @@ fn diff_ends(task: &Task, last: &Round) -> Option<(String, String)> {
     Some((base, last.snapshot_after.clone()?))
 }
 
+/// Each diff's size (files, lines added, lines removed) between its two ends (`None`: no
+/// diff), all in one `git diff-tree --stdin`: a line `SNAPSHOT BASE` each, the base taken as
+/// the snapshot's parent, so that each diff runs from the base, under a line naming the
+/// snapshot (a diff of nothing prints nothing). Ends that are not both object ids, or a
+/// snapshot given twice, are asked one by one ([`numstat`]).
+fn sizes(ws: &Workspace, ends: &[Option<(String, String)>]) -> Vec<(u64, u64, u64)> {
+    let is_id =
+        |rev: &str| matches!(rev.len(), 40 | 64) && rev.bytes().all(|b| b.is_ascii_hexdigit());
+    let mut batched = std::collections::HashSet::new();
+    let mut input = String::new();
+    for (from, to) in ends.iter().flatten() {
+        if is_id(from) && is_id(to) && batched.insert(to.as_str()) {
+            input.push_str(&format!("{to} {from}\n"));
+        }
+    }
+    let mut found: std::collections::HashMap<String, (u64, u64, u64)> = Default::default();
+    let args = ["diff-tree", "--stdin", "-r", "--numstat", "--no-renames"];
+    let output = match input.is_empty() {
+        true => Ok(Vec::new()),
+        false => ws.repo.git().run_with_input(args, Some(input.as_bytes())),
+    };
+    let batch_read = output.is_ok();
+    let text = String::from_utf8_lossy(&output.unwrap_or_default()).into_owned();
+    let mut current = None;
+    for line in text.lines() {
+        if !line.contains('\t') {
+            current = Some(line.trim().to_owned());
+            continue;
+        }
+        if let Some(snapshot) = &current {
+            let size = found.entry(snapshot.clone()).or_default();
+            add_line(size, line);
+        }
+    }
+    ends.iter()
+        .map(|pair| match pair {
+            None => (0, 0, 0),
+            Some((_, to)) if batch_read && batched.contains(to.as_str()) => {
+                found.get(to).copied().unwrap_or_default()
+            }
+            Some((from, to)) => numstat(ws, from, to),
+        })
+        .collect()
+}
+
+/// Adds one `--numstat` line (`ADDED\tREMOVED\tPATH`; `-` for a binary file) to a size.
+fn add_line((files, added, removed): &mut (u64, u64, u64), line: &str) {
+    let mut parts = line.split('\t');
+    let count = |part: Option<&str>| part.and_then(|n| n.parse::<u64>().ok()).unwrap_or(0);
+    *added += count(parts.next());
+    *removed += count(parts.next());
+    *files += 1;
+}
+
 /// Files changed, lines added and lines removed between two commits (binary files count as
 /// a file with no lines). A diff git cannot give counts as nothing changed.
 fn numstat(ws: &Workspace, from: &str, to: &str) -> (u64, u64, u64) {
@@ -203,12 +247,7 @@ fn numstat(ws: &Workspace, from: &str, to: &str) -> (u64, u64, u64) {
     else {
         return (0, 0, 0);
     };
-    text.lines()
-        .fold((0, 0, 0), |(files, added, removed), line| {
-            let mut parts = line.split('\t');
-            let count = |part: Option<&str>| part.and_then(|n| n.parse::<u64>().ok()).unwrap_or(0);
-            let plus = count(parts.next());
-            let minus = count(parts.next());
-            (files + 1, added + plus, removed + minus)
-        })
+    let mut size = (0, 0, 0);
+    text.lines().for_each(|line| add_line(&mut size, line));
+    size
 }

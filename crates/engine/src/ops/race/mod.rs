@@ -10,27 +10,33 @@
 //! and a race that ended keeps its end (the store ends a race once).
 
 mod admit;
+mod at_once;
 mod attempts;
+mod cancel;
 mod decide;
 mod detach;
 mod evidence;
+mod graft;
 mod judge;
 mod queued;
 mod report;
 mod request;
-mod spec;
+mod state;
 mod wake;
 
+pub use crate::task::race_request::race_fleet;
+pub use crate::task::race_spec::{AttemptSpec, MAX_ATTEMPTS};
 pub use decide::{Decision, PairOutcome, Rule, Side, Standing};
 pub use detach::{race_detached, race_resume};
 pub use evidence::Work;
+pub use graft::graft_request;
 pub use report::{AttemptRow, RACE_SCHEMA, RaceReport, VerdictRow};
-pub use spec::{AttemptSpec, MAX_ATTEMPTS};
 
 use crate::base::brief::Brief;
 use crate::base::error::{EngineError, Result};
 use crate::base::notice::{Notice, Notices};
 use crate::env::workspace::Workspace;
+use crate::task::race_request::Request;
 use crate::task::start::StartOptions;
 use ganger_store::{NewRace, RaceEnd, RaceRecord, StoreError};
 
@@ -74,11 +80,6 @@ pub fn race_driven(
     let admitted = admit::admit(ws, &options, driving.queue, notices)?;
     let race = record(ws, &options, driving.queue, &admitted)?;
     drive(ws, &options, race, &admitted, notices)
-}
-
-/// The name of the fleet whose budget is the race's.
-pub fn race_fleet(slug: &str) -> String {
-    format!("race:{slug}")
 }
 
 /// The task of attempt `number`.
@@ -200,9 +201,9 @@ fn record(
         owner: admitted.owner.clone(),
         spec: options.attempts.clone(),
         attempts: admitted.attempts.len() as u32,
-        request: request::Request {
+        request: Request {
             queue,
-            ..request::Request::of(options, &admitted.prompt)
+            ..Request::of(options, &admitted.prompt)
         }
         .to_json()?,
     };

@@ -1,14 +1,16 @@
 //! A race through the scheduler's queue (`--queue`): each attempt is queued as
-//! `start --queue` queues a task, under the race's fleet (`race:SLUG`, its budget), for
-//! `ganger serve` to start under its limits (`--max`, `--max-agent`, `--max-model`). The
-//! race follows its items until each has become a task (then it follows the task as it
-//! follows any attempt) or was refused; `--first-green` withdraws the items not delivered.
+//! `start --queue` queues a task, under the race's fleet (`race:SLUG`, its budget; or the
+//! fleet file's whose task the race is), for `ganger serve` to start under its limits
+//! (`--max`, `--max-agent`, `--max-model`). The race follows its items until each has become
+//! a task (then it follows the task as it follows any attempt) or was refused;
+//! `--first-green` withdraws the items not delivered.
 
-use super::spec::AttemptSpec;
-use super::{RaceOptions, attempt_slug, race_fleet, say};
+use super::{RaceOptions, attempt_slug, say};
 use crate::base::error::{ErrorKind, Result};
 use crate::base::notice::Notices;
 use crate::task::queued::queue_start_of;
+use crate::task::race_request::Request;
+use crate::task::race_spec::AttemptSpec;
 use crate::task::start::StartOptions;
 use ganger_store::{Backend, QueueItem, QueueState, RaceRecord};
 use std::collections::HashMap;
@@ -16,7 +18,7 @@ use std::collections::HashMap;
 /// The race's queued attempts by slug, the latest item of each.
 pub(super) fn items(store: &dyn Backend, race: &RaceRecord) -> Result<HashMap<String, QueueItem>> {
     Ok(store
-        .queue_items(Some(&race_fleet(&race.slug)))?
+        .queue_items(Some(&Request::fleet_of(race)))?
         .into_iter()
         .map(|item| (item.slug.clone(), item))
         .collect())
@@ -40,7 +42,7 @@ pub(super) fn queue_attempt(
         dotted: true,
         ..options.start.clone()
     };
-    let fleet = Some(race_fleet(&race.slug));
+    let fleet = Some(Request::fleet_of(race));
     match queue_start_of(store, &start, prompt, &race.owner, fleet) {
         Ok(_) => say(
             notices,

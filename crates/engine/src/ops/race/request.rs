@@ -1,40 +1,12 @@
-//! What a race was asked, as the store keeps it: enough to run the race again from the store
-//! alone (a detached driver, `ganger race-host SLUG`, or a driver resumed after it was
-//! killed) with the same brief and the same options for every attempt.
+//! How a race's options become its recorded request ([`Request`], on the task floor) and
+//! back: the driver resumed from the store starts every attempt as the first one would have.
 
 use super::RaceOptions;
 use crate::base::brief::Brief;
 use crate::base::error::{EngineError, Result};
+use crate::task::race_request::Request;
 use crate::task::start::StartOptions;
-use ganger_agents::Permission;
-use ganger_sandbox::{Network, SandboxKind};
-use serde::{Deserialize, Serialize};
 use std::time::Duration;
-
-/// A race's request.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(default)]
-pub(super) struct Request {
-    pub brief: String,
-    pub first_green: bool,
-    pub max: Option<u32>,
-    /// Its attempts go through the scheduler's queue (`--queue`).
-    pub queue: bool,
-    pub checks: Vec<String>,
-    pub until_green: Option<u32>,
-    pub budget_usd: Option<f64>,
-    pub budget_tokens: Option<u64>,
-    pub permission: Option<Permission>,
-    pub sandbox: Option<SandboxKind>,
-    pub network: Option<Network>,
-    pub rw: Vec<String>,
-    pub base: Option<String>,
-    /// `PROVIDER=FILE`: the key files' paths, never a key.
-    pub keys: Vec<String>,
-    pub timeout_ms: Option<u64>,
-    pub stall_ms: Option<u64>,
-    pub warm: Option<bool>,
-}
 
 impl Request {
     /// The request of `options`, whose brief reads `prompt`.
@@ -45,6 +17,7 @@ impl Request {
             first_green: options.first_green,
             max: options.max,
             queue: false,
+            fleet: None,
             checks: start.checks.clone(),
             until_green: start.until_green,
             budget_usd: start.budget.usd,
@@ -59,20 +32,6 @@ impl Request {
             stall_ms: start.stall.map(|d| d.as_millis() as u64),
             warm: start.warm,
         }
-    }
-
-    /// Whether the race `race` records goes through the queue (a request that does not
-    /// say, recorded before `--queue`, does not).
-    pub fn queued(race: &ganger_store::RaceRecord) -> bool {
-        race.request
-            .get("queue")
-            .and_then(serde_json::Value::as_bool)
-            .unwrap_or(false)
-    }
-
-    pub fn to_json(&self) -> Result<serde_json::Value> {
-        serde_json::to_value(self)
-            .map_err(|e| EngineError::invalid(format!("the race's request: {e}")))
     }
 
     /// The options of the race `slug` of `spec`, owned by `owner`, as it was asked.
@@ -120,6 +79,8 @@ impl Request {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use ganger_agents::Permission;
+    use ganger_sandbox::{Network, SandboxKind};
 
     #[test]
     fn a_request_read_back_is_the_race_that_was_asked() {

@@ -1,6 +1,7 @@
 //! The attempts of a race, as `--attempts` gives them: `AGENT[:MODEL][*COUNT]`, comma
 //! separated (`first:provider/model-a*2,second,third:gpt-x`). A pure parse: every bad
-//! input is one line naming the entry; whether an agent is installed is asked later.
+//! input is one line naming the entry; whether an agent is installed is asked later. On the
+//! task floor, since both `ganger race` and a fleet file's `attempts = "SPEC"` read it.
 
 use crate::base::error::{EngineError, Result};
 

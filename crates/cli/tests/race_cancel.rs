@@ -1,0 +1,74 @@
+//! `--first-green` cancels the other attempts at once, not one after another: two losers
+//! whose agents take a second to stop after SIGTERM both get their SIGTERM before either has
+//! stopped. The `command` agent, its worktree's name saying what each attempt does; the
+//! witnesses are the agents' own lines (when each started, got SIGTERM and stopped), outside
+//! ganger.
+
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "a test fails loudly on what it did not expect"
+)]
+
+use ganger_test_support::World;
+
+/// The time (ns) on the first line of `what` in attempt `slug`'s witness.
+fn at(witness: &std::path::Path, slug: &str, what: &str) -> u128 {
+    let text = std::fs::read_to_string(witness.join(format!("{slug}.log"))).unwrap();
+    text.lines()
+        .find_map(|line| line.strip_prefix(&format!("{what} ")))
+        .unwrap_or_else(|| panic!("{slug}: no {what} in {text}"))
+        .trim()
+        .parse()
+        .unwrap()
+}
+
+#[test]
+fn first_green_cancels_the_other_attempts_at_once() {
+    let world = World::new(env!("CARGO_BIN_EXE_ganger").as_ref());
+    let witness = world.root().join("witness");
+    std::fs::create_dir_all(&witness).unwrap();
+    let w = witness.to_str().unwrap();
+    // Attempt 1 answers at once; the others wait, and on SIGTERM take a second to stop.
+    world.use_command_agent(
+        &format!(
+            "cat >/dev/null; n=${{PWD##*/repo-agent-}}; log={w}/$n.log; \
+             case \"$n\" in c.1) echo hi > win.txt; echo done;; \
+             *) trap 'echo \"term $(date +%s%N)\" >> $log; sleep 1; \
+             echo \"end $(date +%s%N)\" >> $log; exit 0' TERM; \
+             echo \"start $(date +%s%N)\" >> $log; sleep 60 & wait $!;; esac"
+        ),
+        "",
+        "",
+    );
+    // The winner passes once both losers' agents run, so that each has an agent to stop.
+    let check = format!(
+        "case \"$PWD\" in *c.1) for i in $(seq 600); do \
+         [ -e {w}/c.2.log ] && [ -e {w}/c.3.log ] && exit 0; sleep 0.05; done; exit 1;; esac"
+    );
+    let run = world.ganger(&[
+        "race",
+        "c",
+        "--message",
+        "work",
+        "--attempts",
+        "command*3",
+        "--check",
+        &check,
+        "--first-green",
+        "--json",
+    ]);
+    run.expect_code(0);
+    let report = run.json();
+    assert_eq!(report["winner_task"], "c.1", "{report:#}");
+    for row in 1..=2 {
+        assert_eq!(report["attempts"][row]["status"], "cancelled", "{report:#}");
+    }
+    // Both got SIGTERM before either had stopped: the cancels ran at once.
+    let (term2, end2) = (at(&witness, "c.2", "term"), at(&witness, "c.2", "end"));
+    let (term3, end3) = (at(&witness, "c.3", "term"), at(&witness, "c.3", "end"));
+    assert!(
+        term2 < end3 && term3 < end2,
+        "one after another: c.2 term {term2} end {end2}, c.3 term {term3} end {end3}"
+    );
+}
