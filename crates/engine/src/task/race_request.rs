@@ -31,6 +31,9 @@ pub(crate) struct Request {
     pub sandbox: Option<SandboxKind>,
     pub network: Option<Network>,
     pub rw: Vec<String>,
+    /// `--allow HOST:PORT` for its attempts' gateway rounds.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub allow: Vec<String>,
     pub base: Option<String>,
     /// `PROVIDER=FILE`: the key files' paths, never a key.
     pub keys: Vec<String>,
