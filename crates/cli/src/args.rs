@@ -137,6 +137,8 @@ pub enum Command {
     /// Run one round's container (started by a docker round's host; not for people).
     #[command(name = "docker-round", hide = true)]
     DockerRound,
+    /// The pool of worktrees made ahead of time (`[trees] pool`): list, fill or drain it.
+    Trees(crate::trees_args::TreesArgs),
 }
 
 #[derive(Debug, Args)]
