@@ -96,16 +96,22 @@ fn a_start_takes_a_ready_worktree_and_the_pool_is_refilled() {
 #[test]
 fn a_round_in_a_pooled_worktree_ends_as_in_a_checked_out_one() {
     let world = pool_world(0);
-    world
-        .ganger(&["start", "plain", "--message", "change"])
-        .expect_code(0);
+    let plain = world.ganger(&["start", "plain", "--message", "change"]);
+    plain.expect_code(0);
     assert!(!record_name(&world, "plain").starts_with("ganger-pool-"));
+    assert!(!plain.stdout.contains("from the pool"), "{}", plain.stdout);
     set_pool(&world, 1);
     world.ganger(&["trees", "fill"]).expect_code(0);
-    world
-        .ganger(&["start", "pooled", "--message", "change"])
-        .expect_code(0);
+    let pooled = world.ganger(&["start", "pooled", "--message", "change"]);
+    pooled.expect_code(0);
     assert!(record_name(&world, "pooled").starts_with("ganger-pool-"));
+    assert!(
+        pooled
+            .stdout
+            .contains("on agent/pooled from main, ready from the pool"),
+        "{}",
+        pooled.stdout
+    );
     let tree =
         |slug: &str| world.git(&["rev-parse", &format!("refs/ganger/{slug}/round-1^{{tree}}")]);
     assert_eq!(tree("pooled"), tree("plain"));

@@ -197,7 +197,8 @@ pub(crate) fn abandon(
 /// repository.
 fn make(ws: &Workspace, planned: &PlannedWorktree, notices: &mut dyn Notices) -> Result<()> {
     let (path, branch, base) = (&planned.path, &planned.branch, &planned.base_commit);
-    if !tree_pool::take(ws, path, branch, base)? {
+    let pooled = tree_pool::take(ws, path, branch, base)?;
+    if !pooled {
         // git reads every worktree's entry while it adds one, and a concurrent add's
         // half-written entry makes it fail: one add at a time per repository.
         let _serial = worktree_lock(ws)?;
@@ -213,6 +214,7 @@ fn make(ws: &Workspace, planned: &PlannedWorktree, notices: &mut dyn Notices) ->
         path: planned.path.clone(),
         branch: planned.branch.clone(),
         base: planned.base.clone(),
+        pooled,
     });
     Ok(())
 }
