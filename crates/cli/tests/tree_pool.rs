@@ -153,6 +153,13 @@ fn a_pool_of_another_base_is_not_taken_and_is_replaced() {
     assert_eq!(drained.json()["removed"], 1);
     assert!(ready(&world).is_empty());
     assert!(!world.git(&["worktree", "list"]).contains("ganger-pool-"));
+    // Pooled worktrees removed by hand (with `.ganger/trees`) leave locked records, which the
+    // next fill or drain drops.
+    world.ganger(&["trees", "fill"]).expect_code(0);
+    std::fs::remove_dir_all(world.repo.join(".ganger/trees")).unwrap();
+    assert!(world.git(&["worktree", "list"]).contains("ganger-pool-"));
+    world.ganger(&["trees", "drain"]).expect_code(0);
+    assert!(!world.git(&["worktree", "list"]).contains("ganger-pool-"));
 }
 
 #[test]

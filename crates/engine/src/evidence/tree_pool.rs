@@ -216,10 +216,30 @@ fn remove_others(ws: &Workspace, keep: Option<&Oid>) -> Result<usize> {
             std::fs::remove_dir_all(tree).map_err(|e| EngineError::io("remove", tree, e))?;
         }
     }
-    if !doomed.is_empty() {
+    // Pooled worktrees whose directory went some other way (`.ganger` removed by hand) keep a
+    // locked record that `git worktree prune` would never drop.
+    let vanished = vanished_records(ws);
+    for tree in &vanished {
+        let _ = ws.repo.unlock_worktree(tree);
+    }
+    if !doomed.is_empty() || !vanished.is_empty() {
         let _ = ws.repo.prune_worktrees();
     }
-    Ok(doomed.len())
+    Ok(doomed.len() + vanished.len())
+}
+
+/// The paths git's records of pooled worktrees name where nothing is any more.
+fn vanished_records(ws: &Workspace) -> Vec<PathBuf> {
+    let Ok(records) = std::fs::read_dir(ws.repo.common_dir.join("worktrees")) else {
+        return Vec::new();
+    };
+    records
+        .flatten()
+        .filter(|r| r.file_name().to_string_lossy().starts_with(PREFIX))
+        .filter_map(|r| std::fs::read_to_string(r.path().join("gitdir")).ok())
+        .filter_map(|gitdir| Path::new(gitdir.trim_end()).parent().map(Path::to_path_buf))
+        .filter(|tree| !tree.exists())
+        .collect()
 }
 
 /// Starts a filler for `base` in the background (`ganger trees fill --base BASE`, detached,
