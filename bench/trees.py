@@ -21,8 +21,12 @@ pool's background filler has finished:
 Every worktree is removed after its run, so each run finds the same repository. Each side
 starts its tasks in a clone of its own (git reads every worktree's record while it adds one).
 
+With --at-once N, N local starts are also run at once on one repository (--at-once-files), each
+side in a clone of its own: the time until the last ended.
+
 Usage: python3 bench/trees.py --against EARLIER/target/release/ganger [--files 30000,100000]
                               [--runs N] [--no-docker] [--root DIR] [--new BUILT/ganger]
+                              [--at-once N] [--at-once-files N]
 Needs: cargo, git, bwrap; Docker and `ganger image build`'s base image for the docker rows.
 Builds this ganger in release mode first; removes its repositories when done.
 """
@@ -94,13 +98,13 @@ def site(root: Path, source: Path, name: str, pool: int, image: str | None) -> P
     return path
 
 
-def pool_ready(ganger: Path, path: Path) -> bool:
+def pool_ready(ganger: Path, path: Path, want: int) -> bool:
     out = subprocess.run([str(ganger), "trees", "--json"], cwd=path, capture_output=True, text=True)
     if out.returncode != 0:
         return False
     ready = sum(b["ready"] for b in json.loads(out.stdout)["bases"])
     busy = (path / ".ganger" / "run" / "trees-fill.again").exists()
-    return ready >= POOL and not busy and not filler_running(path)
+    return ready >= want and not busy and not filler_running(path)
 
 
 def filler_running(path: Path) -> bool:
@@ -114,11 +118,11 @@ def filler_running(path: Path) -> bool:
     return False
 
 
-def settle(ganger: Path | None, path: Path | None) -> None:
-    """The pool's filler done, then the writeback of the last run flushed."""
+def settle(ganger: Path | None, path: Path | None, want: int = POOL) -> None:
+    """The pool's filler done (`want` ready), then the writeback of the last run flushed."""
     if ganger and path:
         deadline = time.time() + 600
-        while not pool_ready(ganger, path) and time.time() < deadline:
+        while not pool_ready(ganger, path, want) and time.time() < deadline:
             time.sleep(0.2)
     os.sync()
 
@@ -181,6 +185,33 @@ def bench_size(root: Path, files: int, old: Path, new: Path, runs: int, image: s
                   statistics.median(agent[row]) if agent[row] else None) for row in rows}
 
 
+def concurrent(root: Path, files: int, old: Path, new: Path, tasks: int) -> dict[str, float]:
+    """`tasks` local starts at once, each side in a clone of its own: the time until the last
+    one ended (POOL: with `[trees] pool = tasks`, filled before)."""
+    source = root / f"gen-{files}"
+    if not source.exists():
+        source = generate(root, files)
+    sides = {"OLD": (old, site(root, source, f"c-old-{files}", 0, None)),
+             "NEW": (new, site(root, source, f"c-new-{files}", 0, None))}
+    pool_site = site(root, source, f"c-pool-{files}", tasks, None)
+    sides["POOL"] = (new, pool_site)
+    subprocess.run([str(new), "trees", "fill"], cwd=pool_site, check=True, capture_output=True)
+    took = {}
+    for side, (ganger, path) in sides.items():
+        settle(new, pool_site if side == "POOL" else None, tasks)
+        begun = time.perf_counter()
+        running = [subprocess.Popen([str(ganger), "start", f"at-once-{k}", "--message", "hi"], cwd=path,
+                                    stdout=subprocess.DEVNULL, stderr=subprocess.PIPE) for k in range(tasks)]
+        failed = [p.stderr.read() for p in running if p.wait() != 0]
+        took[side] = time.perf_counter() - begun
+        if failed:
+            sys.exit(f"{side}: {len(failed)} starts failed:\n{failed[0].decode()}")
+    settle(new, pool_site, tasks)
+    for _, path in sides.values():
+        shutil.rmtree(path.parent / path.name, ignore_errors=True)
+    return took
+
+
 def ms(seconds: float | None) -> str:
     return "-" if seconds is None else f"{seconds * 1000:,.0f} ms"
 
@@ -193,6 +224,8 @@ def main() -> None:
     parser.add_argument("--no-docker", action="store_true")
     parser.add_argument("--root", type=Path, default=Path("/tmp/ganger-bench-trees"))
     parser.add_argument("--new", type=Path, help="this build's ganger, built already (default: build it)")
+    parser.add_argument("--at-once", type=int, default=0, help="also N local starts at once, on --at-once-files")
+    parser.add_argument("--at-once-files", type=int, default=30000)
     args = parser.parse_args()
     new = args.new.resolve() if args.new else build()
     image = None if args.no_docker else base_image(new)
@@ -207,6 +240,12 @@ def main() -> None:
             print(f"{'':16} {'start':>10} {'to agent':>10}")
             for row, (took, to_agent) in figures.items():
                 print(f"{row:16} {ms(took):>10} {ms(to_agent):>10}")
+        if args.at_once:
+            took = concurrent(args.root, args.at_once_files, args.against.resolve(), new, args.at_once)
+            print(f"\n{args.at_once} local starts at once on {args.at_once_files:,} files, until the last "
+                  f"ended (POOL: [trees] pool = {args.at_once}, filled before)")
+            for side, seconds in took.items():
+                print(f"{side:16} {ms(seconds):>10}")
     finally:
         shutil.rmtree(args.root, ignore_errors=True)
 
