@@ -139,8 +139,18 @@ def timed_start(ganger: Path, path: Path, slug: str, sandbox: str) -> tuple[floa
     stream = (path / ".ganger" / "tasks" / slug / "round-1.jsonl").read_text()
     agent_ns = int(stream.split("agent-start ")[1].split()[0])
     worktree = path.parent / f"{path.name}-agent-{slug}"
-    git(path, "worktree", "remove", "--force", str(worktree))
+    remove_worktree(path, worktree)
     return took, (agent_ns - started_ns) / 1e9
+
+
+def remove_worktree(repo: Path, worktree: Path) -> None:
+    out = subprocess.run(["git", "worktree", "remove", "--force", str(worktree)], cwd=repo,
+                         capture_output=True, text=True)
+    if out.returncode != 0:
+        left = [str(p.relative_to(worktree)) for p in worktree.rglob("*")][:10]
+        print(f"note: git worktree remove {worktree.name}: {out.stderr.strip()}; left: {left}", file=sys.stderr)
+        shutil.rmtree(worktree, ignore_errors=True)
+        git(repo, "worktree", "prune")
 
 
 def timed_add(path: Path, slug: str) -> float:
@@ -148,7 +158,7 @@ def timed_add(path: Path, slug: str) -> float:
     begun = time.perf_counter()
     git(path, "worktree", "add", "-q", "-b", slug, str(worktree), "main")
     took = time.perf_counter() - begun
-    git(path, "worktree", "remove", "--force", str(worktree))
+    remove_worktree(path, worktree)
     return took
 
 

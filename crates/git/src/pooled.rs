@@ -64,17 +64,24 @@ impl Repo {
         Ok(())
     }
 
-    /// Tells git that the worktree now at `path` was moved there by a rename (its record
-    /// still names where it was).
+    /// Tells git that the linked worktree now at `path` was moved there by a rename: its
+    /// record's `gitdir` file (gitrepository-layout: "the absolute path back to the .git file
+    /// that points to here") is written anew, atomically. Not `git worktree repair`, which
+    /// also rewrites the `.git` file of every other worktree that looks broken, and so put
+    /// one back into a worktree `git worktree remove` was deleting at that moment.
     pub fn repair_moved_worktree(&self, path: &Path) -> Result<(), GitError> {
-        let path_arg = path.as_os_str();
-        self.git().run([
-            "worktree".as_ref(),
-            "repair".as_ref(),
-            "--".as_ref(),
-            path_arg,
-        ])?;
-        Ok(())
+        let dot_git = path.join(".git");
+        let text = std::fs::read_to_string(&dot_git).map_err(|e| GitError::io(&dot_git, e))?;
+        let record = text
+            .strip_prefix("gitdir: ")
+            .map(|dir| Path::new(dir.trim_end()).to_path_buf())
+            .filter(|record| record.starts_with(self.common_dir.join("worktrees")))
+            .ok_or_else(|| GitError::format(path, "not a linked worktree of this repository"))?;
+        let fresh = record.join("gitdir.ganger-new");
+        let line = format!("{}\n", dot_git.display());
+        std::fs::write(&fresh, line).map_err(|e| GitError::io(&fresh, e))?;
+        let gitdir = record.join("gitdir");
+        std::fs::rename(&fresh, &gitdir).map_err(|e| GitError::io(&gitdir, e))
     }
 
     /// Unlocks a worktree locked by [`Repo::add_worktree_unchecked`].

@@ -1,5 +1,5 @@
 //! A pool of worktrees made ahead of time per base commit (`[trees] pool = N`, docs/trees.md):
-//! a start takes a ready one (a rename into the task's place, `git worktree repair`, a new
+//! a start takes a ready one (a rename into the task's place, its git record rewritten, a new
 //! branch where it stands: milliseconds, whatever the size of the tree) instead of checking
 //! one out, and a filler in the background checks out another. The worktree a task gets is a
 //! real git worktree, as `git worktree add` makes it.
