@@ -137,6 +137,8 @@ pub enum Command {
     /// Run one round's container (started by a docker round's host; not for people).
     #[command(name = "docker-round", hide = true)]
     DockerRound,
+    /// The pool of worktrees made ahead of time (`[trees] pool`): list, fill or drain it.
+    Trees(crate::trees_args::TreesArgs),
     /// Carry a sandboxed agent's connections to the model gateway's socket (run inside a
     /// bwrap round whose network is `gateway`; not for people).
     #[command(name = "gateway-relay", hide = true)]

@@ -10,6 +10,7 @@ mod land_args;
 mod mcp_args;
 mod printer;
 mod race_args;
+mod trees_args;
 
 use args::{Cli, Command};
 use clap::Parser;
@@ -174,6 +175,7 @@ fn without_json(command: &Command) -> Option<&'static str> {
         | Command::Workers(_)
         | Command::Broadcast(_)
         | Command::Warm(_)
+        | Command::Trees(_)
         | Command::Fleet(_) => return None,
     })
 }
@@ -270,6 +272,7 @@ fn run(cli: Cli) -> Outcome {
         Command::Host(args) => commands::host::run(&workspace(dir)?, args),
         Command::WarmHost(args) => commands::warm::host(&workspace(dir)?, args),
         Command::Warm(args) => commands::warm::run(&engine(dir)?, args),
+        Command::Trees(args) => commands::trees::run(&engine(dir)?, args),
         Command::DockerRound => Ok(u8::try_from(ganger_engine::run_docker_round()).unwrap_or(125)),
         Command::GatewayRelay(args) => {
             let (program, rest) = args.command.split_first().ok_or_else(|| {

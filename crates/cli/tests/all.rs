@@ -72,6 +72,7 @@ mod sandbox_input;
 mod snapshot_watch;
 mod start_clean_safety;
 mod takeover;
+mod tree_pool;
 mod warm_claude;
 mod warm_gemini;
 mod warm_opencode;

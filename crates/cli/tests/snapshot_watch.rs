@@ -107,3 +107,70 @@ fn an_agent_that_commits_gets_the_full_look() {
     assert!(diff.stdout.contains("loose.txt"), "{}", diff.stdout);
     assert!(diff.stdout.contains("f0000.txt"), "{}", diff.stdout);
 }
+
+/// The git commands a `start` ran, from git's own trace (`GIT_TRACE`): each one's subcommand
+/// and its options, without paths and commit ids (which differ between tasks).
+fn git_commands(world: &World, slug: &str, sandbox: &str) -> Vec<String> {
+    let trace = world.root().join(format!("git-trace-{slug}"));
+    let out = world
+        .command(&["start", slug, "--sandbox", sandbox, "--message", "change"])
+        .env("GIT_TRACE", &trace)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = std::fs::read_to_string(&trace).unwrap_or_default();
+    text.lines()
+        .filter_map(|line| line.split_once("trace: built-in: git ").map(|(_, cmd)| cmd))
+        .map(|cmd| {
+            cmd.split(' ')
+                .filter(|word| !word.contains('/') && !word.contains(slug) && word.len() < 40)
+                .map(|word| word.split('=').next().unwrap_or(word))
+                .collect::<Vec<_>>()
+                .join(" ")
+        })
+        .collect()
+}
+
+/// Whether bubblewrap runs here; under `CI=true` a missing one fails the test (CI never
+/// skips), elsewhere the test says it is skipped.
+#[expect(clippy::print_stderr, reason = "a skipped test says so")]
+fn bwrap_here() -> bool {
+    let runs = std::process::Command::new("bwrap")
+        .args(["--ro-bind", "/", "/", "true"])
+        .status()
+        .is_ok_and(|status| status.success());
+    if !runs && std::env::var("CI").as_deref() == Ok("true") {
+        panic!("bubblewrap does not run here under CI=true");
+    }
+    if !runs {
+        eprintln!("skipped: bubblewrap does not run here");
+    }
+    runs
+}
+
+/// The sandbox adds no look at the tree: a bubblewrap start's first round in a big worktree
+/// runs the git commands a local one runs, and its end snapshot asks git about the watched
+/// path only (issue 43 asked whether a sandboxed start walks the tree: a full `git add -A`
+/// of a 100,000-file checkout re-reads every racily clean file).
+#[test]
+fn a_sandboxed_first_round_asks_git_what_a_local_one_does() {
+    if !bwrap_here() {
+        return;
+    }
+    let world = big_world();
+    world.use_command_agent(
+        "cat >/dev/null; echo changed > src/d00/f0000.txt; echo 'DONE: one file'",
+        "",
+        "",
+    );
+    let local = git_commands(&world, "here", "local");
+    let sandboxed = git_commands(&world, "boxed", "bwrap");
+    assert_eq!(sandboxed, local);
+    let adds: Vec<&String> = sandboxed.iter().filter(|c| c.starts_with("add")).collect();
+    assert_eq!(adds.len(), 1, "{sandboxed:?}");
+    assert!(adds[0].contains("--pathspec-from-file"), "{sandboxed:?}");
+}

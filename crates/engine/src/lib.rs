@@ -27,6 +27,7 @@ pub use crate::ops::fleet;
 pub use crate::ops::journal;
 pub use crate::ops::pipeline;
 pub use crate::ops::race;
+pub use crate::ops::trees;
 pub use crate::round::warm;
 pub use crate::task::labels;
 

@@ -19,6 +19,7 @@ mod index;
 mod merge;
 mod nested;
 mod objects;
+mod pooled;
 mod refname;
 mod refs;
 pub mod remote;

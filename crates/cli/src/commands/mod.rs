@@ -22,5 +22,6 @@ pub(crate) mod race;
 pub(crate) mod reference;
 pub(crate) mod round;
 pub(crate) mod summarize;
+pub(crate) mod trees;
 pub(crate) mod warm;
 pub(crate) mod watch;

@@ -129,9 +129,15 @@ fn killed_starts(out: &mut String, list: &TaskList) {
 pub fn notice_line(notice: &Notice) -> String {
     match notice {
         Notice::Model { model, verdict } => format!("model: {model}: {verdict}\n"),
-        Notice::WorktreeCreated { path, branch, base } => {
+        Notice::WorktreeCreated {
+            path,
+            branch,
+            base,
+            pooled,
+        } => {
+            let how = if *pooled { ", ready from the pool" } else { "" };
             format!(
-                "worktree: created {} on {branch} from {base}\n",
+                "worktree: created {} on {branch} from {base}{how}\n",
                 path.display()
             )
         }

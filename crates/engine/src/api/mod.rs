@@ -25,6 +25,7 @@ pub(crate) mod race;
 pub(crate) mod round_diff;
 pub(crate) mod round_report;
 pub(crate) mod task_filter;
+pub(crate) mod trees;
 pub(crate) mod warm;
 
 use crate::base::error::{EngineError, Result};

@@ -13,6 +13,8 @@ pub enum Notice {
         path: PathBuf,
         branch: String,
         base: String,
+        /// Whether it was taken ready from the pool (`[trees] pool`) rather than checked out.
+        pooled: bool,
     },
     /// A round started in the foreground; its events are in `events`.
     RoundStarted {

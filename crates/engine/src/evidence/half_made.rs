@@ -97,12 +97,19 @@ pub(crate) fn settle_dead_start(
     wait_for_processes_naming(&pending.worktree, ORPHAN_WAIT);
     let mut kept = Vec::new();
     if pending.worktree.exists() {
-        let ours = ws
-            .repo
-            .open_worktree(&pending.worktree)
-            .is_ok_and(|w| w.branch().as_deref() == Some(pending.branch.as_str()));
+        // On its branch, or a pooled worktree it took and had not put on its branch yet
+        // (still detached at the base: no round ran in it).
+        let ours = ws.repo.open_worktree(&pending.worktree).is_ok_and(|w| {
+            w.branch().as_deref() == Some(pending.branch.as_str())
+                || (w.branch().is_none()
+                    && crate::evidence::tree_pool::is_pooled(&pending.worktree)
+                    && w.head().ok().flatten().as_deref() == Some(pending.base_commit.as_str()))
+        });
         if ours {
-            let _ = ws.repo.remove_worktree(&pending.worktree);
+            // A pooled worktree taken just before the start died may still be recorded
+            // where it was in the pool.
+            let _ = ws.repo.repair_moved_worktree(&pending.worktree);
+            let _ = ws.repo.remove_locked_worktree(&pending.worktree);
         } else {
             kept.push(format!(
                 "{} (not a worktree on {})",

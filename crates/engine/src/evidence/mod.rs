@@ -10,3 +10,5 @@ pub(crate) mod overlap;
 pub mod report;
 pub(crate) mod resume_note;
 pub(crate) mod task_worktree;
+pub mod tree_pool;
+pub(crate) mod worktree_lock;

@@ -7,6 +7,8 @@
 use crate::base::error::{EngineError, Result};
 use crate::base::notice::{Notice, Notices};
 use crate::env::workspace::Workspace;
+use crate::evidence::tree_pool;
+use crate::evidence::worktree_lock::worktree_lock;
 use ganger_git::Oid;
 use ganger_store::{Backend, ClaimKey, PendingStart, StoreError, now_ms};
 use std::path::{Path, PathBuf};
@@ -194,21 +196,25 @@ pub(crate) fn abandon(
 /// Makes the planned worktree and branch (checked absent by `begin`), one add at a time per
 /// repository.
 fn make(ws: &Workspace, planned: &PlannedWorktree, notices: &mut dyn Notices) -> Result<()> {
-    // git reads every worktree's entry while it adds one, and a concurrent add's
-    // half-written entry makes it fail: one add at a time per repository.
-    let _serial = worktree_lock(ws)?;
-    ws.repo
-        .add_worktree(&planned.path, &planned.branch, &planned.base_commit)
-        .map_err(|e| {
+    let (path, branch, base) = (&planned.path, &planned.branch, &planned.base_commit);
+    let pooled = tree_pool::take(ws, path, branch, base)?;
+    if !pooled {
+        // git reads every worktree's entry while it adds one, and a concurrent add's
+        // half-written entry makes it fail: one add at a time per repository.
+        let _serial = worktree_lock(ws)?;
+        ws.repo.add_worktree(path, branch, base).map_err(|e| {
             EngineError::environment(
-                format!("failed to create the worktree {}", planned.path.display()),
+                format!("failed to create the worktree {}", path.display()),
                 e,
             )
         })?;
+    }
+    tree_pool::refill_in_background(ws, base);
     notices.notice(Notice::WorktreeCreated {
         path: planned.path.clone(),
         branch: planned.branch.clone(),
         base: planned.base.clone(),
+        pooled,
     });
     Ok(())
 }
@@ -228,22 +234,6 @@ pub(crate) fn default_worktree(ws: &Workspace, slug: &str) -> (PathBuf, String) 
 
 fn fill(template: &str, repo: &str, slug: &str) -> String {
     template.replace("{repo}", repo).replace("{slug}", slug)
-}
-
-/// An exclusive lock on the repository's worktree list, held while the guard lives.
-fn worktree_lock(ws: &Workspace) -> Result<std::fs::File> {
-    let dir = ws.state.run_dir();
-    std::fs::create_dir_all(&dir).map_err(|e| EngineError::io("create", &dir, e))?;
-    let path = dir.join("worktrees.lock");
-    let file = std::fs::OpenOptions::new()
-        .create(true)
-        .truncate(false)
-        .write(true)
-        .open(&path)
-        .map_err(|e| EngineError::io("open", &path, e))?;
-    rustix::fs::flock(&file, rustix::fs::FlockOperation::LockExclusive)
-        .map_err(|e| EngineError::io("lock", &path, e.into()))?;
-    Ok(file)
 }
 
 /// `a/b/../c` as `a/c`, without touching the file system (the path may not exist yet).

@@ -17,4 +17,5 @@ pub mod pipeline;
 pub mod race;
 pub(crate) mod rewind;
 pub(crate) mod status;
+pub mod trees;
 pub(crate) mod wait;

@@ -11,6 +11,7 @@ mod permissions;
 pub mod roles;
 mod setting;
 mod template;
+mod trees;
 
 pub use checks::{CheckConfig, DEFAULT_CHECK_TIMEOUT, valid_check_name, validate_checks};
 
@@ -23,6 +24,7 @@ pub use permissions::PermissionRules;
 pub(crate) use permissions::permission_rule;
 pub use setting::Setting;
 pub use template::template;
+pub use trees::{MOST_POOLED, TreesConfig};
 
 use ganger_events::{Network, Permission, SandboxKind};
 use serde::Deserialize;
@@ -64,6 +66,8 @@ pub struct Config {
     pub land: LandConfig,
     /// The model gateway (`[gateway]`).
     pub gateway: gateway::GatewayConfig,
+    /// How tasks' trees are made (`[trees]`).
+    pub trees: TreesConfig,
 }
 
 /// `[store]`: a PostgreSQL store instead of `.ganger/state.db` (docs/postgres.md).
@@ -454,6 +458,12 @@ impl Config {
             path: path.into(),
             reason: e.message().trim().to_owned(),
         })?;
+        if let Some(reason) = config.trees.problem() {
+            return Err(ConfigError {
+                path: path.into(),
+                reason,
+            });
+        }
         for (key, limit) in [
             ("defaults.timeout", config.defaults.timeout),
             ("defaults.stall", config.defaults.stall),

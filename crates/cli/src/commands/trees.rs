@@ -1,0 +1,46 @@
+//! `ganger trees list|fill|drain`: the pool of worktrees made ahead of time (docs/trees.md).
+
+use crate::Outcome;
+use crate::exit;
+use crate::printer::Printer;
+use crate::trees_args::{TreesAction, TreesArgs};
+use ganger_engine::Engine;
+use ganger_engine::trees::TreesReport;
+
+/// The pool for people: what this command did, then a line per base.
+fn text(report: &TreesReport) -> String {
+    let mut text = String::new();
+    if report.busy {
+        text.push_str("another filler is at work; asked it to look again\n");
+    }
+    let plural = |n: usize| if n == 1 { "" } else { "s" };
+    if report.made > 0 {
+        let n = report.made;
+        text.push_str(&format!("checked out {n} worktree{}\n", plural(n)));
+    }
+    if report.removed > 0 {
+        let n = report.removed;
+        text.push_str(&format!("removed {n} pooled worktree{}\n", plural(n)));
+    }
+    if report.bases.is_empty() {
+        text.push_str("no pooled worktrees\n");
+    }
+    for base in &report.bases {
+        text.push_str(&format!("{}  {} ready\n", base.base, base.ready));
+    }
+    if report.pool == 0 {
+        text.push_str("the pool is off: set [trees] pool = N in ganger.toml\n");
+    }
+    text
+}
+
+pub(crate) fn run(engine: &Engine, args: TreesArgs) -> Outcome {
+    let out = Printer::new(args.json);
+    let report = match args.action.unwrap_or(TreesAction::List) {
+        TreesAction::List => engine.trees(),
+        TreesAction::Fill { base } => engine.fill_trees(base.as_deref())?,
+        TreesAction::Drain => engine.drain_trees()?,
+    };
+    out.print(&report, || text(&report))?;
+    Ok(exit::OK)
+}
