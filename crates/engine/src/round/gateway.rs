@@ -263,19 +263,13 @@ pub(crate) fn open(
             set(setting, placeholder, &mut vars, &mut config);
         }
     }
-    let door = door_dir.as_ref().map(|dir| ganger_sandbox::GatewayDoor {
-        socket: dir.socket(),
-        port,
-    });
-    Ok(Some((
-        RoundGateway {
-            _gateway: gateway,
-            _door_dir: door_dir,
-            tally,
-            log,
-        },
-        Redirect { vars, config, door },
-    )))
+    let started = Started {
+        gateway,
+        door_dir,
+        tally,
+        log,
+    };
+    Ok(Some(started.handed(port, vars, config)))
 }
 
 /// A gateway just started, with what the round keeps of it.
@@ -284,6 +278,32 @@ struct Started {
     door_dir: Option<DoorDir>,
     tally: Arc<Mutex<GatewayTally>>,
     log: RequestLog,
+}
+
+impl Started {
+    /// The round's gateway, and what the agent (or check) gets instead: `vars`, the settings
+    /// of `config`, and the door into its sandbox when the gateway has a socket.
+    fn handed(
+        self,
+        port: u16,
+        vars: Vec<LoadedKey>,
+        config: Vec<(Vec<String>, String)>,
+    ) -> (RoundGateway, Redirect) {
+        let door = self
+            .door_dir
+            .as_ref()
+            .map(|dir| ganger_sandbox::GatewayDoor {
+                socket: dir.socket(),
+                port,
+            });
+        let gateway = RoundGateway {
+            _gateway: self.gateway,
+            _door_dir: self.door_dir,
+            tally: self.tally,
+            log: self.log,
+        };
+        (gateway, Redirect { vars, config, door })
+    }
 }
 
 /// Starts a gateway for `input`'s round: on loopback, and with `sealed` also on a socket in a
@@ -366,23 +386,13 @@ pub(crate) fn open_for_checks(
         .map_err(|e| EngineError::environment("the model gateway cannot issue a key", e))?;
     let mut vars = Vec::new();
     proxy_vars(port, &mut vars);
-    let door = door_dir.as_ref().map(|dir| ganger_sandbox::GatewayDoor {
-        socket: dir.socket(),
-        port,
-    });
-    Ok(Some((
-        RoundGateway {
-            _gateway: gateway,
-            _door_dir: door_dir,
-            tally,
-            log,
-        },
-        Redirect {
-            vars,
-            config: Vec::new(),
-            door,
-        },
-    )))
+    let started = Started {
+        gateway,
+        door_dir,
+        tally,
+        log,
+    };
+    Ok(Some(started.handed(port, vars, Vec::new())))
 }
 
 /// The proxy a sealed round's tools use for everything but the gateway itself (the relay in
