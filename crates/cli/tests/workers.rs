@@ -332,6 +332,38 @@ fn a_database_restarted_mid_fleet_loses_no_round_and_settles_none_wrongly() {
     );
 }
 
+/// A detached round host that meets a database going down as it starts (taking over its
+/// lease, recording itself) waits for the server instead of dying: the round ends done, its
+/// only round, and nothing settles it as dead.
+#[test]
+fn a_host_started_as_the_database_goes_down_waits_for_it() {
+    let Some(cluster) = PrivateCluster::start("hoststart") else {
+        return;
+    };
+    let store = Some(cluster.url.as_str());
+    let world = World::new(env!("CARGO_BIN_EXE_ganger").as_ref());
+    world.use_command_agent("cat >/dev/null; sleep 1; echo 'DONE: ok'", "", "");
+    // The host pauses before it takes over its lease; meanwhile the server goes away, for
+    // longer than a connection's first try and less than the lease it was handed.
+    let mut start = world.command(&["start", "t", "--message", "do t", "--detach"]);
+    start
+        .env("GANGER_STORE", &cluster.url)
+        .env("GANGER_FAULT_PAUSE", "host-before-takeover:400");
+    ganger_test_support::Run::from(start.output().unwrap()).expect_code(0);
+    cluster.pg_ctl(&["stop", "-m", "immediate", "-w"]);
+    std::thread::sleep(Duration::from_secs(3));
+    cluster.pg_ctl(&["start", "-w"]);
+    let waited = ganger(&world, store, &["wait", "t", "--timeout", "60", "--json"]);
+    let status = ganger(&world, store, &["status", "t", "--json"]).json();
+    assert_eq!(
+        (&status["round"], &status["status"]),
+        (&serde_json::json!(1), &serde_json::json!("done")),
+        "{status:#}\nwait: {}{}",
+        waited.stdout,
+        waited.stderr
+    );
+}
+
 #[test]
 fn a_round_in_a_sandbox_a_worker_lacks_waits_for_one_that_offers_it() {
     let world = world_with_fleet(

@@ -123,9 +123,28 @@ impl FleetWorld {
         runs
     }
 
-    /// (slug, kind, state, reason) of every queue row, by id, read from the database itself.
+    /// (slug, kind, state, reason) of every queue row, by id, read from the database itself;
+    /// none before any ganger made the database (a serve just started may not have yet).
     pub fn queue_rows(&self) -> Vec<(String, String, String, Option<String>)> {
-        let db = rusqlite::Connection::open(self.world.repo.join(".ganger/state.db")).unwrap();
+        let path = self.world.repo.join(".ganger/state.db");
+        if !path.exists() {
+            return Vec::new();
+        }
+        let db = rusqlite::Connection::open_with_flags(
+            &path,
+            rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY,
+        )
+        .unwrap();
+        let made: bool = db
+            .query_row(
+                "SELECT EXISTS (SELECT 1 FROM sqlite_master WHERE name = 'queue')",
+                [],
+                |row| row.get(0),
+            )
+            .unwrap();
+        if !made {
+            return Vec::new();
+        }
         let mut statement = db
             .prepare("SELECT slug, kind, state, reason FROM queue ORDER BY id")
             .unwrap();

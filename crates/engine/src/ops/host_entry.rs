@@ -14,9 +14,10 @@ use std::io::Read;
 use std::time::{Duration, Instant};
 
 /// How long a host just started waits for a store that fails under it (a database server
-/// restarting) before it gives up: within the lease it was handed, which its heartbeat keeps
-/// renewing meanwhile.
-const PATIENCE: Duration = Duration::from_secs(8);
+/// restarting, slowly on a loaded machine) before it gives up: as long as a pool that
+/// reached its server keeps reconnecting. Waiting past the lease it was handed costs
+/// nothing: the takeover then finds the lease gone and the host stops without running.
+const PATIENCE: Duration = Duration::from_secs(30);
 
 /// `step`, tried again while it fails for the environment, for at most [`PATIENCE`].
 fn patiently<T>(mut step: impl FnMut() -> Result<T>) -> Result<T> {
@@ -44,7 +45,18 @@ pub fn run_detached_host(
     let handed = handed.ok_or_else(|| {
         EngineError::invalid("`ganger host` is started by `ganger start/fix --detach`, not by hand")
     })?;
-    let claim = store.inherited_claim(handed)?;
+    crate::base::faults::pause("host-before-takeover");
+    // A lease is renewed as it is taken over: a server away then is waited for as the store
+    // was (a lock is a descriptor, taken once).
+    let claim = match handed {
+        HandedClaim::Lease { name, fence } => patiently(|| {
+            Ok(store.inherited_claim(HandedClaim::Lease {
+                name: name.clone(),
+                fence,
+            })?)
+        })?,
+        lock => store.inherited_claim(lock)?,
+    };
     let mut prompt = String::new();
     std::io::stdin()
         .read_to_string(&mut prompt)

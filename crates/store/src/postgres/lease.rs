@@ -119,11 +119,15 @@ impl LeaseHold {
 /// Extends the lease `name` held with `fence`; false when it is no longer this holder's (or
 /// ran out before it could be renewed).
 pub(crate) fn renew(pool: &Arc<Pool>, name: &str, fence: i64) -> Result<bool, StoreError> {
-    let changed = pool.get()?.execute(
-        "UPDATE leases SET expires_at = now() + $3::bigint * interval '1 millisecond' \
-         WHERE name = $1 AND fence = $2 AND expires_at > now()",
-        &[&name, &fence, &lease_ms()],
-    )?;
+    // Sent again on a new connection when the first was cut by a restart: extending the
+    // same lease twice is extending it once.
+    let changed = pool.write_twice_if_cut(|conn, _| {
+        conn.execute(
+            "UPDATE leases SET expires_at = now() + $3::bigint * interval '1 millisecond' \
+             WHERE name = $1 AND fence = $2 AND expires_at > now()",
+            &[&name, &fence, &lease_ms()],
+        )
+    })?;
     Ok(changed > 0)
 }
 
