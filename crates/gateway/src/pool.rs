@@ -40,14 +40,20 @@ const MAX_KEPT: usize = 256;
 pub(crate) struct Pool {
     tls: Arc<rustls::ClientConfig>,
     connect_timeout: Duration,
+    response_timeout: Duration,
     kept: Mutex<HashMap<String, Vec<Sender>>>,
 }
 
 impl Pool {
-    pub fn new(tls: Arc<rustls::ClientConfig>, connect_timeout: Duration) -> Pool {
+    pub fn new(
+        tls: Arc<rustls::ClientConfig>,
+        connect_timeout: Duration,
+        response_timeout: Duration,
+    ) -> Pool {
         Pool {
             tls,
             connect_timeout,
+            response_timeout,
             kept: Mutex::new(HashMap::new()),
         }
     }
@@ -60,7 +66,10 @@ impl Pool {
     ) -> Result<http::Response<Incoming>, String> {
         let origin = upstream.origin();
         if let Some(mut sender) = self.take(&origin) {
-            match sender.send_request(request.build()).await {
+            match self
+                .answered(&origin, sender.send_request(request.build()))
+                .await?
+            {
                 Ok(response) => {
                     self.keep(&origin, sender);
                     return Ok(response);
@@ -71,12 +80,29 @@ impl Pool {
             }
         }
         let mut sender = self.open(upstream).await?;
-        let response = sender
-            .send_request(request.build())
-            .await
+        let response = self
+            .answered(&origin, sender.send_request(request.build()))
+            .await?
             .map_err(|e| format!("{origin}: {e}"))?;
         self.keep(&origin, sender);
         Ok(response)
+    }
+
+    /// A request's response headers, or the refusal of an upstream that sent none within
+    /// the response timeout (dropping the request closes its connection).
+    async fn answered<T>(
+        &self,
+        origin: &str,
+        sent: impl std::future::Future<Output = T>,
+    ) -> Result<T, String> {
+        tokio::time::timeout(self.response_timeout, sent)
+            .await
+            .map_err(|_| {
+                format!(
+                    "{origin}: no response within {} s",
+                    self.response_timeout.as_secs_f64()
+                )
+            })
     }
 
     fn take(&self, origin: &str) -> Option<Sender> {

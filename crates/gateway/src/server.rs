@@ -32,6 +32,11 @@ pub struct Limits {
     pub max_request_bytes: usize,
     /// Time to reach an upstream or a tunnel's target.
     pub connect_timeout: Duration,
+    /// Time for an upstream to answer a request's headers (its body then streams for as long
+    /// as it takes): as long as the agents' own wait for a model (Claude Code's default API
+    /// timeout is 10 minutes), so that an upstream gone silent does not hold a connection, a
+    /// task and the round for ever.
+    pub response_timeout: Duration,
 }
 
 impl Default for Limits {
@@ -41,6 +46,7 @@ impl Default for Limits {
             header_timeout: Duration::from_secs(10),
             max_request_bytes: 32 << 20,
             connect_timeout: Duration::from_secs(10),
+            response_timeout: Duration::from_secs(600),
         }
     }
 }
@@ -126,7 +132,11 @@ impl Gateway {
             .transpose()?;
         let state = Arc::new(State {
             grants: grants.clone(),
-            pool: Pool::new(tls, config.limits.connect_timeout),
+            pool: Pool::new(
+                tls,
+                config.limits.connect_timeout,
+                config.limits.response_timeout,
+            ),
             limits: config.limits.clone(),
             sink: config.sink.clone(),
             own: tcp.as_ref().map(|(_, addr)| *addr),

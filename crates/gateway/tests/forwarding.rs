@@ -3,6 +3,8 @@
 
 use crate::common::{REAL_KEY, Setup, chat_body, client};
 use ganger_fake_llm::{FakeLlm, Script};
+use ganger_gateway::{Limits, TlsRoots};
+use std::time::{Duration, Instant};
 
 #[test]
 fn a_placeholder_is_swapped_for_the_real_key_and_the_answer_and_its_tokens_come_back() {
@@ -184,4 +186,52 @@ fn a_429_keeps_the_upstreams_retry_after_in_the_record() {
     let record = &setup.records(1)[0];
     assert_eq!(record.status, 429);
     assert_eq!(record.retry_after_ms, Some(3000), "{record:?}");
+}
+
+/// An upstream that takes the request and never answers does not hold the agent: past the
+/// response timeout the gateway answers 502 naming the wait, records it, and closes the
+/// upstream's connection.
+#[test]
+fn an_upstream_that_never_answers_is_given_up_on_after_the_response_timeout() {
+    let silent = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = silent.local_addr().unwrap().port();
+    let (closed_tx, closed) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let (mut conn, _) = silent.accept().unwrap();
+        // Reads the request and whatever follows, answering nothing, until the gateway hangs up.
+        let mut buf = [0u8; 4096];
+        while std::io::Read::read(&mut conn, &mut buf).is_ok_and(|n| n > 0) {}
+        let _ = closed_tx.send(());
+    });
+    let limits = Limits {
+        response_timeout: Duration::from_millis(700),
+        ..Limits::default()
+    };
+    let setup = Setup::start_with_limits(TlsRoots::default(), limits);
+    let placeholder = setup.grant(&format!("http://127.0.0.1:{port}"), None, &[]);
+    let started = Instant::now();
+    let mut response = client()
+        .post(&format!("{}/v1/chat/completions", setup.base()))
+        .header("authorization", &format!("Bearer {placeholder}"))
+        .send_json(chat_body())
+        .unwrap();
+    let waited = started.elapsed();
+    assert_eq!(response.status(), 502);
+    let text = response.body_mut().read_to_string().unwrap();
+    assert!(text.contains("no response within 0.7 s"), "{text}");
+    assert!(waited >= Duration::from_millis(700), "{waited:?}");
+    assert!(waited < Duration::from_secs(30), "{waited:?}");
+    let records = setup.records(1);
+    assert_eq!(records[0].status, 502);
+    assert!(
+        records[0]
+            .refused
+            .as_deref()
+            .is_some_and(|why| why.contains("no response within")),
+        "{:?}",
+        records[0]
+    );
+    closed
+        .recv_timeout(Duration::from_secs(10))
+        .expect("the gateway closed the silent upstream's connection");
 }

@@ -23,6 +23,10 @@ impl Setup {
     }
 
     pub fn start_with(roots: TlsRoots) -> Setup {
+        Setup::start_with_limits(roots, Limits::default())
+    }
+
+    pub fn start_with_limits(roots: TlsRoots, limits: Limits) -> Setup {
         let records = Arc::new(Mutex::new(Vec::new()));
         let sink = {
             let records = records.clone();
@@ -32,7 +36,7 @@ impl Setup {
             tcp: Some("127.0.0.1:0".parse().unwrap()),
             unix: None,
             roots,
-            limits: Limits::default(),
+            limits,
             sink,
         };
         let gateway = Gateway::start(config, Grants::new()).unwrap();
