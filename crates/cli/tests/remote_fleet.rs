@@ -333,6 +333,11 @@ fn a_qwen_task_moved_to_another_host_continues_its_conversation_there() {
     moved_task_continues_its_conversation("qwen");
 }
 
+#[test]
+fn a_codex_task_moved_to_another_host_continues_its_conversation_there() {
+    moved_task_continues_its_conversation("codex");
+}
+
 /// A task of `agent` runs round 1 on host a and round 2 on host b, each host its own home.
 fn moved_task_continues_its_conversation(agent: &str) {
     let Some(db) = PgDatabase::new() else { return };
@@ -416,10 +421,23 @@ fn moved_task_continues_its_conversation(agent: &str) {
     let found = |home: &Path| {
         walk(home)
             .into_iter()
-            .filter(|p| p.ends_with(format!("{session}.jsonl")))
+            .filter(|p| {
+                p.file_name().is_some_and(|name| {
+                    name.to_string_lossy()
+                        .ends_with(&format!("{session}.jsonl"))
+                }) && !p.to_string_lossy().contains("/shell_snapshots/")
+            })
             .count()
     };
-    assert_eq!((found(&home_a), found(&home_b)), (1, 1), "{status:#}");
+    let everywhere: Vec<_> = walk(world.root())
+        .into_iter()
+        .filter(|p| p.to_string_lossy().contains(&session))
+        .collect();
+    assert_eq!(
+        (found(&home_a), found(&home_b)),
+        (1, 1),
+        "{status:#}\n{everywhere:#?}"
+    );
 }
 
 /// Every file under `dir`.

@@ -7,6 +7,8 @@ use crate::codex::{CodexStream, command, models};
 use crate::facts::{AgentFacts, Package};
 use crate::{AgentExit, Headless, StreamParser, Verdict};
 use ganger_events::RoundSummary;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 /// Codex CLI (`@openai/codex`).
@@ -86,6 +88,17 @@ impl Adapter for Codex {
 
     fn warm_by_default(&self) -> bool {
         true
+    }
+
+    /// `$CODEX_HOME` (else `~/.codex`)`/sessions/…/rollout-…-<session>.jsonl`, wherever the
+    /// worktree is: Codex finds a thread by its id (docs/agents/session-move.md).
+    fn session_file(
+        &self,
+        env: &BTreeMap<String, String>,
+        _worktree: &Path,
+        session: &str,
+    ) -> Option<PathBuf> {
+        super::rollout::rollout_file(env, session)
     }
 
     fn scripted_endpoint(&self, base_url: &str) -> ScriptedEndpoint {

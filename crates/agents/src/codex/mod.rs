@@ -19,6 +19,7 @@ mod mcp_registration;
 mod models;
 mod normalize;
 pub mod overrides;
+mod rollout;
 mod stderr;
 mod verdict;
 pub mod wire;
