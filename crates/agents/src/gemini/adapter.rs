@@ -5,6 +5,8 @@ use crate::facts::{AgentFacts, Package};
 use crate::gemini::{GeminiStream, command};
 use crate::{AgentExit, Headless, StreamParser, Verdict};
 use ganger_events::RoundSummary;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 /// Gemini CLI (`@google/gemini-cli`).
@@ -79,6 +81,17 @@ impl Adapter for Gemini {
 
     fn headless(&self) -> Option<Headless> {
         Some(command::HEADLESS_OPTIONS)
+    }
+
+    /// `$GEMINI_CLI_HOME` (else `$HOME`)`/.gemini/tmp/<the worktree's project>/chats/`
+    /// `session-…-<first 8 of the id>.jsonl` (docs/agents/session-move.md).
+    fn session_file(
+        &self,
+        env: &BTreeMap<String, String>,
+        worktree: &Path,
+        session: &str,
+    ) -> Option<PathBuf> {
+        super::chats::chat_file(env, worktree, session)
     }
 
     fn scripted_endpoint(&self, base_url: &str) -> ScriptedEndpoint {

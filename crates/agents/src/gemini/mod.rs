@@ -9,6 +9,7 @@
 //!   --supervisor gemini`.
 
 mod adapter;
+mod chats;
 pub mod command;
 mod mcp_registration;
 mod normalize;

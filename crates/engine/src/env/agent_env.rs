@@ -162,6 +162,39 @@ pub fn request_env(
         .collect()
 }
 
+/// The environment an unsandboxed round of `adapter` in `worktree` runs with on this host,
+/// the plan's own variables included (Gemini's home of its own under the agent's directory
+/// `agent_dir`): where the agent keeps its sessions.
+pub(crate) fn round_env(
+    adapter: &dyn Adapter,
+    config: &Config,
+    agent_dir: &Path,
+    worktree: &Path,
+) -> std::collections::BTreeMap<String, String> {
+    let mut env = request_env(adapter, config, &[]);
+    let overlay = config_overlay(adapter, config);
+    let inherited = inherited_config(adapter, config);
+    let planned = adapter.plan(&ganger_agents::RoundRequest {
+        resume_at: None,
+        prompt: "",
+        session: None,
+        new_session_id: "00000000-0000-4000-8000-000000000000",
+        title: "session",
+        model: None,
+        worktree,
+        config: overlay.as_ref(),
+        inherited_config: inherited.as_deref(),
+        permission: ganger_agents::Permission::Write,
+        sandboxed: false,
+        env: &env,
+        agent_dir,
+    });
+    if let Ok(plan) = planned {
+        env.extend(plan.env);
+    }
+    env
+}
+
 /// Plans a round of `prompt` for `adapter` without running it, so that what the plan would
 /// refuse (`ganger.toml`'s agent settings, a prompt the command line cannot carry) is refused
 /// before anything is made, not when the round starts.

@@ -91,7 +91,8 @@ fn never_saved(ws: &Workspace, task: &Task, rounds: &[Round], session: &str) -> 
     let Some(adapter) = crate::env::agent_env::adapter_for(&task.agent, &ws.config) else {
         return false;
     };
-    let env = crate::env::agent_env::request_env(adapter, &ws.config, &[]);
+    let agent_dir = ws.state.agent_dir(adapter.name());
+    let env = crate::env::agent_env::round_env(adapter, &ws.config, &agent_dir, &task.worktree);
     adapter
         .session_file(&env, &task.worktree, session)
         .is_some_and(|file| !file.exists())

@@ -108,6 +108,7 @@ pub(crate) fn session_file(
         return None;
     }
     let adapter = crate::env::agent_env::adapter_for(&task.agent, &ws.config)?;
-    let env = crate::env::agent_env::request_env(adapter, &ws.config, &[]);
+    let agent_dir = ws.state.agent_dir(adapter.name());
+    let env = crate::env::agent_env::round_env(adapter, &ws.config, &agent_dir, &task.worktree);
     adapter.session_file(&env, &task.worktree, session)
 }
