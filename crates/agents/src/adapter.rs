@@ -143,6 +143,22 @@ pub struct SessionFinder {
     ) -> Option<String>,
 }
 
+/// Reads session `session` out of the store of the agent run with environment `env`.
+pub type SessionExport =
+    fn(env: &BTreeMap<String, String>, session: &str) -> Result<Vec<u8>, String>;
+
+/// How a session an agent keeps in its own database (not a file) goes to another host: read
+/// out as a file after each round, taken in by the agent's CLI on the host the task moves to.
+#[derive(Debug, Clone, Copy)]
+pub struct SessionCarrier {
+    /// Session `session` as a file another host takes in, from the store of the agent run
+    /// with environment `env`; `Err` says why it could not be read.
+    pub export: SessionExport,
+    /// The arguments that take in a file [`SessionCarrier::export`] made (the paths in it
+    /// already this host's), run in the worktree with the round's environment.
+    pub import_args: fn(file: &std::path::Path) -> Vec<String>,
+}
+
 /// How an agent kept warm is started, for rounds like the request: see [`Adapter::warm_plan`].
 pub type WarmPlan = fn(&RoundRequest<'_>) -> Result<CommandPlan, PlanError>;
 
@@ -334,6 +350,11 @@ pub trait Adapter: Send + Sync {
         session: &str,
     ) -> Option<PathBuf> {
         let _ = (env, worktree, session);
+        None
+    }
+    /// How this CLI's sessions go to another host when they live in its own database;
+    /// `None`: in the file [`Adapter::session_file`] names, or not at all.
+    fn session_carrier(&self) -> Option<SessionCarrier> {
         None
     }
     /// How to find the session this CLI saved for a round that named none in its stream (its

@@ -37,8 +37,8 @@ pub use claude::warm as stream_json_control;
 pub use codex::app_server;
 
 pub use adapter::{
-    Adapter, CommandPlan, Permission, PlanError, RoundRequest, ScriptedEndpoint, SessionFinder,
-    WarmPlan, WarmProtocol, is_session_name,
+    Adapter, CommandPlan, Permission, PlanError, RoundRequest, ScriptedEndpoint, SessionCarrier,
+    SessionFinder, WarmPlan, WarmProtocol, is_session_name,
 };
 pub use capabilities::{
     CopiedSession, CutSession, Interactive, NamedProgram, SessionCopy, SessionFork,

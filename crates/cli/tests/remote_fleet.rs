@@ -118,7 +118,13 @@ fn worker_at_home(
     let mut command = world.command(&["-C", &host_text, "worker", "--name", name]);
     command.env("GANGER_STORE", store);
     if let Some(home) = home {
-        command.env("HOME", home);
+        // The whole home: OpenCode keeps its database under XDG_DATA_HOME.
+        command
+            .env("HOME", home)
+            .env("XDG_CONFIG_HOME", home.join(".config"))
+            .env("XDG_DATA_HOME", home.join(".local/share"))
+            .env("XDG_STATE_HOME", home.join(".local/state"))
+            .env("XDG_CACHE_HOME", home.join(".cache"));
     }
     let child = command
         .stdout(std::fs::File::create(&log).unwrap())
@@ -343,6 +349,11 @@ fn a_gemini_task_moved_to_another_host_continues_its_conversation_there() {
     moved_task_continues_its_conversation("gemini");
 }
 
+#[test]
+fn an_opencode_task_moved_to_another_host_continues_its_conversation_there() {
+    moved_task_continues_its_conversation("opencode");
+}
+
 /// A task of `agent` runs round 1 on host a and round 2 on host b, each host its own home.
 fn moved_task_continues_its_conversation(agent: &str) {
     let Some(db) = PgDatabase::new() else { return };
@@ -446,6 +457,20 @@ fn moved_task_continues_its_conversation(agent: &str) {
         .into_iter()
         .filter(|p| p.to_string_lossy().contains(&session[..8]))
         .collect();
+    // OpenCode keeps it in its database: a row there.
+    let in_database = |home: &Path| {
+        let db = home.join(".local/share/opencode/opencode.db");
+        rusqlite::Connection::open_with_flags(&db, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)
+            .and_then(|db| {
+                db.query_row(
+                    "SELECT count(*) FROM session WHERE id = ?1",
+                    [&session],
+                    |row| row.get::<_, i64>(0),
+                )
+            })
+            .unwrap_or(0) as usize
+    };
+    let found = |dir: &Path| found(dir) + in_database(&dir.join("home"));
     assert_eq!(
         (found(&dir_a) > 0, found(&dir_b) > 0),
         (true, true),

@@ -132,6 +132,15 @@ impl Adapter for OpenCode {
 
     /// OpenCode saves a session, titled as ganger asked and with the prompt in it, before
     /// the model answers; `session list` finds it.
+    /// Read out of OpenCode's database as `opencode export` prints it, taken in with `opencode
+    /// import FILE` (measured with 1.18.33: docs/agents/session-move.md).
+    fn session_carrier(&self) -> Option<crate::SessionCarrier> {
+        Some(crate::SessionCarrier {
+            export: super::session_export::export,
+            import_args: |file| vec!["import".to_owned(), file.to_string_lossy().into_owned()],
+        })
+    }
+
     fn session_finder(&self) -> Option<SessionFinder> {
         Some(SessionFinder {
             args: &["session", "list", "--format", "json"],

@@ -20,6 +20,7 @@ mod lenient;
 mod mcp_registration;
 mod models;
 mod normalize;
+pub mod session_export;
 mod sessions;
 mod summarize;
 mod turn_usage;

@@ -52,7 +52,7 @@ pub fn turn_usage(env: &[(OsString, OsString)], session: &str, since_ms: u64) ->
 
 /// Where OpenCode keeps its database: `OPENCODE_DB` when absolute, else that name (or
 /// `opencode.db`) in its data directory, `$XDG_DATA_HOME/opencode` (`~/.local/share/opencode`).
-fn database(env: &[(OsString, OsString)]) -> Option<PathBuf> {
+pub(crate) fn database(env: &[(OsString, OsString)]) -> Option<PathBuf> {
     let var = |name: &str| {
         env.iter()
             .find(|(key, _)| key == name)

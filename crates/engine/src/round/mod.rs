@@ -26,6 +26,6 @@ pub use finish::HostOutcome;
 pub(crate) use finish::settle_dead_round;
 pub use host::run_host;
 pub(crate) use host::{Planned, warm_agent_command, write_plan_files};
-pub(crate) use push::session_file;
+pub(crate) use push::{session_carrier, session_file};
 pub use setup::RoundInput;
 pub(crate) use signals::{SignalWatch, signal_name};

@@ -13,6 +13,7 @@
 use crate::env::workspace::Workspace;
 use ganger_git::{Repo, remote as git_remote};
 use ganger_store::{Backend, KeptSession, Task};
+use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
 /// How long a round host tries to push before it records the round's end without: the
@@ -75,15 +76,22 @@ fn keep_session(
     round: u32,
     session: &str,
 ) -> Result<(), String> {
-    let Some(file) = session_file(ws, task, session) else {
-        return Ok(());
+    let data = match session_carrier(ws, task) {
+        // An agent that keeps its sessions in its own database: read out as a file.
+        Some((carrier, env)) => (carrier.export)(&env, session)
+            .map_err(|e| format!("its agent's session could not be read: {e}"))?,
+        None => {
+            let Some(file) = session_file(ws, task, session) else {
+                return Ok(());
+            };
+            std::fs::read(&file).map_err(|e| {
+                format!(
+                    "its agent's session {} could not be read: {e}",
+                    file.display()
+                )
+            })?
+        }
     };
-    let data = std::fs::read(&file).map_err(|e| {
-        format!(
-            "its agent's session {} could not be read: {e}",
-            file.display()
-        )
-    })?;
     let keys = crate::env::keys::load_keys(&ws.config, &task.keys).map_err(|e| e.message)?;
     let redactor = crate::env::keys::LoadedKey::redactor(&ws.store, &keys);
     let kept = KeptSession {
@@ -94,6 +102,23 @@ fn keep_session(
     store
         .keep_session(task.id, &kept)
         .map_err(|e| format!("its agent's session could not be kept: {e}"))
+}
+
+/// How the task's agent carries its sessions when they live in its own database, and the
+/// environment of its rounds on this host; `None` for a file-keeping agent, or a sandboxed
+/// task (its agent has a home of its own).
+pub(crate) fn session_carrier(
+    ws: &Workspace,
+    task: &Task,
+) -> Option<(ganger_agents::SessionCarrier, BTreeMap<String, String>)> {
+    if crate::env::sandboxing::isolated(ws, task) {
+        return None;
+    }
+    let adapter = crate::env::agent_env::adapter_for(&task.agent, &ws.config)?;
+    let carrier = adapter.session_carrier()?;
+    let agent_dir = ws.state.agent_dir(adapter.name());
+    let env = crate::env::agent_env::round_env(adapter, &ws.config, &agent_dir, &task.worktree);
+    Some((carrier, env))
 }
 
 /// Where the task's agent keeps `session` for a round in the task's worktree on this host;

@@ -177,6 +177,12 @@ fn carry_session(ws: &Workspace, store: &dyn Backend, task: &Task, here: &Path) 
         worktree: here.to_path_buf(),
         ..task.clone()
     };
+    if let Some((carrier, _)) = crate::round::session_carrier(ws, &moved) {
+        let (was, now) = (task.worktree.to_string_lossy(), here.to_string_lossy());
+        let data = replace_all(&kept.data, was.as_bytes(), now.as_bytes());
+        import_session(ws, &moved, carrier, &data)?;
+        return Ok(true);
+    }
     let Some(file) = crate::round::session_file(ws, &moved, session) else {
         return Ok(false);
     };
@@ -213,6 +219,61 @@ fn carry_session(ws: &Workspace, store: &dyn Backend, task: &Task, here: &Path) 
     })?;
     Ok(true)
 }
+
+/// Has the task's agent take in `data`, a session [`ganger_agents::SessionCarrier::export`]
+/// read out on another host (its paths already this host's), with the CLI's own import, in
+/// the task's worktree here.
+fn import_session(
+    ws: &Workspace,
+    task: &Task,
+    carrier: ganger_agents::SessionCarrier,
+    data: &[u8],
+) -> Result<()> {
+    let failed = |e: std::io::Error| {
+        EngineError::environment(format!("failed to write task {}'s session", task.slug), e)
+    };
+    let adapter = crate::env::agent_env::adapter_for(&task.agent, &ws.config)
+        .ok_or_else(|| EngineError::invalid(format!("unknown agent {:?}", task.agent)))?;
+    let program = crate::env::agent_env::resolve_program(adapter, &ws.config)?;
+    // Readable by this user alone (the session holds the work's text), removed once taken in.
+    let dir = ws.state.agent_dir(adapter.name());
+    std::fs::create_dir_all(&dir).map_err(failed)?;
+    let path = dir.join(format!(
+        "session-{}-{}.json",
+        task.slug,
+        crate::base::tokens::new_token()
+    ));
+    let written = {
+        use std::io::Write;
+        use std::os::unix::fs::OpenOptionsExt;
+        std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(0o600)
+            .open(&path)
+            .and_then(|mut file| file.write_all(data))
+    };
+    let file = RemovedOnDrop(path);
+    written.map_err(failed)?;
+    let args = (carrier.import_args)(&file.0);
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    crate::env::agent_query::ask(ws, adapter, &program, &args, &task.worktree, IMPORT_LIMIT)
+        .map_err(|e| e.context(format!("failed to take in task {}'s session", task.slug)))?;
+    Ok(())
+}
+
+/// A file removed when dropped.
+struct RemovedOnDrop(std::path::PathBuf);
+
+impl Drop for RemovedOnDrop {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.0);
+    }
+}
+
+/// How long an agent's CLI may take to take in a session (OpenCode: about 5 s on a loaded
+/// machine).
+const IMPORT_LIMIT: std::time::Duration = std::time::Duration::from_secs(120);
 
 /// Whether `byte` can continue a file name: a match of a path or a directory's name that it
 /// comes right before (or right after) is part of another, longer name.
