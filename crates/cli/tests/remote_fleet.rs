@@ -329,6 +329,127 @@ line"
     );
 }
 
+/// From the checkout the fleet was submitted from, which has no worktree of the task (its
+/// worktree is on host a): `fix` without `--queue` goes to host a's worker through the queue
+/// and is followed here to its end, its report the one host a shows; with `--detach` it is
+/// queued and `log --follow` here follows the round live; `wait` and `log` print here what
+/// they print on host a.
+#[test]
+fn fix_wait_and_log_from_a_host_without_the_worktree_act_where_the_worktree_is() {
+    let Some(db) = PgDatabase::new() else { return };
+    let store = db.url.as_str();
+    let (world, served, _bare) =
+        world_with_remote("cat > prompt.txt; echo line >> work.txt; sleep 2; echo 'DONE: ok'");
+    let (_daemon, port) = serve_git(&world, &served, &[]);
+    let url = format!("git://127.0.0.1:{port}/app.git");
+    submit_one(&world, store, &url, "t1", "do t1");
+    let host_a = host(&world, "a");
+    let a = worker(&world, store, &host_a, "a");
+    assert!(
+        wait_until(Duration::from_secs(120), || all_done_after(
+            &world, store, 1
+        )),
+        "{:#?}\n{}",
+        tasks(&world, store),
+        a.log_text()
+    );
+    let on_a = |args: &[&str]| {
+        let mut all = vec!["-C", host_a.to_str().unwrap()];
+        all.extend_from_slice(args);
+        ganger(&world, Some(store), &all)
+    };
+    // Here: a fix goes to host a and is followed to its end.
+    let fixed = ganger(
+        &world,
+        Some(store),
+        &["fix", "t1", "--message", "once more"],
+    );
+    fixed.expect_code(0);
+    assert!(
+        fixed.stderr.contains("t1's worktree is on another host"),
+        "{}",
+        fixed.stderr
+    );
+    // The report a round run here prints, for round 2, done.
+    assert!(
+        fixed.stdout.contains("task: t1, round 2 (fix)") && fixed.stdout.contains("status: done"),
+        "{}",
+        fixed.stdout
+    );
+    let report = ganger(&world, Some(store), &["status", "t1", "--json"]).json();
+    assert_eq!(
+        (&report["round"], &report["status"]),
+        (&2.into(), &"done".into()),
+        "{report:#}"
+    );
+    let there = on_a(&["status", "t1", "--json"]).json();
+    for key in [
+        "round",
+        "status",
+        "answer",
+        "worktree",
+        "changed",
+        "snapshot_after",
+    ] {
+        assert_eq!(report[key], there[key], "{key}: {report:#}\n{there:#}");
+    }
+    assert!(
+        Path::new(report["worktree"].as_str().unwrap()).starts_with(&host_a),
+        "{report:#}"
+    );
+    // What can take no queue is refused, with nothing queued.
+    let refused = ganger(
+        &world,
+        Some(store),
+        &["fix", "t1", "--message", "x", "--until-green", "2"],
+    );
+    refused.expect_code(2);
+    assert!(
+        refused.stderr.contains("is on another host"),
+        "{}",
+        refused.stderr
+    );
+    // Detached: queued; `log --follow` here follows the round as it runs there.
+    let detached = ganger(
+        &world,
+        Some(store),
+        &["fix", "t1", "--message", "third", "--detach", "--json"],
+    );
+    detached.expect_code(0);
+    assert!(
+        wait_until(Duration::from_secs(60), || {
+            let status = ganger(&world, Some(store), &["status", "t1", "--json"]).json();
+            status["round"] == 3
+        }),
+        "{}",
+        a.log_text()
+    );
+    let followed = ganger(&world, Some(store), &["log", "t1", "--follow"]);
+    followed.expect_code(0);
+    // `wait` and `log` here print what they print on host a.
+    let waited = ganger(&world, Some(store), &["wait", "t1", "--json"]);
+    waited.expect_code(0);
+    let waited_there = on_a(&["wait", "t1", "--json"]);
+    // All of it but `files`, which names where each checkout keeps a round's files.
+    let without_files = |mut report: Value| {
+        report.as_object_mut().unwrap().remove("files");
+        report
+    };
+    assert_eq!(
+        without_files(waited.json()),
+        without_files(waited_there.json())
+    );
+    assert_eq!(waited.json()["round"], 3);
+    let logged_there = on_a(&["log", "t1"]);
+    logged_there.expect_code(0);
+    assert_eq!(followed.stdout, logged_there.stdout);
+    assert!(followed.stdout.contains("DONE: ok"), "{}", followed.stdout);
+    assert_eq!(
+        ganger(&world, Some(store), &["log", "t1", "--round", "2"]).stdout,
+        on_a(&["log", "t1", "--round", "2"]).stdout
+    );
+}
+
 #[test]
 fn a_claude_task_moved_to_another_host_continues_its_conversation_there() {
     moved_task_continues_its_conversation("claude");

@@ -86,7 +86,9 @@ fn report(engine: &Engine, sent: Sent) -> Result<bool, Failure> {
             printer::emit(&printer::report_text(&report))?;
             Ok(outcome.round.status == ganger_events::RoundStatus::Done)
         }
-        Sent::Launched(Launched::Detached { .. }) | Sent::Queued { .. } => Ok(false),
+        Sent::Launched(Launched::Detached { .. })
+        | Sent::Queued { .. }
+        | Sent::Elsewhere { .. } => Ok(false),
     }
 }
 

@@ -5,7 +5,9 @@ use crate::args::{FixArgs, StartArgs, TaskText};
 use crate::exit;
 use crate::printer::{self, Printer};
 use crate::{Failure, Outcome};
-use ganger_engine::{Brief, Engine, FixOptions, Launched, RoundReport, Sent, StartOptions};
+use ganger_engine::{
+    Brief, Engine, FixOptions, Launched, RoundReport, Sent, StartOptions, WaitOutcome,
+};
 use ganger_events::RoundStatus;
 
 pub(crate) fn brief(text: TaskText) -> Option<Brief> {
@@ -77,6 +79,8 @@ pub(crate) fn print_sent(engine: &Engine, sent: Sent, out: Printer, since_ms: i6
             }
             return super::fleet::print_queued(vec![item], held, out);
         }
+        // Only a fix goes elsewhere; it is followed by `fix` itself.
+        Sent::Elsewhere { item } => return super::fleet::print_queued(vec![item], false, out),
     };
     match launched {
         Launched::Finished(outcome) => {
@@ -151,5 +155,35 @@ pub(crate) fn fix(engine: &Engine, args: FixArgs) -> Outcome {
     let sent = engine
         .fix(options, args.queue, &mut out.notices())
         .map_err(Failure::Engine)?;
+    if let Sent::Elsewhere { item } = sent {
+        return follow_elsewhere(engine, item, args.detach, out);
+    }
     print_sent(engine, sent, out, since)
+}
+
+/// A round of a task whose worktree is on another host, queued for the workers there: with
+/// `--detach`, the queued item as `--queue` prints it; else followed here to its end, and its
+/// report printed as a round run here prints it.
+fn follow_elsewhere(
+    engine: &Engine,
+    item: ganger_engine::fleet::QueueItem,
+    detach: bool,
+    out: Printer,
+) -> Outcome {
+    out.note(&format!(
+        "task {}'s worktree is on another host: the round goes there through the queue (item {}){}\n",
+        item.slug,
+        item.id,
+        if detach { "" } else { ", followed here" }
+    ))?;
+    if detach {
+        return super::fleet::print_queued(vec![item], false, out);
+    }
+    match engine.follow_queued(item.id, &mut out.notices())? {
+        WaitOutcome::Ended(report) => {
+            out.print(&report, || printer::report_text(&report))?;
+            Ok(status_code(report.status))
+        }
+        WaitOutcome::StillRunning { .. } => Ok(exit::STILL_RUNNING),
+    }
 }

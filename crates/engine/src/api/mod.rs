@@ -16,6 +16,7 @@
 
 pub(crate) mod diff_stream;
 pub mod documents;
+mod elsewhere;
 pub(crate) mod feed;
 pub(crate) mod history;
 pub(crate) mod journal_wait;
@@ -59,6 +60,9 @@ pub enum Sent {
     Launched(Launched),
     /// It waits in the queue: asked for (`queue`), or the task holds new rounds (its policy).
     Queued { item: QueueItem, held: bool },
+    /// The task's worktree is on another host: the round is queued for the workers there
+    /// ([`Engine::follow_queued`] follows it to its end).
+    Elsewhere { item: QueueItem },
 }
 
 /// `ganger status`: every task, one task's last round, or a task's pipeline.
@@ -153,6 +157,26 @@ impl Engine {
             };
             let item = crate::ops::fleet::queue_fix(&self.ws, &request)?;
             return Ok(Sent::Queued { item, held: true });
+        }
+        if crate::round::task_move::runs_elsewhere(&self.ws, &request.slug)? {
+            if request.until_green.is_some()
+                || request.model.is_some()
+                || !request.keys.is_empty()
+                || request.interrupt
+            {
+                return Err(EngineError::invalid(format!(
+                    "task {}'s worktree is on another host, so this round goes there through \
+                     the queue, and a queued round takes no --until-green, --model, --key or \
+                     --interrupt",
+                    request.slug
+                )));
+            }
+            let request = FixOptions {
+                detach: false,
+                ..request
+            };
+            let item = crate::ops::fleet::queue_fix(&self.ws, &request)?;
+            return Ok(Sent::Elsewhere { item });
         }
         Ok(Sent::Launched(crate::task::fix::fix(
             &self.ws, request, notices,

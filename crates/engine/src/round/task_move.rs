@@ -29,6 +29,22 @@ pub(crate) fn fleet_remote(
         .and_then(|f| f.remote))
 }
 
+/// Whether task `slug`'s worktree is on another host: it is not here (a worktree of this
+/// repository), and its fleet names a remote from which the workers on other hosts run its
+/// rounds. A round asked for here then goes to them through the store.
+pub(crate) fn runs_elsewhere(ws: &Workspace, slug: &str) -> Result<bool> {
+    let Some(store) = ws.existing_store()? else {
+        return Ok(false);
+    };
+    let Some(task) = store.task(slug)? else {
+        return Ok(false);
+    };
+    if crate::evidence::task_worktree::check_task_worktree(ws, &task).is_ok() {
+        return Ok(false);
+    }
+    Ok(fleet_remote(&*store, &task)?.is_some())
+}
+
 /// Fetches task `slug`'s snapshots and branch from its fleet's remote into this workspace's
 /// repository, when its fleet names one (for `diff` of a task whose rounds ran elsewhere).
 pub(crate) fn fetch_task_here(ws: &Workspace, store: &dyn Backend, task: &Task) -> Result<()> {

@@ -85,6 +85,7 @@ impl Engine {
     pub fn sent_document(&self, sent: Sent) -> SentDocument {
         match sent {
             Sent::Queued { item, held } => SentDocument::Queued(Queued::new(vec![item], held)),
+            Sent::Elsewhere { item } => SentDocument::Queued(Queued::new(vec![item], false)),
             Sent::Launched(Launched::Detached {
                 task,
                 round,
