@@ -333,7 +333,7 @@ line"
 /// worktree is on host a): `fix` without `--queue` goes to host a's worker through the queue
 /// and is followed here to its end, its report the one host a shows; with `--detach` it is
 /// queued and `log --follow` here follows the round live; `wait` and `log` print here what
-/// they print on host a.
+/// they print on host a; `rewind` brings the task here and says so.
 #[test]
 fn fix_wait_and_log_from_a_host_without_the_worktree_act_where_the_worktree_is() {
     let Some(db) = PgDatabase::new() else { return };
@@ -447,6 +447,33 @@ fn fix_wait_and_log_from_a_host_without_the_worktree_act_where_the_worktree_is()
     assert_eq!(
         ganger(&world, Some(store), &["log", "t1", "--round", "2"]).stdout,
         on_a(&["log", "t1", "--round", "2"]).stdout
+    );
+    // `rewind` here brings the task here first (its work from the remote, as `merge` does),
+    // then takes it back to round 2, and says so.
+    let rewound = ganger(&world, Some(store), &["rewind", "t1", "--to", "2"]);
+    rewound.expect_code(0);
+    assert!(
+        rewound.stdout.contains("its worktree was on another host"),
+        "{}",
+        rewound.stdout
+    );
+    let status = ganger(&world, Some(store), &["status", "t1", "--json"]).json();
+    let here = PathBuf::from(status["worktree"].as_str().unwrap());
+    assert!(!here.starts_with(&host_a), "{status:#}");
+    assert_eq!(
+        std::fs::read_to_string(here.join("work.txt")).unwrap(),
+        "line\nline\n"
+    );
+    let journal = ganger(
+        &world,
+        Some(store),
+        &["rewind", "t1", "--to", "1", "--json"],
+    )
+    .json();
+    assert_eq!(journal["moved_from"], Value::Null, "{journal:#}");
+    assert_eq!(
+        std::fs::read_to_string(here.join("work.txt")).unwrap(),
+        "line\n"
     );
 }
 

@@ -31,6 +31,13 @@ fn rewind_text(report: &RewindReport) -> String {
         report.to,
         &report.snapshot[..report.snapshot.len().min(12)]
     );
+    if let Some(was) = &report.moved_from {
+        let _ = writeln!(
+            out,
+            "its worktree was on another host ({}): the task was brought here first",
+            was.display()
+        );
+    }
     if !report.rewound.is_empty() {
         let numbers: Vec<String> = report.rewound.iter().map(u32::to_string).collect();
         let _ = writeln!(out, "rewound rounds: {}", numbers.join(", "));

@@ -58,6 +58,9 @@ pub struct RewindReport {
     /// Why the session was not forked, when it could have been.
     pub fork_error: Option<String>,
     pub worktree: std::path::PathBuf,
+    /// The host the task's worktree was on before the rewind brought it here (a task of a
+    /// fleet on a remote, asked on a host without its worktree); `None` when it was here.
+    pub moved_from: Option<std::path::PathBuf>,
 }
 
 /// Takes a task back to its state after a round.
@@ -67,7 +70,15 @@ pub fn rewind(
     notices: &mut dyn Notices,
 ) -> Result<RewindReport> {
     let (mut store, task) = settled_task(ws, &options.slug, notices)?;
-    crate::task::rules::require_owner(&task, &commander(options.commander.as_deref()), "rewind")?;
+    let commander = commander(options.commander.as_deref());
+    crate::task::rules::require_owner(&task, &commander, "rewind")?;
+    // A task whose worktree is on another host comes here first (its work and session from
+    // its fleet's remote and the store), as `merge` brings it: a rewind writes the worktree.
+    let (task, moved_from) =
+        match crate::round::task_move::bring_here(ws, &mut *store, &task, &commander)? {
+            Some(moved) => (moved, Some(task.worktree.clone())),
+            None => (task, None),
+        };
     let rounds = idle_rounds(&*store, &task)?;
     let target = target_round(&task, &rounds, options.to)?;
     let snapshot = target.snapshot_after.clone().ok_or_else(|| {
@@ -147,7 +158,7 @@ pub fn rewind(
             session: session.clone(),
             resume_note,
             fork_from: fork_from.clone(),
-            commander: commander(options.commander.as_deref()),
+            commander: commander.clone(),
             detail,
         },
     )?;
@@ -165,6 +176,7 @@ pub fn rewind(
         fork_from,
         fork_error,
         worktree: task.worktree.clone(),
+        moved_from,
     })
 }
 
