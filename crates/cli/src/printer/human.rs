@@ -175,6 +175,11 @@ pub fn notice_line(notice: &Notice) -> String {
         ),
         Notice::Pipeline { slug, message } => format!("pipeline {slug}: {message}\n"),
         Notice::Race { slug, message } => format!("race {slug}: {message}\n"),
+        Notice::Moved { slug, from, to } => format!(
+            "task {slug}'s worktree was on another host ({}): brought here, to {}\n",
+            from.display(),
+            to.display()
+        ),
         Notice::Settled { slug, number } => {
             format!("round {number} of {slug} was found interrupted: its host had died\n")
         }

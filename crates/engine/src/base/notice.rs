@@ -32,6 +32,12 @@ pub enum Notice {
     /// A round whose host had died was settled: interrupted, or cancelled when a cancel had
     /// been asked for.
     Settled { slug: String, number: u32 },
+    /// A task whose worktree was on another host was brought here (from `from` to `to`).
+    Moved {
+        slug: String,
+        from: PathBuf,
+        to: PathBuf,
+    },
     /// The agent's program is not the version ganger is tested with (`version` is `None`
     /// when it could not be read); it is used anyway.
     UntestedVersion {

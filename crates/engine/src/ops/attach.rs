@@ -24,6 +24,19 @@ pub fn attach(
     let (mut store, task) = crate::task::lookup::settled_task(ws, slug, notices)?;
     crate::task::rules::require_owner(&task, &me, "attach to")?;
     crate::task::lookup::idle_rounds(&*store, &task)?;
+    // A task whose worktree is on another host comes here first, with its work and its
+    // agent's session, as `merge` and `rewind` bring it: the agent opens here.
+    let task = match crate::round::task_move::bring_here(ws, &mut *store, &task, &me)? {
+        Some(moved) => {
+            notices.notice(crate::base::notice::Notice::Moved {
+                slug: slug.to_owned(),
+                from: task.worktree.clone(),
+                to: moved.worktree.clone(),
+            });
+            moved
+        }
+        None => task,
+    };
     let session = task.session.clone().ok_or_else(|| {
         EngineError::invalid(format!(
             "task {slug} has no session yet: its first round did not name one"
