@@ -163,8 +163,8 @@ pub fn request_env(
 }
 
 /// The environment an unsandboxed round of `adapter` in `worktree` runs with on this host,
-/// the plan's own variables included (Gemini's home of its own under the agent's directory
-/// `agent_dir`): where the agent keeps its sessions.
+/// the plan's own variables included (a home of its own some adapters give the agent under
+/// its directory `agent_dir`): where the agent keeps its sessions.
 pub(crate) fn round_env(
     adapter: &dyn Adapter,
     config: &Config,

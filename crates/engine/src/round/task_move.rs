@@ -287,7 +287,7 @@ impl Drop for RemovedOnDrop {
     }
 }
 
-/// How long an agent's CLI may take to take in a session (OpenCode: about 5 s on a loaded
+/// How long an agent's CLI may take to take in a session (measured: about 5 s on a loaded
 /// machine).
 const IMPORT_LIMIT: std::time::Duration = std::time::Duration::from_secs(120);
 
