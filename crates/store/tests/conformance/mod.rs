@@ -25,6 +25,7 @@ pub mod queue;
 pub mod races;
 pub mod rounds;
 pub mod streams;
+pub mod tallies;
 pub mod workers;
 
 /// One empty store for one test.
@@ -85,6 +86,7 @@ macro_rules! suite {
             land::a_batch_takes_only_the_tasks_of_its_first_items_sandbox_and_network,
             conflicts::a_conflict_is_journaled_once_kept_while_found_and_cleared_by_either_task,
             conflicts::the_open_snapshots_of_a_base_are_the_last_ended_rounds_of_its_other_open_tasks,
+            tallies::rounds_are_tallied_by_agent_and_status_with_their_durations,
         );
     };
     (@tests $site:expr; $($module:ident :: $test:ident),* $(,)?) => {
