@@ -46,6 +46,7 @@ mod mcp_protocol;
 mod mcp_tools;
 mod merge_fake_agent;
 mod merge_rewind;
+mod metrics;
 mod nested_repository;
 mod output_snapshots;
 mod ownership;

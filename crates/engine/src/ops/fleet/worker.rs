@@ -54,11 +54,14 @@ pub fn list_workers(ws: &Workspace) -> Result<Vec<WorkerStatus>> {
 
 /// Runs a worker until it fails (it runs forever otherwise). Bad input (a name or sandbox
 /// that cannot be, a capacity of 0, a name a live worker has) is refused before anything is
-/// recorded.
+/// recorded. `ready` is told the worker's claim once it is held and recorded, before any
+/// round is taken: a front end starts what watches it then (`--metrics`), and an error of
+/// `ready`'s ends the worker with nothing taken.
 pub fn run_worker(
     ws: &Workspace,
     options: WorkerOptions,
     mut scheduler: SchedulerOptions,
+    ready: &mut dyn FnMut(&ganger_store::ClaimKey) -> Result<()>,
     events: &mut dyn FleetEvents,
 ) -> Result<Drained> {
     let host = host_name();
@@ -104,6 +107,7 @@ pub fn run_worker(
         seen_at: now,
         load: 0,
     })?;
+    ready(me.key())?;
     events.event(FleetEvent::Ready {
         capacity: options.capacity,
         pid: std::process::id(),
