@@ -72,6 +72,7 @@ mod rounds_fake_agent;
 mod sandbox_input;
 mod snapshot_watch;
 mod start_clean_safety;
+mod stream_packing;
 mod takeover;
 mod tree_pool;
 mod warm_claude;

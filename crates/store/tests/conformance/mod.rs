@@ -70,6 +70,7 @@ macro_rules! suite {
             streams::a_kept_session_reads_back_and_only_a_later_round_replaces_it,
             streams::a_follow_sees_what_is_appended_and_stops_at_the_rounds_end,
             streams::a_follow_of_a_stream_its_dead_round_never_made_fails,
+            streams::a_finished_rounds_packed_stream_reads_back_byte_for_byte,
             evidence::spending_is_summed_per_task_and_per_fleet,
             evidence::labels_done_lines_and_groups_read_back,
             evidence::a_new_tasks_labels_budget_and_fleet_are_recorded_with_it,
