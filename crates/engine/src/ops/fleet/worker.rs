@@ -3,7 +3,8 @@
 //! from the shared queue only the rounds it can run, no more at once than its capacity. Any
 //! number run on one store (on one machine over SQLite, on many over PostgreSQL): each claims
 //! the items it delivers under its own claim (`worker-NAME`, a lease on PostgreSQL), and takes
-//! over those of a worker found dead. `ganger workers` lists them.
+//! over those of a worker found dead. `ganger workers` lists them. Like `ganger serve`, a
+//! worker keeps the warm agents its rounds start (`warm::keeper`): they end with it.
 
 use super::events::{FleetEvent, FleetEvents};
 use super::offer::Offer;
@@ -108,6 +109,10 @@ pub fn run_worker(
         load: 0,
     })?;
     ready(me.key())?;
+    // The warm agents its rounds start are the worker's, under the caps `serve`'s are
+    // ([warm] max, memory), and end with it; unless a `serve` or another worker on this
+    // checkout keeps them already.
+    let _keeper = crate::round::warm::start_keeper_unless_kept(ws)?;
     events.event(FleetEvent::Ready {
         capacity: options.capacity,
         pid: std::process::id(),
