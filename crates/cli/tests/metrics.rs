@@ -288,3 +288,43 @@ fn health_is_red_while_the_database_is_stopped_and_green_after() {
     );
     assert_eq!(get(&health), (200, "ok\n".to_owned()));
 }
+
+/// The metrics listener is bounded as the API's is (`connections.rs`): a client that connects
+/// and sends no request is let go once the time to send headers (10 s) is over, and a request
+/// body past 2 MB is refused from its declared length, unread.
+#[test]
+fn the_metrics_listener_lets_a_silent_client_go_and_refuses_a_big_body() {
+    use std::io::{Read, Write};
+    let world = world_with_fleet(None, &["ok-1"]);
+    let mut serve = Daemon::start(&world, None, &["serve", "--max", "1"]);
+    let base = serve.metrics_base();
+    let address = base.strip_prefix("http://").unwrap();
+    let mut big = std::net::TcpStream::connect(address).unwrap();
+    big.write_all(
+        format!(
+            "POST /metrics HTTP/1.1\r\nhost: {address}\r\ncontent-length: {}\r\n\r\n",
+            3 * 1024 * 1024
+        )
+        .as_bytes(),
+    )
+    .unwrap();
+    big.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    let mut answer = [0u8; 64];
+    let n = big.read(&mut answer).unwrap();
+    let head = String::from_utf8_lossy(&answer[..n]).into_owned();
+    assert!(head.starts_with("HTTP/1.1 413"), "{head}");
+
+    let mut silent = std::net::TcpStream::connect(address).unwrap();
+    silent
+        .set_read_timeout(Some(Duration::from_secs(30)))
+        .unwrap();
+    let began = std::time::Instant::now();
+    let mut rest = Vec::new();
+    let _ = silent.read_to_end(&mut rest);
+    let held = began.elapsed();
+    assert!(
+        held >= Duration::from_secs(9) && held < Duration::from_secs(25),
+        "let go after {held:?}: {}",
+        String::from_utf8_lossy(&rest)
+    );
+}
