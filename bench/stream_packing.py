@@ -33,7 +33,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from fleet import env_for  # noqa: E402
+from fleet import world  # noqa: E402
 from workers import database, psql, server  # noqa: E402
 
 AGENT = r"""#!/bin/bash
@@ -49,22 +49,12 @@ TABLES = "pg_total_relation_size('streams') + pg_total_relation_size('stream_chu
 
 
 def drain(ganger: Path, root: Path, admin: str, name: str, rounds: int) -> dict:
-    repo, home = root / name / "repo", root / name / "home"
-    repo.mkdir(parents=True)
-    home.mkdir(parents=True)
-    env = env_for(home)
+    # The world of bench/fleet.py (a repository whose agent is root/name/agent.sh), with
+    # this bench's agent in place of its own.
+    repo, _, env = world(root, name)
+    (root / name / "agent.sh").write_text(AGENT)
     url = database(admin, name)
     env["GANGER_STORE"] = url
-    agent = root / name / "agent.sh"
-    agent.write_text(AGENT)
-    agent.chmod(0o755)
-    subprocess.run(["git", "init", "-q", "-b", "main"], cwd=repo, env=env, check=True)
-    (repo / "README.md").write_text("bench\n")
-    (repo / "ganger.toml").write_text(
-        '[defaults]\nagent = "command"\n\n[agents.command]\n'
-        f'argv = ["{agent}"]\nformat = "text"\n')
-    subprocess.run(["git", "add", "-A"], cwd=repo, env=env, check=True)
-    subprocess.run(["git", "commit", "-qm", "init"], cwd=repo, env=env, check=True)
     file = root / name / "fleet.toml"
     file.write_text('name = "bench"\n' + "".join(
         f'[[task]]\nslug = "t{n}"\nmessage = "hello"\n' for n in range(rounds)))

@@ -358,6 +358,19 @@ fn a_round_on_another_model_gets_an_agent_of_its_own_in_the_same_session() {
 /// `ganger serve`, killed when the test ends, passed or failed.
 struct Serve(std::process::Child);
 
+/// The warm host `host` and every process of its agent (`marker`) have ended, and no warm
+/// agent is listed.
+fn nothing_left(w: &Warm, host: i64, marker: &str) {
+    assert!(
+        wait_until(Duration::from_secs(20), || living_pids_with_env(marker)
+            .is_empty()
+            && !std::path::Path::new(&format!("/proc/{host}")).exists()),
+        "left running: {:?}",
+        living_pids_with_env(marker)
+    );
+    assert!(w.warm_agents().is_empty());
+}
+
 impl Drop for Serve {
     fn drop(&mut self) {
         let _ = self.0.kill();
@@ -483,14 +496,7 @@ fn ganger_serve_owns_the_warm_agents_it_starts_and_they_end_with_it_even_killed(
         report["reason"].as_str().unwrap().contains("SIGTERM"),
         "{report:#}"
     );
-    assert!(
-        wait_until(Duration::from_secs(20), || living_pids_with_env(&marker)
-            .is_empty()
-            && !std::path::Path::new(&format!("/proc/{host}")).exists()),
-        "left running: {:?}",
-        living_pids_with_env(&marker)
-    );
-    assert!(w.warm_agents().is_empty());
+    nothing_left(&w, host, &marker);
 
     // Without serve, the next round starts a warm host of its own, in the same session.
     let third = world
@@ -770,12 +776,5 @@ fn a_worker_keeps_the_warm_agents_of_its_rounds_and_they_end_with_it() {
     let marker = format!("GANGER_ROUND={}", agents[0]["token"].as_str().unwrap());
     worker.0.kill().unwrap(); // SIGKILL
     worker.0.wait().unwrap();
-    assert!(
-        wait_until(Duration::from_secs(20), || living_pids_with_env(&marker)
-            .is_empty()
-            && !std::path::Path::new(&format!("/proc/{host}")).exists()),
-        "left running: {:?}",
-        living_pids_with_env(&marker)
-    );
-    assert!(w.warm_agents().is_empty());
+    nothing_left(&w, host, &marker);
 }
