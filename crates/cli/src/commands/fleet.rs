@@ -196,6 +196,10 @@ pub(crate) fn serve(engine: &Engine, args: ServeArgs) -> Outcome {
             }
             None => None,
         };
+        let metrics = match metrics_at.take() {
+            Some(address) => Some(start_metrics(engine, address, None)?),
+            None => None,
+        };
         let said = |text: String| {
             out.progress(&text)
                 .map_err(|e| EngineError::environment("failed to write to stdout", e))
@@ -216,11 +220,10 @@ pub(crate) fn serve(engine: &Engine, args: ServeArgs) -> Outcome {
             ))?;
         }
         web = started;
-        if let Some(address) = metrics_at.take() {
-            let server = start_metrics(engine, address, None)?;
+        if let Some(metrics) = &metrics {
             said(format!(
                 "ganger serve: metrics at http://{}/metrics\n",
-                server.address
+                metrics.address
             ))?;
         }
         Ok(())
