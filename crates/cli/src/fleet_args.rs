@@ -34,6 +34,11 @@ pub struct ServeArgs {
     /// Serve the HTTP API and the dashboard on 127.0.0.1:7878 (as `--listen 127.0.0.1:7878`).
     #[arg(long, conflicts_with = "listen")]
     pub web: bool,
+    /// Serve Prometheus metrics at /metrics and a health check at /healthz on ADDRESS:PORT
+    /// (give a loopback address, 127.0.0.1:9464, unless a scraper elsewhere must reach it;
+    /// port 0 picks a free one). docs/operations.md.
+    #[arg(long, value_name = "ADDRESS:PORT")]
+    pub metrics: Option<std::net::SocketAddr>,
     #[arg(from_global)]
     pub json: bool,
 }
@@ -52,6 +57,11 @@ pub struct WorkerArgs {
     pub sandboxes: Vec<String>,
     #[command(flatten)]
     pub limits: LimitArgs,
+    /// Serve Prometheus metrics at /metrics and a health check at /healthz on ADDRESS:PORT
+    /// (give a loopback address, 127.0.0.1:9464, unless a scraper elsewhere must reach it;
+    /// port 0 picks a free one). docs/operations.md.
+    #[arg(long, value_name = "ADDRESS:PORT")]
+    pub metrics: Option<std::net::SocketAddr>,
     #[arg(from_global)]
     pub json: bool,
 }

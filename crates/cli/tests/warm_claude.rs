@@ -358,6 +358,19 @@ fn a_round_on_another_model_gets_an_agent_of_its_own_in_the_same_session() {
 /// `ganger serve`, killed when the test ends, passed or failed.
 struct Serve(std::process::Child);
 
+/// The warm host `host` and every process of its agent (`marker`) have ended, and no warm
+/// agent is listed.
+fn nothing_left(w: &Warm, host: i64, marker: &str) {
+    assert!(
+        wait_until(Duration::from_secs(20), || living_pids_with_env(marker)
+            .is_empty()
+            && !std::path::Path::new(&format!("/proc/{host}")).exists()),
+        "left running: {:?}",
+        living_pids_with_env(marker)
+    );
+    assert!(w.warm_agents().is_empty());
+}
+
 impl Drop for Serve {
     fn drop(&mut self) {
         let _ = self.0.kill();
@@ -483,14 +496,7 @@ fn ganger_serve_owns_the_warm_agents_it_starts_and_they_end_with_it_even_killed(
         report["reason"].as_str().unwrap().contains("SIGTERM"),
         "{report:#}"
     );
-    assert!(
-        wait_until(Duration::from_secs(20), || living_pids_with_env(&marker)
-            .is_empty()
-            && !std::path::Path::new(&format!("/proc/{host}")).exists()),
-        "left running: {:?}",
-        living_pids_with_env(&marker)
-    );
-    assert!(w.warm_agents().is_empty());
+    nothing_left(&w, host, &marker);
 
     // Without serve, the next round starts a warm host of its own, in the same session.
     let third = world
@@ -715,4 +721,60 @@ fn a_cancelled_round_shows_no_empty_finish_reason() {
         !status.trim_end().ends_with("finish") && !status.contains("finish  "),
         "{status}"
     );
+}
+
+/// `ganger worker` keeps the warm agents of the rounds it delivers, as `serve` does (issue
+/// 44): a queued round it runs leaves its warm agent kept by the worker, and the agent ends
+/// with the worker, even killed.
+#[test]
+#[expect(
+    clippy::disallowed_methods,
+    reason = "the worker is ganger itself, run in the background as a user runs it"
+)]
+fn a_worker_keeps_the_warm_agents_of_its_rounds_and_they_end_with_it() {
+    let w = Warm::new(
+        |root| {
+            let worktree = root.join("repo-agent-k1");
+            Script::new()
+                .turn(write(&worktree, "one.txt", "first file"))
+                .text("Done one. {{history}}")
+        },
+        WARM,
+    );
+    let world = &w.0;
+    let mut worker = Serve(
+        world
+            .command(&["worker", "--name", "w"])
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
+    let worker_pid = worker.0.id();
+    world
+        .ganger(&[
+            "start",
+            "k1",
+            "--message",
+            "write the first file",
+            "--queue",
+        ])
+        .expect_code(0);
+    let done = || {
+        let run = world.ganger(&["status", "k1", "--json"]);
+        run.code == 0 && run.json()["status"] == "done"
+    };
+    assert!(
+        wait_until(Duration::from_secs(120), done),
+        "{}",
+        world.ganger(&["status", "k1", "--json"]).stdout
+    );
+    let agents = w.warm_agents();
+    assert_eq!(agents.len(), 1, "{agents:#?}");
+    assert_eq!(agents[0]["kept_by"], worker_pid, "{agents:#?}");
+    let host = agents[0]["host_pid"].as_i64().unwrap();
+    let marker = format!("GANGER_ROUND={}", agents[0]["token"].as_str().unwrap());
+    worker.0.kill().unwrap(); // SIGKILL
+    worker.0.wait().unwrap();
+    nothing_left(&w, host, &marker);
 }

@@ -74,7 +74,11 @@ impl Drop for Worker {
 }
 
 /// A `ganger` command of `world` against `store` (the local one with `None`).
-fn ganger(world: &World, store: Option<&str>, args: &[&str]) -> ganger_test_support::Run {
+pub(crate) fn ganger(
+    world: &World,
+    store: Option<&str>,
+    args: &[&str],
+) -> ganger_test_support::Run {
     let mut command = world.command(args);
     if let Some(url) = store {
         command.env("GANGER_STORE", url);
@@ -103,7 +107,8 @@ fn world_with_fleet(store: Option<&str>, seconds: u32, tasks: &[(&str, &str)]) -
     world
 }
 
-fn fleet(world: &World, store: Option<&str>) -> Value {
+/// `fleet status f --json`.
+pub(crate) fn fleet(world: &World, store: Option<&str>) -> Value {
     ganger(world, store, &["fleet", "status", "f", "--json"]).json()
 }
 

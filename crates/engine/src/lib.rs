@@ -13,6 +13,7 @@ mod task;
 
 // The modules front ends name by path (`ganger_engine::fleet::...`).
 pub use crate::api::documents;
+pub use crate::api::metrics;
 pub use crate::api::models as api_models;
 pub use crate::base::clean_report;
 pub use crate::base::config;

@@ -20,6 +20,7 @@ use crate::race::RaceStore;
 use crate::records::{Round, Task};
 use crate::store::Store;
 use crate::streams::{RoundStream, Streams};
+use crate::tallies::TallyStore;
 use crate::workers::WorkerStore;
 use std::io::Read;
 
@@ -35,6 +36,7 @@ pub trait Backend:
     + Liveness
     + Streams
     + WorkerStore
+    + TallyStore
 {
     /// Every running round whose host is gone (its claim is dead), with its task: the rounds
     /// the reaper settles.

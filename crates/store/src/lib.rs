@@ -34,6 +34,7 @@ mod sql;
 mod sqlite;
 mod store;
 mod streams;
+mod tallies;
 mod workers;
 
 pub use backend::Backend;
@@ -66,4 +67,5 @@ pub use records::{
 pub use sqlite::SqliteStore;
 pub use store::Store;
 pub use streams::{KeptSession, RoundStream, StreamKind, Streams};
+pub use tallies::{RoundTally, TallyStore};
 pub use workers::{WorkerAgent, WorkerRecord, WorkerStore};

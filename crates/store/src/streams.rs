@@ -75,4 +75,18 @@ pub trait Streams {
 
     /// The session the task's latest round kept, if any.
     fn kept_session(&self, task_id: i64) -> Result<Option<KeptSession>, StoreError>;
+
+    /// Packs the streams of round `round_id`, once it has ended, into one compressed object
+    /// each, read back byte for byte as before; how many it packed (0: none to pack, the
+    /// round runs, or the backend keeps its streams as files).
+    fn compact_streams(&self, round_id: i64) -> Result<u32, StoreError> {
+        let _ = round_id;
+        Ok(0)
+    }
+
+    /// Ended rounds whose streams are not packed yet, oldest first, at most `limit`.
+    fn unpacked_rounds(&self, limit: u32) -> Result<Vec<i64>, StoreError> {
+        let _ = limit;
+        Ok(Vec::new())
+    }
 }

@@ -17,6 +17,7 @@ mod guarded_body;
 pub mod listen;
 mod mcp_route;
 mod mcp_sessions;
+pub mod metrics;
 mod openapi;
 mod problem;
 mod routes_actions;

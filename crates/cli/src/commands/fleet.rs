@@ -177,6 +177,7 @@ pub(crate) fn serve(engine: &Engine, args: ServeArgs) -> Outcome {
     // Nothing is said until serve is the repository's scheduler and listens: a taken address,
     // a bad tokens.toml or another scheduler fails it first.
     let mut web = None;
+    let mut metrics_at = args.metrics;
     let mut ready = || -> Result<(), EngineError> {
         let started = match listen.take() {
             Some(listen) => {
@@ -193,6 +194,10 @@ pub(crate) fn serve(engine: &Engine, args: ServeArgs) -> Outcome {
                     .map_err(EngineError::invalid)?,
                 )
             }
+            None => None,
+        };
+        let metrics = match metrics_at.take() {
+            Some(address) => Some(start_metrics(engine, address, None)?),
             None => None,
         };
         let said = |text: String| {
@@ -215,6 +220,12 @@ pub(crate) fn serve(engine: &Engine, args: ServeArgs) -> Outcome {
             ))?;
         }
         web = started;
+        if let Some(metrics) = &metrics {
+            said(format!(
+                "ganger serve: metrics at http://{}/metrics\n",
+                metrics.address
+            ))?;
+        }
         Ok(())
     };
     engine.serve(options, &mut ready, &mut |e| display.event(e))?;
@@ -231,8 +242,36 @@ pub(crate) fn worker(engine: &Engine, args: WorkerArgs) -> Outcome {
         capacity: args.capacity,
         sandboxes: args.sandboxes,
     };
-    engine.worker(worker, options, &mut |e| display.event(e))?;
+    // The metrics listen once the worker's claim is held (their health check watches it).
+    let mut ready = |claim: &ganger_engine::metrics::ClaimKey| -> Result<(), EngineError> {
+        if let Some(address) = args.metrics {
+            let server = start_metrics(engine, address, Some(claim.clone()))?;
+            out.progress(&format!(
+                "ganger worker: metrics at http://{}/metrics\n",
+                server.address
+            ))
+            .map_err(|e| EngineError::environment("failed to write to stdout", e))?;
+        }
+        Ok(())
+    };
+    engine.worker(worker, options, &mut ready, &mut |e| display.event(e))?;
     Ok(exit::OK)
+}
+
+/// Starts `--metrics` on `address` with an engine of its own; `claim` is the process's own
+/// (a worker's). A taken or refused address is bad input.
+fn start_metrics(
+    engine: &Engine,
+    address: std::net::SocketAddr,
+    claim: Option<ganger_engine::metrics::ClaimKey>,
+) -> Result<ganger_web::metrics::MetricsServer, EngineError> {
+    let metrics_engine = Engine::open(
+        &engine.workspace().repo.main,
+        Some(engine.workspace().store.clone()),
+        engine.commander(),
+    )?;
+    ganger_web::metrics::start(std::sync::Arc::new(metrics_engine), address, claim)
+        .map_err(EngineError::invalid)
 }
 
 pub(crate) fn workers(engine: &Engine, args: WorkersArgs) -> Outcome {

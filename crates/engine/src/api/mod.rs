@@ -21,6 +21,7 @@ pub(crate) mod feed;
 pub(crate) mod history;
 pub(crate) mod journal_wait;
 pub(crate) mod land;
+pub mod metrics;
 pub mod models;
 pub(crate) mod race;
 pub(crate) mod round_diff;
@@ -439,10 +440,11 @@ impl Engine {
         &self,
         worker: crate::ops::fleet::WorkerOptions,
         options: crate::ops::fleet::SchedulerOptions,
+        ready: &mut dyn FnMut(&ganger_store::ClaimKey) -> Result<()>,
         events: &mut (dyn crate::ops::fleet::FleetEvents + Send),
     ) -> Result<crate::ops::fleet::Drained> {
         self.with_lander(events, |events| {
-            crate::ops::fleet::run_worker(&self.ws, worker, options, events)
+            crate::ops::fleet::run_worker(&self.ws, worker, options, ready, events)
         })
     }
 

@@ -18,6 +18,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("../../migrations-postgres/0007_races.sql"),
     include_str!("../../migrations-postgres/0008_land.sql"),
     include_str!("../../migrations-postgres/0009_task_allow.sql"),
+    include_str!("../../migrations-postgres/0010_streams_packed.sql"),
 ];
 
 /// The schema version this build writes.

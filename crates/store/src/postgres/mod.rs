@@ -10,6 +10,7 @@
 //! Finer locks (per task) can come later without changing what the store promises.
 
 mod client;
+mod compact;
 mod conn;
 mod errors;
 mod fence;

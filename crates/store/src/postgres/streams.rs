@@ -29,30 +29,35 @@ pub(crate) fn payload(stream: &RoundStream) -> String {
     format!("{}:{}", stream.round_id, kind_text(stream.kind))
 }
 
-/// The stream from byte `offset` as it is now; `None` while it has not been made.
+/// The stream from byte `offset` as it is now; `None` while it has not been made. One
+/// statement, so one snapshot: the stream's rows, or its packed object once its round has
+/// ended and it was packed (`compact.rs`), never a mix.
 pub(crate) fn read_from(
     conn: &mut impl Query,
     stream: &RoundStream,
     offset: u64,
 ) -> Result<Option<Vec<u8>>, StoreError> {
-    let offset = super::big(offset);
+    let wanted = super::big(offset);
     let found = conn.query(
-        "SELECT c.start, c.bytes FROM streams s \
+        "SELECT s.packed, c.start, c.bytes FROM streams s \
          LEFT JOIN stream_chunks c ON c.round_id = s.round_id AND c.kind = s.kind \
-             AND c.start + length(c.bytes) > $3 \
+             AND s.packed IS NULL AND c.start + length(c.bytes) > $3 \
          WHERE s.round_id = $1 AND s.kind = $2 ORDER BY c.start",
-        &[&stream.round_id, &kind_text(stream.kind), &offset],
+        &[&stream.round_id, &kind_text(stream.kind), &wanted],
     )?;
-    if found.is_empty() {
+    let Some(first) = found.first() else {
         return Ok(None);
+    };
+    if let Some(object) = first.try_get::<_, Option<&[u8]>>(0)? {
+        return super::compact::unpack(object, offset).map(Some);
     }
     let mut bytes = Vec::new();
     for row in &found {
-        let Some(start) = row.try_get::<_, Option<i64>>(0)? else {
+        let Some(start) = row.try_get::<_, Option<i64>>(1)? else {
             continue;
         };
-        let chunk: &[u8] = row.try_get(1)?;
-        let skip = usize::try_from((offset - start).max(0)).unwrap_or(usize::MAX);
+        let chunk: &[u8] = row.try_get(2)?;
+        let skip = usize::try_from((wanted - start).max(0)).unwrap_or(usize::MAX);
         bytes.extend_from_slice(chunk.get(skip..).unwrap_or_default());
     }
     Ok(Some(bytes))
@@ -78,7 +83,8 @@ impl Write for ChunkWriter {
                  INSERT INTO stream_chunks (round_id, kind, start, bytes) \
                  SELECT s.round_id, s.kind, $3::bigint, $4::bytea FROM streams s \
                  JOIN rounds ON rounds.id = s.round_id \
-                 WHERE s.round_id = $1 AND s.kind = $2 AND s.generation = $5 AND {} \
+                 WHERE s.round_id = $1 AND s.kind = $2 AND s.generation = $5 \
+                     AND s.packed IS NULL AND {} \
                  RETURNING 1) \
              SELECT pg_notify($6, $7) FROM appended",
             still_held("rounds.lock_path", "$8", "$9")
@@ -133,7 +139,8 @@ impl Streams for PgStore {
             let mut tx = conn.transaction()?;
             let row = tx.query_one(
                 "INSERT INTO streams (round_id, kind, generation) VALUES ($1, $2, 1) \
-                 ON CONFLICT (round_id, kind) DO UPDATE SET generation = streams.generation + 1 \
+                 ON CONFLICT (round_id, kind) DO UPDATE SET generation = streams.generation + 1, \
+                 packed = NULL \
                  RETURNING generation",
                 &[&stream.round_id, &kind_text(stream.kind)],
             )?;
@@ -168,5 +175,13 @@ impl Streams for PgStore {
 
     fn kept_session(&self, task_id: i64) -> Result<Option<KeptSession>, StoreError> {
         sessions::kept(self, task_id)
+    }
+
+    fn compact_streams(&self, round_id: i64) -> Result<u32, StoreError> {
+        super::compact::compact(self, round_id)
+    }
+
+    fn unpacked_rounds(&self, limit: u32) -> Result<Vec<i64>, StoreError> {
+        super::compact::unpacked(self, limit)
     }
 }

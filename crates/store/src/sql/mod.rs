@@ -26,6 +26,7 @@ mod rounds;
 mod row;
 pub(crate) mod sessions;
 mod store;
+mod tallies;
 mod tasks;
 mod workers;
 

@@ -25,6 +25,7 @@ pub mod queue;
 pub mod races;
 pub mod rounds;
 pub mod streams;
+pub mod tallies;
 pub mod workers;
 
 /// One empty store for one test.
@@ -69,6 +70,7 @@ macro_rules! suite {
             streams::a_kept_session_reads_back_and_only_a_later_round_replaces_it,
             streams::a_follow_sees_what_is_appended_and_stops_at_the_rounds_end,
             streams::a_follow_of_a_stream_its_dead_round_never_made_fails,
+            streams::a_finished_rounds_packed_stream_reads_back_byte_for_byte,
             evidence::spending_is_summed_per_task_and_per_fleet,
             evidence::labels_done_lines_and_groups_read_back,
             evidence::a_new_tasks_labels_budget_and_fleet_are_recorded_with_it,
@@ -85,6 +87,7 @@ macro_rules! suite {
             land::a_batch_takes_only_the_tasks_of_its_first_items_sandbox_and_network,
             conflicts::a_conflict_is_journaled_once_kept_while_found_and_cleared_by_either_task,
             conflicts::the_open_snapshots_of_a_base_are_the_last_ended_rounds_of_its_other_open_tasks,
+            tallies::rounds_are_tallied_by_agent_and_status_with_their_durations,
         );
     };
     (@tests $site:expr; $($module:ident :: $test:ident),* $(,)?) => {

@@ -191,3 +191,54 @@ pub fn a_kept_session_reads_back_and_only_a_later_round_replaces_it(site: &dyn S
     // Another task's is its own.
     assert_eq!(store.kept_session(task + 1000).unwrap(), None);
 }
+
+/// A finished round's streams packed (`compact_streams`; a backend that keeps files packs
+/// nothing) read back byte for byte from any offset, also for a reader half way through when
+/// they were packed; a running round's are not packed, and a packed round is no longer
+/// listed as one to pack.
+pub fn a_finished_rounds_packed_stream_reads_back_byte_for_byte(site: &dyn Site) {
+    let (stdout, stderr) = streams_of(site, "p");
+    let mut store = site.connect();
+    let reader = site.connect();
+    let mut out = store.create_stream(&stdout).unwrap();
+    let mut err = store.create_stream(&stderr).unwrap();
+    let mut written = Vec::new();
+    for line in 0..200u32 {
+        let text = format!(
+            "{{\"type\":\"text\",\"n\":{line},\"pad\":\"{}\"}}\n",
+            "x".repeat(40)
+        );
+        out.write_all(text.as_bytes()).unwrap();
+        written.extend_from_slice(text.as_bytes());
+    }
+    let odd: Vec<u8> = (0..=255u8).chain([0, b'\n', 0xff]).collect();
+    err.write_all(&odd).unwrap();
+    // Running: nothing to pack.
+    assert_eq!(store.compact_streams(stdout.round_id).unwrap(), 0);
+    assert!(store.unpacked_rounds(10).unwrap().is_empty());
+    store
+        .finish_round(stdout.round_id, &super::fixtures::done())
+        .unwrap();
+    let half = written.len() / 2;
+    let first_half = read_all(reader.read_stream(&stdout, 0).unwrap());
+    let packable = store.unpacked_rounds(10).unwrap();
+    assert!(
+        packable.is_empty() || packable == [stdout.round_id],
+        "{packable:?}"
+    );
+    let packed = store.compact_streams(stdout.round_id).unwrap();
+    assert_eq!(packed as usize, packable.len() * 2, "both streams, or none");
+    assert!(store.unpacked_rounds(10).unwrap().is_empty());
+    // The reader that had read up to `half` reads on from there: the same bytes.
+    let rest = read_all(reader.read_stream(&stdout, half as u64).unwrap());
+    assert_eq!([&first_half[..half], &rest[..]].concat(), written);
+    assert_eq!(read_all(reader.read_stream(&stdout, 0).unwrap()), written);
+    assert_eq!(read_all(reader.read_stream(&stderr, 0).unwrap()), odd);
+    assert_eq!(
+        read_all(reader.read_stream(&stderr, 256).unwrap()),
+        [0, b'\n', 0xff]
+    );
+    assert!(read_all(reader.read_stream(&stdout, written.len() as u64).unwrap()).is_empty());
+    // Packed once: a second pass packs nothing.
+    assert_eq!(store.compact_streams(stdout.round_id).unwrap(), 0);
+}

@@ -3,7 +3,8 @@
 //! from the shared queue only the rounds it can run, no more at once than its capacity. Any
 //! number run on one store (on one machine over SQLite, on many over PostgreSQL): each claims
 //! the items it delivers under its own claim (`worker-NAME`, a lease on PostgreSQL), and takes
-//! over those of a worker found dead. `ganger workers` lists them.
+//! over those of a worker found dead. `ganger workers` lists them. Like `ganger serve`, a
+//! worker keeps the warm agents its rounds start (`warm::keeper`): they end with it.
 
 use super::events::{FleetEvent, FleetEvents};
 use super::offer::Offer;
@@ -54,11 +55,14 @@ pub fn list_workers(ws: &Workspace) -> Result<Vec<WorkerStatus>> {
 
 /// Runs a worker until it fails (it runs forever otherwise). Bad input (a name or sandbox
 /// that cannot be, a capacity of 0, a name a live worker has) is refused before anything is
-/// recorded.
+/// recorded. `ready` is told the worker's claim once it is held and recorded, before any
+/// round is taken: a front end starts what watches it then (`--metrics`), and an error of
+/// `ready`'s ends the worker with nothing taken.
 pub fn run_worker(
     ws: &Workspace,
     options: WorkerOptions,
     mut scheduler: SchedulerOptions,
+    ready: &mut dyn FnMut(&ganger_store::ClaimKey) -> Result<()>,
     events: &mut dyn FleetEvents,
 ) -> Result<Drained> {
     let host = host_name();
@@ -104,6 +108,11 @@ pub fn run_worker(
         seen_at: now,
         load: 0,
     })?;
+    ready(me.key())?;
+    // The warm agents its rounds start are the worker's, under the caps `serve`'s are
+    // ([warm] max, memory), and end with it; unless a `serve` or another worker on this
+    // checkout keeps them already.
+    let _keeper = crate::round::warm::start_keeper_unless_kept(ws)?;
     events.event(FleetEvent::Ready {
         capacity: options.capacity,
         pid: std::process::id(),

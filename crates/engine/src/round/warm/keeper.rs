@@ -1,4 +1,4 @@
-//! `ganger serve` as the owner of its repository's warm hosts. While serve runs, a round that
+//! `ganger serve` (or a `ganger worker`) as the owner of its repository's warm hosts. While serve runs, a round that
 //! must start its task's warm host asks serve to ([`ask`]: one JSON line on the keeper's
 //! socket), and serve starts it as its own child, owned by the keeper's thread
 //! (`spawn_owned_host`): the warm hosts, and their agents with them, end when serve ends, even
@@ -82,6 +82,16 @@ pub fn start_keeper(ws: &Workspace) -> Result<Keeper> {
         stopping,
         thread: Some(thread),
     })
+}
+
+/// Starts the keeper of `ws`'s warm hosts for a `ganger worker`, unless one listens already
+/// (`ganger serve`, or another worker on this checkout): that one keeps them, and the worker
+/// leaves it its socket. `None` then.
+pub fn start_keeper_unless_kept(ws: &Workspace) -> Result<Option<Keeper>> {
+    if UnixStream::connect(keeper_socket_path(ws)).is_ok() {
+        return Ok(None);
+    }
+    start_keeper(ws).map(Some)
 }
 
 impl Drop for Keeper {

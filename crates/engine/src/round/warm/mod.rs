@@ -28,6 +28,6 @@ pub(crate) mod stop;
 pub(crate) mod turn;
 
 pub use crate::base::config::PermissionRules;
-pub use keeper::{Keeper, start_keeper};
+pub use keeper::{Keeper, start_keeper, start_keeper_unless_kept};
 pub use policy::{Decision, Policy};
 pub use registry::{WarmAgentInfo, list_warm, stop_warm};

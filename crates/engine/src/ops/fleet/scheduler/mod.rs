@@ -15,6 +15,7 @@
 //! recorded, so every round asked for runs once.
 
 mod execute;
+mod packing;
 mod plan;
 mod recovery;
 mod review;
@@ -133,6 +134,8 @@ struct Scheduler<'a> {
     counted: Option<Vec<(QueueState, u64)>>,
     /// When a scheduler that serves forever last counted the queue (for its status line).
     counted_at: Option<Instant>,
+    /// When a pass last looked for finished rounds' streams to pack (`packing.rs`).
+    packed_at: Option<Instant>,
     /// Items whose delivery met a failure of the environment, since when (in a row).
     unavailable: HashMap<i64, Instant>,
     /// The lanes of the fleets' remotes this scheduler delivers from (their clones, fetches,
@@ -190,6 +193,7 @@ pub fn run_scheduler_as(
         load: 0,
         counted: None,
         counted_at: None,
+        packed_at: None,
         unavailable: HashMap::new(),
         lanes: Lanes::new(ws, wake),
         in_lanes: HashSet::new(),
@@ -365,6 +369,7 @@ impl Scheduler<'_> {
         self.totals.passes += 1;
         self.deciding += began.elapsed().saturating_sub(delivering);
         self.counts(events)?;
+        self.pack_streams();
         Ok(wake.map(|w| Duration::from_millis(w.saturating_sub(now_ms()).max(1) as u64)))
     }
 
