@@ -74,6 +74,7 @@ mod snapshot_watch;
 mod start_clean_safety;
 mod takeover;
 mod tree_cache;
+mod tree_checkout;
 mod tree_pool;
 mod warm_claude;
 mod warm_gemini;

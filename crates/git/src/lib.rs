@@ -13,6 +13,7 @@
 
 mod branches;
 mod cached;
+mod checkout;
 mod command;
 mod discover;
 mod error;

@@ -4,7 +4,7 @@
 use crate::Outcome;
 use crate::exit;
 use crate::printer::Printer;
-use crate::trees_args::{TreesAction, TreesArgs};
+use crate::trees_args::{CheckoutArgs, TreesAction, TreesArgs};
 use ganger_engine::Engine;
 use ganger_engine::trees::TreesReport;
 
@@ -53,6 +53,21 @@ fn cache_text(text: &mut String, report: &TreesReport) {
         let mb = cached.bytes as f64 / 1e6;
         text.push_str(&format!("{}  cached, {mb:.1} MB\n", cached.base));
     }
+}
+
+/// `ganger checkout SLUG [PATH]`.
+pub(crate) fn checkout(engine: &Engine, args: CheckoutArgs) -> Outcome {
+    let out = Printer::new(args.json);
+    let report = engine.checkout(&args.slug, args.path.as_deref())?;
+    out.print(&report, || {
+        format!(
+            "checked out task {} at {}: detached at {}, the task's files as of now on top\n",
+            report.task,
+            report.worktree.display(),
+            &report.at[..report.at.len().min(12)]
+        )
+    })?;
+    Ok(exit::OK)
 }
 
 pub(crate) fn run(engine: &Engine, args: TreesArgs) -> Outcome {
