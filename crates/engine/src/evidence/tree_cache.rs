@@ -137,6 +137,7 @@ fn make(ws: &Workspace, base: &Oid) -> Result<()> {
     let making = cache.join(format!(".making-{}-{nanos:x}", &base[..base.len().min(12)]));
     let entry = entry_dir(ws, base);
     let made = check_out(ws, base, &making)
+        .and_then(|()| write_back(&making))
         .and_then(|()| {
             std::fs::rename(&making, &entry).map_err(|e| EngineError::io("rename", &making, e))
         })
@@ -175,6 +176,15 @@ fn check_out(ws: &Workspace, base: &Oid, making: &Path) -> Result<()> {
                 e,
             )
         })
+}
+
+/// Writes the new tree's data to disk in one go: a reflink (`FICLONE`) first writes back the
+/// dirty data of the file it copies, so the first copies of a tree just checked out would each
+/// wait on their own file's writeback (7 s for 2,000 files measured on XFS, against 0.3 s once
+/// written back).
+fn write_back(making: &Path) -> Result<()> {
+    let dir = std::fs::File::open(making).map_err(|e| EngineError::io("open", making, e))?;
+    rustix::fs::syncfs(&dir).map_err(|e| EngineError::io("write back", making, e.into()))
 }
 
 /// What killed makers left: `.making-*` entries.
