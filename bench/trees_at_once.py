@@ -138,6 +138,10 @@ def main() -> None:
     try:
         print(f"generating {args.files} files ...", file=sys.stderr)
         source = trees.generate(mount, args.files)
+        # The commit of 100,000 files starts `git gc --auto` in the background, which packs and
+        # deletes the loose objects a clone would be copying: wait for it.
+        while (source / ".git" / "gc.pid").exists():
+            time.sleep(1)
         one = singles(mount, source, ganger, args.runs, mount)
         many = at_once(mount, source, ganger, args.tasks, mount)
         print(f"\n{args.files:,} files on XFS (reflink=1), one start at a time, medians of {args.runs}")
