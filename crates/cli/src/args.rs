@@ -139,6 +139,8 @@ pub enum Command {
     DockerRound,
     /// The pool of worktrees made ahead of time (`[trees] pool`): list, fill or drain it.
     Trees(crate::trees_args::TreesArgs),
+    /// Make a task's tree a plain worktree at PATH, for an editor or to carry on by hand.
+    Checkout(crate::trees_args::CheckoutArgs),
     /// Carry a sandboxed agent's connections to the model gateway's socket (run inside a
     /// bwrap round whose network is `gateway`; not for people).
     #[command(name = "gateway-relay", hide = true)]

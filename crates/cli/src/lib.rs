@@ -176,6 +176,7 @@ fn without_json(command: &Command) -> Option<&'static str> {
         | Command::Broadcast(_)
         | Command::Warm(_)
         | Command::Trees(_)
+        | Command::Checkout(_)
         | Command::Fleet(_) => return None,
     })
 }
@@ -273,6 +274,7 @@ fn run(cli: Cli) -> Outcome {
         Command::WarmHost(args) => commands::warm::host(&workspace(dir)?, args),
         Command::Warm(args) => commands::warm::run(&engine(dir)?, args),
         Command::Trees(args) => commands::trees::run(&engine(dir)?, args),
+        Command::Checkout(args) => commands::trees::checkout(&engine(dir)?, args),
         Command::DockerRound => Ok(u8::try_from(ganger_engine::run_docker_round()).unwrap_or(125)),
         Command::GatewayRelay(args) => {
             let (program, rest) = args.command.split_first().ok_or_else(|| {

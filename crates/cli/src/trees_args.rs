@@ -25,3 +25,15 @@ pub enum TreesAction {
     /// Remove every pooled worktree.
     Drain,
 }
+
+/// `ganger checkout SLUG [PATH]`.
+#[derive(Debug, Args)]
+pub struct CheckoutArgs {
+    /// The task.
+    pub slug: String,
+    /// Where the worktree goes (default: REPO-checkout-SLUG beside the main checkout); nothing
+    /// there, or an empty directory.
+    pub path: Option<std::path::PathBuf>,
+    #[arg(from_global)]
+    pub json: bool,
+}

@@ -11,6 +11,7 @@
 mod fleet_world;
 mod mcp_client;
 mod pipeline_common;
+mod scratch_fs;
 mod web_world;
 
 mod agent_output;
@@ -74,6 +75,8 @@ mod snapshot_watch;
 mod start_clean_safety;
 mod stream_packing;
 mod takeover;
+mod tree_cache;
+mod tree_checkout;
 mod tree_pool;
 mod warm_claude;
 mod warm_gemini;

@@ -42,7 +42,7 @@ pub use crate::base::brief::{Brief, MAX_PROMPT, read_brief};
 pub use crate::base::clean_report::CleanReport;
 pub use crate::base::commander::{check_commander_name, commander};
 pub use crate::base::error::{EngineError, ErrorKind, Result};
-pub use crate::base::notice::{Notice, Notices};
+pub use crate::base::notice::{Notice, Notices, TreeMade};
 pub use crate::env::agents::AgentFound;
 pub use crate::env::models::{ModelCheck, closest};
 pub use crate::env::store_location::{STORE_ENV, StoreLocation};

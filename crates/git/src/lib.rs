@@ -12,6 +12,8 @@
 //! the CLI. Git 2.38 or newer is required (`--path-format`, `worktree add --orphan` aside).
 
 mod branches;
+mod cached;
+mod checkout;
 mod command;
 mod discover;
 mod error;
@@ -33,6 +35,7 @@ mod test_repo;
 mod watch;
 mod worktree;
 
+pub use cached::{restamp_index, worktree_index};
 pub use command::Git;
 pub use discover::{Repo, discover};
 pub use error::GitError;

@@ -144,9 +144,15 @@ impl Drop for World {
 impl World {
     /// A repository on `main` with one commit (`README.md`), and `ganger` at `ganger`.
     pub fn new(ganger: &Path) -> World {
+        World::new_in(ganger, &std::env::temp_dir())
+    }
+
+    /// The same, with everything in a new directory under `parent` (a file system a test
+    /// made: an XFS image, a small tmpfs).
+    pub fn new_in(ganger: &Path, parent: &Path) -> World {
         let dir = tempfile::Builder::new()
             .prefix("ganger-test-")
-            .tempdir()
+            .tempdir_in(parent)
             .unwrap();
         let repo = dir.path().join("repo");
         let home = dir.path().join("home");

@@ -1,8 +1,8 @@
 //! Human text for the task table and progress notices: plain lines, readable without colour,
 //! with long things clipped and a pointer to where the whole is.
 
-use ganger_engine::Notice;
 use ganger_engine::report::TaskList;
+use ganger_engine::{Notice, TreeMade};
 use std::fmt::Write;
 
 /// Appends `text` left-aligned in `width` columns, then a space. (Formatter padding writes its
@@ -133,9 +133,13 @@ pub fn notice_line(notice: &Notice) -> String {
             path,
             branch,
             base,
-            pooled,
+            made,
         } => {
-            let how = if *pooled { ", ready from the pool" } else { "" };
+            let how = match made {
+                TreeMade::Checkout => "",
+                TreeMade::Pool => ", ready from the pool",
+                TreeMade::Reflink => ", a reflink copy of the cached tree",
+            };
             format!(
                 "worktree: created {} on {branch} from {base}{how}\n",
                 path.display()

@@ -2,6 +2,7 @@
 //! function per section, in the order the report shows them, plain lines readable without
 //! colour, with long things clipped and a pointer to where the whole is.
 
+use ganger_engine::TreeMade;
 use ganger_engine::report::{Clipped, RoundReport};
 use ganger_events::{Network, Permission, SandboxKind};
 use std::fmt::Write;
@@ -28,7 +29,12 @@ fn place(out: &mut String, report: &RoundReport) {
         report.task, report.round, report.kind, report.branch
     );
     let gone = if report.worktree_gone { " (gone)" } else { "" };
-    let _ = writeln!(out, "worktree: {}{gone}", report.worktree.display());
+    let made = match report.tree {
+        Some(TreeMade::Pool) => " (ready from the pool)",
+        Some(TreeMade::Reflink) => " (a reflink copy of the cached tree)",
+        Some(TreeMade::Checkout) | None => "",
+    };
+    let _ = writeln!(out, "worktree: {}{gone}{made}", report.worktree.display());
 }
 
 /// The agent, what it may do, its model and sandbox; and its session.

@@ -15,6 +15,15 @@ impl Engine {
         trees::fill(self.workspace(), base)
     }
 
+    /// Makes task `slug`'s tree a plain worktree at `path` (`ganger checkout`).
+    pub fn checkout(
+        &self,
+        slug: &str,
+        path: Option<&std::path::Path>,
+    ) -> Result<crate::ops::checkout::CheckoutReport> {
+        crate::ops::checkout::checkout(self.workspace(), slug, path)
+    }
+
     /// Removes every pooled worktree.
     pub fn drain_trees(&self) -> Result<TreesReport> {
         trees::drain(self.workspace())

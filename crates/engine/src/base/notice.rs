@@ -3,6 +3,36 @@
 
 use std::path::PathBuf;
 
+/// How a task's worktree got its files (docs/trees.md).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum TreeMade {
+    /// `git worktree add`: checked out for the task.
+    Checkout,
+    /// Taken ready from the pool of worktrees (`[trees] pool`).
+    Pool,
+    /// A reflink copy of the base's cached tree (`[trees] max`).
+    Reflink,
+}
+
+impl TreeMade {
+    /// The word a report shows and `.git/worktrees/NAME/ganger-tree` holds.
+    pub fn word(self) -> &'static str {
+        match self {
+            TreeMade::Checkout => "checkout",
+            TreeMade::Pool => "pool",
+            TreeMade::Reflink => "reflink",
+        }
+    }
+
+    /// The way a word of [`TreeMade::word`] names.
+    pub fn from_word(word: &str) -> Option<TreeMade> {
+        [TreeMade::Checkout, TreeMade::Pool, TreeMade::Reflink]
+            .into_iter()
+            .find(|made| made.word() == word)
+    }
+}
+
 /// One step a command took.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Notice {
@@ -13,8 +43,9 @@ pub enum Notice {
         path: PathBuf,
         branch: String,
         base: String,
-        /// Whether it was taken ready from the pool (`[trees] pool`) rather than checked out.
-        pooled: bool,
+        /// How its files came: checked out, taken ready from the pool, or a reflink copy of
+        /// the cached tree.
+        made: TreeMade,
     },
     /// A round started in the foreground; its events are in `events`.
     RoundStarted {

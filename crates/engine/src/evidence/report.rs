@@ -68,6 +68,8 @@ pub struct RoundReport {
     pub branch: String,
     pub worktree: PathBuf,
     pub worktree_gone: bool,
+    /// How the worktree got its files (`checkout`, `pool`, `reflink`), when ganger noted it.
+    pub tree: Option<crate::base::notice::TreeMade>,
     pub owner: String,
     pub commander: String,
     pub started_at: String,
@@ -367,6 +369,7 @@ pub fn round_report_with(
         branch: task.branch.clone(),
         worktree: task.worktree.clone(),
         worktree_gone,
+        tree: crate::evidence::tree_made::read(&task.worktree),
         owner: task.owner.clone(),
         commander: round.commander.clone(),
         started_at: local_time(round.started_at),

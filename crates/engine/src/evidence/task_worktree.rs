@@ -5,10 +5,11 @@
 //! runs `git worktree add` with the checked branch and the base's commit id, never a name.
 
 use crate::base::error::{EngineError, Result};
+use crate::base::notice::TreeMade;
 use crate::base::notice::{Notice, Notices};
 use crate::env::workspace::Workspace;
-use crate::evidence::tree_pool;
 use crate::evidence::worktree_lock::worktree_lock;
+use crate::evidence::{tree_made, tree_pool, tree_reflink};
 use ganger_git::Oid;
 use ganger_store::{Backend, ClaimKey, PendingStart, StoreError, now_ms};
 use std::path::{Path, PathBuf};
@@ -197,8 +198,11 @@ pub(crate) fn abandon(
 /// repository.
 fn make(ws: &Workspace, planned: &PlannedWorktree, notices: &mut dyn Notices) -> Result<()> {
     let (path, branch, base) = (&planned.path, &planned.branch, &planned.base_commit);
-    let pooled = tree_pool::take(ws, path, branch, base)?;
-    if !pooled {
+    let made = if tree_reflink::take(ws, path, branch, base)? {
+        TreeMade::Reflink
+    } else if tree_pool::take(ws, path, branch, base)? {
+        TreeMade::Pool
+    } else {
         // git reads every worktree's entry while it adds one, and a concurrent add's
         // half-written entry makes it fail: one add at a time per repository.
         let _serial = worktree_lock(ws)?;
@@ -208,13 +212,15 @@ fn make(ws: &Workspace, planned: &PlannedWorktree, notices: &mut dyn Notices) ->
                 e,
             )
         })?;
-    }
+        TreeMade::Checkout
+    };
+    tree_made::record(path, made);
     tree_pool::refill_in_background(ws, base);
     notices.notice(Notice::WorktreeCreated {
         path: planned.path.clone(),
         branch: planned.branch.clone(),
         base: planned.base.clone(),
-        pooled,
+        made,
     });
     Ok(())
 }

@@ -3,6 +3,7 @@
 
 pub(crate) mod adopt;
 pub(crate) mod attach;
+pub mod checkout;
 pub(crate) mod clean;
 pub(crate) mod diff;
 pub mod fleet;

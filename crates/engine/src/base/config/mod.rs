@@ -24,7 +24,7 @@ pub use permissions::PermissionRules;
 pub(crate) use permissions::permission_rule;
 pub use setting::Setting;
 pub use template::template;
-pub use trees::{MOST_POOLED, TreesConfig};
+pub use trees::{DiskSetting, MOST_CACHED, MOST_POOLED, TreesConfig};
 
 use ganger_events::{Network, Permission, SandboxKind};
 use serde::Deserialize;
