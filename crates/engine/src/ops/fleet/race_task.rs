@@ -85,8 +85,8 @@ fn attempt_options(options: &serde_json::Value, attempt: &AttemptSpec) -> serde_
     options
 }
 
-/// Refuses, before anything is written, a race whose attempts' agents are not known, a
-/// `first_green` without checks, and a slug a task or a race of another SPEC holds.
+/// Refuses, before anything is written, a race whose attempts' agents are not known, whose
+/// judge could not run (its agent unknown or not installed), a `first_green` without checks, and a slug a task or a race of another SPEC holds.
 pub(super) fn check(
     ws: &Workspace,
     store: Option<&dyn Backend>,
@@ -98,6 +98,11 @@ pub(super) fn check(
         if let Some(agent) = attempt.options["agent"].as_str() {
             crate::task::admission::known_adapter(ws, agent)?;
         }
+    }
+    // The judge too, unless nothing will be judged: the driver runs in the background, where
+    // a judge that cannot run would only show in its log.
+    if !race.first_green {
+        crate::task::race_judge::check_judge(ws, &format!("task {slug}: the race's judge"))?;
     }
     if race.first_green {
         let checks: Vec<String> = serde_json::from_value(options["checks"].clone())

@@ -69,18 +69,8 @@ pub(super) fn side(winner: &str) -> Side {
 
 /// The judge's agent, model and instructions.
 pub(super) fn judge_role(ws: &Workspace) -> (String, Option<String>, String) {
-    let own = ws.config.roles.get("judge").cloned().unwrap_or_default();
-    let code = ws.config.roles.get("code").cloned().unwrap_or_default();
-    let agent = own
-        .agent
-        .or(code.agent)
-        .unwrap_or_else(|| ws.config.defaults.agent.clone());
-    let model = own
-        .model
-        .or(code.model)
-        .or(ws.config.defaults.model.clone());
-    let instructions = own
-        .prompt
+    let (agent, model, prompt) = crate::task::race_judge::judge_agent(ws);
+    let instructions = prompt
         .and_then(|path| std::fs::read_to_string(ws.repo.main.join(path)).ok())
         .unwrap_or_else(|| INSTRUCTIONS.to_owned());
     (agent, model, instructions)
