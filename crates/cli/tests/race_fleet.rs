@@ -247,3 +247,41 @@ fn a_task_after_a_race_without_a_winner_is_skipped_as_after_a_failed_task() {
     );
     assert!(fw.runs("next").is_empty(), "next ran");
 }
+
+/// A race task's `budget` is the whole race's, as `race --budget-usd` makes it: the stand-in
+/// spends $0.001 at each of its two steps, so with $0.003 and one round at a time attempt 1
+/// passes ($0.002), attempt 2 is stopped at its first step (the race's $0.003), and attempt 3
+/// is refused at delivery; the one that passed wins. Neither attempt had a budget of its own.
+#[test]
+fn a_fleet_race_tasks_budget_caps_the_whole_race() {
+    let fw = FleetWorld::new(Script::new(), 0);
+    let file = fw.fleet_file(
+        "crew",
+        "name = \"crew\"\n[limits]\nglobal = 1\n\
+         [[task]]\nslug = \"r\"\nmessage = \"sleep 1\"\nattempts = \"opencode*3\"\n\
+         checks = [\"true\"]\nbudget = { usd = 0.003 }\n",
+    );
+    let run = fw.world.ganger(&["fleet", "run", file.to_str().unwrap()]);
+    assert_ne!(run.code, 2, "{}\n{}", run.stdout, run.stderr);
+    let report = ended_report(&fw, "r");
+    assert_eq!(report["status"], "won", "{report:#}");
+    assert_eq!(report["winner_task"], "r.1", "{report:#}");
+    assert_eq!(report["rule"], "only-survivor", "{report:#}");
+    let rows = report["attempts"].as_array().unwrap();
+    assert_eq!(rows[1]["status"], "cancelled", "{report:#}");
+    let why = rows[1]["reason"].as_str().unwrap();
+    assert!(
+        why.contains("budget of $0.0030 for race r reached"),
+        "{why}"
+    );
+    assert_eq!(rows[2]["status"], "not-started", "{report:#}");
+    let why = rows[2]["reason"].as_str().unwrap();
+    assert!(
+        why.contains("budget of $0.0030 for race r reached"),
+        "{why}"
+    );
+    assert!(fw.runs("r.3").is_empty(), "r.3 ran");
+    // The attempts' own budgets are unset: it is the race's.
+    let status = fw.world.ganger(&["status", "r.1", "--json"]).json();
+    assert!(status["budget"]["task"].is_null(), "{status:#}");
+}

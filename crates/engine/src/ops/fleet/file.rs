@@ -237,7 +237,6 @@ fn fleet_task(dir: &Path, task: &TaskToml, defaults: &TaskDefaults) -> Result<Fl
     let given = Given {
         agent: task.agent.is_some(),
         model: task.model.is_some(),
-        budget: task.budget != BudgetToml::default(),
         land: task.land,
     };
     let race = task

@@ -7,7 +7,7 @@
 
 use super::decide::{Decision, Judged, Side, decide, judgements_needed};
 use super::evidence::AttemptEvidence;
-use super::{race_fleet, say};
+use super::say;
 use crate::base::brief::Brief;
 use crate::base::error::{ErrorKind, Result};
 use crate::base::notice::Notices;
@@ -15,6 +15,7 @@ use crate::env::workspace::Workspace;
 use crate::round::launch::Launched;
 use crate::round::reaper::settle_task;
 use crate::task::fix::{FixOptions, fix};
+use crate::task::race_request::Request;
 use crate::task::start::{StartOptions, start};
 use ganger_events::RoundStatus;
 use ganger_store::{RaceRecord, RaceVerdict, Round};
@@ -170,7 +171,9 @@ fn judge_round(
                 model,
                 permission: Some(ganger_agents::Permission::ReadOnly),
                 commander: Some(race.owner.clone()),
-                fleet: Some(race_fleet(&race.slug)),
+                // The attempts' fleet: the race's own, or the fleet file's (whose budget holds
+                // them, beside the race's own).
+                fleet: Some(Request::fleet_of(race)),
                 dotted: true,
                 ..StartOptions::default()
             },
