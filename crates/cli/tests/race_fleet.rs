@@ -89,19 +89,7 @@ fn a_fleet_files_race_runs_its_attempts_under_the_fleet_and_picks_a_winner() {
         "{rows:?}"
     );
     // The file's `global = 1` held the attempts and the plain task: no two runs overlapped.
-    let mut runs: Vec<(u128, u128)> = ["r.1", "r.2", "r.3", "plain"]
-        .iter()
-        .flat_map(|slug| {
-            let runs = fw.runs(slug);
-            assert_eq!(runs.len(), 1, "{slug} ran {} times", runs.len());
-            runs
-        })
-        .collect();
-    runs.sort();
-    assert!(
-        runs.windows(2).all(|w| w[1].0 >= w[0].1),
-        "rounds overlapped: {runs:?}"
-    );
+    fw.ran_once_one_at_a_time(&["r.1", "r.2", "r.3", "plain"]);
     // Submitted again: the race has ended, so nothing of it is queued again.
     let again = fw
         .world

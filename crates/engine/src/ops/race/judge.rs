@@ -161,24 +161,26 @@ fn judge_round(
         }
     }
     drop(store);
+    let start_options = StartOptions {
+        slug: slug.to_owned(),
+        brief: Some(Brief::Message(prompt.clone())),
+        agent: Some(agent.to_owned()),
+        model,
+        permission: Some(ganger_agents::Permission::ReadOnly),
+        commander: Some(race.owner.clone()),
+        // The attempts' fleet: the race's own, or the fleet file's (whose budget holds
+        // them, beside the race's own).
+        fleet: Some(Request::fleet_of(race)),
+        dotted: true,
+        ..StartOptions::default()
+    };
+    // With `--queue`, through serve's queue and limits; a fleet file's race is judged here
+    // (its `fleet run` may have ended by then, and nothing would serve the queue).
+    if Request::queued(race) && race.request.get("fleet").is_none_or(|f| f.is_null()) {
+        return super::judge_queued::judge_round_queued(ws, race, &start_options, &prompt, notices);
+    }
     let launched = match existing {
-        None => start(
-            ws,
-            StartOptions {
-                slug: slug.to_owned(),
-                brief: Some(Brief::Message(prompt)),
-                agent: Some(agent.to_owned()),
-                model,
-                permission: Some(ganger_agents::Permission::ReadOnly),
-                commander: Some(race.owner.clone()),
-                // The attempts' fleet: the race's own, or the fleet file's (whose budget holds
-                // them, beside the race's own).
-                fleet: Some(Request::fleet_of(race)),
-                dotted: true,
-                ..StartOptions::default()
-            },
-            notices,
-        ),
+        None => start(ws, start_options, notices),
         Some(_) => fix(
             ws,
             FixOptions {
@@ -210,7 +212,7 @@ fn judge_round(
     }
 }
 
-fn answer_of(ws: &Workspace, slug: &str, round: &Round) -> String {
+pub(super) fn answer_of(ws: &Workspace, slug: &str, round: &Round) -> String {
     std::fs::read_to_string(ws.state.round_file(slug, round.number, "answer.md"))
         .ok()
         .or_else(|| round.summary.answer.clone())
