@@ -83,9 +83,13 @@ fn a_cancel_while_the_host_starts_is_recorded_by_the_host() {
     let world = World::new(env!("CARGO_BIN_EXE_ganger").as_ref());
     world.use_fake_agent("", "");
     let mut start = world.command(&["start", "t", "--message", "work", "--detach"]);
-    start.env("GANGER_FAULT_PAUSE", "host-before-takeover:2000");
+    start.env("GANGER_FAULT_PAUSE", "host-before-takeover:4000");
     let started = start.output().unwrap();
     assert!(started.status.success(), "{started:?}");
+    // The host watches from its first step, after its process has read the workspace: the
+    // cancel comes once it is well into its held start (a cancel in the process's first
+    // milliseconds still finds no watch).
+    std::thread::sleep(std::time::Duration::from_millis(1500));
     let cancel = world.ganger(&["cancel", "t", "--json"]);
     cancel.expect_code(0);
     let report = cancel.json();
