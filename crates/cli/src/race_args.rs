@@ -27,8 +27,8 @@ pub struct RaceArgs {
     /// At most N attempts working at once (default: all); the next starts as one ends.
     #[arg(long, value_name = "N")]
     pub max: Option<u32>,
-    /// Queue the attempts for `ganger serve`, which starts them under its limits (--max,
-    /// --max-agent, --max-model), instead of starting them at once.
+    /// Queue the attempts (and the judges' rounds) for `ganger serve`, which starts them under
+    /// its limits (--max, --max-agent, --max-model), instead of starting them at once.
     #[arg(long)]
     pub queue: bool,
     /// What every attempt may do: write (default) or read-only.

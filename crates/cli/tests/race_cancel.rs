@@ -72,3 +72,31 @@ fn first_green_cancels_the_other_attempts_at_once() {
         "one after another: c.2 term {term2} end {end2}, c.3 term {term3} end {end3}"
     );
 }
+
+/// A cancel that reaches a detached host while it is still starting (held before it takes
+/// its claim over, debug builds) is recorded by the host itself, which watches stop signals
+/// from its first step: the round ends `cancelled (ganger cancel)` at once, its agent never
+/// started; not a host killed by the SIGTERM whose round the cancel must then settle
+/// ("ended before recording it"), the slow way `--first-green`'s cancels took.
+#[test]
+fn a_cancel_while_the_host_starts_is_recorded_by_the_host() {
+    let world = World::new(env!("CARGO_BIN_EXE_ganger").as_ref());
+    world.use_fake_agent("", "");
+    let mut start = world.command(&["start", "t", "--message", "work", "--detach"]);
+    start.env("GANGER_FAULT_PAUSE", "host-before-takeover:4000");
+    let started = start.output().unwrap();
+    assert!(started.status.success(), "{started:?}");
+    // The host watches from its first step, after its process has read the workspace: the
+    // cancel comes once it is well into its held start (a cancel in the process's first
+    // milliseconds still finds no watch).
+    std::thread::sleep(std::time::Duration::from_millis(1500));
+    let cancel = world.ganger(&["cancel", "t", "--json"]);
+    cancel.expect_code(0);
+    let report = cancel.json();
+    assert_eq!(report["status"], "cancelled", "{report:#}");
+    assert_eq!(report["reason"], "cancelled (ganger cancel)", "{report:#}");
+    assert!(
+        !world.worktree("t").join("fake.txt").exists(),
+        "the agent ran"
+    );
+}

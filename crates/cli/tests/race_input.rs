@@ -131,3 +131,42 @@ fn a_slug_a_task_uses_is_refused_and_the_task_is_left_alone() {
         "slug r is a race's",
     );
 }
+
+#[test]
+fn a_fleet_files_race_whose_judge_cannot_run_is_refused_before_anything_is_made() {
+    // Checked when the file is submitted, not first by the race's driver in the background:
+    // a judge's agent that is not known, and one that is not installed.
+    for (roles, needle) in [
+        (
+            "[roles.judge]\nagent = \"nobody\"\n",
+            "task r: the race's judge: unknown agent \"nobody\"",
+        ),
+        (
+            "[agents.gemini]\ncommand = \"/nonexistent/gemini\"\n[roles.code]\nagent = \"gemini\"\n",
+            "/nonexistent/gemini",
+        ),
+    ] {
+        let world = World::new(env!("CARGO_BIN_EXE_ganger").as_ref());
+        world.use_fake_agent("", roles);
+        let file = world.root().join("crew.toml");
+        std::fs::write(
+            &file,
+            "name = \"crew\"\n[[task]]\nslug = \"r\"\nmessage = \"x\"\n\
+             attempts = \"opencode*2\"\nchecks = [\"true\"]\n",
+        )
+        .unwrap();
+        for verb in ["submit", "run"] {
+            let run = world.ganger(&["fleet", verb, file.to_str().unwrap()]);
+            run.expect_code(2);
+            let first = run.stderr.lines().next().unwrap_or_default();
+            assert!(
+                first.contains(needle),
+                "{verb}: {needle:?} not in {first:?}"
+            );
+            assert!(first.contains("judge"), "{verb}: {first:?}");
+        }
+        assert!(!world.repo.join(".ganger").exists(), "state was made");
+        assert!(!world.worktree("r.1").exists(), "a worktree was made");
+        assert_eq!(world.git(&["branch", "--list", "agent/*"]), "");
+    }
+}

@@ -83,18 +83,7 @@ fn a_queued_race_runs_its_attempts_under_serves_limit() {
         assert_eq!(status(&report, number), "done", "{report:#}");
     }
     // One at a time: serve's --max 1 held the race's attempts (and nothing else ran).
-    let mut runs: Vec<(u128, u128)> = (1..=3)
-        .flat_map(|n| {
-            let runs = fw.runs(&format!("r.{n}"));
-            assert_eq!(runs.len(), 1, "r.{n} ran {} times", runs.len());
-            runs
-        })
-        .collect();
-    runs.sort();
-    assert!(
-        runs.windows(2).all(|w| w[1].0 >= w[0].1),
-        "attempts overlapped: {runs:?}"
-    );
+    fw.ran_once_one_at_a_time(&["r.1", "r.2", "r.3"]);
     assert!(
         fw.llm.in_flight().values().all(|f| f.max == 1),
         "{:?}",
@@ -102,12 +91,70 @@ fn a_queued_race_runs_its_attempts_under_serves_limit() {
     );
     // Each attempt was a queue item, delivered once, under the race's fleet.
     let rows = fw.queue_rows();
-    let attempts: Vec<_> = rows.iter().filter(|r| r.0.starts_with("r.")).collect();
+    let attempts: Vec<_> = rows.iter().filter(|r| is_attempt(&r.0)).collect();
     assert_eq!(attempts.len(), 3, "{rows:?}");
     assert!(
         attempts.iter().all(|r| r.1 == "start" && r.2 == "ended"),
         "{rows:?}"
     );
+}
+
+/// Whether `slug` is an attempt of race `r` (`r.N`), not a judge (`r.jAvB`).
+fn is_attempt(slug: &str) -> bool {
+    slug.strip_prefix("r.")
+        .is_some_and(|n| n.parse::<u32>().is_ok())
+}
+
+/// The judges' review rounds of a `--queue` race go through serve's queue and limits too:
+/// each of the 6 judgements of 3 passing attempts is a `start` item, delivered once, and
+/// serve's `--max 1` holds them with the attempts (no two rounds overlap, the model never
+/// has two requests at once); every verdict is the judge's answer.
+#[test]
+fn a_queued_races_judges_go_through_serves_queue_and_limit() {
+    let fw = FleetWorld::new(Script::new(), 200);
+    let _serve = Serve::start(&fw, &["--max", "1"]);
+    let (code, report, stderr) = race(&fw, &[]);
+    assert_eq!(code, 0, "{stderr}\n{report:#}");
+    assert_eq!(report["status"], "won", "{report:#}");
+    let rows = fw.queue_rows();
+    let judges: Vec<_> = rows
+        .iter()
+        .filter(|r| r.0.starts_with("r.j"))
+        .map(|r| (r.0.as_str(), r.1.as_str(), r.2.as_str()))
+        .collect();
+    let mut want: Vec<String> = Vec::new();
+    for a in 1..=3 {
+        for b in (1..=3).filter(|b| *b != a) {
+            want.push(format!("r.j{a}v{b}"));
+        }
+    }
+    let mut slugs: Vec<&str> = judges.iter().map(|j| j.0).collect();
+    slugs.sort_unstable();
+    assert_eq!(slugs, want, "{rows:?}");
+    assert!(
+        judges.iter().all(|j| j.1 == "start" && j.2 == "ended"),
+        "{rows:?}"
+    );
+    let rounds: Vec<String> = (1..=3)
+        .map(|n| format!("r.{n}"))
+        .chain(want.iter().cloned())
+        .collect();
+    fw.ran_once_one_at_a_time(&rounds);
+    assert!(
+        fw.llm.in_flight().values().all(|f| f.max == 1),
+        "{:?}",
+        fw.llm.in_flight()
+    );
+    // Each verdict is its delivered judge's answer (the worker's `DONE: SLUG finished`).
+    let reviews = report["verdicts"].as_array().unwrap();
+    assert_eq!(reviews.len(), 6, "{report:#}");
+    for review in reviews {
+        let judge = format!("r.j{}v{} finished", review["a"], review["b"]);
+        assert!(
+            review["reasons"].as_str().unwrap().contains(&judge),
+            "{review:#}"
+        );
+    }
 }
 
 #[test]
@@ -166,7 +213,10 @@ fn the_mcp_race_tool_queues_the_attempts_for_serve() {
     assert_eq!(report["status"], "won", "{report:#}");
     assert_eq!(report["owner"], "alice", "{report:#}");
     let rows = fw.queue_rows();
-    let attempts: Vec<_> = rows.iter().filter(|r| r.0.starts_with("m.")).collect();
+    let attempts: Vec<_> = rows
+        .iter()
+        .filter(|r| r.0.starts_with("m.") && !r.0.starts_with("m.j"))
+        .collect();
     assert_eq!(attempts.len(), 2, "{rows:?}");
     assert!(
         attempts.iter().all(|r| r.1 == "start" && r.2 == "ended"),

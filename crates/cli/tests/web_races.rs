@@ -159,5 +159,9 @@ fn a_race_posted_with_queue_goes_through_the_schedulers_queue() {
         .collect::<Result<_, _>>()
         .unwrap();
     let want = |slug: &str| (slug.to_owned(), "start".to_owned(), "race:q".to_owned());
-    assert_eq!(items, [want("q.1"), want("q.2")]);
+    // The attempts, then the judges' review rounds: all through serve's queue.
+    assert_eq!(
+        items,
+        [want("q.1"), want("q.2"), want("q.j1v2"), want("q.j2v1")]
+    );
 }

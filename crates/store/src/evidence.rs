@@ -75,6 +75,10 @@ pub trait EvidenceStore {
     /// What the rounds of a fleet's tasks spent, but the round `except`.
     fn fleet_spent(&self, fleet: &str, except: Option<i64>) -> Result<Spent, StoreError>;
 
+    /// What the rounds of the race `race`'s tasks spent (its attempts and judges: the tasks
+    /// `RACE.*`, a dot being in no slug a person gives), but the round `except`.
+    fn race_spent(&self, race: &str, except: Option<i64>) -> Result<Spent, StoreError>;
+
     /// Sets labels of a task (a key given again replaces its value).
     fn set_labels(&mut self, task_id: i64, labels: &[(String, String)]) -> Result<(), StoreError>;
 

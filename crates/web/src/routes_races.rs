@@ -41,8 +41,8 @@ pub struct RaceBody {
     /// `running` (bad input is still refused with nothing made).
     #[serde(default)]
     pub detach: bool,
-    /// Queue the attempts for the scheduler (`ganger serve`) to start under its limits, as
-    /// `ganger race --queue`; takes no `max` or `until_green`.
+    /// Queue the attempts and the judges' rounds for the scheduler (`ganger serve`) to start
+    /// under its limits, as `ganger race --queue`; takes no `max` or `until_green`.
     #[serde(default)]
     pub queue: bool,
 }

@@ -123,6 +123,24 @@ impl FleetWorld {
         runs
     }
 
+    /// Holds that each task of `slugs` ran its worker once and that no two of those runs
+    /// overlapped (a limit of one round at a time held them all).
+    pub fn ran_once_one_at_a_time<S: AsRef<str>>(&self, slugs: &[S]) {
+        let mut runs: Vec<(u128, u128)> = slugs
+            .iter()
+            .flat_map(|slug| {
+                let runs = self.runs(slug.as_ref());
+                assert_eq!(runs.len(), 1, "{} ran {} times", slug.as_ref(), runs.len());
+                runs
+            })
+            .collect();
+        runs.sort();
+        assert!(
+            runs.windows(2).all(|w| w[1].0 >= w[0].1),
+            "rounds overlapped: {runs:?}"
+        );
+    }
+
     /// (slug, kind, state, reason) of every queue row, by id, read from the database itself;
     /// none before any ganger made the database (a serve just started may not have yet).
     pub fn queue_rows(&self) -> Vec<(String, String, String, Option<String>)> {

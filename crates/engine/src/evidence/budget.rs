@@ -12,8 +12,8 @@ use ganger_store::{Budget, EvidenceStore, Round, Spent, Store, Task};
 use serde::Serialize;
 use std::time::{Duration, Instant};
 
-/// How often a running round re-reads what the rest of its fleet spent.
-const FLEET_REREAD: Duration = Duration::from_secs(1);
+/// How often a running round re-reads what the rest of its fleet (or race) spent.
+const SHARED_REREAD: Duration = Duration::from_secs(1);
 
 /// Turns a running round's summary into its own figures: session totals (of agents that report
 /// them) less
@@ -118,7 +118,7 @@ fn add(a: Spent, b: Spent) -> Spent {
     }
 }
 
-/// Why no new round of `task` may start, if its budget or its fleet's is spent.
+/// Why no new round of `task` may start, if its budget, its race's or its fleet's is spent.
 pub(crate) fn exhausted(store: &(impl EvidenceStore + ?Sized), task: &Task) -> Option<String> {
     let budget = store.task_budget(task.id).ok()?;
     if budget.is_set()
@@ -127,8 +127,47 @@ pub(crate) fn exhausted(store: &(impl EvidenceStore + ?Sized), task: &Task) -> O
     {
         return Some(why);
     }
-    let fleet = store.task_fleet(task.id).ok().flatten()?;
-    fleet_exhausted(store, &fleet)
+    let fleet = store.task_fleet(task.id).ok().flatten();
+    if let Some(why) = race_exhausted(store, &task.slug, fleet.as_deref()) {
+        return Some(why);
+    }
+    fleet_exhausted(store, &fleet?)
+}
+
+/// The name of the fleet whose budget is the race `race`'s (`ganger race --budget-*`, a fleet
+/// file's race task's `budget`): `race:SLUG`.
+pub(crate) fn race_budget_fleet(race: &str) -> String {
+    format!("race:{race}")
+}
+
+/// The race whose budget holds the task `slug` (an attempt `RACE.N` or a judge `RACE.jAvB`),
+/// with that budget, when it has one and the task does not belong to the race's own fleet
+/// (there the fleet's budget is the race's already). A fleet file's race keeps its attempts in
+/// the file's fleet, so that the file's budget holds them too; its own is this one.
+fn race_pool(
+    store: &(impl EvidenceStore + ?Sized),
+    slug: &str,
+    fleet: Option<&str>,
+) -> Option<(String, Budget)> {
+    let (race, _) = slug.split_once('.')?;
+    let name = race_budget_fleet(race);
+    if fleet == Some(name.as_str()) {
+        return None;
+    }
+    let budget = store.fleet_budget(&name).ok().filter(Budget::is_set)?;
+    Some((race.to_owned(), budget))
+}
+
+/// Why no new round of the task `slug` (of the fleet `fleet`) may start, if the budget of the
+/// race it belongs to is spent ([`race_pool`]).
+pub(crate) fn race_exhausted(
+    store: &(impl EvidenceStore + ?Sized),
+    slug: &str,
+    fleet: Option<&str>,
+) -> Option<String> {
+    let (race, budget) = race_pool(store, slug, fleet)?;
+    let spent = store.race_spent(&race, None).ok()?;
+    reached(&budget, spent, &format!("race {race}"))
 }
 
 /// Why no new round of the fleet `fleet` may start, if its budget is spent.
@@ -200,23 +239,61 @@ pub(crate) fn budgets_of(store: &(impl EvidenceStore + ?Sized), task: &Task) -> 
     })
 }
 
-/// A running round's budgets: its task's, with what the task's other rounds spent, and its
-/// fleet's, with what the fleet's other rounds spent (read again every second, since other
-/// rounds of the fleet run at the same time).
+/// A running round's budgets: its task's, with what the task's other rounds spent, and those
+/// it shares (its race's, its fleet's), with what their other rounds spent (read again every
+/// second, since other rounds of the race or fleet run at the same time).
 #[derive(Debug)]
 pub(crate) struct BudgetWatch {
     slug: String,
     round_id: i64,
     task: Option<(Budget, Spent)>,
-    fleet: Option<FleetBudget>,
+    shared: Vec<SharedBudget>,
 }
 
+/// A budget that other tasks' rounds count against too.
 #[derive(Debug)]
-struct FleetBudget {
-    name: String,
+struct SharedBudget {
+    pool: Pool,
     budget: Budget,
     others: Spent,
     read_at: Instant,
+}
+
+/// Whose rounds a shared budget counts.
+#[derive(Debug)]
+enum Pool {
+    /// The tasks of a fleet, by its name.
+    Fleet(String),
+    /// The tasks of a race (its attempts and judges), by its slug.
+    Race(String),
+}
+
+impl Pool {
+    fn spent(&self, store: &dyn Store, except: i64) -> Option<Spent> {
+        match self {
+            Pool::Fleet(name) => store.fleet_spent(name, Some(except)).ok(),
+            Pool::Race(slug) => store.race_spent(slug, Some(except)).ok(),
+        }
+    }
+
+    fn whose(&self) -> String {
+        match self {
+            Pool::Fleet(name) => format!("fleet {name}"),
+            Pool::Race(slug) => format!("race {slug}"),
+        }
+    }
+}
+
+impl SharedBudget {
+    fn of(store: &dyn Store, pool: Pool, budget: Budget, round_id: i64) -> Option<SharedBudget> {
+        let others = pool.spent(store, round_id)?;
+        Some(SharedBudget {
+            pool,
+            budget,
+            others,
+            read_at: Instant::now(),
+        })
+    }
 }
 
 impl BudgetWatch {
@@ -227,27 +304,24 @@ impl BudgetWatch {
             .ok()
             .filter(Budget::is_set)
             .and_then(|budget| Some((budget, store.task_spent(task.id, Some(round.id)).ok()?)));
-        let fleet = store.task_fleet(task.id).ok().flatten().and_then(|name| {
+        let fleet = store.task_fleet(task.id).ok().flatten();
+        let race = race_pool(store, &task.slug, fleet.as_deref())
+            .and_then(|(race, budget)| SharedBudget::of(store, Pool::Race(race), budget, round.id));
+        let fleet = fleet.and_then(|name| {
             let budget = store.fleet_budget(&name).ok().filter(Budget::is_set)?;
-            let others = store.fleet_spent(&name, Some(round.id)).ok()?;
-            Some(FleetBudget {
-                name,
-                budget,
-                others,
-                read_at: Instant::now(),
-            })
+            SharedBudget::of(store, Pool::Fleet(name), budget, round.id)
         });
         BudgetWatch {
             slug: task.slug.clone(),
             round_id: round.id,
             task: task_budget,
-            fleet,
+            shared: race.into_iter().chain(fleet).collect(),
         }
     }
 
     /// Whether there is a budget to watch at all.
     pub(crate) fn is_set(&self) -> bool {
-        self.task.is_some() || self.fleet.is_some()
+        self.task.is_some() || !self.shared.is_empty()
     }
 
     /// Why the round must stop, if a budget is reached with what it spent so far (`settled`).
@@ -258,18 +332,19 @@ impl BudgetWatch {
         {
             return Some(why);
         }
-        let fleet = self.fleet.as_mut()?;
-        if fleet.read_at.elapsed() >= FLEET_REREAD {
-            if let Ok(others) = store.fleet_spent(&fleet.name, Some(self.round_id)) {
-                fleet.others = others;
+        for shared in &mut self.shared {
+            if shared.read_at.elapsed() >= SHARED_REREAD {
+                if let Some(others) = shared.pool.spent(store, self.round_id) {
+                    shared.others = others;
+                }
+                shared.read_at = Instant::now();
             }
-            fleet.read_at = Instant::now();
+            let whose = shared.pool.whose();
+            if let Some(why) = reached(&shared.budget, add(shared.others, live), &whose) {
+                return Some(why);
+            }
         }
-        reached(
-            &fleet.budget,
-            add(fleet.others, live),
-            &format!("fleet {}", fleet.name),
-        )
+        None
     }
 }
 

@@ -6,7 +6,7 @@
 use crate::base::error::{EngineError, ErrorKind, Result};
 use crate::base::notice::Notice;
 use crate::env::workspace::Workspace;
-use crate::round::{HostOutcome, RoundInput, run_host};
+use crate::round::{HostOutcome, RoundInput, SignalWatch, run_host};
 use crate::task::lookup::find_task;
 use ganger_events::RoundStatus;
 use ganger_store::HandedClaim;
@@ -41,6 +41,9 @@ pub fn run_detached_host(
     until_green: Option<u32>,
     handed: Option<HandedClaim>,
 ) -> Result<HostOutcome> {
+    // From the first step: a cancel's SIGTERM while the host starts ends the round cancelled
+    // by the host itself (`run_host`), not the host.
+    let stops = SignalWatch::install().ok();
     let mut store = patiently(|| ws.open_store())?;
     let handed = handed.ok_or_else(|| {
         EngineError::invalid("`ganger host` is started by `ganger start/fix --detach`, not by hand")
@@ -75,7 +78,7 @@ pub fn run_detached_host(
         None => None,
     };
     let input = RoundInput::new(ws, task, round, prompt);
-    let outcome = run_host(ws, &mut *store, input, claim)?;
+    let outcome = run_host(ws, &mut *store, input, claim, stops)?;
     drop(store);
     let last = match until_green {
         Some(limit) => {

@@ -65,6 +65,18 @@ impl Ended {
         }
     }
 
+    /// A round stopped (cancelled, or by a signal to its host) before its agent started.
+    pub(crate) fn stopped_before_start(stop: HostStop) -> Ended {
+        Ended {
+            exit: None,
+            summary: RoundSummary::default(),
+            stop: Some(stop),
+            verdict: None,
+            start_error: None,
+            checks: Vec::new(),
+        }
+    }
+
     /// Whether the agent finished and said it is done: only then do the checks run.
     pub(crate) fn agent_done(&self) -> bool {
         self.start_error.is_none()

@@ -28,12 +28,21 @@ use std::time::{Duration, Instant};
 const DRAIN_LIMIT: Duration = Duration::from_secs(2);
 
 /// Runs the round in `input` to its end and records it. The claim is released at the end.
+/// `stops`: the stop signals' watch, when the host took it before (else taken here).
 pub fn run_host(
     ws: &Workspace,
     store: &mut dyn Backend,
     input: RoundInput,
     claim: Claim,
+    stops: Option<SignalWatch>,
 ) -> Result<HostOutcome> {
+    // Stop signals are watched for the host's whole life (a detached host's from its first
+    // step, `stops`), not only while its agent or checks run: a cancel's SIGTERM between two
+    // phases (the host's start, the worktree's look before the agent, the checks' start, the
+    // snapshot) no longer kills the host, leaving the round for whoever finds it dead to
+    // settle the slow way (a search for its leftovers, the snapshot again). The round ends
+    // cancelled there instead ([`stopped_between`]).
+    let stops = stops.or_else(|| SignalWatch::install().ok());
     if let Some(me) = ProcessId::current() {
         let me = ProcessRef {
             pid: me.pid,
@@ -76,12 +85,16 @@ pub fn run_host(
         Ok(before) => {
             let adapter = crate::env::agent_env::adapter_for(&input.task.agent, &ws.config);
             let own_edits = super::own_edits::OwnEdits::before(adapter, &input.task.worktree);
-            let run = keys
-                .and_then(|keys| run_agent(ws, store, &input, &claim, &keys, &redactor))
-                .map(|(ended, removal)| {
-                    tmp_removal = removal;
-                    ended
-                });
+            let stopped = stopped_between(store, &input, stops.as_ref());
+            let run = match stopped {
+                Some(stop) => Ok(finish::Ended::stopped_before_start(stop)),
+                None => keys
+                    .and_then(|keys| run_agent(ws, store, &input, &claim, &keys, &redactor))
+                    .map(|(ended, removal)| {
+                        tmp_removal = removal;
+                        ended
+                    }),
+            };
             // What the agent's CLI wrote for itself is not the task's work: taken back before
             // the checks and the snapshot see it.
             own_edits.take_back();
@@ -89,11 +102,17 @@ pub fn run_host(
                 Ok(ended) => ended,
                 Err(error) => finish::Ended::failed_to_start(error.message),
             };
+            if ended.stop.is_none() {
+                ended.stop = stopped_between(store, &input, stops.as_ref());
+            }
             if ended.agent_done() && !input.round.checks.is_empty() {
                 let (checks, stop) = super::checks::run_checks(ws, store, &input, &redactor);
                 ended.checks = checks;
                 if stop.is_some() {
                     ended.stop = stop;
+                }
+                if ended.stop.is_none() {
+                    ended.stop = stopped_between(store, &input, stops.as_ref());
                 }
             }
             (before, ended)
@@ -122,7 +141,19 @@ pub fn run_host(
         let _ = store.compact_streams(input.round.id);
     }
     drop(tmp_removal);
+    drop(stops);
     outcome
+}
+
+/// The stop a signal to the host asks for, if one came while neither the agent nor the checks
+/// watched (they see their own): a cancel's, or the signal's.
+fn stopped_between(
+    store: &mut dyn Backend,
+    input: &RoundInput,
+    stops: Option<&SignalWatch>,
+) -> Option<HostStop> {
+    let signal = stops?.received()?;
+    Some(finish::stop_for_signal(store, input, signal))
 }
 
 /// The command for this round, and the session it names up front, if any.

@@ -277,5 +277,5 @@ fn launch(
         events: ws.state.round_file(&task.slug, round.number, "jsonl"),
     });
     let input = RoundInput::new(ws, task, round, prompt);
-    Ok(Launched::Finished(run_host(ws, store, input, claim)?))
+    Ok(Launched::Finished(run_host(ws, store, input, claim, None)?))
 }

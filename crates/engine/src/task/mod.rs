@@ -11,6 +11,7 @@ pub(crate) mod lookup;
 pub(crate) mod pipeline;
 pub(crate) mod queued;
 pub(crate) mod race_driver;
+pub(crate) mod race_judge;
 pub(crate) mod race_request;
 pub mod race_spec;
 pub(crate) mod rules;

@@ -44,7 +44,7 @@ pub(crate) struct Request {
 
 /// The name of the fleet whose budget is the race's.
 pub fn race_fleet(slug: &str) -> String {
-    format!("race:{slug}")
+    crate::evidence::budget::race_budget_fleet(slug)
 }
 
 impl Request {

@@ -232,6 +232,14 @@ impl Admitted {
                 "task {slug} of fleet {fleet} was not started: {why}"
             )));
         }
+        // An attempt or judge of a fleet file's race: the race's own budget.
+        if let Some(why) =
+            crate::evidence::budget::race_exhausted(store, slug, options.fleet.as_deref())
+        {
+            return Err(EngineError::invalid(format!(
+                "task {slug} was not started: {why}"
+            )));
+        }
         if store.race(slug)?.is_some() {
             return Err(EngineError::conflict(format!(
                 "slug {slug} is a race's; see `ganger status {slug}`"

@@ -39,8 +39,9 @@ pub struct Race {
     pub budget_usd: Option<f64>,
     /// The whole race's budget in tokens.
     pub budget_tokens: Option<u64>,
-    /// Queue the attempts for the scheduler (`ganger serve`, `fleet run`) to start under its
-    /// limits, instead of starting them here; takes no `max` or `until_green`.
+    /// Queue the attempts and the judges' rounds for the scheduler (`ganger serve`, `fleet
+    /// run`) to start under its limits, instead of starting them here; takes no `max` or
+    /// `until_green`.
     #[serde(default)]
     pub queue: bool,
 }
@@ -51,8 +52,8 @@ impl GangerMcp {
         description = "Race one brief: several attempts (agents and models) at once, each a task SLUG.N. \
              Only attempts whose checks pass stay; they are judged pairwise (twice, sides swapped); \
              ties go to the smaller diff. Runs until the race ends and answers its report; the \
-             same call again resumes a race that was interrupted. With `queue` the attempts wait \
-             in the queue for `ganger serve` to start them. `merge` with the race's slug merges \
+             same call again resumes a race that was interrupted. With `queue` the attempts and \
+             the judges' rounds wait in the queue for `ganger serve` to start them. `merge` with the race's slug merges \
              the winner.",
         annotations(read_only_hint = false)
     )]

@@ -186,6 +186,18 @@ impl<D: Database> EvidenceStore for D {
         })
     }
 
+    fn race_spent(&self, race: &str, except: Option<i64>) -> Result<Spent, StoreError> {
+        // A slug is lower-case letters, digits and dashes: nothing LIKE reads as a pattern.
+        let tasks = format!("{race}.%");
+        self.on_conn(|sql| {
+            let statement = spent_of(
+                sql.dialect(),
+                "task_id IN (SELECT id FROM tasks WHERE slug LIKE ?1) AND id != ?2",
+            );
+            sql.one(&statement, &bind![tasks, except.unwrap_or(-1)], spent)
+        })
+    }
+
     fn set_labels(&mut self, task_id: i64, labels: &[(String, String)]) -> Result<(), StoreError> {
         self.write(|sql| save_labels(sql, task_id, labels))
     }

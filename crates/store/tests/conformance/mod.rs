@@ -78,6 +78,7 @@ macro_rules! suite {
             pipelines::a_rewind_marks_later_rounds_and_the_next_round_takes_its_note,
             races::a_race_is_recorded_once_and_never_over_a_task_of_its_name,
             races::a_races_verdicts_are_kept_once_and_its_end_is_written_once,
+            races::a_races_spending_is_its_attempts_and_judges_and_no_other_tasks,
             workers::of_racing_claims_of_an_item_exactly_one_wins_and_is_recorded,
             workers::an_item_of_a_dead_claimant_is_taken_over_once,
             workers::workers_are_registered_seen_listed_and_removed,

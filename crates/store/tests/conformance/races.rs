@@ -4,8 +4,9 @@
 //! nothing, so a winner is never picked twice.
 
 use super::Site;
-use super::fixtures::{new_round, new_task};
-use ganger_store::{NewRace, RaceEnd, RaceVerdict, RoundKind, StoreError};
+use super::fixtures::{end, new_round, new_task, summary};
+use ganger_events::RoundStatus;
+use ganger_store::{NewRace, RaceEnd, RaceVerdict, RoundKind, Spent, StoreError};
 use serde_json::json;
 
 fn new_race(slug: &str) -> NewRace {
@@ -118,4 +119,47 @@ pub fn a_races_verdicts_are_kept_once_and_its_end_is_written_once(site: &dyn Sit
     assert_eq!(ended[0].slug.as_deref(), Some("r.2"));
     assert_eq!(ended[0].commander.as_deref(), Some("alice"));
     assert_eq!(ended[0].detail, decision);
+}
+
+/// What a race spent is what its tasks `SLUG.*` spent (attempts and judges, whatever fleet
+/// each belongs to), a round left out when asked; a task `SLUG`, or of a slug that only
+/// begins alike (`SLUG-2.1`, `SLUGx.1`), is not the race's.
+pub fn a_races_spending_is_its_attempts_and_judges_and_no_other_tasks(site: &dyn Site) {
+    let mut store = site.connect();
+    let mut spend = |slug: &str, input: u64, usd: f64| {
+        let (_, round) = store
+            .create_task(
+                &new_task(slug, "alice"),
+                &new_round(RoundKind::Start, slug, "alice"),
+            )
+            .unwrap();
+        store
+            .finish_round(
+                round.id,
+                &end(RoundStatus::Done, "ses", summary(input, Some(usd), None)),
+            )
+            .unwrap();
+        round.id
+    };
+    spend("r.1", 100, 0.5);
+    let judge = spend("r.j1v2", 200, 0.25);
+    spend("r", 1000, 1.0);
+    spend("r-2.1", 1000, 1.0);
+    spend("rx.1", 1000, 1.0);
+    // Tokens are input + output (15 each here).
+    assert_eq!(
+        store.race_spent("r", None).unwrap(),
+        Spent {
+            usd: 0.75,
+            tokens: 115 + 215
+        }
+    );
+    assert_eq!(
+        store.race_spent("r", Some(judge)).unwrap(),
+        Spent {
+            usd: 0.5,
+            tokens: 115
+        }
+    );
+    assert_eq!(store.race_spent("none", None).unwrap(), Spent::default());
 }

@@ -153,19 +153,8 @@ pub fn read_fleet(path: &Path) -> Result<Fleet> {
         }
         tasks.push(fleet_task(dir, task, &parsed.defaults)?);
     }
-    let races: BTreeSet<&str> = tasks
-        .iter()
-        .filter(|t| t.race.is_some())
-        .map(|t| t.slug.as_str())
-        .collect();
     for task in &tasks {
         for after in &task.after {
-            if races.contains(after.as_str()) {
-                return Err(EngineError::invalid(format!(
-                    "task {} comes after {after}, a race: a task after a race is not built yet",
-                    task.slug
-                )));
-            }
             if !seen.contains(after) {
                 return Err(EngineError::invalid(format!(
                     "task {} comes after {after}, which {} does not name",
@@ -248,7 +237,6 @@ fn fleet_task(dir: &Path, task: &TaskToml, defaults: &TaskDefaults) -> Result<Fl
     let given = Given {
         agent: task.agent.is_some(),
         model: task.model.is_some(),
-        budget: task.budget != BudgetToml::default(),
         land: task.land,
     };
     let race = task

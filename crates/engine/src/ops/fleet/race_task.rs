@@ -30,11 +30,10 @@ pub struct FleetAttempt {
 }
 
 /// What a race task may not give, by the keys the file gave it: `agent`, `model` (the SPEC
-/// names them), `budget` (the fleet's holds the attempts) and `land` (not built).
+/// names them) and `land` (not built).
 pub(super) struct Given {
     pub agent: bool,
     pub model: bool,
-    pub budget: bool,
     pub land: bool,
 }
 
@@ -52,13 +51,12 @@ pub(super) fn race_of(
     let refused = [
         (given.agent, "agent"),
         (given.model, "model"),
-        (given.budget, "budget"),
         (given.land, "land"),
     ];
     if let Some((_, key)) = refused.iter().find(|(given, _)| *given) {
         return Err(EngineError::invalid(format!(
             "task {slug}: a race (attempts = ...) takes no {key}: its SPEC names each attempt's \
-             agent and model, the fleet's [budget] holds its attempts, and a race does not land"
+             agent and model, and a race does not land"
         )));
     }
     let attempts = attempts
@@ -76,17 +74,20 @@ pub(super) fn race_of(
     })
 }
 
-/// An attempt's start: the race task's options with the attempt's agent and model.
+/// An attempt's start: the race task's options with the attempt's agent and model, and no
+/// budget of its own (the race task's `budget` is the whole race's, kept with the race).
 fn attempt_options(options: &serde_json::Value, attempt: &AttemptSpec) -> serde_json::Value {
     let mut options = options.clone();
     options["agent"] = attempt.agent.clone().into();
     options["model"] = attempt.model.clone().into();
+    options["budget_usd"] = serde_json::Value::Null;
+    options["budget_tokens"] = serde_json::Value::Null;
     options["dotted"] = true.into();
     options
 }
 
-/// Refuses, before anything is written, a race whose attempts' agents are not known, a
-/// `first_green` without checks, and a slug a task or a race of another SPEC holds.
+/// Refuses, before anything is written, a race whose attempts' agents are not known, whose
+/// judge could not run (its agent unknown or not installed), a `first_green` without checks, and a slug a task or a race of another SPEC holds.
 pub(super) fn check(
     ws: &Workspace,
     store: Option<&dyn Backend>,
@@ -98,6 +99,11 @@ pub(super) fn check(
         if let Some(agent) = attempt.options["agent"].as_str() {
             crate::task::admission::known_adapter(ws, agent)?;
         }
+    }
+    // The judge too, unless nothing will be judged: the driver runs in the background, where
+    // a judge that cannot run would only show in its log.
+    if !race.first_green {
+        crate::task::race_judge::check_judge(ws, &format!("task {slug}: the race's judge"))?;
     }
     if race.first_green {
         let checks: Vec<String> = serde_json::from_value(options["checks"].clone())
@@ -145,6 +151,8 @@ pub(super) fn record(
         sandbox: text("sandbox").and_then(|s| s.parse().ok()),
         base: text("base"),
         timeout_ms: options["timeout_ms"].as_u64(),
+        budget_usd: options["budget_usd"].as_f64(),
+        budget_tokens: options["budget_tokens"].as_u64(),
         ..Request::default()
     };
     let new = NewRace {
@@ -155,7 +163,14 @@ pub(super) fn record(
         request: request.to_json()?,
     };
     match store.create_race(&new) {
-        Ok(recorded) => Ok(recorded),
+        Ok(recorded) => {
+            // The whole race's budget, attempts and judges together (`race --budget-*`).
+            if request.budget_usd.is_some() || request.budget_tokens.is_some() {
+                let fleet = crate::task::race_request::race_fleet(slug);
+                store.set_fleet_budget(&fleet, request.budget_usd, request.budget_tokens)?;
+            }
+            Ok(recorded)
+        }
         Err(StoreError::SlugTaken(taken)) => store.race(slug)?.ok_or_else(|| {
             EngineError::conflict(format!("task {slug}: the slug {taken} is a task's"))
         }),

@@ -75,11 +75,7 @@ pub(super) fn admit(
     }
     // The judge's agent too, unless nothing will be judged.
     if !options.first_green {
-        let (agent, model, _) = super::judge::judge_role(ws);
-        let adapter = known_adapter(ws, &agent)
-            .map_err(|e| EngineError::invalid(format!("the race's judge: {}", e.message)))?;
-        check_model_name(adapter, model.as_deref())?;
-        agent_env::resolve_program(adapter, &ws.config)?;
+        crate::task::race_judge::check_judge(ws, "the race's judge")?;
     }
     let mut programs = Vec::new();
     for attempt in &distinct {

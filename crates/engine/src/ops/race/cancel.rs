@@ -79,15 +79,21 @@ fn cancel_all(
     let outcomes = at_once(numbers, notices, |number, tell| {
         let slug = attempt_slug(&race.slug, number);
         match crate::task::cancel::cancel(ws, &slug, Some(race.owner.as_str()), tell) {
-            Ok(_) => Ok(true),
-            Err(e) if e.kind == ErrorKind::Invalid => Ok(false),
+            Ok(report) => Ok(Some(report.status)),
+            Err(e) if e.kind == ErrorKind::Invalid => Ok(None),
             Err(e) => Err(e),
         }
     })?;
     let mut cancelled = 0;
-    for (number, _) in outcomes.into_iter().filter(|(_, done)| *done) {
+    for (number, ended) in outcomes {
+        let Some(status) = ended else { continue };
         cancelled += 1;
-        say(notices, &race.slug, format!("attempt {number} cancelled"));
+        // A round already recording its end when the cancel came keeps that end.
+        let how = match status {
+            RoundStatus::Cancelled => "cancelled".to_owned(),
+            other => format!("ended {} before its cancel took hold", other.as_str()),
+        };
+        say(notices, &race.slug, format!("attempt {number} {how}"));
     }
     Ok(cancelled)
 }

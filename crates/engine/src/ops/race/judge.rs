@@ -7,7 +7,7 @@
 
 use super::decide::{Decision, Judged, Side, decide, judgements_needed};
 use super::evidence::AttemptEvidence;
-use super::{race_fleet, say};
+use super::say;
 use crate::base::brief::Brief;
 use crate::base::error::{ErrorKind, Result};
 use crate::base::notice::Notices;
@@ -15,6 +15,7 @@ use crate::env::workspace::Workspace;
 use crate::round::launch::Launched;
 use crate::round::reaper::settle_task;
 use crate::task::fix::{FixOptions, fix};
+use crate::task::race_request::Request;
 use crate::task::start::{StartOptions, start};
 use ganger_events::RoundStatus;
 use ganger_store::{RaceRecord, RaceVerdict, Round};
@@ -69,18 +70,8 @@ pub(super) fn side(winner: &str) -> Side {
 
 /// The judge's agent, model and instructions.
 pub(super) fn judge_role(ws: &Workspace) -> (String, Option<String>, String) {
-    let own = ws.config.roles.get("judge").cloned().unwrap_or_default();
-    let code = ws.config.roles.get("code").cloned().unwrap_or_default();
-    let agent = own
-        .agent
-        .or(code.agent)
-        .unwrap_or_else(|| ws.config.defaults.agent.clone());
-    let model = own
-        .model
-        .or(code.model)
-        .or(ws.config.defaults.model.clone());
-    let instructions = own
-        .prompt
+    let (agent, model, prompt) = crate::task::race_judge::judge_agent(ws);
+    let instructions = prompt
         .and_then(|path| std::fs::read_to_string(ws.repo.main.join(path)).ok())
         .unwrap_or_else(|| INSTRUCTIONS.to_owned());
     (agent, model, instructions)
@@ -170,22 +161,26 @@ fn judge_round(
         }
     }
     drop(store);
+    let start_options = StartOptions {
+        slug: slug.to_owned(),
+        brief: Some(Brief::Message(prompt.clone())),
+        agent: Some(agent.to_owned()),
+        model,
+        permission: Some(ganger_agents::Permission::ReadOnly),
+        commander: Some(race.owner.clone()),
+        // The attempts' fleet: the race's own, or the fleet file's (whose budget holds
+        // them, beside the race's own).
+        fleet: Some(Request::fleet_of(race)),
+        dotted: true,
+        ..StartOptions::default()
+    };
+    // With `--queue`, through serve's queue and limits; a fleet file's race is judged here
+    // (its `fleet run` may have ended by then, and nothing would serve the queue).
+    if Request::queued(race) && race.request.get("fleet").is_none_or(|f| f.is_null()) {
+        return super::judge_queued::judge_round_queued(ws, race, &start_options, &prompt, notices);
+    }
     let launched = match existing {
-        None => start(
-            ws,
-            StartOptions {
-                slug: slug.to_owned(),
-                brief: Some(Brief::Message(prompt)),
-                agent: Some(agent.to_owned()),
-                model,
-                permission: Some(ganger_agents::Permission::ReadOnly),
-                commander: Some(race.owner.clone()),
-                fleet: Some(race_fleet(&race.slug)),
-                dotted: true,
-                ..StartOptions::default()
-            },
-            notices,
-        ),
+        None => start(ws, start_options, notices),
         Some(_) => fix(
             ws,
             FixOptions {
@@ -217,7 +212,7 @@ fn judge_round(
     }
 }
 
-fn answer_of(ws: &Workspace, slug: &str, round: &Round) -> String {
+pub(super) fn answer_of(ws: &Workspace, slug: &str, round: &Round) -> String {
     std::fs::read_to_string(ws.state.round_file(slug, round.number, "answer.md"))
         .ok()
         .or_else(|| round.summary.answer.clone())

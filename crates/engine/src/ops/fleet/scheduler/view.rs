@@ -10,7 +10,7 @@ use crate::ops::fleet::limits::Limits;
 use crate::ops::fleet::offer::Offer;
 use crate::task::rules::Inbound;
 use ganger_events::{RoundStatus, SandboxKind};
-use ganger_store::{Backend, FleetRecord, QueueItem, QueueState, Round, Task};
+use ganger_store::{Backend, FleetRecord, QueueItem, QueueState, RaceRecord, Round, Task};
 use std::collections::{BTreeMap, BTreeSet};
 
 /// How many queued items a pass reads at a time: with a thousand queued, a pass that can start
@@ -193,6 +193,8 @@ impl View {
             Need::After(slug) => {
                 let state = if store.slug_is_open(&slug)? {
                     After::Open
+                } else if let Some(race) = store.race(&slug)? {
+                    race_after(&race)
                 } else {
                     match store.task(&slug)? {
                         Some(task) => After::Last(task.last_status),
@@ -221,6 +223,17 @@ impl View {
     /// The queued item `id`, read in this pass.
     pub(super) fn item(&self, id: i64) -> Option<&QueueItem> {
         self.queued.iter().find(|item| item.id == id)
+    }
+}
+
+/// A race an item comes after, read as a task's state: running until it has ended, then
+/// `done` when it has a winner and `failed` when it has none, so that a task after a race
+/// waits for its winner and is refused as after a failed task ("which ended failed").
+fn race_after(race: &RaceRecord) -> After {
+    match race.status.as_str() {
+        "running" => After::Open,
+        "won" => After::Last(Some(RoundStatus::Done)),
+        _ => After::Last(Some(RoundStatus::Failed)),
     }
 }
 
