@@ -26,7 +26,7 @@ pub enum TreesAction {
     Drain,
 }
 
-/// `ganger checkout SLUG [PATH]`.
+// `ganger checkout SLUG [PATH]` (no doc comment: it would replace the command's summary).
 #[derive(Debug, Args)]
 pub struct CheckoutArgs {
     /// The task.

@@ -40,7 +40,13 @@ fn a_finished_rounds_stream_is_packed_and_log_reads_the_same_bytes() {
         .env("GANGER_STORE", &db.url)
         .env("GANGER_FAULT_PAUSE", "host-before-packing:4000");
     ganger_test_support::Run::from(start.output().unwrap()).expect_code(0);
-    ganger(&["wait", "t", "--timeout", "60"]).expect_code(0);
+    // Its end is recorded before it packs (and lets go of its claim, which `wait` waits on).
+    assert!(
+        wait_until(Duration::from_secs(60), || {
+            ganger(&["status", "t", "--json"]).json()["status"] == "done"
+        }),
+        "the round did not end"
+    );
     let raw = ganger(&["log", "t", "--raw"]);
     raw.expect_code(0);
     let read = ganger(&["log", "t"]);

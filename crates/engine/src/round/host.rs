@@ -132,14 +132,15 @@ pub fn run_host(
         watched.as_ref(),
         ended,
     );
-    claim.release();
-    // The round has ended: its streams are packed into one object each (PostgreSQL), after
-    // the claim went so that nobody waits on it. A failure leaves the rows, which read the
-    // same, for a scheduler's pass to pack.
+    // The round has ended: its streams are packed into one object each (PostgreSQL), while
+    // the claim is held, so that a host that lost it (paused past its lease) packs nothing
+    // of a round now another's to settle. A failure leaves the rows, which read the same,
+    // for a scheduler's pass to pack.
     if outcome.is_ok() {
         crate::base::faults::pause("host-before-packing");
         let _ = store.compact_streams(input.round.id);
     }
+    claim.release();
     drop(tmp_removal);
     drop(stops);
     outcome

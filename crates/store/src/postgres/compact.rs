@@ -13,14 +13,20 @@ use flate2::write::GzEncoder;
 use std::io::{Read, Write};
 
 /// Packs every unpacked stream of `round_id` if the round has ended; how many.
+/// A process that held the round's claim and lost it (a host paused past its lease) packs
+/// nothing of it, as it writes nothing else of it (`fence.rs`): the scheduler's pass packs it.
 pub(crate) fn compact(store: &PgStore, round_id: i64) -> Result<u32, StoreError> {
+    let (names, fences) = store.pool.fences.arrays();
     store.twice(|conn| {
         let mut tx = conn.transaction()?;
         let kinds = tx.query(
-            "SELECT s.kind FROM streams s JOIN rounds r ON r.id = s.round_id \
-             WHERE s.round_id = $1 AND s.packed IS NULL AND r.status <> 'running' \
-             ORDER BY s.kind FOR UPDATE OF s",
-            &[&round_id],
+            &format!(
+                "SELECT s.kind FROM streams s JOIN rounds r ON r.id = s.round_id \
+                 WHERE s.round_id = $1 AND s.packed IS NULL AND r.status <> 'running' \
+                 AND {} ORDER BY s.kind FOR UPDATE OF s",
+                super::fence::still_held("r.lock_path", "$2", "$3")
+            ),
+            &[&round_id, &names, &fences],
         )?;
         let mut packed = 0;
         for row in &kinds {
