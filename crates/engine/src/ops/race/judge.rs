@@ -18,7 +18,7 @@ use crate::task::fix::{FixOptions, fix};
 use crate::task::race_request::Request;
 use crate::task::start::{StartOptions, start};
 use ganger_events::RoundStatus;
-use ganger_store::{RaceRecord, RaceVerdict, Round};
+use ganger_store::{RaceRecord, RaceVerdict};
 
 /// The most of one diff a judge is shown (the rest is in the attempt's worktree).
 const DIFF_SHOWN: usize = 24_000;
@@ -157,7 +157,7 @@ fn judge_round(
         if let Some(round) = store.round(task.id, None)?
             && round.status == RoundStatus::Done
         {
-            return Ok(Ok(answer_of(ws, slug, &round)));
+            return Ok(Ok(super::judge_answer::answer_of(ws, slug, &round)));
         }
     }
     drop(store);
@@ -199,7 +199,7 @@ fn judge_round(
     };
     match launched {
         Ok(Launched::Finished(outcome)) if outcome.round.status == RoundStatus::Done => {
-            Ok(Ok(answer_of(ws, slug, &outcome.round)))
+            Ok(Ok(super::judge_answer::answer_of(ws, slug, &outcome.round)))
         }
         Ok(Launched::Finished(outcome)) => Ok(Err(format!(
             "the judge's round ended {}",
@@ -210,13 +210,6 @@ fn judge_round(
         Err(e) if e.kind == ErrorKind::Invalid => Ok(Err(e.message)),
         Err(e) => Err(e),
     }
-}
-
-pub(super) fn answer_of(ws: &Workspace, slug: &str, round: &Round) -> String {
-    std::fs::read_to_string(ws.state.round_file(slug, round.number, "answer.md"))
-        .ok()
-        .or_else(|| round.summary.answer.clone())
-        .unwrap_or_default()
 }
 
 /// The judge's prompt: its instructions, the brief, and the two diffs.

@@ -7,7 +7,7 @@
 //! A judgement queued already (by a driver that died) is not queued again: its item, then its
 //! task, is followed.
 
-use super::judge::answer_of;
+use super::judge_answer::answer_of;
 use super::{queued, say};
 use crate::base::error::{ErrorKind, Result};
 use crate::base::notice::Notices;

@@ -18,6 +18,7 @@ mod detach;
 mod evidence;
 mod graft;
 mod judge;
+mod judge_answer;
 mod judge_queued;
 mod queued;
 mod report;
