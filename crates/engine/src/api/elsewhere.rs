@@ -12,15 +12,6 @@ use std::time::Duration;
 /// How often the queue item is looked at until its round is recorded.
 const LOOK_EVERY: Duration = Duration::from_millis(200);
 
-const EVERY_STATE: [QueueState; 6] = [
-    QueueState::Queued,
-    QueueState::Delivering,
-    QueueState::Delivered,
-    QueueState::Ended,
-    QueueState::Refused,
-    QueueState::Stale,
-];
-
 impl Engine {
     /// Follows the round queue item `id` became to its end: the round's report; an error
     /// saying why when the item was refused or went stale without a round.
@@ -31,7 +22,7 @@ impl Engine {
                 .existing_store()?
                 .ok_or_else(|| EngineError::not_found("no state database"))?;
             let item = store
-                .items_in(&EVERY_STATE, id.saturating_sub(1), 1)?
+                .items_in(super::metrics::QUEUE_STATES, id.saturating_sub(1), 1)?
                 .into_iter()
                 .find(|item| item.id == id)
                 .ok_or_else(|| EngineError::not_found(format!("no queue item {id}")))?;

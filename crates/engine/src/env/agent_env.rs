@@ -172,44 +172,26 @@ pub(crate) fn round_env(
     worktree: &Path,
 ) -> std::collections::BTreeMap<String, String> {
     let mut env = request_env(adapter, config, &[]);
-    let overlay = config_overlay(adapter, config);
-    let inherited = inherited_config(adapter, config);
-    let planned = adapter.plan(&ganger_agents::RoundRequest {
-        resume_at: None,
-        prompt: "",
-        session: None,
-        new_session_id: "00000000-0000-4000-8000-000000000000",
-        title: "session",
-        model: None,
-        worktree,
-        config: overlay.as_ref(),
-        inherited_config: inherited.as_deref(),
-        permission: ganger_agents::Permission::Write,
-        sandboxed: false,
-        env: &env,
-        agent_dir,
-    });
-    if let Ok(plan) = planned {
+    if let Ok(plan) = plan_unrun(adapter, config, "", None, worktree, agent_dir) {
         env.extend(plan.env);
     }
     env
 }
 
-/// Plans a round of `prompt` for `adapter` without running it, so that what the plan would
-/// refuse (`ganger.toml`'s agent settings, a prompt the command line cannot carry) is refused
-/// before anything is made, not when the round starts.
-pub(crate) fn check_plan(
+/// The plan of a round of `prompt` (in `session`) for `adapter` that is not run: with the
+/// configuration and environment a round gets, a write permission, no model.
+fn plan_unrun(
     adapter: &dyn Adapter,
     config: &Config,
     prompt: &str,
     session: Option<&str>,
     worktree: &Path,
     agent_dir: &Path,
-) -> Result<()> {
+) -> std::result::Result<CommandPlan, ganger_agents::PlanError> {
     let overlay = config_overlay(adapter, config);
     let inherited = inherited_config(adapter, config);
     let env = request_env(adapter, config, &[]);
-    let plan = adapter.plan(&ganger_agents::RoundRequest {
+    adapter.plan(&ganger_agents::RoundRequest {
         resume_at: None,
         prompt,
         session,
@@ -223,7 +205,21 @@ pub(crate) fn check_plan(
         sandboxed: false,
         env: &env,
         agent_dir,
-    })?;
+    })
+}
+
+/// Plans a round of `prompt` for `adapter` without running it, so that what the plan would
+/// refuse (`ganger.toml`'s agent settings, a prompt the command line cannot carry) is refused
+/// before anything is made, not when the round starts.
+pub(crate) fn check_plan(
+    adapter: &dyn Adapter,
+    config: &Config,
+    prompt: &str,
+    session: Option<&str>,
+    worktree: &Path,
+    agent_dir: &Path,
+) -> Result<()> {
+    let plan = plan_unrun(adapter, config, prompt, session, worktree, agent_dir)?;
     if plan.args.iter().any(|arg| arg.contains('\0')) {
         return Err(crate::base::error::EngineError::invalid(format!(
             "the task text holds a NUL byte, which {} cannot take in its command line",
