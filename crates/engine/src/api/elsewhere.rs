@@ -16,17 +16,16 @@ impl Engine {
     /// Follows the round queue item `id` became to its end: the round's report; an error
     /// saying why when the item was refused or went stale without a round.
     pub fn follow_queued(&self, id: i64, notices: &mut dyn Notices) -> Result<WaitOutcome> {
+        let store = self
+            .ws
+            .existing_store()?
+            .ok_or_else(|| EngineError::not_found("no state database"))?;
         loop {
-            let store = self
-                .ws
-                .existing_store()?
-                .ok_or_else(|| EngineError::not_found("no state database"))?;
             let item = store
                 .items_in(super::metrics::QUEUE_STATES, id.saturating_sub(1), 1)?
                 .into_iter()
                 .find(|item| item.id == id)
                 .ok_or_else(|| EngineError::not_found(format!("no queue item {id}")))?;
-            drop(store);
             match (item.state, item.round) {
                 (QueueState::Delivered | QueueState::Ended, Some(_)) => {
                     return crate::ops::wait::wait(&self.ws, &item.slug, None, notices);

@@ -33,6 +33,11 @@ pub(crate) fn fleet_remote(
 /// repository), and its fleet names a remote from which the workers on other hosts run its
 /// rounds. A round asked for here then goes to them through the store.
 pub(crate) fn runs_elsewhere(ws: &Workspace, slug: &str) -> Result<bool> {
+    // A fleet on a remote needs a shared store: on this machine's own, nothing is elsewhere
+    // (and a fix pays no look at the store for it).
+    if ws.store.url().is_none() {
+        return Ok(false);
+    }
     let Some(store) = ws.existing_store()? else {
         return Ok(false);
     };
