@@ -1,8 +1,9 @@
-//! `--first-green` cancels the other attempts at once, not one after another: two losers
-//! whose agents take a second to stop after SIGTERM both get their SIGTERM before either has
-//! stopped. The `command` agent, its worktree's name saying what each attempt does; the
-//! witnesses are the agents' own lines (when each started, got SIGTERM and stopped), outside
-//! ganger.
+//! Cancels that land at awkward moments. `--first-green` cancels the other attempts at once,
+//! not one after another: two losers whose agents take a second to stop after SIGTERM both
+//! get their SIGTERM before either has stopped (the `command` agent, its worktree's name saying
+//! what each attempt does; the witnesses are the agents' own lines, outside ganger). A cancel
+//! that reaches a round while its detached host starts stops the round, and never the host
+//! nor the command (or `ganger serve`) starting it.
 
 #![allow(
     clippy::unwrap_used,
@@ -99,4 +100,42 @@ fn a_cancel_while_the_host_starts_is_recorded_by_the_host() {
         !world.worktree("t").join("fake.txt").exists(),
         "the agent ran"
     );
+}
+
+/// A cancel that comes after a detached round is recorded but before its host is named in the
+/// store (the command that spawned it and the host are both held before they name it, debug
+/// builds) signals the host once it is named, never the command: that command was recorded as the round's host until then,
+/// and the cancel's SIGTERM killed it (`ganger serve` delivering a race's attempt died so,
+/// and the race waited for its delivery for ever).
+#[test]
+fn a_cancel_before_a_detached_host_is_named_stops_the_round_not_the_command_starting_it() {
+    let world = World::new(env!("CARGO_BIN_EXE_ganger").as_ref());
+    world.use_command_agent("cat >/dev/null; sleep 60", "", "");
+    let mut start = world.command(&["start", "t", "--message", "work", "--detach"]);
+    start
+        .env(
+            "GANGER_FAULT_PAUSE",
+            "launch-before-host-named:4000,host-before-takeover:2000",
+        )
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped());
+    #[expect(
+        clippy::disallowed_methods,
+        reason = "the starting command is held while the test cancels its round"
+    )]
+    let starting = start.spawn().unwrap();
+    // The prompt is written just before the host is spawned: the cancel lands in the hold.
+    let prompt = world.repo.join(".ganger/tasks/t/round-1.prompt.md");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while !prompt.exists() {
+        assert!(std::time::Instant::now() < deadline, "no round recorded");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let cancel = world.ganger(&["cancel", "t", "--json"]);
+    cancel.expect_code(0);
+    let report = cancel.json();
+    assert_eq!(report["status"], "cancelled", "{report:#}");
+    // The starting command was left to finish: it reports the round started, exit 0.
+    let started = starting.wait_with_output().unwrap();
+    assert!(started.status.success(), "{started:?}");
 }

@@ -24,6 +24,8 @@ impl Serve {
     fn start(fw: &FleetWorld, args: &[&str]) -> Serve {
         let mut all = vec!["serve"];
         all.extend_from_slice(args);
+        // Its output is kept in the world's directory, for a test that fails or hangs.
+        let log = std::fs::File::create(fw.world.root().join("serve.log")).unwrap();
         #[expect(
             clippy::disallowed_methods,
             reason = "the test runs the daemon in the background"
@@ -31,8 +33,8 @@ impl Serve {
         let child = fw
             .world
             .command(&all)
-            .stdout(std::process::Stdio::null())
-            .stderr(std::process::Stdio::null())
+            .stdout(log.try_clone().unwrap())
+            .stderr(log)
             .spawn()
             .unwrap();
         Serve(child)
@@ -90,7 +92,7 @@ fn a_queued_race_runs_its_attempts_under_serves_limit() {
         fw.llm.in_flight()
     );
     // Each attempt was a queue item, delivered once, under the race's fleet.
-    let rows = fw.queue_rows();
+    let rows = fw.settled_queue_rows();
     let attempts: Vec<_> = rows.iter().filter(|r| is_attempt(&r.0)).collect();
     assert_eq!(attempts.len(), 3, "{rows:?}");
     assert!(
@@ -116,7 +118,7 @@ fn a_queued_races_judges_go_through_serves_queue_and_limit() {
     let (code, report, stderr) = race(&fw, &[]);
     assert_eq!(code, 0, "{stderr}\n{report:#}");
     assert_eq!(report["status"], "won", "{report:#}");
-    let rows = fw.queue_rows();
+    let rows = fw.settled_queue_rows();
     let judges: Vec<_> = rows
         .iter()
         .filter(|r| r.0.starts_with("r.j"))
@@ -178,7 +180,7 @@ fn first_green_through_the_queue_withdraws_the_attempts_not_started() {
         ["not-started", "cancelled"].contains(&status(&report, 2).as_str()),
         "{report:#}"
     );
-    let rows = fw.queue_rows();
+    let rows = fw.settled_queue_rows();
     let three = rows.iter().find(|r| r.0 == "r.3").unwrap();
     assert_eq!(three.2, "refused", "{rows:?}");
     // Nothing the race withdrew starts later.
@@ -212,7 +214,7 @@ fn the_mcp_race_tool_queues_the_attempts_for_serve() {
     );
     assert_eq!(report["status"], "won", "{report:#}");
     assert_eq!(report["owner"], "alice", "{report:#}");
-    let rows = fw.queue_rows();
+    let rows = fw.settled_queue_rows();
     let attempts: Vec<_> = rows
         .iter()
         .filter(|r| r.0.starts_with("m.") && !r.0.starts_with("m.j"))

@@ -175,6 +175,23 @@ impl FleetWorld {
             .unwrap()
     }
 
+    /// The queue's rows once no item is open or being followed any more (`serve` marks an
+    /// item ended when it sees its round's end, a moment after the round's own record), or
+    /// as they are after 30 s.
+    pub fn settled_queue_rows(&self) -> Vec<(String, String, String, Option<String>)> {
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+        loop {
+            let rows = self.queue_rows();
+            let open = rows
+                .iter()
+                .any(|r| ["queued", "delivering", "delivered"].contains(&r.2.as_str()));
+            if !open || std::time::Instant::now() > deadline {
+                return rows;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+    }
+
     /// How many model requests the server saw for each task.
     pub fn requests_per_task(&self) -> std::collections::BTreeMap<String, usize> {
         let mut counts = std::collections::BTreeMap::new();

@@ -81,7 +81,11 @@ pub(crate) fn begin(
         commander: begin.commander,
         token,
         claim: claim.key().clone(),
-        host: this_process(),
+        // A round run here is hosted by this process. A detached one is not: its host is
+        // named once spawned (by this process, and by the host itself), and until then a
+        // cancel signals nobody (SIGTERM to this command, `ganger serve` delivering it, would
+        // kill the command instead of the round).
+        host: if begin.detach { None } else { this_process() },
         snapshot_before: None,
         checks: begin.checks,
         generation: begin.generation,
@@ -248,6 +252,7 @@ fn launch(
             Ok(host) => host,
             Err(e) => return Err(fail(store, e.into(), claim)),
         };
+        crate::base::faults::pause("launch-before-host-named");
         if let Some(stat) = ganger_sandbox::proc_stat(host.pid as i32) {
             let _ = store.record_host(
                 round.id,

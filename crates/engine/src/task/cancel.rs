@@ -1,7 +1,8 @@
 //! `ganger cancel`: stops a task's running round. The cancel is recorded first, then the host
 //! gets SIGTERM and stops its agent's whole process group and round (SIGTERM, the grace period,
 //! SIGKILL) and records the round as cancelled. A host that does not finish in time is killed
-//! and the round settled.
+//! and the round settled. A round just started detached has no host named yet: the cancel
+//! waits for the name rather than signal the command (or `ganger serve`) that is starting it.
 
 use crate::base::commander::commander;
 use crate::base::error::{EngineError, Result};
@@ -12,13 +13,14 @@ use crate::round::reaper::settle_task;
 use crate::task::lookup::find_task;
 use ganger_events::RoundStatus;
 use ganger_sandbox::ProcessId;
+use ganger_store::{Backend, ProcessRef, Round, Task};
 use rustix::process::{Pid, Signal, kill_process};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// How long beyond the grace period a host gets to record the cancel.
 const EXTRA: Duration = Duration::from_secs(15);
 
-fn signal_host(host: Option<ganger_store::ProcessRef>, signal: Signal) -> bool {
+fn signal_host(host: Option<ProcessRef>, signal: Signal) -> bool {
     let Some(host) = host else { return false };
     let id = ProcessId {
         pid: host.pid,
@@ -28,6 +30,34 @@ fn signal_host(host: Option<ganger_store::ProcessRef>, signal: Signal) -> bool {
         return false;
     }
     Pid::from_raw(host.pid).is_some_and(|pid| kill_process(pid, signal).is_ok())
+}
+
+/// How often a cancel looks for the host of a round just started detached.
+const HOST_LOOK_EVERY: Duration = Duration::from_millis(20);
+
+/// The host of `round`, once the store names it: a detached round is recorded before its host
+/// is spawned, and the host is named a moment later (by the command that spawned it, and by
+/// the host itself). `None` when the round ended first, or `deadline` passed (the host, which
+/// reads the recorded cancel itself, then stops without a signal).
+fn host_once_named(
+    store: &dyn Backend,
+    task: &Task,
+    round: &Round,
+    deadline: Instant,
+) -> Result<Option<ProcessRef>> {
+    if round.host.is_some() {
+        return Ok(round.host);
+    }
+    loop {
+        let now = store.round(task.id, Some(round.number))?;
+        if let Some(host) = now.as_ref().and_then(|r| r.host) {
+            return Ok(Some(host));
+        }
+        let left = deadline.saturating_duration_since(Instant::now());
+        if left.is_zero() || store.wait_for_end(&round.claim, Some(left.min(HOST_LOOK_EVERY)))? {
+            return Ok(None);
+        }
+    }
 }
 
 /// Cancels the running round of `slug` and returns its report.
@@ -55,10 +85,12 @@ pub fn cancel(
         )));
     }
     store.request_cancel(round.id, &me)?;
-    signal_host(round.host, Signal::TERM);
-    let limit = ws.config.defaults.grace.0 + EXTRA;
-    if !store.wait_for_end(&round.claim, Some(limit))? {
-        signal_host(round.host, Signal::KILL);
+    let deadline = Instant::now() + ws.config.defaults.grace.0 + EXTRA;
+    let host = host_once_named(&*store, &task, &round, deadline)?;
+    signal_host(host, Signal::TERM);
+    let left = deadline.saturating_duration_since(Instant::now());
+    if !store.wait_for_end(&round.claim, Some(left))? {
+        signal_host(host, Signal::KILL);
         store.wait_for_end(&round.claim, Some(Duration::from_secs(5)))?;
     }
     settle_task(ws, &mut *store, &task, notices)?;

@@ -61,21 +61,24 @@ pub(super) fn queue_attempt(
 }
 
 /// `--first-green`: the attempts still waiting in the queue are withdrawn (refused, with
-/// why), so that the scheduler never starts them; true while an item is being delivered
-/// (its task, once made, is cancelled as a running attempt is).
+/// why), so that the scheduler never starts them; true while an item is being delivered, or
+/// was claimed for delivery as it was being withdrawn (its task, once made, is cancelled as
+/// a running attempt is).
 pub(super) fn withdraw(store: &mut dyn Backend, race: &RaceRecord, winner: u32) -> Result<bool> {
     let why = format!("cancelled: attempt {winner} passed first (--first-green)");
     let mut delivering = false;
     for item in items(store, race)?.into_values() {
         match item.state {
             QueueState::Queued => {
-                store.move_item(
+                let withdrawn = store.move_item(
                     item.id,
                     QueueState::Queued,
                     QueueState::Refused,
                     Some(&why),
                     None,
                 )?;
+                // Claimed by the scheduler meanwhile: being delivered, looked at again.
+                delivering |= !withdrawn;
             }
             QueueState::Delivering => delivering = true,
             _ => {}
