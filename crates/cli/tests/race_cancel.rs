@@ -115,7 +115,7 @@ fn a_cancel_before_a_detached_host_is_named_stops_the_round_not_the_command_star
     start
         .env(
             "GANGER_FAULT_PAUSE",
-            "launch-before-host-named:4000,host-before-takeover:2000",
+            "launch-after-spawn:4000,host-before-takeover:2000",
         )
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::piped());
@@ -138,4 +138,27 @@ fn a_cancel_before_a_detached_host_is_named_stops_the_round_not_the_command_star
     // The starting command was left to finish: it reports the round started, exit 0.
     let started = starting.wait_with_output().unwrap();
     assert!(started.status.success(), "{started:?}");
+}
+
+/// A cancel in a detached host's very first step, before it watches stop signals (held there,
+/// debug builds): the host was started with them blocked, so the SIGTERM waits for its watch
+/// and the host records the round `cancelled (ganger cancel)` itself, instead of dying of it
+/// and leaving the cancel to settle the round the slow way ("ended before recording it").
+#[test]
+fn a_cancel_before_the_host_watches_signals_waits_for_its_watch() {
+    let world = World::new(env!("CARGO_BIN_EXE_ganger").as_ref());
+    world.use_fake_agent("", "");
+    let mut start = world.command(&["start", "t", "--message", "work", "--detach"]);
+    start.env("GANGER_FAULT_PAUSE", "host-first-step:3000");
+    let started = start.output().unwrap();
+    assert!(started.status.success(), "{started:?}");
+    let cancel = world.ganger(&["cancel", "t", "--json"]);
+    cancel.expect_code(0);
+    let report = cancel.json();
+    assert_eq!(report["status"], "cancelled", "{report:#}");
+    assert_eq!(report["reason"], "cancelled (ganger cancel)", "{report:#}");
+    assert!(
+        !world.worktree("t").join("fake.txt").exists(),
+        "the agent ran"
+    );
 }

@@ -36,7 +36,48 @@ pub fn spawn_detached_host(
     input: &[u8],
     log: &Path,
 ) -> Result<DetachedHost, SandboxError> {
-    spawn_host(program, args, inherit, env, input, log, false)
+    spawn_host(program, args, inherit, env, input, log, Kind::Detached)
+}
+
+/// Starts a detached round host as [`spawn_detached_host`] does, with the stop signals
+/// (SIGINT, SIGTERM, SIGHUP) blocked: one sent before the host watches them (a cancel in its
+/// first milliseconds) waits, pending, instead of killing it, and reaches its watch once the
+/// host calls [`unblock_stop_signals`].
+pub fn spawn_round_host(
+    program: &Path,
+    args: &[OsString],
+    inherit: Option<(BorrowedFd<'_>, RawFd)>,
+    env: &[(OsString, OsString)],
+    input: &[u8],
+    log: &Path,
+) -> Result<DetachedHost, SandboxError> {
+    spawn_host(program, args, inherit, env, input, log, Kind::RoundHost)
+}
+
+/// The signals a round host is started with blocked.
+const STOP_SIGNALS: [libc::c_int; 3] = [libc::SIGINT, libc::SIGTERM, libc::SIGHUP];
+
+fn stop_signal_set() -> libc::sigset_t {
+    // SAFETY: sigemptyset initialises the set; sigaddset adds valid signal numbers.
+    unsafe {
+        let mut set: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut set);
+        for signal in STOP_SIGNALS {
+            libc::sigaddset(&mut set, signal);
+        }
+        set
+    }
+}
+
+/// Unblocks the stop signals a round host was started with blocked ([`spawn_round_host`]):
+/// called once the host watches them, so that a pending one is delivered to the watch now,
+/// and before the host starts anything (a child inherits the signal mask).
+pub fn unblock_stop_signals() {
+    let set = stop_signal_set();
+    // SAFETY: a valid set, and no old set asked for.
+    unsafe {
+        libc::pthread_sigmask(libc::SIG_UNBLOCK, &set, std::ptr::null_mut());
+    }
 }
 
 /// Starts `program args` as [`spawn_detached_host`] does, but owned by the calling thread:
@@ -50,7 +91,17 @@ pub fn spawn_owned_host(
     input: &[u8],
     log: &Path,
 ) -> Result<DetachedHost, SandboxError> {
-    spawn_host(program, args, None, env, input, log, true)
+    spawn_host(program, args, None, env, input, log, Kind::Owned)
+}
+
+/// How a host is started.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    Detached,
+    /// Detached, its stop signals blocked until it watches them.
+    RoundHost,
+    /// Sent SIGTERM when the starting thread ends.
+    Owned,
 }
 
 fn spawn_host(
@@ -60,8 +111,10 @@ fn spawn_host(
     env: &[(OsString, OsString)],
     input: &[u8],
     log: &Path,
-    owned: bool,
+    kind: Kind,
 ) -> Result<DetachedHost, SandboxError> {
+    let owned = kind == Kind::Owned;
+    let stops = (kind == Kind::RoundHost).then(stop_signal_set);
     let out = OpenOptions::new()
         .create(true)
         .append(true)
@@ -83,9 +136,17 @@ fn spawn_host(
         .stdout(out)
         .stderr(err);
     let parent = rustix::process::getpid();
-    // SAFETY: only system calls between fork and exec (setsid, prctl, getppid, dup2, fcntl).
+    // SAFETY: only system calls between fork and exec (setsid, prctl, getppid, dup2, fcntl,
+    // sigprocmask).
     let hook = move || {
         rustix::process::setsid().map_err(std::io::Error::from)?;
+        // After std's own reset of the mask (which runs before this hook): kept through exec.
+        if let Some(set) = &stops {
+            // SAFETY: a valid set, and no old set asked for.
+            if unsafe { libc::sigprocmask(libc::SIG_BLOCK, set, std::ptr::null_mut()) } != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+        }
         if owned {
             // SAFETY: prctl with an integer argument.
             if unsafe { libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM) } != 0 {
@@ -183,6 +244,47 @@ mod tests {
         assert!(!is_locked(&lock_path), "the lock went with the child");
         assert_eq!(std::fs::read_to_string(&log).unwrap(), "over\nok\n");
         assert!(host.pid > 0);
+    }
+
+    /// The blocked signals of the process whose `/proc/PID/status` is `status`, as a mask.
+    fn blocked(status: &str) -> u64 {
+        let line = status
+            .lines()
+            .find_map(|l| l.strip_prefix("SigBlk:"))
+            .unwrap();
+        u64::from_str_radix(line.trim(), 16).unwrap()
+    }
+
+    #[test]
+    fn a_round_host_starts_with_its_stop_signals_blocked_and_a_detached_one_without() {
+        let dir = tempfile::tempdir().unwrap();
+        let bit = |signal: libc::c_int| 1u64 << (signal - 1);
+        let stops = bit(libc::SIGINT) | bit(libc::SIGTERM) | bit(libc::SIGHUP);
+        for (round_host, want) in [(true, stops), (false, 0)] {
+            let log = dir.path().join(format!("{round_host}.log"));
+            let spawn = if round_host {
+                spawn_round_host
+            } else {
+                spawn_detached_host
+            };
+            let host = spawn(
+                Path::new("/bin/cat"),
+                &["/proc/self/status".into()],
+                None,
+                &[],
+                b"",
+                &log,
+            )
+            .unwrap();
+            let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+            while !std::fs::read_to_string(&log).is_ok_and(|t| t.contains("SigBlk"))
+                && std::time::Instant::now() < deadline
+            {
+                std::thread::sleep(std::time::Duration::from_millis(20));
+            }
+            let status = std::fs::read_to_string(&log).unwrap();
+            assert_eq!(blocked(&status) & stops, want, "pid {}: {status}", host.pid);
+        }
     }
 
     #[test]

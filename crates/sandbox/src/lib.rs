@@ -32,7 +32,10 @@ pub use bwrap_sandbox::BwrapSandbox;
 pub use capture::{Captured, run_captured};
 pub use cgroup::Cgroup;
 pub use confinement::{Confinement, Sandbox};
-pub use detach::{DetachedHost, WITHHELD_ENV, spawn_detached_host, spawn_owned_host};
+pub use detach::{
+    DetachedHost, WITHHELD_ENV, spawn_detached_host, spawn_owned_host, spawn_round_host,
+    unblock_stop_signals,
+};
 pub use error::SandboxError;
 pub use ganger_events::{Network, SandboxKind};
 pub use interactive::run_interactive;

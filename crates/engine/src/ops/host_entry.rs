@@ -43,7 +43,10 @@ pub fn run_detached_host(
 ) -> Result<HostOutcome> {
     // From the first step: a cancel's SIGTERM while the host starts ends the round cancelled
     // by the host itself (`run_host`), not the host.
+    crate::base::faults::pause("host-first-step");
     let stops = SignalWatch::install().ok();
+    // Started with them blocked (`spawn_round_host`): one sent meanwhile reaches the watch now.
+    ganger_sandbox::unblock_stop_signals();
     let mut store = patiently(|| ws.open_store())?;
     let handed = handed.ok_or_else(|| {
         EngineError::invalid("`ganger host` is started by `ganger start/fix --detach`, not by hand")

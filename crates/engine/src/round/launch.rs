@@ -9,7 +9,7 @@ use crate::base::redact::Redactor;
 use crate::env::workspace::Workspace;
 use crate::round::{HostOutcome, RoundInput, run_host};
 use ganger_events::RoundStatus;
-use ganger_sandbox::{ProcessId, spawn_detached_host};
+use ganger_sandbox::{ProcessId, spawn_round_host};
 use ganger_store::{
     Backend, CheckRun, Claim, Liveness, NewRound, ProcessRef, Round, RoundEnd, RoundKind, Store,
     StoreError, Task,
@@ -240,7 +240,7 @@ fn launch(
             Ok(handed) => handed,
             Err(e) => return Err(fail(store, e, claim)),
         };
-        let spawned = spawn_detached_host(
+        let spawned = spawn_round_host(
             &program,
             &args,
             handover.inherit,
@@ -252,7 +252,7 @@ fn launch(
             Ok(host) => host,
             Err(e) => return Err(fail(store, e.into(), claim)),
         };
-        crate::base::faults::pause("launch-before-host-named");
+        crate::base::faults::pause("launch-after-spawn");
         if let Some(stat) = ganger_sandbox::proc_stat(host.pid as i32) {
             let _ = store.record_host(
                 round.id,
