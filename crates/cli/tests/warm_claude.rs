@@ -451,6 +451,10 @@ fn ganger_serve_owns_the_warm_agents_it_starts_and_they_end_with_it_even_killed(
     // The task table shows the warm agent too, with its memory.
     let table = world.ganger(&["status", "--json"]).json();
     assert_eq!(table["tasks"][0]["warm"]["kept_by"], serve_pid, "{table:#}");
+    assert_eq!(
+        table["tasks"][0]["warm"]["kept_by_command"], "serve",
+        "{table:#}"
+    );
     assert!(
         table["tasks"][0]["warm"]["memory_bytes"].as_u64().unwrap() > 0,
         "{table:#}"
@@ -772,6 +776,15 @@ fn a_worker_keeps_the_warm_agents_of_its_rounds_and_they_end_with_it() {
     let agents = w.warm_agents();
     assert_eq!(agents.len(), 1, "{agents:#?}");
     assert_eq!(agents[0]["kept_by"], worker_pid, "{agents:#?}");
+    // Said to be the worker's, not a serve's.
+    let status = world.ganger(&["status", "k1"]);
+    assert!(
+        status
+            .stdout
+            .contains(&format!("kept by ganger worker {worker_pid}")),
+        "{}",
+        status.stdout
+    );
     let host = agents[0]["host_pid"].as_i64().unwrap();
     let marker = format!("GANGER_ROUND={}", agents[0]["token"].as_str().unwrap());
     worker.0.kill().unwrap(); // SIGKILL

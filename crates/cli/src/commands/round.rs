@@ -54,7 +54,10 @@ fn say_it_stays_warm(
         return Ok(exit::OK);
     }
     let ends = match warm.info.kept_by {
-        Some(pid) => format!("it ends with the ganger serve that keeps it (pid {pid})"),
+        Some(pid) => format!(
+            "it ends with the ganger {} that keeps it (pid {pid})",
+            warm.info.kept_by_command.as_deref().unwrap_or("serve")
+        ),
         None => format!(
             "it stops by itself after {} without a round",
             ganger_engine::config::format_duration(engine.workspace().config.warm.idle.0)

@@ -33,7 +33,10 @@ fn list_text(agents: &[WarmAgent], limit: Option<u64>) -> String {
                 a.info.session.as_deref().unwrap_or("-"),
                 a.info
                     .kept_by
-                    .map(|pid| format!(", kept by ganger serve {pid}"))
+                    .map(|pid| format!(
+                        ", kept by ganger {} {pid}",
+                        a.info.kept_by_command.as_deref().unwrap_or("serve")
+                    ))
                     .unwrap_or_default()
             ),
         })

@@ -74,7 +74,10 @@ fn warm(out: &mut String, report: &RoundReport) {
         warm.agent_pid,
         warm.host_pid,
         warm.kept_by
-            .map(|pid| format!(", kept by ganger serve {pid}"))
+            .map(|pid| format!(
+                ", kept by ganger {} {pid}",
+                warm.kept_by_command.as_deref().unwrap_or("serve")
+            ))
             .unwrap_or_default(),
         warm.memory_bytes / 1_000_000,
         warm.turns,

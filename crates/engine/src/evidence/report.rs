@@ -139,8 +139,10 @@ pub struct WarmView {
     pub memory_bytes: u64,
     pub idle_ms: i64,
     pub busy: bool,
-    /// The pid of the `ganger serve` that owns the warm host, if one does.
+    /// The pid of the `ganger serve` or `ganger worker` that owns the warm host, if one does.
     pub kept_by: Option<u32>,
+    /// Which of the two it is (`serve` or `worker`).
+    pub kept_by_command: Option<String>,
 }
 
 /// How one check of a round went.

@@ -201,6 +201,7 @@ pub fn serve_warm_host(
         cost: None,
         fingerprint: super::identity::fingerprint(ws, &input),
         kept_by,
+        kept_by_command: None,
         unreadable: None,
     };
     info.save(&info_path(ws, slug))?;

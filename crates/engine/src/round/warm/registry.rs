@@ -43,10 +43,14 @@ pub struct WarmAgentInfo {
     /// it otherwise does not use it.
     #[serde(default)]
     pub fingerprint: String,
-    /// The pid of the `ganger serve` that owns the warm host (it ends with serve); `None`
-    /// for a warm host a round started on its own.
+    /// The pid of the `ganger serve` or `ganger worker` that owns the warm host (it ends with
+    /// it); `None` for a warm host a round started on its own.
     #[serde(default)]
     pub kept_by: Option<u32>,
+    /// Which command keeps it (`serve` or `worker`), read from the keeper's command line when
+    /// the record is read (never written by a host).
+    #[serde(skip)]
+    pub kept_by_command: Option<String>,
     /// Why the host's record could not be read (never written by a host): the fields are
     /// then only what its socket and its agent's processes tell ([`unreadable`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -70,9 +74,10 @@ impl WarmAgentInfo {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
             Err(e) => return Err(format!("its record {} cannot be read: {e}", path.display())),
         };
-        serde_json::from_slice(&bytes)
-            .map(Some)
-            .map_err(|e| format!("its record {} cannot be read: {e}", path.display()))
+        let mut info: WarmAgentInfo = serde_json::from_slice(&bytes)
+            .map_err(|e| format!("its record {} cannot be read: {e}", path.display()))?;
+        info.kept_by_command = info.kept_by.and_then(keeper_command);
+        Ok(Some(info))
     }
 
     /// The warm agent as a report shows it, with its processes' `memory_bytes` at `now_ms`.
@@ -86,6 +91,7 @@ impl WarmAgentInfo {
             idle_ms: (now_ms - self.last_used_ms).max(0),
             busy: self.busy,
             kept_by: self.kept_by,
+            kept_by_command: self.kept_by_command.clone(),
         }
     }
 
@@ -98,6 +104,19 @@ impl WarmAgentInfo {
         pids.insert(self.agent_pid);
         pids.iter().map(|pid| rss_bytes(*pid)).sum()
     }
+}
+
+/// The ganger command (`serve` or `worker`) of the keeper `pid`, from its command line;
+/// `None` when it is gone or is neither.
+fn keeper_command(pid: u32) -> Option<String> {
+    let line = std::fs::read(format!("/proc/{pid}/cmdline")).ok()?;
+    line.split(|&b| b == 0)
+        .find_map(|arg| match arg {
+            b"serve" => Some("serve"),
+            b"worker" => Some("worker"),
+            _ => None,
+        })
+        .map(str::to_owned)
 }
 
 fn rss_bytes(pid: i32) -> u64 {
@@ -240,6 +259,7 @@ fn unreadable(ws: &Workspace, slug: &str, why: String) -> WarmAgentInfo {
         cost: None,
         fingerprint: String::new(),
         kept_by: None,
+        kept_by_command: None,
         unreadable: Some(why),
     }
 }
