@@ -430,16 +430,16 @@ fn fix_wait_and_log_from_a_host_without_the_worktree_act_where_the_worktree_is()
     let waited = ganger(&world, Some(store), &["wait", "t1", "--json"]);
     waited.expect_code(0);
     let waited_there = on_a(&["wait", "t1", "--json"]);
-    // All of it but `files`, which names where each checkout keeps a round's files.
-    let without_files = |mut report: Value| {
-        report.as_object_mut().unwrap().remove("files");
-        report
-    };
-    assert_eq!(
-        without_files(waited.json()),
-        without_files(waited_there.json())
-    );
+    // All of it, `files` too: they name where the round's host keeps them (its worker's
+    // clone of the remote, on host a), found from the task's worktree.
+    assert_eq!(waited.json(), waited_there.json());
     assert_eq!(waited.json()["round"], 3);
+    let files = &waited.json()["files"];
+    assert_eq!(files["here"], true, "{files:#}");
+    assert!(
+        Path::new(files["answer"].as_str().unwrap()).starts_with(&host_a),
+        "{files:#}"
+    );
     let logged_there = on_a(&["log", "t1"]);
     logged_there.expect_code(0);
     assert_eq!(followed.stdout, logged_there.stdout);

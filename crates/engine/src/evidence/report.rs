@@ -7,7 +7,7 @@ use ganger_events::{Network, Permission, RoundStatus, SandboxKind, Tokens};
 use ganger_store::{Round, Task, TaskSummary};
 use serde::Serialize;
 use std::collections::BTreeMap;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 /// The schema of a round report.
 pub const ROUND_REPORT_SCHEMA: &str = "ganger.round-report/1";
@@ -27,6 +27,9 @@ pub struct RoundFiles {
     pub events: PathBuf,
     pub stderr: PathBuf,
     pub answer: Option<PathBuf>,
+    /// Whether they are on this host: false for a round that ran on another, whose stream
+    /// `log` reads from the store.
+    pub here: bool,
 }
 
 /// A list clipped to a limit, with the full count.
@@ -331,7 +334,7 @@ pub fn round_report_with(
     budgets: Option<crate::evidence::budget::Budgets>,
 ) -> RoundReport {
     let summary = &round.summary;
-    let state = &ws.state;
+    let state = &files_state(ws, task);
     let answer_file = state.round_file(&task.slug, round.number, "answer.md");
     let answer_text = if answer_file.is_file() {
         std::fs::read_to_string(&answer_file).ok()
@@ -410,14 +413,49 @@ pub fn round_report_with(
         snapshot_after: round.snapshot_after.clone(),
         checks: check_reports(round),
         budget: budgets,
-        files: RoundFiles {
-            prompt: state.round_file(&task.slug, round.number, "prompt.md"),
-            events: state.round_file(&task.slug, round.number, "jsonl"),
-            stderr,
-            answer: answer_file.is_file().then_some(answer_file),
+        files: {
+            let prompt = state.round_file(&task.slug, round.number, "prompt.md");
+            RoundFiles {
+                here: prompt.is_file(),
+                prompt,
+                events: state.round_file(&task.slug, round.number, "jsonl"),
+                stderr,
+                answer: answer_file.is_file().then_some(answer_file),
+            }
         },
         warm: None,
     }
+}
+
+/// The state directory holding the round files of `task`: this checkout's, or, for a task
+/// whose worktree belongs to another main checkout on this host (a worker's clone of its
+/// fleet's remote), that checkout's.
+fn files_state(ws: &Workspace, task: &Task) -> ganger_store::StateDir {
+    let same = |a: &Path, b: &Path| match (a.canonicalize(), b.canonicalize()) {
+        (Ok(a), Ok(b)) => a == b,
+        _ => a == b,
+    };
+    owning_checkout(&task.worktree)
+        .filter(|main| !same(main, &ws.repo.main))
+        .map(|main| ganger_store::StateDir::of_checkout(&main))
+        .unwrap_or_else(|| ws.state.clone())
+}
+
+/// The main checkout a linked worktree belongs to, read from its `.git` file
+/// (`gitdir: MAIN/.git/worktrees/NAME`); `None` when it is not one (or not here).
+fn owning_checkout(worktree: &Path) -> Option<PathBuf> {
+    let text = std::fs::read_to_string(worktree.join(".git")).ok()?;
+    let gitdir = PathBuf::from(text.strip_prefix("gitdir:")?.trim());
+    let gitdir = if gitdir.is_absolute() {
+        gitdir
+    } else {
+        worktree.join(gitdir)
+    };
+    let dot_git = gitdir.parent()?.parent()?;
+    if dot_git.file_name()? != ".git" {
+        return None;
+    }
+    dot_git.parent().map(Path::to_path_buf)
 }
 
 /// The task table.
