@@ -18,7 +18,8 @@ One start at a time (medians of --runs, interleaved, each after `sync`):
              the round set up)
   disk       what the file system's used blocks grew by for the task (`statvfs`, after `sync`);
              for the pool, after its background filler made the next tree (that is what the
-             task cost)
+             task cost); the agent changes 10 files of 4 KB
+  diff       `ganger diff SLUG` after the round (a snapshot of the tree, then the diff)
 
 Then --tasks starts at once (default 20), each side in a clone of its own, from a fresh state
 (--at-once names the sides; the default leaves out `today`, whose 20 checkouts need 9.5 GB):
@@ -76,10 +77,15 @@ def site(root: Path, source: Path, name: str, trees_toml: str, image: str | None
     docker = f'\n[sandbox.docker]\nimage = "{image}"\n' if image else ""
     (path / "ganger.toml").write_text(
         f'[defaults]\nagent = "command"\ntimeout = "120s"\n{docker}\n'
-        f'[agents.command]\nargv = ["/bin/sh", "-c", "{trees.AGENT}"]\nformat = "text"\n')
+        f'[agents.command]\nargv = ["/bin/sh", "-c", "{AGENT}"]\nformat = "text"\n')
     with (path / "ganger.toml").open("a") as toml:
         toml.write(f"\n[trees]\n{trees_toml}\n" if trees_toml else "")
     return path
+
+
+# bench/trees.py's instant agent, changing 10 files (for the diff after it).
+AGENT = ("echo agent-start $(date +%s%N); cat >/dev/null; "
+         "for i in 0 1 2 3 4 5 6 7 8 9; do echo changed >> d000/f00$i.txt; done; echo done")
 
 
 def remove_tree(ganger: Path, path: Path, slug: str) -> None:
@@ -109,6 +115,16 @@ def timed(ganger: Path, path: Path, slug: str, sandbox: str) -> tuple[float, flo
     return (tree_ns - started_ns) / 1e9, (agent_ns - started_ns) / 1e9, line
 
 
+def timed_diff(ganger: Path, path: Path, slug: str) -> float:
+    """`ganger diff` of the task after its round changed 10 files (a snapshot of the tree)."""
+    begun = time.perf_counter()
+    out = subprocess.run([str(ganger), "diff", slug], cwd=path, capture_output=True, text=True)
+    took = time.perf_counter() - begun
+    if out.returncode != 0 or out.stdout.count("diff --git") != 10:
+        sys.exit(f"diff {slug} ({out.returncode}): {out.stdout[:300]}\n{out.stderr}")
+    return took
+
+
 def singles(root: Path, source: Path, ganger: Path, runs: int, mount: Path, image: str | None) -> dict:
     sides = {
         "worktree add": (site(root, source, "one-add", ""), "local"),
@@ -123,7 +139,7 @@ def singles(root: Path, source: Path, ganger: Path, runs: int, mount: Path, imag
     for side in ("pool", "reflink", "bwrap overlay", "docker overlay"):
         if side in sides:
             subprocess.run([str(ganger), "trees", "fill"], cwd=sides[side][0], check=True, capture_output=True)
-    figures: dict[str, list[tuple[float, float, int]]] = {side: [] for side in sides}
+    figures: dict[str, list[tuple[float, float, int, float]]] = {side: [] for side in sides}
     names = list(sides)
     pool = sides["pool"][0]
     for i in range(runs):
@@ -136,10 +152,11 @@ def singles(root: Path, source: Path, ganger: Path, runs: int, mount: Path, imag
             if "overlay" in side and "an overlay" not in line:
                 sys.exit(f"{side}: the start made no overlay: {line}")
             trees.settle(ganger, pool, 1)
-            figures[side].append((to_tree, to_agent, synced_used(mount) - before))
+            disk = synced_used(mount) - before
+            figures[side].append((to_tree, to_agent, disk, timed_diff(ganger, path, slug)))
             remove_tree(ganger, path, slug)
         print(f"  run {i + 1}/{runs} done", file=sys.stderr)
-    return {side: tuple(statistics.median(f[k] for f in got) for k in range(3))
+    return {side: tuple(statistics.median(f[k] for f in got) for k in range(4))
             for side, got in figures.items()}
 
 
@@ -196,11 +213,12 @@ def main() -> None:
             time.sleep(1)
         image = None if args.no_docker else trees.base_image(ganger)
         one = singles(mount, source, ganger, args.runs, mount, image)
-        many = at_once(mount, source, ganger, args.tasks, mount, args.at_once.split(","))
+        many = at_once(mount, source, ganger, args.tasks, mount, [s for s in args.at_once.split(",") if s])
         print(f"\n{args.files:,} files on XFS (reflink=1), one start at a time, medians of {args.runs}")
-        print(f"{'':14} {'to tree':>10} {'to agent':>10} {'disk':>12}")
-        for side, (to_tree, to_agent, disk) in one.items():
-            print(f"{side:14} {trees.ms(to_tree):>10} {trees.ms(to_agent):>10} {mb(disk):>12}")
+        print(f"{'':14} {'to tree':>10} {'to agent':>10} {'disk':>12} {'diff':>10}")
+        for side, (to_tree, to_agent, disk, diff) in one.items():
+            print(f"{side:14} {trees.ms(to_tree):>10} {trees.ms(to_agent):>10} {mb(disk):>12}"
+                  f" {trees.ms(diff):>10}")
         print(f"\n{args.tasks} starts at once on {args.files:,} files, from a fresh state")
         print(f"{'':14} {'total':>10} {'disk':>12}")
         for side, (took, disk) in many.items():
