@@ -9,24 +9,33 @@ One start at a time (medians of --runs, interleaved, each after `sync`):
   worktree add   `[trees]` off: the start runs `git worktree add` (today's way)
   pool           `[trees] pool = 1`, filled: the start takes a ready worktree
   reflink        `[trees] max = 1`, the base cached: the start copies the cached tree by reflink
+  bwrap add      `--sandbox bwrap`, `[trees]` off: a checkout, as a sandboxed start makes today
+  bwrap overlay  `--sandbox bwrap`, `[trees] max = 1`, the base cached: the overlay (root only)
+  docker add / docker overlay   the same in Docker (with the `command` agent's base image)
 
+  to tree    the fork of `ganger start` to its `worktree: created` line (the tree is ready)
   to agent   the fork of `ganger start` to the instant agent's first line (a ready tree and
              the round set up)
   disk       what the file system's used blocks grew by for the task (`statvfs`, after `sync`);
              for the pool, after its background filler made the next tree (that is what the
-             task cost)
+             task cost); the agent changes 10 files of 4 KB
+  diff       `ganger diff SLUG` after the round (a snapshot of the tree, then the diff)
 
-Then --tasks starts at once (default 20), each side in a clone of its own, from a fresh state:
+Then --tasks starts at once (default 20), each side in a clone of its own, from a fresh state
+(--at-once names the sides; the default leaves out `today`, whose 20 checkouts need 9.5 GB):
 
   today      `[trees]` off: every start runs `git worktree add` (one at a time per repository)
   trees      `[trees] max = 1`, the cache empty: the first start checks out the cached tree,
              every start copies it by reflink
+  overlay    `[trees] max = 1`, `--sandbox bwrap`, the cache empty: the first start checks out
+             the cached tree, every start mounts an overlay on it
 
   total      until the last start ended
   disk       what the file system's used blocks grew by
 
 Usage: python3 bench/trees_at_once.py --ganger target/release/ganger [--files 100000]
                                       [--tasks 20] [--runs 3] [--image-gb 20]
+                                      [--at-once trees,overlay] [--no-docker]
 Removes its repositories, unmounts and removes its image when done.
 """
 
@@ -56,53 +65,111 @@ def synced_used(mount: Path) -> int:
     return used(mount)
 
 
-def site(root: Path, source: Path, name: str, trees_toml: str) -> Path:
-    path = trees.site(root, source, name, 0, None)
+def site(root: Path, source: Path, name: str, trees_toml: str, image: str | None = None) -> Path:
+    """bench/trees.py's site, its main checkout left empty (tasks never read it; the disk is
+    tight: nine checkouts of 100,000 files would take 4 GB)."""
+    path = root / name
+    subprocess.run(["git", "clone", "-q", "--no-checkout", str(source), str(path)], check=True)
+    subprocess.run(["git", "read-tree", "HEAD"], cwd=path, check=True)
+    subprocess.run(["git", "update-index", "--skip-worktree", "--stdin"], cwd=path, check=True,
+                   input=subprocess.run(["git", "ls-files"], cwd=path, check=True,
+                                        capture_output=True).stdout)
+    docker = f'\n[sandbox.docker]\nimage = "{image}"\n' if image else ""
+    (path / "ganger.toml").write_text(
+        f'[defaults]\nagent = "command"\ntimeout = "120s"\n{docker}\n'
+        f'[agents.command]\nargv = ["/bin/sh", "-c", "{AGENT}"]\nformat = "text"\n')
     with (path / "ganger.toml").open("a") as toml:
         toml.write(f"\n[trees]\n{trees_toml}\n" if trees_toml else "")
     return path
 
 
-def singles(root: Path, source: Path, ganger: Path, runs: int, mount: Path) -> dict:
+# bench/trees.py's instant agent, changing 10 files (for the diff after it).
+AGENT = ("echo agent-start $(date +%s%N); cat >/dev/null; "
+         "for i in 0 1 2 3 4 5 6 7 8 9; do echo changed >> d000/f00$i.txt; done; echo done")
+
+
+def remove_tree(ganger: Path, path: Path, slug: str) -> None:
+    """The task's tree gone: an overlay by `ganger clean --force` (git would delete through the
+    mount), any other by `git worktree remove`."""
+    worktree = path.parent / f"{path.name}-agent-{slug}"
+    if os.path.ismount(worktree):
+        subprocess.run([str(ganger), "clean", "--force", slug], cwd=path, capture_output=True)
+    if worktree.exists():
+        trees.remove_worktree(path, worktree)
+
+
+def timed(ganger: Path, path: Path, slug: str, sandbox: str) -> tuple[float, float, str]:
+    """(fork to the `worktree: created` line, fork to the agent's first line, that line)."""
+    started_ns = time.time_ns()
+    start = subprocess.Popen([str(ganger), "start", slug, "--sandbox", sandbox, "--message", "hi"],
+                             cwd=path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    tree_ns, line = None, ""
+    for out in start.stdout:
+        if tree_ns is None and out.startswith("worktree: created"):
+            tree_ns, line = time.time_ns(), out.strip()
+    err = start.stderr.read()
+    if start.wait() != 0 or tree_ns is None:
+        sys.exit(f"start {slug} failed ({start.returncode}):\n{err}")
+    stream = (path / ".ganger" / "tasks" / slug / "round-1.jsonl").read_text()
+    agent_ns = int(stream.split("agent-start ")[1].split()[0])
+    return (tree_ns - started_ns) / 1e9, (agent_ns - started_ns) / 1e9, line
+
+
+def timed_diff(ganger: Path, path: Path, slug: str) -> float:
+    """`ganger diff` of the task after its round changed 10 files (a snapshot of the tree)."""
+    begun = time.perf_counter()
+    out = subprocess.run([str(ganger), "diff", slug], cwd=path, capture_output=True, text=True)
+    took = time.perf_counter() - begun
+    if out.returncode != 0 or out.stdout.count("diff --git") != 10:
+        sys.exit(f"diff {slug} ({out.returncode}): {out.stdout[:300]}\n{out.stderr}")
+    return took
+
+
+def singles(root: Path, source: Path, ganger: Path, runs: int, mount: Path, image: str | None) -> dict:
     sides = {
-        "worktree add": site(root, source, "one-add", ""),
-        "pool": site(root, source, "one-pool", "pool = 1"),
-        "reflink": site(root, source, "one-reflink", "max = 1"),
+        "worktree add": (site(root, source, "one-add", ""), "local"),
+        "pool": (site(root, source, "one-pool", "pool = 1"), "local"),
+        "reflink": (site(root, source, "one-reflink", "max = 1"), "local"),
+        "bwrap add": (site(root, source, "one-bwrap-add", ""), "bwrap"),
+        "bwrap overlay": (site(root, source, "one-bwrap-overlay", "max = 1"), "bwrap"),
     }
-    for path in (sides["pool"], sides["reflink"]):
-        subprocess.run([str(ganger), "trees", "fill"], cwd=path, check=True, capture_output=True)
-    agent: dict[str, list[float]] = {side: [] for side in sides}
-    disk: dict[str, list[int]] = {side: [] for side in sides}
+    if image:
+        sides["docker add"] = (site(root, source, "one-docker-add", "", image), "docker")
+        sides["docker overlay"] = (site(root, source, "one-docker-overlay", "max = 1", image), "docker")
+    for side in ("pool", "reflink", "bwrap overlay", "docker overlay"):
+        if side in sides:
+            subprocess.run([str(ganger), "trees", "fill"], cwd=sides[side][0], check=True, capture_output=True)
+    figures: dict[str, list[tuple[float, float, int, float]]] = {side: [] for side in sides}
     names = list(sides)
+    pool = sides["pool"][0]
     for i in range(runs):
-        for side in names[i % 3:] + names[:i % 3]:
-            path = sides[side]
-            trees.settle(ganger, sides["pool"], 1)
+        for side in names[i % len(names):] + names[:i % len(names)]:
+            path, sandbox = sides[side]
+            trees.settle(ganger, pool, 1)
             before = synced_used(mount)
-            slug = f"{side.split()[0]}-{i}"
-            worktree = path.parent / f"{path.name}-agent-{slug}"
-            started_ns = time.time_ns()
-            out = subprocess.run([str(ganger), "start", slug, "--message", "hi"], cwd=path,
-                                 capture_output=True, text=True)
-            if out.returncode != 0:
-                sys.exit(f"start {slug} failed ({out.returncode}):\n{out.stderr}")
-            stream = (path / ".ganger" / "tasks" / slug / "round-1.jsonl").read_text()
-            agent[side].append((int(stream.split("agent-start ")[1].split()[0]) - started_ns) / 1e9)
-            trees.settle(ganger, sides["pool"], 1)
-            disk[side].append(synced_used(mount) - before)
-            trees.remove_worktree(path, worktree)
+            slug = f"{side.replace(' ', '-')}-{i}"
+            to_tree, to_agent, line = timed(ganger, path, slug, sandbox)
+            if "overlay" in side and "an overlay" not in line:
+                sys.exit(f"{side}: the start made no overlay: {line}")
+            trees.settle(ganger, pool, 1)
+            disk = synced_used(mount) - before
+            figures[side].append((to_tree, to_agent, disk, timed_diff(ganger, path, slug)))
+            remove_tree(ganger, path, slug)
         print(f"  run {i + 1}/{runs} done", file=sys.stderr)
-    return {side: (statistics.median(agent[side]), statistics.median(disk[side])) for side in sides}
+    return {side: tuple(statistics.median(f[k] for f in got) for k in range(4))
+            for side, got in figures.items()}
 
 
-def at_once(root: Path, source: Path, ganger: Path, tasks: int, mount: Path) -> dict:
-    sides = {"today": site(root, source, "many-today", ""),
-             "trees": site(root, source, "many-trees", "max = 1")}
+def at_once(root: Path, source: Path, ganger: Path, tasks: int, mount: Path, which: list[str]) -> dict:
+    kinds = {"today": ("", "local"), "trees": ("max = 1", "local"), "overlay": ("max = 1", "bwrap")}
     figures = {}
-    for side, path in sides.items():
+    for side in which:
+        trees_toml, sandbox = kinds[side]
+        path = site(root, source, f"many-{side}", trees_toml)
         before = synced_used(mount)
         begun = time.perf_counter()
-        running = [subprocess.Popen([str(ganger), "start", f"many-{k}", "--message", "hi"], cwd=path,
+        running = [subprocess.Popen([str(ganger), "start", f"many-{k}", "--sandbox", sandbox,
+                                     "--message", "hi"], cwd=path,
                                     stdout=subprocess.DEVNULL, stderr=subprocess.PIPE) for k in range(tasks)]
         failed = [p.stderr.read() for p in running if p.wait() != 0]
         took = time.perf_counter() - begun
@@ -111,7 +178,7 @@ def at_once(root: Path, source: Path, ganger: Path, tasks: int, mount: Path) -> 
         figures[side] = (took, synced_used(mount) - before)
         print(f"  {side}: {tasks} at once done", file=sys.stderr)
         for k in range(tasks):
-            trees.remove_worktree(path, path.parent / f"{path.name}-agent-many-{k}")
+            remove_tree(ganger, path, f"many-{k}")
     return figures
 
 
@@ -126,6 +193,8 @@ def main() -> None:
     parser.add_argument("--tasks", type=int, default=20)
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--image-gb", type=int, default=20)
+    parser.add_argument("--at-once", default="trees,overlay", help="today,trees,overlay")
+    parser.add_argument("--no-docker", action="store_true")
     args = parser.parse_args()
     ganger = args.ganger.resolve()
     holder = Path(tempfile.mkdtemp(prefix="ganger-bench-xfs-"))
@@ -142,12 +211,14 @@ def main() -> None:
         # deletes the loose objects a clone would be copying: wait for it.
         while (source / ".git" / "gc.pid").exists():
             time.sleep(1)
-        one = singles(mount, source, ganger, args.runs, mount)
-        many = at_once(mount, source, ganger, args.tasks, mount)
+        image = None if args.no_docker else trees.base_image(ganger)
+        one = singles(mount, source, ganger, args.runs, mount, image)
+        many = at_once(mount, source, ganger, args.tasks, mount, [s for s in args.at_once.split(",") if s])
         print(f"\n{args.files:,} files on XFS (reflink=1), one start at a time, medians of {args.runs}")
-        print(f"{'':14} {'to agent':>10} {'disk':>12}")
-        for side, (to_agent, disk) in one.items():
-            print(f"{side:14} {trees.ms(to_agent):>10} {mb(disk):>12}")
+        print(f"{'':14} {'to tree':>10} {'to agent':>10} {'disk':>12} {'diff':>10}")
+        for side, (to_tree, to_agent, disk, diff) in one.items():
+            print(f"{side:14} {trees.ms(to_tree):>10} {trees.ms(to_agent):>10} {mb(disk):>12}"
+                  f" {trees.ms(diff):>10}")
         print(f"\n{args.tasks} starts at once on {args.files:,} files, from a fresh state")
         print(f"{'':14} {'total':>10} {'disk':>12}")
         for side, (took, disk) in many.items():

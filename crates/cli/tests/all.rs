@@ -77,6 +77,8 @@ mod stream_packing;
 mod takeover;
 mod tree_cache;
 mod tree_checkout;
+mod tree_ends;
+mod tree_overlay;
 mod tree_pool;
 mod warm_claude;
 mod warm_gemini;

@@ -26,13 +26,7 @@ const AGENT: &str = "cat >/dev/null; echo changed > src/a.txt; rm src/b.txt; \
 
 fn cache_world(parent: &Path, trees: &str) -> World {
     let world = World::new_in(env!("CARGO_BIN_EXE_ganger").as_ref(), parent);
-    for name in ["a", "b", "c", "d"] {
-        world.write(&format!("src/{name}.txt"), &format!("{name}\n"));
-    }
-    world.write("src/empty.txt", "");
-    std::os::unix::fs::symlink("a.txt", world.repo.join("src/old-link")).unwrap();
-    world.git(&["add", "-A"]);
-    world.git(&["commit", "-q", "-m", "five files and a link"]);
+    crate::tree_ends::commit_five_files_and_a_link(&world);
     set_trees(&world, trees);
     world
 }
@@ -123,36 +117,14 @@ fn a_round_in_a_reflink_copy_ends_as_in_a_checked_out_worktree() {
         .ganger(&["start", "copied", "--message", "change"])
         .expect_code(0);
     assert_eq!(tree_of(&world, "copied").as_deref(), Some("reflink"));
-    let tree =
-        |slug: &str| world.git(&["rev-parse", &format!("refs/ganger/{slug}/round-1^{{tree}}")]);
-    assert_eq!(tree("copied"), tree("plain"));
-    let diff = |slug: &str| {
-        let run = world.ganger(&["diff", slug]);
-        run.expect_code(0);
-        run.stdout.replace(slug, "SLUG")
-    };
-    let copied = diff("copied");
-    for change in [
+    let changes = [
         "moved.txt",
         "new mode",
         "deleted file",
         "src/link",
         "nest/n.txt",
-    ] {
-        assert!(copied.contains(change), "{change}: {copied}");
-    }
-    assert_eq!(copied, diff("plain"));
-    // Each merged onto the same main gives the same tree.
-    let base = world.git(&["rev-parse", "HEAD"]);
-    world.ganger(&["merge", "copied"]).expect_code(0);
-    let merged = world.git(&["rev-parse", "main^{tree}"]);
-    assert_ne!(
-        merged,
-        world.git(&["rev-parse", &format!("{base}^{{tree}}")])
-    );
-    world.git(&["reset", "-q", "--hard", &base]);
-    world.ganger(&["merge", "plain"]).expect_code(0);
-    assert_eq!(world.git(&["rev-parse", "main^{tree}"]), merged);
+    ];
+    crate::tree_ends::assert_same_ends(&world, "copied", "plain", &changes);
 }
 
 #[test]

@@ -139,6 +139,7 @@ pub fn notice_line(notice: &Notice) -> String {
                 TreeMade::Checkout => "",
                 TreeMade::Pool => ", ready from the pool",
                 TreeMade::Reflink => ", a reflink copy of the cached tree",
+                TreeMade::Overlay => ", an overlay on the cached tree",
             };
             format!(
                 "worktree: created {} on {branch} from {base}{how}\n",

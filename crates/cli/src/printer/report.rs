@@ -32,6 +32,7 @@ fn place(out: &mut String, report: &RoundReport) {
     let made = match report.tree {
         Some(TreeMade::Pool) => " (ready from the pool)",
         Some(TreeMade::Reflink) => " (a reflink copy of the cached tree)",
+        Some(TreeMade::Overlay) => " (an overlay on the cached tree)",
         Some(TreeMade::Checkout) | None => "",
     };
     let _ = writeln!(out, "worktree: {}{gone}{made}", report.worktree.display());

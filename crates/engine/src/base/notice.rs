@@ -13,6 +13,9 @@ pub enum TreeMade {
     Pool,
     /// A reflink copy of the base's cached tree (`[trees] max`).
     Reflink,
+    /// An overlay: the base's cached tree below, the task's own upper folder above (a
+    /// sandboxed task with `[trees] max`).
+    Overlay,
 }
 
 impl TreeMade {
@@ -22,14 +25,20 @@ impl TreeMade {
             TreeMade::Checkout => "checkout",
             TreeMade::Pool => "pool",
             TreeMade::Reflink => "reflink",
+            TreeMade::Overlay => "overlay",
         }
     }
 
     /// The way a word of [`TreeMade::word`] names.
     pub fn from_word(word: &str) -> Option<TreeMade> {
-        [TreeMade::Checkout, TreeMade::Pool, TreeMade::Reflink]
-            .into_iter()
-            .find(|made| made.word() == word)
+        [
+            TreeMade::Checkout,
+            TreeMade::Pool,
+            TreeMade::Reflink,
+            TreeMade::Overlay,
+        ]
+        .into_iter()
+        .find(|made| made.word() == word)
     }
 }
 

@@ -96,7 +96,11 @@ pub(crate) fn settle_dead_start(
     // it would make the worktree again after it is removed.
     wait_for_processes_naming(&pending.worktree, ORPHAN_WAIT);
     let mut kept = Vec::new();
-    if pending.worktree.exists() {
+    // An overlay's worktree reads as one only while mounted.
+    let _ = crate::evidence::tree_overlay::ensure_mounted(ws, &pending.worktree);
+    if !pending.worktree.exists() {
+        let _ = crate::evidence::tree_overlay::remove(ws, &pending.worktree);
+    } else {
         // On its branch, or a pooled worktree it took and had not put on its branch yet
         // (still detached at the base: no round ran in it).
         let ours = ws.repo.open_worktree(&pending.worktree).is_ok_and(|w| {
@@ -109,7 +113,12 @@ pub(crate) fn settle_dead_start(
             // A pooled worktree taken just before the start died may still be recorded
             // where it was in the pool.
             let _ = ws.repo.repair_moved_worktree(&pending.worktree);
-            let _ = ws.repo.remove_locked_worktree(&pending.worktree);
+            if !matches!(
+                crate::evidence::tree_overlay::remove(ws, &pending.worktree),
+                Ok(true)
+            ) {
+                let _ = ws.repo.remove_locked_worktree(&pending.worktree);
+            }
         } else {
             kept.push(format!(
                 "{} (not a worktree on {})",

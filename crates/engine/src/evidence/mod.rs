@@ -13,6 +13,8 @@ pub(crate) mod task_worktree;
 pub mod tree_cache;
 pub(crate) mod tree_files;
 pub(crate) mod tree_made;
+pub(crate) mod tree_overlay;
 pub mod tree_pool;
 pub(crate) mod tree_reflink;
+pub(crate) mod tree_uppers;
 pub(crate) mod worktree_lock;

@@ -9,7 +9,7 @@ use crate::base::notice::TreeMade;
 use crate::base::notice::{Notice, Notices};
 use crate::env::workspace::Workspace;
 use crate::evidence::worktree_lock::worktree_lock;
-use crate::evidence::{tree_made, tree_pool, tree_reflink};
+use crate::evidence::{tree_made, tree_overlay, tree_pool, tree_reflink};
 use ganger_git::Oid;
 use ganger_store::{Backend, ClaimKey, PendingStart, StoreError, now_ms};
 use std::path::{Path, PathBuf};
@@ -23,6 +23,8 @@ pub(crate) struct PlannedWorktree {
     pub base: String,
     /// The commit the base names now, which the branch starts at.
     pub base_commit: Oid,
+    /// Whether the task runs sandboxed, so that its tree may be an overlay.
+    pub sandboxed: bool,
 }
 
 /// Checks a new task's branch and base and plans its worktree; makes nothing.
@@ -50,6 +52,7 @@ pub(crate) fn plan(
         branch,
         base,
         base_commit,
+        sandboxed: false,
     })
 }
 
@@ -189,7 +192,9 @@ pub(crate) fn abandon(
     slug: &str,
     claim: &ClaimKey,
 ) {
-    let _ = ws.repo.remove_worktree(&planned.path);
+    if !matches!(tree_overlay::remove(ws, &planned.path), Ok(true)) {
+        let _ = ws.repo.remove_worktree(&planned.path);
+    }
     let _ = ws.repo.delete_branch(&planned.branch);
     let _ = store.end_start(slug, claim);
 }
@@ -198,7 +203,9 @@ pub(crate) fn abandon(
 /// repository.
 fn make(ws: &Workspace, planned: &PlannedWorktree, notices: &mut dyn Notices) -> Result<()> {
     let (path, branch, base) = (&planned.path, &planned.branch, &planned.base_commit);
-    let made = if tree_reflink::take(ws, path, branch, base)? {
+    let made = if planned.sandboxed && tree_overlay::take(ws, path, branch, base)? {
+        TreeMade::Overlay
+    } else if tree_reflink::take(ws, path, branch, base)? {
         TreeMade::Reflink
     } else if tree_pool::take(ws, path, branch, base)? {
         TreeMade::Pool
@@ -266,6 +273,7 @@ pub(crate) fn check_task_worktree(
     task: &ganger_store::Task,
 ) -> Result<ganger_git::Repo> {
     let path = &task.worktree;
+    tree_overlay::ensure_mounted(ws, path)?;
     let gone = || {
         EngineError::invalid(format!(
             "the worktree {} of task {} is gone",

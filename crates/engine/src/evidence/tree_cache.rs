@@ -242,8 +242,10 @@ pub fn cached(ws: &Workspace) -> Vec<Cached> {
 
 /// Removes the least recently used cached trees other than `keep` while the cache holds more
 /// than `[trees] max` of them or more than `[trees] disk` (the caller holds it exclusively).
+/// A base an overlay stands on stays (it counts, but is not removed).
 fn evict(ws: &Workspace, keep: &Oid) -> Result<usize> {
     let limit = ws.config.trees.disk_bytes().ok().flatten();
+    let in_use = crate::evidence::tree_uppers::bases_in_use(ws);
     let mut all = cached(ws);
     let mut removed = 0;
     let over = |all: &[Cached]| {
@@ -251,7 +253,10 @@ fn evict(ws: &Workspace, keep: &Oid) -> Result<usize> {
             || limit.is_some_and(|limit| all.iter().map(|c| c.bytes).sum::<u64>() > limit)
     };
     while over(&all) {
-        let Some(at) = all.iter().position(|c| &c.base != keep) else {
+        let Some(at) = all
+            .iter()
+            .position(|c| &c.base != keep && !in_use.contains(&c.base))
+        else {
             break;
         };
         let gone = all.remove(at);
@@ -260,14 +265,19 @@ fn evict(ws: &Workspace, keep: &Oid) -> Result<usize> {
     Ok(removed)
 }
 
-/// Removes every cached tree (`ganger trees drain`); returns how many.
+/// Removes every cached tree but those overlays stand on (`ganger trees drain`); returns how
+/// many.
 pub fn drain(ws: &Workspace) -> Result<usize> {
     let _only = cache_lock(ws, FlockOperation::LockExclusive)?;
     let Ok(entries) = std::fs::read_dir(cache_dir(ws)) else {
         return Ok(0);
     };
+    let in_use = crate::evidence::tree_uppers::bases_in_use(ws);
     let mut removed = 0;
     for entry in entries.flatten() {
+        if in_use.contains(entry.file_name().to_string_lossy().as_ref()) {
+            continue;
+        }
         removed += remove_entry(ws, &entry.path())?;
     }
     Ok(removed)

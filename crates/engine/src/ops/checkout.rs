@@ -41,6 +41,7 @@ pub fn checkout(ws: &Workspace, slug: &str, path: Option<&Path>) -> Result<Check
             .with_file_name(format!("{}-checkout-{slug}", ws.repo_name())),
     };
     check_place(ws, &path, &task.worktree)?;
+    crate::evidence::tree_overlay::ensure_mounted(ws, &task.worktree)?;
     let files = if task.worktree.is_dir()
         && let Ok(worktree) = ws.repo.open_worktree(&task.worktree)
     {

@@ -25,6 +25,7 @@ pub(crate) fn task_ends(ws: &Workspace, slug: &str) -> Result<(ganger_git::Repo,
         .base_commit
         .clone()
         .unwrap_or_else(|| task.base.clone());
+    crate::evidence::tree_overlay::ensure_mounted(ws, &task.worktree)?;
     // (A directory that is not a worktree of this repository is another host's.)
     if task.worktree.is_dir()
         && let Ok(worktree) = ws.repo.open_worktree(&task.worktree)

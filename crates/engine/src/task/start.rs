@@ -147,7 +147,7 @@ fn admit(ws: &Workspace, options: &StartOptions) -> Result<Admitted> {
     let loaded = load_keys(&ws.config, &keys)?;
     crate::round::gateway::check(ws, adapter, model.as_deref(), &loaded)?;
     let program = agent_env::resolve_program(adapter, &ws.config)?;
-    let place = place(ws, options)?;
+    let mut place = place(ws, options)?;
     agent_env::check_plan(
         adapter,
         &ws.config,
@@ -159,6 +159,10 @@ fn admit(ws: &Workspace, options: &StartOptions) -> Result<Admitted> {
     let sandbox = sandboxing::choose(ws, options.sandbox, options.network, &options.rw)?;
     sandboxing::allow_list(ws, &options.allow)?;
     sandboxing::check_ready(ws, &sandbox, &agent)?;
+    if let Place::Planned(planned) = &mut place {
+        // A sandboxed task's tree may be an overlay on the cached base (docs/trees.md).
+        planned.sandboxed = sandbox.isolates();
+    }
     match &place {
         Place::Given { path, .. } => sandboxing::check_round(ws, &sandbox, path)?,
         // Without a store there is no start of this slug to settle first.

@@ -48,6 +48,11 @@ pub(crate) fn clean_worktree_and_branch(
 /// Removes the worktree if it may; returns whether it is gone (or would be, in a dry run).
 fn remove_worktree(ws: &Workspace, task: &Task, mode: Mode, report: &mut TaskCleanup) -> bool {
     let path = task.worktree.display().to_string();
+    // An overlay's worktree reads as one only while mounted.
+    if let Err(e) = crate::evidence::tree_overlay::ensure_mounted(ws, &task.worktree) {
+        report.kept(LeftoverKind::Worktree, path, e.to_string());
+        return false;
+    }
     if !task.worktree.is_dir() {
         // Gone already: forget git's record of it, or its branch could not be deleted.
         if !mode.dry_run {
@@ -102,7 +107,7 @@ fn remove_worktree(ws: &Workspace, task: &Task, mode: Mode, report: &mut TaskCle
         }
     }
     if !mode.dry_run
-        && let Err(e) = ws.repo.remove_worktree(&task.worktree)
+        && let Err(e) = remove_files(ws, &task.worktree)
     {
         report.kept(
             LeftoverKind::Worktree,
@@ -194,4 +199,13 @@ fn delete_branch(ws: &Workspace, task: &Task, mode: Mode, report: &mut TaskClean
         name,
         (unmerged > 0).then(|| format!("with {commits}, kept in {backup}")),
     );
+}
+
+/// Removes the worktree at `path`: an overlay's mount and upper folder, or git's worktree.
+fn remove_files(ws: &Workspace, path: &std::path::Path) -> Result<(), String> {
+    match crate::evidence::tree_overlay::remove(ws, path) {
+        Ok(true) => Ok(()),
+        Ok(false) => ws.repo.remove_worktree(path).map_err(|e| e.to_string()),
+        Err(e) => Err(e.to_string()),
+    }
 }

@@ -96,6 +96,7 @@ pub fn rewind(
     }
     let last = rounds.last().map_or(0, |r| r.number);
     let saved = format!("refs/ganger/{}/rewind-{last}", task.slug);
+    crate::evidence::tree_overlay::ensure_mounted(ws, &task.worktree)?;
     let worktree = ws.repo.open_worktree(&task.worktree)?;
     let restored = worktree.restore_files(&snapshot, &saved)?;
     let kept: Vec<&Round> = rounds

@@ -1,0 +1,306 @@
+//! The overlay for sandboxed tasks (docs/trees.md): with the tree cache on, a bwrap or Docker
+//! task's worktree is the base's cached tree below and its own upper folder above, mounted by
+//! ganger (as root) at the worktree's path. A sandboxed round on it ends exactly as one in a
+//! worktree `git worktree add` made (snapshot, diff, merge) for every kind of change; the
+//! cached tree two tasks stand on is never written; `clean` takes the mount and the upper
+//! folder with the worktree.
+//!
+//! Real bubblewrap and real Docker: under `CI=true` a missing engine (or a test run that
+//! cannot mount, not being root) fails the test; elsewhere the test says it is skipped.
+
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "a test fails loudly on what it did not expect"
+)]
+#![allow(
+    clippy::disallowed_methods,
+    reason = "the test starts a ganger command it kills half way"
+)]
+
+use ganger_test_support::World;
+use std::path::{Path, PathBuf};
+
+/// Every kind of change a round can make: a change, a deletion, a rename, a new directory, a
+/// symlink, a mode change, and (where the sandbox has git: bubblewrap, not the Docker base
+/// image) a repository made inside the worktree.
+const AGENT: &str = "cat >/dev/null; echo round >> src/rounds.txt; echo changed > src/a.txt; rm src/b.txt; \
+    mv src/c.txt src/moved.txt; mkdir -p new/deep; echo deep > new/deep/a.txt; \
+    ln -s a.txt src/link; chmod +x src/d.txt; rm src/old-link; \
+    if command -v git >/dev/null; then mkdir nest && (cd nest && git init -q && echo n > n.txt && git add n.txt && GIT_AUTHOR_DATE=2000-01-01T00:00:00Z GIT_COMMITTER_DATE=2000-01-01T00:00:00Z \
+    git -c user.name=t -c user.email=t@t commit -qm n); fi; echo 'DONE: changed eight things'";
+
+fn on_ci() -> bool {
+    std::env::var("CI").is_ok_and(|v| v == "true" || v == "1")
+}
+
+/// Whether `sandbox` can run here and this test may mount; panics on CI when not.
+fn available(sandbox: &str, test: &str) -> bool {
+    let engine = match sandbox {
+        "bwrap" => std::process::Command::new("bwrap")
+            .args(["--ro-bind", "/", "/", "--", "/bin/true"])
+            .output()
+            .is_ok_and(|out| out.status.success()),
+        _ => {
+            if !ganger_test_support::docker_available(test) {
+                return false;
+            }
+            ganger_test_support::ensure_worker_image(
+                env!("CARGO_BIN_EXE_ganger").as_ref(),
+                "command",
+            );
+            true
+        }
+    };
+    let status = std::fs::read_to_string("/proc/self/status").unwrap();
+    let root = status
+        .lines()
+        .find_map(|l| l.strip_prefix("Uid:"))
+        .and_then(|ids| ids.split_whitespace().nth(1))
+        == Some("0");
+    if !(engine && root) {
+        assert!(
+            !on_ci(),
+            "{test}: {sandbox} missing ({engine}) or not root ({root}) on CI"
+        );
+        let line = format!("skipped: {test}: {sandbox} or root is not available here\n");
+        let _ = std::io::Write::write_all(&mut std::io::stderr(), line.as_bytes());
+    }
+    engine && root
+}
+
+/// Unmounts whatever a failed test left mounted under its world, so that no mount outlives it.
+struct Unmount(PathBuf);
+
+impl Drop for Unmount {
+    fn drop(&mut self) {
+        for mount in mounts_under(&self.0) {
+            let _ = std::process::Command::new("umount")
+                .arg("-l")
+                .arg(mount)
+                .output();
+        }
+    }
+}
+
+fn mounts_under(dir: &Path) -> Vec<PathBuf> {
+    let text = std::fs::read_to_string("/proc/self/mountinfo").unwrap();
+    text.lines()
+        .filter_map(|line| line.split(' ').nth(4))
+        .map(PathBuf::from)
+        .filter(|mount| mount.starts_with(dir))
+        .collect()
+}
+
+fn overlay_world(sandbox: &str, trees: &str) -> (World, Unmount) {
+    let world = World::new(env!("CARGO_BIN_EXE_ganger").as_ref());
+    let guard = Unmount(world.root().to_owned());
+    crate::tree_ends::commit_five_files_and_a_link(&world);
+    set_trees(&world, sandbox, trees);
+    (world, guard)
+}
+
+fn set_trees(world: &World, sandbox: &str, trees: &str) {
+    world.use_command_agent(
+        AGENT,
+        "timeout = \"120s\"",
+        &format!("\n[sandbox]\ndefault = {sandbox:?}\n\n[trees]\n{trees}\n"),
+    );
+}
+
+fn start(world: &World, slug: &str) {
+    let run = world.ganger(&["start", slug, "--message", "change", "--json"]);
+    assert_eq!(
+        run.json()["status"],
+        "done",
+        "{}\n{}",
+        run.stdout,
+        run.stderr
+    );
+}
+
+fn tree_of(world: &World, slug: &str) -> Option<String> {
+    let run = world.ganger(&["status", slug, "--json"]);
+    run.expect_code(0);
+    run.json()["tree"].as_str().map(str::to_owned)
+}
+
+/// The same scripted round, sandboxed, in a checked-out worktree and on an overlay: the same
+/// snapshot tree, the same diff, the same tree once each is merged onto the same main.
+fn a_round_on_an_overlay_ends_as_in_a_checked_out_worktree(sandbox: &str) {
+    let test = format!("{sandbox}: a_round_on_an_overlay_ends_as_in_a_checked_out_worktree");
+    if !available(sandbox, &test) {
+        return;
+    }
+    let (world, _unmount) = overlay_world(sandbox, "max = 0");
+    start(&world, "plain");
+    assert_eq!(tree_of(&world, "plain").as_deref(), Some("checkout"));
+    set_trees(&world, sandbox, "max = 1");
+    start(&world, "layered");
+    assert_eq!(tree_of(&world, "layered").as_deref(), Some("overlay"));
+    let worktree = world.worktree("layered");
+    assert!(mounts_under(&worktree).contains(&worktree), "not mounted");
+    let mut changes = vec![
+        "moved.txt",
+        "new mode",
+        "deleted file",
+        "src/link",
+        "old-link",
+        "new/deep/a.txt",
+    ];
+    if sandbox == "bwrap" {
+        changes.push("nest/n.txt");
+    }
+    crate::tree_ends::assert_same_ends(&world, "layered", "plain", &changes);
+}
+
+/// Two overlay tasks on one base each change, delete and rename files, and one takes a second
+/// round and is rewound: the cached tree below them is as it was made (its stamp holds, its
+/// files read as the base's), each task sees only its own change, and `clean --force` takes
+/// the mounts and the upper folders.
+fn the_base_below_two_overlays_is_never_written(sandbox: &str) {
+    let test = format!("{sandbox}: the_base_below_two_overlays_is_never_written");
+    if !available(sandbox, &test) {
+        return;
+    }
+    let (world, _unmount) = overlay_world(sandbox, "max = 1");
+    start(&world, "first");
+    world.write("unrelated.txt", "no commit\n");
+    start(&world, "second");
+    for slug in ["first", "second"] {
+        assert_eq!(tree_of(&world, slug).as_deref(), Some("overlay"));
+        let status = world.git_in(&world.worktree(slug), &["status", "--porcelain"]);
+        assert!(
+            status.contains(" M src/a.txt") && status.contains(" D src/b.txt"),
+            "{status}"
+        );
+        assert!(!status.contains("empty.txt"), "{status}");
+    }
+    // A second round, then `rewind --to 1`: the overlay's files are round 1's again.
+    let first = world.worktree("first");
+    let after_one = world.git_in(&first, &["status", "--porcelain"]);
+    let fix = world.ganger(&["fix", "first", "--message", "again", "--json"]);
+    assert_eq!(
+        fix.json()["status"],
+        "done",
+        "{}\n{}",
+        fix.stdout,
+        fix.stderr
+    );
+    let rounds = || std::fs::read_to_string(first.join("src/rounds.txt")).unwrap();
+    assert_eq!(rounds(), "round\nround\n");
+    world
+        .ganger(&["rewind", "first", "--to", "1"])
+        .expect_code(0);
+    assert_eq!(rounds(), "round\n");
+    assert_eq!(world.git_in(&first, &["status", "--porcelain"]), after_one);
+    let head = world.git(&["rev-parse", "HEAD"]);
+    let cached = world
+        .repo
+        .join(".ganger/trees/cache")
+        .join(&head)
+        .join("tree");
+    assert_eq!(
+        std::fs::read_to_string(cached.join("src/a.txt")).unwrap(),
+        "a\n"
+    );
+    assert!(cached.join("src/b.txt").is_file() && cached.join("src/c.txt").is_file());
+    assert!(!cached.join("src/moved.txt").exists() && !cached.join("new").exists());
+    assert!(!cached.join("src/rounds.txt").exists());
+    use std::os::unix::fs::PermissionsExt;
+    let mode = std::fs::metadata(cached.join("src/d.txt"))
+        .unwrap()
+        .permissions()
+        .mode();
+    assert_eq!(mode & 0o111, 0, "{mode:o}");
+    // Its stamp (every entry's inode, size and times) still holds: nothing is made again.
+    let fill = world.ganger(&["trees", "fill", "--json"]);
+    fill.expect_code(0);
+    assert_eq!(fill.json()["cached_made"], 0, "{}", fill.stdout);
+    // `trees drain` keeps the base the overlays stand on.
+    world.ganger(&["trees", "drain"]).expect_code(0);
+    assert!(cached.join("src/a.txt").is_file());
+    // The change is the upper folder's: a whiteout for the deletion.
+    let uppers = world.repo.join(".ganger/trees/upper");
+    let upper_count = std::fs::read_dir(&uppers).unwrap().count();
+    assert_eq!(upper_count, 2);
+    let clean = world.ganger(&["clean", "--force", "first", "second"]);
+    clean.expect_code(0);
+    for slug in ["first", "second"] {
+        let worktree = world.worktree(slug);
+        assert!(mounts_under(&worktree).is_empty(), "{}", clean.stdout);
+        assert!(!worktree.exists(), "{}", clean.stdout);
+    }
+    assert_eq!(std::fs::read_dir(&uppers).unwrap().count(), 0);
+    let listed = world.git(&["worktree", "list", "--porcelain"]);
+    assert!(!listed.contains("repo-agent-first"), "{listed}");
+    // Their work was kept before it went.
+    world.git(&["rev-parse", "--verify", "refs/ganger/first/cleaned"]);
+}
+
+/// A start killed while paused right after its overlay was mounted (before its task was
+/// recorded) is settled by `clean`: the mount, the upper folder, the worktree's record and
+/// the branch go.
+fn a_start_killed_after_its_overlay_is_settled_by_clean(sandbox: &str) {
+    let test = format!("{sandbox}: a_start_killed_after_its_overlay_is_settled_by_clean");
+    if !available(sandbox, &test) {
+        return;
+    }
+    let (world, _unmount) = overlay_world(sandbox, "max = 1");
+    let worktree = world.worktree("killed");
+    let mut start = world.command(&["start", "killed", "--message", "change"]);
+    start
+        .env("GANGER_FAULT_PAUSE", "start-after-worktree:120000")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null());
+    let mut child = start.spawn().unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
+    let uppers = world.repo.join(".ganger/trees/upper");
+    // Mounted, and the start paused after it (its `.git` file is in the merged view).
+    while !(mounts_under(&worktree).contains(&worktree) && worktree.join(".git").is_file()) {
+        assert!(std::time::Instant::now() < deadline, "no overlay made");
+        assert!(child.try_wait().unwrap().is_none(), "the start ended");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let listed = world.ganger(&["status", "--json"]).json();
+    assert_eq!(listed["killed_starts"][0]["slug"], "killed", "{listed:#}");
+    assert_eq!(std::fs::read_dir(&uppers).unwrap().count(), 1);
+    let clean = world.ganger(&["clean"]);
+    clean.expect_code(0);
+    assert!(mounts_under(&worktree).is_empty(), "{}", clean.stdout);
+    assert!(!worktree.exists(), "{}", clean.stdout);
+    assert_eq!(std::fs::read_dir(&uppers).unwrap().count(), 0);
+    let branches = world.git(&["branch", "--list", "agent/killed"]);
+    assert_eq!(branches, "", "{}", clean.stdout);
+}
+
+mod bwrap {
+    #[test]
+    fn a_start_killed_after_its_overlay_is_settled_by_clean() {
+        super::a_start_killed_after_its_overlay_is_settled_by_clean("bwrap");
+    }
+
+    #[test]
+    fn a_round_on_an_overlay_ends_as_in_a_checked_out_worktree() {
+        super::a_round_on_an_overlay_ends_as_in_a_checked_out_worktree("bwrap");
+    }
+
+    #[test]
+    fn the_base_below_two_overlays_is_never_written() {
+        super::the_base_below_two_overlays_is_never_written("bwrap");
+    }
+}
+
+mod docker {
+    #[test]
+    fn a_round_on_an_overlay_ends_as_in_a_checked_out_worktree() {
+        super::a_round_on_an_overlay_ends_as_in_a_checked_out_worktree("docker");
+    }
+
+    #[test]
+    fn the_base_below_two_overlays_is_never_written() {
+        super::the_base_below_two_overlays_is_never_written("docker");
+    }
+}

@@ -1,0 +1,199 @@
+//! A sandboxed task's worktree as an overlay (docs/trees.md): the base's cached tree is the
+//! read-only lower layer, the task's own upper folder is above it, and the merged view is
+//! mounted (kernel overlayfs, by ganger on the host) at the task's worktree path. Starting one
+//! copies no file: git registers the worktree on its branch without files, the cached index
+//! is its index (the merged view shows the cached files' own stat data, so git finds it clean
+//! without reading them), and the task's writes land in the upper folder only.
+//!
+//! ```text
+//! .ganger/trees/upper/NAME/base    the base commit below (the cache keeps it while this is)
+//! .ganger/trees/upper/NAME/path    the worktree the overlay is mounted at
+//! .ganger/trees/upper/NAME/upper/  the task's change: its files, whiteouts for deletions
+//! .ganger/trees/upper/NAME/work/   overlayfs's own work folder
+//! ```
+//!
+//! The worktree's `.git` file lives in the upper folder: with the overlay not mounted (after
+//! a reboot) the path is an empty directory that no git command mistakes for a worktree whose
+//! files were all deleted, and [`ensure_mounted`] mounts it again before a round or a command
+//! reads it. Mounting needs root; elsewhere the start falls back to a copy or a checkout.
+
+use crate::base::error::{EngineError, Result};
+use crate::env::workspace::Workspace;
+use crate::evidence::tree_cache;
+use crate::evidence::tree_uppers::overlay_dir;
+use crate::evidence::worktree_lock::worktree_lock;
+use ganger_git::Oid;
+use std::path::Path;
+use std::process::Command;
+
+/// Whether this process may mount an overlay on the host.
+fn can_mount() -> bool {
+    rustix::process::geteuid().is_root()
+}
+
+/// A path overlayfs's option string can carry (no separator of its syntax in it).
+fn plain(path: &Path) -> bool {
+    let text = path.to_string_lossy();
+    !text.contains([',', ':', '\\', '\n']) && path.is_absolute()
+}
+
+/// Makes the task's worktree at `path` on its new `branch` as an overlay on `base`'s cached
+/// tree. `false` when the cache is off, this process cannot mount, or the mount failed:
+/// nothing was made.
+pub(crate) fn take(ws: &Workspace, path: &Path, branch: &str, base: &Oid) -> Result<bool> {
+    if ws.config.trees.max == 0 || !can_mount() {
+        return Ok(false);
+    }
+    let dir = overlay_dir(ws, path);
+    if !plain(path) || !plain(&dir) {
+        return Ok(false);
+    }
+    let (upper, work) = (dir.join("upper"), dir.join("work"));
+    // The base is named before the cache is held: an eviction after this keeps the tree.
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&upper)
+        .and_then(|()| std::fs::create_dir_all(&work))
+        .and_then(|()| std::fs::write(dir.join("base"), base.as_bytes()))
+        .and_then(|()| std::fs::write(dir.join("path"), path.as_os_str().as_encoded_bytes()))
+        .map_err(|e| EngineError::io("create", &dir, e))?;
+    let (held, _) = match tree_cache::hold(ws, base) {
+        Ok(held) => held,
+        Err(error) => {
+            let _ = std::fs::remove_dir_all(&dir);
+            return Err(error);
+        }
+    };
+    let made = {
+        let _serial = worktree_lock(ws)?;
+        ws.repo.add_worktree_without_files(path, branch, base)
+    };
+    if let Err(e) = made {
+        let _ = std::fs::remove_dir_all(&dir);
+        return Err(EngineError::environment(
+            format!("failed to create the worktree {}", path.display()),
+            e,
+        ));
+    }
+    let finished = ganger_git::worktree_index(path)
+        .map_err(|e| EngineError::environment(format!("failed to read {}", path.display()), e))
+        .and_then(|index| {
+            std::fs::copy(&held.index, &index).map_err(|e| EngineError::io("write", &index, e))
+        })
+        .and_then(|_| {
+            let dot_git = path.join(".git");
+            std::fs::copy(&dot_git, upper.join(".git"))
+                .and_then(|_| std::fs::remove_file(&dot_git))
+                .map_err(|e| EngineError::io("move", &dot_git, e))
+        });
+    drop(held);
+    if let Err(error) = finished {
+        undo(ws, path, branch);
+        return Err(error);
+    }
+    if mount(ws, &dir, path).is_err() {
+        // A kernel without overlayfs, or a file system it cannot stack on: a copy instead.
+        undo(ws, path, branch);
+        return Ok(false);
+    }
+    if let Err(e) = ws.repo.run_post_checkout(path, base) {
+        undo(ws, path, branch);
+        return Err(EngineError::environment(
+            format!("failed to create the worktree {}", path.display()),
+            e,
+        ));
+    }
+    Ok(true)
+}
+
+/// Mounts the overlay kept in `dir` at `path`.
+fn mount(ws: &Workspace, dir: &Path, path: &Path) -> Result<()> {
+    let base = std::fs::read_to_string(dir.join("base"))
+        .map_err(|e| EngineError::io("read", &dir.join("base"), e))?;
+    let lower = tree_cache::cache_dir(ws).join(base.trim()).join("tree");
+    let options = format!(
+        "lowerdir={},upperdir={},workdir={}",
+        lower.display(),
+        dir.join("upper").display(),
+        dir.join("work").display()
+    );
+    std::fs::create_dir_all(path).map_err(|e| EngineError::io("create", path, e))?;
+    let out = Command::new("mount")
+        .args(["-t", "overlay", "overlay", "-o", &options])
+        .arg(path)
+        .output()
+        .map_err(|e| EngineError::io("run mount for", path, e))?;
+    if out.status.success() {
+        return Ok(());
+    }
+    Err(EngineError::environment_message(format!(
+        "failed to mount the overlay of {} at {}: {}",
+        lower.display(),
+        path.display(),
+        String::from_utf8_lossy(&out.stderr).trim()
+    )))
+}
+
+/// Whether something is mounted at `path` (from `/proc/self/mountinfo`).
+fn mounted(path: &Path) -> bool {
+    let text = std::fs::read_to_string("/proc/self/mountinfo").unwrap_or_default();
+    text.lines()
+        .filter_map(|line| line.split(' ').nth(4))
+        .any(|field| Path::new(&field.replace("\\040", " ").replace("\\011", "\t")) == path)
+}
+
+/// Mounts the overlay of the worktree at `path` again if it is one and is not mounted (a
+/// reboot unmounts it); nothing for any other worktree.
+pub(crate) fn ensure_mounted(ws: &Workspace, path: &Path) -> Result<()> {
+    let dir = overlay_dir(ws, path);
+    if !dir.join("base").is_file() || mounted(path) {
+        return Ok(());
+    }
+    mount(ws, &dir, path)
+}
+
+/// Unmounts the overlay at `path` and removes its upper folder and the empty worktree
+/// directory below it. `false` when `path` is no overlay (nothing done).
+pub(crate) fn remove(ws: &Workspace, path: &Path) -> Result<bool> {
+    let dir = overlay_dir(ws, path);
+    if !dir.is_dir() {
+        return Ok(false);
+    }
+    if mounted(path) {
+        let plain = Command::new("umount").arg(path).output();
+        if !plain.is_ok_and(|out| out.status.success()) {
+            // Still in use by a process that is going (a round's last child): detached now,
+            // gone with it.
+            let lazy = Command::new("umount")
+                .arg("-l")
+                .arg(path)
+                .output()
+                .map_err(|e| EngineError::io("run umount for", path, e))?;
+            if !lazy.status.success() {
+                return Err(EngineError::environment_message(format!(
+                    "failed to unmount the overlay at {}: {}",
+                    path.display(),
+                    String::from_utf8_lossy(&lazy.stderr).trim()
+                )));
+            }
+        }
+    }
+    match std::fs::remove_dir(path) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+            return Err(EngineError::io("remove", path, e));
+        }
+        _ => {}
+    }
+    std::fs::remove_dir_all(&dir).map_err(|e| EngineError::io("remove", &dir, e))?;
+    let _ = ws.repo.prune_worktrees();
+    Ok(true)
+}
+
+/// Removes a worktree this start registered, its overlay and its branch.
+fn undo(ws: &Workspace, path: &Path, branch: &str) {
+    let _ = remove(ws, path);
+    if path.exists() {
+        let _ = std::fs::remove_dir_all(path);
+    }
+    let _ = ws.repo.prune_worktrees();
+    let _ = ws.repo.delete_branch(branch);
+}
