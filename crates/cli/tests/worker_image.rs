@@ -1,8 +1,8 @@
 //! The fleet worker image (`ganger image build --worker`) runs a round of a fleet: the image
 //! is built from this ganger, a fleet of one task on a git remote (`git daemon` on loopback)
 //! is queued on the private PostgreSQL cluster, and the worker runs in a container with host
-//! networking, its directory mounted, the store's URL without a password and the password in
-//! a pgpass file mounted read-only. Seen from outside: the store says the round ended `done`
+//! networking, in the image's own worker directory with the project's `ganger.toml` mounted in
+//! it, the store's URL without a password and the password in a pgpass file mounted read-only. Seen from outside: the store says the round ended `done`
 //! under the container's worker, and the remote has the task's branch and the round's
 //! snapshot with the witness the agent wrote only inside a container (`/.dockerenv`).
 
@@ -14,7 +14,7 @@
 
 use crate::postgres_tls::parts;
 use crate::remote_fleet::{
-    all_done_after, ganger, git_at, host, serve_git, shown_on_remote, submit_one, tasks,
+    all_done_after, ganger, git_at, serve_git, shown_on_remote, submit_one, tasks,
     world_with_remote,
 };
 use ganger_test_support::{PgDatabase, docker_available, exclusive_lock, wait_until};
@@ -91,11 +91,10 @@ fn the_worker_image_runs_a_round_of_a_fleet_on_the_private_cluster() {
     let (_daemon, port) = serve_git(&world, &served, &[]);
     let url = format!("git://127.0.0.1:{port}/app.git");
     submit_one(&world, &db.url, &url, "t1", "leave a witness");
-    let dir = host(&world, "c");
 
     let built = Command::new(world.ganger_path())
         .args(["image", "build", "--worker", "--agent", "command", "--json"])
-        .current_dir(&dir)
+        .current_dir(&world.repo)
         .output()
         .unwrap();
     assert!(built.status.success(), "{built:?}");
@@ -114,11 +113,11 @@ fn the_worker_image_runs_a_round_of_a_fleet_on_the_private_cluster() {
     .unwrap();
     std::fs::set_permissions(&pgpass, std::fs::Permissions::from_mode(0o600)).unwrap();
 
+    let config = world.repo.join("ganger.toml");
     let container = Container {
         name: format!("ganger-worker-test-{}", std::process::id()),
         image: image.clone(),
     };
-    let dir_text = dir.to_string_lossy().into_owned();
     let (started, output) = docker(
         &[
             "run",
@@ -128,11 +127,10 @@ fn the_worker_image_runs_a_round_of_a_fleet_on_the_private_cluster() {
             "--network",
             "host",
             "--volume",
-            &format!("{dir_text}:{dir_text}"),
-            "--workdir",
-            &dir_text,
-            "--volume",
             &format!("{}:/run/secrets/pgpass:ro", pgpass.display()),
+            // The worker's configuration, which names the agents it offers (`command` here).
+            "--volume",
+            &format!("{}:/srv/ganger/ganger.toml:ro", config.display()),
             "--env",
             "PGPASSFILE=/run/secrets/pgpass",
             "--env",
@@ -155,11 +153,11 @@ fn the_worker_image_runs_a_round_of_a_fleet_on_the_private_cluster() {
         tasks(&world, &db.url),
         container.logs()
     );
-    // The store: the round ran in the container's worker, in its mounted directory.
+    // The store: the round ran in the container's worker, in the image's worker directory.
     let status = ganger(&world, Some(&db.url), &["status", "t1", "--json"]).json();
     let worktree = status["worktree"].as_str().unwrap_or_default();
     assert!(
-        Path::new(worktree).starts_with(&dir),
+        Path::new(worktree).starts_with("/srv/ganger"),
         "t1's worktree is not the container's: {status:#}"
     );
     let workers = ganger(&world, Some(&db.url), &["workers", "--json"]).json();

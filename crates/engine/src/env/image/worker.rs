@@ -20,7 +20,8 @@ use std::time::Instant;
 
 /// Where the agents' installs go in the worker image, one directory each.
 pub const WORKER_AGENTS_DIR: &str = "/opt/ganger/agents";
-/// The worker's directory in the image (its state and clones: mount a volume there).
+/// The worker's directory in the image, an empty git repository: its state and its clones
+/// of fleets' remotes (mount a volume there to keep them).
 pub const WORKER_DIR: &str = "/srv/ganger";
 /// ganger's version, as the image's tag records it.
 const VERSION: &str = env!("CARGO_PKG_VERSION");
@@ -44,6 +45,7 @@ fn dockerfile(base: &str, agents: &[&str], uid: u32, gid: u32) -> String {
     }
     text.push_str(&format!(
         "COPY ganger /usr/local/bin/ganger\nENV PATH={path}{SYSTEM_PATH}\n\
+         COPY --chown={uid}:{gid} worker {WORKER_DIR}\n\
          WORKDIR {WORKER_DIR}\nUSER {uid}:{gid}\n\
          ENTRYPOINT [\"/usr/local/bin/ganger\", \"worker\"]\n"
     ));
@@ -82,6 +84,17 @@ fn file_digest(path: &Path) -> Result<String> {
         hasher.update(&buffer[..read]);
     }
     Ok(format!("{:x}", hasher.finalize()))
+}
+
+/// An empty git repository in ganger's cache, copied in as the worker's directory (`ganger
+/// worker` runs in a repository; a volume mounted there starts as a copy of it).
+fn worker_repository() -> Result<PathBuf> {
+    let dir = install::cache_root()
+        .join("worker-image")
+        .join("repository");
+    std::fs::create_dir_all(&dir).map_err(|e| EngineError::io("create", &dir, e))?;
+    ganger_git::Git::new(&dir).run(["init", "-q", "--initial-branch=main"])?;
+    Ok(dir)
 }
 
 /// The running ganger's binary.
@@ -162,6 +175,7 @@ fn build_layers(
         );
     }
     context.host("ganger", binary);
+    context.host("worker", worker_repository()?);
     let mut labels = super::base::base_labels(recipe);
     labels.insert(labels::AGENT.to_owned(), "worker".to_owned());
     labels.insert(labels::AGENT_VERSION.to_owned(), VERSION.to_owned());
@@ -213,6 +227,10 @@ mod tests {
             "{text}"
         );
         assert!(text.contains("USER 1000:1000\n"), "{text}");
+        assert!(
+            text.contains("COPY --chown=1000:1000 worker /srv/ganger\nWORKDIR /srv/ganger\n"),
+            "{text}"
+        );
         assert!(
             text.ends_with("ENTRYPOINT [\"/usr/local/bin/ganger\", \"worker\"]\n"),
             "{text}"
