@@ -27,18 +27,21 @@ use std::time::{Duration, Instant};
 /// (in any checkout of this machine) may build or use that image meanwhile.
 const LOCK: &str = "/tmp/ganger-worker-image-test.lock";
 
-/// `docker ARGS`, ended after `limit`; its exit status and output (both streams).
+/// `command` run to its end, ended (and the test failed) after `limit`: whether it
+/// succeeded, its stdout and its stderr.
 #[expect(
     clippy::disallowed_methods,
-    reason = "the docker CLI runs the container as an operator would"
+    reason = "ganger and the docker CLI run as an operator runs them, with a deadline"
 )]
-fn docker(args: &[&str], limit: Duration) -> (bool, String) {
-    let out = tempfile::NamedTempFile::new().unwrap();
-    let mut child = Command::new("docker")
-        .args(args)
+fn bounded(mut command: Command, limit: Duration) -> (bool, String, String) {
+    let (out, err) = (
+        tempfile::NamedTempFile::new().unwrap(),
+        tempfile::NamedTempFile::new().unwrap(),
+    );
+    let mut child = command
         .stdin(Stdio::null())
         .stdout(out.reopen().unwrap())
-        .stderr(out.reopen().unwrap())
+        .stderr(err.reopen().unwrap())
         .spawn()
         .unwrap();
     let started = Instant::now();
@@ -49,12 +52,21 @@ fn docker(args: &[&str], limit: Duration) -> (bool, String) {
         if started.elapsed() > limit {
             let _ = child.kill();
             let _ = child.wait();
-            panic!("docker {args:?} did not end within {limit:?}");
+            panic!("{command:?} did not end within {limit:?}");
         }
         std::thread::sleep(Duration::from_millis(50));
     };
-    let text = std::fs::read_to_string(out.path()).unwrap_or_default();
-    (status.success(), text)
+    let read =
+        |file: &tempfile::NamedTempFile| std::fs::read_to_string(file.path()).unwrap_or_default();
+    (status.success(), read(&out), read(&err))
+}
+
+/// `docker ARGS`, ended after `limit`: whether it succeeded, and its output (both streams).
+fn docker(args: &[&str], limit: Duration) -> (bool, String) {
+    let mut command = Command::new("docker");
+    command.args(args);
+    let (ok, out, err) = bounded(command, limit);
+    (ok, out + &err)
 }
 
 /// The worker's container and the image it runs: both removed when dropped, whatever the
@@ -92,13 +104,14 @@ fn the_worker_image_runs_a_round_of_a_fleet_on_the_private_cluster() {
     let url = format!("git://127.0.0.1:{port}/app.git");
     submit_one(&world, &db.url, &url, "t1", "leave a witness");
 
-    let built = Command::new(world.ganger_path())
+    // The first build on a machine makes the base with git by mmdebstrap: minutes.
+    let mut build = Command::new(world.ganger_path());
+    build
         .args(["image", "build", "--worker", "--agent", "command", "--json"])
-        .current_dir(&world.repo)
-        .output()
-        .unwrap();
-    assert!(built.status.success(), "{built:?}");
-    let report: serde_json::Value = serde_json::from_slice(&built.stdout).unwrap();
+        .current_dir(&world.repo);
+    let (built, stdout, stderr) = bounded(build, Duration::from_secs(900));
+    assert!(built, "ganger image build --worker failed: {stderr}");
+    let report: serde_json::Value = serde_json::from_str(&stdout).unwrap();
     let image = report["images"][0]["image"].as_str().unwrap().to_owned();
     assert!(image.starts_with("ganger-worker:"), "{report:#}");
 
