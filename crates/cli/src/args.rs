@@ -252,8 +252,8 @@ pub enum ImageAction {
         /// Build again even when the images are there.
         #[arg(long)]
         force: bool,
-        /// Build the fleet worker image instead: `ganger worker` (this binary), git and the
-        /// agents named, its entrypoint (docs/operations.md).
+        /// Build the fleet worker image instead, whose entrypoint is `ganger worker`: this
+        /// binary, git and the agents named (docs/operations.md).
         #[arg(long)]
         worker: bool,
     },
