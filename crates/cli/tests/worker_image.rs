@@ -26,6 +26,8 @@ use std::time::{Duration, Instant};
 /// Held for the whole test: the image it builds is removed at its end, so no other run of it
 /// (in any checkout of this machine) may build or use that image meanwhile.
 const LOCK: &str = "/tmp/ganger-worker-image-test.lock";
+/// The label on the test's containers.
+const LABEL: &str = "ganger.test=worker-image";
 
 /// `command` run to its end, ended (and the test failed) after `limit`: whether it
 /// succeeded, its stdout and its stderr.
@@ -96,6 +98,21 @@ fn the_worker_image_runs_a_round_of_a_fleet_on_the_private_cluster() {
     }
     let Some(db) = PgDatabase::new() else { return };
     let _lock = exclusive_lock(LOCK, Duration::from_secs(600));
+    // A run killed outright (a test runner's time limit) left its container: it goes now, as
+    // no other run holds the lock.
+    let (_, leftovers) = docker(
+        &[
+            "ps",
+            "--all",
+            "--quiet",
+            "--filter",
+            &format!("label={LABEL}"),
+        ],
+        Duration::from_secs(60),
+    );
+    for id in leftovers.split_whitespace() {
+        docker(&["rm", "--force", id], Duration::from_secs(60));
+    }
     let (world, served, bare) = world_with_remote(
         "cat > prompt.txt; test -f /.dockerenv && echo container > witness.txt; \
          echo line >> work.txt; echo 'DONE: ok'",
@@ -137,6 +154,8 @@ fn the_worker_image_runs_a_round_of_a_fleet_on_the_private_cluster() {
             "--detach",
             "--name",
             &container.name,
+            "--label",
+            LABEL,
             "--network",
             "host",
             "--volume",
