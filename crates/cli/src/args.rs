@@ -252,6 +252,10 @@ pub enum ImageAction {
         /// Build again even when the images are there.
         #[arg(long)]
         force: bool,
+        /// Build the fleet worker image instead, whose entrypoint is `ganger worker`: this
+        /// binary, git and the agents named (docs/operations.md).
+        #[arg(long)]
+        worker: bool,
     },
     /// List ganger's images: agent, version, extra packages, size.
     List,

@@ -94,4 +94,5 @@ mod web_mcp;
 mod web_race_page;
 mod web_races;
 mod web_workers_page;
+mod worker_image;
 mod workers;

@@ -27,7 +27,7 @@ fn with(url: &str, params: &str) -> String {
 }
 
 /// The parts of the test database's URL, `postgres://USER:PASSWORD@HOST:PORT/DB`.
-fn parts(url: &str) -> (String, String, String, String) {
+pub(crate) fn parts(url: &str) -> (String, String, String, String) {
     let rest = url.strip_prefix("postgres://").unwrap();
     let (user_info, rest) = rest.split_once('@').unwrap();
     let (user, password) = user_info.split_once(':').unwrap();

@@ -24,13 +24,13 @@ use std::process::{Child, Stdio};
 use std::time::Duration;
 
 /// A background process killed when dropped, with its output in a file.
-struct Background {
+pub(crate) struct Background {
     child: Child,
     log: PathBuf,
 }
 
 impl Background {
-    fn log_text(&self) -> String {
+    pub(crate) fn log_text(&self) -> String {
         std::fs::read_to_string(&self.log).unwrap_or_default()
     }
 
@@ -56,7 +56,7 @@ impl Drop for Background {
     clippy::disallowed_methods,
     reason = "git daemon is the remote's server, run in the background"
 )]
-fn serve_git(world: &World, base: &Path, also: &[&str]) -> (Background, u16) {
+pub(crate) fn serve_git(world: &World, base: &Path, also: &[&str]) -> (Background, u16) {
     let port = std::net::TcpListener::bind("127.0.0.1:0")
         .unwrap()
         .local_addr()
@@ -134,7 +134,11 @@ fn worker_at_home(
     Background { child, log }
 }
 
-fn ganger(world: &World, store: Option<&str>, args: &[&str]) -> ganger_test_support::Run {
+pub(crate) fn ganger(
+    world: &World,
+    store: Option<&str>,
+    args: &[&str],
+) -> ganger_test_support::Run {
     let mut command = world.command(args);
     if let Some(url) = store {
         command.env("GANGER_STORE", url);
@@ -142,7 +146,7 @@ fn ganger(world: &World, store: Option<&str>, args: &[&str]) -> ganger_test_supp
     ganger_test_support::Run::from(command.output().unwrap())
 }
 
-fn tasks(world: &World, store: &str) -> Vec<Value> {
+pub(crate) fn tasks(world: &World, store: &str) -> Vec<Value> {
     ganger(world, Some(store), &["fleet", "status", "f", "--json"]).json()["tasks"]
         .as_array()
         .unwrap()
@@ -150,14 +154,14 @@ fn tasks(world: &World, store: &str) -> Vec<Value> {
 }
 
 /// Whether every task of fleet `f` had `rounds` rounds, the last one `done`.
-fn all_done_after(world: &World, store: &str, rounds: u64) -> bool {
+pub(crate) fn all_done_after(world: &World, store: &str, rounds: u64) -> bool {
     tasks(world, store)
         .iter()
         .all(|t| t["rounds"] == rounds && t["last_status"] == "done")
 }
 
 /// `git` in `dir`, its output trimmed; `None` when it fails.
-fn git_at(dir: &Path, args: &[&str]) -> Option<String> {
+pub(crate) fn git_at(dir: &Path, args: &[&str]) -> Option<String> {
     let output = std::process::Command::new("git")
         .arg("-C")
         .arg(dir)
@@ -172,7 +176,7 @@ fn git_at(dir: &Path, args: &[&str]) -> Option<String> {
 
 /// `git show SPEC` on the remote `bare`, once it is there (a round's push follows its end
 /// by up to a pass of its worker); `None` when it did not come within 30 s.
-fn shown_on_remote(bare: &Path, spec: &str) -> Option<String> {
+pub(crate) fn shown_on_remote(bare: &Path, spec: &str) -> Option<String> {
     let mut shown = None;
     wait_until(Duration::from_secs(30), || {
         shown = git_at(bare, &["show", spec]);
@@ -182,7 +186,7 @@ fn shown_on_remote(bare: &Path, spec: &str) -> Option<String> {
 }
 
 /// Submits fleet `f` of one task, `slug` asked `message`, on the remote at `url`.
-fn submit_one(world: &World, store: &str, url: &str, slug: &str, message: &str) {
+pub(crate) fn submit_one(world: &World, store: &str, url: &str, slug: &str, message: &str) {
     let file = world.root().join("f.toml");
     std::fs::write(
         &file,
@@ -216,7 +220,7 @@ fn submit_fleet(world: &World, store: &str, url: &str, slugs: &[&str]) {
 }
 
 /// A host: a directory of its own with the agents' configuration a worker there offers.
-fn host(world: &World, name: &str) -> PathBuf {
+pub(crate) fn host(world: &World, name: &str) -> PathBuf {
     let dir = world.root().join(format!("host-{name}"));
     std::fs::create_dir_all(&dir).unwrap();
     world.git_in(&dir, &["init", "-q"]);
@@ -902,7 +906,7 @@ fn a_remote_gone_silent_mid_fleet_ends_the_round_with_its_cause_and_holds_no_oth
 
 /// A world whose agent runs `script`, its configuration committed, and a bare clone of it in
 /// `served/app.git` to serve as the remote.
-fn world_with_remote(script: &str) -> (World, PathBuf, PathBuf) {
+pub(crate) fn world_with_remote(script: &str) -> (World, PathBuf, PathBuf) {
     let world = World::new(env!("CARGO_BIN_EXE_ganger").as_ref());
     world.use_command_agent(script, "", "");
     serving(world)

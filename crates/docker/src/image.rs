@@ -63,6 +63,8 @@ impl BuildContext {
         tar.follow_symlinks(false);
         // Owner root and a fixed time: the same files give the same layer.
         tar.mode(tar::HeaderMode::Deterministic);
+        // Whole files: Docker's builder refuses GNU sparse entries (a linked binary has holes).
+        tar.sparse(false);
         for (name, entry) in self.entries {
             match entry {
                 Entry::Bytes(content) => {

@@ -15,5 +15,7 @@ pub const TOKEN: &str = "ganger.token";
 pub const AGENT: &str = "ganger.agent";
 pub const AGENT_VERSION: &str = "ganger.agent-version";
 pub const PACKAGES: &str = "ganger.packages";
+/// On the fleet worker image: the agents it carries, `NAME@VERSION` comma-separated.
+pub const AGENTS: &str = "ganger.agents";
 /// On worker images: the Debian release they are made of.
 pub const SUITE: &str = "ganger.suite";

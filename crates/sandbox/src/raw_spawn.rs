@@ -5,7 +5,9 @@
 //! created inside the cgroup costs nothing extra, and no process of the round can ever run
 //! outside it. `std::process::Command` cannot do this, so the child side is written here:
 //! between `clone3` and `execve` it only makes system calls on memory prepared before the
-//! clone (no allocation, no lock), as `fork` requires in a multi-threaded program.
+//! clone (no allocation, no lock), as `fork` requires in a multi-threaded program. Where a
+//! seccomp filter refuses `clone3` (Docker's default profile), the child is made by `clone`
+//! instead, outside any cgroup of its own.
 
 use std::ffi::{CString, OsStr};
 use std::fs::File;
@@ -157,6 +159,11 @@ unsafe fn child(
     }
 }
 
+/// Whether clone3 failed as a seccomp filter that does not know it fails it.
+fn clone3_refused(error: &io::Error) -> bool {
+    matches!(error.raw_os_error(), Some(libc::ENOSYS | libc::EPERM))
+}
+
 /// Starts `prepared` in a new session, with a parent-death signal, piped stdio (stdin from a
 /// pipe when `with_stdin`, else /dev/null), inside the cgroup whose directory `cgroup` is.
 pub(crate) fn spawn(
@@ -206,13 +213,29 @@ pub(crate) fn spawn(
     let error_fd = error_write.as_raw_fd();
     // SAFETY: clone3 without CLONE_VM copies the address space like fork; the child runs only
     // `child`, which never returns.
-    let pid = unsafe {
+    let mut pid = unsafe {
         libc::syscall(
             libc::SYS_clone3,
             std::ptr::addr_of_mut!(args),
             std::mem::size_of::<CloneArgs>(),
         )
     };
+    if pid < 0 && cgroup.is_none() && clone3_refused(&io::Error::last_os_error()) {
+        // A seccomp filter that knows no clone3 (Docker's default profile: a worker in a
+        // container) answers ENOSYS or EPERM; the older clone takes CLONE_PIDFD too (5.2),
+        // storing the descriptor at its parent_tid argument, the third on every architecture.
+        // SAFETY: as clone3 above, without CLONE_VM and with no new stack: a fork.
+        pid = unsafe {
+            libc::syscall(
+                libc::SYS_clone,
+                CLONE_PIDFD | libc::SIGCHLD as u64,
+                0usize,
+                std::ptr::addr_of_mut!(pidfd),
+                0usize,
+                0usize,
+            )
+        };
+    }
     if pid < 0 {
         return Err(io::Error::last_os_error());
     }

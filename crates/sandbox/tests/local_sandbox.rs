@@ -1,5 +1,6 @@
 //! The local sandbox on real processes: explicit environment, stdin, the round's detached
-//! children found and stopped, activity measured.
+//! children found and stopped, activity measured; an agent started where seccomp refuses
+//! `clone3`.
 
 #![allow(
     clippy::unwrap_used,
@@ -8,7 +9,7 @@
 )]
 
 use ganger_sandbox::{
-    Activity, AgentCommand, ProcessId, marked_processes, round_members, spawn_local,
+    Activity, AgentCommand, ProcessId, RunningAgent, marked_processes, round_members, spawn_local,
 };
 use std::io::{BufRead, BufReader, Read};
 use std::time::Duration;
@@ -28,6 +29,17 @@ fn command(script: &str, token: &str) -> AgentCommand {
     }
 }
 
+/// Everything the agent writes on stdout, to its end.
+fn stdout_to_end(agent: &mut RunningAgent) -> String {
+    let mut out = String::new();
+    agent
+        .take_stdout()
+        .unwrap()
+        .read_to_string(&mut out)
+        .unwrap();
+    out
+}
+
 fn token(name: &str) -> String {
     format!("test-{name}-{}", std::process::id())
 }
@@ -38,12 +50,7 @@ fn the_agent_sees_only_the_environment_it_was_given() {
     cmd.program = "/usr/bin/env".into();
     cmd.args.clear();
     let mut agent = spawn_local(&cmd).unwrap();
-    let mut out = String::new();
-    agent
-        .take_stdout()
-        .unwrap()
-        .read_to_string(&mut out)
-        .unwrap();
+    let out = stdout_to_end(&mut agent);
     assert_eq!(agent.wait().code, Some(0));
     let mut lines: Vec<&str> = out.lines().collect();
     lines.sort_unstable();
@@ -63,12 +70,7 @@ fn the_prompt_reaches_stdin_byte_for_byte() {
     cmd.args.clear();
     cmd.stdin = Some(prompt.clone().into_bytes());
     let mut agent = spawn_local(&cmd).unwrap();
-    let mut out = String::new();
-    agent
-        .take_stdout()
-        .unwrap()
-        .read_to_string(&mut out)
-        .unwrap();
+    let out = stdout_to_end(&mut agent);
     assert_eq!(agent.wait().code, Some(0));
     assert_eq!(out, prompt);
 }
@@ -223,4 +225,71 @@ fn an_agent_dropped_unstopped_takes_its_whole_round_with_it() {
     drop(agent);
     assert!(ids.iter().all(|id| !id.is_alive()), "{ids:?}");
     assert!(marked_processes(&tokens).is_empty());
+}
+
+const SECCOMP_RET_ERRNO: u32 = 0x0005_0000;
+const SECCOMP_RET_ALLOW: u32 = 0x7fff_0000;
+
+/// Refuses `clone3` with ENOSYS on this thread (and the threads and processes it makes).
+fn refuse_clone3() {
+    let instruction = |code: u16, jt: u8, jf: u8, k: u32| libc::sock_filter { code, jt, jf, k };
+    let filter = [
+        // The system call's number, at offset 0 of seccomp_data.
+        instruction((libc::BPF_LD | libc::BPF_W | libc::BPF_ABS) as u16, 0, 0, 0),
+        instruction(
+            (libc::BPF_JMP | libc::BPF_JEQ | libc::BPF_K) as u16,
+            0,
+            1,
+            libc::SYS_clone3 as u32,
+        ),
+        instruction(
+            (libc::BPF_RET | libc::BPF_K) as u16,
+            0,
+            0,
+            SECCOMP_RET_ERRNO | libc::ENOSYS as u32,
+        ),
+        instruction(
+            (libc::BPF_RET | libc::BPF_K) as u16,
+            0,
+            0,
+            SECCOMP_RET_ALLOW,
+        ),
+    ];
+    let program = libc::sock_fprog {
+        len: filter.len() as u16,
+        filter: filter.as_ptr().cast_mut(),
+    };
+    // SAFETY: plain prctl calls; the filter outlives them (the kernel copies it).
+    unsafe {
+        assert_eq!(libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), 0);
+        assert_eq!(
+            libc::prctl(
+                libc::PR_SET_SECCOMP,
+                libc::SECCOMP_MODE_FILTER,
+                std::ptr::addr_of!(program),
+            ),
+            0,
+            "{}",
+            std::io::Error::last_os_error()
+        );
+    }
+}
+
+/// An agent starts where a seccomp filter refuses `clone3` as Docker's default profile does
+/// (ENOSYS: ganger worker in a container): the test's thread installs such a filter on itself
+/// (only this test's thread and what it starts), then starts an agent with a cgroup asked for.
+#[test]
+fn an_agent_starts_where_seccomp_refuses_clone3() {
+    refuse_clone3();
+    // SAFETY: the raw system call with no arguments that matter: the filter answers it.
+    let refused = unsafe { libc::syscall(libc::SYS_clone3, 0usize, 0usize) };
+    assert_eq!(
+        (refused, std::io::Error::last_os_error().raw_os_error()),
+        (-1, Some(libc::ENOSYS))
+    );
+    let command = command("echo started", &token("seccomp"));
+    let mut agent = spawn_local(&command).unwrap();
+    let out = stdout_to_end(&mut agent);
+    agent.wait();
+    assert_eq!(out, "started\n");
 }

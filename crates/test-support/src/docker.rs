@@ -33,12 +33,7 @@ pub fn docker_available(test: &str) -> bool {
 /// is there, once per machine: other test processes wait on a lock meanwhile. The build uses
 /// the real HOME, whose ganger cache holds the agent CLI.
 pub fn ensure_worker_image(ganger: &Path, agent: &str) -> String {
-    let lock = std::fs::OpenOptions::new()
-        .create(true)
-        .truncate(false)
-        .write(true)
-        .open(BUILD_LOCK)
-        .unwrap_or_else(|e| panic!("{BUILD_LOCK}: {e}"));
+    let lock = lock_file(BUILD_LOCK);
     rustix::fs::flock(&lock, rustix::fs::FlockOperation::LockExclusive)
         .unwrap_or_else(|e| panic!("flock {BUILD_LOCK}: {e}"));
     let output = Command::new(ganger)
@@ -108,4 +103,26 @@ pub fn run_in_image(image: &str, command: &[&str]) -> (i64, String) {
         let _ = docker.remove_container(&id, Some(remove)).await;
         (code, text)
     })
+}
+
+/// The file `path`, locked exclusively (flock) for as long as it is held: a test that builds
+/// an image and removes it at its end holds one, so that no other run of it on this machine
+/// uses the image meanwhile. Waits at most `limit`, then panics.
+pub fn exclusive_lock(path: &str, limit: std::time::Duration) -> std::fs::File {
+    let file = lock_file(path);
+    let locked = crate::wait_until(limit, || {
+        rustix::fs::flock(&file, rustix::fs::FlockOperation::NonBlockingLockExclusive).is_ok()
+    });
+    assert!(locked, "{path} stayed locked for {limit:?}");
+    file
+}
+
+/// The lock file `path`, made if missing.
+fn lock_file(path: &str) -> std::fs::File {
+    std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(path)
+        .unwrap_or_else(|e| panic!("{path}: {e}"))
 }

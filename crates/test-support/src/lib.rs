@@ -25,7 +25,7 @@ pub use agents::{
     FAKE_OPENCODE, agent_program, agent_toml, opencode_agent_toml, opencode_program, opencode_toml,
     opencode_version, write_fake_opencode,
 };
-pub use docker::{docker_available, ensure_worker_image, run_in_image};
+pub use docker::{docker_available, ensure_worker_image, exclusive_lock, run_in_image};
 pub use netns::{TestHost, TestHosts};
 pub use pg_cluster::PrivateCluster;
 pub use postgres::{PgDatabase, PgTlsRoots, SERVER_ENV as PG_SERVER_ENV};

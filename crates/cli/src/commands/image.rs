@@ -1,5 +1,5 @@
-//! `ganger image`: build the worker images of the docker sandbox (`build`, with progress lines
-//! on stderr) and list the ones there are (`list`).
+//! `ganger image`: build the worker images of the docker sandbox or the fleet worker image
+//! (`build`, with progress lines on stderr) and list the ones there are (`list`).
 
 use crate::args::{ImageAction, ImageArgs};
 use crate::commands::agents::config_here;
@@ -10,7 +10,11 @@ use ganger_engine::documents::{ImageBuild, Images};
 
 pub(crate) fn run(place: &Place, args: ImageArgs) -> Outcome {
     match args.action {
-        ImageAction::Build { agents, force } => build(place, &agents, force, args.json),
+        ImageAction::Build {
+            agents,
+            force,
+            worker,
+        } => build(place, &agents, force, worker, args.json),
         ImageAction::List => list(args.json),
     }
 }
@@ -20,12 +24,21 @@ fn megabytes(bytes: u64) -> String {
     format!("{:.0} MB", bytes as f64 / 1_000_000.0)
 }
 
-fn build(place: &Place, agents: &[String], force: bool, json: bool) -> Outcome {
+fn build(place: &Place, agents: &[String], force: bool, worker: bool, json: bool) -> Outcome {
     let config = config_here(place)?;
     let mut progress = |line: &str| {
         let _ = printer::emit_err(&format!("{line}\n"));
     };
-    let built = ganger_engine::image::build(&config, agents, force, &mut progress)?;
+    let built = if worker {
+        vec![ganger_engine::image::build_worker(
+            &config,
+            agents,
+            force,
+            &mut progress,
+        )?]
+    } else {
+        ganger_engine::image::build(&config, agents, force, &mut progress)?
+    };
     let text = build_text(&built);
     Printer::new(json).print(&ImageBuild::new(built), || text)?;
     Ok(exit::OK)

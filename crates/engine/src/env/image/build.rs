@@ -33,9 +33,59 @@ pub fn connect() -> Result<Docker> {
     Docker::connect().map_err(EngineError::from)
 }
 
+/// Builds the base image of `recipe` when it is missing, or when `force`; the image it
+/// replaces goes to `stale`. Returns whether it built one.
+pub(super) fn ensure_base(
+    docker: &Docker,
+    recipe: &Recipe,
+    force: bool,
+    stale: &mut Vec<String>,
+    progress: &mut dyn FnMut(&str),
+) -> Result<bool> {
+    let started = Instant::now();
+    let base_name = recipe.base_image();
+    let existing = docker.image(&base_name).map_err(EngineError::from)?;
+    if existing.is_some() && !force {
+        return Ok(false);
+    }
+    progress(&format!(
+        "building {base_name} with mmdebstrap ({} packages; about a minute)",
+        recipe.suite
+    ));
+    let id = base::build_base(docker, recipe)?;
+    if let Some(old) = existing.filter(|old| old.id != id) {
+        stale.push(old.id);
+    }
+    progress(&format!(
+        "built {base_name} in {:.0} s",
+        started.elapsed().as_secs_f64()
+    ));
+    Ok(true)
+}
+
+/// Removes the images in `stale`, last first (an image before the base it stands on), each
+/// only when no container uses it.
+pub(super) fn remove_stale(docker: &Docker, stale: &[String], progress: &mut dyn FnMut(&str)) {
+    for id in stale.iter().rev() {
+        if docker.remove_image(id).is_ok() {
+            progress(&format!("removed the replaced image {id}"));
+        }
+    }
+}
+
+/// The size in bytes of the image `name` (0 when Docker does not say).
+pub(super) fn image_size(docker: &Docker, name: &str) -> u64 {
+    docker
+        .image(name)
+        .ok()
+        .flatten()
+        .map(|i| i.size)
+        .unwrap_or_default()
+}
+
 /// The agents `names` stands for: `all` is every agent CLI ganger installs; unknown names
 /// are errors.
-fn chosen(names: &[String]) -> Result<Vec<&'static dyn ganger_agents::Adapter>> {
+pub(super) fn chosen(names: &[String]) -> Result<Vec<&'static dyn ganger_agents::Adapter>> {
     if names.iter().any(|n| n == "all") {
         return Ok(ganger_agents::adapters().to_vec());
     }
@@ -62,23 +112,7 @@ pub fn build(
     let mut results = Vec::new();
     for adapter in chosen {
         let started = Instant::now();
-        let mut base_built = false;
-        let existing_base = docker.image(&base_name).map_err(EngineError::from)?;
-        if existing_base.is_none() || (force && !base_done) {
-            progress(&format!(
-                "building {base_name} with mmdebstrap ({} packages; about a minute)",
-                recipe.suite
-            ));
-            let id = base::build_base(&docker, &recipe)?;
-            if let Some(old) = existing_base.filter(|old| old.id != id) {
-                stale.push(old.id);
-            }
-            progress(&format!(
-                "built {base_name} in {:.0} s",
-                started.elapsed().as_secs_f64()
-            ));
-            base_built = true;
-        }
+        let base_built = ensure_base(&docker, &recipe, force && !base_done, &mut stale, progress)?;
         base_done = true;
         let (image, version, built) = match adapter.package() {
             // A CLI ganger does not install runs in the base image.
@@ -109,12 +143,7 @@ pub fn build(
                 (name, Some(package.tested_version.to_owned()), built)
             }
         };
-        let size = docker
-            .image(&image)
-            .ok()
-            .flatten()
-            .map(|i| i.size)
-            .unwrap_or_default();
+        let size = image_size(&docker, &image);
         results.push(Built {
             agent: adapter.name().to_owned(),
             version,
@@ -127,10 +156,6 @@ pub fn build(
         });
     }
     // Agent images first: an old base cannot go while an image on it is there.
-    for id in stale.iter().rev() {
-        if docker.remove_image(id).is_ok() {
-            progress(&format!("removed the replaced image {id}"));
-        }
-    }
+    remove_stale(&docker, &stale, progress);
     Ok(results)
 }

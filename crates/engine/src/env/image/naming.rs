@@ -16,6 +16,10 @@ pub const RECIPE_VERSION: u32 = 1;
 /// shell for the agents' shell tools and ripgrep for their search tools.
 pub const BASE_PACKAGES: &[&str] = &["ca-certificates", "nodejs", "bash", "ripgrep"];
 
+/// What the fleet worker image adds to the base: git for the worker's clones and worktrees,
+/// and ssh for remotes reached over it.
+pub const WORKER_PACKAGES: &[&str] = &["git", "openssh-client"];
+
 /// Where the host keeps the extra CA certificates it trusts (a TLS-intercepting proxy's).
 pub const HOST_CA_DIR: &str = "/usr/local/share/ca-certificates";
 
@@ -52,6 +56,17 @@ impl Recipe {
             gid: rustix::process::getgid().as_raw(),
             certificates: host_certificates(Path::new(HOST_CA_DIR)),
         }
+    }
+
+    /// This recipe with `extra` packages besides its own (sorted, without duplicates).
+    pub fn with_packages(&self, extra: &[&str]) -> Recipe {
+        let mut recipe = self.clone();
+        recipe
+            .packages
+            .extend(extra.iter().map(|p| (*p).to_owned()));
+        recipe.packages.sort();
+        recipe.packages.dedup();
+        recipe
     }
 
     /// Eight hex digits of the hash of what goes into the base image.
