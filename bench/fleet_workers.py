@@ -16,7 +16,10 @@ default = false`, or `warm`: `true`), it prints:
   sibling cgroup as its first command, so only its bash start-up before that line counts as
   ganger's). `total` is the drain's whole CPU time divided by N; `median` is the median of
   the per-round figures of one-second windows (CPU spent in the window / rounds that ended in
-  it), which leaves out the start-up and the tail;
+  it), which leaves out the start-up and the tail. Of the total: `worker`, the worker
+  processes themselves (their threads; /proc/PID/stat); `git`, the git commands (a `git` first
+  on the workers' PATH moves itself into a cgroup of its own and execs the real one); `hosts`,
+  the rest: the round hosts (`ganger host`, a process per round);
 - agent: the agents' own CPU per round, left out of ganger's (for scale);
 - store: PostgreSQL's time executing statements per round (`pg_stat_database.active_time`).
 
@@ -37,6 +40,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import signal
 import statistics
 import subprocess
@@ -51,6 +55,10 @@ from workers import database, psql  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
 CPUACCT = Path("/sys/fs/cgroup/cpuacct")
+GIT = """#!/bin/sh
+echo $$ > {cgroup}/cgroup.procs
+exec {real} "$@"
+"""
 AGENT = """#!/bin/bash
 echo $$ > {cgroup}/cgroup.procs
 cat > /dev/null
@@ -59,12 +67,13 @@ echo "DONE: ok"
 
 
 class Cgroups:
-    """A cpuacct cgroup for ganger's processes and a sibling for the agents'."""
+    """A cpuacct cgroup for ganger's processes, and siblings for its git's and the agents'."""
 
     def __init__(self, name: str):
         self.root = CPUACCT / name
-        self.ganger, self.agent = self.root / "ganger", self.root / "agent"
-        for group in (self.root, self.ganger, self.agent):
+        self.ganger, self.git = self.root / "ganger", self.root / "git"
+        self.agent = self.root / "agent"
+        for group in (self.root, self.ganger, self.git, self.agent):
             group.mkdir()
 
     @staticmethod
@@ -73,7 +82,7 @@ class Cgroups:
 
     def kill_left(self) -> None:
         """Kills what is left in the cgroups (round hosts, warm agents this drain started)."""
-        for group in (self.ganger, self.agent):
+        for group in (self.ganger, self.git, self.agent):
             for pid in (group / "cgroup.procs").read_text().split():
                 try:
                     os.kill(int(pid), signal.SIGKILL)
@@ -82,7 +91,7 @@ class Cgroups:
 
     def remove(self) -> None:
         deadline = time.monotonic() + 30
-        for group in (self.ganger, self.agent, self.root):
+        for group in (self.ganger, self.git, self.agent, self.root):
             while True:
                 try:
                     group.rmdir()
@@ -92,6 +101,12 @@ class Cgroups:
                         raise
                     self.kill_left()
                     time.sleep(0.2)
+
+
+def own_cpu_ms(pid: int) -> float:
+    """The CPU time of process `pid` itself (all its threads), not of its children."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) * 1000 / os.sysconf("SC_CLK_TCK")
 
 
 def drain(ganger: Path, root: Path, admin: str, name: str, rounds: int, workers: int,
@@ -108,6 +123,10 @@ def drain(ganger: Path, root: Path, admin: str, name: str, rounds: int, workers:
         agent = here / "agent.sh"
         agent.write_text(AGENT.format(cgroup=groups.agent))
         agent.chmod(0o755)
+        (here / "bin").mkdir()
+        git = here / "bin" / "git"
+        git.write_text(GIT.format(cgroup=groups.git, real=shutil.which("git")))
+        git.chmod(0o755)
         subprocess.run(["git", "init", "-q", "-b", "main"], cwd=repo, env=env, check=True)
         (repo / "README.md").write_text("bench\n")
         warm_table = f"default = true\nmax = {workers * capacity}\n" if warm else "default = false\n"
@@ -122,11 +141,14 @@ def drain(ganger: Path, root: Path, admin: str, name: str, rounds: int, workers:
         quiet = {"cwd": repo, "env": env, "stdout": subprocess.DEVNULL,
                  "stderr": subprocess.DEVNULL}
         subprocess.run([str(ganger), "fleet", "submit", str(file)], check=True, **quiet)
+        quiet["env"] = dict(env, PATH=f"{here / 'bin'}:{env['PATH']}")
         active = float(psql(url, "SELECT active_time FROM pg_stat_database "
                                  "WHERE datname = current_database()"))
         # Each worker joins ganger's cgroup before it is ganger: all it starts is counted.
         join = f'echo $$ > {groups.ganger}/cgroup.procs && exec "$@"'
         cpu0, agent0 = groups.usage_ns(groups.ganger), groups.usage_ns(groups.agent)
+        git0 = groups.usage_ns(groups.git)
+        cpu0 += git0
         began = time.monotonic()
         procs = [subprocess.Popen(["sh", "-c", join, "sh", str(ganger), "worker", "--name",
                                    f"w{i}", "--capacity", str(capacity)], **quiet)
@@ -137,7 +159,8 @@ def drain(ganger: Path, root: Path, admin: str, name: str, rounds: int, workers:
             while True:
                 time.sleep(0.2)
                 ended = int(psql(url, "SELECT count(*) FROM queue WHERE state = 'ended'"))
-                now, cpu = time.monotonic(), groups.usage_ns(groups.ganger)
+                now = time.monotonic()
+                cpu = groups.usage_ns(groups.ganger) + groups.usage_ns(groups.git)
                 if now - last[0] >= 1.0 and ended > last[2]:
                     windows.append((cpu - last[1]) / 1e6 / (ended - last[2]))
                     last = (now, cpu, ended)
@@ -148,8 +171,10 @@ def drain(ganger: Path, root: Path, admin: str, name: str, rounds: int, workers:
                 if now - began > 3600:
                     raise SystemExit(f"{name} did not drain within an hour")
             elapsed = time.monotonic() - began
-            cpu_ms = (groups.usage_ns(groups.ganger) - cpu0) / 1e6
+            git_ms = (groups.usage_ns(groups.git) - git0) / 1e6
+            cpu_ms = (groups.usage_ns(groups.ganger) - cpu0) / 1e6 + git_ms
             agent_ms = (groups.usage_ns(groups.agent) - agent0) / 1e6
+            worker_ms = sum(own_cpu_ms(p.pid) for p in procs)
         finally:
             for p in procs:
                 p.kill()
@@ -163,7 +188,8 @@ def drain(ganger: Path, root: Path, admin: str, name: str, rounds: int, workers:
         assert (done, tasks) == (rounds, rounds), (name, done, tasks)
         return {"wall": elapsed, "cpu_ms": cpu_ms,
                 "median_ms": statistics.median(windows) if windows else cpu_ms / rounds,
-                "store_ms": active, "agent_ms": agent_ms}
+                "store_ms": active, "agent_ms": agent_ms,
+                "worker_ms": worker_ms, "git_ms": git_ms}
     finally:
         groups.remove()
         psql(admin, f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
@@ -206,13 +232,13 @@ def main() -> None:
     print(f"{n} rounds of an instant command agent; workers of capacity {args.capacity}; "
           f"PostgreSQL at {admin.rsplit('@', 1)[-1]}")
     print(f"{'build':5} {'mode':5} {'workers':>7} {'wall s':>8} {'rounds/s':>9} "
-          f"{'cpu ms/round median':>20} {'total':>7} {'cpu s':>7} {'store ms/round':>15} "
-          f"{'agent ms/round':>15}")
+          f"{'cpu ms/round median':>20} {'total':>7} {'cpu s':>7} {'worker':>7} {'hosts':>7} {'git':>7} "
+          f"{'store ms/round':>15} {'agent ms/round':>15}")
     for (label, mode, workers), r in results.items():
         print(f"{label:5} {mode:5} {workers:7d} {r['wall']:8.1f} {n / r['wall']:9.1f} "
               f"{r['median_ms']:20.1f} {r['cpu_ms'] / n:7.1f} {r['cpu_ms'] / 1000:7.1f} "
-              f"{r['store_ms'] / n:15.2f} "
-              f"{r['agent_ms'] / n:15.1f}")
+              f"{r['worker_ms'] / n:7.1f} {(r['cpu_ms'] - r['worker_ms'] - r['git_ms']) / n:7.1f} "
+              f"{r['git_ms'] / n:7.1f} {r['store_ms'] / n:15.2f} {r['agent_ms'] / n:15.1f}")
     print(json.dumps({f"{k[0]}/{k[1]}/{k[2]}": v for k, v in results.items()}), file=sys.stderr)
 
 
