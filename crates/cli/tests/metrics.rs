@@ -2,7 +2,8 @@
 //! text scraped over HTTP says what `status --json` and `fleet status --json` say of a fleet
 //! a worker drained (the queue by state, the rounds by agent and status, their durations
 //! counted, the worker's claim held), on SQLite and PostgreSQL; the health check is red with
-//! the cause while the private PostgreSQL cluster is stopped and green once it is back.
+//! the cause while the private PostgreSQL cluster is stopped and green once it is back, and
+//! red while serve's scheduler has lost its claim in the store.
 
 use crate::workers::{fleet, ganger};
 use ganger_test_support::{PgDatabase, PrivateCluster, World, wait_until};
@@ -18,11 +19,21 @@ struct Daemon {
 }
 
 impl Daemon {
+    fn start(world: &World, store: Option<&str>, args: &[&str]) -> Daemon {
+        Daemon::start_with(world, store, args, &[])
+    }
+
+    /// [`Daemon::start`] with `envs` in its environment.
     #[expect(
         clippy::disallowed_methods,
         reason = "the daemon is ganger itself, run in the background as a user runs it"
     )]
-    fn start(world: &World, store: Option<&str>, args: &[&str]) -> Daemon {
+    fn start_with(
+        world: &World,
+        store: Option<&str>,
+        args: &[&str],
+        envs: &[(&str, &str)],
+    ) -> Daemon {
         let log = world.root().join(format!("{}.log", args[0]));
         let mut all = args.to_vec();
         all.extend_from_slice(&["--metrics", "127.0.0.1:0"]);
@@ -30,6 +41,7 @@ impl Daemon {
         if let Some(url) = store {
             command.env("GANGER_STORE", url);
         }
+        command.envs(envs.iter().copied());
         let child = command
             .stdout(std::fs::File::create(&log).unwrap())
             .stderr(std::fs::File::create(log.with_extension("err")).unwrap())
@@ -73,7 +85,7 @@ impl Drop for Daemon {
 }
 
 /// `GET url`: its status and body.
-fn get(url: &str) -> (u16, String) {
+pub(crate) fn get(url: &str) -> (u16, String) {
     let agent: ureq::Agent = ureq::Agent::config_builder()
         .http_status_as_error(false)
         .timeout_global(Some(Duration::from_secs(30)))
@@ -86,7 +98,7 @@ fn get(url: &str) -> (u16, String) {
 
 /// The samples of a Prometheus text exposition, by `name{labels}` as written. Every family's
 /// `# TYPE` comes before its samples, once.
-fn samples(text: &str) -> BTreeMap<String, f64> {
+pub(crate) fn samples(text: &str) -> BTreeMap<String, f64> {
     let mut typed = Vec::new();
     let mut samples = BTreeMap::new();
     for line in text.lines() {
@@ -216,9 +228,11 @@ fn scraped_metrics_agree_with_status(store: Option<&str>) {
         assert_eq!(metric(&running), 0.0, "{text}");
     }
 
-    // The worker's claim is held, with nothing under it now; the store answered.
-    assert_eq!(metric("ganger_worker_claim_held"), 1.0, "{text}");
-    assert_eq!(metric("ganger_worker_items_held"), 0.0, "{text}");
+    // The worker's claim is held, with nothing under it now, and no fleet names a remote to
+    // push to; the store answered.
+    assert_eq!(metric("ganger_claim_held"), 1.0, "{text}");
+    assert_eq!(metric("ganger_claim_items_held"), 0.0, "{text}");
+    assert_eq!(metric("ganger_pushes_pending"), 0.0, "{text}");
     assert_eq!(metric("ganger_store_up"), 1.0, "{text}");
     assert!(metric("ganger_store_ping_seconds_count") >= 1.0, "{text}");
     assert_eq!(get(&format!("{base}/healthz")), (200, "ok\n".to_owned()));
@@ -250,8 +264,9 @@ fn serve_counts_the_queue_it_is_given() {
         .map(|state| scraped[&format!("ganger_queue_items{{state=\"{state}\"}}")])
         .sum();
     assert_eq!(open, 2.0, "{text}");
-    // No claim of a worker's to speak of.
-    assert!(!scraped.contains_key("ganger_worker_claim_held"), "{text}");
+    // serve's scheduler holds a claim of its own, with at most its --max under it.
+    assert_eq!(scraped["ganger_claim_held"], 1.0, "{text}");
+    assert!(scraped["ganger_claim_items_held"] <= 1.0, "{text}");
     assert_eq!(get(&format!("{base}/health")), (200, "ok\n".to_owned()));
 }
 
@@ -287,6 +302,65 @@ fn health_is_red_while_the_database_is_stopped_and_green_after() {
         worker.log_text()
     );
     assert_eq!(get(&health), (200, "ok\n".to_owned()));
+}
+
+/// serve's health check watches its scheduler's claim: once the store no longer holds it (its
+/// lease run out, as it does when serve is cut off from the database for longer than the
+/// lease), the check is red naming the claim while serve lives; serve then stops, exit 70,
+/// and the next serve, with a claim of its own, is green. The fault pause keeps the one that
+/// lost its claim alive long enough to be asked, however loaded the machine.
+#[test]
+fn serve_health_is_red_once_its_claim_is_lost_and_green_for_the_next_serve() {
+    let Some(db) = PgDatabase::new() else { return };
+    let store = Some(db.url.as_str());
+    let world = World::new(env!("CARGO_BIN_EXE_ganger").as_ref());
+    world.use_command_agent("echo 'DONE: ok'", "", "");
+    let pause = [("GANGER_FAULT_PAUSE", "scheduler-claim-lost:20000")];
+    let mut serve = Daemon::start_with(&world, store, &["serve", "--max", "1"], &pause);
+    let health = format!("{}/healthz", serve.metrics_base());
+    assert_eq!(
+        get(&health),
+        (200, "ok\n".to_owned()),
+        "{}",
+        serve.log_text()
+    );
+
+    let mut client = db.client();
+    let ran_out = client
+        .execute(
+            "UPDATE leases SET expires_at = now() - interval '1 second' \
+             WHERE name LIKE 'scheduler-%'",
+            &[],
+        )
+        .unwrap();
+    assert_eq!(ran_out, 1, "serve's scheduler holds one lease");
+    let (status, cause) = get(&health);
+    assert_eq!(status, 503, "{cause}\n{}", serve.log_text());
+    assert!(cause.contains("claim in the store (scheduler-"), "{cause}");
+    let scraped = samples(&get(&health.replace("/healthz", "/metrics")).1);
+    assert_eq!(scraped["ganger_claim_held"], 0.0);
+    assert_eq!(scraped["ganger_store_up"], 1.0);
+
+    let mut ended = None;
+    assert!(
+        wait_until(Duration::from_secs(120), || {
+            ended = serve.child.try_wait().unwrap();
+            ended.is_some()
+        }),
+        "serve lives on without its claim:\n{}",
+        serve.log_text()
+    );
+    assert_eq!(ended.unwrap().code(), Some(70), "{}", serve.log_text());
+    assert!(serve.log_text().contains("claim in the store ran out"));
+
+    let mut next = Daemon::start(&world, store, &["serve", "--max", "1"]);
+    let health = format!("{}/healthz", next.metrics_base());
+    assert_eq!(
+        get(&health),
+        (200, "ok\n".to_owned()),
+        "{}",
+        next.log_text()
+    );
 }
 
 /// The metrics listener is bounded as the API's is (`connections.rs`): a client that connects

@@ -714,6 +714,102 @@ fn a_round_is_on_the_remote_once_it_ended_though_its_worker_never_looked_again()
     );
 }
 
+/// `ganger worker --metrics` counts a finished round whose work its fleet's remote refuses
+/// for now (a pre-receive hook, as a full disk or a protected branch would) as a push
+/// pending: 1 while the remote refuses it and the worker tries again, 0 once the remote takes
+/// it and the round's item ends, its work there.
+#[test]
+fn a_round_whose_push_the_remote_refuses_is_a_push_pending_until_it_goes() {
+    let Some(db) = PgDatabase::new() else { return };
+    let store = db.url.as_str();
+    let (world, served, bare) = world_with_remote("echo line >> work.txt; echo 'DONE: ok'");
+    let refuse = world.root().join("refuse-pushes");
+    std::fs::write(&refuse, "").unwrap();
+    let hook = bare.join("hooks/pre-receive");
+    std::fs::write(
+        &hook,
+        format!(
+            "#!/bin/sh\nif test -e '{}'; then echo 'refused for now' >&2; exit 1; fi\n",
+            refuse.display()
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(&hook, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let (_daemon, port) = serve_git(&world, &served, &[]);
+    let url = format!("git://127.0.0.1:{port}/app.git");
+    submit_one(&world, store, &url, "t1", "do t1");
+    let host_a = host(&world, "a");
+    let a = worker_with_metrics(&world, store, &host_a, "a");
+    let mut base = None;
+    assert!(
+        wait_until(Duration::from_secs(60), || {
+            base = a.log_text().lines().find_map(|line| {
+                let (_, at) = line.split_once("metrics at ")?;
+                Some(at.trim().to_owned())
+            });
+            base.is_some()
+        }),
+        "{}",
+        a.log_text()
+    );
+    let metrics = base.unwrap();
+    let pending =
+        || crate::metrics::samples(&crate::metrics::get(&metrics).1)["ganger_pushes_pending"];
+    assert!(
+        wait_until(Duration::from_secs(120), || pending() == 1.0),
+        "{:#?}\n{}",
+        tasks(&world, store),
+        a.log_text()
+    );
+    let task = &tasks(&world, store)[0];
+    assert_eq!(task["last_status"], "done", "{task:#}");
+    assert_eq!(task["queue"], "delivered", "{task:#}");
+    assert!(git_at(&bare, &["rev-parse", "refs/heads/agent/t1"]).is_none());
+
+    std::fs::remove_file(&refuse).unwrap();
+    assert!(
+        wait_until(
+            Duration::from_secs(120),
+            || tasks(&world, store)[0]["queue"] == "ended"
+        ),
+        "{:#?}\n{}",
+        tasks(&world, store),
+        a.log_text()
+    );
+    assert_eq!(pending(), 0.0);
+    assert_eq!(
+        git_at(&bare, &["show", "refs/ganger/t1/round-1:work.txt"]).as_deref(),
+        Some("line")
+    );
+}
+
+/// `ganger worker --metrics 127.0.0.1:0` run in `host`, both its streams in its log.
+#[expect(
+    clippy::disallowed_methods,
+    reason = "the worker is ganger itself, run in the background as a user runs it"
+)]
+fn worker_with_metrics(world: &World, store: &str, host: &Path, name: &str) -> Background {
+    let log = world.root().join(format!("worker-{name}.log"));
+    let host_text = host.to_string_lossy().into_owned();
+    let mut command = world.command(&[
+        "-C",
+        &host_text,
+        "worker",
+        "--name",
+        name,
+        "--metrics",
+        "127.0.0.1:0",
+    ]);
+    command.env("GANGER_STORE", store);
+    let file = std::fs::File::create(&log).unwrap();
+    let child = command
+        .stdout(file.try_clone().unwrap())
+        .stderr(file)
+        .spawn()
+        .unwrap();
+    Background { child, log }
+}
+
 #[test]
 fn a_fleet_remote_is_refused_without_a_shared_store_or_with_a_password() {
     let world = World::new(env!("CARGO_BIN_EXE_ganger").as_ref());

@@ -178,7 +178,7 @@ pub(crate) fn serve(engine: &Engine, args: ServeArgs) -> Outcome {
     // a bad tokens.toml or another scheduler fails it first.
     let mut web = None;
     let mut metrics_at = args.metrics;
-    let mut ready = || -> Result<(), EngineError> {
+    let mut ready = |claim: &ganger_engine::metrics::ClaimKey| -> Result<(), EngineError> {
         let started = match listen.take() {
             Some(listen) => {
                 let web_engine = Engine::open(
@@ -197,7 +197,7 @@ pub(crate) fn serve(engine: &Engine, args: ServeArgs) -> Outcome {
             None => None,
         };
         let metrics = match metrics_at.take() {
-            Some(address) => Some(start_metrics(engine, address, None)?),
+            Some(address) => Some(start_metrics(engine, address, Some(claim.clone()))?),
             None => None,
         };
         let said = |text: String| {
@@ -259,7 +259,7 @@ pub(crate) fn worker(engine: &Engine, args: WorkerArgs) -> Outcome {
 }
 
 /// Starts `--metrics` on `address` with an engine of its own; `claim` is the process's own
-/// (a worker's). A taken or refused address is bad input.
+/// (a worker's, or serve's scheduler's). A taken or refused address is bad input.
 fn start_metrics(
     engine: &Engine,
     address: std::net::SocketAddr,

@@ -1,12 +1,14 @@
 //! What an operator's metrics and health endpoint read (`ganger serve|worker --metrics`,
 //! docs/operations.md): the queue by state, the rounds by agent and status with their
-//! durations, the warm agents with their memory, and, for a worker, whether its claim in the
-//! store lives and how many items it holds under it. Each read is the store's truth at that
+//! durations, the warm agents with their memory, the finished rounds whose work waits to be
+//! pushed to their fleet's remote, and whether the process's own claim in the store (a
+//! worker's, or serve's scheduler's) lives and how many items it holds under it. Each read is the store's truth at that
 //! moment, so that any number of scrapers, and a process restarted, say the same.
 
 use crate::api::Engine;
+use ganger_events::RoundStatus;
 pub use ganger_store::ClaimKey;
-use ganger_store::{Backend, QueueState, RoundTally};
+use ganger_store::{Backend, QueueItem, QueueKind, QueueState, RoundTally};
 use std::time::{Duration, Instant};
 
 /// The upper bounds of the round duration histogram's buckets, in seconds: a scripted round
@@ -23,7 +25,8 @@ pub const QUEUE_STATES: &[QueueState] = &[
     QueueState::Stale,
 ];
 
-/// A process's own claim in the store (a worker's), and what it holds under it.
+/// A process's own claim in the store (a worker's, or serve's scheduler's), and what it holds
+/// under it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ClaimMetrics {
     /// Whether the store holds the claim alive (a lease not run out, a lock held).
@@ -50,6 +53,9 @@ pub struct FleetMetrics {
     /// The rounds by agent and status, timed against [`ROUND_SECONDS_BOUNDS`].
     pub rounds: Vec<RoundTally>,
     pub warm: Vec<WarmMetric>,
+    /// Delivered items whose round has ended and whose fleet names a remote: the rounds whose
+    /// work waits for its push there before the item ends (a push that fails is tried again).
+    pub pushes_pending: u64,
     /// The claim's reading, for a process that holds one.
     pub claim: Option<ClaimMetrics>,
 }
@@ -77,8 +83,23 @@ impl Engine {
             .collect();
         let bounds_ms: Vec<u64> = ROUND_SECONDS_BOUNDS.iter().map(|s| s * 1000).collect();
         let rounds = store.round_tallies(&bounds_ms).map_err(failed)?;
+        let in_flight = store
+            .items_in(
+                &[QueueState::Delivering, QueueState::Delivered],
+                0,
+                u32::MAX,
+            )
+            .map_err(failed)?;
+        let pushes_pending = pushes_pending(&*store, &in_flight).map_err(failed)?;
         let claim = match claim {
-            Some(key) => Some(claim_metrics(&*store, key).map_err(failed)?),
+            Some(key) => Some(ClaimMetrics {
+                held: store.is_alive(key).map_err(failed)?,
+                items: count(
+                    in_flight
+                        .iter()
+                        .filter(|item| item.claimed_by.as_deref() == Some(key.as_str())),
+                ),
+            }),
             None => None,
         };
         let warm = crate::round::warm::list_warm(self.workspace(), &*store)
@@ -93,6 +114,7 @@ impl Engine {
             queue,
             rounds,
             warm,
+            pushes_pending,
             claim,
         })
     }
@@ -130,23 +152,45 @@ impl Engine {
     }
 }
 
-/// Whether `key` lives, and the items in flight held under it.
-fn claim_metrics(
+/// Of the items `in_flight`, those delivered whose round has ended and whose fleet (the
+/// item's, or for a fix queued by hand its task's) names a remote.
+fn pushes_pending(
     store: &dyn Backend,
-    key: &ClaimKey,
-) -> std::result::Result<ClaimMetrics, ganger_store::StoreError> {
-    let held = store.is_alive(key)?;
-    let in_flight = store.items_in(
-        &[QueueState::Delivering, QueueState::Delivered],
-        0,
-        u32::MAX,
-    )?;
-    let items = in_flight
+    in_flight: &[QueueItem],
+) -> std::result::Result<u64, ganger_store::StoreError> {
+    let with_remote: Vec<String> = store
+        .fleets()?
+        .into_iter()
+        .filter(|fleet| fleet.remote.is_some())
+        .map(|fleet| fleet.name)
+        .collect();
+    if with_remote.is_empty() {
+        return Ok(0);
+    }
+    let mut pending = 0;
+    for item in in_flight
         .iter()
-        .filter(|item| item.claimed_by.as_deref() == Some(key.as_str()))
-        .count();
-    Ok(ClaimMetrics {
-        held,
-        items: u64::try_from(items).unwrap_or(u64::MAX),
-    })
+        .filter(|i| i.state == QueueState::Delivered)
+    {
+        let Some(task) = store.task(&item.slug)? else {
+            continue;
+        };
+        let fleet = match (&item.fleet, item.kind) {
+            (Some(fleet), _) => Some(fleet.clone()),
+            (None, QueueKind::Start) => None,
+            (None, _) => store.task_fleet(task.id)?,
+        };
+        if !fleet.is_some_and(|fleet| with_remote.contains(&fleet)) {
+            continue;
+        }
+        let ended = store
+            .round(task.id, item.round)?
+            .is_some_and(|round| round.status != RoundStatus::Running);
+        pending += u64::from(ended);
+    }
+    Ok(pending)
+}
+
+fn count<T>(items: impl Iterator<Item = T>) -> u64 {
+    u64::try_from(items.count()).unwrap_or(u64::MAX)
 }

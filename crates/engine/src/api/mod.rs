@@ -421,12 +421,12 @@ impl Engine {
     }
 
     /// The scheduler for queued work, until it is stopped (one per repository). `ready` is
-    /// called once this process is the repository's scheduler, before anything starts; an
-    /// error of its own ends `serve` there.
+    /// told the scheduler's claim in the store once this process is the repository's
+    /// scheduler, before anything starts; an error of its own ends `serve` there.
     pub fn serve(
         &self,
         options: crate::ops::fleet::SchedulerOptions,
-        ready: &mut dyn FnMut() -> Result<()>,
+        ready: &mut dyn FnMut(&ganger_store::ClaimKey) -> Result<()>,
         events: &mut (dyn crate::ops::fleet::FleetEvents + Send),
     ) -> Result<crate::ops::fleet::Drained> {
         self.with_lander(events, |events| {

@@ -186,23 +186,26 @@ fn write_warm_and_claim(out: &mut Exposition, metrics: &FleetMetrics) {
             *bytes as f64,
         );
     }
+    out.family(
+        "ganger_pushes_pending",
+        Kind::Gauge,
+        "Finished rounds whose work waits to be pushed to their fleet's remote.",
+    );
+    out.sample("ganger_pushes_pending", &[], metrics.pushes_pending as f64);
     let Some(claim) = &metrics.claim else {
         return;
     };
     out.family(
-        "ganger_worker_claim_held",
+        "ganger_claim_held",
         Kind::Gauge,
-        "Whether the store holds this worker's claim (a lease on PostgreSQL) alive.",
+        "Whether the store holds this process's claim (a worker's, or serve's scheduler's; a \
+         lease on PostgreSQL) alive.",
     );
-    out.sample(
-        "ganger_worker_claim_held",
-        &[],
-        f64::from(u8::from(claim.held)),
-    );
+    out.sample("ganger_claim_held", &[], f64::from(u8::from(claim.held)));
     out.family(
-        "ganger_worker_items_held",
+        "ganger_claim_items_held",
         Kind::Gauge,
-        "Queue items this worker is delivering or has delivered under its claim.",
+        "Queue items this process is delivering or has delivered under its claim.",
     );
-    out.sample("ganger_worker_items_held", &[], claim.items as f64);
+    out.sample("ganger_claim_items_held", &[], claim.items as f64);
 }

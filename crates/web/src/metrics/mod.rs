@@ -1,6 +1,6 @@
 //! `--metrics ADDRESS:PORT` of `ganger serve` and `ganger worker`: Prometheus's text format at
 //! `/metrics`, and `/healthz` (also `/health`), 200 while the store answers and the process's
-//! claim (a worker's) is held, 503 with the cause otherwise. A listener of its own, bounded as
+//! claim (a worker's, or serve's scheduler's) is held, 503 with the cause otherwise. A listener of its own, bounded as
 //! the API's is (`connections.rs`: connections held, time to send headers, request bodies),
 //! with a thread and a small runtime of its own beside the scheduler.
 //!
@@ -43,7 +43,7 @@ pub struct MetricsServer {
 /// What the handlers share.
 struct Shared {
     engine: Arc<Engine>,
-    /// The process's own claim, for a worker.
+    /// The process's own claim (a worker's, or serve's scheduler's).
     claim: Option<ClaimKey>,
     pings: Pings,
     /// Held by the one look at the store under way.

@@ -215,6 +215,8 @@ pub fn run_scheduler_as(
         // lasts) has had its items taken over by others: it stops rather than deliver more
         // under a claim the others hold dead.
         if scheduler.me.lost() {
+            // A test's window: the process lives on a while with its claim lost.
+            crate::base::faults::pause("scheduler-claim-lost");
             return Err(crate::base::error::EngineError::environment(
                 "this scheduler's claim in the store ran out while it was cut off; the rounds \
                  it had claimed are others' now",

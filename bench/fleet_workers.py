@@ -1,0 +1,246 @@
+#!/usr/bin/env python3
+"""ganger's own machine time per round of a fleet drained by 1, 2 and 4 workers (issue 44).
+
+A fleet of N one-round tasks (default 1000, --rounds) of an instant `command` agent (a bash
+script that reads the prompt and says `DONE: ok`), drained by W `ganger worker`s (default
+1,2,4, each --capacity 2) sharing a PostgreSQL store: the private cluster of the tests
+(`scripts/postgres-cluster /tmp/ganger-ci-postgres 55432`, fsync off) or --postgres URL, a
+database of its own per drain. For each binary given (--ganger, and --old to compare a build of
+another commit side by side, the drains interleaved) and each mode (--modes, default cold: `[warm]
+default = false`, or `warm`: `true`), it prints:
+
+- wall: from the workers' start to the queue drained (every item ended), and rounds/s;
+- ganger CPU per round: the CPU time (user + system) of every process of the workers' process
+  trees, the detached round hosts and the git commands ganger runs included, less the agents'
+  own, read from a cpuacct cgroup the workers start in (the agent script moves itself into a
+  sibling cgroup as its first command, so only its bash start-up before that line counts as
+  ganger's). `total` is the drain's whole CPU time divided by N; `median` is the median of
+  the per-round figures of one-second windows (CPU spent in the window / rounds that ended in
+  it), which leaves out the start-up and the tail. Of the total: `worker`, the worker
+  processes themselves (their threads; /proc/PID/stat); `git`, the git commands (a `git` first
+  on the workers' PATH moves itself into a cgroup of its own and execs the real one); `hosts`,
+  the rest: the round hosts (`ganger host`, a process per round);
+- agent: the agents' own CPU per round, left out of ganger's (for scale);
+- store: PostgreSQL's time executing statements per round (`pg_stat_database.active_time`).
+
+The `command` agent has no warm mode, so `--modes warm` (`[warm] default = true`) measures only
+what asking for warm costs when ganger then runs the round cold; warm against cold of an agent
+that has one needs an instant agent speaking its warm protocol (not written yet).
+
+Every drain is checked: every task one round, done. Needs root (a cpuacct cgroup under
+/sys/fs/cgroup/cpuacct), git, bash, psql, and a release build:
+`cargo build --release -p ganger-cli` (--ganger target/release/ganger).
+
+Usage: python3 bench/fleet_workers.py --ganger PATH [--old PATH] [--rounds N] [--workers 1,2,4]
+                                      [--capacity C] [--modes cold[,warm]] [--postgres URL]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from fleet import env_for  # noqa: E402
+from workers import database, psql  # noqa: E402
+
+REPO = Path(__file__).resolve().parents[1]
+CPUACCT = Path("/sys/fs/cgroup/cpuacct")
+GIT = """#!/bin/sh
+echo $$ > {cgroup}/cgroup.procs
+exec {real} "$@"
+"""
+AGENT = """#!/bin/bash
+echo $$ > {cgroup}/cgroup.procs
+cat > /dev/null
+echo "DONE: ok"
+"""
+
+
+class Cgroups:
+    """A cpuacct cgroup for ganger's processes, and siblings for its git's and the agents'."""
+
+    def __init__(self, name: str):
+        self.root = CPUACCT / name
+        self.ganger, self.git = self.root / "ganger", self.root / "git"
+        self.agent = self.root / "agent"
+        for group in (self.root, self.ganger, self.git, self.agent):
+            group.mkdir()
+
+    @staticmethod
+    def usage_ns(group: Path) -> int:
+        return int((group / "cpuacct.usage").read_text())
+
+    def kill_left(self) -> None:
+        """Kills what is left in the cgroups (round hosts, warm agents this drain started)."""
+        for group in (self.ganger, self.git, self.agent):
+            for pid in (group / "cgroup.procs").read_text().split():
+                try:
+                    os.kill(int(pid), signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+
+    def remove(self) -> None:
+        deadline = time.monotonic() + 30
+        for group in (self.ganger, self.git, self.agent, self.root):
+            while True:
+                try:
+                    group.rmdir()
+                    break
+                except OSError:
+                    if time.monotonic() > deadline:
+                        raise
+                    self.kill_left()
+                    time.sleep(0.2)
+
+
+def own_cpu_ms(pid: int) -> float:
+    """The CPU time of process `pid` itself (all its threads), not of its children."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) * 1000 / os.sysconf("SC_CLK_TCK")
+
+
+def drain(ganger: Path, root: Path, admin: str, name: str, rounds: int, workers: int,
+          capacity: int, warm: bool) -> dict[str, float]:
+    here = root / name
+    repo, home = here / "repo", here / "home"
+    repo.mkdir(parents=True)
+    home.mkdir(parents=True)
+    env = env_for(home)
+    url = database(admin, name)
+    env["GANGER_STORE"] = url
+    groups = Cgroups(f"ganger-bench-{os.getpid()}-{name}")
+    try:
+        agent = here / "agent.sh"
+        agent.write_text(AGENT.format(cgroup=groups.agent))
+        agent.chmod(0o755)
+        (here / "bin").mkdir()
+        git = here / "bin" / "git"
+        git.write_text(GIT.format(cgroup=groups.git, real=shutil.which("git")))
+        git.chmod(0o755)
+        subprocess.run(["git", "init", "-q", "-b", "main"], cwd=repo, env=env, check=True)
+        (repo / "README.md").write_text("bench\n")
+        warm_table = f"default = true\nmax = {workers * capacity}\n" if warm else "default = false\n"
+        (repo / "ganger.toml").write_text(
+            '[defaults]\nagent = "command"\n\n[agents.command]\n'
+            f'argv = ["{agent}"]\nformat = "text"\n\n[warm]\n{warm_table}')
+        subprocess.run(["git", "add", "-A"], cwd=repo, env=env, check=True)
+        subprocess.run(["git", "commit", "-qm", "init"], cwd=repo, env=env, check=True)
+        file = here / "fleet.toml"
+        file.write_text('name = "bench"\n' + "".join(
+            f'[[task]]\nslug = "t{n}"\nmessage = "hello"\n' for n in range(rounds)))
+        quiet = {"cwd": repo, "env": env, "stdout": subprocess.DEVNULL,
+                 "stderr": subprocess.DEVNULL}
+        subprocess.run([str(ganger), "fleet", "submit", str(file)], check=True, **quiet)
+        quiet["env"] = dict(env, PATH=f"{here / 'bin'}:{env['PATH']}")
+        active = float(psql(url, "SELECT active_time FROM pg_stat_database "
+                                 "WHERE datname = current_database()"))
+        # Each worker joins ganger's cgroup before it is ganger: all it starts is counted.
+        join = f'echo $$ > {groups.ganger}/cgroup.procs && exec "$@"'
+        cpu0, agent0 = groups.usage_ns(groups.ganger), groups.usage_ns(groups.agent)
+        git0 = groups.usage_ns(groups.git)
+        cpu0 += git0
+        began = time.monotonic()
+        procs = [subprocess.Popen(["sh", "-c", join, "sh", str(ganger), "worker", "--name",
+                                   f"w{i}", "--capacity", str(capacity)], **quiet)
+                 for i in range(workers)]
+        windows: list[float] = []
+        try:
+            last = (began, cpu0, 0)
+            while True:
+                time.sleep(0.2)
+                ended = int(psql(url, "SELECT count(*) FROM queue WHERE state = 'ended'"))
+                now = time.monotonic()
+                cpu = groups.usage_ns(groups.ganger) + groups.usage_ns(groups.git)
+                if now - last[0] >= 1.0 and ended > last[2]:
+                    windows.append((cpu - last[1]) / 1e6 / (ended - last[2]))
+                    last = (now, cpu, ended)
+                if ended == rounds:
+                    break
+                if any(p.poll() is not None for p in procs):
+                    raise SystemExit(f"a worker ended early in {name}")
+                if now - began > 3600:
+                    raise SystemExit(f"{name} did not drain within an hour")
+            elapsed = time.monotonic() - began
+            git_ms = (groups.usage_ns(groups.git) - git0) / 1e6
+            cpu_ms = (groups.usage_ns(groups.ganger) - cpu0) / 1e6 + git_ms
+            agent_ms = (groups.usage_ns(groups.agent) - agent0) / 1e6
+            worker_ms = sum(own_cpu_ms(p.pid) for p in procs)
+        finally:
+            for p in procs:
+                p.kill()
+                p.wait()
+            groups.kill_left()
+        time.sleep(1.0)  # the statistics collector sends what it has within a second
+        active = float(psql(url, "SELECT active_time FROM pg_stat_database "
+                                 "WHERE datname = current_database()")) - active
+        done = int(psql(url, "SELECT count(*) FROM rounds WHERE status = 'done'"))
+        tasks = int(psql(url, "SELECT count(*) FROM tasks"))
+        assert (done, tasks) == (rounds, rounds), (name, done, tasks)
+        return {"wall": elapsed, "cpu_ms": cpu_ms,
+                "median_ms": statistics.median(windows) if windows else cpu_ms / rounds,
+                "store_ms": active, "agent_ms": agent_ms,
+                "worker_ms": worker_ms, "git_ms": git_ms}
+    finally:
+        groups.remove()
+        psql(admin, f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+        subprocess.run(["rm", "-rf", str(here)], check=False)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--ganger", type=Path, required=True)
+    parser.add_argument("--old", type=Path, help="a build of another commit, side by side")
+    parser.add_argument("--rounds", type=int, default=1000)
+    parser.add_argument("--workers", default="1,2,4")
+    parser.add_argument("--capacity", type=int, default=2)
+    parser.add_argument("--modes", default="cold")
+    parser.add_argument("--postgres", help="the server's URL (default: the tests' cluster)")
+    args = parser.parse_args()
+    if not os.access(CPUACCT, os.W_OK):
+        sys.exit(f"{CPUACCT} is not writable: ganger's CPU time is read from a cgroup there")
+    admin = args.postgres or subprocess.run(
+        [str(REPO / "scripts" / "postgres-cluster"), "/tmp/ganger-ci-postgres", "55432"],
+        check=True, capture_output=True, text=True).stdout.strip()
+    builds = {"new": args.ganger.resolve()}
+    if args.old:
+        builds = {"old": args.old.resolve(), **builds}
+    counts = [int(w) for w in args.workers.split(",")]
+    modes = args.modes.split(",")
+    results: dict[tuple[str, str, int], dict[str, float]] = {}
+    with tempfile.TemporaryDirectory(prefix="ganger-bench-fleet-workers-") as tmp:
+        root = Path(tmp)
+        for workers in counts:
+            for mode in modes:
+                for label, ganger in builds.items():
+                    name = f"bench_fw_{label}_{mode}_{workers}"
+                    print(f"draining {args.rounds} rounds: {label}, {mode}, {workers} worker(s)",
+                          file=sys.stderr, flush=True)
+                    results[(label, mode, workers)] = drain(
+                        ganger, root, admin, name, args.rounds, workers, args.capacity,
+                        mode == "warm")
+    n = args.rounds
+    print(f"{n} rounds of an instant command agent; workers of capacity {args.capacity}; "
+          f"PostgreSQL at {admin.rsplit('@', 1)[-1]}")
+    print(f"{'build':5} {'mode':5} {'workers':>7} {'wall s':>8} {'rounds/s':>9} "
+          f"{'cpu ms/round median':>20} {'total':>7} {'cpu s':>7} {'worker':>7} {'hosts':>7} {'git':>7} "
+          f"{'store ms/round':>15} {'agent ms/round':>15}")
+    for (label, mode, workers), r in results.items():
+        print(f"{label:5} {mode:5} {workers:7d} {r['wall']:8.1f} {n / r['wall']:9.1f} "
+              f"{r['median_ms']:20.1f} {r['cpu_ms'] / n:7.1f} {r['cpu_ms'] / 1000:7.1f} "
+              f"{r['worker_ms'] / n:7.1f} {(r['cpu_ms'] - r['worker_ms'] - r['git_ms']) / n:7.1f} "
+              f"{r['git_ms'] / n:7.1f} {r['store_ms'] / n:15.2f} {r['agent_ms'] / n:15.1f}")
+    print(json.dumps({f"{k[0]}/{k[1]}/{k[2]}": v for k, v in results.items()}), file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()
