@@ -116,6 +116,13 @@ impl Scheduler<'_> {
             results.extend(chunk.iter().zip(delivered));
         }
         let delivering = started.elapsed();
+        if crate::base::faults::fails("scheduler-recording-deliveries") {
+            // As a database that went away under the pass: its deliveries stay `delivering`.
+            return Err(crate::base::error::EngineError::environment(
+                "the store went away (a fault injected by a test)",
+                std::io::Error::from(std::io::ErrorKind::ConnectionReset),
+            ));
+        }
         for (item, delivery) in results {
             self.record_delivery(item, delivery, events)?;
         }

@@ -38,7 +38,7 @@ impl Scheduler<'_> {
                 // scheduler's still being delivered otherwise is one a failed pass left (the
                 // database went away under it), and is settled as a dead scheduler's is.
                 if item.state == QueueState::Delivering && !self.in_lanes.contains(&item.id) {
-                    self.recover_item(item, events)?;
+                    self.recover_item(item, true, events)?;
                     adopted = true;
                 }
                 continue;
@@ -68,15 +68,22 @@ impl Scheduler<'_> {
             }
             adopted = true;
             if item.state == QueueState::Delivering {
-                self.recover_item(item, events)?;
+                self.recover_item(item, false, events)?;
             }
         }
         Ok(adopted)
     }
 
-    /// An item a dead scheduler was delivering: delivered if its round was recorded, else
-    /// back in the queue (a start's half-made worktree removed first).
-    fn recover_item(&mut self, item: &QueueItem, events: &mut dyn FleetEvents) -> Result<()> {
+    /// An item a dead scheduler was delivering (or this one, `own`, in a pass that failed):
+    /// delivered if its round was recorded, else back in the queue (a start's half-made
+    /// worktree removed first). A round this scheduler started is told as started now, since
+    /// the failed pass could not tell it.
+    fn recover_item(
+        &mut self,
+        item: &QueueItem,
+        own: bool,
+        events: &mut dyn FleetEvents,
+    ) -> Result<()> {
         let claimed = item.claimed_at.unwrap_or(item.updated_at);
         let task = self.store.task(&item.slug)?;
         let ours = match &task {
@@ -103,8 +110,18 @@ impl Scheduler<'_> {
                     reason: "the scheduler was stopped while starting it".into(),
                 });
             }
-            (Some(_), Some(round)) => {
+            (Some(task), Some(round)) => {
                 mark_delivered(&mut *self.store, item, round.number)?;
+                if own {
+                    self.watch(round.claim.clone());
+                    self.totals.started += 1;
+                    events.event(FleetEvent::Started {
+                        slug: task.slug.clone(),
+                        round: round.number,
+                        agent: task.agent.clone(),
+                        model: round.model.clone(),
+                    });
+                }
             }
             (None, _) if item.kind == QueueKind::Start => {
                 self.remove_half_made(&item.slug)?;
