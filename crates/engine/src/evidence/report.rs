@@ -431,9 +431,9 @@ pub fn round_report_with(
 /// whose worktree belongs to another main checkout on this host (a worker's clone of its
 /// fleet's remote), that checkout's.
 fn files_state(ws: &Workspace, task: &Task) -> ganger_store::StateDir {
-    let same = |a: &Path, b: &Path| match (a.canonicalize(), b.canonicalize()) {
-        (Ok(a), Ok(b)) => a == b,
-        _ => a == b,
+    // Most tasks are this checkout's own, named by the same path: no look at the disk then.
+    let same = |a: &Path, b: &Path| {
+        a == b || matches!((a.canonicalize(), b.canonicalize()), (Ok(a), Ok(b)) if a == b)
     };
     owning_checkout(&task.worktree)
         .filter(|main| !same(main, &ws.repo.main))

@@ -140,14 +140,7 @@ impl Scheduler<'_> {
             Delivery::Started { task, round } => {
                 self.unavailable.remove(&item.id);
                 mark_delivered(&mut *self.store, item, round.number)?;
-                self.watch(round.claim.clone());
-                self.totals.started += 1;
-                events.event(FleetEvent::Started {
-                    slug: task.slug.clone(),
-                    round: round.number,
-                    agent: task.agent.clone(),
-                    model: round.model.clone(),
-                });
+                self.started(&task, &round, events);
             }
             Delivery::Refused(reason) => {
                 self.refuse(item, QueueState::Refused, reason, events)?;
@@ -175,6 +168,24 @@ impl Scheduler<'_> {
             }
         }
         Ok(())
+    }
+
+    /// Counts and tells a round this scheduler started, and watches its claim, so that its
+    /// end wakes the next pass.
+    pub(super) fn started(
+        &mut self,
+        task: &ganger_store::Task,
+        round: &ganger_store::Round,
+        events: &mut dyn FleetEvents,
+    ) {
+        self.watch(round.claim.clone());
+        self.totals.started += 1;
+        events.event(FleetEvent::Started {
+            slug: task.slug.clone(),
+            round: round.number,
+            agent: task.agent.clone(),
+            model: round.model.clone(),
+        });
     }
 
     /// Records what the remotes' lanes finished since the last pass: their deliveries, and

@@ -113,14 +113,7 @@ impl Scheduler<'_> {
             (Some(task), Some(round)) => {
                 mark_delivered(&mut *self.store, item, round.number)?;
                 if own {
-                    self.watch(round.claim.clone());
-                    self.totals.started += 1;
-                    events.event(FleetEvent::Started {
-                        slug: task.slug.clone(),
-                        round: round.number,
-                        agent: task.agent.clone(),
-                        model: round.model.clone(),
-                    });
+                    self.started(&task, &round, events);
                 }
             }
             (None, _) if item.kind == QueueKind::Start => {
