@@ -28,7 +28,10 @@ fn queued(served: &Served) -> Vec<String> {
 
 #[test]
 fn tasks_are_queued_to_land_through_the_api_as_the_tokens_commander() {
-    let world = land_world("");
+    // serve's lander lands what is queued; this test is about the queueing, so the lander's
+    // batch is held in its checks (while `.git/hold` is there) and the items stay queued
+    // however slowly the test runs.
+    let world = land_world(HOLD);
     good(&world, Some("alice"), "ok");
     good(&world, Some("alice"), "ok2");
     good(&world, Some("bob"), "bobs");
@@ -38,6 +41,7 @@ fn tasks_are_queued_to_land_through_the_api_as_the_tokens_commander() {
         .expect_code(0);
     // A task whose check failed.
     start_as(&world, Some("alice"), "red", "echo 'broken(' > api.sh", 1);
+    let hold = Hold::new(&world);
     write_tokens(&world);
     let served = Served::start(world);
     let post = |token: &str, body: Value| {
@@ -155,6 +159,29 @@ fn tasks_are_queued_to_land_through_the_api_as_the_tokens_commander() {
     assert!(api["paths"]["/api/land"]["post"].is_object());
     assert!(api["paths"]["/api/land"]["get"].is_object());
     assert!(api["paths"]["/api/conflicts"]["get"].is_object());
+    drop(hold);
+}
+
+/// A check that waits while the repository's `.git/hold` is there (at most two minutes).
+const HOLD: &str = "[[checks]]\nname = \"hold\"\ncommand = \"h=$(git rev-parse --git-common-dir)/hold; \
+                    for i in $(seq 2400); do [ -e $h ] || exit 0; sleep 0.05; done\"\n";
+
+/// `.git/hold` while it lives: the lander's checks wait ([`HOLD`]).
+struct Hold(std::path::PathBuf);
+
+impl Hold {
+    fn new(world: &ganger_test_support::World) -> Hold {
+        let common = world.git(&["rev-parse", "--path-format=absolute", "--git-common-dir"]);
+        let path = std::path::PathBuf::from(common.trim()).join("hold");
+        std::fs::write(&path, "").unwrap();
+        Hold(path)
+    }
+}
+
+impl Drop for Hold {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.0);
+    }
 }
 
 #[test]
