@@ -74,6 +74,43 @@ fn first_green_cancels_the_other_attempts_at_once() {
     );
 }
 
+/// `--first-green` starts its attempts one by one and looks between two starts: an attempt
+/// that passed while the others were being started wins at once, and those not started yet
+/// never start (each start is held two seconds after spawning its host, debug builds, so
+/// attempt 1 has passed before attempt 2 would start). Their rows say `not-started`, and no
+/// task of theirs exists.
+#[test]
+fn first_green_starts_no_attempt_once_one_has_passed() {
+    let world = World::new(env!("CARGO_BIN_EXE_ganger").as_ref());
+    world.use_command_agent("cat >/dev/null; echo hi > win.txt; echo done", "", "");
+    let mut race = world.command(&[
+        "race",
+        "s",
+        "--message",
+        "work",
+        "--attempts",
+        "command*3",
+        "--check",
+        "true",
+        "--first-green",
+        "--json",
+    ]);
+    race.env("GANGER_FAULT_PAUSE", "launch-after-spawn:2000");
+    let run = race.output().unwrap();
+    assert!(run.status.success(), "{run:?}");
+    let report: serde_json::Value = serde_json::from_slice(&run.stdout).unwrap();
+    assert_eq!(report["winner_task"], "s.1", "{report:#}");
+    for (row, number) in [(1, 2), (2, 3)] {
+        assert_eq!(
+            report["attempts"][row]["status"], "not-started",
+            "{report:#}"
+        );
+        world
+            .ganger(&["status", &format!("s.{number}")])
+            .expect_code(2);
+    }
+}
+
 /// A cancel that reaches a detached host while it is still starting (held before it takes
 /// its claim over, debug builds) is recorded by the host itself, which watches stop signals
 /// from its first step: the round ends `cancelled (ganger cancel)` at once, its agent never

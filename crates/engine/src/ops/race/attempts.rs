@@ -100,6 +100,18 @@ pub(super) fn run(
                 let prompt = &admitted.prompt;
                 queued::queue_attempt(&mut *store, race, attempt, prompt, options, notices)?;
             }
+        } else if options.first_green {
+            // One after another, looking between two starts: an attempt that passed while
+            // the others were being started wins at once, and those not started yet never
+            // start (their spend is nothing). The starts wait for one another anyway: each
+            // registers its worktree under the repository's worktree lock.
+            for number in starting {
+                let began = start_attempt(ws, race, admitted, options, number, notices)?;
+                kept_out[number as usize - 1] = !began;
+                if passed_already(&mut *store, ws, race, &mut wake, notices)? {
+                    break;
+                }
+            }
         } else {
             for (number, began) in start_all(ws, race, admitted, options, &starting, notices)? {
                 kept_out[number as usize - 1] = !began;
@@ -113,6 +125,26 @@ pub(super) fn run(
             wake.wait();
         }
     }
+}
+
+/// Whether an attempt of `race` has passed its checks already (`--first-green`'s look between
+/// two starts).
+fn passed_already(
+    store: &mut dyn ganger_store::Backend,
+    ws: &Workspace,
+    race: &RaceRecord,
+    wake: &mut Wake,
+    notices: &mut dyn Notices,
+) -> Result<bool> {
+    for number in 1..=race.attempts {
+        let Some(task) = store.task(&attempt_slug(&race.slug, number))? else {
+            continue;
+        };
+        if state(store, ws, &task, wake, notices)? == State::Passed {
+            return Ok(true);
+        }
+    }
+    Ok(false)
 }
 
 /// Starts the attempts `numbers` at once, each on a thread of its own (a start is mostly git

@@ -1,4 +1,5 @@
-//! `--first-green`'s end: every other attempt still working is stopped, all at once. Each
+//! `--first-green`'s end: every other attempt still working is stopped, all at once (one not
+//! started yet never starts: the driver starts them one by one and looks between two). Each
 //! running round is cancelled on a thread of its own (a cancel signals the round's host and
 //! waits until it has recorded the round `cancelled`, so the report that follows is true),
 //! and the attempts are looked at again at once; only an attempt whose fix loop is between
@@ -34,6 +35,14 @@ pub(super) fn cancel_others(
         format!("attempt {winner} passed first (--first-green); cancelling the others"),
     );
     let mut store = ws.open_store()?;
+    if !queue {
+        for number in (1..=race.attempts).filter(|n| *n != winner) {
+            if store.task(&attempt_slug(&race.slug, number))?.is_none() {
+                let why = format!("attempt {number} not started: attempt {winner} passed first");
+                say(notices, &race.slug, why);
+            }
+        }
+    }
     // Only the looks matter here: each cancel waits for its round's end.
     let mut wake = Wake::new();
     loop {
