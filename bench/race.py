@@ -18,6 +18,8 @@ machine's noise hits each alike:
               another, then `ganger wait` on each; wall time
   race fg     `ganger race --attempts command:w*5 --first-green`: 5 attempts, nothing judged;
               wall time                                   target: race fg / plain x5 < 1.10
+              (it starts its attempts one by one, looking between two starts, and one that
+              passed ends the race: the number it started is printed beside)
   race        `ganger race --attempts command:w*5`: all 5 pass, so the tournament judges each of
               the 10 pairs twice (20 judgements); wall time, split by the lines the race prints
               as it goes (each timed as it arrives) into its attempts (to the last "passed its
@@ -26,7 +28,8 @@ machine's noise hits each alike:
 
 From these: ganger's own time per attempt ((race fg - agent) / 5, the agent being ~0) beside
 one plain task's (plain - agent), and the judging time per judgement beside one plain task (a
-judgement is a round of a task of its own).
+judgement is a round of a task of its own); and the judged race's attempts phase (all 5 run to
+their checks) over plain x5: the race's overhead with nothing ended early.
 
 With `--old PATH` (an earlier build), the two races are run with it too, in the same
 interleaved runs, and printed beside this build's: the change measured in one run.
@@ -139,7 +142,7 @@ def race(ganger: Path, slug: str, cwd: Path, first_green: bool) -> dict[str, flo
     attempts = max(passed)
     judging = max(verdicts) - attempts if verdicts else 0.0
     return {"wall": took, "attempts": attempts, "judging": judging, "passed": min(passed),
-            "started": max(started_lines, default=0.0)}
+            "started": max(started_lines, default=0.0), "count": float(len(started_lines))}
 
 
 def agent_by_hand(root: Path) -> float:
@@ -168,7 +171,8 @@ def main() -> None:
     ganger = args.ganger.resolve() if args.ganger else build()
     old = args.old.resolve() if args.old else None
     sides = SIDES + (OLD_SIDES if old else [])
-    phases = ["race fg started", "race fg passed", "race started", "race attempts", "race judging"]
+    phases = ["race fg started", "race fg passed", "race fg count", "race started", "race attempts",
+              "race judging"]
     times: dict[str, list[float]] = {k: [] for k in ["agent", *sides, *phases]}
     root = Path(tempfile.mkdtemp(prefix="ganger-bench-race-"))
     try:
@@ -194,7 +198,7 @@ def main() -> None:
                 elif side == "race fg":
                     fg = race(ganger, "r", repo, first_green=True)
                     times[side].append(fg["wall"])
-                    for phase in ["started", "passed"]:
+                    for phase in ["started", "passed", "count"]:
                         times[f"race fg {phase}"].append(fg[phase])
                 else:
                     judged = race(ganger, "r", repo, first_green=False)
@@ -224,6 +228,8 @@ def main() -> None:
     ]
     for name, value in rows:
         print(f"  {name:<42} {ms(value):>10}")
+    print(f"race --first-green started {statistics.median(times['race fg count']):.0f} of its {ATTEMPTS} attempts "
+          f"(median; per run {[int(c) for c in times['race fg count']]}): one that passed ends the race")
     per_attempt = (med["race fg"] - med["agent"]) / ATTEMPTS
     print(f"ganger's own time per attempt (race --first-green - agent) / {ATTEMPTS}: {ms(per_attempt)}; "
           f"one plain task's (plain - agent): {ms(med['plain'] - med['agent'])}")
@@ -232,6 +238,9 @@ def main() -> None:
     ratio = med["race fg"] / med["plain x5"]
     print(f"race --first-green / plain x{ATTEMPTS}: {ratio:.2f}x of the medians, {statistics.median(ratios):.2f}x "
           f"the median of each run's ratio (target < 1.10: {'met' if ratio < 1.10 else 'NOT met'})")
+    all_run = [a / p for a, p in zip(times["race attempts"], times["plain x5"])]
+    print(f"race, judged: its {ATTEMPTS} attempts, all run to their checks (to the last passed) / plain "
+          f"x{ATTEMPTS}: {statistics.median(all_run):.2f}x the median of each run's ratio")
     if old:
         print(f"the earlier build ({old}), in the same runs:")
         for name, new_side, old_side in [("race --first-green", "race fg", "old race fg"),
