@@ -258,14 +258,24 @@ pub fn wrap_in_bwrap(command: AgentCommand, spec: &BwrapSpec, bwrap: &Path) -> A
 
 /// What to bind back so that `program` can run when it lives under a hidden directory: the
 /// directory above its `node_modules` (an npm installation), else its own directory; for the
-/// path as given and for where its symbolic links lead.
+/// path as given and for where its symbolic links lead. A directory the sandbox hides whole
+/// and makes anew ([`too_broad`]: `/tmp`, a home) is never bound back whole: the program
+/// file alone is (or its `node_modules`).
 pub fn installation_dirs(program: &Path) -> Vec<PathBuf> {
     let of = |path: &Path| -> Option<PathBuf> {
-        let root = path
+        let modules = path
             .ancestors()
-            .find(|dir| dir.file_name().is_some_and(|name| name == "node_modules"))
-            .and_then(Path::parent);
-        root.or_else(|| path.parent()).map(Path::to_path_buf)
+            .find(|dir| dir.file_name().is_some_and(|name| name == "node_modules"));
+        if let Some(modules) = modules {
+            return match modules.parent() {
+                Some(root) if !too_broad(root) => Some(root.to_path_buf()),
+                _ => Some(modules.to_path_buf()),
+            };
+        }
+        match path.parent() {
+            Some(dir) if !too_broad(dir) => Some(dir.to_path_buf()),
+            _ => Some(path.to_path_buf()),
+        }
     };
     let mut dirs: Vec<PathBuf> = of(program).into_iter().collect();
     if let Ok(real) = program.canonicalize()
@@ -275,6 +285,17 @@ pub fn installation_dirs(program: &Path) -> Vec<PathBuf> {
         dirs.push(dir);
     }
     dirs
+}
+
+/// Whether `dir` is too broad to bind back whole for a program that lives directly in it:
+/// the root, `/tmp` and `/var/tmp`, `/home`, `/root` or this user's home. The sandbox gives
+/// the agent a fresh `/tmp` and empty homes; binding one back would show the agent all of it
+/// (other tasks' worktrees, other rounds' sockets) and make its own `/tmp` read-only.
+fn too_broad(dir: &Path) -> bool {
+    ["/", "/tmp", "/var/tmp", "/home", "/root"]
+        .iter()
+        .any(|broad| dir == Path::new(broad))
+        || std::env::var_os("HOME").is_some_and(|home| dir == Path::new(&home))
 }
 
 #[cfg(test)]
@@ -422,5 +443,34 @@ mod tests {
             installation_dirs(Path::new("/opt/tools/agent")).first(),
             Some(&PathBuf::from("/opt/tools"))
         );
+    }
+
+    #[test]
+    fn a_program_straight_in_tmp_or_a_home_is_bound_back_alone() {
+        for program in ["/tmp/ganger", "/root/ganger", "/var/tmp/ganger"] {
+            assert_eq!(
+                installation_dirs(Path::new(program)).first(),
+                Some(&PathBuf::from(program))
+            );
+        }
+        assert_eq!(
+            installation_dirs(Path::new("/tmp/node_modules/.bin/agent")).first(),
+            Some(&PathBuf::from("/tmp/node_modules"))
+        );
+        // The sandbox's own /tmp stays its own: only the file is bound over it.
+        let file = tempfile::Builder::new()
+            .prefix("ganger-")
+            .tempfile_in("/tmp")
+            .unwrap_or_else(|e| panic!("{e}"));
+        let program = file.path();
+        let spec = BwrapSpec {
+            worktree: PathBuf::from("/var/tmp"),
+            expose: installation_dirs(program),
+            ..Default::default()
+        };
+        let args = text(&bwrap_args(&spec));
+        let bound = format!("--ro-bind {} {}", program.display(), program.display());
+        assert!(args.contains(&bound), "{args}");
+        assert!(!args.contains("--ro-bind /tmp /tmp"), "{args}");
     }
 }
