@@ -26,7 +26,7 @@ machine's noise hits each alike:
               checks") and its judging (from there to the last verdict); for both races, the
               time to the last "started as" line and to the first "passed its checks" line
 
-From these: ganger's own time per attempt ((race fg - agent) / 5, the agent being ~0) beside
+From these: ganger's own time per attempt ((race fg - agent) / the attempts it started) beside
 one plain task's (plain - agent), and the judging time per judgement beside one plain task (a
 judgement is a round of a task of its own); and the judged race's attempts phase (all 5 run to
 their checks) over plain x5: the race's overhead with nothing ended early.
@@ -230,9 +230,10 @@ def main() -> None:
         print(f"  {name:<42} {ms(value):>10}")
     print(f"race --first-green started {statistics.median(times['race fg count']):.0f} of its {ATTEMPTS} attempts "
           f"(median; per run {[int(c) for c in times['race fg count']]}): one that passed ends the race")
-    per_attempt = (med["race fg"] - med["agent"]) / ATTEMPTS
-    print(f"ganger's own time per attempt (race --first-green - agent) / {ATTEMPTS}: {ms(per_attempt)}; "
-          f"one plain task's (plain - agent): {ms(med['plain'] - med['agent'])}")
+    per_attempt = statistics.median((w - med["agent"]) / max(c, 1.0)
+                                    for w, c in zip(times["race fg"], times["race fg count"]))
+    print(f"ganger's own time per attempt started (race --first-green - agent) / attempts started: "
+          f"{ms(per_attempt)}; one plain task's (plain - agent): {ms(med['plain'] - med['agent'])}")
     print(f"judging per judgement: {ms(med['race judging'] / judgements)}; one plain task: {ms(med['plain'])}")
     ratios = [r / p for r, p in zip(times["race fg"], times["plain x5"])]
     ratio = med["race fg"] / med["plain x5"]
