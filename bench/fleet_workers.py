@@ -21,7 +21,9 @@ default = false`, or `warm`: `true`), it prints:
   on the workers' PATH moves itself into a cgroup of its own and execs the real one); `hosts`,
   the rest: the round hosts (`ganger host`, a process per round);
 - agent: the agents' own CPU per round, left out of ganger's (for scale);
-- store: PostgreSQL's time executing statements per round (`pg_stat_database.active_time`).
+- store: PostgreSQL's time executing statements per round (`pg_stat_database.active_time`), and
+  the connections ganger opened per round (`sessions`, less this script's own; each costs a TLS
+  handshake, TLS being on in the tests' cluster, and a SCRAM login);
 
 The `command` agent has no warm mode, so with it `--modes warm` (`[warm] default = true`)
 measures only what asking for warm costs when ganger then runs the round cold. `--agent opencode`
@@ -212,6 +214,8 @@ def drain(ganger: Path, root: Path, admin: str, name: str, rounds: int, workers:
         quiet["env"] = dict(env, PATH=f"{here / 'bin'}:{env['PATH']}")
         active = float(psql(url, "SELECT active_time FROM pg_stat_database "
                                  "WHERE datname = current_database()"))
+        sessions = int(psql(url, "SELECT sessions FROM pg_stat_database "
+                                 "WHERE datname = current_database()"))
         # Each worker joins ganger's cgroup before it is ganger: all it starts is counted.
         join = f'echo $$ > {groups.ganger}/cgroup.procs && exec "$@"'
         cpu0, agent0 = groups.usage_ns(groups.ganger), groups.usage_ns(groups.agent)
@@ -227,10 +231,12 @@ def drain(ganger: Path, root: Path, admin: str, name: str, rounds: int, workers:
         asked = {f"t{n}": 1 for n in range(tasks)}
         fixes = ThreadPoolExecutor(max_workers=2)
         pending: list = []
+        polls = 0
         try:
             last = (began, cpu0, 0)
             while True:
                 time.sleep(0.2)
+                polls += 1 + (tasks < rounds)
                 for fix in [f for f in pending if f.done()]:
                     fix.result()
                     pending.remove(fix)
@@ -270,6 +276,9 @@ def drain(ganger: Path, root: Path, admin: str, name: str, rounds: int, workers:
         time.sleep(1.0)  # the statistics collector sends what it has within a second
         active = float(psql(url, "SELECT active_time FROM pg_stat_database "
                                  "WHERE datname = current_database()")) - active
+        # Less this script's own psql sessions (one a poll, two at the start and end).
+        sessions = int(psql(url, "SELECT sessions FROM pg_stat_database "
+                                 "WHERE datname = current_database()")) - sessions - polls - 2
         done = int(psql(url, "SELECT count(*) FROM rounds WHERE status = 'done'"))
         made = int(psql(url, "SELECT count(*) FROM tasks"))
         assert (done, made) == (tasks * (rounds // tasks), tasks), (name, done, made)
@@ -277,7 +286,7 @@ def drain(ganger: Path, root: Path, admin: str, name: str, rounds: int, workers:
         return {"wall": elapsed, "cpu_ms": cpu_ms,
                 "agent_starts": len([s for s in started if s != "--version"]),
                 "median_ms": statistics.median(windows) if windows else cpu_ms / rounds,
-                "store_ms": active, "agent_ms": agent_ms,
+                "store_ms": active, "agent_ms": agent_ms, "sessions": sessions,
                 "worker_ms": worker_ms, "git_ms": git_ms}
     finally:
         groups.remove()
@@ -327,12 +336,13 @@ def main() -> None:
           f"PostgreSQL at {admin.rsplit('@', 1)[-1]}")
     print(f"{'build':5} {'mode':5} {'workers':>7} {'wall s':>8} {'rounds/s':>9} "
           f"{'cpu ms/round median':>20} {'total':>7} {'cpu s':>7} {'worker':>7} {'hosts':>7} {'git':>7} "
-          f"{'store ms/round':>15} {'agent ms/round':>15} {'agent starts':>13}")
+          f"{'store ms/round':>15} {'conns/round':>12} {'agent ms/round':>15} {'agent starts':>13}")
     for (label, mode, workers), r in results.items():
         print(f"{label:5} {mode:5} {workers:7d} {r['wall']:8.1f} {n / r['wall']:9.1f} "
               f"{r['median_ms']:20.1f} {r['cpu_ms'] / n:7.1f} {r['cpu_ms'] / 1000:7.1f} "
               f"{r['worker_ms'] / n:7.1f} {(r['cpu_ms'] - r['worker_ms'] - r['git_ms']) / n:7.1f} "
-              f"{r['git_ms'] / n:7.1f} {r['store_ms'] / n:15.2f} {r['agent_ms'] / n:15.1f} "
+              f"{r['git_ms'] / n:7.1f} {r['store_ms'] / n:15.2f} {r['sessions'] / n:12.2f} "
+              f"{r['agent_ms'] / n:15.1f} "
               f"{r['agent_starts']:13d}")
     print(json.dumps({f"{k[0]}/{k[1]}/{k[2]}": v for k, v in results.items()}), file=sys.stderr)
 
