@@ -20,6 +20,11 @@
 //! `NAME1`, ..., where such a record is unless the worktree was moved). Anything unusual for
 //! this layout (reftable refs, a sparse checkout or per-worktree configuration to copy, a
 //! directory name git would rewrite) goes to `git worktree add` itself.
+//!
+//! What differs from `git worktree add`'s result: no `ORIG_HEAD` in the record (git's `reset
+//! --hard` leaves one, at the commit checked out), and `HEAD`'s reflog says `checkout: moving
+//! from (invalid) to BRANCH` where git's says `reset: moving to HEAD`; the hook runs while the
+//! record is still locked "initializing" (git unlocks it first).
 
 use crate::Oid;
 use crate::command::Git;
