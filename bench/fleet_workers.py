@@ -229,7 +229,7 @@ def drain(ganger: Path, root: Path, admin: str, name: str, rounds: int, workers:
         # A task of several rounds: its next round is queued (`ganger fix --queue`, as a
         # supervisor sends one, from outside ganger's cgroup) once its last one has ended.
         asked = {f"t{n}": 1 for n in range(tasks)}
-        fixes = ThreadPoolExecutor(max_workers=2)
+        fixes = ThreadPoolExecutor(max_workers=min(tasks, 8))
         pending: list = []
         polls = 0
         try:
