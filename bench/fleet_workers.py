@@ -22,7 +22,8 @@ default = false`, or `warm`: `true`), it prints:
   the rest: the round hosts (`ganger host`, a process per round);
 - agent: the agents' own CPU per round, left out of ganger's (for scale);
 - store: PostgreSQL's time executing statements per round (`pg_stat_database.active_time`), and
-  the connections ganger opened per round (`sessions`, less this script's own; each costs a TLS
+  the connections ganger opened per round (`sessions`, less this script's own psql ones; with
+  --tasks the `ganger fix --queue` clients' are in it too, one a round; each costs a TLS
   handshake, TLS being on in the tests' cluster, and a SCRAM login);
 
 The `command` agent has no warm mode, so with it `--modes warm` (`[warm] default = true`)

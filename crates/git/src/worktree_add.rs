@@ -24,7 +24,9 @@
 //! What differs from `git worktree add`'s result: no `ORIG_HEAD` in the record (git's `reset
 //! --hard` leaves one, at the commit checked out), and `HEAD`'s reflog says `checkout: moving
 //! from (invalid) to BRANCH` where git's says `reset: moving to HEAD`; the hook runs while the
-//! record is still locked "initializing" (git unlocks it first).
+//! record is still locked "initializing" (git unlocks it first), and it is looked for from the
+//! new worktree (a relative `core.hooksPath` is taken from there, where git's add looks from the
+//! main checkout).
 
 use crate::Oid;
 use crate::command::Git;
