@@ -24,9 +24,10 @@
 //! What differs from `git worktree add`'s result: no `ORIG_HEAD` in the record (git's `reset
 //! --hard` leaves one, at the commit checked out), and `HEAD`'s reflog says `checkout: moving
 //! from (invalid) to BRANCH` where git's says `reset: moving to HEAD`; the hook runs while the
-//! record is still locked "initializing" (git unlocks it first), and it is looked for from the
-//! new worktree (a relative `core.hooksPath` is taken from there, where git's add looks from the
-//! main checkout).
+//! record is still locked "initializing" (git unlocks it first). The hook is looked for from the
+//! new worktree, where git's add looks from the main checkout: the same unless `core.hooksPath`
+//! is relative (husky's `.husky/_`, untracked, is in the main checkout only), so a configuration
+//! that may set it goes to `git worktree add` too.
 
 use crate::Oid;
 use crate::command::Git;
@@ -94,7 +95,9 @@ impl Repo {
         // worktree's HEAD then lives in a table, not a file); `info/sparse-checkout` and
         // `config.worktree` are what `git worktree add` copies into a new worktree's record.
         let unusual = ["reftable", "info/sparse-checkout", "config.worktree"];
-        if unusual.iter().any(|p| self.common_dir.join(p).exists()) {
+        if unusual.iter().any(|p| self.common_dir.join(p).exists())
+            || hooks_path_may_be_set(&self.common_dir)
+        {
             return Ok(None);
         }
         let made_dir = match fs::read_dir(path) {
@@ -228,6 +231,40 @@ fn make_record(worktrees: &Path, name: &str, dot_git: &Path) -> Result<PathBuf, 
         worktrees,
         "no free name for a worktree's record",
     ))
+}
+
+/// Whether git's configuration may set `core.hooksPath`, read as text and erring towards yes:
+/// the repository's, the global and the system files git reads (as `GIT_CONFIG_GLOBAL`,
+/// `GIT_CONFIG_NOSYSTEM` and `GIT_CONFIG_SYSTEM` choose them) naming `hookspath` or including
+/// other files, or settings given in the environment.
+fn hooks_path_may_be_set(common_dir: &Path) -> bool {
+    let var = |name: &str| std::env::var_os(name).filter(|v| !v.is_empty());
+    if var("GIT_CONFIG_PARAMETERS").is_some() || var("GIT_CONFIG_COUNT").is_some() {
+        return true;
+    }
+    let mut files = vec![common_dir.join("config")];
+    match (var("GIT_CONFIG_GLOBAL"), var("HOME")) {
+        (Some(global), _) => files.push(global.into()),
+        (None, Some(home)) => {
+            let home = PathBuf::from(home);
+            let xdg = var("XDG_CONFIG_HOME").map_or_else(|| home.join(".config"), PathBuf::from);
+            files.extend([home.join(".gitconfig"), xdg.join("git/config")]);
+        }
+        (None, None) => {}
+    }
+    if var("GIT_CONFIG_NOSYSTEM").is_none() {
+        match var("GIT_CONFIG_SYSTEM") {
+            Some(system) => files.push(system.into()),
+            None => files.extend(["/etc/gitconfig", "/usr/local/etc/gitconfig"].map(PathBuf::from)),
+        }
+    }
+    files.iter().any(|file| {
+        fs::read(file).is_ok_and(|text| {
+            let text = text.to_ascii_lowercase();
+            let has = |word: &[u8]| text.windows(word.len()).any(|w| w == word);
+            has(b"hookspath") || has(b"include")
+        })
+    })
 }
 
 /// Writes `text` and a newline to `file`, as git's `write_file` does.

@@ -231,3 +231,28 @@ fn a_reftable_repository_is_left_to_git_worktree_add() {
     assert_eq!(git_in(&path, &["branch", "--show-current"]), "agent/r");
     assert_eq!(git_in(&path, &["status", "--porcelain"]), "");
 }
+
+#[test]
+fn a_relative_hooks_path_is_left_to_git_worktree_add_which_finds_the_hook_in_the_main_checkout() {
+    let repo = TestRepo::new();
+    let hooks = repo.root().join(".myhooks");
+    fs::create_dir_all(&hooks).unwrap();
+    let log = repo.root().parent().unwrap().join("hook.log");
+    let hook = hooks.join("post-checkout");
+    fs::write(&hook, format!("#!/bin/sh\necho ran >> {}\n", log.display())).unwrap();
+    let mut perms = fs::metadata(&hook).unwrap().permissions();
+    std::os::unix::fs::PermissionsExt::set_mode(&mut perms, 0o755);
+    fs::set_permissions(&hook, perms).unwrap();
+    // Untracked: the hook is in the main checkout only, where git's add looks for it.
+    repo.git(&["config", "core.hooksPath", ".myhooks"]);
+    let git = crate::discover(repo.root()).unwrap();
+    let base = git.resolve_commit("main").unwrap().unwrap();
+    let path = repo.root().parent().unwrap().join("hooked");
+    assert_eq!(
+        git.add_worktree_directly(&path, "agent/h", &base).unwrap(),
+        None
+    );
+    git.add_worktree(&path, "agent/h", &base).unwrap();
+    assert_eq!(fs::read_to_string(&log).unwrap(), "ran\n");
+    assert_eq!(git_in(&path, &["branch", "--show-current"]), "agent/h");
+}
