@@ -171,8 +171,9 @@ impl Repo {
             Git::new(path).run(["checkout", "-q", "-f", "--no-track", "-b", branch, base]);
         match checkout {
             Ok(_) => registered.finish(None).map(Some),
-            // The branch was not made, or made and HEAD not moved to it: nothing stays, as
-            // with a `git worktree add` whose `git branch` or checkout failed.
+            // It failed before HEAD moved (a branch that exists, a bad name or base, files it
+            // could not write: git checks out before it makes the branch), so nothing stays,
+            // as nothing stays of a `git worktree add` whose `git branch` or checkout failed.
             Err(e) if registered.head_untouched() => {
                 registered.discard();
                 Err(e)
