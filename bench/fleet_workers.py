@@ -21,11 +21,21 @@ default = false`, or `warm`: `true`), it prints:
   on the workers' PATH moves itself into a cgroup of its own and execs the real one); `hosts`,
   the rest: the round hosts (`ganger host`, a process per round);
 - agent: the agents' own CPU per round, left out of ganger's (for scale);
-- store: PostgreSQL's time executing statements per round (`pg_stat_database.active_time`).
+- store: PostgreSQL's time executing statements per round (`pg_stat_database.active_time`), and
+  the connections ganger opened per round (`sessions`, less this script's own psql ones; with
+  --tasks the `ganger fix --queue` clients' are in it too, one a round; each costs a TLS
+  handshake, TLS being on in the tests' cluster, and a SCRAM login);
 
-The `command` agent has no warm mode, so `--modes warm` (`[warm] default = true`) measures only
-what asking for warm costs when ganger then runs the round cold; warm against cold of an agent
-that has one needs an instant agent speaking its warm protocol (not written yet).
+The `command` agent has no warm mode, so with it `--modes warm` (`[warm] default = true`)
+measures only what asking for warm costs when ganger then runs the round cold. `--agent opencode`
+runs an instant `opencode` instead (OPENCODE below, bash builtins only, in the agents' cgroup like
+the command agent): cold, `opencode run --format json` printing one step that says `DONE: ok`;
+kept warm, `opencode acp` answering ACP's initialize, session/new, session/load and
+session/prompt (one message chunk `DONE: ok`, then `end_turn`), so that `--modes cold,warm`
+measures warm against cold. A warm agent serves its task's later rounds, so `--tasks T` makes T
+tasks of rounds/T rounds each: each task's next round is queued (`ganger fix SLUG --queue`, as a
+supervisor sends one, run from outside ganger's cgroup) once its last one has ended, and warm
+keeps up to T agents (`[warm] max`). Without --tasks every task has one round.
 
 Every drain is checked: every task one round, done. Needs root (a cpuacct cgroup under
 /sys/fs/cgroup/cpuacct), git, bash, psql, and a release build:
@@ -33,6 +43,7 @@ Every drain is checked: every task one round, done. Needs root (a cpuacct cgroup
 
 Usage: python3 bench/fleet_workers.py --ganger PATH [--old PATH] [--rounds N] [--workers 1,2,4]
                                       [--capacity C] [--modes cold[,warm]] [--postgres URL]
+                                      [--agent command|opencode] [--tasks T]
 """
 
 from __future__ import annotations
@@ -47,6 +58,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -61,8 +73,60 @@ exec {real} "$@"
 """
 AGENT = """#!/bin/bash
 echo $$ > {cgroup}/cgroup.procs
+echo start >> {starts}
 cat > /dev/null
 echo "DONE: ok"
+"""
+
+# The `opencode` of --agent opencode: bash builtins only, as AGENT.
+OPENCODE = r"""#!/bin/bash
+# An instant `opencode` for the benchmark: `run --format json` (cold) prints one step that says
+# `DONE: ok`; `acp` (kept warm) answers ACP's initialize, session/new, session/load and
+# session/prompt (one agent_message_chunk `DONE: ok`, then end_turn) on stdin and stdout.
+# Bash builtins only. It moves itself into the agents' cgroup first.
+echo $$ > {cgroup}/cgroup.procs
+echo "${{1:-}}" >> {starts}
+case "${{1:-}}" in
+  --version) echo 1.18.33; exit 0 ;;
+  run) ;;
+  acp)
+    n=0
+    reply() {{ printf '{{"jsonrpc":"2.0","id":%s,"result":%s}}\n' "$1" "$2"; }}
+    while IFS= read -r line; do
+      id=; method=; session=
+      [[ $line =~ \"id\":([0-9]+) ]] && id=${{BASH_REMATCH[1]}}
+      [[ $line =~ \"method\":\"([^\"]+)\" ]] && method=${{BASH_REMATCH[1]}}
+      [[ $line =~ \"sessionId\":\"([^\"]+)\" ]] && session=${{BASH_REMATCH[1]}}
+      case $method in
+        initialize) reply "$id" '{{"protocolVersion":1,"agentCapabilities":{{"loadSession":true}},"authMethods":[]}}' ;;
+        session/new) n=$((n + 1)); reply "$id" "{{\"sessionId\":\"ses_$$_$n\"}}" ;;
+        session/load) reply "$id" '{{}}' ;;
+        session/prompt)
+          printf '{{"jsonrpc":"2.0","method":"session/update","params":{{"sessionId":"%s","update":{{"sessionUpdate":"agent_message_chunk","messageId":"m","content":{{"type":"text","text":"DONE: ok"}}}}}}}}\n' "$session"
+          reply "$id" '{{"stopReason":"end_turn","usage":{{"inputTokens":10,"outputTokens":2,"totalTokens":12}}}}' ;;
+        '') ;;
+        *) [ -z "$id" ] || printf '{{"jsonrpc":"2.0","id":%s,"error":{{"code":-32601,"message":"no %s"}}}}\n' "$id" "$method" ;;
+      esac
+    done
+    exit 0 ;;
+  *) echo "instant opencode: unknown command ${{1:-}}" >&2; exit 2 ;;
+esac
+shift
+session=
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --session) session=$2; shift 2 ;;
+    --format|--title|--model|-m) shift 2 ;;
+    *) shift ;;
+  esac
+done
+IFS= read -r -d '' _ || true
+[ -n "$session" ] || session="ses_$$_$RANDOM"
+t=${{EPOCHREALTIME/./}}; t=${{t:0:13}}
+p="\"sessionID\":\"$session\",\"messageID\":\"msg_$$\""
+printf '{{"type":"step_start","timestamp":%s,"sessionID":"%s","part":{{"id":"prt_1",%s,"type":"step-start"}}}}\n' "$t" "$session" "$p"
+printf '{{"type":"text","timestamp":%s,"sessionID":"%s","part":{{"id":"prt_2",%s,"type":"text","text":"DONE: ok","time":{{"start":%s,"end":%s}}}}}}\n' "$t" "$session" "$p" "$t" "$t"
+printf '{{"type":"step_finish","timestamp":%s,"sessionID":"%s","part":{{"id":"prt_3",%s,"type":"step-finish","reason":"stop","cost":0,"tokens":{{"input":10,"output":2,"reasoning":0,"cache":{{"read":0,"write":0}}}}}}}}\n' "$t" "$session" "$p"
 """
 
 
@@ -110,7 +174,7 @@ def own_cpu_ms(pid: int) -> float:
 
 
 def drain(ganger: Path, root: Path, admin: str, name: str, rounds: int, workers: int,
-          capacity: int, warm: bool) -> dict[str, float]:
+          capacity: int, warm: bool, agent_name: str, tasks: int) -> dict[str, float]:
     here = root / name
     repo, home = here / "repo", here / "home"
     repo.mkdir(parents=True)
@@ -120,8 +184,10 @@ def drain(ganger: Path, root: Path, admin: str, name: str, rounds: int, workers:
     env["GANGER_STORE"] = url
     groups = Cgroups(f"ganger-bench-{os.getpid()}-{name}")
     try:
-        agent = here / "agent.sh"
-        agent.write_text(AGENT.format(cgroup=groups.agent))
+        agent = here / ("opencode" if agent_name == "opencode" else "agent.sh")
+        starts = here / "agent-starts"
+        agent.write_text((OPENCODE if agent_name == "opencode" else AGENT).format(
+            cgroup=groups.agent, starts=starts))
         agent.chmod(0o755)
         (here / "bin").mkdir()
         git = here / "bin" / "git"
@@ -129,20 +195,27 @@ def drain(ganger: Path, root: Path, admin: str, name: str, rounds: int, workers:
         git.chmod(0o755)
         subprocess.run(["git", "init", "-q", "-b", "main"], cwd=repo, env=env, check=True)
         (repo / "README.md").write_text("bench\n")
-        warm_table = f"default = true\nmax = {workers * capacity}\n" if warm else "default = false\n"
+        # Every task keeps its warm agent between its rounds when the tasks are few; one-round
+        # tasks have nothing to keep it for.
+        keep = tasks if tasks < rounds else workers * capacity
+        warm_table = f"default = true\nmax = {keep}\n" if warm else "default = false\n"
+        agents = (f'[agents.opencode]\ncommand = "{agent}"\n' if agent_name == "opencode" else
+                  f'[agents.command]\nargv = ["{agent}"]\nformat = "text"\n')
         (repo / "ganger.toml").write_text(
-            '[defaults]\nagent = "command"\n\n[agents.command]\n'
-            f'argv = ["{agent}"]\nformat = "text"\n\n[warm]\n{warm_table}')
+            f'[defaults]\nagent = "{agent_name}"\n\n{agents}\n[warm]\n{warm_table}')
         subprocess.run(["git", "add", "-A"], cwd=repo, env=env, check=True)
         subprocess.run(["git", "commit", "-qm", "init"], cwd=repo, env=env, check=True)
         file = here / "fleet.toml"
         file.write_text('name = "bench"\n' + "".join(
-            f'[[task]]\nslug = "t{n}"\nmessage = "hello"\n' for n in range(rounds)))
+            f'[[task]]\nslug = "t{n}"\nmessage = "hello"\n' for n in range(tasks)))
         quiet = {"cwd": repo, "env": env, "stdout": subprocess.DEVNULL,
                  "stderr": subprocess.DEVNULL}
         subprocess.run([str(ganger), "fleet", "submit", str(file)], check=True, **quiet)
+        quiet_fix = dict(quiet)
         quiet["env"] = dict(env, PATH=f"{here / 'bin'}:{env['PATH']}")
         active = float(psql(url, "SELECT active_time FROM pg_stat_database "
+                                 "WHERE datname = current_database()"))
+        sessions = int(psql(url, "SELECT sessions FROM pg_stat_database "
                                  "WHERE datname = current_database()"))
         # Each worker joins ganger's cgroup before it is ganger: all it starts is counted.
         join = f'echo $$ > {groups.ganger}/cgroup.procs && exec "$@"'
@@ -154,17 +227,37 @@ def drain(ganger: Path, root: Path, admin: str, name: str, rounds: int, workers:
                                    f"w{i}", "--capacity", str(capacity)], **quiet)
                  for i in range(workers)]
         windows: list[float] = []
+        # A task of several rounds: its next round is queued (`ganger fix --queue`, as a
+        # supervisor sends one, from outside ganger's cgroup) once its last one has ended.
+        asked = {f"t{n}": 1 for n in range(tasks)}
+        fixes = ThreadPoolExecutor(max_workers=min(tasks, 8))
+        pending: list = []
+        polls = 0
         try:
             last = (began, cpu0, 0)
             while True:
                 time.sleep(0.2)
+                polls += 1 + (tasks < rounds)
+                for fix in [f for f in pending if f.done()]:
+                    fix.result()
+                    pending.remove(fix)
+                if tasks < rounds:
+                    per_slug = psql(url, "SELECT slug, count(*) FROM queue WHERE state = 'ended' "
+                                         "GROUP BY slug")
+                    for row in per_slug.split():
+                        slug, count = row.split("|")
+                        if int(count) == asked[slug] and asked[slug] < rounds // tasks:
+                            asked[slug] += 1
+                            pending.append(fixes.submit(
+                                subprocess.run, [str(ganger), "fix", slug, "--queue", "--message",
+                                                 "hello"], check=True, **quiet_fix))
                 ended = int(psql(url, "SELECT count(*) FROM queue WHERE state = 'ended'"))
                 now = time.monotonic()
                 cpu = groups.usage_ns(groups.ganger) + groups.usage_ns(groups.git)
                 if now - last[0] >= 1.0 and ended > last[2]:
                     windows.append((cpu - last[1]) / 1e6 / (ended - last[2]))
                     last = (now, cpu, ended)
-                if ended == rounds:
+                if ended == tasks * (rounds // tasks):
                     break
                 if any(p.poll() is not None for p in procs):
                     raise SystemExit(f"a worker ended early in {name}")
@@ -176,6 +269,7 @@ def drain(ganger: Path, root: Path, admin: str, name: str, rounds: int, workers:
             agent_ms = (groups.usage_ns(groups.agent) - agent0) / 1e6
             worker_ms = sum(own_cpu_ms(p.pid) for p in procs)
         finally:
+            fixes.shutdown(cancel_futures=True)
             for p in procs:
                 p.kill()
                 p.wait()
@@ -183,12 +277,17 @@ def drain(ganger: Path, root: Path, admin: str, name: str, rounds: int, workers:
         time.sleep(1.0)  # the statistics collector sends what it has within a second
         active = float(psql(url, "SELECT active_time FROM pg_stat_database "
                                  "WHERE datname = current_database()")) - active
+        # Less this script's own psql sessions (one a poll, two at the start and end).
+        sessions = int(psql(url, "SELECT sessions FROM pg_stat_database "
+                                 "WHERE datname = current_database()")) - sessions - polls - 2
         done = int(psql(url, "SELECT count(*) FROM rounds WHERE status = 'done'"))
-        tasks = int(psql(url, "SELECT count(*) FROM tasks"))
-        assert (done, tasks) == (rounds, rounds), (name, done, tasks)
+        made = int(psql(url, "SELECT count(*) FROM tasks"))
+        assert (done, made) == (tasks * (rounds // tasks), tasks), (name, done, made)
+        started = starts.read_text().split() if starts.exists() else []
         return {"wall": elapsed, "cpu_ms": cpu_ms,
+                "agent_starts": len([s for s in started if s != "--version"]),
                 "median_ms": statistics.median(windows) if windows else cpu_ms / rounds,
-                "store_ms": active, "agent_ms": agent_ms,
+                "store_ms": active, "agent_ms": agent_ms, "sessions": sessions,
                 "worker_ms": worker_ms, "git_ms": git_ms}
     finally:
         groups.remove()
@@ -204,6 +303,9 @@ def main() -> None:
     parser.add_argument("--workers", default="1,2,4")
     parser.add_argument("--capacity", type=int, default=2)
     parser.add_argument("--modes", default="cold")
+    parser.add_argument("--agent", choices=["command", "opencode"], default="command")
+    parser.add_argument("--tasks", type=int, help="tasks of rounds/tasks rounds each (default: "
+                        "--rounds, one round each)")
     parser.add_argument("--postgres", help="the server's URL (default: the tests' cluster)")
     args = parser.parse_args()
     if not os.access(CPUACCT, os.W_OK):
@@ -227,18 +329,22 @@ def main() -> None:
                           file=sys.stderr, flush=True)
                     results[(label, mode, workers)] = drain(
                         ganger, root, admin, name, args.rounds, workers, args.capacity,
-                        mode == "warm")
-    n = args.rounds
-    print(f"{n} rounds of an instant command agent; workers of capacity {args.capacity}; "
+                        mode == "warm", args.agent, args.tasks or args.rounds)
+    tasks = args.tasks or args.rounds
+    n = tasks * (args.rounds // tasks)
+    print(f"{n} rounds ({tasks} tasks) of an instant {args.agent} agent; workers of capacity "
+          f"{args.capacity}; "
           f"PostgreSQL at {admin.rsplit('@', 1)[-1]}")
     print(f"{'build':5} {'mode':5} {'workers':>7} {'wall s':>8} {'rounds/s':>9} "
           f"{'cpu ms/round median':>20} {'total':>7} {'cpu s':>7} {'worker':>7} {'hosts':>7} {'git':>7} "
-          f"{'store ms/round':>15} {'agent ms/round':>15}")
+          f"{'store ms/round':>15} {'conns/round':>12} {'agent ms/round':>15} {'agent starts':>13}")
     for (label, mode, workers), r in results.items():
         print(f"{label:5} {mode:5} {workers:7d} {r['wall']:8.1f} {n / r['wall']:9.1f} "
               f"{r['median_ms']:20.1f} {r['cpu_ms'] / n:7.1f} {r['cpu_ms'] / 1000:7.1f} "
               f"{r['worker_ms'] / n:7.1f} {(r['cpu_ms'] - r['worker_ms'] - r['git_ms']) / n:7.1f} "
-              f"{r['git_ms'] / n:7.1f} {r['store_ms'] / n:15.2f} {r['agent_ms'] / n:15.1f}")
+              f"{r['git_ms'] / n:7.1f} {r['store_ms'] / n:15.2f} {r['sessions'] / n:12.2f} "
+              f"{r['agent_ms'] / n:15.1f} "
+              f"{r['agent_starts']:13d}")
     print(json.dumps({f"{k[0]}/{k[1]}/{k[2]}": v for k, v in results.items()}), file=sys.stderr)
 
 

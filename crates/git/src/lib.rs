@@ -34,6 +34,7 @@ mod stream;
 mod test_repo;
 mod watch;
 mod worktree;
+mod worktree_add;
 
 pub use cached::{restamp_index, worktree_index};
 pub use command::Git;

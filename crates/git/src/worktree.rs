@@ -26,9 +26,11 @@ impl Repo {
         Git::new(&self.main)
     }
 
-    /// Creates a worktree at `path` on a new branch `branch` starting at the commit `base`.
-    /// `branch` must have passed `check_branch_name` (git hands it to `git branch` as it is)
-    /// and `base` is an object id from `resolve_commit`.
+    /// Creates a worktree at `path` on a new branch `branch` starting at the commit `base`,
+    /// checked out and its `post-checkout` hook run, as `git worktree add -b` does, without
+    /// git's look at every other worktree (see `worktree_add.rs`). `branch` must have passed
+    /// `check_branch_name` (git takes it as it is) and `base` is an object id from
+    /// `resolve_commit`.
     pub fn add_worktree(&self, path: &Path, branch: &str, base: &Oid) -> Result<(), GitError> {
         if branch.starts_with('-') || base.starts_with('-') {
             return Err(GitError::format(
@@ -36,6 +38,20 @@ impl Repo {
                 format!("refusing branch {branch:?} or base {base:?}: git would read an option"),
             ));
         }
+        if self.add_worktree_directly(path, branch, base)?.is_some() {
+            return Ok(());
+        }
+        self.add_worktree_with_git(path, branch, base)
+    }
+
+    /// The same with `git worktree add -b` itself, for a layout `add_worktree_directly` does
+    /// not write.
+    pub(crate) fn add_worktree_with_git(
+        &self,
+        path: &Path,
+        branch: &str,
+        base: &Oid,
+    ) -> Result<(), GitError> {
         let path_arg = path.as_os_str().to_owned();
         self.git().run([
             "worktree".as_ref(),
