@@ -11,8 +11,8 @@
 //! only: the record's `HEAD` starts as the placeholder git itself wrote before it had a ref
 //! store for it (a null object id, so that git sees a git directory there), and one git
 //! process in the new worktree then makes the branch, points `HEAD` at it, checks out the
-//! index and files and runs the `post-checkout` hook: `git checkout -f --no-track -b BRANCH
-//! BASE`, which refuses a branch that exists already and a bad name, as `git branch` does.
+//! index and files and runs the `post-checkout` hook: `git checkout -f --no-recurse-submodules
+//! --no-track -b BRANCH BASE`, which refuses a branch that exists already and a bad name, as `git branch` does.
 //!
 //! The branch is new, so no other worktree can have it checked out, and the path is checked
 //! as git checks it: absent or an empty directory, and not the path of a registered worktree
@@ -167,8 +167,18 @@ impl Repo {
         let Some(registered) = self.register_worktree(path, base.len())? else {
             return Ok(None);
         };
-        let checkout =
-            Git::new(path).run(["checkout", "-q", "-f", "--no-track", "-b", branch, base]);
+        // Submodules are left alone whatever `submodule.recurse` says, as git's add leaves
+        // them (its `reset --hard --no-recurse-submodules`).
+        let checkout = Git::new(path).run([
+            "checkout",
+            "-q",
+            "-f",
+            "--no-recurse-submodules",
+            "--no-track",
+            "-b",
+            branch,
+            base,
+        ]);
         match checkout {
             Ok(_) => registered.finish(None).map(Some),
             // It failed before HEAD moved (a branch that exists, a bad name or base, files it
