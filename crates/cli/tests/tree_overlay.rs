@@ -22,11 +22,14 @@ use ganger_test_support::World;
 use std::path::{Path, PathBuf};
 
 /// Every kind of change a round can make: a change, a deletion, a rename, a new directory, a
-/// symlink, a mode change, and (where the sandbox has git: bubblewrap, not the Docker base
-/// image) a repository made inside the worktree.
+/// symlink, a mode change, a directory deleted whole and one deleted and made again (opaque
+/// in the upper folder), and (where the sandbox has git: bubblewrap, not the Docker base
+/// image) a repository made inside the worktree. A second round finds most of it done and
+/// makes the directory again.
 const AGENT: &str = "cat >/dev/null; echo round >> src/rounds.txt; echo changed > src/a.txt; rm src/b.txt; \
     mv src/c.txt src/moved.txt; mkdir -p new/deep; echo deep > new/deep/a.txt; \
-    ln -s a.txt src/link; chmod +x src/d.txt; rm src/old-link; \
+    ln -s a.txt src/link; chmod +x src/d.txt; rm src/old-link; rm -rf dropped; \
+    rm -rf gone; mkdir -p gone/sub; echo again >> src/rounds.txt; cp src/rounds.txt gone/sub/y.txt; echo new > gone/z.txt; \
     if command -v git >/dev/null; then mkdir nest && (cd nest && git init -q && echo n > n.txt && git add n.txt && GIT_AUTHOR_DATE=2000-01-01T00:00:00Z GIT_COMMITTER_DATE=2000-01-01T00:00:00Z \
     git -c user.name=t -c user.email=t@t commit -qm n); fi; echo 'DONE: changed eight things'";
 
@@ -140,6 +143,22 @@ fn a_round_on_an_overlay_ends_as_in_a_checked_out_worktree(sandbox: &str) {
     assert_eq!(tree_of(&world, "layered").as_deref(), Some("overlay"));
     let worktree = world.worktree("layered");
     assert!(mounts_under(&worktree).contains(&worktree), "not mounted");
+    // What `clean` counts in each (a `git status` of the overlay's changed paths only).
+    let counted = |slug: &str| {
+        let run = world.ganger(&["clean", "--force", "--dry-run", slug]);
+        run.expect_code(0);
+        run.stdout.replace(slug, "SLUG")
+    };
+    assert_eq!(counted("layered"), counted("plain"));
+    assert!(counted("plain").contains("uncommitted"), "{}", counted("plain"));
+    // A second round (a snapshot before it, one after it, neither watched) ends the same.
+    for slug in ["plain", "layered"] {
+        let fix = world.ganger(&["fix", slug, "--message", "again", "--json"]);
+        assert_eq!(fix.json()["status"], "done", "{}\n{}", fix.stdout, fix.stderr);
+    }
+    let round_two =
+        |slug: &str| world.git(&["rev-parse", &format!("refs/ganger/{slug}/round-2^{{tree}}")]);
+    assert_eq!(round_two("layered"), round_two("plain"));
     let mut changes = vec![
         "moved.txt",
         "new mode",
@@ -147,6 +166,10 @@ fn a_round_on_an_overlay_ends_as_in_a_checked_out_worktree(sandbox: &str) {
         "src/link",
         "old-link",
         "new/deep/a.txt",
+        "dropped/q.txt",
+        "gone/x.txt",
+        "gone/sub/y.txt",
+        "gone/z.txt",
     ];
     if sandbox == "bwrap" {
         changes.push("nest/n.txt");
@@ -188,11 +211,11 @@ fn the_base_below_two_overlays_is_never_written(sandbox: &str) {
         fix.stderr
     );
     let rounds = || std::fs::read_to_string(first.join("src/rounds.txt")).unwrap();
-    assert_eq!(rounds(), "round\nround\n");
+    assert_eq!(rounds(), "round\nagain\nround\nagain\n");
     world
         .ganger(&["rewind", "first", "--to", "1"])
         .expect_code(0);
-    assert_eq!(rounds(), "round\n");
+    assert_eq!(rounds(), "round\nagain\n");
     assert_eq!(world.git_in(&first, &["status", "--porcelain"]), after_one);
     let head = world.git(&["rev-parse", "HEAD"]);
     let cached = world
@@ -238,6 +261,58 @@ fn the_base_below_two_overlays_is_never_written(sandbox: &str) {
     world.git(&["rev-parse", "--verify", "refs/ganger/first/cleaned"]);
 }
 
+/// A cached tree someone modified after an overlay was made on it is found by the next start
+/// (its stamp is read again before the mount) and made again: the new task stands on the
+/// base's files, and the first keeps the tree it had until it goes.
+fn a_modified_cached_tree_is_made_again_before_an_overlay_stands_on_it(sandbox: &str) {
+    let test =
+        format!("{sandbox}: a_modified_cached_tree_is_made_again_before_an_overlay_stands_on_it");
+    if !available(sandbox, &test) {
+        return;
+    }
+    let (world, _unmount) = overlay_world(sandbox, "max = 1");
+    start(&world, "first");
+    let head = world.git(&["rev-parse", "HEAD"]);
+    let cached = world.repo.join(".ganger/trees/cache").join(&head);
+    std::fs::write(cached.join("tree/src/empty.txt"), "tampered\n").unwrap();
+    start(&world, "second");
+    assert_eq!(tree_of(&world, "second").as_deref(), Some("overlay"));
+    let second = world.worktree("second");
+    assert_eq!(
+        std::fs::read_to_string(second.join("src/empty.txt")).unwrap(),
+        ""
+    );
+    let status = world.git_in(&second, &["status", "--porcelain"]);
+    assert!(!status.contains("empty.txt"), "{status}");
+    // The cached tree is the base's again, and its new stamp holds.
+    assert_eq!(
+        std::fs::read_to_string(cached.join("tree/src/empty.txt")).unwrap(),
+        ""
+    );
+    let fill = world.ganger(&["trees", "fill", "--json"]);
+    fill.expect_code(0);
+    assert_eq!(fill.json()["cached_made"], 0, "{}", fill.stdout);
+    // The first task still reads its own change on the tree it had.
+    let first = world.worktree("first");
+    assert_eq!(
+        std::fs::read_to_string(first.join("src/a.txt")).unwrap(),
+        "changed\n"
+    );
+    world
+        .ganger(&["clean", "--force", "first", "second"])
+        .expect_code(0);
+    assert!(mounts_under(world.root()).is_empty());
+    // With no overlay on the base any more, the next tree made takes the modified one away.
+    world.git(&["commit", "-q", "--allow-empty", "-m", "a new base"]);
+    start(&world, "third");
+    let left: Vec<String> = std::fs::read_dir(world.repo.join(".ganger/trees/cache"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|name| name.starts_with('.'))
+        .collect();
+    assert!(left.is_empty(), "{left:?}");
+}
+
 /// A start killed while paused right after its overlay was mounted (before its task was
 /// recorded) is settled by `clean`: the mount, the upper folder, the worktree's record and
 /// the branch go.
@@ -277,6 +352,11 @@ fn a_start_killed_after_its_overlay_is_settled_by_clean(sandbox: &str) {
 }
 
 mod bwrap {
+    #[test]
+    fn a_modified_cached_tree_is_made_again_before_an_overlay_stands_on_it() {
+        super::a_modified_cached_tree_is_made_again_before_an_overlay_stands_on_it("bwrap");
+    }
+
     #[test]
     fn a_start_killed_after_its_overlay_is_settled_by_clean() {
         super::a_start_killed_after_its_overlay_is_settled_by_clean("bwrap");

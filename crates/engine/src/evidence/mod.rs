@@ -11,6 +11,7 @@ pub mod report;
 pub(crate) mod resume_note;
 pub(crate) mod task_worktree;
 pub mod tree_cache;
+pub(crate) mod tree_change;
 pub(crate) mod tree_files;
 pub(crate) mod tree_made;
 pub(crate) mod tree_overlay;

@@ -22,8 +22,7 @@ fn changed_paths(ws: &Workspace, task: &Task) -> BTreeSet<String> {
     let Ok(worktree) = ws.repo.open_worktree(&task.worktree) else {
         return BTreeSet::new();
     };
-    let mut paths: BTreeSet<String> = worktree
-        .status()
+    let mut paths: BTreeSet<String> = crate::evidence::tree_change::status(ws, &task.worktree, &worktree)
         .map(|s| {
             s.entries
                 .into_iter()
