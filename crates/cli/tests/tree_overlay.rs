@@ -143,6 +143,14 @@ fn a_round_on_an_overlay_ends_as_in_a_checked_out_worktree(sandbox: &str) {
     assert_eq!(tree_of(&world, "layered").as_deref(), Some("overlay"));
     let worktree = world.worktree("layered");
     assert!(mounts_under(&worktree).contains(&worktree), "not mounted");
+    // A person takes a file out of each worktree's index, not out of its tree: the index is
+    // no longer the cached one there, which only the index tells.
+    for slug in ["plain", "layered"] {
+        world.git_in(
+            &world.worktree(slug),
+            &["rm", "-q", "--cached", "README.md"],
+        );
+    }
     // What `clean` counts in each (a `git status` of the overlay's changed paths only).
     let counted = |slug: &str| {
         let run = world.ganger(&["clean", "--force", "--dry-run", slug]);
@@ -150,11 +158,21 @@ fn a_round_on_an_overlay_ends_as_in_a_checked_out_worktree(sandbox: &str) {
         run.stdout.replace(slug, "SLUG")
     };
     assert_eq!(counted("layered"), counted("plain"));
-    assert!(counted("plain").contains("uncommitted"), "{}", counted("plain"));
+    assert!(
+        counted("plain").contains("uncommitted"),
+        "{}",
+        counted("plain")
+    );
     // A second round (a snapshot before it, one after it, neither watched) ends the same.
     for slug in ["plain", "layered"] {
         let fix = world.ganger(&["fix", slug, "--message", "again", "--json"]);
-        assert_eq!(fix.json()["status"], "done", "{}\n{}", fix.stdout, fix.stderr);
+        assert_eq!(
+            fix.json()["status"],
+            "done",
+            "{}\n{}",
+            fix.stdout,
+            fix.stderr
+        );
     }
     let round_two =
         |slug: &str| world.git(&["rev-parse", &format!("refs/ganger/{slug}/round-2^{{tree}}")]);

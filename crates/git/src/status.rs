@@ -56,7 +56,13 @@ impl crate::Repo {
         if paths.is_empty() {
             return Ok(WorktreeStatus::default());
         }
-        let mut args = vec!["status", "--porcelain=v1", "-z", "--untracked-files=all", "--"];
+        let mut args = vec![
+            "status",
+            "--porcelain=v1",
+            "-z",
+            "--untracked-files=all",
+            "--",
+        ];
         args.extend(paths.iter().map(String::as_str));
         let out = Git::new(&self.worktree)
             .with_env("GIT_LITERAL_PATHSPECS", "1")

@@ -116,7 +116,9 @@ pub struct World {
 pub const TREES_ENV: &str = "GANGER_TEST_TREES";
 
 fn trees_on() -> Option<String> {
-    std::env::var(TREES_ENV).ok().filter(|v| !v.trim().is_empty())
+    std::env::var(TREES_ENV)
+        .ok()
+        .filter(|v| !v.trim().is_empty())
 }
 
 fn has_trees(toml: &str) -> bool {

@@ -120,7 +120,9 @@ fn now_nanos() -> u128 {
 
 /// The base a modified tree moved aside (`.stale-BASE-TIME`) was of.
 fn stale_base(name: &str) -> Option<&str> {
-    name.strip_prefix(".stale-")?.rsplit_once('-').map(|(base, _)| base)
+    name.strip_prefix(".stale-")?
+        .rsplit_once('-')
+        .map(|(base, _)| base)
 }
 
 /// Checks the cached tree of `base` against its stamp, making it (again) when it is missing

@@ -19,9 +19,9 @@
 
 use crate::base::error::{EngineError, Result};
 use crate::env::workspace::Workspace;
-use crate::evidence::{tree_cache, tree_files};
 use crate::evidence::tree_uppers::overlay_dir;
 use crate::evidence::worktree_lock::worktree_lock;
+use crate::evidence::{tree_cache, tree_files};
 use ganger_git::Oid;
 use std::path::Path;
 use std::process::Command;
@@ -86,8 +86,7 @@ pub(crate) fn take(ws: &Workspace, path: &Path, branch: &str, base: &Oid) -> Res
     if !matches!(now, Ok(Ok(ref stamp)) if *stamp == held.stamp) {
         let stamp = held.stamp.clone();
         drop(held);
-        let again =
-            tree_cache::discard(ws, base, &stamp).and_then(|()| tree_cache::hold(ws, base));
+        let again = tree_cache::discard(ws, base, &stamp).and_then(|()| tree_cache::hold(ws, base));
         match again {
             Ok((fresh, _)) => held = fresh,
             Err(error) => {
