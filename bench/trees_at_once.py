@@ -107,13 +107,14 @@ def timed(ganger: Path, path: Path, slug: str, sandbox: str) -> tuple[float, flo
     started_ns = time.time_ns()
     start = subprocess.Popen([str(ganger), "start", slug, "--sandbox", sandbox, "--message", "hi"],
                              cwd=path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    tree_ns, line = None, ""
+    tree_ns, line, printed = None, "", []
     for out in start.stdout:
+        printed.append(out)
         if tree_ns is None and out.startswith("worktree: created"):
             tree_ns, line = time.time_ns(), out.strip()
     err = start.stderr.read()
     if start.wait() != 0 or tree_ns is None:
-        sys.exit(f"start {slug} failed ({start.returncode}):\n{err}")
+        sys.exit(f"start {slug} failed ({start.returncode}):\n{''.join(printed)}\n{err}")
     stream = (path / ".ganger" / "tasks" / slug / "round-1.jsonl").read_text()
     agent_ns = int(stream.split("agent-start ")[1].split()[0])
     return (tree_ns - started_ns) / 1e9, (agent_ns - started_ns) / 1e9, line
