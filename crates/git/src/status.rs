@@ -118,4 +118,30 @@ mod tests {
             ]
         );
     }
+
+    #[test]
+    fn a_status_of_the_changed_paths_is_the_whole_status() {
+        let repo = TestRepo::new();
+        std::fs::create_dir_all(repo.root().join("new/deep")).unwrap();
+        std::fs::write(repo.root().join("new/deep/a.txt"), "n").unwrap();
+        std::fs::write(repo.root().join("README.md"), "changed").unwrap();
+        repo.git(&["mv", "src/lib.txt", "src/moved.txt"]);
+        let whole = read(repo.root()).unwrap();
+        let found = crate::discover(repo.root()).unwrap();
+        // A directory stands for what is under it; a path with nothing there is nothing.
+        let paths = ["README.md", "new", "src/lib.txt", "src/moved.txt", "gone.txt"]
+            .map(str::to_owned)
+            .into_iter()
+            .collect();
+        assert_eq!(found.status_of(&paths).unwrap(), whole);
+        let some = ["README.md"].map(str::to_owned).into_iter().collect();
+        let shown: Vec<String> = found
+            .status_of(&some)
+            .unwrap()
+            .entries
+            .iter()
+            .map(StatusEntry::short)
+            .collect();
+        assert_eq!(shown, [" M README.md"]);
+    }
 }
