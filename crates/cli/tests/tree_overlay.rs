@@ -157,7 +157,19 @@ fn a_round_on_an_overlay_ends_as_in_a_checked_out_worktree(sandbox: &str) {
         run.expect_code(0);
         run.stdout.replace(slug, "SLUG")
     };
-    assert_eq!(counted("layered"), counted("plain"));
+    let porcelain = |slug: &str| {
+        world.git_in(
+            &world.worktree(slug),
+            &["status", "--porcelain", "--untracked-files=all"],
+        )
+    };
+    assert_eq!(
+        counted("layered"),
+        counted("plain"),
+        "git status: layered\n{}\nplain\n{}",
+        porcelain("layered"),
+        porcelain("plain")
+    );
     assert!(
         counted("plain").contains("uncommitted"),
         "{}",

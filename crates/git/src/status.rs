@@ -129,10 +129,16 @@ mod tests {
         let whole = read(repo.root()).unwrap();
         let found = crate::discover(repo.root()).unwrap();
         // A directory stands for what is under it; a path with nothing there is nothing.
-        let paths = ["README.md", "new", "src/lib.txt", "src/moved.txt", "gone.txt"]
-            .map(str::to_owned)
-            .into_iter()
-            .collect();
+        let paths = [
+            "README.md",
+            "new",
+            "src/lib.txt",
+            "src/moved.txt",
+            "gone.txt",
+        ]
+        .map(str::to_owned)
+        .into_iter()
+        .collect();
         assert_eq!(found.status_of(&paths).unwrap(), whole);
         let some = ["README.md"].map(str::to_owned).into_iter().collect();
         let shown: Vec<String> = found
