@@ -86,7 +86,8 @@ impl Drop for Unmount {
     }
 }
 
-fn mounts_under(dir: &Path) -> Vec<PathBuf> {
+/// The mount points under `dir`, in mount order.
+pub(crate) fn mounts_under(dir: &Path) -> Vec<PathBuf> {
     let text = std::fs::read_to_string("/proc/self/mountinfo").unwrap();
     text.lines()
         .filter_map(|line| line.split(' ').nth(4))
@@ -304,6 +305,11 @@ fn a_modified_cached_tree_is_made_again_before_an_overlay_stands_on_it(sandbox: 
     start(&world, "first");
     let head = world.git(&["rev-parse", "HEAD"]);
     let cached = world.repo.join(".ganger/trees/cache").join(&head);
+    // Sealed read-only, the tree cannot be written through its path, by root either; a
+    // person who unmounts it first can.
+    let written = std::fs::write(cached.join("tree/src/empty.txt"), "tampered\n");
+    assert_eq!(written.unwrap_err().raw_os_error(), Some(30), "not EROFS");
+    unseal_tree_by_hand(&cached);
     std::fs::write(cached.join("tree/src/empty.txt"), "tampered\n").unwrap();
     start(&world, "second");
     assert_eq!(tree_of(&world, "second").as_deref(), Some("overlay"));
@@ -328,10 +334,20 @@ fn a_modified_cached_tree_is_made_again_before_an_overlay_stands_on_it(sandbox: 
         std::fs::read_to_string(first.join("src/a.txt")).unwrap(),
         "changed\n"
     );
+    // The modified tree moved aside below the first task holds no seal; the one made again
+    // is sealed.
+    let cache = world.repo.join(".ganger/trees/cache");
+    assert_eq!(
+        mounts_under(&cache),
+        [cached.join("tree"), cached.join("index")]
+    );
     world
         .ganger(&["clean", "--force", "first", "second"])
         .expect_code(0);
-    assert!(mounts_under(world.root()).is_empty());
+    assert_eq!(
+        mounts_under(world.root()),
+        [cached.join("tree"), cached.join("index")]
+    );
     // With no overlay on the base any more, the next tree made takes the modified one away.
     world.git(&["commit", "-q", "--allow-empty", "-m", "a new base"]);
     start(&world, "third");
@@ -341,6 +357,26 @@ fn a_modified_cached_tree_is_made_again_before_an_overlay_stands_on_it(sandbox: 
         .filter(|name| name.starts_with('.'))
         .collect();
     assert!(left.is_empty(), "{left:?}");
+    let third = world.git(&["rev-parse", "HEAD"]);
+    assert_eq!(
+        mounts_under(world.root())
+            .into_iter()
+            .filter(|m| m.starts_with(&cache))
+            .collect::<Vec<_>>(),
+        [
+            cache.join(&third).join("tree"),
+            cache.join(&third).join("index")
+        ]
+    );
+}
+
+/// What a person who means to edit a sealed cached tree does: unmounts its read-only mount.
+pub(crate) fn unseal_tree_by_hand(entry: &Path) {
+    let out = std::process::Command::new("umount")
+        .arg(entry.join("tree"))
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
 }
 
 /// A start killed while paused right after its overlay was mounted (before its task was

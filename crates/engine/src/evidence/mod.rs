@@ -17,5 +17,6 @@ pub(crate) mod tree_made;
 pub(crate) mod tree_overlay;
 pub mod tree_pool;
 pub(crate) mod tree_reflink;
+pub(crate) mod tree_seal;
 pub(crate) mod tree_uppers;
 pub(crate) mod worktree_lock;

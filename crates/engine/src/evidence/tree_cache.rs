@@ -13,12 +13,15 @@
 //! ```
 //!
 //! A tree is published by a rename, then stamped: one with no stamp (or another stamp than
-//! its files now give) is not used but made again. A make that fails (a full disk) leaves
+//! its files now give) is not used but made again. As root it is then sealed read-only
+//! (`evidence/tree_seal.rs`): a sealed tree is trusted without reading its stamp again, and is
+//! unsealed before it is removed or moved aside. A make that fails (a full disk) leaves
 //! nothing of itself.
 
 use crate::base::error::{EngineError, Result};
 use crate::env::workspace::Workspace;
 use crate::evidence::tree_files::{self, Stamp};
+use crate::evidence::tree_seal;
 use crate::evidence::worktree_lock::lock_file;
 use ganger_git::Oid;
 use rustix::fs::FlockOperation;
@@ -105,6 +108,7 @@ pub(crate) fn discard(ws: &Workspace, base: &Oid, stamp: &Stamp) -> Result<()> {
         return Ok(());
     }
     if crate::evidence::tree_uppers::bases_in_use(ws).contains(base) {
+        tree_seal::unseal(&entry)?;
         let aside = cache_dir(ws).join(format!(".stale-{base}-{:x}", now_nanos()));
         return std::fs::rename(&entry, &aside).map_err(|e| EngineError::io("rename", &entry, e));
     }
@@ -125,13 +129,30 @@ fn stale_base(name: &str) -> Option<&str> {
         .map(|(base, _)| base)
 }
 
+impl CachedTree {
+    /// Whether the held tree is still what it was made as: at once when it is sealed
+    /// read-only, else by reading its stamp again (and sealing it then, when it is and this
+    /// process may).
+    pub(crate) fn unchanged(&self) -> bool {
+        let Some(entry) = self.tree.parent() else {
+            return false;
+        };
+        if tree_seal::sealed(entry) {
+            return true;
+        }
+        let good = tree_files::stamp(&self.tree, &[&self.index]).is_ok_and(|now| now == self.stamp);
+        if good && tree_seal::can_seal() {
+            let _ = tree_seal::seal(entry);
+        }
+        good
+    }
+}
+
 /// Checks the cached tree of `base` against its stamp, making it (again) when it is missing
 /// or modified (`ganger trees fill`).
 pub fn refresh(ws: &Workspace, base: &Oid) -> Result<Made> {
     let (held, mut made) = hold(ws, base)?;
-    let now = tree_files::stamp(&held.tree, &[&held.index])
-        .map_err(|e| EngineError::io("read", &held.tree, e))?;
-    if now == held.stamp {
+    if held.unchanged() {
         return Ok(made);
     }
     let stamp = held.stamp.clone();
@@ -169,6 +190,10 @@ fn make(ws: &Workspace, base: &Oid) -> Result<()> {
                 .and_then(|()| std::fs::rename(&fresh, &path))
                 .map_err(|e| EngineError::io("write", &path, e))
         });
+    if made.is_ok() && tree_seal::can_seal() {
+        // Unsealed (a mount refused), the tree is still good: its stamp is read at each use.
+        let _ = tree_seal::seal(&entry);
+    }
     if made.is_err() {
         let _ = remove_entry(ws, &making);
         let _ = remove_entry(ws, &entry);
@@ -222,8 +247,9 @@ fn leftovers(ws: &Workspace, cache: &Path) -> Vec<PathBuf> {
         .collect()
 }
 
-/// Removes one entry of the cache, if there; 1 if it was there.
+/// Removes one entry of the cache (unsealed first), if there; 1 if it was there.
 fn remove_entry(_ws: &Workspace, entry: &Path) -> Result<usize> {
+    tree_seal::unseal(entry)?;
     match std::fs::remove_dir_all(entry) {
         Ok(()) => Ok(1),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(0),

@@ -19,9 +19,9 @@
 
 use crate::base::error::{EngineError, Result};
 use crate::env::workspace::Workspace;
+use crate::evidence::tree_cache;
 use crate::evidence::tree_uppers::overlay_dir;
 use crate::evidence::worktree_lock::worktree_lock;
-use crate::evidence::{tree_cache, tree_files};
 use ganger_git::Oid;
 use std::path::Path;
 use std::process::Command;
@@ -63,10 +63,11 @@ pub(crate) fn take(ws: &Workspace, path: &Path, branch: &str, base: &Oid) -> Res
             return Err(error);
         }
     };
-    // The cached tree's stamp is read again while git registers the worktree: a tree someone
-    // modified is made again before anything stands on it.
-    let (made, now) = std::thread::scope(|scope| {
-        let stamping = scope.spawn(|| tree_files::stamp(&held.tree, &[&held.index]));
+    // The cached tree is checked again while git registers the worktree (at once when it is
+    // sealed read-only, else by its stamp): a tree someone modified is made again before
+    // anything stands on it.
+    let (made, unchanged) = std::thread::scope(|scope| {
+        let checking = scope.spawn(|| held.unchanged());
         let made = worktree_lock(ws).and_then(|_serial| {
             ws.repo
                 .add_worktree_without_files(path, branch, base)
@@ -77,13 +78,13 @@ pub(crate) fn take(ws: &Workspace, path: &Path, branch: &str, base: &Oid) -> Res
                     )
                 })
         });
-        (made, stamping.join())
+        (made, checking.join())
     });
     if let Err(error) = made {
         let _ = std::fs::remove_dir_all(&dir);
         return Err(error);
     }
-    if !matches!(now, Ok(Ok(ref stamp)) if *stamp == held.stamp) {
+    if !matches!(unchanged, Ok(true)) {
         let stamp = held.stamp.clone();
         drop(held);
         let again = tree_cache::discard(ws, base, &stamp).and_then(|()| tree_cache::hold(ws, base));
