@@ -180,6 +180,20 @@ fn a_made_cached_tree_is_read_only_and_goes_with_no_mount_left() {
     ] {
         assert_eq!(written.unwrap_err().raw_os_error(), Some(30), "not EROFS");
     }
+    // The seal gone as after a reboot: the next use reads the stamp, finds the tree good and
+    // seals it again.
+    for part in sealed(&first) {
+        let out = std::process::Command::new("umount")
+            .arg(part)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{out:?}");
+    }
+    assert!(crate::tree_overlay::mounts_under(&cache).is_empty());
+    let fill = world.ganger(&["trees", "fill", "--json"]);
+    fill.expect_code(0);
+    assert_eq!(fill.json()["cached_made"], 0, "{}", fill.stdout);
+    assert_eq!(crate::tree_overlay::mounts_under(&cache), sealed(&first));
     // A local task's reflink copy is made from the sealed tree.
     world
         .ganger(&["start", "copied", "--message", "change"])
