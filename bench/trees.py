@@ -82,6 +82,9 @@ def generate(root: Path, files: int) -> Path:
             folder.mkdir()
         (folder / f"f{n % 250:03}.txt").write_text(f"{n}\n" + line * 63)
     git(repo, "add", "-A")
+    # No `git gc --auto` in the background: it packs and deletes the loose objects that the
+    # sites' clones are hard-linking ("unable to read tree" in a clone).
+    git(repo, "config", "gc.auto", "0")
     git(repo, "-c", "user.name=b", "-c", "user.email=b@b", "commit", "-q", "-m", f"{files} files")
     return repo
 

@@ -20,6 +20,9 @@ One start at a time (medians of --runs, interleaved, each after `sync`):
              for the pool, after its background filler made the next tree (that is what the
              task cost); the agent changes 10 files of 4 KB
   diff       `ganger diff SLUG` after the round (a snapshot of the tree, then the diff)
+  snapshot   the fork of `ganger fix SLUG` to its agent's first line: a second round's
+             snapshot of the tree before it (after the first round's 10-file change) and its
+             set-up; the same set-up without the snapshot is `to agent` less `to tree`
 
 Then --tasks starts at once (default 20), each side in a clone of its own, from a fresh state
 (--at-once names the sides; the default leaves out `today`, whose 20 checkouts need 9.5 GB):
@@ -36,6 +39,7 @@ Then --tasks starts at once (default 20), each side in a clone of its own, from 
 Usage: python3 bench/trees_at_once.py --ganger target/release/ganger [--files 100000]
                                       [--tasks 20] [--runs 3] [--image-gb 20]
                                       [--at-once trees,overlay] [--no-docker]
+                                      [--sides "worktree add,bwrap add,bwrap overlay"]
 Removes its repositories, unmounts and removes its image when done.
 """
 
@@ -103,16 +107,29 @@ def timed(ganger: Path, path: Path, slug: str, sandbox: str) -> tuple[float, flo
     started_ns = time.time_ns()
     start = subprocess.Popen([str(ganger), "start", slug, "--sandbox", sandbox, "--message", "hi"],
                              cwd=path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    tree_ns, line = None, ""
+    tree_ns, line, printed = None, "", []
     for out in start.stdout:
+        printed.append(out)
         if tree_ns is None and out.startswith("worktree: created"):
             tree_ns, line = time.time_ns(), out.strip()
     err = start.stderr.read()
     if start.wait() != 0 or tree_ns is None:
-        sys.exit(f"start {slug} failed ({start.returncode}):\n{err}")
+        sys.exit(f"start {slug} failed ({start.returncode}):\n{''.join(printed)}\n{err}")
     stream = (path / ".ganger" / "tasks" / slug / "round-1.jsonl").read_text()
     agent_ns = int(stream.split("agent-start ")[1].split()[0])
     return (tree_ns - started_ns) / 1e9, (agent_ns - started_ns) / 1e9, line
+
+
+def timed_fix(ganger: Path, path: Path, slug: str) -> float:
+    """The fork of `ganger fix SLUG` to its agent's first line (the snapshot before round 2)."""
+    started_ns = time.time_ns()
+    out = subprocess.run([str(ganger), "fix", slug, "--message", "again"], cwd=path,
+                         capture_output=True, text=True)
+    if out.returncode != 0:
+        sys.exit(f"fix {slug} failed ({out.returncode}):\n{out.stderr}")
+    stream = (path / ".ganger" / "tasks" / slug / "round-2.jsonl").read_text()
+    agent_ns = int(stream.split("agent-start ")[1].split()[0])
+    return (agent_ns - started_ns) / 1e9
 
 
 def timed_diff(ganger: Path, path: Path, slug: str) -> float:
@@ -125,7 +142,8 @@ def timed_diff(ganger: Path, path: Path, slug: str) -> float:
     return took
 
 
-def singles(root: Path, source: Path, ganger: Path, runs: int, mount: Path, image: str | None) -> dict:
+def singles(root: Path, source: Path, ganger: Path, runs: int, mount: Path, image: str | None,
+            only: list[str]) -> dict:
     sides = {
         "worktree add": (site(root, source, "one-add", ""), "local"),
         "pool": (site(root, source, "one-pool", "pool = 1"), "local"),
@@ -136,12 +154,14 @@ def singles(root: Path, source: Path, ganger: Path, runs: int, mount: Path, imag
     if image:
         sides["docker add"] = (site(root, source, "one-docker-add", "", image), "docker")
         sides["docker overlay"] = (site(root, source, "one-docker-overlay", "max = 1", image), "docker")
+    if only:
+        sides = {side: sides[side] for side in only if side in sides}
     for side in ("pool", "reflink", "bwrap overlay", "docker overlay"):
         if side in sides:
             subprocess.run([str(ganger), "trees", "fill"], cwd=sides[side][0], check=True, capture_output=True)
-    figures: dict[str, list[tuple[float, float, int, float]]] = {side: [] for side in sides}
+    figures: dict[str, list[tuple[float, float, int, float, float]]] = {side: [] for side in sides}
     names = list(sides)
-    pool = sides["pool"][0]
+    pool = sides["pool"][0] if "pool" in sides else None
     for i in range(runs):
         for side in names[i % len(names):] + names[:i % len(names)]:
             path, sandbox = sides[side]
@@ -153,10 +173,11 @@ def singles(root: Path, source: Path, ganger: Path, runs: int, mount: Path, imag
                 sys.exit(f"{side}: the start made no overlay: {line}")
             trees.settle(ganger, pool, 1)
             disk = synced_used(mount) - before
-            figures[side].append((to_tree, to_agent, disk, timed_diff(ganger, path, slug)))
+            diff = timed_diff(ganger, path, slug)
+            figures[side].append((to_tree, to_agent, disk, diff, timed_fix(ganger, path, slug)))
             remove_tree(ganger, path, slug)
         print(f"  run {i + 1}/{runs} done", file=sys.stderr)
-    return {side: tuple(statistics.median(f[k] for f in got) for k in range(4))
+    return {side: tuple(statistics.median(f[k] for f in got) for k in range(5))
             for side, got in figures.items()}
 
 
@@ -195,6 +216,7 @@ def main() -> None:
     parser.add_argument("--image-gb", type=int, default=20)
     parser.add_argument("--at-once", default="trees,overlay", help="today,trees,overlay")
     parser.add_argument("--no-docker", action="store_true")
+    parser.add_argument("--sides", default="", help="the one-at-a-time sides to run (default: all)")
     args = parser.parse_args()
     ganger = args.ganger.resolve()
     holder = Path(tempfile.mkdtemp(prefix="ganger-bench-xfs-"))
@@ -212,13 +234,14 @@ def main() -> None:
         while (source / ".git" / "gc.pid").exists():
             time.sleep(1)
         image = None if args.no_docker else trees.base_image(ganger)
-        one = singles(mount, source, ganger, args.runs, mount, image)
+        only = [s.strip() for s in args.sides.split(",") if s.strip()]
+        one = singles(mount, source, ganger, args.runs, mount, image, only)
         many = at_once(mount, source, ganger, args.tasks, mount, [s for s in args.at_once.split(",") if s])
         print(f"\n{args.files:,} files on XFS (reflink=1), one start at a time, medians of {args.runs}")
-        print(f"{'':14} {'to tree':>10} {'to agent':>10} {'disk':>12} {'diff':>10}")
-        for side, (to_tree, to_agent, disk, diff) in one.items():
+        print(f"{'':14} {'to tree':>10} {'to agent':>10} {'disk':>12} {'diff':>10} {'snapshot':>10}")
+        for side, (to_tree, to_agent, disk, diff, fix) in one.items():
             print(f"{side:14} {trees.ms(to_tree):>10} {trees.ms(to_agent):>10} {mb(disk):>12}"
-                  f" {trees.ms(diff):>10}")
+                  f" {trees.ms(diff):>10} {trees.ms(fix):>10}")
         print(f"\n{args.tasks} starts at once on {args.files:,} files, from a fresh state")
         print(f"{'':14} {'total':>10} {'disk':>12}")
         for side, (took, disk) in many.items():

@@ -142,7 +142,9 @@ fn a_modified_cached_tree_is_made_again_never_used() {
         .join(".ganger/trees/cache")
         .join(&head)
         .join("tree/src/d.txt");
-    // Changed in place, same size: only its times tell.
+    // Changed in place, same size, by a person who unsealed it first: only its times tell.
+    let entry = cached_file.ancestors().nth(3).unwrap().to_owned();
+    crate::tree_overlay::unseal_tree_by_hand(&entry);
     std::fs::write(&cached_file, "D\n").unwrap();
     world
         .ganger(&["start", "after", "--message", "change"])
@@ -152,11 +154,64 @@ fn a_modified_cached_tree_is_made_again_never_used() {
     assert_eq!(std::fs::read_to_string(copied).unwrap(), "d\n");
     assert_eq!(std::fs::read_to_string(&cached_file).unwrap(), "d\n");
     // `trees fill` finds a file added by hand and makes the tree again.
+    crate::tree_overlay::unseal_tree_by_hand(&entry);
     std::fs::write(cached_file.with_file_name("added.txt"), "x\n").unwrap();
     let fill = world.ganger(&["trees", "fill", "--json"]);
     fill.expect_code(0);
     assert_eq!(fill.json()["cached_made"], 1, "{}", fill.stdout);
     assert!(!cached_file.with_file_name("added.txt").exists());
+}
+
+#[test]
+fn a_made_cached_tree_is_read_only_and_goes_with_no_mount_left() {
+    let Some(fs) = scratch_fs::xfs(300) else {
+        return;
+    };
+    let world = cache_world(&fs.dir, "max = 1");
+    world.ganger(&["trees", "fill"]).expect_code(0);
+    let cache = world.repo.join(".ganger/trees/cache");
+    let first = cache.join(world.git(&["rev-parse", "HEAD"]));
+    let sealed = |entry: &Path| vec![entry.join("tree"), entry.join("index")];
+    assert_eq!(crate::tree_overlay::mounts_under(&cache), sealed(&first));
+    for written in [
+        std::fs::write(first.join("tree/src/a.txt"), "changed\n"),
+        std::fs::write(first.join("tree/new.txt"), "new\n"),
+        std::fs::write(first.join("index"), "broken"),
+    ] {
+        assert_eq!(written.unwrap_err().raw_os_error(), Some(30), "not EROFS");
+    }
+    // The seal gone as after a reboot: the next use reads the stamp, finds the tree good and
+    // seals it again.
+    for part in sealed(&first) {
+        let out = std::process::Command::new("umount")
+            .arg(part)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{out:?}");
+    }
+    assert!(crate::tree_overlay::mounts_under(&cache).is_empty());
+    let fill = world.ganger(&["trees", "fill", "--json"]);
+    fill.expect_code(0);
+    assert_eq!(fill.json()["cached_made"], 0, "{}", fill.stdout);
+    assert_eq!(crate::tree_overlay::mounts_under(&cache), sealed(&first));
+    // A local task's reflink copy is made from the sealed tree.
+    world
+        .ganger(&["start", "copied", "--message", "change"])
+        .expect_code(0);
+    assert_eq!(tree_of(&world, "copied").as_deref(), Some("reflink"));
+    // A new base over `max`: the first is evicted, unsealed, and the new one sealed.
+    world.write("later.txt", "later\n");
+    world.git(&["add", "-A"]);
+    world.git(&["commit", "-q", "-m", "later"]);
+    world.ganger(&["trees", "fill"]).expect_code(0);
+    let second = cache.join(world.git(&["rev-parse", "HEAD"]));
+    assert!(!first.exists());
+    assert_eq!(crate::tree_overlay::mounts_under(&cache), sealed(&second));
+    let drained = world.ganger(&["trees", "drain", "--json"]);
+    drained.expect_code(0);
+    assert_eq!(drained.json()["cached_removed"], 1);
+    assert!(crate::tree_overlay::mounts_under(&cache).is_empty());
+    assert!(!second.exists());
 }
 
 #[test]

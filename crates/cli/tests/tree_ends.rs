@@ -4,10 +4,13 @@
 use ganger_test_support::World;
 
 /// Commits the files the tests' rounds change: `src/{a,b,c,d}.txt`, an empty file and a
-/// symlink.
+/// symlink, and two directories (`gone/`, `dropped/`) a round can delete whole.
 pub fn commit_five_files_and_a_link(world: &World) {
     for name in ["a", "b", "c", "d"] {
         world.write(&format!("src/{name}.txt"), &format!("{name}\n"));
+    }
+    for name in ["gone/x.txt", "gone/sub/y.txt", "dropped/q.txt"] {
+        world.write(name, "in a directory\n");
     }
     world.write("src/empty.txt", "");
     std::os::unix::fs::symlink("a.txt", world.repo.join("src/old-link")).unwrap();

@@ -22,11 +22,14 @@ use ganger_test_support::World;
 use std::path::{Path, PathBuf};
 
 /// Every kind of change a round can make: a change, a deletion, a rename, a new directory, a
-/// symlink, a mode change, and (where the sandbox has git: bubblewrap, not the Docker base
-/// image) a repository made inside the worktree.
+/// symlink, a mode change, a directory deleted whole and one deleted and made again (opaque
+/// in the upper folder), and (where the sandbox has git: bubblewrap, not the Docker base
+/// image) a repository made inside the worktree. A second round finds most of it done and
+/// makes the directory again.
 const AGENT: &str = "cat >/dev/null; echo round >> src/rounds.txt; echo changed > src/a.txt; rm src/b.txt; \
     mv src/c.txt src/moved.txt; mkdir -p new/deep; echo deep > new/deep/a.txt; \
-    ln -s a.txt src/link; chmod +x src/d.txt; rm src/old-link; \
+    ln -s a.txt src/link; chmod +x src/d.txt; rm src/old-link; rm -rf dropped; \
+    rm -rf gone; mkdir -p gone/sub; echo again >> src/rounds.txt; cp src/rounds.txt gone/sub/y.txt; echo new > gone/z.txt; \
     if command -v git >/dev/null; then mkdir nest && (cd nest && git init -q && echo n > n.txt && git add n.txt && GIT_AUTHOR_DATE=2000-01-01T00:00:00Z GIT_COMMITTER_DATE=2000-01-01T00:00:00Z \
     git -c user.name=t -c user.email=t@t commit -qm n); fi; echo 'DONE: changed eight things'";
 
@@ -83,7 +86,8 @@ impl Drop for Unmount {
     }
 }
 
-fn mounts_under(dir: &Path) -> Vec<PathBuf> {
+/// The mount points under `dir`, in mount order.
+pub(crate) fn mounts_under(dir: &Path) -> Vec<PathBuf> {
     let text = std::fs::read_to_string("/proc/self/mountinfo").unwrap();
     text.lines()
         .filter_map(|line| line.split(' ').nth(4))
@@ -140,6 +144,52 @@ fn a_round_on_an_overlay_ends_as_in_a_checked_out_worktree(sandbox: &str) {
     assert_eq!(tree_of(&world, "layered").as_deref(), Some("overlay"));
     let worktree = world.worktree("layered");
     assert!(mounts_under(&worktree).contains(&worktree), "not mounted");
+    // A person takes a file out of each worktree's index, not out of its tree: the index is
+    // no longer the cached one there, which only the index tells.
+    for slug in ["plain", "layered"] {
+        world.git_in(
+            &world.worktree(slug),
+            &["rm", "-q", "--cached", "README.md"],
+        );
+    }
+    // What `clean` counts in each (a `git status` of the overlay's changed paths only).
+    let counted = |slug: &str| {
+        let run = world.ganger(&["clean", "--force", "--dry-run", slug]);
+        run.expect_code(0);
+        run.stdout.replace(slug, "SLUG")
+    };
+    let porcelain = |slug: &str| {
+        world.git_in(
+            &world.worktree(slug),
+            &["status", "--porcelain", "--untracked-files=all"],
+        )
+    };
+    assert_eq!(
+        counted("layered"),
+        counted("plain"),
+        "git status: layered\n{}\nplain\n{}",
+        porcelain("layered"),
+        porcelain("plain")
+    );
+    assert!(
+        counted("plain").contains("uncommitted"),
+        "{}",
+        counted("plain")
+    );
+    // A second round (a snapshot before it, one after it, neither watched) ends the same.
+    for slug in ["plain", "layered"] {
+        let fix = world.ganger(&["fix", slug, "--message", "again", "--json"]);
+        assert_eq!(
+            fix.json()["status"],
+            "done",
+            "{}\n{}",
+            fix.stdout,
+            fix.stderr
+        );
+    }
+    let round_two =
+        |slug: &str| world.git(&["rev-parse", &format!("refs/ganger/{slug}/round-2^{{tree}}")]);
+    assert_eq!(round_two("layered"), round_two("plain"));
     let mut changes = vec![
         "moved.txt",
         "new mode",
@@ -147,6 +197,10 @@ fn a_round_on_an_overlay_ends_as_in_a_checked_out_worktree(sandbox: &str) {
         "src/link",
         "old-link",
         "new/deep/a.txt",
+        "dropped/q.txt",
+        "gone/x.txt",
+        "gone/sub/y.txt",
+        "gone/z.txt",
     ];
     if sandbox == "bwrap" {
         changes.push("nest/n.txt");
@@ -188,11 +242,11 @@ fn the_base_below_two_overlays_is_never_written(sandbox: &str) {
         fix.stderr
     );
     let rounds = || std::fs::read_to_string(first.join("src/rounds.txt")).unwrap();
-    assert_eq!(rounds(), "round\nround\n");
+    assert_eq!(rounds(), "round\nagain\nround\nagain\n");
     world
         .ganger(&["rewind", "first", "--to", "1"])
         .expect_code(0);
-    assert_eq!(rounds(), "round\n");
+    assert_eq!(rounds(), "round\nagain\n");
     assert_eq!(world.git_in(&first, &["status", "--porcelain"]), after_one);
     let head = world.git(&["rev-parse", "HEAD"]);
     let cached = world
@@ -238,6 +292,93 @@ fn the_base_below_two_overlays_is_never_written(sandbox: &str) {
     world.git(&["rev-parse", "--verify", "refs/ganger/first/cleaned"]);
 }
 
+/// A cached tree someone modified after an overlay was made on it is found by the next start
+/// (its stamp is read again before the mount) and made again: the new task stands on the
+/// base's files, and the first keeps the tree it had until it goes.
+fn a_modified_cached_tree_is_made_again_before_an_overlay_stands_on_it(sandbox: &str) {
+    let test =
+        format!("{sandbox}: a_modified_cached_tree_is_made_again_before_an_overlay_stands_on_it");
+    if !available(sandbox, &test) {
+        return;
+    }
+    let (world, _unmount) = overlay_world(sandbox, "max = 1");
+    start(&world, "first");
+    let head = world.git(&["rev-parse", "HEAD"]);
+    let cached = world.repo.join(".ganger/trees/cache").join(&head);
+    // Sealed read-only, the tree cannot be written through its path, by root either; a
+    // person who unmounts it first can.
+    let written = std::fs::write(cached.join("tree/src/empty.txt"), "tampered\n");
+    assert_eq!(written.unwrap_err().raw_os_error(), Some(30), "not EROFS");
+    unseal_tree_by_hand(&cached);
+    std::fs::write(cached.join("tree/src/empty.txt"), "tampered\n").unwrap();
+    start(&world, "second");
+    assert_eq!(tree_of(&world, "second").as_deref(), Some("overlay"));
+    let second = world.worktree("second");
+    assert_eq!(
+        std::fs::read_to_string(second.join("src/empty.txt")).unwrap(),
+        ""
+    );
+    let status = world.git_in(&second, &["status", "--porcelain"]);
+    assert!(!status.contains("empty.txt"), "{status}");
+    // The cached tree is the base's again, and its new stamp holds.
+    assert_eq!(
+        std::fs::read_to_string(cached.join("tree/src/empty.txt")).unwrap(),
+        ""
+    );
+    let fill = world.ganger(&["trees", "fill", "--json"]);
+    fill.expect_code(0);
+    assert_eq!(fill.json()["cached_made"], 0, "{}", fill.stdout);
+    // The first task still reads its own change on the tree it had.
+    let first = world.worktree("first");
+    assert_eq!(
+        std::fs::read_to_string(first.join("src/a.txt")).unwrap(),
+        "changed\n"
+    );
+    // The modified tree moved aside below the first task holds no seal; the one made again
+    // is sealed.
+    let cache = world.repo.join(".ganger/trees/cache");
+    assert_eq!(
+        mounts_under(&cache),
+        [cached.join("tree"), cached.join("index")]
+    );
+    world
+        .ganger(&["clean", "--force", "first", "second"])
+        .expect_code(0);
+    assert_eq!(
+        mounts_under(world.root()),
+        [cached.join("tree"), cached.join("index")]
+    );
+    // With no overlay on the base any more, the next tree made takes the modified one away.
+    world.git(&["commit", "-q", "--allow-empty", "-m", "a new base"]);
+    start(&world, "third");
+    let left: Vec<String> = std::fs::read_dir(world.repo.join(".ganger/trees/cache"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|name| name.starts_with('.'))
+        .collect();
+    assert!(left.is_empty(), "{left:?}");
+    let third = world.git(&["rev-parse", "HEAD"]);
+    assert_eq!(
+        mounts_under(world.root())
+            .into_iter()
+            .filter(|m| m.starts_with(&cache))
+            .collect::<Vec<_>>(),
+        [
+            cache.join(&third).join("tree"),
+            cache.join(&third).join("index")
+        ]
+    );
+}
+
+/// What a person who means to edit a sealed cached tree does: unmounts its read-only mount.
+pub(crate) fn unseal_tree_by_hand(entry: &Path) {
+    let out = std::process::Command::new("umount")
+        .arg(entry.join("tree"))
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+}
+
 /// A start killed while paused right after its overlay was mounted (before its task was
 /// recorded) is settled by `clean`: the mount, the upper folder, the worktree's record and
 /// the branch go.
@@ -277,6 +418,11 @@ fn a_start_killed_after_its_overlay_is_settled_by_clean(sandbox: &str) {
 }
 
 mod bwrap {
+    #[test]
+    fn a_modified_cached_tree_is_made_again_before_an_overlay_stands_on_it() {
+        super::a_modified_cached_tree_is_made_again_before_an_overlay_stands_on_it("bwrap");
+    }
+
     #[test]
     fn a_start_killed_after_its_overlay_is_settled_by_clean() {
         super::a_start_killed_after_its_overlay_is_settled_by_clean("bwrap");

@@ -38,6 +38,39 @@ pub(crate) fn read(worktree: &Path) -> Result<WorktreeStatus, GitError> {
     Ok(parse(&out))
 }
 
+/// More paths than this are not given to one `git status` (its command line): it looks at
+/// everything instead.
+const MOST_PATHSPECS: usize = 4_000;
+
+impl crate::Repo {
+    /// What `git status` shows for the work tree at `paths` (relative, `/`-separated, taken
+    /// literally; a directory stands for everything under it) when nothing else differs: git
+    /// looks at those paths only. Everything when there are too many for one command line.
+    pub fn status_of(
+        &self,
+        paths: &std::collections::BTreeSet<String>,
+    ) -> Result<WorktreeStatus, GitError> {
+        if paths.len() > MOST_PATHSPECS {
+            return read(&self.worktree);
+        }
+        if paths.is_empty() {
+            return Ok(WorktreeStatus::default());
+        }
+        let mut args = vec![
+            "status",
+            "--porcelain=v1",
+            "-z",
+            "--untracked-files=all",
+            "--",
+        ];
+        args.extend(paths.iter().map(String::as_str));
+        let out = Git::new(&self.worktree)
+            .with_env("GIT_LITERAL_PATHSPECS", "1")
+            .run(args)?;
+        Ok(parse(&out))
+    }
+}
+
 fn parse(out: &[u8]) -> WorktreeStatus {
     let mut entries = Vec::new();
     let mut fields = out.split(|&b| b == 0).filter(|f| !f.is_empty());
@@ -84,5 +117,37 @@ mod tests {
                 "?? new file.txt"
             ]
         );
+    }
+
+    #[test]
+    fn a_status_of_the_changed_paths_is_the_whole_status() {
+        let repo = TestRepo::new();
+        std::fs::create_dir_all(repo.root().join("new/deep")).unwrap();
+        std::fs::write(repo.root().join("new/deep/a.txt"), "n").unwrap();
+        std::fs::write(repo.root().join("README.md"), "changed").unwrap();
+        repo.git(&["mv", "src/lib.txt", "src/moved.txt"]);
+        let whole = read(repo.root()).unwrap();
+        let found = crate::discover(repo.root()).unwrap();
+        // A directory stands for what is under it; a path with nothing there is nothing.
+        let paths = [
+            "README.md",
+            "new",
+            "src/lib.txt",
+            "src/moved.txt",
+            "gone.txt",
+        ]
+        .map(str::to_owned)
+        .into_iter()
+        .collect();
+        assert_eq!(found.status_of(&paths).unwrap(), whole);
+        let some = ["README.md"].map(str::to_owned).into_iter().collect();
+        let shown: Vec<String> = found
+            .status_of(&some)
+            .unwrap()
+            .entries
+            .iter()
+            .map(StatusEntry::short)
+            .collect();
+        assert_eq!(shown, [" M README.md"]);
     }
 }

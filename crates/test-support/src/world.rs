@@ -110,6 +110,21 @@ pub struct World {
     ganger: PathBuf,
 }
 
+/// Runs every test with task trees on (docs/trees.md, "Tests with trees on"): its value, for
+/// example `max = 2` or `pool = 2`, is added as a `[trees]` table to every `ganger.toml` a
+/// test writes that has none.
+pub const TREES_ENV: &str = "GANGER_TEST_TREES";
+
+fn trees_on() -> Option<String> {
+    std::env::var(TREES_ENV)
+        .ok()
+        .filter(|v| !v.trim().is_empty())
+}
+
+fn has_trees(toml: &str) -> bool {
+    toml.lines().any(|line| line.trim() == "[trees]")
+}
+
 /// Variables a test run never inherits.
 const SCRUBBED: [&str; 7] = [
     "GANGER_COMMANDER",
@@ -138,7 +153,25 @@ impl Drop for World {
             }
             std::thread::sleep(std::time::Duration::from_millis(20));
         }
+        // What is still mounted in it (a task's overlay, docs/trees.md, that no `clean` took):
+        // detached, so that its directory can go and no mount outlives the test.
+        for mount in mounts_under(self.dir.path()) {
+            let _ = Command::new("umount").arg("-l").arg(mount).output();
+        }
     }
+}
+
+/// The mount points under `dir`, deepest first.
+fn mounts_under(dir: &Path) -> Vec<PathBuf> {
+    let text = std::fs::read_to_string("/proc/self/mountinfo").unwrap_or_default();
+    let mut found: Vec<PathBuf> = text
+        .lines()
+        .filter_map(|line| line.split(' ').nth(4))
+        .map(|field| PathBuf::from(field.replace("\\040", " ")))
+        .filter(|mount| mount.starts_with(dir))
+        .collect();
+    found.sort_by_key(|mount| std::cmp::Reverse(mount.components().count()));
+    found
 }
 
 impl World {
@@ -253,15 +286,31 @@ impl World {
             .to_owned()
     }
 
-    /// Writes a file of the main checkout.
+    /// Writes a file of the main checkout (a `ganger.toml` with the `[trees]` of
+    /// [`TREES_ENV`] added when that is set and it has none).
     pub fn write(&self, relative: &str, content: &str) {
         let path = self.repo.join(relative);
         std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        let content = match trees_on() {
+            Some(trees) if relative == "ganger.toml" && !has_trees(content) => {
+                format!("{content}\n[trees]\n{trees}\n")
+            }
+            _ => content.to_owned(),
+        };
         std::fs::write(path, content).unwrap();
     }
 
-    /// A `ganger` command run in the main checkout.
+    /// A `ganger` command run in the main checkout. With [`TREES_ENV`] set, a `ganger.toml`
+    /// the test wrote by other means than [`World::write`] gets its `[trees]` first.
     pub fn command(&self, args: &[&str]) -> Command {
+        if let Some(trees) = trees_on() {
+            let toml = self.repo.join("ganger.toml");
+            if let Ok(content) = std::fs::read_to_string(&toml)
+                && !has_trees(&content)
+            {
+                std::fs::write(&toml, format!("{content}\n[trees]\n{trees}\n")).unwrap();
+            }
+        }
         let mut command = Command::new(&self.ganger);
         command
             .args(args)

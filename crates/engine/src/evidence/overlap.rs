@@ -22,15 +22,15 @@ fn changed_paths(ws: &Workspace, task: &Task) -> BTreeSet<String> {
     let Ok(worktree) = ws.repo.open_worktree(&task.worktree) else {
         return BTreeSet::new();
     };
-    let mut paths: BTreeSet<String> = worktree
-        .status()
-        .map(|s| {
-            s.entries
-                .into_iter()
-                .flat_map(|e| std::iter::once(e.path).chain(e.from))
-                .collect()
-        })
-        .unwrap_or_default();
+    let mut paths: BTreeSet<String> =
+        crate::evidence::tree_change::status(ws, &task.worktree, &worktree)
+            .map(|s| {
+                s.entries
+                    .into_iter()
+                    .flat_map(|e| std::iter::once(e.path).chain(e.from))
+                    .collect()
+            })
+            .unwrap_or_default();
     if let (Some(base), Ok(Some(head))) = (&task.base_commit, worktree.head())
         && &head != base
         && let Ok(names) =

@@ -346,7 +346,7 @@ pub fn round_report_with(
     let worktree_changes = if round.status == RoundStatus::Running && !worktree_gone {
         ws.repo
             .open_worktree(&task.worktree)
-            .and_then(|w| w.status())
+            .and_then(|w| crate::evidence::tree_change::status(ws, &task.worktree, &w))
             .map(|s| s.entries.iter().map(|e| e.short()).collect())
             .unwrap_or_default()
     } else {

@@ -13,12 +13,15 @@
 //! ```
 //!
 //! A tree is published by a rename, then stamped: one with no stamp (or another stamp than
-//! its files now give) is not used but made again. A make that fails (a full disk) leaves
+//! its files now give) is not used but made again. As root it is then sealed read-only
+//! (`evidence/tree_seal.rs`): a sealed tree is trusted without reading its stamp again, and is
+//! unsealed before it is removed or moved aside. A make that fails (a full disk) leaves
 //! nothing of itself.
 
 use crate::base::error::{EngineError, Result};
 use crate::env::workspace::Workspace;
 use crate::evidence::tree_files::{self, Stamp};
+use crate::evidence::tree_seal;
 use crate::evidence::worktree_lock::lock_file;
 use ganger_git::Oid;
 use rustix::fs::FlockOperation;
@@ -95,23 +98,61 @@ pub(crate) fn hold(ws: &Workspace, base: &Oid) -> Result<(CachedTree, Made)> {
 }
 
 /// Removes the cached tree of `base` that was found not to match `stamp` (someone changed
-/// its files), unless it was made again meanwhile; the next [`hold`] makes it again.
+/// its files), unless it was made again meanwhile; the next [`hold`] makes it again. While
+/// overlays stand on the base, it is moved aside instead (`.stale-BASE-TIME`): their mounts
+/// keep it below them, and it goes once no overlay names the base.
 pub(crate) fn discard(ws: &Workspace, base: &Oid, stamp: &Stamp) -> Result<()> {
     let _only = cache_lock(ws, FlockOperation::LockExclusive)?;
     let entry = entry_dir(ws, base);
-    if kept_stamp(&entry).as_ref() == Some(stamp) {
-        remove_entry(ws, &entry)?;
+    if kept_stamp(&entry).as_ref() != Some(stamp) {
+        return Ok(());
     }
+    if crate::evidence::tree_uppers::bases_in_use(ws).contains(base) {
+        tree_seal::unseal(&entry)?;
+        let aside = cache_dir(ws).join(format!(".stale-{base}-{:x}", now_nanos()));
+        return std::fs::rename(&entry, &aside).map_err(|e| EngineError::io("rename", &entry, e));
+    }
+    remove_entry(ws, &entry)?;
     Ok(())
+}
+
+fn now_nanos() -> u128 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos())
+}
+
+/// The base a modified tree moved aside (`.stale-BASE-TIME`) was of.
+fn stale_base(name: &str) -> Option<&str> {
+    name.strip_prefix(".stale-")?
+        .rsplit_once('-')
+        .map(|(base, _)| base)
+}
+
+impl CachedTree {
+    /// Whether the held tree is still what it was made as: at once when it is sealed
+    /// read-only, else by reading its stamp again (and sealing it then, when it is and this
+    /// process may).
+    pub(crate) fn unchanged(&self) -> bool {
+        let Some(entry) = self.tree.parent() else {
+            return false;
+        };
+        if tree_seal::sealed(entry) {
+            return true;
+        }
+        let good = tree_files::stamp(&self.tree, &[&self.index]).is_ok_and(|now| now == self.stamp);
+        if good && tree_seal::can_seal() {
+            let _ = tree_seal::seal(entry);
+        }
+        good
+    }
 }
 
 /// Checks the cached tree of `base` against its stamp, making it (again) when it is missing
 /// or modified (`ganger trees fill`).
 pub fn refresh(ws: &Workspace, base: &Oid) -> Result<Made> {
     let (held, mut made) = hold(ws, base)?;
-    let now = tree_files::stamp(&held.tree, &[&held.index])
-        .map_err(|e| EngineError::io("read", &held.tree, e))?;
-    if now == held.stamp {
+    if held.unchanged() {
         return Ok(made);
     }
     let stamp = held.stamp.clone();
@@ -128,12 +169,10 @@ pub fn refresh(ws: &Workspace, base: &Oid) -> Result<Made> {
 fn make(ws: &Workspace, base: &Oid) -> Result<()> {
     let cache = cache_dir(ws);
     std::fs::create_dir_all(&cache).map_err(|e| EngineError::io("create", &cache, e))?;
-    for left in leftovers(&cache) {
+    for left in leftovers(ws, &cache) {
         remove_entry(ws, &left)?;
     }
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_nanos());
+    let nanos = now_nanos();
     let making = cache.join(format!(".making-{}-{nanos:x}", &base[..base.len().min(12)]));
     let entry = entry_dir(ws, base);
     let made = check_out(ws, base, &making)
@@ -151,6 +190,10 @@ fn make(ws: &Workspace, base: &Oid) -> Result<()> {
                 .and_then(|()| std::fs::rename(&fresh, &path))
                 .map_err(|e| EngineError::io("write", &path, e))
         });
+    if made.is_ok() && tree_seal::can_seal() {
+        // Unsealed (a mount refused), the tree is still good: its stamp is read at each use.
+        let _ = tree_seal::seal(&entry);
+    }
     if made.is_err() {
         let _ = remove_entry(ws, &making);
         let _ = remove_entry(ws, &entry);
@@ -187,20 +230,26 @@ fn write_back(making: &Path) -> Result<()> {
     rustix::fs::syncfs(&dir).map_err(|e| EngineError::io("write back", making, e.into()))
 }
 
-/// What killed makers left: `.making-*` entries.
-fn leftovers(cache: &Path) -> Vec<PathBuf> {
+/// What killed makers left (`.making-*` entries), and modified trees moved aside whose base
+/// no overlay names any more.
+fn leftovers(ws: &Workspace, cache: &Path) -> Vec<PathBuf> {
     let Ok(entries) = std::fs::read_dir(cache) else {
         return Vec::new();
     };
+    let in_use = crate::evidence::tree_uppers::bases_in_use(ws);
     entries
         .flatten()
-        .filter(|e| e.file_name().to_string_lossy().starts_with(".making-"))
+        .filter(|e| {
+            let name = e.file_name().to_string_lossy().into_owned();
+            name.starts_with(".making-") || stale_base(&name).is_some_and(|b| !in_use.contains(b))
+        })
         .map(|e| e.path())
         .collect()
 }
 
-/// Removes one entry of the cache, if there; 1 if it was there.
+/// Removes one entry of the cache (unsealed first), if there; 1 if it was there.
 fn remove_entry(_ws: &Workspace, entry: &Path) -> Result<usize> {
+    tree_seal::unseal(entry)?;
     match std::fs::remove_dir_all(entry) {
         Ok(()) => Ok(1),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(0),
@@ -275,7 +324,8 @@ pub fn drain(ws: &Workspace) -> Result<usize> {
     let in_use = crate::evidence::tree_uppers::bases_in_use(ws);
     let mut removed = 0;
     for entry in entries.flatten() {
-        if in_use.contains(entry.file_name().to_string_lossy().as_ref()) {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        if in_use.contains(&name) || stale_base(&name).is_some_and(|b| in_use.contains(b)) {
             continue;
         }
         removed += remove_entry(ws, &entry.path())?;

@@ -56,23 +56,45 @@ pub(crate) fn take(ws: &Workspace, path: &Path, branch: &str, base: &Oid) -> Res
         .and_then(|()| std::fs::write(dir.join("base"), base.as_bytes()))
         .and_then(|()| std::fs::write(dir.join("path"), path.as_os_str().as_encoded_bytes()))
         .map_err(|e| EngineError::io("create", &dir, e))?;
-    let (held, _) = match tree_cache::hold(ws, base) {
+    let (mut held, _) = match tree_cache::hold(ws, base) {
         Ok(held) => held,
         Err(error) => {
             let _ = std::fs::remove_dir_all(&dir);
             return Err(error);
         }
     };
-    let made = {
-        let _serial = worktree_lock(ws)?;
-        ws.repo.add_worktree_without_files(path, branch, base)
-    };
-    if let Err(e) = made {
+    // The cached tree is checked again while git registers the worktree (at once when it is
+    // sealed read-only, else by its stamp): a tree someone modified is made again before
+    // anything stands on it.
+    let (made, unchanged) = std::thread::scope(|scope| {
+        let checking = scope.spawn(|| held.unchanged());
+        let made = worktree_lock(ws).and_then(|_serial| {
+            ws.repo
+                .add_worktree_without_files(path, branch, base)
+                .map_err(|e| {
+                    EngineError::environment(
+                        format!("failed to create the worktree {}", path.display()),
+                        e,
+                    )
+                })
+        });
+        (made, checking.join())
+    });
+    if let Err(error) = made {
         let _ = std::fs::remove_dir_all(&dir);
-        return Err(EngineError::environment(
-            format!("failed to create the worktree {}", path.display()),
-            e,
-        ));
+        return Err(error);
+    }
+    if !matches!(unchanged, Ok(true)) {
+        let stamp = held.stamp.clone();
+        drop(held);
+        let again = tree_cache::discard(ws, base, &stamp).and_then(|()| tree_cache::hold(ws, base));
+        match again {
+            Ok((fresh, _)) => held = fresh,
+            Err(error) => {
+                undo(ws, path, branch);
+                return Err(error);
+            }
+        }
     }
     let finished = ganger_git::worktree_index(path)
         .map_err(|e| EngineError::environment(format!("failed to read {}", path.display()), e))
@@ -134,7 +156,7 @@ fn mount(ws: &Workspace, dir: &Path, path: &Path) -> Result<()> {
 }
 
 /// Whether something is mounted at `path` (from `/proc/self/mountinfo`).
-fn mounted(path: &Path) -> bool {
+pub(crate) fn mounted(path: &Path) -> bool {
     let text = std::fs::read_to_string("/proc/self/mountinfo").unwrap_or_default();
     text.lines()
         .filter_map(|line| line.split(' ').nth(4))

@@ -45,7 +45,14 @@ pub fn checkout(ws: &Workspace, slug: &str, path: Option<&Path>) -> Result<Check
     let files = if task.worktree.is_dir()
         && let Ok(worktree) = ws.repo.open_worktree(&task.worktree)
     {
-        worktree.snapshot(None, "ganger checkout")?.commit
+        crate::evidence::tree_change::snapshot(
+            ws,
+            &task.worktree,
+            &worktree,
+            None,
+            "ganger checkout",
+        )?
+        .commit
     } else {
         store
             .round(task.id, None)?

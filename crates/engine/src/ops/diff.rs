@@ -30,7 +30,13 @@ pub(crate) fn task_ends(ws: &Workspace, slug: &str) -> Result<(ganger_git::Repo,
     if task.worktree.is_dir()
         && let Ok(worktree) = ws.repo.open_worktree(&task.worktree)
     {
-        let now = worktree.snapshot(None, "ganger diff")?;
+        let now = crate::evidence::tree_change::snapshot(
+            ws,
+            &task.worktree,
+            &worktree,
+            None,
+            "ganger diff",
+        )?;
         return Ok((worktree, base, now.commit));
     }
     let last = store

@@ -215,6 +215,10 @@ fn after_state(
     };
     let name = format!("refs/ganger/{}/round-{number}", task.slug);
     let message = format!("ganger: {} after round {number}", task.slug);
+    let overlay_paths = match watched {
+        Some(Watched::Paths(_)) => None,
+        _ => crate::evidence::tree_change::changed_paths(ws, &task.worktree),
+    };
     // With the watch's list, the index is as it was before the round (the watch vouches).
     let (scope, index_before) = match (watched, before) {
         (Some(Watched::Paths(paths)), Some(before)) => (
@@ -224,7 +228,11 @@ fn after_state(
             },
             Some(before),
         ),
-        _ => (Scope::Everything, None),
+        // An overlay's upper folder tells the changed paths too (the index may have moved).
+        _ => match overlay_paths.as_ref() {
+            Some(paths) => (Scope::Paths { paths, index: None }, None),
+            None => (Scope::Everything, None),
+        },
     };
     match worktree.snapshot_of(Some(&name), &message, scope) {
         Ok(snapshot) => {
@@ -240,7 +248,9 @@ fn after_state(
                 if let Some(index) = index {
                     after.worktree_changes = listing(&diff_entries(&index, entries));
                 }
-            } else if let Ok(status) = worktree.status() {
+            } else if let Ok(status) =
+                crate::evidence::tree_change::status(ws, &task.worktree, worktree)
+            {
                 after.worktree_changes = status.entries.iter().map(|e| e.short()).collect();
             }
         }

@@ -60,7 +60,7 @@ pub fn run_host(
     let before = worktree
         .as_ref()
         .map_err(Clone::clone)
-        .and_then(|worktree| before_state(worktree, &input.task.slug, input.round.number, fresh));
+        .and_then(|worktree| before_state(ws, &input.task, worktree, input.round.number, fresh));
     // A worktree made for this round is its index: from here the kernel tells which paths
     // change, so that the end snapshot asks git about those only (docs/design.md, "Snapshots";
     // in a small tree git's full look is cheaper than a watch).

@@ -54,13 +54,16 @@ pub struct BeforeState {
     pub entries: Option<Vec<IndexEntry>>,
 }
 
-/// Takes the worktree's state before round `number` of `task`.
+/// Takes the worktree's state before round `number` of `task` (its worktree opened as
+/// `worktree`).
 pub fn before_state(
+    ws: &Workspace,
+    task: &Task,
     worktree: &Repo,
-    task_slug: &str,
     number: u32,
     fresh: bool,
 ) -> Result<BeforeState> {
+    let task_slug = &task.slug;
     if fresh {
         // A worktree made for this round: its index is exactly its base commit.
         return Ok(BeforeState {
@@ -69,7 +72,10 @@ pub fn before_state(
         });
     }
     let name = format!("refs/ganger/{task_slug}/before-{number}");
-    let snapshot = worktree.snapshot(
+    let snapshot = crate::evidence::tree_change::snapshot(
+        ws,
+        &task.worktree,
+        worktree,
         Some(&name),
         &format!("ganger: {task_slug} before round {number}"),
     )?;

@@ -60,21 +60,20 @@ fn remove_worktree(ws: &Workspace, task: &Task, mode: Mode, report: &mut TaskCle
         }
         return true;
     }
-    let changes = match ws
-        .repo
-        .open_worktree(&task.worktree)
-        .and_then(|worktree| worktree.status())
-    {
-        Ok(status) => status.entries.len(),
-        Err(e) => {
-            report.kept(
-                LeftoverKind::Worktree,
-                path,
-                format!("it cannot be read as a worktree: {e}"),
-            );
-            return false;
-        }
-    };
+    let changes =
+        match ws.repo.open_worktree(&task.worktree).and_then(|worktree| {
+            crate::evidence::tree_change::status(ws, &task.worktree, &worktree)
+        }) {
+            Ok(status) => status.entries.len(),
+            Err(e) => {
+                report.kept(
+                    LeftoverKind::Worktree,
+                    path,
+                    format!("it cannot be read as a worktree: {e}"),
+                );
+                return false;
+            }
+        };
     let uncommitted = count(changes, "uncommitted change", "uncommitted changes");
     if changes > 0 && !mode.force {
         report.kept(
@@ -89,7 +88,10 @@ fn remove_worktree(ws: &Workspace, task: &Task, mode: Mode, report: &mut TaskCle
         // --force: the uncommitted work is kept in a snapshot before the worktree goes.
         let name = format!("refs/ganger/{}/cleaned", task.slug);
         let saved = ws.repo.open_worktree(&task.worktree).and_then(|worktree| {
-            worktree.snapshot(
+            crate::evidence::tree_change::snapshot(
+                ws,
+                &task.worktree,
+                &worktree,
                 Some(&name),
                 &format!("ganger: {} as clean --force found it", task.slug),
             )
