@@ -160,7 +160,7 @@ pub(crate) fn mounted(path: &Path) -> bool {
     let text = std::fs::read_to_string("/proc/self/mountinfo").unwrap_or_default();
     text.lines()
         .filter_map(|line| line.split(' ').nth(4))
-        .any(|field| Path::new(&field.replace("\\040", " ").replace("\\011", "\t")) == path)
+        .any(|field| crate::evidence::tree_seal::unescape(field) == path)
 }
 
 /// Mounts the overlay of the worktree at `path` again if it is one and is not mounted (a

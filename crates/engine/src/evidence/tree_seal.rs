@@ -21,8 +21,8 @@ fn parts(entry: &Path) -> [PathBuf; 2] {
 }
 
 /// A mount point as `/proc/self/mountinfo` writes it (octal escapes for space, tab, newline
-/// and backslash), read back.
-fn unescape(field: &str) -> PathBuf {
+/// and backslash), read back; the overlay's look at its own mount reads it too.
+pub(crate) fn unescape(field: &str) -> PathBuf {
     use std::os::unix::ffi::OsStringExt;
     let bytes = field.as_bytes();
     let mut out = Vec::with_capacity(bytes.len());
