@@ -577,7 +577,6 @@ fn with_fix_a_conflicting_task_and_a_culprit_are_fixed_by_their_workers_and_land
     run.expect_code(0);
     let report = run.json();
     let batches = report["batches"].as_array().unwrap();
-    assert_eq!(batches.len(), 2, "{report:#}");
     assert_eq!(batches[0]["landed"], serde_json::json!(["g1", "g2"]));
     let fixed: Vec<(&str, bool, bool)> = batches[0]["fix_rounds"]
         .as_array()
@@ -592,8 +591,22 @@ fn with_fix_a_conflicting_task_and_a_culprit_are_fixed_by_their_workers_and_land
         })
         .collect();
     assert_eq!(fixed, [("x", true, true), ("c1", true, true)], "{report:#}");
-    assert_eq!(batches[1]["outcome"], "landed", "{report:#}");
-    assert_eq!(batches[1]["landed"], serde_json::json!(["x", "c1"]));
+    // The fixed two land in the next batch, or in one each when the second fix round was
+    // still running as the lander took the first one back (the two rounds race).
+    let mut later: Vec<&str> = Vec::new();
+    for batch in &batches[1..] {
+        assert_eq!(batch["outcome"], "landed", "{report:#}");
+        later.extend(
+            batch["landed"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|t| t.as_str().unwrap()),
+        );
+    }
+    later.sort_unstable();
+    assert_eq!(later, ["c1", "x"], "{report:#}");
+    assert!(batches.len() <= 3, "{report:#}");
     let readme = std::fs::read_to_string(world.repo.join("README.md")).unwrap();
     assert!(
         readme.contains("main's own line") && readme.contains("x was here"),
