@@ -197,6 +197,74 @@ impl Repo {
     }
 }
 
+impl Repo {
+    /// Removes what an add killed half way left at `path`, nothing having been checked out on
+    /// its branch yet: its record (in this repository) still locked "initializing" with `HEAD`
+    /// the placeholder, and the directory; or, killed before the worktree's `.git` file was
+    /// whole, the records naming `path` that are still initializing, and the directory if
+    /// nothing but that partial `.git` file is in it. Whether `path` is gone now; any other
+    /// worktree or directory is left alone.
+    pub fn discard_half_added_worktree(&self, path: &Path) -> Result<bool, GitError> {
+        let worktrees = self.common_dir.join("worktrees");
+        let dot_git = fs::read_to_string(path.join(".git"));
+        let named = dot_git
+            .as_ref()
+            .ok()
+            .and_then(|text| text.trim_end().strip_prefix("gitdir: "));
+        if let Some(record) = named {
+            let record = PathBuf::from(record);
+            let head = fs::read_to_string(record.join("HEAD")).unwrap_or_default();
+            let head = head.trim_end();
+            let placeholder = !head.is_empty() && head.bytes().all(|b| b == b'0');
+            if !in_dir(&record, &worktrees) || !initializing(&record) || !placeholder {
+                return Ok(false);
+            }
+            fs::remove_dir_all(path).map_err(|e| GitError::io(path, e))?;
+            fs::remove_dir_all(&record).map_err(|e| GitError::io(&record, e))?;
+            return Ok(true);
+        }
+        // No `.git` file, or one written only in part: killed before it was whole.
+        match &dot_git {
+            Err(e) if e.kind() != ErrorKind::NotFound => return Ok(false),
+            _ => {}
+        }
+        let Ok(real) = path.canonicalize() else {
+            return Ok(false);
+        };
+        let dot_git = real.join(".git");
+        for entry in fs::read_dir(&worktrees).into_iter().flatten().flatten() {
+            let record = entry.path();
+            let names = fs::read_to_string(record.join("gitdir"))
+                .is_ok_and(|gitdir| Path::new(gitdir.trim_end()) == dot_git);
+            if names && initializing(&record) {
+                fs::remove_dir_all(&record).map_err(|e| GitError::io(&record, e))?;
+            }
+        }
+        let only_dot_git = fs::read_dir(path).is_ok_and(|entries| {
+            entries
+                .flatten()
+                .all(|entry| entry.file_name() == ".git" && entry.path().is_file())
+        });
+        if only_dot_git {
+            fs::remove_dir_all(path).map_err(|e| GitError::io(path, e))?;
+        }
+        Ok(only_dot_git)
+    }
+}
+
+/// Whether `record` is a directory right in `dir` (both as they really are).
+fn in_dir(record: &Path, dir: &Path) -> bool {
+    match (record.canonicalize(), dir.canonicalize()) {
+        (Ok(record), Ok(dir)) => record.parent() == Some(dir.as_path()),
+        _ => false,
+    }
+}
+
+/// Whether a worktree's record is still locked "initializing" (its add has not finished).
+fn initializing(record: &Path) -> bool {
+    fs::read_to_string(record.join("locked")).is_ok_and(|why| why.trim_end() == "initializing")
+}
+
 /// The name git gives a worktree's record from the last component of its path, when git
 /// would take it as it is (`sanitize_refname_component` leaves it alone): ASCII letters,
 /// digits, `-`, `_` and `.`, not starting with `.`, without `..` and not ending in `.lock`.

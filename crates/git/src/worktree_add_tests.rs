@@ -256,3 +256,55 @@ fn a_relative_hooks_path_is_left_to_git_worktree_add_which_finds_the_hook_in_the
     assert_eq!(fs::read_to_string(&log).unwrap(), "ran\n");
     assert_eq!(git_in(&path, &["branch", "--show-current"]), "agent/h");
 }
+
+/// An add killed after its record was written and before the checkout moved `HEAD` leaves a
+/// worktree with nothing on its branch: that one is discarded, record and files; a finished
+/// worktree, and a directory whose `.git` names no record here, are left alone.
+#[test]
+fn a_half_added_worktree_is_discarded_and_a_finished_one_is_not() {
+    let repo = TestRepo::new();
+    let git = crate::discover(repo.root()).unwrap();
+    let base = repo.git(&["rev-parse", "HEAD"]).trim().to_owned();
+    let half = repo.root().parent().unwrap().join("half-added");
+    let registered = git.register_worktree(&half, base.len()).unwrap().unwrap();
+    assert!(registered.record.join("locked").exists());
+    assert!(git.discard_half_added_worktree(&half).unwrap());
+    assert!(!half.exists() && !registered.record.exists());
+    assert!(!repo.git(&["worktree", "list"]).contains("half-added"));
+
+    let done = repo.root().parent().unwrap().join("added");
+    git.add_worktree(&done, "agent/done", &base).unwrap();
+    assert!(!git.discard_half_added_worktree(&done).unwrap());
+    assert!(done.join(".git").exists());
+    // A directory with a `.git` file of no record of this repository stays.
+    let plain = repo.root().parent().unwrap().join("plain");
+    fs::create_dir_all(&plain).unwrap();
+    fs::write(plain.join(".git"), "gitdir: /nowhere/worktrees/plain\n").unwrap();
+    assert!(!git.discard_half_added_worktree(&plain).unwrap());
+    assert!(plain.join(".git").exists());
+}
+
+/// An add killed before the worktree's `.git` file was written leaves a directory (empty) and
+/// perhaps a record naming it: both go; a directory with files in it stays.
+#[test]
+fn an_add_killed_before_its_dot_git_file_leaves_nothing_once_discarded() {
+    let repo = TestRepo::new();
+    let git = crate::discover(repo.root()).unwrap();
+    let base = repo.git(&["rev-parse", "HEAD"]).trim().to_owned();
+    let path = repo.root().parent().unwrap().join("early");
+    let registered = git.register_worktree(&path, base.len()).unwrap().unwrap();
+    fs::remove_file(path.join(".git")).unwrap();
+    assert!(git.discard_half_added_worktree(&path).unwrap());
+    assert!(!path.exists() && !registered.record.exists());
+    // Killed while the `.git` file was being written: it is there, empty.
+    let registered = git.register_worktree(&path, base.len()).unwrap().unwrap();
+    fs::write(path.join(".git"), "").unwrap();
+    assert!(git.discard_half_added_worktree(&path).unwrap());
+    assert!(!path.exists() && !registered.record.exists());
+
+    let kept = repo.root().parent().unwrap().join("kept");
+    fs::create_dir_all(&kept).unwrap();
+    fs::write(kept.join("notes.txt"), "mine").unwrap();
+    assert!(!git.discard_half_added_worktree(&kept).unwrap());
+    assert!(kept.join("notes.txt").exists());
+}

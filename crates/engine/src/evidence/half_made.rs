@@ -100,6 +100,12 @@ pub(crate) fn settle_dead_start(
     let _ = crate::evidence::tree_overlay::ensure_mounted(ws, &pending.worktree);
     if !pending.worktree.exists() {
         let _ = crate::evidence::tree_overlay::remove(ws, &pending.worktree);
+    } else if ws
+        .repo
+        .discard_half_added_worktree(&pending.worktree)
+        .unwrap_or(false)
+    {
+        // Killed inside its add, before anything was checked out on its branch: gone now.
     } else {
         // On its branch, or a pooled worktree it took and had not put on its branch yet
         // (still detached at the base: no round ran in it).
