@@ -157,10 +157,7 @@ fn mount(ws: &Workspace, dir: &Path, path: &Path) -> Result<()> {
 
 /// Whether something is mounted at `path` (from `/proc/self/mountinfo`).
 pub(crate) fn mounted(path: &Path) -> bool {
-    let text = std::fs::read_to_string("/proc/self/mountinfo").unwrap_or_default();
-    text.lines()
-        .filter_map(|line| line.split(' ').nth(4))
-        .any(|field| crate::evidence::tree_seal::unescape(field) == path)
+    crate::evidence::tree_seal::mounted_at(path)
 }
 
 /// Mounts the overlay of the worktree at `path` again if it is one and is not mounted (a

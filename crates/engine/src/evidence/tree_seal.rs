@@ -21,8 +21,8 @@ fn parts(entry: &Path) -> [PathBuf; 2] {
 }
 
 /// A mount point as `/proc/self/mountinfo` writes it (octal escapes for space, tab, newline
-/// and backslash), read back; the overlay's look at its own mount reads it too.
-pub(crate) fn unescape(field: &str) -> PathBuf {
+/// and backslash), read back.
+fn unescape(field: &str) -> PathBuf {
     use std::os::unix::ffi::OsStringExt;
     let bytes = field.as_bytes();
     let mut out = Vec::with_capacity(bytes.len());
@@ -62,6 +62,13 @@ fn mounts_at(paths: &[PathBuf]) -> Vec<Option<bool>> {
         }
     }
     found
+}
+
+/// Whether something is mounted at `path` (the overlay's look at its own mount).
+pub(crate) fn mounted_at(path: &Path) -> bool {
+    mounts_at(&[path.to_path_buf()])
+        .first()
+        .is_some_and(Option::is_some)
 }
 
 /// Whether the entry's tree and index are both sealed: the topmost mount at each is a
