@@ -21,7 +21,9 @@ default = false`, or `warm`: `true`), it prints:
   on the workers' PATH moves itself into a cgroup of its own and execs the real one); `hosts`,
   the rest: the round hosts (`ganger host`, a process per round);
 - agent: the agents' own CPU per round, left out of ganger's (for scale);
-- store: PostgreSQL's time executing statements per round (`pg_stat_database.active_time`), and
+- store: PostgreSQL's time executing statements per round (`pg_stat_database.active_time`), the
+  transactions ganger ran per round (`xact_commit + xact_rollback`, a statement alone being
+  one), and
   the connections ganger opened per round (`sessions`, less this script's own psql ones; with
   --tasks the `ganger fix --queue` clients' are in it too, one a round; each costs a TLS
   handshake, TLS being on in the tests' cluster, and a SCRAM login);
@@ -49,6 +51,7 @@ Usage: python3 bench/fleet_workers.py --ganger PATH [--old PATH] [--rounds N] [-
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import shutil
@@ -67,6 +70,9 @@ from workers import database, psql  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
 CPUACCT = Path("/sys/fs/cgroup/cpuacct")
+# The transactions of a drain's database (a statement alone is one).
+XACTS = ("SELECT xact_commit + xact_rollback FROM pg_stat_database "
+         "WHERE datname = current_database()")
 GIT = """#!/bin/sh
 echo $$ > {cgroup}/cgroup.procs
 exec {real} "$@"
@@ -180,6 +186,8 @@ def drain(ganger: Path, root: Path, admin: str, name: str, rounds: int, workers:
     repo.mkdir(parents=True)
     home.mkdir(parents=True)
     env = env_for(home)
+    # The agents' temporary folders (ganger makes one a round) on the same file system.
+    env["TMPDIR"] = str(root)
     url = database(admin, name)
     env["GANGER_STORE"] = url
     groups = Cgroups(f"ganger-bench-{os.getpid()}-{name}")
@@ -217,14 +225,17 @@ def drain(ganger: Path, root: Path, admin: str, name: str, rounds: int, workers:
                                  "WHERE datname = current_database()"))
         sessions = int(psql(url, "SELECT sessions FROM pg_stat_database "
                                  "WHERE datname = current_database()"))
+        xacts = int(psql(url, XACTS))
         # Each worker joins ganger's cgroup before it is ganger: all it starts is counted.
         join = f'echo $$ > {groups.ganger}/cgroup.procs && exec "$@"'
         cpu0, agent0 = groups.usage_ns(groups.ganger), groups.usage_ns(groups.agent)
         git0 = groups.usage_ns(groups.git)
         cpu0 += git0
         began = time.monotonic()
+        log = open(here / "workers.log", "wb")
         procs = [subprocess.Popen(["sh", "-c", join, "sh", str(ganger), "worker", "--name",
-                                   f"w{i}", "--capacity", str(capacity)], **quiet)
+                                   f"w{i}", "--capacity", str(capacity)],
+                                  **dict(quiet, stderr=log))
                  for i in range(workers)]
         windows: list[float] = []
         # A task of several rounds: its next round is queued (`ganger fix --queue`, as a
@@ -260,7 +271,8 @@ def drain(ganger: Path, root: Path, admin: str, name: str, rounds: int, workers:
                 if ended == tasks * (rounds // tasks):
                     break
                 if any(p.poll() is not None for p in procs):
-                    raise SystemExit(f"a worker ended early in {name}")
+                    raise SystemExit(f"a worker ended early in {name}: "
+                                     f"{(here / 'workers.log').read_text()[-2000:]}")
                 if now - began > 3600:
                     raise SystemExit(f"{name} did not drain within an hour")
             elapsed = time.monotonic() - began
@@ -280,6 +292,8 @@ def drain(ganger: Path, root: Path, admin: str, name: str, rounds: int, workers:
         # Less this script's own psql sessions (one a poll, two at the start and end).
         sessions = int(psql(url, "SELECT sessions FROM pg_stat_database "
                                  "WHERE datname = current_database()")) - sessions - polls - 2
+        # Less this script's own (one a poll; the few around the drain are within the noise).
+        xacts = int(psql(url, XACTS)) - xacts - polls
         done = int(psql(url, "SELECT count(*) FROM rounds WHERE status = 'done'"))
         made = int(psql(url, "SELECT count(*) FROM tasks"))
         assert (done, made) == (tasks * (rounds // tasks), tasks), (name, done, made)
@@ -288,11 +302,34 @@ def drain(ganger: Path, root: Path, admin: str, name: str, rounds: int, workers:
                 "agent_starts": len([s for s in started if s != "--version"]),
                 "median_ms": statistics.median(windows) if windows else cpu_ms / rounds,
                 "store_ms": active, "agent_ms": agent_ms, "sessions": sessions,
-                "worker_ms": worker_ms, "git_ms": git_ms}
+                "worker_ms": worker_ms, "git_ms": git_ms, "xacts": xacts}
     finally:
         groups.remove()
         psql(admin, f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
         subprocess.run(["rm", "-rf", str(here)], check=False)
+
+
+@contextlib.contextmanager
+def journaled_ext4():
+    """A fresh ext4 with a journal (mkfs.ext4's default) on a sparse image and a loop device,
+    as a production machine's disk would be: the file system of this benchmark's machine is an
+    ext4 without a journal, where creating a file scans past every inode deleted in the last
+    minutes (ext4's `recently_deleted()`, checked only without a journal), so that its cost
+    grows with what the whole machine deleted lately (docs/benchmarks.md)."""
+    # Short paths: a warm keeper's socket goes under TMPDIR, and builds before 2026-12-07
+    # failed on one whose path did not fit a socket address.
+    place = Path(tempfile.mkdtemp(prefix="gbe-", dir="/var/tmp"))
+    image, mount = place / "fs.img", place / "m"
+    mount.mkdir()
+    subprocess.run(["truncate", "-s", "8G", str(image)], check=True)
+    subprocess.run(["mkfs.ext4", "-q", "-F", str(image)], check=True)
+    subprocess.run(["mount", "-o", "loop", str(image), str(mount)], check=True)
+    try:
+        (mount / "tmp").mkdir(mode=0o1777)
+        yield mount / "tmp"
+    finally:
+        subprocess.run(["umount", "-l", str(mount)], check=False)
+        shutil.rmtree(place, ignore_errors=True)
 
 
 def main() -> None:
@@ -307,6 +344,11 @@ def main() -> None:
     parser.add_argument("--tasks", type=int, help="tasks of rounds/tasks rounds each (default: "
                         "--rounds, one round each)")
     parser.add_argument("--postgres", help="the server's URL (default: the tests' cluster)")
+    parser.add_argument("--fs", default="tmp",
+                        help="where each drain's repository, state and temporary files live: "
+                             "tmp (the temporary directory, TMPDIR), journal (a fresh ext4 "
+                             "with a journal this script makes on a loop device), or both, "
+                             "comma-separated, side by side")
     args = parser.parse_args()
     if not os.access(CPUACCT, os.W_OK):
         sys.exit(f"{CPUACCT} is not writable: ganger's CPU time is read from a cgroup there")
@@ -318,34 +360,43 @@ def main() -> None:
         builds = {"old": args.old.resolve(), **builds}
     counts = [int(w) for w in args.workers.split(",")]
     modes = args.modes.split(",")
-    results: dict[tuple[str, str, int], dict[str, float]] = {}
-    with tempfile.TemporaryDirectory(prefix="ganger-bench-fleet-workers-") as tmp:
-        root = Path(tmp)
+    places = args.fs.split(",")
+    if not set(places) <= {"tmp", "journal"}:
+        sys.exit(f"--fs {args.fs}: each of tmp, journal")
+    results: dict[tuple[str, str, str, int], dict[str, float]] = {}
+    with contextlib.ExitStack() as stack:
+        roots = {}
+        for place in places:
+            base = stack.enter_context(journaled_ext4()) if place == "journal" else None
+            prefix = "ganger-bench-fleet-workers-" if base is None else "gfw-"
+            roots[place] = Path(stack.enter_context(tempfile.TemporaryDirectory(
+                prefix=prefix, dir=base)))
         for workers in counts:
             for mode in modes:
-                for label, ganger in builds.items():
-                    name = f"bench_fw_{label}_{mode}_{workers}"
-                    print(f"draining {args.rounds} rounds: {label}, {mode}, {workers} worker(s)",
-                          file=sys.stderr, flush=True)
-                    results[(label, mode, workers)] = drain(
-                        ganger, root, admin, name, args.rounds, workers, args.capacity,
-                        mode == "warm", args.agent, args.tasks or args.rounds)
+                for place, root in roots.items():
+                    for label, ganger in builds.items():
+                        name = f"bench_fw_{label}_{mode}_{workers}_{place}"
+                        print(f"draining {args.rounds} rounds: {label}, {mode}, {workers} "
+                              f"worker(s), on {place}", file=sys.stderr, flush=True)
+                        results[(label, place, mode, workers)] = drain(
+                            ganger, root, admin, name, args.rounds, workers, args.capacity,
+                            mode == "warm", args.agent, args.tasks or args.rounds)
     tasks = args.tasks or args.rounds
     n = tasks * (args.rounds // tasks)
     print(f"{n} rounds ({tasks} tasks) of an instant {args.agent} agent; workers of capacity "
           f"{args.capacity}; "
           f"PostgreSQL at {admin.rsplit('@', 1)[-1]}")
-    print(f"{'build':5} {'mode':5} {'workers':>7} {'wall s':>8} {'rounds/s':>9} "
+    print(f"{'build':5} {'fs':7} {'mode':5} {'workers':>7} {'wall s':>8} {'rounds/s':>9} "
           f"{'cpu ms/round median':>20} {'total':>7} {'cpu s':>7} {'worker':>7} {'hosts':>7} {'git':>7} "
-          f"{'store ms/round':>15} {'conns/round':>12} {'agent ms/round':>15} {'agent starts':>13}")
-    for (label, mode, workers), r in results.items():
-        print(f"{label:5} {mode:5} {workers:7d} {r['wall']:8.1f} {n / r['wall']:9.1f} "
+          f"{'store ms/round':>15} {'xacts/round':>12} {'conns/round':>12} {'agent ms/round':>15} {'agent starts':>13}")
+    for (label, place, mode, workers), r in results.items():
+        print(f"{label:5} {place:7} {mode:5} {workers:7d} {r['wall']:8.1f} {n / r['wall']:9.1f} "
               f"{r['median_ms']:20.1f} {r['cpu_ms'] / n:7.1f} {r['cpu_ms'] / 1000:7.1f} "
               f"{r['worker_ms'] / n:7.1f} {(r['cpu_ms'] - r['worker_ms'] - r['git_ms']) / n:7.1f} "
-              f"{r['git_ms'] / n:7.1f} {r['store_ms'] / n:15.2f} {r['sessions'] / n:12.2f} "
+              f"{r['git_ms'] / n:7.1f} {r['store_ms'] / n:15.2f} {r['xacts'] / n:12.1f} {r['sessions'] / n:12.2f} "
               f"{r['agent_ms'] / n:15.1f} "
               f"{r['agent_starts']:13d}")
-    print(json.dumps({f"{k[0]}/{k[1]}/{k[2]}": v for k, v in results.items()}), file=sys.stderr)
+    print(json.dumps({"/".join(map(str, k)): v for k, v in results.items()}), file=sys.stderr)
 
 
 if __name__ == "__main__":

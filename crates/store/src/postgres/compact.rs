@@ -28,26 +28,31 @@ pub(crate) fn compact(store: &PgStore, round_id: i64) -> Result<u32, StoreError>
             ),
             &[&round_id, &names, &fences],
         )?;
+        let kinds: Vec<String> = kinds
+            .iter()
+            .map(|row| row.try_get(0))
+            .collect::<Result<_, _>>()?;
+        // Every stream's chunks in one read, in order, then one statement per stream.
+        let chunks = tx.query(
+            "SELECT kind, bytes FROM stream_chunks WHERE round_id = $1 AND kind = ANY($2) \
+             ORDER BY kind, start",
+            &[&round_id, &kinds],
+        )?;
         let mut packed = 0;
-        for row in &kinds {
-            let kind: String = row.try_get(0)?;
-            let chunks = tx.query(
-                "SELECT bytes FROM stream_chunks WHERE round_id = $1 AND kind = $2 ORDER BY start",
-                &[&round_id, &kind],
-            )?;
+        for kind in &kinds {
             let mut gzip = GzEncoder::new(Vec::new(), Compression::default());
             for chunk in &chunks {
-                let bytes: &[u8] = chunk.try_get(0)?;
-                gzip.write_all(bytes).map_err(packing)?;
+                let of: &str = chunk.try_get(0)?;
+                if of == kind {
+                    let bytes: &[u8] = chunk.try_get(1)?;
+                    gzip.write_all(bytes).map_err(packing)?;
+                }
             }
             let object = gzip.finish().map_err(packing)?;
             tx.execute(
-                "UPDATE streams SET packed = $3 WHERE round_id = $1 AND kind = $2",
-                &[&round_id, &kind, &object],
-            )?;
-            tx.execute(
-                "DELETE FROM stream_chunks WHERE round_id = $1 AND kind = $2",
-                &[&round_id, &kind],
+                "WITH gone AS (DELETE FROM stream_chunks WHERE round_id = $1 AND kind = $2) \
+                 UPDATE streams SET packed = $3 WHERE round_id = $1 AND kind = $2",
+                &[&round_id, kind, &object],
             )?;
             packed += 1;
         }

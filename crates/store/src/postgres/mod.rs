@@ -43,6 +43,7 @@ use pool::{Pool, Pooled};
 use std::io::Read;
 use std::path::Path;
 use std::sync::Arc;
+use std::time::Duration;
 
 /// The advisory lock every write transaction takes first ("ganger" in ASCII, then 2).
 const WRITE_LOCK: i64 = 0x6761_6e67_6572_0002;
@@ -79,7 +80,10 @@ impl PgStore {
     /// handed one ([`password`] says where else it is looked for).
     pub fn open_with(url: &str, password_file: Option<&Path>) -> Result<PgStore, StoreError> {
         let pool = Pool::new(url, password_file)?;
-        migrate::migrate(&mut *pool.get()?)?;
+        if !pool.schema_seen_within(SCHEMA_LOOKED_AT) {
+            migrate::migrate(&mut *pool.get()?)?;
+            pool.saw_schema();
+        }
         Ok(PgStore { pool })
     }
 
@@ -102,6 +106,9 @@ impl PgStore {
         self.pool.twice_if_cut(|conn, _| read(conn))
     }
 }
+
+/// How long a process that found the schema current opens stores without asking again.
+const SCHEMA_LOOKED_AT: Duration = Duration::from_secs(10);
 
 /// How long a write waits for the write lock before it gives up as [`StoreError::Contended`]
 /// (nothing changed; trying again later can succeed), as SQLite's busy timeout does.

@@ -88,6 +88,8 @@ pub(crate) struct Server {
     hub: Mutex<Option<Arc<Hub>>>,
     /// Whether a connection ever succeeded: from then on a failed one is tried again.
     reached: AtomicBool,
+    /// When the database's schema was last found current by this process.
+    schema_seen: Mutex<Option<Instant>>,
 }
 
 /// The servers this process has connections to, by URL; an entry lives while a store uses it.
@@ -149,6 +151,27 @@ impl Pool {
     pub(crate) fn get(&self) -> Result<Pooled, StoreError> {
         self.server.get()
     }
+
+    /// Whether this process found the schema current within `within`: a worker opens a store
+    /// for every round it starts, and need not ask each time (a newer ganger's migration is
+    /// still seen, `within` later).
+    pub(crate) fn schema_seen_within(&self, within: Duration) -> bool {
+        let seen = self
+            .server
+            .schema_seen
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        seen.is_some_and(|at| at.elapsed() < within)
+    }
+
+    /// Notes that the schema was found current now.
+    pub(crate) fn saw_schema(&self) {
+        *self
+            .server
+            .schema_seen
+            .lock()
+            .unwrap_or_else(|e| e.into_inner()) = Some(Instant::now());
+    }
 }
 
 impl Server {
@@ -193,6 +216,7 @@ impl Server {
             freed: Condvar::new(),
             hub: Mutex::new(None),
             reached: AtomicBool::new(false),
+            schema_seen: Mutex::new(None),
         }))
     }
 

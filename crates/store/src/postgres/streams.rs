@@ -135,20 +135,19 @@ impl Streams for PgStore {
     fn create_stream(&self, stream: &RoundStream) -> Result<Box<dyn Write + Send>, StoreError> {
         // Sent again on a new connection when the first was gone: a second try only makes
         // the generation one higher, and the writer holds whichever it was given.
+        // One statement (no transaction around it): the stream's row made or its generation
+        // moved on, and the chunks of any earlier generation deleted.
         let generation: i64 = self.twice(|conn| {
-            let mut tx = conn.transaction()?;
-            let row = tx.query_one(
-                "INSERT INTO streams (round_id, kind, generation) VALUES ($1, $2, 1) \
-                 ON CONFLICT (round_id, kind) DO UPDATE SET generation = streams.generation + 1, \
-                 packed = NULL \
-                 RETURNING generation",
+            let row = conn.query_one(
+                "WITH made AS ( \
+                   INSERT INTO streams (round_id, kind, generation) VALUES ($1, $2, 1) \
+                   ON CONFLICT (round_id, kind) DO UPDATE SET \
+                   generation = streams.generation + 1, packed = NULL \
+                   RETURNING generation), \
+                 gone AS (DELETE FROM stream_chunks WHERE round_id = $1 AND kind = $2) \
+                 SELECT generation FROM made",
                 &[&stream.round_id, &kind_text(stream.kind)],
             )?;
-            tx.execute(
-                "DELETE FROM stream_chunks WHERE round_id = $1 AND kind = $2",
-                &[&stream.round_id, &kind_text(stream.kind)],
-            )?;
-            tx.commit()?;
             Ok(row.try_get(0)?)
         })?;
         Ok(Box::new(ChunkWriter {

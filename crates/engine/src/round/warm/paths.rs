@@ -81,7 +81,8 @@ pub(crate) fn log_path_in(state: &ganger_store::StateDir, slug: &str) -> PathBuf
 }
 
 /// The warm host's socket: in the state directory's run directory when the path fits a
-/// socket address (108 bytes), else in a private directory under the system's temporary one.
+/// socket address (108 bytes), else in a private directory under the system's temporary one,
+/// else (a temporary directory whose own path is long) under `/tmp`.
 pub(crate) fn socket_path(ws: &Workspace, slug: &str) -> PathBuf {
     let name = digest(&format!("{}\0{slug}", ws.state.root().display()));
     socket_named(ws, &format!("w-{name}.sock"))
@@ -93,15 +94,30 @@ pub(crate) fn keeper_socket_path(ws: &Workspace) -> PathBuf {
     socket_named(ws, &format!("k-{name}.sock"))
 }
 
+/// The longest socket path used: a socket address holds 108 bytes, its last a NUL.
+const SOCKET_PATH_MAX: usize = 100;
+
 fn socket_named(ws: &Workspace, name: &str) -> PathBuf {
-    let near = ws.state.run_dir().join(name);
-    if near.as_os_str().len() < 100 {
-        return near;
-    }
     let uid = rustix::process::getuid().as_raw();
-    std::env::temp_dir()
-        .join(format!("ganger-{uid}"))
-        .join(name)
+    let private = format!("ganger-{uid}");
+    socket_in(
+        [
+            ws.state.run_dir(),
+            std::env::temp_dir().join(&private),
+            Path::new("/tmp").join(&private),
+        ],
+        name,
+    )
+}
+
+/// `name` in the first of `dirs` where its path fits a socket address; the last otherwise.
+fn socket_in(dirs: [PathBuf; 3], name: &str) -> PathBuf {
+    let [near, temp, short] = dirs;
+    [near, temp]
+        .into_iter()
+        .map(|dir| dir.join(name))
+        .find(|path| path.as_os_str().len() < SOCKET_PATH_MAX)
+        .unwrap_or_else(|| short.join(name))
 }
 
 /// Binds a warm host's or the keeper's socket in a private directory, replacing a stale one
@@ -132,5 +148,26 @@ mod tests {
             Some("plan.critic")
         );
         assert_eq!(super::slug_after("warm-ffffffff.", &marker("t1")), None);
+    }
+
+    #[test]
+    fn a_socket_goes_where_its_path_fits_a_socket_address() {
+        use std::path::{Path, PathBuf};
+        let name = "k-0123456789abcdef.sock";
+        let long = |n: usize| PathBuf::from(format!("/{}", "d".repeat(n)));
+        let dirs = |near: PathBuf, temp: PathBuf| [near, temp, PathBuf::from("/tmp/ganger-0")];
+        assert_eq!(
+            super::socket_in(dirs("/r/.ganger/run".into(), "/tmp/ganger-0".into()), name),
+            Path::new("/r/.ganger/run").join(name)
+        );
+        // A state directory deep down: the temporary directory's.
+        assert_eq!(
+            super::socket_in(dirs(long(90), "/var/tmp/ganger-0".into()), name),
+            Path::new("/var/tmp/ganger-0").join(name)
+        );
+        // A temporary directory deep down too (TMPDIR on a long path): /tmp's.
+        let path = super::socket_in(dirs(long(90), long(90)), name);
+        assert_eq!(path, Path::new("/tmp/ganger-0").join(name));
+        assert!(path.as_os_str().len() < super::SOCKET_PATH_MAX);
     }
 }
