@@ -11,7 +11,7 @@
 )]
 
 use ganger_fake_llm::{FakeLlm, Fault, Script, Turn};
-use ganger_test_support::{World, agent_toml, living_pids_with_env, wait_until};
+use ganger_test_support::{PgDatabase, World, agent_toml, living_pids_with_env, wait_until};
 use serde_json::{Value, json};
 use std::time::Duration;
 
@@ -731,11 +731,28 @@ fn a_cancelled_round_shows_no_empty_finish_reason() {
 /// 44): a queued round it runs leaves its warm agent kept by the worker, and the agent ends
 /// with the worker, even killed.
 #[test]
+fn a_worker_keeps_the_warm_agents_of_its_rounds_and_they_end_with_it() {
+    a_worker_keeps_the_warm_agents_of_its_rounds_and_they_end_with_it_on(None);
+}
+
+/// The same with the store on PostgreSQL, where the worker's claim is a lease and its
+/// rounds' hosts take theirs over.
+#[test]
+fn a_worker_keeps_the_warm_agents_of_its_rounds_and_they_end_with_it_on_postgres() {
+    let Some(db) = PgDatabase::new() else { return };
+    a_worker_keeps_the_warm_agents_of_its_rounds_and_they_end_with_it_on(Some(&db.url));
+    // The round was PostgreSQL's: recorded there, done.
+    assert_eq!(
+        db.count("SELECT count(*) FROM rounds WHERE status = 'done'"),
+        1
+    );
+}
+
 #[expect(
     clippy::disallowed_methods,
     reason = "the worker is ganger itself, run in the background as a user runs it"
 )]
-fn a_worker_keeps_the_warm_agents_of_its_rounds_and_they_end_with_it() {
+fn a_worker_keeps_the_warm_agents_of_its_rounds_and_they_end_with_it_on(store: Option<&str>) {
     let w = Warm::new(
         |root| {
             let worktree = root.join("repo-agent-k1");
@@ -746,6 +763,17 @@ fn a_worker_keeps_the_warm_agents_of_its_rounds_and_they_end_with_it() {
         WARM,
     );
     let world = &w.0;
+    if let Some(url) = store {
+        // Every command of the world (the worker, `start --queue`, `status`, `warm list`)
+        // on the one database: the per-user file, where a URL with its password may live.
+        let user = world.home.join(".config/ganger");
+        std::fs::create_dir_all(&user).unwrap();
+        std::fs::write(
+            user.join("config.toml"),
+            format!("[store]\nurl = {url:?}\n"),
+        )
+        .unwrap();
+    }
     let mut worker = Serve(
         world
             .command(&["worker", "--name", "w"])
