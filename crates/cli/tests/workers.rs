@@ -407,6 +407,43 @@ fn a_worker_whose_pass_failed_after_starting_a_round_says_it_started_it() {
     assert_eq!(worker.started(), BTreeSet::from(["t1".to_owned()]), "{log}");
 }
 
+/// A worker whose temporary directory lies deep down (TMPDIR's path as long as a socket
+/// address can hold) starts and drains its fleet: its warm keeper's socket, placed under
+/// TMPDIR when the state directory's path is too long, goes under /tmp then. Before, the
+/// worker ended at once: "path must be shorter than SUN_LEN".
+#[test]
+fn a_worker_with_a_long_temporary_directory_path_drains_its_fleet() {
+    // The repository deep down too, so that its state directory's run directory is no place
+    // for a socket either.
+    let parent = tempfile::tempdir().unwrap();
+    let deep = parent.path().join("d".repeat(90));
+    std::fs::create_dir_all(&deep).unwrap();
+    let world = World::new_in(env!("CARGO_BIN_EXE_ganger").as_ref(), &deep);
+    world.use_command_agent("cat >/dev/null; echo 'DONE: ok'", "", "");
+    let file = world.root().join("f.toml");
+    std::fs::write(&file, "[[task]]\nslug = \"t1\"\nmessage = \"do t1\"\n").unwrap();
+    ganger(&world, None, &["fleet", "submit", file.to_str().unwrap()]).expect_code(0);
+    let mut worker = Worker::start_with_env(
+        &world,
+        None,
+        "a",
+        &[],
+        &[("TMPDIR", deep.to_str().unwrap())],
+    );
+    // Not waited for past its end: a worker that ended early fails the test at once.
+    let ended = |worker: &mut Worker| worker.child.try_wait().unwrap().is_some();
+    wait_until(Duration::from_secs(60), || {
+        drained(&world, None) || ended(&mut worker)
+    });
+    assert!(
+        drained(&world, None),
+        "{:#}\n{}",
+        fleet(&world, None),
+        worker.log_text()
+    );
+    each_task_done_once(&world, None);
+}
+
 #[test]
 fn a_round_in_a_sandbox_a_worker_lacks_waits_for_one_that_offers_it() {
     let world = world_with_fleet(
