@@ -2,7 +2,8 @@
 """Task trees on 100,000 files (issue 43), on an XFS file system with reflink that the script
 makes (a sparse image, `mkfs.xfs -m reflink=1`, loop-mounted; needs root): how a task's tree is
 made, side by side in one run, with the generated repository of bench/trees.py (400 directories
-of 250 files of 4 KB, committed).
+of 250 files of 4 KB, committed), or with --repo-from a real one: a source tarball (committed
+once into a cached bare repository, bench/trees_repo.py) or a git repository's `main`.
 
 One start at a time (medians of --runs, interleaved, each after `sync`):
 
@@ -18,7 +19,8 @@ One start at a time (medians of --runs, interleaved, each after `sync`):
              the round set up)
   disk       what the file system's used blocks grew by for the task (`statvfs`, after `sync`);
              for the pool, after its background filler made the next tree (that is what the
-             task cost); the agent changes 10 files of 4 KB
+             task cost); the agent appends a line to 10 files (the first 10 plain files in
+             git's order: d000/f000.txt to f009.txt in the generated repository)
   diff       `ganger diff SLUG` after the round (a snapshot of the tree, then the diff)
   snapshot   the fork of `ganger fix SLUG` to its agent's first line: a second round's
              snapshot of the tree before it (after the first round's 10-file change) and its
@@ -32,15 +34,20 @@ Then --tasks starts at once (default 20), each side in a clone of its own, from 
              every start copies it by reflink
   overlay    `[trees] max = 1`, `--sandbox bwrap`, the cache empty: the first start checks out
              the cached tree, every start mounts an overlay on it
+  made       the same with the cached tree made first (`ganger trees fill`, timed apart)
 
   total      until the last start ended
   disk       what the file system's used blocks grew by
 
+The one-at-a-time sites' pools and cached trees are drained before the starts at once (disk).
+The load average is printed at the start and the end.
+
 Usage: python3 bench/trees_at_once.py --ganger target/release/ganger [--files 100000]
+                                      [--repo-from TARBALL_OR_GIT_REPOSITORY]
                                       [--tasks 20] [--runs 3] [--image-gb 20]
                                       [--at-once trees,overlay] [--no-docker]
                                       [--sides "worktree add,bwrap add,bwrap overlay"]
-Removes its repositories, unmounts and removes its image when done.
+Removes its repositories, unmounts and removes its image when done (not --repo-from's cache).
 """
 
 from __future__ import annotations
@@ -57,6 +64,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import trees  # noqa: E402  (bench/trees.py: the generator, the timed start, the pool's settling)
+import trees_repo  # noqa: E402  (bench/trees_repo.py: a real repository, the files to change)
 
 
 def used(mount: Path) -> int:
@@ -81,15 +89,19 @@ def site(root: Path, source: Path, name: str, trees_toml: str, image: str | None
     docker = f'\n[sandbox.docker]\nimage = "{image}"\n' if image else ""
     (path / "ganger.toml").write_text(
         f'[defaults]\nagent = "command"\ntimeout = "120s"\n{docker}\n'
-        f'[agents.command]\nargv = ["/bin/sh", "-c", "{AGENT}"]\nformat = "text"\n')
+        f'[agents.command]\nargv = ["/bin/sh", "-c", "{agent_line}"]\nformat = "text"\n')
     with (path / "ganger.toml").open("a") as toml:
         toml.write(f"\n[trees]\n{trees_toml}\n" if trees_toml else "")
     return path
 
 
-# bench/trees.py's instant agent, changing 10 files (for the diff after it).
-AGENT = ("echo agent-start $(date +%s%N); cat >/dev/null; "
-         "for i in 0 1 2 3 4 5 6 7 8 9; do echo changed >> d000/f00$i.txt; done; echo done")
+# bench/trees.py's instant agent, changing 10 files (for the diff after it): `agent(paths)`.
+agent_line = ""
+
+
+def agent(paths: list[str]) -> str:
+    return ("echo agent-start $(date +%s%N); cat >/dev/null; "
+            f"for f in {' '.join(paths)}; do echo changed >> $f; done; echo done")
 
 
 def remove_tree(ganger: Path, path: Path, slug: str) -> None:
@@ -177,16 +189,26 @@ def singles(root: Path, source: Path, ganger: Path, runs: int, mount: Path, imag
             figures[side].append((to_tree, to_agent, disk, diff, timed_fix(ganger, path, slug)))
             remove_tree(ganger, path, slug)
         print(f"  run {i + 1}/{runs} done", file=sys.stderr)
+    trees.settle(ganger, pool, 1)
+    for path, _ in sides.values():  # the cached trees and the pool's: disk for the starts at once
+        subprocess.run([str(ganger), "trees", "drain"], cwd=path, check=True, capture_output=True)
     return {side: tuple(statistics.median(f[k] for f in got) for k in range(5))
             for side, got in figures.items()}
 
 
 def at_once(root: Path, source: Path, ganger: Path, tasks: int, mount: Path, which: list[str]) -> dict:
-    kinds = {"today": ("", "local"), "trees": ("max = 1", "local"), "overlay": ("max = 1", "bwrap")}
+    kinds = {"today": ("", "local"), "trees": ("max = 1", "local"), "overlay": ("max = 1", "bwrap"),
+             "made": ("max = 1", "bwrap")}
     figures = {}
     for side in which:
         trees_toml, sandbox = kinds[side]
         path = site(root, source, f"many-{side}", trees_toml)
+        made = None
+        if side == "made":  # the cached tree made first, its time apart
+            os.sync()
+            begun = time.perf_counter()
+            subprocess.run([str(ganger), "trees", "fill"], cwd=path, check=True, capture_output=True)
+            made = time.perf_counter() - begun
         before = synced_used(mount)
         begun = time.perf_counter()
         running = [subprocess.Popen([str(ganger), "start", f"many-{k}", "--sandbox", sandbox,
@@ -196,11 +218,15 @@ def at_once(root: Path, source: Path, ganger: Path, tasks: int, mount: Path, whi
         took = time.perf_counter() - begun
         if failed:
             sys.exit(f"{side}: {len(failed)} starts failed:\n{failed[0].decode()}")
-        figures[side] = (took, synced_used(mount) - before)
+        figures[side] = (took, synced_used(mount) - before, made)
         print(f"  {side}: {tasks} at once done", file=sys.stderr)
         for k in range(tasks):
             remove_tree(ganger, path, f"many-{k}")
     return figures
+
+
+def load() -> str:
+    return " ".join(f"{n:.2f}" for n in os.getloadavg())
 
 
 def mb(n: float) -> str:
@@ -211,10 +237,12 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--ganger", type=Path, required=True, help="a release build of this ganger")
     parser.add_argument("--files", type=int, default=100_000)
+    parser.add_argument("--repo-from", type=Path, help="a source tarball or a git repository (its main) "
+                        "instead of the generated files")
     parser.add_argument("--tasks", type=int, default=20)
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--image-gb", type=int, default=20)
-    parser.add_argument("--at-once", default="trees,overlay", help="today,trees,overlay")
+    parser.add_argument("--at-once", default="trees,overlay", help="today,trees,overlay,made")
     parser.add_argument("--no-docker", action="store_true")
     parser.add_argument("--sides", default="", help="the one-at-a-time sides to run (default: all)")
     args = parser.parse_args()
@@ -226,26 +254,42 @@ def main() -> None:
         f.truncate(args.image_gb << 30)
     subprocess.run(["mkfs.xfs", "-q", "-m", "reflink=1", str(image)], check=True)
     subprocess.run(["mount", "-o", "loop", str(image), str(mount)], check=True)
+    global agent_line
+    started_load = load()
+    print(f"load average at the start: {started_load}", file=sys.stderr)
     try:
-        print(f"generating {args.files} files ...", file=sys.stderr)
-        source = trees.generate(mount, args.files)
-        # The commit of 100,000 files starts `git gc --auto` in the background, which packs and
-        # deletes the loose objects a clone would be copying: wait for it.
-        while (source / ".git" / "gc.pid").exists():
-            time.sleep(1)
+        if args.repo_from:
+            cached = trees_repo.committed(args.repo_from.resolve())
+            source = mount / "real.git"
+            subprocess.run(["git", "clone", "-q", "--bare", str(cached), str(source)], check=True)
+            entries, size = trees_repo.tree_size(source)
+            what = f"{args.repo_from.name} ({entries:,} entries, {size / 1e6:,.0f} MB)"
+        else:
+            print(f"generating {args.files} files ...", file=sys.stderr)
+            source = trees.generate(mount, args.files)
+            # The commit of 100,000 files starts `git gc --auto` in the background, which packs and
+            # deletes the loose objects a clone would be copying: wait for it.
+            while (source / ".git" / "gc.pid").exists():
+                time.sleep(1)
+            what = f"{args.files:,} files"
+        changed = trees_repo.changed_files(source)
+        agent_line = agent(changed)
+        print(f"the agent changes {', '.join(changed)}", file=sys.stderr)
         image = None if args.no_docker else trees.base_image(ganger)
         only = [s.strip() for s in args.sides.split(",") if s.strip()]
         one = singles(mount, source, ganger, args.runs, mount, image, only)
         many = at_once(mount, source, ganger, args.tasks, mount, [s for s in args.at_once.split(",") if s])
-        print(f"\n{args.files:,} files on XFS (reflink=1), one start at a time, medians of {args.runs}")
+        print(f"\n{what} on XFS (reflink=1), one start at a time, medians of {args.runs}")
         print(f"{'':14} {'to tree':>10} {'to agent':>10} {'disk':>12} {'diff':>10} {'snapshot':>10}")
         for side, (to_tree, to_agent, disk, diff, fix) in one.items():
             print(f"{side:14} {trees.ms(to_tree):>10} {trees.ms(to_agent):>10} {mb(disk):>12}"
                   f" {trees.ms(diff):>10} {trees.ms(fix):>10}")
-        print(f"\n{args.tasks} starts at once on {args.files:,} files, from a fresh state")
+        print(f"\n{args.tasks} starts at once on {what}, from a fresh state")
         print(f"{'':14} {'total':>10} {'disk':>12}")
-        for side, (took, disk) in many.items():
-            print(f"{side:14} {trees.ms(took):>10} {mb(disk):>12}")
+        for side, (took, disk, made) in many.items():
+            print(f"{side:14} {trees.ms(took):>10} {mb(disk):>12}"
+                  + (f"   (the cached tree made first in {trees.ms(made)}, not counted)" if made else ""))
+        print(f"\nload average at the start: {started_load}; at the end: {load()}")
     finally:
         subprocess.run(["umount", "-l", str(mount)])
         shutil.rmtree(holder, ignore_errors=True)
