@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The whole test suite, with its set-up: installs the pinned agent CLIs (pinned-agents.txt)
 # into ganger's cache when they are missing (in parallel), then checks formatting and lints
-# and runs every test, the end-to-end and conformance tests against the real agents included.
+# and runs every test, the end-to-end and conformance tests against the real agents included,
+# then the tasks' end-to-end tests again with task trees on (scripts/test-trees).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 cache="${XDG_CACHE_HOME:-$HOME/.cache}/ganger/agents"
@@ -60,4 +61,12 @@ docker_host=${DOCKER_HOST:-}
 if [ -S "${docker_host#unix://}" ] || [ -S /var/run/docker.sock ]; then
   "${CARGO_TARGET_DIR:-target}/debug/ganger" image build --agent all
 fi
-scripts/with-lints cargo nextest run --workspace --locked --profile "${NEXTEST_PROFILE:-default}"
+suite=0
+scripts/with-lints cargo nextest run --workspace --locked --profile "${NEXTEST_PROFILE:-default}" || suite=$?
+# The end-to-end tests of tasks again with task trees on (overlays, reflink copies on an XFS
+# image, the pool; docs/trees.md): about 5 minutes more on 2 cores. They run when the suite
+# failed too, so that one run shows every failure.
+trees=0
+scripts/test-trees || trees=$?
+[ "$suite" = 0 ] || exit "$suite"
+exit "$trees"

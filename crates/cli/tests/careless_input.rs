@@ -43,13 +43,7 @@ fn refused(run: &Run, needle: &str) {
 
 fn nothing_made(world: &World) {
     assert_eq!(world.git(&["branch", "--list", "agent/*"]), "");
-    assert_eq!(
-        world
-            .git(&["worktree", "list", "--porcelain"])
-            .matches("worktree ")
-            .count(),
-        1
-    );
+    assert_eq!(world.worktree_count(), 1, "{}", world.worktrees());
 }
 
 #[test]

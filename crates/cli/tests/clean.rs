@@ -203,13 +203,7 @@ fn a_merged_task_loses_its_worktree_and_branch_and_dry_run_changes_nothing() {
     );
     assert!(!worktree.exists());
     assert!(!branch_exists(&world, "agent/merged"));
-    assert_eq!(
-        world
-            .git(&["worktree", "list", "--porcelain"])
-            .matches("worktree ")
-            .count(),
-        1
-    );
+    assert_eq!(world.worktree_count(), 1, "{}", world.worktrees());
     // A second clean finds nothing left.
     let again = world.ganger(&["clean"]);
     assert_eq!(again.stdout, "1 task with nothing left to clean\n");
@@ -536,11 +530,7 @@ fn a_hundred_cancelled_rounds_leave_no_process_and_no_worktree_after_clean() {
     assert_eq!(kept + removed, ROUNDS, "{first:#}");
     let cleaned = clean(&world, &["--force"]);
     assert_eq!(cleaned["tasks"].as_array().unwrap().len(), ROUNDS);
-    let worktrees = world
-        .git(&["worktree", "list", "--porcelain"])
-        .matches("worktree ")
-        .count()
-        - 1;
+    let worktrees = world.worktree_count() - 1;
     let branches = world.git(&["branch", "--list", "agent/*"]).lines().count();
     let dirs = std::fs::read_dir(world.root())
         .unwrap()

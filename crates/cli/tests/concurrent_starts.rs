@@ -34,6 +34,5 @@ fn starts_at_once_into_a_new_repository_all_succeed() {
         assert_eq!(run.code, 0, "start t{n}:\n{}\n{}", run.stderr, run.stdout);
         assert_eq!(run.json()["status"], "done", "t{n}: {}", run.stdout);
     }
-    let listed = world.git(&["worktree", "list", "--porcelain"]);
-    assert_eq!(listed.matches("worktree ").count(), STARTS + 1, "{listed}");
+    assert_eq!(world.worktree_count(), STARTS + 1, "{}", world.worktrees());
 }

@@ -30,11 +30,12 @@ fn world_with_worker(delay: &str) -> World {
     world
 }
 
-/// Every ref of the repository with what it points at, and its worktrees.
+/// Every ref of the repository with what it points at, and its worktrees (without the ones
+/// the pool keeps ready, with `[trees] pool = N`).
 fn refs_and_worktrees(world: &World) -> (String, String) {
     (
         world.git(&["for-each-ref", "--format=%(refname) %(objectname)"]),
-        world.git(&["worktree", "list", "--porcelain"]),
+        world.worktrees(),
     )
 }
 
@@ -330,14 +331,10 @@ fn a_start_killed_early_is_settled_by_start_again_and_by_clean() {
         clean.stdout
     );
     assert_eq!(
-        world
-            .git(&["worktree", "list", "--porcelain"])
-            .lines()
-            .filter(|l| l.starts_with("worktree "))
-            .count(),
+        world.worktree_count(),
         1,
         "worktrees left: {}",
-        world.git(&["worktree", "list"])
+        world.worktrees()
     );
     assert_eq!(
         world.git(&["branch", "--list", "agent/*"]),

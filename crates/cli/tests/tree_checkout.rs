@@ -117,5 +117,5 @@ fn a_checkout_refuses_bad_input_and_makes_nothing() {
         assert!(run.stderr.contains(says), "{args:?}: {}", run.stderr);
     }
     assert!(!inside.exists() && !in_task.exists());
-    assert_eq!(world.git(&["worktree", "list"]).lines().count(), 2);
+    assert_eq!(world.worktree_count(), 2, "{}", world.worktrees());
 }

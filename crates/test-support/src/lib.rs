@@ -19,6 +19,7 @@ mod pg_cluster;
 mod postgres;
 mod processes;
 mod tls_front;
+mod trees;
 mod world;
 
 pub use agents::{
@@ -31,4 +32,5 @@ pub use pg_cluster::PrivateCluster;
 pub use postgres::{PgDatabase, PgTlsRoots, SERVER_ENV as PG_SERVER_ENV};
 pub use processes::{living_pids_with_env, silent_server, wait_until};
 pub use tls_front::TestCa;
+pub use trees::{TREES_ENV, trees_are_on};
 pub use world::{Run, World};

@@ -1,5 +1,6 @@
 //! A test world: a repository, a HOME, and `ganger` run inside them with a clean environment.
 
+use crate::trees::{has_trees, trees_on};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
@@ -108,21 +109,6 @@ pub struct World {
     /// HOME for ganger and its agents.
     pub home: PathBuf,
     ganger: PathBuf,
-}
-
-/// Runs every test with task trees on (docs/trees.md, "Tests with trees on"): its value, for
-/// example `max = 2` or `pool = 2`, is added as a `[trees]` table to every `ganger.toml` a
-/// test writes that has none.
-pub const TREES_ENV: &str = "GANGER_TEST_TREES";
-
-fn trees_on() -> Option<String> {
-    std::env::var(TREES_ENV)
-        .ok()
-        .filter(|v| !v.trim().is_empty())
-}
-
-fn has_trees(toml: &str) -> bool {
-    toml.lines().any(|line| line.trim() == "[trees]")
 }
 
 /// Variables a test run never inherits.
@@ -287,7 +273,7 @@ impl World {
     }
 
     /// Writes a file of the main checkout (a `ganger.toml` with the `[trees]` of
-    /// [`TREES_ENV`] added when that is set and it has none).
+    /// [`crate::TREES_ENV`] added when that is set and it has none).
     pub fn write(&self, relative: &str, content: &str) {
         let path = self.repo.join(relative);
         std::fs::create_dir_all(path.parent().unwrap()).unwrap();
@@ -300,7 +286,7 @@ impl World {
         std::fs::write(path, content).unwrap();
     }
 
-    /// A `ganger` command run in the main checkout. With [`TREES_ENV`] set, a `ganger.toml`
+    /// A `ganger` command run in the main checkout. With [`crate::TREES_ENV`] set, a `ganger.toml`
     /// the test wrote by other means than [`World::write`] gets its `[trees]` first.
     pub fn command(&self, args: &[&str]) -> Command {
         if let Some(trees) = trees_on() {
