@@ -80,6 +80,7 @@ mod tree_checkout;
 mod tree_ends;
 mod tree_overlay;
 mod tree_pool;
+mod tree_runs;
 mod warm_claude;
 mod warm_gemini;
 mod warm_opencode;
