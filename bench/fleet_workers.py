@@ -46,6 +46,11 @@ Every drain is checked: every task one round, done. Needs root (a cpuacct cgroup
 Usage: python3 bench/fleet_workers.py --ganger PATH [--old PATH] [--rounds N] [--workers 1,2,4]
                                       [--capacity C] [--modes cold[,warm]] [--postgres URL]
                                       [--agent command|opencode] [--tasks T]
+                                      [--fs tmp[,journal]]
+
+--fs journal runs each drain also on a fresh ext4 with a journal that the script makes on a
+loop device (root): this machine's own root is an ext4 without one, where creating a file
+costs more the more the machine deleted lately (docs/benchmarks.md, "The aim met").
 """
 
 from __future__ import annotations
