@@ -5,6 +5,8 @@ use ganger_engine::race::{AttemptRow, RaceReport};
 use std::fmt::Write;
 
 /// A race's report as text.
+/// The status column holds the longest status (`not-started`, `interrupted`: 11), so that no
+/// row's later columns move.
 pub fn race_text(report: &RaceReport) -> String {
     let mut out = String::new();
     let first = if report.first_green {
@@ -19,7 +21,7 @@ pub fn race_text(report: &RaceReport) -> String {
     );
     let _ = writeln!(
         out,
-        "{:<3} {:<20} {:<9} {:<24} {:<10} {:<7} {:<7} {:>5} {:>13} {:>9} {:>8} {:>7}",
+        "{:<3} {:<20} {:<9} {:<24} {:<11} {:<7} {:<7} {:>5} {:>13} {:>9} {:>8} {:>7}",
         "#",
         "task",
         "agent",
@@ -36,7 +38,7 @@ pub fn race_text(report: &RaceReport) -> String {
     for row in &report.attempts {
         let _ = writeln!(
             out,
-            "{:<3} {:<20} {:<9} {:<24} {:<10} {:<7} {:<7} {:>5} {:>13} {:>9} {:>8} {:>7}",
+            "{:<3} {:<20} {:<9} {:<24} {:<11} {:<7} {:<7} {:>5} {:>13} {:>9} {:>8} {:>7}",
             row.number,
             row.task,
             dash(&row.agent),
@@ -117,5 +119,63 @@ fn checks(row: &AttemptRow) -> String {
         "pass".into()
     } else {
         format!("{passed}/{} ok", row.checks.len())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::race_text;
+    use ganger_engine::race::{AttemptRow, RaceReport, Work};
+
+    fn row(number: u32, status: &str) -> AttemptRow {
+        AttemptRow {
+            number,
+            task: format!("r.{number}"),
+            agent: "command".to_owned(),
+            model: Some("m".to_owned()),
+            status: status.to_owned(),
+            passed: false,
+            checks: Vec::new(),
+            wins: 0,
+            losses: 0,
+            ties: 0,
+            reason: None,
+            work: Work {
+                rounds: 1,
+                files: 1,
+                added: 1,
+                removed: 0,
+                cost_usd: 0.0,
+                tokens: 0,
+                seconds: 0.0,
+            },
+        }
+    }
+
+    #[test]
+    fn every_status_keeps_the_columns_after_it_in_place() {
+        let statuses = ["done", "failed", "not-started", "interrupted", "cancelled"];
+        let report = RaceReport {
+            schema: ganger_engine::race::RACE_SCHEMA,
+            race: "r".to_owned(),
+            status: "won".to_owned(),
+            owner: "me".to_owned(),
+            spec: "command*5".to_owned(),
+            first_green: true,
+            attempts: (1..).zip(statuses).map(|(n, s)| row(n, s)).collect(),
+            verdicts: Vec::new(),
+            winner: None,
+            winner_task: None,
+            rule: None,
+            rule_text: None,
+            line: None,
+        };
+        let text = race_text(&report);
+        let lines: Vec<&str> = text.lines().skip(1).take(1 + statuses.len()).collect();
+        let checks = lines[0].find("checks").unwrap();
+        for line in &lines[1..] {
+            assert_eq!(line.find(" -  ").map(|at| at + 1), Some(checks), "{text}");
+            assert_eq!(line.len(), lines[1].len(), "{text}");
+        }
     }
 }
