@@ -6,6 +6,7 @@ pub mod budget;
 pub(crate) mod checks;
 pub(crate) mod conflicts;
 pub(crate) mod half_made;
+pub(crate) mod mounts;
 pub(crate) mod overlap;
 pub mod report;
 pub(crate) mod resume_note;

@@ -19,6 +19,7 @@
 
 use crate::base::error::{EngineError, Result};
 use crate::env::workspace::Workspace;
+use crate::evidence::mounts;
 use crate::evidence::tree_cache;
 use crate::evidence::tree_uppers::overlay_dir;
 use crate::evidence::worktree_lock::worktree_lock;
@@ -139,25 +140,21 @@ fn mount(ws: &Workspace, dir: &Path, path: &Path) -> Result<()> {
         dir.join("work").display()
     );
     std::fs::create_dir_all(path).map_err(|e| EngineError::io("create", path, e))?;
-    let out = Command::new("mount")
-        .args(["-t", "overlay", "overlay", "-o", &options])
-        .arg(path)
-        .output()
-        .map_err(|e| EngineError::io("run mount for", path, e))?;
-    if out.status.success() {
-        return Ok(());
-    }
-    Err(EngineError::environment_message(format!(
-        "failed to mount the overlay of {} at {}: {}",
-        lower.display(),
-        path.display(),
-        String::from_utf8_lossy(&out.stderr).trim()
-    )))
+    mounts::run(
+        Command::new("mount")
+            .args(["-t", "overlay", "overlay", "-o", &options])
+            .arg(path),
+        &format!(
+            "mount the overlay of {} at {}",
+            lower.display(),
+            path.display()
+        ),
+    )
 }
 
 /// Whether something is mounted at `path` (from `/proc/self/mountinfo`).
 pub(crate) fn mounted(path: &Path) -> bool {
-    crate::evidence::tree_seal::mounted_at(path)
+    mounts::mounted_at(path)
 }
 
 /// Mounts the overlay of the worktree at `path` again if it is one and is not mounted (a
@@ -178,23 +175,7 @@ pub(crate) fn remove(ws: &Workspace, path: &Path) -> Result<bool> {
         return Ok(false);
     }
     if mounted(path) {
-        let plain = Command::new("umount").arg(path).output();
-        if !plain.is_ok_and(|out| out.status.success()) {
-            // Still in use by a process that is going (a round's last child): detached now,
-            // gone with it.
-            let lazy = Command::new("umount")
-                .arg("-l")
-                .arg(path)
-                .output()
-                .map_err(|e| EngineError::io("run umount for", path, e))?;
-            if !lazy.status.success() {
-                return Err(EngineError::environment_message(format!(
-                    "failed to unmount the overlay at {}: {}",
-                    path.display(),
-                    String::from_utf8_lossy(&lazy.stderr).trim()
-                )));
-            }
-        }
+        mounts::unmount(path, &format!("unmount the overlay at {}", path.display()))?;
     }
     match std::fs::remove_dir(path) {
         Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
