@@ -81,6 +81,7 @@ mod tree_ends;
 mod tree_overlay;
 mod tree_pool;
 mod tree_runs;
+mod tree_share;
 mod warm_claude;
 mod warm_gemini;
 mod warm_opencode;

@@ -38,7 +38,7 @@ fn on_ci() -> bool {
 }
 
 /// Whether `sandbox` can run here and this test may mount; panics on CI when not.
-fn available(sandbox: &str, test: &str) -> bool {
+pub(crate) fn available(sandbox: &str, test: &str) -> bool {
     let engine = match sandbox {
         "bwrap" => std::process::Command::new("bwrap")
             .args(["--ro-bind", "/", "/", "--", "/bin/true"])
@@ -73,7 +73,7 @@ fn available(sandbox: &str, test: &str) -> bool {
 }
 
 /// Unmounts whatever a failed test left mounted under its world, so that no mount outlives it.
-struct Unmount(PathBuf);
+pub(crate) struct Unmount(pub(crate) PathBuf);
 
 impl Drop for Unmount {
     fn drop(&mut self) {

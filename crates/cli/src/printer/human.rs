@@ -125,6 +125,18 @@ fn killed_starts(out: &mut String, list: &TaskList) {
     }
 }
 
+/// `, with node_modules and target shared from the main checkout`, or nothing.
+pub fn shared_words(shared: &[String]) -> String {
+    match shared {
+        [] => String::new(),
+        [one] => format!(", with {one} shared from the main checkout"),
+        [first @ .., last] => format!(
+            ", with {} and {last} shared from the main checkout",
+            first.join(", ")
+        ),
+    }
+}
+
 /// A progress line for a notice.
 pub fn notice_line(notice: &Notice) -> String {
     match notice {
@@ -134,6 +146,7 @@ pub fn notice_line(notice: &Notice) -> String {
             branch,
             base,
             made,
+            shared,
         } => {
             let how = match made {
                 TreeMade::Checkout => "",
@@ -142,8 +155,9 @@ pub fn notice_line(notice: &Notice) -> String {
                 TreeMade::Overlay => ", an overlay on the cached tree",
             };
             format!(
-                "worktree: created {} on {branch} from {base}{how}\n",
-                path.display()
+                "worktree: created {} on {branch} from {base}{how}{}\n",
+                path.display(),
+                shared_words(shared)
             )
         }
         Notice::RoundStarted {

@@ -35,7 +35,12 @@ fn place(out: &mut String, report: &RoundReport) {
         Some(TreeMade::Overlay) => " (an overlay on the cached tree)",
         Some(TreeMade::Checkout) | None => "",
     };
-    let _ = writeln!(out, "worktree: {}{gone}{made}", report.worktree.display());
+    let shared = super::human::shared_words(&report.shared);
+    let _ = writeln!(
+        out,
+        "worktree: {}{gone}{made}{shared}",
+        report.worktree.display()
+    );
 }
 
 /// The agent, what it may do, its model and sandbox; and its session.

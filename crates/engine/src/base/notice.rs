@@ -55,6 +55,8 @@ pub enum Notice {
         /// How its files came: checked out, taken ready from the pool, or a reflink copy of
         /// the cached tree.
         made: TreeMade,
+        /// The main checkout's folders shared into it (`[trees] share`).
+        shared: Vec<String>,
     },
     /// A round started in the foreground; its events are in `events`.
     RoundStarted {

@@ -19,5 +19,6 @@ pub(crate) mod tree_overlay;
 pub mod tree_pool;
 pub(crate) mod tree_reflink;
 pub(crate) mod tree_seal;
+pub(crate) mod tree_share;
 pub(crate) mod tree_uppers;
 pub(crate) mod worktree_lock;

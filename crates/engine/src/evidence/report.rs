@@ -73,6 +73,9 @@ pub struct RoundReport {
     pub worktree_gone: bool,
     /// How the worktree got its files (`checkout`, `pool`, `reflink`), when ganger noted it.
     pub tree: Option<crate::base::notice::TreeMade>,
+    /// The main checkout's folders shared into an overlay task's tree (`[trees] share`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub shared: Vec<String>,
     pub owner: String,
     pub commander: String,
     pub started_at: String,
@@ -353,6 +356,7 @@ pub fn round_report_with(
         round.worktree_changes.clone()
     };
     let now = ganger_store::now_ms();
+    let tree = crate::evidence::tree_made::read(&task.worktree);
     RoundReport {
         schema: ROUND_REPORT_SCHEMA,
         task: task.slug.clone(),
@@ -374,7 +378,8 @@ pub fn round_report_with(
         branch: task.branch.clone(),
         worktree: task.worktree.clone(),
         worktree_gone,
-        tree: crate::evidence::tree_made::read(&task.worktree),
+        tree: tree.as_ref().map(|(made, _)| *made),
+        shared: tree.map(|(_, shared)| shared).unwrap_or_default(),
         owner: task.owner.clone(),
         commander: round.commander.clone(),
         started_at: local_time(round.started_at),

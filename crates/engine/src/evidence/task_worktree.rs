@@ -203,7 +203,12 @@ pub(crate) fn abandon(
 /// repository.
 fn make(ws: &Workspace, planned: &PlannedWorktree, notices: &mut dyn Notices) -> Result<()> {
     let (path, branch, base) = (&planned.path, &planned.branch, &planned.base_commit);
-    let made = if planned.sandboxed && tree_overlay::take(ws, path, branch, base)? {
+    let overlay = match planned.sandboxed {
+        true => tree_overlay::take(ws, path, branch, base)?,
+        false => None,
+    };
+    let shared = overlay.clone().unwrap_or_default();
+    let made = if overlay.is_some() {
         TreeMade::Overlay
     } else if tree_reflink::take(ws, path, branch, base)? {
         TreeMade::Reflink
@@ -221,13 +226,14 @@ fn make(ws: &Workspace, planned: &PlannedWorktree, notices: &mut dyn Notices) ->
         })?;
         TreeMade::Checkout
     };
-    tree_made::record(path, made);
+    tree_made::record(path, made, &shared);
     tree_pool::refill_in_background(ws, base);
     notices.notice(Notice::WorktreeCreated {
         path: planned.path.clone(),
         branch: planned.branch.clone(),
         base: planned.base.clone(),
         made,
+        shared,
     });
     Ok(())
 }

@@ -1,6 +1,7 @@
 //! How a task's worktree got its files (checked out, from the pool, a reflink copy of the
-//! cached tree), kept in its git record as `.git/worktrees/NAME/ganger-tree` so that the
-//! task's report can say so; it goes with the worktree.
+//! cached tree, an overlay) and which of the main checkout's folders are shared into it, kept
+//! in its git record as `.git/worktrees/NAME/ganger-tree` (the way's word, then a shared
+//! folder a line) so that the task's report can say so; it goes with the worktree.
 
 use crate::base::notice::TreeMade;
 use std::path::{Path, PathBuf};
@@ -12,14 +13,22 @@ fn record_file(worktree: &Path) -> Option<PathBuf> {
 
 /// Notes how the worktree at `worktree` was made; a note that cannot be written only leaves
 /// the report without it.
-pub(crate) fn record(worktree: &Path, made: TreeMade) {
+pub(crate) fn record(worktree: &Path, made: TreeMade, shared: &[String]) {
     if let Some(file) = record_file(worktree) {
-        let _ = std::fs::write(file, made.word());
+        let mut text = made.word().to_owned();
+        for folder in shared {
+            text.push('\n');
+            text.push_str(folder);
+        }
+        let _ = std::fs::write(file, text);
     }
 }
 
-/// How the worktree at `worktree` was made, when ganger noted it.
-pub(crate) fn read(worktree: &Path) -> Option<TreeMade> {
+/// How the worktree at `worktree` was made and the folders shared into it, when ganger noted
+/// it.
+pub(crate) fn read(worktree: &Path) -> Option<(TreeMade, Vec<String>)> {
     let text = std::fs::read_to_string(record_file(worktree)?).ok()?;
-    TreeMade::from_word(text.trim())
+    let mut lines = text.lines();
+    let made = TreeMade::from_word(lines.next()?.trim())?;
+    Some((made, lines.map(str::to_owned).collect()))
 }

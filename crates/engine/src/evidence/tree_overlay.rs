@@ -16,11 +16,13 @@
 //! a reboot) the path is an empty directory that no git command mistakes for a worktree whose
 //! files were all deleted, and [`ensure_mounted`] mounts it again before a round or a command
 //! reads it. Mounting needs root; elsewhere the start falls back to a copy or a checkout.
+//! The main checkout's shared dependency folders are mounted inside it (`tree_share.rs`).
 
 use crate::base::error::{EngineError, Result};
 use crate::env::workspace::Workspace;
 use crate::evidence::mounts;
 use crate::evidence::tree_cache;
+use crate::evidence::tree_share;
 use crate::evidence::tree_uppers::overlay_dir;
 use crate::evidence::worktree_lock::worktree_lock;
 use ganger_git::Oid;
@@ -39,15 +41,21 @@ fn plain(path: &Path) -> bool {
 }
 
 /// Makes the task's worktree at `path` on its new `branch` as an overlay on `base`'s cached
-/// tree. `false` when the cache is off, this process cannot mount, or the mount failed:
+/// tree, with the main checkout's shared folders (`[trees] share`) mounted in it; the folders
+/// shared. `None` when the cache is off, this process cannot mount, or the mount failed:
 /// nothing was made.
-pub(crate) fn take(ws: &Workspace, path: &Path, branch: &str, base: &Oid) -> Result<bool> {
+pub(crate) fn take(
+    ws: &Workspace,
+    path: &Path,
+    branch: &str,
+    base: &Oid,
+) -> Result<Option<Vec<String>>> {
     if ws.config.trees.max == 0 || !can_mount() {
-        return Ok(false);
+        return Ok(None);
     }
     let dir = overlay_dir(ws, path);
     if !plain(path) || !plain(&dir) {
-        return Ok(false);
+        return Ok(None);
     }
     let (upper, work) = (dir.join("upper"), dir.join("work"));
     // The base is named before the cache is held: an eviction after this keeps the tree.
@@ -116,8 +124,17 @@ pub(crate) fn take(ws: &Workspace, path: &Path, branch: &str, base: &Oid) -> Res
     if mount(ws, &dir, path).is_err() {
         // A kernel without overlayfs, or a file system it cannot stack on: a copy instead.
         undo(ws, path, branch);
-        return Ok(false);
+        return Ok(None);
     }
+    let lower = tree_cache::cache_dir(ws).join(base).join("tree");
+    // Before the hook: a `post-checkout` that installs dependencies finds them shared.
+    let shared = match tree_share::mount_at_start(ws, &dir, &lower, path) {
+        Ok(shared) => shared,
+        Err(error) => {
+            undo(ws, path, branch);
+            return Err(error);
+        }
+    };
     if let Err(e) = ws.repo.run_post_checkout(path, base) {
         undo(ws, path, branch);
         return Err(EngineError::environment(
@@ -125,7 +142,7 @@ pub(crate) fn take(ws: &Workspace, path: &Path, branch: &str, base: &Oid) -> Res
             e,
         ));
     }
-    Ok(true)
+    Ok(Some(shared))
 }
 
 /// Mounts the overlay kept in `dir` at `path`.
@@ -158,13 +175,16 @@ pub(crate) fn mounted(path: &Path) -> bool {
 }
 
 /// Mounts the overlay of the worktree at `path` again if it is one and is not mounted (a
-/// reboot unmounts it); nothing for any other worktree.
+/// reboot unmounts it), and its shared folders; nothing for any other worktree.
 pub(crate) fn ensure_mounted(ws: &Workspace, path: &Path) -> Result<()> {
     let dir = overlay_dir(ws, path);
-    if !dir.join("base").is_file() || mounted(path) {
+    if !dir.join("base").is_file() {
         return Ok(());
     }
-    mount(ws, &dir, path)
+    if !mounted(path) {
+        mount(ws, &dir, path)?;
+    }
+    tree_share::ensure_mounted(ws, &dir, path)
 }
 
 /// Unmounts the overlay at `path` and removes its upper folder and the empty worktree
@@ -175,6 +195,7 @@ pub(crate) fn remove(ws: &Workspace, path: &Path) -> Result<bool> {
         return Ok(false);
     }
     if mounted(path) {
+        tree_share::unmount_all(&dir, path)?;
         mounts::unmount(path, &format!("unmount the overlay at {}", path.display()))?;
     }
     match std::fs::remove_dir(path) {

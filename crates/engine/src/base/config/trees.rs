@@ -25,7 +25,15 @@ pub struct TreesConfig {
     /// The most disk the tree cache may hold (`"20g"`, `"500m"`, bytes); none: only `max`
     /// bounds it.
     pub disk: Option<DiskSetting>,
+    /// Folders of the main checkout (relative paths: `node_modules`, `target`, `.venv`) that
+    /// an overlay task finds in its tree as read-only layers: it starts with the main
+    /// checkout's dependencies and writes its own copy of what it changes only. Each must be
+    /// ignored by git; one the main checkout lacks is left out.
+    pub share: Vec<String>,
 }
+
+/// The most folders `[trees] share` may name: each is a mount per task.
+pub const MOST_SHARED: usize = 16;
 
 /// `[trees] disk`: a size as a string with a unit, or a number of bytes.
 #[derive(Debug, Clone, Deserialize)]
@@ -67,6 +75,9 @@ impl TreesConfig {
                 self.max
             ));
         }
+        if let Some(reason) = self.share_problem() {
+            return Some(reason);
+        }
         match self.disk_bytes() {
             Err(reason) => Some(reason),
             Ok(Some(_)) if self.max == 0 => Some(
@@ -75,5 +86,131 @@ impl TreesConfig {
             ),
             Ok(_) => None,
         }
+    }
+}
+
+impl TreesConfig {
+    /// Why `share` cannot be, if it cannot: each entry a plain relative path inside the
+    /// repository (no `..`, not `.git`, nothing overlayfs's option syntax cannot carry), none
+    /// inside another, and the cache on (the layers stand on overlays of cached trees).
+    fn share_problem(&self) -> Option<String> {
+        if self.share.is_empty() {
+            return None;
+        }
+        if self.max == 0 {
+            return Some(
+                "trees.share: set while the tree cache is off (trees.max = 0); shared folders \
+                 are layers of overlay tasks, which stand on cached trees: set trees.max too"
+                    .to_owned(),
+            );
+        }
+        if self.share.len() > MOST_SHARED {
+            return Some(format!(
+                "trees.share: {} folders is more than the {MOST_SHARED} ganger shares (each is a mount per task)",
+                self.share.len()
+            ));
+        }
+        for (i, entry) in self.share.iter().enumerate() {
+            if let Some(why) = share_entry_problem(entry) {
+                return Some(format!("trees.share: {entry:?} {why}"));
+            }
+            let clean = entry.trim_end_matches('/');
+            for other in &self.share[..i] {
+                let other = other.trim_end_matches('/');
+                let inside = |a: &str, b: &str| a == b || a.starts_with(&format!("{b}/"));
+                if inside(clean, other) || inside(other, clean) {
+                    return Some(format!(
+                        "trees.share: {entry:?} and {other:?} overlap; name each folder once"
+                    ));
+                }
+            }
+        }
+        None
+    }
+
+    /// The shared folders as given, without a trailing `/`.
+    pub fn shared_folders(&self) -> impl Iterator<Item = &str> {
+        self.share.iter().map(|entry| entry.trim_end_matches('/'))
+    }
+}
+
+/// Why one `[trees] share` entry cannot name a folder of the repository, if it cannot.
+fn share_entry_problem(entry: &str) -> Option<&'static str> {
+    let clean = entry.trim_end_matches('/');
+    if clean.is_empty() {
+        return Some("names no folder (the repository itself cannot be shared)");
+    }
+    if clean.starts_with('/') {
+        return Some("is absolute: give a folder relative to the repository's root");
+    }
+    if clean.contains([',', ':', '\\', '\n', '\0']) {
+        return Some(
+            "holds a character an overlay's options cannot carry (',' ':' '\\' or a newline)",
+        );
+    }
+    for part in clean.split('/') {
+        match part {
+            "" | "." => return Some("has an empty or '.' component"),
+            ".." => return Some("leaves the repository ('..')"),
+            ".git" => return Some("is git's own folder"),
+            _ => {}
+        }
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn with_share(max: usize, share: &[&str]) -> TreesConfig {
+        TreesConfig {
+            max,
+            share: share.iter().map(|s| (*s).to_owned()).collect(),
+            ..TreesConfig::default()
+        }
+    }
+
+    #[test]
+    fn dependency_folders_inside_the_repository_may_be_shared() {
+        let trees = with_share(2, &["node_modules", "target/", "web/node_modules", ".venv"]);
+        assert_eq!(trees.problem(), None);
+        assert_eq!(
+            trees.shared_folders().collect::<Vec<_>>(),
+            ["node_modules", "target", "web/node_modules", ".venv"]
+        );
+    }
+
+    #[test]
+    fn a_share_that_cannot_be_is_named_with_why() {
+        for (share, max, said) in [
+            (vec!["node_modules"], 0, "the tree cache is off"),
+            (vec!["/opt/deps"], 2, "is absolute"),
+            (vec!["../deps"], 2, "leaves the repository"),
+            (vec!["a/./b"], 2, "'.' component"),
+            (vec![".git"], 2, "git's own folder"),
+            (vec![""], 2, "names no folder"),
+            (vec!["/"], 2, "names no folder"),
+            (vec!["a,b"], 2, "cannot carry"),
+            (vec!["x:y"], 2, "cannot carry"),
+            (vec!["web", "web/node_modules"], 2, "overlap"),
+            (vec!["target", "target/"], 2, "overlap"),
+        ] {
+            let problem = with_share(max, &share).problem();
+            assert!(
+                problem
+                    .as_deref()
+                    .is_some_and(|p| p.starts_with("trees.share: ") && p.contains(said)),
+                "{share:?}: {problem:?}"
+            );
+        }
+        let many: Vec<String> = (0..=MOST_SHARED).map(|i| format!("d{i}")).collect();
+        let many: Vec<&str> = many.iter().map(String::as_str).collect();
+        assert!(
+            with_share(2, &many)
+                .problem()
+                .unwrap()
+                .contains("more than the 16")
+        );
     }
 }
