@@ -80,6 +80,7 @@ mod tree_checkout;
 mod tree_ends;
 mod tree_overlay;
 mod tree_pool;
+mod tree_remote;
 mod tree_runs;
 mod tree_share;
 mod warm_claude;

@@ -97,7 +97,7 @@ pub(crate) fn serve_git(world: &World, base: &Path, also: &[&str]) -> (Backgroun
 }
 
 /// `ganger worker` run in `host` (a directory standing for another machine).
-fn worker(world: &World, store: &str, host: &Path, name: &str) -> Background {
+pub(crate) fn worker(world: &World, store: &str, host: &Path, name: &str) -> Background {
     worker_at_home(world, store, host, name, None)
 }
 
@@ -1017,7 +1017,7 @@ pub(crate) fn world_with_remote(script: &str) -> (World, PathBuf, PathBuf) {
 }
 
 /// `world` with its configuration committed, and a bare clone of it in `served/app.git`.
-fn serving(world: World) -> (World, PathBuf, PathBuf) {
+pub(crate) fn serving(world: World) -> (World, PathBuf, PathBuf) {
     world.git(&["add", "ganger.toml"]);
     world.git(&["commit", "-q", "-m", "ganger's configuration"]);
     let served = world.root().join("served");
