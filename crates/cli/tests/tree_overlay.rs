@@ -33,17 +33,45 @@ const AGENT: &str = "cat >/dev/null; echo round >> src/rounds.txt; echo changed 
     if command -v git >/dev/null; then mkdir nest && (cd nest && git init -q && echo n > n.txt && git add n.txt && GIT_AUTHOR_DATE=2000-01-01T00:00:00Z GIT_COMMITTER_DATE=2000-01-01T00:00:00Z \
     git -c user.name=t -c user.email=t@t commit -qm n); fi; echo 'DONE: changed eight things'";
 
+/// bubblewrap with ganger run by an unprivileged user: its overlays are mounted by
+/// `fuse-overlayfs` (the test itself runs as root, to be that user).
+pub(crate) const AS_USER: &str = "bwrap-as-a-user";
+
+/// The sandbox a test's tasks run in.
+pub(crate) fn engine(sandbox: &str) -> &str {
+    if sandbox == AS_USER { "bwrap" } else { sandbox }
+}
+
 fn on_ci() -> bool {
     std::env::var("CI").is_ok_and(|v| v == "true" || v == "1")
 }
 
 /// Whether `sandbox` can run here and this test may mount; panics on CI when not.
 pub(crate) fn available(sandbox: &str, test: &str) -> bool {
+    let (uid, gid) = ganger_test_support::UNPRIVILEGED;
     let engine = match sandbox {
         "bwrap" => std::process::Command::new("bwrap")
             .args(["--ro-bind", "/", "/", "--", "/bin/true"])
             .output()
             .is_ok_and(|out| out.status.success()),
+        AS_USER => {
+            let bwrap = std::process::Command::new("setpriv")
+                .args([
+                    &format!("--reuid={uid}"),
+                    &format!("--regid={gid}"),
+                    "--clear-groups",
+                ])
+                .args(["--", "bwrap", "--ro-bind", "/", "/", "--", "/bin/true"])
+                .output()
+                .is_ok_and(|out| out.status.success());
+            let fuse = ["fuse-overlayfs", "fusermount3"].iter().all(|program| {
+                std::process::Command::new("sh")
+                    .args(["-c", &format!("command -v {program}")])
+                    .output()
+                    .is_ok_and(|out| out.status.success())
+            });
+            bwrap && fuse
+        }
         _ => {
             if !ganger_test_support::docker_available(test) {
                 return false;
@@ -86,6 +114,17 @@ impl Drop for Unmount {
     }
 }
 
+/// The file system type of the topmost mount at `point` (`overlay`, `fuse.fuse-overlayfs`).
+fn mount_type(point: &Path) -> Option<String> {
+    let text = std::fs::read_to_string("/proc/self/mountinfo").unwrap();
+    text.lines()
+        .rev()
+        .filter(|line| line.split(' ').nth(4).map(Path::new) == Some(point))
+        .filter_map(|line| line.split(" - ").nth(1)?.split(' ').next())
+        .map(str::to_owned)
+        .next()
+}
+
 /// The mount points under `dir`, in mount order.
 pub(crate) fn mounts_under(dir: &Path) -> Vec<PathBuf> {
     let text = std::fs::read_to_string("/proc/self/mountinfo").unwrap();
@@ -97,7 +136,10 @@ pub(crate) fn mounts_under(dir: &Path) -> Vec<PathBuf> {
 }
 
 fn overlay_world(sandbox: &str, trees: &str) -> (World, Unmount) {
-    let world = World::new(env!("CARGO_BIN_EXE_ganger").as_ref());
+    let mut world = World::new(env!("CARGO_BIN_EXE_ganger").as_ref());
+    if sandbox == AS_USER {
+        world = world.as_user(ganger_test_support::UNPRIVILEGED);
+    }
     let guard = Unmount(world.root().to_owned());
     crate::tree_ends::commit_five_files_and_a_link(&world);
     set_trees(&world, sandbox, trees);
@@ -108,7 +150,10 @@ fn set_trees(world: &World, sandbox: &str, trees: &str) {
     world.use_command_agent(
         AGENT,
         "timeout = \"120s\"",
-        &format!("\n[sandbox]\ndefault = {sandbox:?}\n\n[trees]\n{trees}\n"),
+        &format!(
+            "\n[sandbox]\ndefault = {:?}\n\n[trees]\n{trees}\n",
+            engine(sandbox)
+        ),
     );
 }
 
@@ -144,6 +189,8 @@ fn a_round_on_an_overlay_ends_as_in_a_checked_out_worktree(sandbox: &str) {
     assert_eq!(tree_of(&world, "layered").as_deref(), Some("overlay"));
     let worktree = world.worktree("layered");
     assert!(mounts_under(&worktree).contains(&worktree), "not mounted");
+    let by_fuse = mount_type(&worktree).as_deref() == Some("fuse.fuse-overlayfs");
+    assert_eq!(by_fuse, sandbox == AS_USER, "{:?}", mount_type(&worktree));
     // A person takes a file out of each worktree's index, not out of its tree: the index is
     // no longer the cached one there, which only the index tells.
     for slug in ["plain", "layered"] {
@@ -202,7 +249,7 @@ fn a_round_on_an_overlay_ends_as_in_a_checked_out_worktree(sandbox: &str) {
         "gone/sub/y.txt",
         "gone/z.txt",
     ];
-    if sandbox == "bwrap" {
+    if engine(sandbox) == "bwrap" {
         changes.push("nest/n.txt");
     }
     crate::tree_ends::assert_same_ends(&world, "layered", "plain", &changes);
@@ -241,7 +288,7 @@ fn the_base_below_two_overlays_is_never_written(sandbox: &str) {
         fix.stdout,
         fix.stderr
     );
-    let rounds = || std::fs::read_to_string(first.join("src/rounds.txt")).unwrap();
+    let rounds = || world.read_file(&first.join("src/rounds.txt"));
     assert_eq!(rounds(), "round\nagain\nround\nagain\n");
     world
         .ganger(&["rewind", "first", "--to", "1"])
@@ -379,6 +426,35 @@ pub(crate) fn unseal_tree_by_hand(entry: &Path) {
     assert!(out.status.success(), "{out:?}");
 }
 
+/// A reboot takes the overlay down (here: unmounted by hand); the next command that reads the
+/// task (`diff`) mounts it again the way it was made, the task's change in it, and a round
+/// runs on it.
+fn an_overlay_a_reboot_took_down_is_mounted_again_by_the_next_command(sandbox: &str) {
+    let test =
+        format!("{sandbox}: an_overlay_a_reboot_took_down_is_mounted_again_by_the_next_command");
+    if !available(sandbox, &test) {
+        return;
+    }
+    let (world, _unmount) = overlay_world(sandbox, "max = 1");
+    start(&world, "rebooted");
+    let worktree = world.worktree("rebooted");
+    let kind = mount_type(&worktree);
+    assert!(kind.is_some(), "not mounted");
+    let out = std::process::Command::new("umount")
+        .arg(&worktree)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    assert_eq!(mount_type(&worktree), None);
+    let diff = world.ganger(&["diff", "rebooted"]);
+    diff.expect_code(0);
+    assert!(diff.stdout.contains("+changed"), "{}", diff.stdout);
+    assert_eq!(mount_type(&worktree), kind);
+    assert_eq!(world.read_file(&worktree.join("src/a.txt")), "changed\n");
+    let fix = world.ganger(&["fix", "rebooted", "--message", "again", "--json"]);
+    assert_eq!(fix.json()["status"], "done", "{}", fix.stderr);
+}
+
 /// A start killed while paused right after its overlay was mounted (before its task was
 /// recorded) is settled by `clean`: the mount, the upper folder, the worktree's record and
 /// the branch go.
@@ -398,7 +474,8 @@ fn a_start_killed_after_its_overlay_is_settled_by_clean(sandbox: &str) {
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
     let uppers = world.repo.join(".ganger/trees/upper");
     // Mounted, and the start paused after it (its `.git` file is in the merged view).
-    while !(mounts_under(&worktree).contains(&worktree) && worktree.join(".git").is_file()) {
+    while !(mounts_under(&worktree).contains(&worktree) && world.sees_file(&worktree.join(".git")))
+    {
         assert!(std::time::Instant::now() < deadline, "no overlay made");
         assert!(child.try_wait().unwrap().is_none(), "the start ended");
         std::thread::sleep(std::time::Duration::from_millis(20));
@@ -429,6 +506,11 @@ mod bwrap {
     }
 
     #[test]
+    fn an_overlay_a_reboot_took_down_is_mounted_again_by_the_next_command() {
+        super::an_overlay_a_reboot_took_down_is_mounted_again_by_the_next_command("bwrap");
+    }
+
+    #[test]
     fn a_round_on_an_overlay_ends_as_in_a_checked_out_worktree() {
         super::a_round_on_an_overlay_ends_as_in_a_checked_out_worktree("bwrap");
     }
@@ -448,5 +530,27 @@ mod docker {
     #[test]
     fn the_base_below_two_overlays_is_never_written() {
         super::the_base_below_two_overlays_is_never_written("docker");
+    }
+}
+
+mod bwrap_as_a_user {
+    #[test]
+    fn a_start_killed_after_its_overlay_is_settled_by_clean() {
+        super::a_start_killed_after_its_overlay_is_settled_by_clean(super::AS_USER);
+    }
+
+    #[test]
+    fn an_overlay_a_reboot_took_down_is_mounted_again_by_the_next_command() {
+        super::an_overlay_a_reboot_took_down_is_mounted_again_by_the_next_command(super::AS_USER);
+    }
+
+    #[test]
+    fn a_round_on_an_overlay_ends_as_in_a_checked_out_worktree() {
+        super::a_round_on_an_overlay_ends_as_in_a_checked_out_worktree(super::AS_USER);
+    }
+
+    #[test]
+    fn the_base_below_two_overlays_is_never_written() {
+        super::the_base_below_two_overlays_is_never_written(super::AS_USER);
     }
 }

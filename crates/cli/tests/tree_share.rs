@@ -14,7 +14,7 @@
     reason = "a test fails loudly on what it did not expect"
 )]
 
-use crate::tree_overlay::{Unmount, available, mounts_under};
+use crate::tree_overlay::{AS_USER, Unmount, available, engine, mounts_under};
 use ganger_test_support::World;
 
 /// Reads a shared file, changes one, adds one and deletes one, and shows what it found of a
@@ -25,7 +25,10 @@ const AGENT: &str = "cat >/dev/null; cat node_modules/pkg/index.js > seen.txt; \
     echo 'DONE: used the shared folder'";
 
 fn shared_world(sandbox: &str) -> (World, Unmount) {
-    let world = World::new(env!("CARGO_BIN_EXE_ganger").as_ref());
+    let mut world = World::new(env!("CARGO_BIN_EXE_ganger").as_ref());
+    if sandbox == AS_USER {
+        world = world.as_user(ganger_test_support::UNPRIVILEGED);
+    }
     let guard = Unmount(world.root().to_owned());
     world.write(".gitignore", "node_modules/\ntarget/\n");
     world.write("src/main.txt", "main\n");
@@ -39,14 +42,11 @@ fn shared_world(sandbox: &str) -> (World, Unmount) {
         AGENT,
         "timeout = \"120s\"",
         &format!(
-            "\n[sandbox]\ndefault = {sandbox:?}\n\n[trees]\nmax = 2\nshare = [\"node_modules\", \"target\", \"vendor\"]\n"
+            "\n[sandbox]\ndefault = {:?}\n\n[trees]\nmax = 2\nshare = [\"node_modules\", \"target\", \"vendor\"]\n",
+            engine(sandbox)
         ),
     );
     (world, guard)
-}
-
-fn read(path: &std::path::Path) -> String {
-    std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
 }
 
 fn an_overlay_task_uses_the_main_checkouts_dependencies_and_changes_only_its_own(sandbox: &str) {
@@ -73,13 +73,16 @@ fn an_overlay_task_uses_the_main_checkouts_dependencies_and_changes_only_its_own
     // target: the main checkout has none; vendor: git does not ignore it.
     assert_eq!(status["shared"], serde_json::json!(["node_modules"]));
 
+    // Read as the world's user: a FUSE mount (a task's overlay without root) lets no other in.
+    let read = |path: &std::path::Path| world.read_file(path);
     let tree = world.worktree("deps");
     assert_eq!(read(&tree.join("seen.txt")), "installed\n");
     assert_eq!(read(&tree.join("node_modules/pkg/index.js")), "changed\n");
     assert_eq!(read(&tree.join("node_modules/pkg/new.js")), "new\n");
-    assert!(!tree.join("node_modules/pkg/old.js").exists());
+    assert!(world.sees_file(&tree.join("node_modules/pkg/index.js")));
+    assert!(!world.sees_file(&tree.join("node_modules/pkg/old.js")));
     assert!(read(&tree.join("vendor-seen.txt")).contains("No such file"));
-    assert!(!tree.join("vendor").exists());
+    assert!(!world.sees_file(&tree.join("vendor/lib.txt")));
     // The main checkout's folder is as it was.
     let main = world.repo.join("node_modules/pkg");
     assert_eq!(read(&main.join("index.js")), "installed\n");
@@ -147,6 +150,38 @@ mod bwrap {
             "bwrap",
         );
     }
+}
+
+/// Without root the overlay is a FUSE mount, inside which `fusermount3` (root, which a user's
+/// FUSE mount keeps out) cannot mount: the folders are left out, and the task runs without
+/// them, nothing of the attempt left in its tree.
+#[test]
+fn without_root_the_folders_are_left_out_and_the_task_runs_without_them() {
+    let test = "without_root_the_folders_are_left_out_and_the_task_runs_without_them";
+    if !available(AS_USER, test) {
+        return;
+    }
+    let (world, _unmount) = shared_world(AS_USER);
+    let start = world.ganger(&["start", "deps", "--message", "use them"]);
+    start.expect_code(0);
+    assert!(
+        start.stdout.contains("an overlay on the cached tree\n"),
+        "{}\n{}",
+        start.stdout,
+        start.stderr
+    );
+    let status = world.ganger(&["status", "deps", "--json"]).json();
+    assert_eq!(status["tree"], "overlay", "{status}");
+    assert_eq!(status["shared"], serde_json::Value::Null, "{status}");
+    let tree = world.worktree("deps");
+    assert_eq!(mounts_under(&tree), std::slice::from_ref(&tree));
+    let seen = world.read_file(&tree.join("seen.txt"));
+    assert_eq!(seen, "", "the agent found no node_modules");
+    let files = world.git(&["ls-tree", "-r", "--name-only", "refs/ganger/deps/round-1"]);
+    assert!(files.lines().any(|f| f == "seen.txt"), "{files}");
+    assert!(!files.contains("node_modules"), "{files}");
+    world.ganger(&["clean", "--force", "deps"]).expect_code(0);
+    assert_eq!(mounts_under(&tree), Vec::<std::path::PathBuf>::new());
 }
 
 mod docker {

@@ -33,6 +33,10 @@ impl Sandbox for DockerSandbox {
         crate::docker_failure(exit_code, stderr_tail)
     }
 
+    fn runs_as_the_user(&self) -> bool {
+        false
+    }
+
     fn isolates(&self) -> bool {
         true
     }

@@ -61,6 +61,12 @@ pub trait Sandbox: Send + Sync {
     fn runs_host_programs(&self) -> bool {
         true
     }
+    /// Whether the agent's processes are the user's who runs ganger (in that user's own
+    /// namespaces), so that a FUSE mount the user made (a task's overlay without root) is
+    /// open to them; a container engine's daemon is another user, which FUSE keeps out.
+    fn runs_as_the_user(&self) -> bool {
+        true
+    }
     /// Refuses options that make no sense here.
     fn check_options(&self, network: Network, rw: &[String]) -> Result<(), SandboxError> {
         let _ = (network, rw);

@@ -21,6 +21,7 @@ mod processes;
 mod tls_front;
 mod trees;
 mod world;
+mod world_user;
 
 pub use agents::{
     FAKE_OPENCODE, agent_program, agent_toml, opencode_agent_toml, opencode_program, opencode_toml,
@@ -34,3 +35,4 @@ pub use processes::{living_pids_with_env, silent_server, wait_until};
 pub use tls_front::TestCa;
 pub use trees::{TREES_ENV, trees_are_on};
 pub use world::{Run, World};
+pub use world_user::UNPRIVILEGED;

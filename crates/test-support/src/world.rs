@@ -108,7 +108,10 @@ pub struct World {
     pub repo: PathBuf,
     /// HOME for ganger and its agents.
     pub home: PathBuf,
-    ganger: PathBuf,
+    pub(crate) ganger: PathBuf,
+    /// The unprivileged user (uid, gid) its ganger and git run as, when not the test's own
+    /// ([`World::as_user`]).
+    pub(crate) user: Option<(u32, u32)>,
 }
 
 /// Variables a test run never inherits.
@@ -188,6 +191,7 @@ impl World {
             repo,
             home,
             ganger,
+            user: None,
         };
         world.git(&["init", "-q", "-b", "main"]);
         world.write("README.md", "# test repository\n");
@@ -258,7 +262,7 @@ impl World {
 
     /// Runs git in `dir`; panics on failure.
     pub fn git_in(&self, dir: &Path, args: &[&str]) -> String {
-        let mut command = Command::new("git");
+        let mut command = self.program(Path::new("git"));
         command.arg("-C").arg(dir).args(args);
         self.env(&mut command);
         let output = command.output().unwrap();
@@ -283,7 +287,8 @@ impl World {
             }
             _ => content.to_owned(),
         };
-        std::fs::write(path, content).unwrap();
+        std::fs::write(&path, content).unwrap();
+        self.own(&path);
     }
 
     /// A `ganger` command run in the main checkout. With [`crate::TREES_ENV`] set, a `ganger.toml`
@@ -297,7 +302,7 @@ impl World {
                 std::fs::write(&toml, format!("{content}\n[trees]\n{trees}\n")).unwrap();
             }
         }
-        let mut command = Command::new(&self.ganger);
+        let mut command = self.program(&self.ganger);
         command
             .args(args)
             .current_dir(&self.repo)

@@ -157,7 +157,16 @@ pub(crate) fn settle_dead_start(
     Ok(Some(what))
 }
 
-/// Waits (at most `limit`) while a process has `path` in its command line.
+/// Whether the process of `cmdline` is the FUSE server of an overlay (`fuse-overlayfs`), which
+/// names the worktree it is mounted at and serves it until it is unmounted: not a command
+/// to wait for.
+fn serves_a_mount(cmdline: &[u8]) -> bool {
+    let program = cmdline.split(|b| *b == 0).next().unwrap_or_default();
+    program.rsplit(|b| *b == b'/').next() == Some(b"fuse-overlayfs".as_slice())
+}
+
+/// Waits (at most `limit`) while a process has `path` in its command line (but for an
+/// overlay's FUSE server).
 pub(crate) fn wait_for_processes_naming(path: &std::path::Path, limit: Duration) {
     let needle = path.as_os_str().as_encoded_bytes();
     let deadline = Instant::now() + limit;
@@ -171,11 +180,25 @@ pub(crate) fn wait_for_processes_naming(path: &std::path::Path, limit: Duration)
                 .to_str()
                 .is_some_and(|n| n.bytes().all(|b| b.is_ascii_digit()));
             is_pid
-                && std::fs::read(entry.path().join("cmdline"))
-                    .is_ok_and(|cmdline| cmdline.windows(needle.len()).any(|w| w == needle))
+                && std::fs::read(entry.path().join("cmdline")).is_ok_and(|cmdline| {
+                    cmdline.windows(needle.len()).any(|w| w == needle) && !serves_a_mount(&cmdline)
+                })
         })
     };
     while naming() && Instant::now() < deadline {
         std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::serves_a_mount;
+
+    #[test]
+    fn an_overlays_fuse_server_is_no_command_to_wait_for() {
+        assert!(serves_a_mount(b"fuse-overlayfs\0-o\0lowerdir=/a\0/w\0"));
+        assert!(serves_a_mount(b"/usr/bin/fuse-overlayfs\0-o\0x\0/w\0"));
+        assert!(!serves_a_mount(b"git\0worktree\0add\0/w\0"));
+        assert!(!serves_a_mount(b"/opt/fuse-overlayfs-wrapper\0/w\0"));
     }
 }

@@ -15,6 +15,7 @@ pub mod tree_cache;
 pub(crate) mod tree_change;
 pub(crate) mod tree_files;
 pub(crate) mod tree_made;
+pub(crate) mod tree_mounter;
 pub(crate) mod tree_overlay;
 pub mod tree_pool;
 pub(crate) mod tree_reflink;

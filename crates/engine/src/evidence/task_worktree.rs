@@ -8,6 +8,7 @@ use crate::base::error::{EngineError, Result};
 use crate::base::notice::TreeMade;
 use crate::base::notice::{Notice, Notices};
 use crate::env::workspace::Workspace;
+use crate::evidence::tree_mounter::Mounter;
 use crate::evidence::worktree_lock::worktree_lock;
 use crate::evidence::{tree_made, tree_overlay, tree_pool, tree_reflink};
 use ganger_git::Oid;
@@ -25,6 +26,9 @@ pub(crate) struct PlannedWorktree {
     pub base_commit: Oid,
     /// Whether the task runs sandboxed, so that its tree may be an overlay.
     pub sandboxed: bool,
+    /// Whether its sandbox runs the agent as this user, so that the overlay may be a FUSE
+    /// mount where this process cannot mount the kernel's.
+    pub as_the_user: bool,
 }
 
 /// Checks a new task's branch and base and plans its worktree; makes nothing.
@@ -53,6 +57,7 @@ pub(crate) fn plan(
         base,
         base_commit,
         sandboxed: false,
+        as_the_user: true,
     })
 }
 
@@ -203,9 +208,9 @@ pub(crate) fn abandon(
 /// repository.
 fn make(ws: &Workspace, planned: &PlannedWorktree, notices: &mut dyn Notices) -> Result<()> {
     let (path, branch, base) = (&planned.path, &planned.branch, &planned.base_commit);
-    let overlay = match planned.sandboxed {
-        true => tree_overlay::take(ws, path, branch, base)?,
-        false => None,
+    let overlay = match Mounter::for_task(planned.sandboxed, planned.as_the_user) {
+        Some(mounter) => tree_overlay::take(ws, path, branch, base, mounter)?,
+        None => None,
     };
     let shared = overlay.clone().unwrap_or_default();
     let made = if overlay.is_some() {

@@ -11,6 +11,7 @@
 
 use crate::env::workspace::Workspace;
 use crate::evidence::tree_cache;
+use crate::evidence::tree_mounter::Mounter;
 use crate::evidence::tree_uppers::overlay_dir;
 use ganger_git::{IndexEntry, Repo, Scope, Snapshot, WorktreeStatus};
 use std::collections::BTreeSet;
@@ -37,6 +38,12 @@ fn change(ws: &Workspace, worktree: &Path) -> Option<(String, BTreeSet<String>)>
     }
     let mut paths = BTreeSet::new();
     list_upper(&dir.join("upper"), "", &mut paths)?;
+    // fuse-overlayfs marks an opaque directory with files of its own (`whole` takes such a
+    // directory as one path, so none is listed), and may write a deletion as a `.wh.NAME`
+    // file where it cannot make a `0/0` device: NAME is the path.
+    if Mounter::of(&dir) == Mounter::Fuse {
+        paths = paths.into_iter().map(|path| fuse_whiteout(&path)).collect();
+    }
     // Attributes decide how git reads every file, the base's ones too.
     if paths
         .iter()
@@ -82,6 +89,21 @@ fn list_upper(dir: &Path, prefix: &str, paths: &mut BTreeSet<String>) -> Option<
     Some(())
 }
 
+/// The path a FUSE upper folder's entry stands for: `a/.wh.b` is a deletion of `a/b`.
+fn fuse_whiteout(path: &str) -> String {
+    let (dir, name) = path.rsplit_once('/').unwrap_or(("", path));
+    match name.strip_prefix(".wh.") {
+        Some(deleted) if !deleted.is_empty() && !deleted.starts_with(".wh.") => {
+            if dir.is_empty() {
+                deleted.to_owned()
+            } else {
+                format!("{dir}/{deleted}")
+            }
+        }
+        _ => path.to_owned(),
+    }
+}
+
 /// Whether a directory of the upper folder is taken as one path: opaque (its base contents
 /// are gone: deleted and made again), redirected (a renamed directory whose files are still
 /// the base's, elsewhere), or a repository.
@@ -94,6 +116,8 @@ fn whole(dir: &Path) -> bool {
         || attribute("user.overlay.opaque").is_some()
         || attribute("trusted.overlay.redirect").is_some()
         || attribute("user.overlay.redirect").is_some()
+        || attribute("user.fuseoverlayfs.opaque").is_some()
+        || std::fs::symlink_metadata(dir.join(".wh..wh..opq")).is_ok()
         || std::fs::symlink_metadata(dir.join(".git")).is_ok()
 }
 
@@ -190,4 +214,18 @@ pub(crate) fn status(
         }
     }
     worktree.status_of(&paths)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::fuse_whiteout;
+
+    #[test]
+    fn a_fuse_whiteout_file_is_the_deleted_path() {
+        assert_eq!(fuse_whiteout("src/.wh.b.txt"), "src/b.txt");
+        assert_eq!(fuse_whiteout(".wh.top"), "top");
+        assert_eq!(fuse_whiteout("src/a.txt"), "src/a.txt");
+        assert_eq!(fuse_whiteout("src/.wh..wh..opq"), "src/.wh..wh..opq");
+        assert_eq!(fuse_whiteout("src/.wh."), "src/.wh.");
+    }
 }

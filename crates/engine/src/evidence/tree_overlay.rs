@@ -1,6 +1,7 @@
 //! A sandboxed task's worktree as an overlay (docs/trees.md): the base's cached tree is the
 //! read-only lower layer, the task's own upper folder is above it, and the merged view is
-//! mounted (kernel overlayfs, by ganger on the host) at the task's worktree path. Starting one
+//! mounted by ganger on the host at the task's worktree path (the kernel's overlayfs as root,
+//! `fuse-overlayfs` for a bubblewrap task otherwise: `tree_mounter.rs`). Starting one
 //! copies no file: git registers the worktree on its branch without files, the cached index
 //! is its index (the merged view shows the cached files' own stat data, so git finds it clean
 //! without reading them), and the task's writes land in the upper folder only.
@@ -10,29 +11,25 @@
 //! .ganger/trees/upper/NAME/path    the worktree the overlay is mounted at
 //! .ganger/trees/upper/NAME/upper/  the task's change: its files, whiteouts for deletions
 //! .ganger/trees/upper/NAME/work/   overlayfs's own work folder
+//! .ganger/trees/upper/NAME/mounter  who mounts it: `kernel` or `fuse`
 //! ```
 //!
 //! The worktree's `.git` file lives in the upper folder: with the overlay not mounted (after
 //! a reboot) the path is an empty directory that no git command mistakes for a worktree whose
 //! files were all deleted, and [`ensure_mounted`] mounts it again before a round or a command
-//! reads it. Mounting needs root; elsewhere the start falls back to a copy or a checkout.
+//! reads it. Where neither can mount, the start falls back to a copy or a checkout.
 //! The main checkout's shared dependency folders are mounted inside it (`tree_share.rs`).
 
 use crate::base::error::{EngineError, Result};
 use crate::env::workspace::Workspace;
 use crate::evidence::mounts;
 use crate::evidence::tree_cache;
+use crate::evidence::tree_mounter::Mounter;
 use crate::evidence::tree_share;
 use crate::evidence::tree_uppers::overlay_dir;
 use crate::evidence::worktree_lock::worktree_lock;
 use ganger_git::Oid;
 use std::path::Path;
-use std::process::Command;
-
-/// Whether this process may mount an overlay on the host.
-fn can_mount() -> bool {
-    rustix::process::geteuid().is_root()
-}
 
 /// A path overlayfs's option string can carry (no separator of its syntax in it).
 fn plain(path: &Path) -> bool {
@@ -49,8 +46,9 @@ pub(crate) fn take(
     path: &Path,
     branch: &str,
     base: &Oid,
+    mounter: Mounter,
 ) -> Result<Option<Vec<String>>> {
-    if ws.config.trees.max == 0 || !can_mount() {
+    if ws.config.trees.max == 0 {
         return Ok(None);
     }
     let dir = overlay_dir(ws, path);
@@ -64,6 +62,7 @@ pub(crate) fn take(
         .and_then(|()| std::fs::create_dir_all(&work))
         .and_then(|()| std::fs::write(dir.join("base"), base.as_bytes()))
         .and_then(|()| std::fs::write(dir.join("path"), path.as_os_str().as_encoded_bytes()))
+        .and_then(|()| mounter.record(&dir))
         .map_err(|e| EngineError::io("create", &dir, e))?;
     let (mut held, _) = match tree_cache::hold(ws, base) {
         Ok(held) => held,
@@ -145,22 +144,17 @@ pub(crate) fn take(
     Ok(Some(shared))
 }
 
-/// Mounts the overlay kept in `dir` at `path`.
+/// Mounts the overlay kept in `dir` at `path`, by whoever mounted it first.
 fn mount(ws: &Workspace, dir: &Path, path: &Path) -> Result<()> {
     let base = std::fs::read_to_string(dir.join("base"))
         .map_err(|e| EngineError::io("read", &dir.join("base"), e))?;
     let lower = tree_cache::cache_dir(ws).join(base.trim()).join("tree");
-    let options = format!(
-        "lowerdir={},upperdir={},workdir={}",
-        lower.display(),
-        dir.join("upper").display(),
-        dir.join("work").display()
-    );
     std::fs::create_dir_all(path).map_err(|e| EngineError::io("create", path, e))?;
-    mounts::run(
-        Command::new("mount")
-            .args(["-t", "overlay", "overlay", "-o", &options])
-            .arg(path),
+    Mounter::of(dir).mount(
+        &lower,
+        &dir.join("upper"),
+        &dir.join("work"),
+        path,
         &format!(
             "mount the overlay of {} at {}",
             lower.display(),
@@ -196,7 +190,7 @@ pub(crate) fn remove(ws: &Workspace, path: &Path) -> Result<bool> {
     }
     if mounted(path) {
         tree_share::unmount_all(&dir, path)?;
-        mounts::unmount(path, &format!("unmount the overlay at {}", path.display()))?;
+        Mounter::of(&dir).unmount(path, &format!("unmount the overlay at {}", path.display()))?;
     }
     match std::fs::remove_dir(path) {
         Err(e) if e.kind() != std::io::ErrorKind::NotFound => {

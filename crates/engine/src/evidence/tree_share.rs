@@ -12,13 +12,14 @@
 //! ```
 //!
 //! The mount point is an empty directory in the task's upper folder; being ignored, nothing
-//! under it is ever part of the task's change, its snapshots or its diff.
+//! under it is ever part of the task's change, its snapshots or its diff. An overlay mounted
+//! by FUSE (without root) gets none: `fusermount3` cannot mount inside it.
 
 use crate::base::error::{EngineError, Result};
 use crate::env::workspace::Workspace;
 use crate::evidence::mounts;
+use crate::evidence::tree_mounter::Mounter;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 /// The file that lists the folders shared into the overlay kept in `dir`.
 fn record(dir: &Path) -> PathBuf {
@@ -67,6 +68,11 @@ pub(crate) fn mount_at_start(
     lower: &Path,
     worktree: &Path,
 ) -> Result<Vec<String>> {
+    // `fusermount3` runs as root, which a user's FUSE mount keeps out: it cannot mount a
+    // folder inside a FUSE overlay (a task's overlay without root).
+    if Mounter::of(dir) == Mounter::Fuse {
+        return Ok(Vec::new());
+    }
     let mut candidates = Vec::new();
     for folder in ws.config.trees.shared_folders() {
         let source = ws.repo.main.join(folder);
@@ -138,12 +144,6 @@ fn mount(ws: &Workspace, dir: &Path, at: usize, folder: &str, worktree: &Path) -
     std::fs::create_dir_all(&upper)
         .and_then(|()| std::fs::create_dir_all(&work))
         .map_err(|e| EngineError::io("create", &upper, e))?;
-    let options = format!(
-        "lowerdir={},upperdir={},workdir={}",
-        source.display(),
-        upper.display(),
-        work.display()
-    );
     if [&source, &upper, &work]
         .iter()
         .any(|p| p.to_string_lossy().contains([',', ':', '\\', '\n']))
@@ -154,10 +154,11 @@ fn mount(ws: &Workspace, dir: &Path, at: usize, folder: &str, worktree: &Path) -
         )));
     }
     let point = worktree.join(folder);
-    mounts::run(
-        Command::new("mount")
-            .args(["-t", "overlay", "overlay", "-o", &options])
-            .arg(&point),
+    Mounter::of(dir).mount(
+        &source,
+        &upper,
+        &work,
+        &point,
         &format!(
             "mount the shared {} at {}",
             source.display(),
@@ -188,7 +189,7 @@ pub(crate) fn unmount_all(dir: &Path, worktree: &Path) -> Result<()> {
     for folder in recorded(dir).iter().rev() {
         let point = worktree.join(folder);
         if mounts::mounted_at(&point) {
-            mounts::unmount(
+            Mounter::of(dir).unmount(
                 &point,
                 &format!("unmount the shared folder at {}", point.display()),
             )?;

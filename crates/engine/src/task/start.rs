@@ -162,6 +162,7 @@ fn admit(ws: &Workspace, options: &StartOptions) -> Result<Admitted> {
     if let Place::Planned(planned) = &mut place {
         // A sandboxed task's tree may be an overlay on the cached base (docs/trees.md).
         planned.sandboxed = sandbox.isolates();
+        planned.as_the_user = sandbox.runs_as_the_user();
     }
     match &place {
         Place::Given { path, .. } => sandboxing::check_round(ws, &sandbox, path)?,

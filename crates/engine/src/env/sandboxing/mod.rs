@@ -77,6 +77,12 @@ impl TaskSandbox {
         self.sandbox.isolates()
     }
 
+    /// Whether the agent runs as the user who runs ganger (see
+    /// [`ganger_sandbox::Sandbox::runs_as_the_user`]).
+    pub fn runs_as_the_user(&self) -> bool {
+        self.sandbox.runs_as_the_user()
+    }
+
     /// The sandbox's name, as the task records it.
     pub fn kind(&self) -> SandboxKind {
         self.sandbox.kind()
