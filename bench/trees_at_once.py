@@ -12,6 +12,8 @@ One start at a time (medians of --runs, interleaved, each after `sync`):
   reflink        `[trees] max = 1`, the base cached: the start copies the cached tree by reflink
   bwrap add      `--sandbox bwrap`, `[trees]` off: a checkout, as a sandboxed start makes today
   bwrap overlay  `--sandbox bwrap`, `[trees] max = 1`, the base cached: the overlay (root only)
+  bwrap fuse     the same run by an unprivileged user (uid 65534, `setpriv`): the overlay
+                 mounted by fuse-overlayfs, the cached tree's stamp read at each start (no seal)
   docker add / docker overlay   the same in Docker (with the `command` agent's base image)
 
   to tree    the fork of `ganger start` to its `worktree: created` line (the tree is ready)
@@ -35,6 +37,7 @@ Then --tasks starts at once (default 20), each side in a clone of its own, from 
   overlay    `[trees] max = 1`, `--sandbox bwrap`, the cache empty: the first start checks out
              the cached tree, every start mounts an overlay on it
   made       the same with the cached tree made first (`ganger trees fill`, timed apart)
+  fuse       `overlay` run by an unprivileged user: overlays mounted by fuse-overlayfs
 
   total      until the last start ended
   disk       what the file system's used blocks grew by
@@ -77,6 +80,27 @@ def synced_used(mount: Path) -> int:
     return used(mount)
 
 
+# The sites whose ganger runs as an unprivileged user, and that user's HOME.
+USER = (65534, 65534)
+user_sites: set[Path] = set()
+user_home: Path | None = None
+
+
+def ganger_cmd(ganger: Path, path: Path) -> list[str]:
+    """How ganger is run for the site at `path`: as the user for a user's site."""
+    if path not in user_sites:
+        return [str(ganger)]
+    return ["setpriv", f"--reuid={USER[0]}", f"--regid={USER[1]}", "--clear-groups", "--",
+            "env", f"HOME={user_home}", str(ganger)]
+
+
+def give_to_user(path: Path) -> None:
+    """The site at `path` made a user's: its files (and the folder its worktrees go to, which
+    is its own) given to USER, its ganger run as USER."""
+    subprocess.run(["chown", "-R", f"{USER[0]}:{USER[1]}", str(path.parent)], check=True)
+    user_sites.add(path)
+
+
 def site(root: Path, source: Path, name: str, trees_toml: str, image: str | None = None) -> Path:
     """bench/trees.py's site, its main checkout left empty (tasks never read it; the disk is
     tight: nine checkouts of 100,000 files would take 4 GB)."""
@@ -108,8 +132,9 @@ def remove_tree(ganger: Path, path: Path, slug: str) -> None:
     """The task's tree gone: an overlay by `ganger clean --force` (git would delete through the
     mount), any other by `git worktree remove`."""
     worktree = path.parent / f"{path.name}-agent-{slug}"
-    if os.path.ismount(worktree):
-        subprocess.run([str(ganger), "clean", "--force", slug], cwd=path, capture_output=True)
+    if path in user_sites or os.path.ismount(worktree):
+        subprocess.run(ganger_cmd(ganger, path) + ["clean", "--force", slug], cwd=path,
+                       capture_output=True)
     if worktree.exists():
         trees.remove_worktree(path, worktree)
 
@@ -117,7 +142,8 @@ def remove_tree(ganger: Path, path: Path, slug: str) -> None:
 def timed(ganger: Path, path: Path, slug: str, sandbox: str) -> tuple[float, float, str]:
     """(fork to the `worktree: created` line, fork to the agent's first line, that line)."""
     started_ns = time.time_ns()
-    start = subprocess.Popen([str(ganger), "start", slug, "--sandbox", sandbox, "--message", "hi"],
+    start = subprocess.Popen(ganger_cmd(ganger, path) + ["start", slug, "--sandbox", sandbox,
+                                                         "--message", "hi"],
                              cwd=path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     tree_ns, line, printed = None, "", []
     for out in start.stdout:
@@ -135,7 +161,7 @@ def timed(ganger: Path, path: Path, slug: str, sandbox: str) -> tuple[float, flo
 def timed_fix(ganger: Path, path: Path, slug: str) -> float:
     """The fork of `ganger fix SLUG` to its agent's first line (the snapshot before round 2)."""
     started_ns = time.time_ns()
-    out = subprocess.run([str(ganger), "fix", slug, "--message", "again"], cwd=path,
+    out = subprocess.run(ganger_cmd(ganger, path) + ["fix", slug, "--message", "again"], cwd=path,
                          capture_output=True, text=True)
     if out.returncode != 0:
         sys.exit(f"fix {slug} failed ({out.returncode}):\n{out.stderr}")
@@ -147,7 +173,8 @@ def timed_fix(ganger: Path, path: Path, slug: str) -> float:
 def timed_diff(ganger: Path, path: Path, slug: str) -> float:
     """`ganger diff` of the task after its round changed 10 files (a snapshot of the tree)."""
     begun = time.perf_counter()
-    out = subprocess.run([str(ganger), "diff", slug], cwd=path, capture_output=True, text=True)
+    out = subprocess.run(ganger_cmd(ganger, path) + ["diff", slug], cwd=path, capture_output=True,
+                         text=True)
     took = time.perf_counter() - begun
     if out.returncode != 0 or out.stdout.count("diff --git") != 10:
         sys.exit(f"diff {slug} ({out.returncode}): {out.stdout[:300]}\n{out.stderr}")
@@ -162,15 +189,20 @@ def singles(root: Path, source: Path, ganger: Path, runs: int, mount: Path, imag
         "reflink": (site(root, source, "one-reflink", "max = 1"), "local"),
         "bwrap add": (site(root, source, "one-bwrap-add", ""), "bwrap"),
         "bwrap overlay": (site(root, source, "one-bwrap-overlay", "max = 1"), "bwrap"),
+        "bwrap fuse": (site(root, source, "as-user/one-bwrap-fuse", "max = 1"), "bwrap"),
     }
     if image:
         sides["docker add"] = (site(root, source, "one-docker-add", "", image), "docker")
         sides["docker overlay"] = (site(root, source, "one-docker-overlay", "max = 1", image), "docker")
     if only:
         sides = {side: sides[side] for side in only if side in sides}
-    for side in ("pool", "reflink", "bwrap overlay", "docker overlay"):
+    if "bwrap fuse" in sides:
+        give_to_user(sides["bwrap fuse"][0])
+    for side in ("pool", "reflink", "bwrap overlay", "bwrap fuse", "docker overlay"):
         if side in sides:
-            subprocess.run([str(ganger), "trees", "fill"], cwd=sides[side][0], check=True, capture_output=True)
+            path = sides[side][0]
+            subprocess.run(ganger_cmd(ganger, path) + ["trees", "fill"], cwd=path, check=True,
+                           capture_output=True)
     figures: dict[str, list[tuple[float, float, int, float, float]]] = {side: [] for side in sides}
     names = list(sides)
     pool = sides["pool"][0] if "pool" in sides else None
@@ -181,7 +213,7 @@ def singles(root: Path, source: Path, ganger: Path, runs: int, mount: Path, imag
             before = synced_used(mount)
             slug = f"{side.replace(' ', '-')}-{i}"
             to_tree, to_agent, line = timed(ganger, path, slug, sandbox)
-            if "overlay" in side and "an overlay" not in line:
+            if ("overlay" in side or "fuse" in side) and "an overlay" not in line:
                 sys.exit(f"{side}: the start made no overlay: {line}")
             trees.settle(ganger, pool, 1)
             disk = synced_used(mount) - before
@@ -191,18 +223,22 @@ def singles(root: Path, source: Path, ganger: Path, runs: int, mount: Path, imag
         print(f"  run {i + 1}/{runs} done", file=sys.stderr)
     trees.settle(ganger, pool, 1)
     for path, _ in sides.values():  # the cached trees and the pool's: disk for the starts at once
-        subprocess.run([str(ganger), "trees", "drain"], cwd=path, check=True, capture_output=True)
+        subprocess.run(ganger_cmd(ganger, path) + ["trees", "drain"], cwd=path, check=True,
+                       capture_output=True)
     return {side: tuple(statistics.median(f[k] for f in got) for k in range(5))
             for side, got in figures.items()}
 
 
 def at_once(root: Path, source: Path, ganger: Path, tasks: int, mount: Path, which: list[str]) -> dict:
     kinds = {"today": ("", "local"), "trees": ("max = 1", "local"), "overlay": ("max = 1", "bwrap"),
-             "made": ("max = 1", "bwrap")}
+             "made": ("max = 1", "bwrap"), "fuse": ("max = 1", "bwrap")}
     figures = {}
     for side in which:
         trees_toml, sandbox = kinds[side]
-        path = site(root, source, f"many-{side}", trees_toml)
+        path = site(root, source, f"as-user/many-{side}" if side == "fuse" else f"many-{side}",
+                    trees_toml)
+        if side == "fuse":
+            give_to_user(path)
         made = None
         if side == "made":  # the cached tree made first, its time apart
             os.sync()
@@ -211,8 +247,8 @@ def at_once(root: Path, source: Path, ganger: Path, tasks: int, mount: Path, whi
             made = time.perf_counter() - begun
         before = synced_used(mount)
         begun = time.perf_counter()
-        running = [subprocess.Popen([str(ganger), "start", f"many-{k}", "--sandbox", sandbox,
-                                     "--message", "hi"], cwd=path,
+        running = [subprocess.Popen(ganger_cmd(ganger, path) + ["start", f"many-{k}", "--sandbox",
+                                                                 sandbox, "--message", "hi"], cwd=path,
                                     stdout=subprocess.DEVNULL, stderr=subprocess.PIPE) for k in range(tasks)]
         failed = [p.stderr.read() for p in running if p.wait() != 0]
         took = time.perf_counter() - begun
@@ -242,7 +278,7 @@ def main() -> None:
     parser.add_argument("--tasks", type=int, default=20)
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--image-gb", type=int, default=20)
-    parser.add_argument("--at-once", default="trees,overlay", help="today,trees,overlay,made")
+    parser.add_argument("--at-once", default="trees,overlay", help="today,trees,overlay,made,fuse")
     parser.add_argument("--no-docker", action="store_true")
     parser.add_argument("--sides", default="", help="the one-at-a-time sides to run (default: all)")
     args = parser.parse_args()
@@ -254,6 +290,13 @@ def main() -> None:
         f.truncate(args.image_gb << 30)
     subprocess.run(["mkfs.xfs", "-q", "-m", "reflink=1", str(image)], check=True)
     subprocess.run(["mount", "-o", "loop", str(image), str(mount)], check=True)
+    # The user's side goes through these.
+    os.chmod(holder, 0o755)
+    os.chmod(mount, 0o755)
+    global user_home
+    user_home = holder / "home-user"
+    user_home.mkdir()
+    os.chown(user_home, *USER)
     global agent_line
     started_load = load()
     print(f"load average at the start: {started_load}", file=sys.stderr)

@@ -163,6 +163,12 @@ fn mount(ws: &Workspace, dir: &Path, path: &Path) -> Result<()> {
     )
 }
 
+/// Whether the worktree at `path` is an overlay mounted by FUSE (`fuse-overlayfs`).
+pub(crate) fn mounted_by_fuse(ws: &Workspace, path: &Path) -> bool {
+    let dir = overlay_dir(ws, path);
+    dir.join("base").is_file() && Mounter::of(&dir) == Mounter::Fuse
+}
+
 /// Whether something is mounted at `path` (from `/proc/self/mountinfo`).
 pub(crate) fn mounted(path: &Path) -> bool {
     mounts::mounted_at(path)

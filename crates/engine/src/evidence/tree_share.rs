@@ -7,8 +7,8 @@
 //!
 //! ```text
 //! .ganger/trees/upper/NAME/shares          the folders mounted, a line each
-//! .ganger/trees/upper/NAME/share/K/upper/  what the task changed in the K-th one
-//! .ganger/trees/upper/NAME/share/K/work/   overlayfs's own work folder
+//! .ganger/trees/upper/NAME/share/H/upper/  what the task changed in one (H: a hash of its path)
+//! .ganger/trees/upper/NAME/share/H/work/   overlayfs's own work folder
 //! ```
 //!
 //! The mount point is an empty directory in the task's upper folder; being ignored, nothing
@@ -33,9 +33,21 @@ pub(crate) fn recorded(dir: &Path) -> Vec<String> {
         .unwrap_or_default()
 }
 
-fn layer(dir: &Path, at: usize) -> (PathBuf, PathBuf) {
-    let share = dir.join("share").join(at.to_string());
-    (share.join("upper"), share.join("work"))
+/// The folder of `folder`'s own layer in the overlay kept in `dir`.
+fn layer_dir(dir: &Path, folder: &str) -> PathBuf {
+    // FNV-1a: stable across builds, unlike the standard hasher.
+    let hash = folder.bytes().fold(0xcbf2_9ce4_8422_2325_u64, |h, b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+    });
+    dir.join("share").join(format!("{hash:016x}"))
+}
+
+fn write_record(dir: &Path, folders: &[String]) -> Result<()> {
+    let mut text = folders.join("\n");
+    if !text.is_empty() {
+        text.push('\n');
+    }
+    std::fs::write(record(dir), text).map_err(|e| EngineError::io("write", &record(dir), e))
 }
 
 /// Whether each component of `folder` below `root` is a real directory (no symbolic link:
@@ -87,24 +99,24 @@ pub(crate) fn mount_at_start(
         return Ok(Vec::new());
     }
     let ignored = ignored_of(worktree, &candidates)?;
+    let (planned, tracked): (Vec<String>, Vec<String>) = candidates
+        .into_iter()
+        .partition(|folder| ignored.contains(folder));
+    for folder in tracked {
+        let _ = std::fs::remove_dir(worktree.join(folder));
+    }
+    // Recorded before anything is mounted: whatever undoes the start finds every mount.
+    write_record(dir, &planned)?;
     let mut shared = Vec::new();
-    for folder in candidates {
-        let point = worktree.join(&folder);
-        if !ignored.contains(&folder) || mount(ws, dir, shared.len(), &folder, worktree).is_err() {
-            let _ = std::fs::remove_dir(&point);
-            let _ = std::fs::remove_dir_all(dir.join("share").join(shared.len().to_string()));
+    for folder in planned {
+        if mount(ws, dir, &folder, worktree).is_err() {
+            let _ = std::fs::remove_dir(worktree.join(&folder));
+            let _ = std::fs::remove_dir_all(layer_dir(dir, &folder));
             continue;
         }
         shared.push(folder);
     }
-    let mut text = shared.join("\n");
-    if !text.is_empty() {
-        text.push('\n');
-    }
-    if let Err(e) = std::fs::write(record(dir), text) {
-        let _ = unmount_all(dir, worktree);
-        return Err(EngineError::io("write", &record(dir), e));
-    }
+    write_record(dir, &shared)?;
     Ok(shared)
 }
 
@@ -137,10 +149,11 @@ fn ignored_of(worktree: &Path, folders: &[String]) -> Result<Vec<String>> {
         .collect())
 }
 
-/// Mounts the `at`-th shared folder, `folder`, at its place in `worktree`.
-fn mount(ws: &Workspace, dir: &Path, at: usize, folder: &str, worktree: &Path) -> Result<()> {
+/// Mounts the shared folder `folder` at its place in `worktree`.
+fn mount(ws: &Workspace, dir: &Path, folder: &str, worktree: &Path) -> Result<()> {
     let source = ws.repo.main.join(folder);
-    let (upper, work) = layer(dir, at);
+    let layer = layer_dir(dir, folder);
+    let (upper, work) = (layer.join("upper"), layer.join("work"));
     std::fs::create_dir_all(&upper)
         .and_then(|()| std::fs::create_dir_all(&work))
         .map_err(|e| EngineError::io("create", &upper, e))?;
@@ -171,15 +184,15 @@ fn mount(ws: &Workspace, dir: &Path, at: usize, folder: &str, worktree: &Path) -
 /// (a reboot unmounted them), once the overlay itself is: one whose place in the tree is no
 /// longer a plain directory, or that the main checkout no longer has, stays out.
 pub(crate) fn ensure_mounted(ws: &Workspace, dir: &Path, worktree: &Path) -> Result<()> {
-    for (at, folder) in recorded(dir).iter().enumerate() {
-        let point = worktree.join(folder);
+    for folder in recorded(dir) {
+        let point = worktree.join(&folder);
         if mounts::mounted_at(&point)
-            || !inside(worktree, folder, false)
-            || !ws.repo.main.join(folder).is_dir()
+            || !inside(worktree, &folder, false)
+            || !ws.repo.main.join(&folder).is_dir()
         {
             continue;
         }
-        mount(ws, dir, at, folder, worktree)?;
+        mount(ws, dir, &folder, worktree)?;
     }
     Ok(())
 }
