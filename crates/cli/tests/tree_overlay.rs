@@ -453,6 +453,39 @@ fn an_overlay_a_reboot_took_down_is_mounted_again_by_the_next_command(sandbox: &
     assert_eq!(world.read_file(&worktree.join("src/a.txt")), "changed\n");
     let fix = world.ganger(&["fix", "rebooted", "--message", "again", "--json"]);
     assert_eq!(fix.json()["status"], "done", "{}", fix.stderr);
+    if sandbox == AS_USER {
+        // A FUSE overlay's server killed: the mount stays but answers nothing, and the next
+        // command makes it again.
+        let server = fuse_server_of(&worktree).expect("no fuse-overlayfs serves the overlay");
+        let out = std::process::Command::new("kill")
+            .args(["-9", &server.to_string()])
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{out:?}");
+        let diff = world.ganger(&["diff", "rebooted"]);
+        diff.expect_code(0);
+        assert!(diff.stdout.contains("+changed"), "{}", diff.stdout);
+        assert_eq!(world.read_file(&worktree.join("src/a.txt")), "changed\n");
+        assert_ne!(fuse_server_of(&worktree), Some(server));
+    }
+}
+
+/// The pid of the `fuse-overlayfs` that serves the overlay at `worktree`.
+fn fuse_server_of(worktree: &Path) -> Option<u32> {
+    let needle = worktree.as_os_str().as_encoded_bytes();
+    std::fs::read_dir("/proc")
+        .ok()?
+        .flatten()
+        .find_map(|entry| {
+            let pid: u32 = entry.file_name().to_str()?.parse().ok()?;
+            let cmdline = std::fs::read(entry.path().join("cmdline")).ok()?;
+            let args: Vec<&[u8]> = cmdline
+                .split(|b| *b == 0)
+                .filter(|a| !a.is_empty())
+                .collect();
+            let (program, last) = (args.first()?, args.last()?);
+            (program.ends_with(b"fuse-overlayfs") && *last == needle).then_some(pid)
+        })
 }
 
 /// A start killed while paused right after its overlay was mounted (before its task was

@@ -163,6 +163,14 @@ fn mount(ws: &Workspace, dir: &Path, path: &Path) -> Result<()> {
     )
 }
 
+/// Whether the overlay kept in `dir`, mounted at `path`, is a FUSE mount whose server is gone
+/// (`ENOTCONN`). Asked with `statfs`, which the kernel always sends to the server: a `stat` of
+/// the mount's root is answered from its cache for a while.
+fn server_gone(dir: &Path, path: &Path) -> bool {
+    Mounter::of(dir) == Mounter::Fuse
+        && rustix::fs::statfs(path).is_err_and(|e| e == rustix::io::Errno::NOTCONN)
+}
+
 /// Whether the worktree at `path` is an overlay mounted by FUSE (`fuse-overlayfs`).
 pub(crate) fn mounted_by_fuse(ws: &Workspace, path: &Path) -> bool {
     let dir = overlay_dir(ws, path);
@@ -180,6 +188,14 @@ pub(crate) fn ensure_mounted(ws: &Workspace, path: &Path) -> Result<()> {
     let dir = overlay_dir(ws, path);
     if !dir.join("base").is_file() {
         return Ok(());
+    }
+    if mounted(path) && server_gone(&dir, path) {
+        // A FUSE mount whose server died (killed, out of memory) answers nothing: taken down
+        // and made again, the task's change is still in its upper folder.
+        Mounter::Fuse.unmount(
+            path,
+            &format!("unmount the dead overlay at {}", path.display()),
+        )?;
     }
     if !mounted(path) {
         mount(ws, &dir, path)?;
