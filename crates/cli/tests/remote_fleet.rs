@@ -202,7 +202,7 @@ pub(crate) fn submit_one(world: &World, store: &str, url: &str, slug: &str, mess
 }
 
 /// Submits fleet `f` on the remote at `url`: a task per slug, each asked "do SLUG".
-fn submit_fleet(world: &World, store: &str, url: &str, slugs: &[&str]) {
+pub(crate) fn submit_fleet(world: &World, store: &str, url: &str, slugs: &[&str]) {
     let mut text = format!("remote = \"{url}\"\n");
     for slug in slugs {
         text.push_str(&format!(

@@ -13,7 +13,7 @@
 )]
 
 use crate::remote_fleet::{
-    all_done_after, ganger, host, serve_git, serving, shown_on_remote, tasks, worker,
+    all_done_after, ganger, host, serve_git, serving, shown_on_remote, submit_fleet, tasks, worker,
 };
 use crate::tree_overlay::{Unmount, available};
 use ganger_test_support::{PgDatabase, World, wait_until};
@@ -53,20 +53,7 @@ fn a_workers_clone_keeps_one_cached_tree_for_the_tasks_it_starts_on_a_base() {
     let (_daemon, port) = serve_git(&world, &served, &[]);
     let url = format!("git://127.0.0.1:{port}/app.git");
     let slugs = ["r1", "r2", "r3"];
-    let mut fleet = format!("remote = \"{url}\"\n");
-    for slug in slugs {
-        fleet.push_str(&format!(
-            "[[task]]\nslug = \"{slug}\"\nmessage = \"do {slug}\"\n"
-        ));
-    }
-    let file = world.root().join("f.toml");
-    std::fs::write(&file, fleet).unwrap();
-    ganger(
-        &world,
-        Some(store),
-        &["fleet", "submit", &file.to_string_lossy()],
-    )
-    .expect_code(0);
+    submit_fleet(&world, store, &url, &slugs);
 
     let host_a = host(&world, "a");
     let a = worker(&world, store, &host_a, "a");
