@@ -70,7 +70,8 @@ pub(crate) fn available(sandbox: &str, test: &str) -> bool {
                     .output()
                     .is_ok_and(|out| out.status.success())
             });
-            bwrap && fuse
+            let device = std::fs::metadata("/dev/fuse").is_ok();
+            bwrap && fuse && device
         }
         _ => {
             if !ganger_test_support::docker_available(test) {
