@@ -34,13 +34,10 @@ impl Mounter {
     /// runs the agent as this user (bubblewrap, not Docker), when it is installed and
     /// `/dev/fuse` may be opened.
     pub(crate) fn for_task(sandboxed: bool, as_the_user: bool) -> Option<Mounter> {
-        if !sandboxed {
-            return None;
-        }
-        if rustix::process::geteuid().is_root() {
-            return Some(Mounter::Kernel);
-        }
-        (as_the_user && fuse_available()).then_some(Mounter::Fuse)
+        let root = rustix::process::geteuid().is_root();
+        // FUSE is looked at (once per process) only where it could be the answer.
+        let fuse = sandboxed && !root && as_the_user && fuse_available();
+        choose(sandboxed, as_the_user, root, fuse)
     }
 
     fn word(self) -> &'static str {
@@ -111,6 +108,23 @@ impl Mounter {
     }
 }
 
+/// Who mounts a task's overlay: for a sandboxed task, the kernel as root, else FUSE where
+/// it is there and the sandbox runs the agent as this user.
+fn choose(sandboxed: bool, as_the_user: bool, root: bool, fuse: bool) -> Option<Mounter> {
+    match (sandboxed, root, as_the_user && fuse) {
+        (false, _, _) => None,
+        (true, true, _) => Some(Mounter::Kernel),
+        (true, false, true) => Some(Mounter::Fuse),
+        (true, false, false) => None,
+    }
+}
+
+/// A path overlayfs's option string can carry (no separator of its syntax in it).
+pub(crate) fn plain(path: &Path) -> bool {
+    let text = path.to_string_lossy();
+    !text.contains([',', ':', '\\', '\n']) && path.is_absolute()
+}
+
 /// Whether FUSE overlays can be made here: both programs on `PATH` and `/dev/fuse` open to
 /// this user. Looked at once per process.
 fn fuse_available() -> bool {
@@ -152,13 +166,24 @@ mod tests {
     }
 
     #[test]
-    fn a_local_task_never_gets_an_overlay_nor_a_docker_one_a_fuse_overlay() {
-        assert_eq!(Mounter::for_task(false, true), None);
-        let docker = Mounter::for_task(true, false);
-        if rustix::process::geteuid().is_root() {
-            assert_eq!(docker, Some(Mounter::Kernel));
-        } else {
-            assert_eq!(docker, None);
+    fn who_mounts_a_tasks_overlay() {
+        use Mounter::{Fuse, Kernel};
+        // (sandboxed, as the user, root, FUSE there) -> who mounts
+        for (sandboxed, as_the_user, root, fuse, mounter) in [
+            (false, true, true, true, None),
+            (false, true, false, true, None),
+            (true, true, true, true, Some(Kernel)),
+            (true, false, true, false, Some(Kernel)),
+            (true, true, false, true, Some(Fuse)),
+            (true, true, false, false, None),
+            // Docker: its daemon is another user, whom a user's FUSE mount keeps out.
+            (true, false, false, true, None),
+        ] {
+            assert_eq!(
+                choose(sandboxed, as_the_user, root, fuse),
+                mounter,
+                "{sandboxed} {as_the_user} {root} {fuse}"
+            );
         }
     }
 }

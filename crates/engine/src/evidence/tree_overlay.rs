@@ -24,18 +24,12 @@ use crate::base::error::{EngineError, Result};
 use crate::env::workspace::Workspace;
 use crate::evidence::mounts;
 use crate::evidence::tree_cache;
-use crate::evidence::tree_mounter::Mounter;
+use crate::evidence::tree_mounter::{Mounter, plain};
 use crate::evidence::tree_share;
 use crate::evidence::tree_uppers::overlay_dir;
 use crate::evidence::worktree_lock::worktree_lock;
 use ganger_git::Oid;
 use std::path::Path;
-
-/// A path overlayfs's option string can carry (no separator of its syntax in it).
-fn plain(path: &Path) -> bool {
-    let text = path.to_string_lossy();
-    !text.contains([',', ':', '\\', '\n']) && path.is_absolute()
-}
 
 /// Makes the task's worktree at `path` on its new `branch` as an overlay on `base`'s cached
 /// tree, with the main checkout's shared folders (`[trees] share`) mounted in it; the folders

@@ -18,7 +18,7 @@
 use crate::base::error::{EngineError, Result};
 use crate::env::workspace::Workspace;
 use crate::evidence::mounts;
-use crate::evidence::tree_mounter::Mounter;
+use crate::evidence::tree_mounter::{Mounter, plain};
 use std::path::{Path, PathBuf};
 
 /// The file that lists the folders shared into the overlay kept in `dir`.
@@ -88,7 +88,10 @@ pub(crate) fn mount_at_start(
     let mut candidates = Vec::new();
     for folder in ws.config.trees.shared_folders() {
         let source = ws.repo.main.join(folder);
-        if source.is_dir() && inside(lower, folder, true) {
+        // A path overlayfs's options cannot carry (a `,` or `:` in the main checkout's) is
+        // left out like a folder the main checkout lacks. Its layer is under the overlay's
+        // own folder, which the overlay checked.
+        if plain(&source) && source.is_dir() && inside(lower, folder, true) {
             let point = worktree.join(folder);
             if std::fs::create_dir(&point).is_ok() {
                 candidates.push(folder.to_owned());
@@ -157,15 +160,6 @@ fn mount(ws: &Workspace, dir: &Path, folder: &str, worktree: &Path) -> Result<()
     std::fs::create_dir_all(&upper)
         .and_then(|()| std::fs::create_dir_all(&work))
         .map_err(|e| EngineError::io("create", &upper, e))?;
-    if [&source, &upper, &work]
-        .iter()
-        .any(|p| p.to_string_lossy().contains([',', ':', '\\', '\n']))
-    {
-        return Err(EngineError::invalid(format!(
-            "{} cannot be a layer of an overlay (a ',' or ':' in its path)",
-            source.display()
-        )));
-    }
     let point = worktree.join(folder);
     Mounter::of(dir).mount(
         &source,
